@@ -1,0 +1,65 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Callers test them with errors.Is; the console maps them to
+// HTTP statuses in one place.
+var (
+	// ErrNotObtained: the lock is held by someone else (TryLock, or Lock
+	// when ctx ends first).
+	ErrNotObtained = errors.New("store: lock not obtained")
+	// ErrNotHeld: Unlock or Refresh by a caller that does not hold the lock.
+	// The lock is left untouched.
+	ErrNotHeld = errors.New("store: lock not held by this owner")
+	// ErrNotFound: no lock or limiter of a known kind at that name.
+	ErrNotFound = errors.New("store: not found")
+	// ErrHolderChanged: a force-unlock named a holder that no longer holds
+	// the lock; nothing was changed.
+	ErrHolderChanged = errors.New("store: lock holder changed")
+	// ErrNotConfigured: a limiter acquire on a key with no limiter (seed 001's
+	// NO_LIMIT); the caller decides whether that means "allow".
+	ErrNotConfigured = errors.New("store: limiter not configured")
+	// ErrModify: modify of a limiter that does not exist (seed 001's
+	// MODIFY_ERROR, "re-initialise it").
+	ErrModify = errors.New("store: limiter modify failed: not initialised")
+	// ErrWrongKind: the key exists but holds something else (another kind
+	// of object, or an application's own data).
+	ErrWrongKind = errors.New("store: key holds a different kind of object")
+	// ErrInvalid is matched by every *ValidationError.
+	ErrInvalid = errors.New("store: invalid input")
+)
+
+// ValidationError says which input is wrong and why. Nothing was sent to
+// Redis when one is returned.
+type ValidationError struct {
+	Field   string // the parameter or form field name, e.g. "rate"
+	Message string // human readable, e.g. "must be at least 1"
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("store: invalid %s: %s", e.Field, e.Message)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true for every validation error.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// MaxNameLen bounds object names accepted from callers (Redis allows 512 MB;
+// a console does not need to).
+const MaxNameLen = 1024
+
+func validateName(name string) error {
+	switch {
+	case name == "":
+		return invalid("name", "must not be empty")
+	case len(name) > MaxNameLen:
+		return invalid("name", "must be at most %d bytes, got %d", MaxNameLen, len(name))
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Key layout. Every key a script touches must hash to the slot of the object
+// it belongs to so that scripts run unchanged on Redis Cluster. Names from
+// Redis are arbitrary bytes (braces, colons, spaces, unicode), so the layout
+// cannot simply wrap the name in braces: "a{}b" or "x}y" would then hash
+// elsewhere. hashTagFor finds a tag that is guaranteed to land in the same slot.
+
+const numSlots = 16384
+
+// Slot returns the Redis Cluster hash slot of key, following the cluster
+// spec: if the key holds a non-empty {tag}, only the tag is hashed.
+func Slot(key string) uint16 {
+	return crc16(hashed(key)) % numSlots
+}
+
+// hashed returns the part of key that Redis Cluster hashes.
+func hashed(key string) string {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return key
+	}
+	close := strings.IndexByte(key[open+1:], '}')
+	if close <= 0 { // no closing brace, or an empty {} tag
+		return key
+	}
+	return key[open+1 : open+1+close]
+}
+
+// hashTagFor returns a string t such that "{t}" hashes to the same slot as
+// name and t holds no closing brace. For most names t is simply the hashed
+// part of the name, which keeps derived keys readable.
+func hashTagFor(name string) string {
+	h := hashed(name)
+	if h != "" && !strings.ContainsRune(h, '}') {
+		return h
+	}
+	return slotTag(Slot(name))
+}
+
+var (
+	slotTagsOnce sync.Once
+	slotTags     []string
+)
+
+// slotTag returns a short decimal string that hashes to slot. The table is
+// built once on first use (about 100k CRC16s of short strings, ~2 ms).
+func slotTag(slot uint16) string {
+	slotTagsOnce.Do(func() {
+		slotTags = make([]string, numSlots)
+		found := 0
+		for i := 0; found < numSlots; i++ {
+			s := "s" + strconv.Itoa(i)
+			sl := crc16(s) % numSlots
+			if slotTags[sl] == "" {
+				slotTags[sl] = s
+				found++
+			}
+		}
+	})
+	return slotTags[slot]
+}
+
+// StatsKey is the hash holding the 200 ms outcome ring of the lock or limiter
+// stored at name (see luascripts/stats ring description in DESIGN).
+func StatsKey(name string) string {
+	return "lw:{" + hashTagFor(name) + "}:stats:" + name
+}
+
+// UnlockChannel is the channel Redisson's RLock publishes on when name is
+// released. Redisson wraps the name in braces unless it already holds one.
+func UnlockChannel(name string) string {
+	return redissonPrefixName("redisson_lock__channel", name)
+}
+
+// redissonPrefixName mirrors Redisson's naming of derived objects.
+func redissonPrefixName(prefix, name string) string {
+	if strings.ContainsRune(name, '{') {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
+
+// redissonSuffixName mirrors Redisson's naming of per-object state keys such
+// as "{name}:value".
+func redissonSuffixName(name, suffix string) string {
+	if strings.ContainsRune(name, '{') {
+		return name + ":" + suffix
+	}
+	return "{" + name + "}:" + suffix
+}
+
+// isInternalKey reports whether key belongs to lockwarden's own bookkeeping
+// (stats rings, audit stream) and must never be listed as a user object.
+func isInternalKey(key string) bool {
+	return strings.HasPrefix(key, "lw:{")
+}
+
+// crc16 is CRC-16/XMODEM (poly 0x1021, init 0), the checksum Redis Cluster
+// uses for key slots.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for b := 0; b < 8; b++ {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}

@@ -1,0 +1,66 @@
+// Package store is lockwarden's domain: the locks and rate limiters that
+// applications keep in Redis, the Lua scripts that take and release them, and
+// the read side the console uses to discover, inspect, sample and change them.
+//
+// Applications use Client.NewLock and Client.TokenBucket; the console uses
+// Discover, Sample, GetLock, ForceUnlock, GetLimiter, ModifyLimiter and
+// SubscribeEvents. Every method takes ctx first. Every multi-step change is
+// one Lua script from package luascripts, with keys only in KEYS.
+package store
+
+import (
+	"crypto/rand"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Client runs lockwarden's scripts against one Redis deployment (a single
+// node, or a Cluster through redis.ClusterClient).
+type Client struct {
+	rdb  redis.UniversalClient
+	id   string
+	opts Options
+}
+
+// Options tunes a Client. The zero value is usable; a nil *Options is too.
+type Options struct {
+	// ID identifies this client instance in lock holder fields
+	// ("<ID>:<owner>"), like Redisson's connection manager UUID.
+	// Default: a random UUID.
+	ID string
+}
+
+func (o *Options) getID() string {
+	if o == nil || o.ID == "" {
+		return newUUID()
+	}
+	return o.ID
+}
+
+// New wraps rdb. The caller keeps ownership of rdb and closes it.
+func New(rdb redis.UniversalClient, opts *Options) *Client {
+	c := &Client{rdb: rdb, id: opts.getID()}
+	if opts != nil {
+		c.opts = *opts
+	}
+	c.opts.ID = c.id
+	return c
+}
+
+// ID is the instance UUID used as the first part of holder fields.
+func (c *Client) ID() string { return c.id }
+
+// Redis returns the underlying client.
+func (c *Client) Redis() redis.UniversalClient { return c.rdb }
+
+// newUUID returns a random RFC 4122 version 4 UUID.
+func newUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
