@@ -26,7 +26,7 @@ func TestRestartKeepsAddressAndEmpties(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	c := s.Client(t)
+	c := NewClient(t, s)
 	ctx := context.Background()
 	c.Set(ctx, "k", "v", 0)
 	if err := s.Restart(); err != nil {
