@@ -1,0 +1,82 @@
+# lockwarden — make run (demo console), make test (every test), make bench.
+# `deps` installs only what is missing; it is quick when everything is there.
+
+SHELL := /bin/bash
+GO    ?= go
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# The playwright driver must match the playwright-go version pinned in go.mod.
+# playwright-go records the driver version it speaks as playwrightCliVersion.
+PW_GO_DIR  = $(shell $(GO) list -m -f '{{.Dir}}' github.com/playwright-community/playwright-go)
+PW_VERSION = $(shell sed -n 's/^const playwrightCliVersion = "\(.*\)"/\1/p' $(PW_GO_DIR)/run.go)
+PW_DRIVER  = $(HOME)/.cache/lockwarden/playwright-driver-$(PW_VERSION)
+CHROMIUM  ?= /usr/bin/chromium
+
+export PLAYWRIGHT_DRIVER_PATH = $(PW_DRIVER)
+export LOCKWARDEN_CHROMIUM    = $(CHROMIUM)
+
+# apt_install PACKAGE COMMAND: install a Debian package when COMMAND is missing.
+define apt_install
+	@if ! command -v $(2) >/dev/null 2>&1; then \
+		echo "deps: installing $(1) (missing $(2))"; \
+		if [ ! -f /tmp/.lockwarden-apt-updated ]; then $(SUDO) apt-get update -qq && touch /tmp/.lockwarden-apt-updated; fi; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null; \
+		command -v $(2) >/dev/null || { echo "deps: $(1) did not provide $(2)"; exit 1; }; \
+	fi
+endef
+
+.PHONY: all deps deps-redis deps-browser run test test-go test-e2e bench generate lint check-generated clean help
+
+all: test
+
+help:
+	@echo "make run    - start lockwarden on a private redis-server with demo traffic"
+	@echo "make test   - install what is missing and run every test (Go, then browser)"
+	@echo "make bench  - benchmarks (not part of make test)"
+	@echo "make lint   - gofmt, go vet, generated code up to date"
+
+deps: deps-redis deps-browser
+
+deps-redis:
+	$(call apt_install,redis-server,redis-server)
+
+deps-browser:
+	$(call apt_install,chromium,chromium)
+	@command -v node >/dev/null || { echo "deps: node is required for the playwright driver (apt-get install nodejs npm)"; exit 1; }
+	@if ! [ -f "$(PW_DRIVER)/package/cli.js" ] || ! node "$(PW_DRIVER)/package/cli.js" --version 2>/dev/null | grep -q "$(PW_VERSION)"; then \
+		echo "deps: installing playwright driver $(PW_VERSION) (playwright-core from npm) into $(PW_DRIVER)"; \
+		rm -rf "$(PW_DRIVER)" && mkdir -p "$(PW_DRIVER)" && \
+		npm install --silent --no-audit --no-fund --prefix "$(PW_DRIVER)" "playwright-core@$(PW_VERSION)" >/dev/null && \
+		ln -sfn node_modules/playwright-core "$(PW_DRIVER)/package" && \
+		node "$(PW_DRIVER)/package/cli.js" --version; \
+	fi
+
+run: deps-redis
+	$(GO) run ./cmd/lockwarden demo
+
+test: deps test-go test-e2e
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -v /e2e)
+
+test-e2e:
+	PLAYWRIGHT_NODEJS_PATH="$$(command -v node)" $(GO) test -count=1 -timeout 20m ./e2e/...
+
+bench: deps-redis
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./store/...
+
+generate:
+	$(GO) tool templ generate
+
+# The committed *_templ.go must be exactly what templ generates.
+check-generated:
+	$(GO) tool templ generate
+	@git diff --exit-code -- '*_templ.go' || { echo "lint: run 'make generate' and commit the *_templ.go files"; exit 1; }
+
+lint: check-generated
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+clean:
+	$(GO) clean -testcache

@@ -1,0 +1,130 @@
+// Command lockwarden is the live console for the distributed locks and rate
+// limiters that applications keep in Redis.
+//
+//	lockwarden serve [flags]   console for an existing Redis
+//	lockwarden demo  [flags]   private Redis + console + generated traffic
+//	lockwarden version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// Exit codes: 1 for a failure at run time, 2 for a usage mistake (the
+// convention of the go tool and of package flag).
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// errUsage marks errors already explained by a usage message.
+var errUsage = errors.New("usage")
+
+const usageText = `lockwarden - live console for Redis locks and rate limiters
+
+Usage:
+  lockwarden serve [--redis URL] [--listen ADDR] [--match GLOB] [--admin-token TOKEN]
+  lockwarden demo  [--listen ADDR]
+  lockwarden version
+  lockwarden help
+
+Commands:
+  serve    console for the locks and limiters in an existing Redis
+  demo     start a private redis-server, the console and demo traffic;
+           Ctrl-C stops all of it
+  version  print the version
+
+Environment (flags win):
+  LOCKWARDEN_REDIS_URL    default for --redis (redis:// or rediss://, user and password allowed)
+  LOCKWARDEN_LISTEN       default for --listen
+  LOCKWARDEN_ADMIN_TOKEN  default for --admin-token
+
+Run 'lockwarden <command> -h' for the flags of one command.
+`
+
+func main() {
+	// The first SIGINT/SIGTERM asks for a graceful stop; once it has been
+	// seen, stop() restores the default so a second Ctrl-C kills at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the process exit code. Errors
+// are reported as one line on stderr; stdout gets only what a script might
+// want to read (the listening URL, the version).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runServe(ctx, args[1:], getenv, stdout, stderr)
+	case "demo":
+		err = runDemo(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "lockwarden", version())
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "lockwarden: unknown command %q\n\n%s", args[0], usageText)
+		return exitUsage
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errUsage):
+		return exitUsage
+	default:
+		fmt.Fprintln(stderr, "lockwarden:", err)
+		return exitFail
+	}
+}
+
+// version reports the module version stamped by `go install`, or the VCS
+// revision of a local build.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "(devel)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "(devel " + rev + ")"
+}
