@@ -1,15 +1,190 @@
 package store
 
-import "time"
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
 
-// STUB (owned by the console-read work): signatures are the contract.
+// Classification decides, from what one HGETALL (and PTTL) returned, whether
+// a hash is a lock or limiter of a kind lockwarden knows. The console shows
+// and can break what it classifies, so every rule errs on the side of "not
+// ours": an application hash that happens to look similar must never be
+// listed, let alone force-unlocked.
 
-// parseLock classifies a hash as a lock from its fields and PTTL.
-func parseLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
+// maxCandidateFields bounds the hashes worth reading in full: every known
+// layout has at most this many fields (a lock 1, a token bucket 5), so larger
+// hashes are skipped after a cheap HLEN instead of an HGETALL of unknown size.
+const maxCandidateFields = 8
+
+// lockParsers and limiterParsers list the known layouts. A new kind adds its
+// parser here and Discover and Sample pick it up.
+var (
+	lockParsers = []func(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool){
+		parseLock,
+	}
+	limiterParsers = []func(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool){
+		parseTokenBucket,
+	}
+)
+
+// classifyLock tries every lock layout on one hash.
+func classifyLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
+	if isInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+		return LockInfo{}, false
+	}
+	for _, parse := range lockParsers {
+		if info, ok := parse(name, fields, pttl); ok {
+			return info, true
+		}
+	}
 	return LockInfo{}, false
 }
 
-// parseTokenBucket classifies a hash as a seed-001 bucket; nowMS is Redis time.
-func parseTokenBucket(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
+// classifyLimiter tries every limiter layout on one hash.
+func classifyLimiter(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
+	if isInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+		return LimiterInfo{}, false
+	}
+	for _, parse := range limiterParsers {
+		if info, ok := parse(name, fields, nowMS); ok {
+			return info, true
+		}
+	}
 	return LimiterInfo{}, false
+}
+
+// parseLock classifies a hash as a Redisson RLock: exactly one field
+// "<uuid>:<owner>" holding a positive reentry count, and a lease. Redisson
+// always sets the lease (a watchdog renews it), so a hash without one is an
+// application's counter that merely looks like a lock.
+func parseLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
+	if isInternalKey(name) || len(fields) != 1 || pttl <= 0 {
+		return LockInfo{}, false
+	}
+	for field, value := range fields {
+		if !isHolderField(field) {
+			return LockInfo{}, false
+		}
+		count, ok := parseCanonicalInt(value)
+		if !ok || count <= 0 {
+			return LockInfo{}, false
+		}
+		return LockInfo{
+			Name:    name,
+			Kind:    KindReentrant,
+			Holders: []Holder{{ID: field, Count: count}},
+			PTTL:    pttl,
+		}, true
+	}
+	return LockInfo{}, false
+}
+
+// isHolderField reports whether field is "<uuid>:<owner>" with a canonical
+// 36-character UUID (8-4-4-4-12 hex digits) and a non-empty owner.
+func isHolderField(field string) bool {
+	const uuidLen = 36
+	if len(field) < uuidLen+2 || field[uuidLen] != ':' {
+		return false
+	}
+	for i := 0; i < uuidLen; i++ {
+		c := field[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !isHexDigit(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// parseCanonicalInt accepts only what HINCRBY writes: no sign other than a
+// leading '-', no leading zeros, no spaces. "+1" or "01" in a hash field means
+// someone other than a lock script wrote it.
+func parseCanonicalInt(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || strconv.FormatInt(n, 10) != s {
+		return 0, false
+	}
+	return n, true
+}
+
+// Seed 001's field names.
+const (
+	tbLastMS    = "last_mill_second"
+	tbStored    = "stored_permits"
+	tbMax       = "max_permits"
+	tbInterval  = "interval"
+	tbApp       = "app"
+	tbNumFields = 5
+)
+
+// parseTokenBucket classifies a hash as a seed-001 token bucket: exactly its
+// five fields, numbers where numbers belong, a capacity of at least one and
+// a positive refill interval. nowMS is Redis time, so Available is what an
+// acquire running now would see.
+func parseTokenBucket(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
+	if isInternalKey(name) || len(fields) != tbNumFields {
+		return LimiterInfo{}, false
+	}
+	app := fields[tbApp]
+	if app == "" {
+		return LimiterInfo{}, false
+	}
+	last, ok1 := parseFinite(fields[tbLastMS])
+	stored, ok2 := parseFinite(fields[tbStored])
+	maxPermits, ok3 := parseFinite(fields[tbMax])
+	interval, ok4 := parseFinite(fields[tbInterval])
+	if !ok1 || !ok2 || !ok3 || !ok4 || maxPermits < 1 || interval <= 0 {
+		return LimiterInfo{}, false
+	}
+	// Same refill as the acquire script: whole intervals since the last
+	// refill, never negative (a clock that went back adds nothing), capped.
+	refill := math.Max(0, math.Floor((float64(nowMS)-last)/interval))
+	avail := math.Floor(math.Min(maxPermits, stored+refill))
+	return LimiterInfo{
+		Name:       name,
+		Kind:       KindTokenBucket,
+		Rate:       clampInt64(math.Floor(maxPermits)),
+		IntervalMS: interval,
+		PerSecond:  1000 / interval,
+		Available:  clampInt64(math.Max(0, avail)),
+		App:        app,
+	}, true
+}
+
+// parseFinite parses a number as Lua's tonumber would for the values seed 001
+// writes ("500", "2.0", "1.5e3"), rejecting NaN, infinities, hex and blanks,
+// which Go's ParseFloat would otherwise accept.
+func parseFinite(s string) (float64, bool) {
+	if s == "" || strings.ContainsAny(s, " \t\n_xXpPiInN") {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// clampInt64 converts f to int64 without the undefined behaviour of
+// out-of-range conversions.
+func clampInt64(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
 }

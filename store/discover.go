@@ -2,46 +2,244 @@ package store
 
 import (
 	"context"
-	"time"
+	"errors"
+	"sort"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// STUB (owned by the console-read work): signatures are the contract.
+// Discovery walks the keyspace with SCAN (never KEYS, never a script that
+// loops over keys), reads candidate hashes in pipelined batches and keeps
+// what classifies. Cost per pass:
+//
+//   - SCAN MATCH <match> TYPE hash COUNT scanCount, on every master;
+//   - per batch of up to readBatch hashes, one pipeline of HLEN;
+//   - for the hashes whose HLEN is between 1 and maxCandidateFields, one
+//     pipeline of TIME plus HGETALL and PTTL each.
+//
+// The HLEN pass is what keeps a pass cheap next to large application hashes:
+// no known layout has more than maxCandidateFields fields, so a hash with a
+// million fields costs one O(1) HLEN and is never transferred. TIME is read
+// in every read pipeline, from the node holding those keys, because that
+// node's clock is the one its scripts used to write last_mill_second.
+
+// MaxDiscovered bounds each list Discover returns.
+const MaxDiscovered = 10000
+
+const (
+	scanCount = 1000 // SCAN COUNT hint: keys examined per SCAN call
+	readBatch = 500  // keys per pipeline
+)
 
 // Discovered is what one discovery pass found.
 type Discovered struct {
 	Locks    []LockInfo    // sorted by name
 	Limiters []LimiterInfo // sorted by name
+	// LocksTruncated and LimitersTruncated say the pass found more than
+	// MaxDiscovered of that kind and the list holds only the first ones
+	// SCAN returned.
+	LocksTruncated    bool
+	LimitersTruncated bool
+	// Skipped counts hashes that matched but were not read because they have
+	// more fields than any known layout (application data).
+	Skipped int
 }
 
-// Discover SCANs for keys matching match ("" means "*") and classifies them.
+// Discover SCANs for hashes matching match ("" means "*") on every master and
+// classifies them. ctx bounds the whole pass; a very large keyspace should be
+// narrowed with match rather than waited for.
 func (c *Client) Discover(ctx context.Context, match string) (*Discovered, error) {
-	return &Discovered{}, nil
+	if match == "" {
+		match = "*"
+	}
+	d := &discovery{seen: map[string]struct{}{}}
+	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+		return d.scanNode(ctx, node, match)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := d.out
+	sort.Slice(out.Locks, func(i, j int) bool { return out.Locks[i].Name < out.Locks[j].Name })
+	sort.Slice(out.Limiters, func(i, j int) bool { return out.Limiters[i].Name < out.Limiters[j].Name })
+	return &out, nil
 }
 
-// Sample is one sampler tick: fresh state and stats of known objects, read
-// in one pipelined round trip per Redis node.
-type Sample struct {
-	At       time.Time          // Redis TIME at the sample
-	Locks    []LockInfo         // requested locks that still exist
-	Limiters []LimiterInfo      // requested limiters that still exist
-	Stats    map[string]Summary // by object name, for every requested name
+// ListLocks returns the locks whose names match match, sorted by name.
+func (c *Client) ListLocks(ctx context.Context, match string) ([]LockInfo, error) {
+	d, err := c.Discover(ctx, match)
+	if err != nil {
+		return nil, err
+	}
+	return d.Locks, nil
 }
 
-// Sample reads state and stats of the named locks and limiters.
-func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	return &Sample{Stats: map[string]Summary{}}, nil
+// ListLimiters returns the limiters whose names match match, sorted by name.
+func (c *Client) ListLimiters(ctx context.Context, match string) ([]LimiterInfo, error) {
+	d, err := c.Discover(ctx, match)
+	if err != nil {
+		return nil, err
+	}
+	return d.Limiters, nil
 }
 
-// EventStream delivers lock events until closed.
-type EventStream struct{ ch chan Event }
+// forEachNode runs fn on every node that owns keys: each master of a
+// Cluster (concurrently), each shard of a Ring, or the one server otherwise.
+func (c *Client) forEachNode(ctx context.Context, fn func(ctx context.Context, node redis.Cmdable) error) error {
+	perNode := func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) }
+	switch rdb := c.rdb.(type) {
+	case *redis.ClusterClient:
+		return rdb.ForEachMaster(ctx, perNode)
+	case *redis.Ring:
+		return rdb.ForEachShard(ctx, perNode)
+	default:
+		return fn(ctx, c.rdb)
+	}
+}
 
-// Events is the stream's channel; it is closed by Close.
-func (s *EventStream) Events() <-chan Event { return s.ch }
+// discovery collects results from nodes that may be scanned concurrently.
+type discovery struct {
+	mu   sync.Mutex
+	out  Discovered
+	seen map[string]struct{} // SCAN may return a key twice while rehashing
+}
 
-// Close stops the subscription.
-func (s *EventStream) Close() error { return nil }
+// done reports that both lists overflowed, so scanning further cannot
+// change the result.
+func (d *discovery) done() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.out.LocksTruncated && d.out.LimitersTruncated
+}
 
-// SubscribeEvents pattern-subscribes to unlock channels.
-func (c *Client) SubscribeEvents(ctx context.Context) (*EventStream, error) {
-	return &EventStream{ch: make(chan Event)}, nil
+func (d *discovery) scanNode(ctx context.Context, node redis.Cmdable, match string) error {
+	var cursor uint64
+	for {
+		keys, next, err := node.ScanType(ctx, cursor, match, scanCount, "hash").Result()
+		if err != nil {
+			return err
+		}
+		batch := keys[:0]
+		for _, k := range keys {
+			if !isInternalKey(k) {
+				batch = append(batch, k)
+			}
+		}
+		for len(batch) > 0 {
+			n := min(len(batch), readBatch)
+			if err := d.readBatch(ctx, node, batch[:n]); err != nil {
+				return err
+			}
+			batch = batch[n:]
+		}
+		if next == 0 || d.done() {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// readBatch sizes keys with HLEN, then reads and classifies the small ones.
+func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []string) error {
+	pipe := node.Pipeline()
+	lens := make([]*redis.IntCmd, len(keys))
+	for i, k := range keys {
+		lens[i] = pipe.HLen(ctx, k)
+	}
+	if err := execTolerant(ctx, pipe); err != nil {
+		return err
+	}
+	var cands []string
+	skipped := 0
+	for i, k := range keys {
+		switch n, err := lens[i].Result(); {
+		case err != nil || n == 0: // changed type or vanished since SCAN
+		case n > maxCandidateFields:
+			skipped++
+		default:
+			cands = append(cands, k)
+		}
+	}
+	if skipped > 0 {
+		d.mu.Lock()
+		d.out.Skipped += skipped
+		d.mu.Unlock()
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+
+	pipe = node.Pipeline()
+	now := pipe.Time(ctx)
+	gets := make([]*redis.MapStringStringCmd, len(cands))
+	ttls := make([]*redis.DurationCmd, len(cands))
+	for i, k := range cands {
+		gets[i] = pipe.HGetAll(ctx, k)
+		ttls[i] = pipe.PTTL(ctx, k)
+	}
+	if err := execTolerant(ctx, pipe); err != nil {
+		return err
+	}
+	if err := now.Err(); err != nil {
+		return err
+	}
+	nowMS := now.Val().UnixMilli()
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, k := range cands {
+		fields, err := gets[i].Result()
+		if err != nil || len(fields) > maxCandidateFields {
+			continue
+		}
+		if _, dup := d.seen[k]; dup {
+			continue
+		}
+		if lock, ok := classifyLock(k, fields, ttls[i].Val()); ok {
+			d.seen[k] = struct{}{}
+			if len(d.out.Locks) < MaxDiscovered {
+				d.out.Locks = append(d.out.Locks, lock)
+			} else {
+				d.out.LocksTruncated = true
+			}
+			continue
+		}
+		if lim, ok := classifyLimiter(k, fields, nowMS); ok {
+			d.seen[k] = struct{}{}
+			if len(d.out.Limiters) < MaxDiscovered {
+				d.out.Limiters = append(d.out.Limiters, lim)
+			} else {
+				d.out.LimitersTruncated = true
+			}
+		}
+	}
+	return nil
+}
+
+// execTolerant runs a pipeline of reads and fails only on transport or
+// context errors. An error reply to one command (WRONGTYPE for a key that
+// changed type since it was listed) stays on that command for the caller to
+// treat as "not an object of that kind".
+func execTolerant(ctx context.Context, pipe redis.Pipeliner) error {
+	cmds, err := pipe.Exec(ctx)
+	if err == nil {
+		return nil
+	}
+	if !isReplyError(err) {
+		return err
+	}
+	for _, cmd := range cmds {
+		if e := cmd.Err(); e != nil && !isReplyError(e) {
+			return e
+		}
+	}
+	return nil
+}
+
+// isReplyError reports whether err is an error reply from Redis (including
+// redis.Nil) rather than a failure to talk to it.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/web"
+)
+
+// consoleConfig is the part of web.Config the binary decides; the tick and
+// discovery periods keep web's defaults.
+type consoleConfig struct {
+	Store      *store.Client
+	Listen     string
+	Match      string
+	AdminToken string
+	Logger     *slog.Logger
+}
+
+// console is the part of web.Server the binary drives.
+type console interface {
+	URL() string
+	Close() error
+}
+
+// openConsole starts the web console in the background; its sampling and
+// event subscription stop when ctx ends, and Close releases the rest.
+func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
+	srv := web.New(web.Config{
+		Store:      cfg.Store,
+		Listen:     cfg.Listen,
+		Match:      cfg.Match,
+		AdminToken: cfg.AdminToken,
+		Logger:     cfg.Logger,
+	})
+	if err := srv.Open(ctx); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redisproc"
+)
+
+// trafficStopTimeout bounds how long the demo waits for its traffic to wind
+// down (workers release what they hold) before tearing down the console.
+const trafficStopTimeout = time.Second
+
+type demoConfig struct {
+	Listen string
+}
+
+func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer) (demoConfig, error) {
+	var cfg demoConfig
+	fs := flag.NewFlagSet("lockwarden demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Listen, "listen", defaultListen, "HTTP listen `address` (env LOCKWARDEN_LISTEN; 127.0.0.1:0 picks a free port)")
+	if err := parseFlags(fs, args); err != nil {
+		return cfg, err
+	}
+	applyEnv(fs, map[string]string{"listen": "LOCKWARDEN_LISTEN"}, getenv)
+	return cfg, nil
+}
+
+// runDemo starts a private redis-server, the console on it and demo
+// traffic, and on ctx's end stops them in reverse order: traffic first (so
+// workers release their locks while Redis is still there), then the
+// console, then Redis. The redis-server child also dies with this process
+// if it is killed outright (redisproc sets Pdeathsig).
+func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseDemoFlags(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr)
+
+	// Keyspace expiry notifications let the console tell an expired lock
+	// from one released with an unlock message.
+	rs, err := redisproc.Start("--notify-keyspace-events", "KEx")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer rs.Stop()
+	fmt.Fprintf(stdout, "lockwarden demo: redis-server at %s (pid %d)\n", rs.URL(), rs.PID())
+
+	consoleRDB := redis.NewClient(&redis.Options{Addr: rs.Addr, ClientName: "lockwarden"})
+	defer consoleRDB.Close()
+	// The traffic has its own pool: 20+ workers blocking in Lock must never
+	// starve the console's sampler of connections.
+	trafficRDB := redis.NewClient(&redis.Options{Addr: rs.Addr, ClientName: "lockwarden-demo", PoolSize: 64})
+	defer trafficRDB.Close()
+
+	con, err := openConsole(ctx, consoleConfig{
+		Store:  store.New(consoleRDB, nil),
+		Listen: cfg.Listen,
+		Match:  "*",
+		Logger: log,
+	})
+	if err != nil {
+		return listenErr(cfg.Listen, err)
+	}
+	fmt.Fprintln(stdout, "lockwarden listening on", con.URL())
+
+	tctx, stopTraffic := context.WithCancel(ctx)
+	defer stopTraffic()
+	trafficDone := make(chan error, 1)
+	go func() {
+		trafficDone <- runTraffic(tctx, trafficRDB, trafficConfig{Log: log})
+	}()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", context.Cause(ctx))
+	case <-rs.Exited():
+		runErr = errors.New("demo: the private redis-server exited unexpectedly")
+	case err := <-trafficDone:
+		// Traffic only returns early when it could not set itself up.
+		trafficDone <- err
+		runErr = fmt.Errorf("demo traffic: %w", err)
+	}
+
+	deadline := time.Now().Add(closeTimeout)
+	stopTraffic()
+	select {
+	case <-trafficDone:
+	case <-time.After(trafficStopTimeout):
+		log.Warn("demo traffic did not stop in time; stopping the rest anyway")
+	}
+	if err := closeBounded(con.Close, time.Until(deadline)); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr // deferred: clients closed, redis-server killed and its dir removed
+}
+
+// listenErr turns a taken port into advice; other errors pass unchanged.
+// The port is recognised through any wrapping, and by text when a layer in
+// between flattened the error.
+func listenErr(listen string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use") {
+		return fmt.Errorf("cannot listen on %s: the address is already in use (another lockwarden?); pick another with --listen, e.g. --listen 127.0.0.1:0", listen)
+	}
+	return err
+}

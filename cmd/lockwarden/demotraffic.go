@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// The demo's objects. Names only; trafficConfig.Prefix goes in front so
+// tests can run the traffic under their own key prefix.
+const (
+	demoAPI   = "demo:api"
+	demoLogin = "demo:login"
+	demoStuck = "demo:lock:stuck"
+)
+
+// demoLocks are the contended locks; the braces in one name show the
+// console copes with hash tags.
+var demoLocks = []string{"demo:lock:orders", "demo:lock:billing", "demo:lock:{inventory}"}
+
+// trafficConfig tunes the demo traffic. The zero value is the demo.
+type trafficConfig struct {
+	Prefix string
+	Log    *slog.Logger
+
+	// StuckLease is the lease of the abandoned lock; StuckEvery how often
+	// a new holder takes and abandons it.
+	StuckLease time.Duration
+	StuckEvery time.Duration
+}
+
+func (c *trafficConfig) stuckLease() time.Duration {
+	if c == nil || c.StuckLease <= 0 {
+		return 8 * time.Second
+	}
+	return c.StuckLease
+}
+
+func (c *trafficConfig) stuckEvery() time.Duration {
+	if c == nil || c.StuckEvery <= 0 {
+		return 20 * time.Second
+	}
+	return c.StuckEvery
+}
+
+func (c *trafficConfig) logger() *slog.Logger {
+	if c == nil || c.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Log
+}
+
+// trafficCounts is what the traffic saw from its own side, so a test can
+// compare it with what Redis recorded.
+type trafficCounts struct {
+	apiAcquired, apiRejected, apiErrors atomic.Int64
+	loginAcquired, loginRejected        atomic.Int64
+	lockTaken, lockReentered            atomic.Int64
+	stuckTaken                          atomic.Int64
+}
+
+// runTraffic sets up the demo objects and drives them until ctx ends. It
+// returns early only when the set-up fails; otherwise it returns nil after
+// every worker has stopped.
+func runTraffic(ctx context.Context, rdb redis.UniversalClient, cfg trafficConfig) error {
+	return runTrafficCounted(ctx, rdb, cfg, &trafficCounts{})
+}
+
+func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg trafficConfig, n *trafficCounts) error {
+	t := &traffic{cfg: cfg, log: cfg.logger(), n: n}
+	// Two application instances, as if two pods of one service shared
+	// these locks: holders then differ in their client UUID too.
+	t.apps = []*store.Client{store.New(rdb, nil), store.New(rdb, nil)}
+
+	// Seed 001's test bucket: 500 permits, one more every 2 ms (500/s).
+	if err := initBucket(ctx, t.apps[0], cfg.Prefix+demoAPI, 500, 500, 2); err != nil {
+		return fmt.Errorf("init %s: %w", cfg.Prefix+demoAPI, err)
+	}
+	// A small bucket (20 permits, one per 100 ms) that bursts overrun.
+	if err := initBucket(ctx, t.apps[0], cfg.Prefix+demoLogin, 20, 20, 100); err != nil {
+		return fmt.Errorf("init %s: %w", cfg.Prefix+demoLogin, err)
+	}
+
+	var wg sync.WaitGroup
+	spawn := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	// Seed 001's load: 20 workers, each acquiring one permit every 30 ms
+	// (up to 667/s against 500/s: once the initial 500 permits are spent,
+	// part of every window is rejected).
+	for i := range 20 {
+		app := t.apps[i%len(t.apps)]
+		spawn(func() { t.apiWorker(ctx, app) })
+	}
+	for i := range 3 {
+		app := t.apps[i%len(t.apps)]
+		spawn(func() { t.loginWorker(ctx, app) })
+	}
+	thread := 40 // owners read like Redisson's thread ids, one per worker
+	for _, name := range demoLocks {
+		for i := range 3 {
+			app := t.apps[i%len(t.apps)]
+			thread++
+			owner := fmt.Sprintf("thread-%d", thread)
+			spawn(func() { t.lockWorker(ctx, app, cfg.Prefix+name, owner) })
+		}
+	}
+	spawn(func() { t.stuckHolder(ctx) })
+
+	t.log.Info("demo traffic running", "limiters", []string{cfg.Prefix + demoAPI, cfg.Prefix + demoLogin},
+		"locks", append(prefixed(cfg.Prefix, demoLocks), cfg.Prefix+demoStuck))
+	wg.Wait()
+	return nil
+}
+
+type traffic struct {
+	cfg  trafficConfig
+	log  *slog.Logger
+	n    *trafficCounts
+	apps []*store.Client
+}
+
+func (t *traffic) apiWorker(ctx context.Context, app *store.Client) {
+	name := t.cfg.Prefix + demoAPI
+	for sleep(ctx, 30*time.Millisecond) {
+		ok, err := acquireBucket(ctx, app, name, 1)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			t.n.apiErrors.Add(1)
+		case ok:
+			t.n.apiAcquired.Add(1)
+		default:
+			t.n.apiRejected.Add(1)
+		}
+	}
+}
+
+// loginWorker idles, then fires a burst of attempts far above the bucket's
+// refill, like a credential-stuffing wave: the tile flips between calm and
+// mostly rejected.
+func (t *traffic) loginWorker(ctx context.Context, app *store.Client) {
+	name := t.cfg.Prefix + demoLogin
+	for sleep(ctx, between(500*time.Millisecond, 3*time.Second)) {
+		burst := 10 + rand.IntN(30)
+		for i := 0; i < burst && sleep(ctx, 10*time.Millisecond); i++ {
+			ok, err := acquireBucket(ctx, app, name, 1)
+			if err == nil && ok {
+				t.n.loginAcquired.Add(1)
+			} else if err == nil {
+				t.n.loginRejected.Add(1)
+			}
+		}
+	}
+}
+
+// lockWorker takes name, holds it for a random while (sometimes taking it
+// again re-entrantly in the middle) and releases it, forever.
+func (t *traffic) lockWorker(ctx context.Context, app *store.Client, name, owner string) {
+	l := newDemoLock(app, name, owner, 0)
+	for sleep(ctx, between(50*time.Millisecond, 400*time.Millisecond)) {
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := l.Lock(wctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, store.ErrNotObtained) && !errors.Is(err, context.DeadlineExceeded) {
+				t.log.Debug("demo lock", "name", name, "err", err)
+			}
+			continue
+		}
+		t.n.lockTaken.Add(1)
+		hold := between(50*time.Millisecond, 800*time.Millisecond)
+		if rand.IntN(3) == 0 && sleep(ctx, hold/2) {
+			if err := l.TryLock(ctx); err == nil {
+				t.n.lockReentered.Add(1)
+				sleep(ctx, hold/2)
+				t.unlock(ctx, l, name)
+			}
+		} else {
+			sleep(ctx, hold)
+		}
+		t.unlock(ctx, l, name)
+	}
+}
+
+// unlock releases one level even when ctx has just ended, so stopping the
+// demo leaves no lock behind for the next run to wait on.
+func (t *traffic) unlock(ctx context.Context, l *store.Lock, name string) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := l.Unlock(uctx); err != nil {
+		t.log.Debug("demo unlock", "name", name, "err", err)
+	}
+}
+
+// stuckHolder plays a client that crashed while holding a lock: it takes
+// demo:lock:stuck with a short lease, never renews or releases it, and lets
+// the console watch the lease run out. A new "crash" follows every
+// StuckEvery.
+func (t *traffic) stuckHolder(ctx context.Context) {
+	name := t.cfg.Prefix + demoStuck
+	for i := 1; ; i++ {
+		l := newDemoLock(t.apps[0], name, fmt.Sprintf("crashed-%d", i), t.cfg.stuckLease())
+		if err := l.TryLock(ctx); err == nil {
+			t.n.stuckTaken.Add(1)
+		} else if ctx.Err() == nil {
+			t.log.Debug("demo stuck lock", "name", name, "err", err)
+		}
+		// The handle is dropped here, lease still running.
+		if !sleep(ctx, t.cfg.stuckEvery()) {
+			return
+		}
+	}
+}
+
+// sleep waits d or until ctx ends; it reports whether the caller should go on.
+func sleep(ctx context.Context, d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
+}
+
+// between returns a uniformly random duration in [lo, hi).
+func between(lo, hi time.Duration) time.Duration {
+	return lo + rand.N(hi-lo)
+}
+
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
+
+// The functions below adapt the demo to store's client API.
+
+// initBucket creates a token bucket unless one exists (seed 001's init).
+func initBucket(ctx context.Context, app *store.Client, name string, initial, capacity int64, intervalMS float64) error {
+	return app.TokenBucket(name).Init(ctx, store.TokenBucketConfig{
+		Capacity: capacity, IntervalMS: intervalMS, Initial: initial,
+	})
+}
+
+// acquireBucket takes n permits once; ok false means rejected.
+func acquireBucket(ctx context.Context, app *store.Client, name string, n int64) (ok bool, err error) {
+	res, err := app.TokenBucket(name).Acquire(ctx, n)
+	return res.Allowed, err
+}
+
+// newDemoLock returns a handle held as owner. lease 0 means the store's
+// default lease kept alive by its watchdog; any other lease is fixed and
+// never renewed, so the lock expires unless released first.
+func newDemoLock(app *store.Client, name, owner string, lease time.Duration) *store.Lock {
+	return app.NewLock(name, &store.LockOptions{Owner: owner, Lease: lease, NoWatchdog: lease > 0})
+}

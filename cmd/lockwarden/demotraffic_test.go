@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
+)
+
+func trafficClient(t *testing.T) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr, PoolSize: 64})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestCmdTraffic(t *testing.T) {
+	rdb := trafficClient(t)
+	prefix := redistest.Prefix(t)
+	cfg := trafficConfig{
+		Prefix: prefix,
+		// A lease far shorter than the period: each new "crashed" holder can
+		// only get the lock if the previous one's lease really ran out.
+		StuckLease: 300 * time.Millisecond,
+		StuckEvery: 1500 * time.Millisecond,
+	}
+	var n trafficCounts
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runTrafficCounted(ctx, rdb, cfg, &n) }()
+
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(4*time.Second + 3*time.Second):
+		t.Fatal("traffic did not stop within 3 s after its context ended")
+	}
+	if err != nil {
+		t.Fatalf("runTraffic: %v", err)
+	}
+
+	bg, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+
+	// Seed 001's bucket, as its test configures it.
+	fields, rerr := rdb.HGetAll(bg, prefix+demoAPI).Result()
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if fields["max_permits"] != "500" || fields["interval"] != "2" {
+		t.Errorf("%s = %v, want max_permits 500 and interval 2", prefix+demoAPI, fields)
+	}
+	if n.apiAcquired.Load() == 0 || n.apiErrors.Load() != 0 {
+		t.Errorf("api: acquired %d, errors %d; want some acquired and no errors", n.apiAcquired.Load(), n.apiErrors.Load())
+	}
+	// Every acquire is counted in the object's stats ring by the script
+	// itself, which is what the console shows.
+	if got := sumStats(t, rdb, prefix+demoAPI, "a"); got == 0 || got > n.apiAcquired.Load() {
+		t.Errorf("stats ring counts %d acquired, traffic saw %d; want 0 < ring <= traffic", got, n.apiAcquired.Load())
+	}
+	if n.loginAcquired.Load()+n.loginRejected.Load() == 0 {
+		t.Error("no acquire on the login bucket")
+	}
+	if n.lockTaken.Load() < int64(len(demoLocks)) {
+		t.Errorf("locks taken %d times, want at least %d", n.lockTaken.Load(), len(demoLocks))
+	}
+	if got := n.stuckTaken.Load(); got < 2 {
+		t.Errorf("stuck lock taken %d times, want >= 2 (its lease must run out between holders)", got)
+	}
+	// Stopping the traffic releases every contended lock it held.
+	for _, name := range demoLocks {
+		if k, err := rdb.Exists(bg, prefix+name).Result(); err != nil || k != 0 {
+			t.Errorf("%s still exists after the traffic stopped (%v)", prefix+name, err)
+		}
+	}
+}
+
+// The stuck lock is held with a fixed lease and no watchdog.
+func TestCmdTrafficStuckLockExpires(t *testing.T) {
+	rdb := trafficClient(t)
+	name := redistest.Prefix(t) + demoStuck
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l := newDemoLock(store.New(rdb, nil), name, "crashed-1", 400*time.Millisecond)
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pttl, err := rdb.PTTL(ctx, name).Result()
+	if err != nil || pttl <= 0 || pttl > 400*time.Millisecond {
+		t.Fatalf("PTTL %v (%v), want in (0, 400ms]", pttl, err)
+	}
+	for i := 0; i < 50; i++ { // bounded: 50 x 100 ms
+		if k, err := rdb.Exists(ctx, name).Result(); err == nil && k == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the stuck lock was still there 5 s after its 400 ms lease: something renews it")
+}
+
+func TestCmdTrafficSetupFails(t *testing.T) {
+	rdb := trafficClient(t)
+	prefix := redistest.Prefix(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// An application's own value where the demo bucket would go.
+	if err := rdb.Set(ctx, prefix+demoAPI, "not a bucket", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := runTraffic(ctx, rdb, trafficConfig{Prefix: prefix})
+	if !errors.Is(err, store.ErrWrongKind) {
+		t.Fatalf("runTraffic = %v, want ErrWrongKind", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("runTraffic ran until its context ended instead of failing at set-up")
+	}
+	if v, _ := rdb.Get(ctx, prefix+demoAPI).Result(); v != "not a bucket" {
+		t.Errorf("the existing key was changed to %q", v)
+	}
+}
+
+// sumStats adds the fields of one kind ("a", "r" or "e") over the name's
+// stats ring (layout in store/model.go).
+func sumStats(t *testing.T, rdb *redis.Client, name, kind string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fields, err := rdb.HGetAll(ctx, store.StatsKey(name)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for k, v := range fields {
+		if rest, ok := strings.CutPrefix(k, kind); ok {
+			if _, err := strconv.Atoi(rest); err == nil {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+const (
+	defaultRedisURL = "redis://127.0.0.1:6379"
+	defaultListen   = "127.0.0.1:8080"
+
+	// pingTimeout bounds the start-up check: an operator who typed a wrong
+	// address wants the answer quickly, not after go-redis' retries.
+	pingTimeout = 3 * time.Second
+	// closeTimeout bounds the whole shutdown after a signal, leaving the
+	// rest of the promised 5 s for process exit.
+	closeTimeout = 4500 * time.Millisecond
+)
+
+// serveConfig is everything `lockwarden serve` needs, after flags and
+// environment are merged.
+type serveConfig struct {
+	RedisURL   string
+	Listen     string
+	Match      string
+	AdminToken string
+}
+
+// envFallback names, per flag, the environment variable used when the flag
+// is absent from the command line.
+var serveEnv = map[string]string{
+	"redis":       "LOCKWARDEN_REDIS_URL",
+	"listen":      "LOCKWARDEN_LISTEN",
+	"admin-token": "LOCKWARDEN_ADMIN_TOKEN",
+}
+
+// parseServeFlags merges flags over the environment over the defaults. The
+// environment is applied after parsing, not as flag defaults, so that -h
+// never prints a token taken from the environment.
+func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
+	var cfg serveConfig
+	fs := flag.NewFlagSet("lockwarden serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.RedisURL, "redis", defaultRedisURL, "Redis `URL` (redis:// or rediss://; env LOCKWARDEN_REDIS_URL)")
+	fs.StringVar(&cfg.Listen, "listen", defaultListen, "HTTP listen `address` (env LOCKWARDEN_LISTEN)")
+	fs.StringVar(&cfg.Match, "match", "*", "SCAN MATCH `pattern` selecting the keys to show")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "require `TOKEN` as 'Authorization: Bearer' on every change (env LOCKWARDEN_ADMIN_TOKEN)")
+	if err := parseFlags(fs, args); err != nil {
+		return cfg, err
+	}
+	applyEnv(fs, serveEnv, getenv)
+	if cfg.Match == "" {
+		cfg.Match = "*"
+	}
+	return cfg, nil
+}
+
+// parseFlags parses args and rejects positional leftovers, which are almost
+// always a mistyped flag.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return flag.ErrHelp
+		}
+		return errUsage // fs has printed the error and the flags
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// applyEnv sets every flag that was not given on the command line from its
+// environment variable, when that is non-empty.
+func applyEnv(fs *flag.FlagSet, env map[string]string, getenv func(string) string) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, key := range env {
+		if given[name] {
+			continue
+		}
+		if v := getenv(key); v != "" {
+			fs.Set(name, v) // string flags accept any value
+		}
+	}
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseServeFlags(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr)
+
+	rdb, err := connectRedis(ctx, cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+
+	con, err := openConsole(ctx, consoleConfig{
+		Store:      store.New(rdb, nil),
+		Listen:     cfg.Listen,
+		Match:      cfg.Match,
+		AdminToken: cfg.AdminToken,
+		Logger:     log,
+	})
+	if err != nil {
+		return listenErr(cfg.Listen, err)
+	}
+	fmt.Fprintln(stdout, "lockwarden listening on", con.URL())
+
+	<-ctx.Done()
+	log.Info("shutting down", "reason", context.Cause(ctx))
+	return closeBounded(con.Close, closeTimeout)
+}
+
+// connectRedis opens a client for rawURL and checks that Redis answers.
+// Every error it returns names the URL without its password and nothing
+// else that came from the URL's secret part.
+func connectRedis(ctx context.Context, rawURL string) (*redis.Client, error) {
+	shown := redactURL(rawURL)
+	opts, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("invalid Redis URL %s: %s", shown, scrub(parseErrText(err), rawURL))
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "lockwarden"
+	}
+	rdb := redis.NewClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		rdb.Close()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer to PING within %s", pingTimeout)
+		}
+		return nil, fmt.Errorf("cannot reach Redis at %s: %s", shown, scrub(err.Error(), rawURL))
+	}
+	return rdb, nil
+}
+
+// redactURL returns rawURL with any password replaced by "xxxxx". It also
+// copes with strings net/url rejects, since those are the ones most likely
+// to end up in an error message.
+func redactURL(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		return u.Redacted()
+	}
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return "(unparsable URL)"
+	}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		user, _, _ := strings.Cut(rest[:at], ":")
+		return scheme + "://" + user + ":xxxxx" + rest[at:]
+	}
+	return rawURL
+}
+
+// parseErrText drops the quoted URL that *url.Error carries, keeping only
+// what is wrong with it.
+func parseErrText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// scrub removes the password of rawURL from msg, as a last line of defence
+// against an error text that quotes it.
+func scrub(msg, rawURL string) string {
+	pw := urlPassword(rawURL)
+	if pw == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, pw, "xxxxx")
+}
+
+func urlPassword(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		pw, _ := u.User.Password()
+		return pw
+	}
+	_, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return ""
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
+}
+
+// closeBounded runs closeFn and gives up waiting after d, so a stuck
+// shutdown cannot keep the process alive past what the operator expects.
+func closeBounded(closeFn func() error, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- closeFn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("shutdown did not finish within %s", d.Round(100*time.Millisecond))
+	}
+}
+
+// newLogger returns the process logger and routes go-redis' own logging
+// into it at debug level: its pool prints a line per failed dial, which
+// would bury the one line that explains a failed start.
+func newLogger(w io.Writer) *slog.Logger {
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	redis.SetLogger(redisLogger{log})
+	return log
+}
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "source", "go-redis")
+}

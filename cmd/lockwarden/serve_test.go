@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
+)
+
+func TestCmdServeFlagsOverEnv(t *testing.T) {
+	env := map[string]string{
+		"LOCKWARDEN_REDIS_URL":   "redis://env:6379",
+		"LOCKWARDEN_LISTEN":      "127.0.0.1:9999",
+		"LOCKWARDEN_ADMIN_TOKEN": "env-token",
+	}
+	getenv := func(k string) string { return env[k] }
+	tests := []struct {
+		name string
+		args []string
+		env  func(string) string
+		want serveConfig
+	}{
+		{"defaults", nil, func(string) string { return "" },
+			serveConfig{RedisURL: defaultRedisURL, Listen: defaultListen, Match: "*"}},
+		{"env", nil, getenv,
+			serveConfig{RedisURL: "redis://env:6379", Listen: "127.0.0.1:9999", Match: "*", AdminToken: "env-token"}},
+		{"flags win", []string{"--redis", "rediss://flag:1", "--listen=:0", "--match", "app:*", "--admin-token", "flag-token"}, getenv,
+			serveConfig{RedisURL: "rediss://flag:1", Listen: ":0", Match: "app:*", AdminToken: "flag-token"}},
+		{"flag set to default still wins", []string{"--listen", defaultListen}, getenv,
+			serveConfig{RedisURL: "redis://env:6379", Listen: defaultListen, Match: "*", AdminToken: "env-token"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseServeFlags(tt.args, tt.env, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCmdRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"redis://127.0.0.1:6379", "redis://127.0.0.1:6379"},
+		{"redis://:s3cret@h:1/0", "redis://:xxxxx@h:1/0"},
+		{"rediss://alice:s3cret@h:1", "rediss://alice:xxxxx@h:1"},
+		// net/url rejects this one (bad port), the fallback must still hide it.
+		{"redis://bob:s3cret@h:notaport", "redis://bob:xxxxx@h:notaport"},
+	}
+	for _, tt := range tests {
+		if got := redactURL(tt.in); got != tt.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A Redis that cannot be reached is one line on stderr, a non-zero exit,
+// and never the password.
+func TestCmdServeUnreachableRedis(t *testing.T) {
+	tests := []struct{ url, inMsg string }{
+		{"redis://alice:s3cretpw@127.0.0.1:1/0", "cannot reach Redis at redis://alice:xxxxx@127.0.0.1:1/0: "},
+		{"redis://alice:s3cretpw@127.0.0.1:notaport", "invalid Redis URL redis://alice:xxxxx@127.0.0.1:notaport: "},
+		{"http://alice:s3cretpw@127.0.0.1:1", "invalid Redis URL http://alice:xxxxx@127.0.0.1:1: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			p := startProc(t, nil, "serve", "--redis", tt.url, "--listen", "127.0.0.1:0")
+			if code := p.wait(15 * time.Second); code == 0 {
+				t.Fatal("exit code 0, want non-zero")
+			}
+			errs := p.stderr.String()
+			if strings.Contains(errs, "s3cretpw") {
+				t.Errorf("stderr shows the password: %q", errs)
+			}
+			if n := strings.Count(strings.TrimRight(errs, "\n"), "\n"); n != 0 {
+				t.Errorf("stderr has %d lines, want 1: %q", n+1, errs)
+			}
+			if !strings.HasPrefix(errs, "lockwarden: "+tt.inMsg) {
+				t.Errorf("stderr %q does not start with %q", errs, "lockwarden: "+tt.inMsg)
+			}
+		})
+	}
+}
+
+// The URL is taken from the environment when no flag is given; a wrong
+// password is reported without showing it.
+func TestCmdServeWrongPassword(t *testing.T) {
+	rs := startWithPassword(t, "right-pw")
+	p := startProc(t, []string{"LOCKWARDEN_REDIS_URL=redis://:wrong-pw@" + rs.Addr}, "serve", "--listen", "127.0.0.1:0")
+	if code := p.wait(15 * time.Second); code == 0 {
+		t.Fatal("exit code 0, want non-zero")
+	}
+	errs := p.stderr.String()
+	if strings.Contains(errs, "wrong-pw") || strings.Contains(errs, "right-pw") {
+		t.Errorf("stderr shows a password: %q", errs)
+	}
+	if want := "lockwarden: cannot reach Redis at redis://:xxxxx@" + rs.Addr; !strings.HasPrefix(errs, want) {
+		t.Errorf("stderr %q does not start with %q", errs, want)
+	}
+}
+
+func TestCmdServeHealthzAndSIGTERM(t *testing.T) {
+	rs := startWithPassword(t, "pw")
+	p := startProc(t, nil, "serve", "--redis", "redis://:pw@"+rs.Addr, "--listen", "127.0.0.1:0")
+	base := listeningURL(t, p)
+
+	body, status := httpGet(t, base+"/healthz")
+	if status != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		t.Fatalf("GET /healthz = %d %q, want 200 ok", status, body)
+	}
+	if _, status := httpGet(t, base+"/readyz"); status != http.StatusOK {
+		t.Errorf("GET /readyz = %d, want 200", status)
+	}
+
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(5 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0", code)
+	}
+	if err := dialOnce(strings.TrimPrefix(base, "http://")); err == nil {
+		t.Error("console still accepts connections after exit")
+	}
+}
+
+func TestCmdServeSIGINT(t *testing.T) {
+	p := startProc(t, nil, "serve", "--redis", sharedRedis.URL(), "--listen", "127.0.0.1:0")
+	listeningURL(t, p)
+	p.signal(syscall.SIGINT)
+	if code := p.wait(5 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGINT, want 0", code)
+	}
+}
+
+// startWithPassword starts a private Redis that requires pw. The password
+// is set after start because redisproc's readiness PING carries none.
+func startWithPassword(t *testing.T, pw string) *redistest.Server {
+	t.Helper()
+	rs := redistest.StartT(t)
+	c := redistest.NewClient(t, rs)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ConfigSet(ctx, "requirepass", pw).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// listeningURL waits for the "listening on" line and returns its URL.
+func listeningURL(t *testing.T, p *proc) string {
+	t.Helper()
+	line := p.waitLine("lockwarden listening on ", 15*time.Second)
+	u := strings.TrimPrefix(line, "lockwarden listening on ")
+	if !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Fatalf("listening line %q: want an http://127.0.0.1:PORT URL", line)
+	}
+	return u
+}
+
+func httpGet(t *testing.T, url string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return string(b), resp.StatusCode
+}
+
+func dialOnce(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+	}
+	return err
+}
+
+func TestCmdServePortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
+	code, _, errs := runInProcess(t, nil, "serve", "--redis", sharedRedis.URL(), "--listen", taken)
+	if code != exitFail {
+		t.Fatalf("exit code %d, want %d", code, exitFail)
+	}
+	if want := "lockwarden: cannot listen on " + taken + ": the address is already in use"; !strings.Contains(errs, want) {
+		t.Errorf("stderr %q does not contain %q", errs, want)
+	}
+}

@@ -1,0 +1,170 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lock events arrive on the channels lock holders publish to when they
+// release. One PSUBSCRIBE per known channel family covers every lock of that
+// family without knowing the names in advance; each family says how to get
+// the lock name back from a channel.
+
+// eventBuffer is how many undelivered events a stream holds before it starts
+// dropping. A console tick drains it every 200 ms, so this is seconds of
+// unlock storm.
+const eventBuffer = 1024
+
+// channelFamily is one pattern subscription and how to read its channels.
+type channelFamily struct {
+	pattern string // for PSUBSCRIBE
+	prefix  string // the literal part of pattern before '*'
+	typ     EventType
+	// name returns the lock name encoded in the rest of the channel after
+	// prefix.
+	name func(rest string) string
+}
+
+var channelFamilies = []channelFamily{
+	{
+		pattern: "redisson_lock__channel:*",
+		prefix:  "redisson_lock__channel:",
+		typ:     EventUnlock,
+		name:    unwrapRedissonName,
+	},
+}
+
+// unwrapRedissonName inverts redissonPrefixName's naming: Redisson wraps a
+// name in braces unless it already holds a '{'. The wrapping is ambiguous
+// for a name that is itself "{x}" (its channel is the same as for "x"); the
+// unwrapped name is the common case and is what this returns. A channel that
+// no name maps to (no brace at all) is returned as it is, so an odd publisher
+// still shows up rather than vanishing.
+func unwrapRedissonName(rest string) string {
+	last := len(rest) - 1
+	if last >= 1 && rest[0] == '{' && rest[last] == '}' && !strings.ContainsRune(rest[1:last], '{') {
+		return rest[1:last]
+	}
+	return rest
+}
+
+// eventFromMessage turns one pub/sub message into an Event, or false when it
+// belongs to no known family.
+func eventFromMessage(m *redis.Message, at time.Time) (Event, bool) {
+	for _, f := range channelFamilies {
+		if (m.Pattern == "" || m.Pattern == f.pattern) && strings.HasPrefix(m.Channel, f.prefix) {
+			return Event{
+				Type:    f.typ,
+				Name:    f.name(m.Channel[len(f.prefix):]),
+				Channel: m.Channel,
+				Message: m.Payload,
+				At:      at,
+			}, true
+		}
+	}
+	return Event{}, false
+}
+
+// EventStream delivers lock events until closed. It never slows the
+// subscription down: when the reader falls behind by more than the buffer,
+// new events are dropped and counted. After a connection loss go-redis
+// reconnects and subscribes again; events published while disconnected are
+// lost, as with any Redis pub/sub.
+type EventStream struct {
+	ch      chan Event
+	ps      *redis.PubSub
+	stop    chan struct{}
+	exited  chan struct{}
+	dropped atomic.Int64
+
+	stopOnce sync.Once
+	psOnce   sync.Once
+	psErr    error
+}
+
+// Events is the stream's channel; it is closed when the stream ends (Close,
+// or the ctx given to SubscribeEvents ends).
+func (s *EventStream) Events() <-chan Event { return s.ch }
+
+// Dropped is the number of events lost because the reader was too slow.
+func (s *EventStream) Dropped() int64 { return s.dropped.Load() }
+
+// Close stops the subscription and waits for its goroutines to finish.
+// Calling it again returns the first result.
+func (s *EventStream) Close() error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.exited
+	return s.closePubSub()
+}
+
+func (s *EventStream) closePubSub() error {
+	s.psOnce.Do(func() { s.psErr = s.ps.Close() })
+	return s.psErr
+}
+
+// SubscribeEvents pattern-subscribes to every known unlock channel family and
+// returns once Redis has confirmed the subscriptions, so an unlock published
+// after it returns is delivered. The stream ends at Close or when ctx ends.
+func (c *Client) SubscribeEvents(ctx context.Context) (*EventStream, error) {
+	patterns := make([]string, len(channelFamilies))
+	for i, f := range channelFamilies {
+		patterns[i] = f.pattern
+	}
+	ps := c.rdb.PSubscribe(ctx, patterns...)
+	for confirmed := 0; confirmed < len(patterns); {
+		msg, err := ps.Receive(ctx)
+		if err != nil {
+			ps.Close()
+			return nil, err
+		}
+		if _, ok := msg.(*redis.Subscription); ok {
+			confirmed++
+		}
+	}
+	s := &EventStream{
+		ch:     make(chan Event, eventBuffer),
+		ps:     ps,
+		stop:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+	go s.run(ctx, ps.Channel())
+	return s, nil
+}
+
+func (s *EventStream) run(ctx context.Context, msgs <-chan *redis.Message) {
+	defer close(s.exited)
+	defer close(s.ch)
+	defer func() {
+		s.closePubSub()
+		// go-redis's reader may be blocked handing us a message; drain until
+		// it sees the closed PubSub and closes msgs, so it does not linger.
+		for range msgs {
+		}
+	}()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-ctx.Done():
+			return
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			ev, ok := eventFromMessage(m, time.Now())
+			if !ok {
+				continue
+			}
+			select {
+			case s.ch <- ev:
+			default:
+				s.dropped.Add(1)
+			}
+		}
+	}
+}

@@ -1,0 +1,583 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// lockTestClient is a store Client on its own connection pool to the shared
+// test server.
+func lockTestClient(t *testing.T) (*Client, *redis.Client) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	return New(rdb, nil), rdb
+}
+
+func lockTestCtx(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// unlockAtEnd releases every level l may still hold so a failing test does
+// not leave a watchdog renewing into the next test.
+func unlockAtEnd(t *testing.T, l *Lock) {
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for i := 0; i < 10 && l.Unlock(ctx) == nil; i++ {
+		}
+	})
+}
+
+func TestLockMutualExclusion(t *testing.T) {
+	const clients, iterations = 16, 100
+	name := redistest.Prefix(t) + "lock"
+	counter := redistest.Prefix(t) + "counter"
+	addr := redistest.Shared(t).Addr
+	ctx := lockTestCtx(t, 60*time.Second)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { rdb.Close() })
+		l := New(rdb, nil).NewLock(name, nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < iterations; n++ {
+				if err := l.Lock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				// Deliberately non-atomic: only the lock keeps this exact.
+				v, err := rdb.Get(ctx, counter).Int()
+				if err != nil && !errors.Is(err, redis.Nil) {
+					errs <- err
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+				if err := rdb.Set(ctx, counter, v+1, 0).Err(); err != nil {
+					errs <- err
+					return
+				}
+				if err := l.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	check := redistest.Client(t)
+	if got, _ := check.Get(ctx, counter).Int(); got != clients*iterations {
+		t.Fatalf("counter = %d, want %d: two holders overlapped", got, clients*iterations)
+	}
+	if n := check.Exists(ctx, name).Val(); n != 0 {
+		t.Errorf("lock key still exists after every holder released it")
+	}
+}
+
+func TestLockContentionOneWinner(t *testing.T) {
+	const n = 100
+	c, _ := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+
+	start := make(chan struct{})
+	results := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		l := c.NewLock(name, nil)
+		unlockAtEnd(t, l)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = l.TryLock(ctx)
+		}()
+	}
+	close(start)
+	wg.Wait()
+
+	won := 0
+	for i, err := range results {
+		switch {
+		case err == nil:
+			won++
+		case errors.Is(err, ErrNotObtained):
+			var le *LockedError
+			if !errors.As(err, &le) || le.TTL <= 0 || le.TTL > DefaultLockLease {
+				t.Errorf("loser %d: %v: want a *LockedError with the holder's TTL", i, err)
+			}
+		default:
+			t.Errorf("attempt %d: unexpected error %v", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d winners, want exactly 1", won)
+	}
+}
+
+func TestLockReentrancy(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	l := c.NewLock(name, &LockOptions{Lease: 10 * time.Second})
+	unlockAtEnd(t, l)
+
+	count := func() string {
+		v, err := rdb.HGet(ctx, name, l.HolderID()).Result()
+		if errors.Is(err, redis.Nil) {
+			return "absent"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "1" {
+		t.Fatalf("after first lock count = %s, want 1", got)
+	}
+	// Let the lease run down a little so the reset is visible.
+	rdb.PExpire(ctx, name, 2*time.Second)
+	if err := l.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "2" {
+		t.Fatalf("after re-entry count = %s, want 2", got)
+	}
+	if pttl := rdb.PTTL(ctx, name).Val(); pttl <= 5*time.Second {
+		t.Fatalf("re-entry did not restart the lease: PTTL = %v", pttl)
+	}
+
+	// A different owner is not the holder: refused, and nothing moves.
+	other := c.NewLock(name, nil)
+	before := rdb.HGetAll(ctx, name).Val()
+	pttlBefore := rdb.PTTL(ctx, name).Val()
+	if err := other.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("non-holder Unlock = %v, want ErrNotHeld", err)
+	}
+	if err := other.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
+		t.Fatalf("non-holder TryLock = %v, want ErrNotObtained", err)
+	}
+	after := rdb.HGetAll(ctx, name).Val()
+	if len(after) != 1 || after[l.HolderID()] != before[l.HolderID()] {
+		t.Fatalf("non-holder changed the hash: %v -> %v", before, after)
+	}
+	if pttl := rdb.PTTL(ctx, name).Val(); pttl > pttlBefore || pttl <= 0 {
+		t.Fatalf("non-holder changed the lease: %v -> %v", pttlBefore, pttl)
+	}
+
+	// Same Owner on the same Client is the same holder.
+	twin := c.NewLock(name, &LockOptions{Owner: l.HolderID()[len(c.ID())+1:]})
+	if twin.HolderID() != l.HolderID() {
+		t.Fatalf("twin holder %q != %q", twin.HolderID(), l.HolderID())
+	}
+	if err := twin.TryLock(ctx); err != nil {
+		t.Fatalf("same owner could not re-enter: %v", err)
+	}
+	if err := twin.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "1" {
+		t.Fatalf("after one unlock count = %s, want 1", got)
+	}
+	if !l.shared.renewing(name, l.HolderID()) {
+		t.Fatal("watchdog stopped while one level is still held")
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != "absent" {
+		t.Fatalf("after final unlock field = %s, want absent", got)
+	}
+	if rdb.Exists(ctx, name).Val() != 0 {
+		t.Fatal("final unlock left the key")
+	}
+	if l.shared.renewing(name, l.HolderID()) {
+		t.Fatal("watchdog still registered after the final unlock")
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("extra Unlock = %v, want ErrNotHeld", err)
+	}
+}
+
+func TestLockAbandonedHolderExpires(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	const lease = time.Second
+
+	start := time.Now()
+	holder := c.NewLock(name, &LockOptions{Lease: lease, NoWatchdog: true})
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if holder.shared.renewing(name, holder.HolderID()) {
+		t.Fatal("NoWatchdog handle started a watchdog")
+	}
+	// The holder "crashes" here: it never renews nor unlocks.
+	waiter := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	unlockAtEnd(t, waiter)
+	if err := waiter.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if took < lease-50*time.Millisecond {
+		t.Fatalf("waiter got the lock after %v, before the holder's %v lease ran out", took, lease)
+	}
+	if took > lease+400*time.Millisecond {
+		t.Fatalf("waiter got the lock after %v, want within lease %v + 400ms", took, lease)
+	}
+	if got := rdb.HGetAll(ctx, name).Val(); len(got) != 1 || got[waiter.HolderID()] != "1" {
+		t.Fatalf("lock hash = %v, want only the waiter", got)
+	}
+}
+
+func TestLockClosedClientWatchdogStops(t *testing.T) {
+	addr := redistest.Shared(t).Addr
+	crashing := redis.NewClient(&redis.Options{Addr: addr})
+	c := New(crashing, nil)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	const lease = 600 * time.Millisecond
+
+	holder := c.NewLock(name, &LockOptions{Lease: lease})
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !holder.shared.renewing(name, holder.HolderID()) {
+		t.Fatal("no watchdog after acquire")
+	}
+	crashing.Close() // the process "dies": no renewals, no unlock
+
+	other, _ := lockTestClient(t)
+	waiter := other.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	unlockAtEnd(t, waiter)
+	start := time.Now()
+	if err := waiter.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > lease+400*time.Millisecond {
+		t.Fatalf("waiter needed %v, want within lease %v + 400ms", took, lease)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for holder.shared.renewing(name, holder.HolderID()) {
+		if time.Now().After(deadline) {
+			t.Fatal("watchdog of a closed client never stopped")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestLockWatchdogKeepsLease(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+
+	holder := c.NewLock(name, &LockOptions{Lease: time.Second})
+	unlockAtEnd(t, holder)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := lockTestClient(t)
+	rival := other.NewLock(name, nil)
+	until := time.Now().Add(5 * time.Second)
+	for i := 0; i < 100 && time.Now().Before(until); i++ {
+		if pttl := rdb.PTTL(ctx, name).Val(); pttl <= 0 {
+			t.Fatalf("after %d checks PTTL = %v: the watchdog let the lease lapse", i, pttl)
+		}
+		if err := rival.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
+			t.Fatalf("rival TryLock while renewed = %v, want ErrNotObtained", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatalf("holder lost the lock despite the watchdog: %v", err)
+	}
+	if holder.shared.renewing(name, holder.HolderID()) {
+		t.Fatal("watchdog still registered after the final unlock")
+	}
+}
+
+func TestLockWatchdogStopsWhenFieldGone(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+
+	l := c.NewLock(name, &LockOptions{Lease: 300 * time.Millisecond})
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Someone else's lock now sits at the name (e.g. force-unlocked, then
+	// taken): the watchdog must neither extend nor keep running.
+	rdb.Del(ctx, name)
+	rdb.HSet(ctx, name, "someone-else:1", 1)
+	rdb.PExpire(ctx, name, 20*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for l.shared.renewing(name, l.HolderID()) {
+		if time.Now().After(deadline) {
+			t.Fatal("watchdog kept running after the holder field vanished")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pttl := rdb.PTTL(ctx, name).Val(); pttl > 20*time.Second || pttl <= 0 {
+		t.Fatalf("other holder's PTTL = %v", pttl)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Unlock after losing the lock = %v, want ErrNotHeld", err)
+	}
+	if rdb.HGet(ctx, name, "someone-else:1").Val() != "1" {
+		t.Fatal("Unlock touched another holder's lock")
+	}
+}
+
+func TestLockRefreshWithoutWatchdog(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	l := c.NewLock(name, &LockOptions{Lease: 5 * time.Second, NoWatchdog: true})
+	if err := l.Refresh(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Refresh before lock = %v, want ErrNotHeld", err)
+	}
+	if rdb.Exists(ctx, name).Val() != 0 {
+		t.Fatal("Refresh of an absent lock created a key")
+	}
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rdb.PExpire(ctx, name, time.Second)
+	if err := l.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pttl := rdb.PTTL(ctx, name).Val(); pttl <= 2*time.Second {
+		t.Fatalf("Refresh did not restart the lease: PTTL = %v", pttl)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLockCtxEndsWait(t *testing.T) {
+	c, _ := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	holder := c.NewLock(name, nil)
+	unlockAtEnd(t, holder)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	err := c.NewLock(name, nil).Lock(short)
+	if !errors.Is(err, ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock past deadline = %v, want ErrNotObtained and DeadlineExceeded", err)
+	}
+	done, cancel2 := context.WithCancel(ctx)
+	cancel2()
+	if err := c.NewLock(name, nil).Lock(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock with cancelled ctx = %v, want context.Canceled", err)
+	}
+}
+
+func TestLockRedissonRawLayout(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	channel := "redisson_lock__channel:{" + name + "}"
+	ctx := lockTestCtx(t, 30*time.Second)
+
+	// A Java client holds it: field "<uuid>:<thread id>", count, lease.
+	javaField := "8743c9c0-0795-4907-87fd-6c719a6b4586:1"
+	rdb.HSet(ctx, name, javaField, 1)
+	rdb.PExpire(ctx, name, 30*time.Second)
+
+	l := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	unlockAtEnd(t, l)
+	err := l.TryLock(ctx)
+	var le *LockedError
+	if !errors.As(err, &le) || le.TTL < 25*time.Second {
+		t.Fatalf("TryLock against a Redisson holder = %v, want *LockedError with ~30s TTL", err)
+	}
+
+	got := make(chan error, 1)
+	go func() { got <- l.Lock(ctx) }()
+	waitForSubscriber(t, rdb, channel)
+	// Redisson's unlock: DEL, then PUBLISH "0".
+	rdb.Del(ctx, name)
+	released := time.Now()
+	rdb.Publish(ctx, channel, "0")
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("waiter did not wake on Redisson's unlock message")
+	}
+	if took := time.Since(released); took > 2*time.Second {
+		t.Fatalf("waiter took %v after the unlock message", took)
+	}
+	fields := rdb.HGetAll(ctx, name).Val()
+	if len(fields) != 1 || fields[l.HolderID()] != "1" || !strings.HasPrefix(l.HolderID(), c.ID()+":") {
+		t.Fatalf("our hold in Redis = %v, want {%s: 1}", fields, l.HolderID())
+	}
+
+	// Our release speaks Redisson: exactly "0" on the braced channel.
+	sub := rdb.Subscribe(ctx, channel)
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := receiveMessage(sub, 5*time.Second)
+	if err != nil {
+		t.Fatalf("no unlock message: %v", err)
+	}
+	if msg.Channel != channel || msg.Payload != "0" {
+		t.Fatalf("unlock published %q on %q, want \"0\" on %q", msg.Payload, msg.Channel, channel)
+	}
+}
+
+func TestLockStatsRing(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+
+	a := c.NewLock(name, nil)
+	b := c.NewLock(name, nil)
+	unlockAtEnd(t, a)
+	unlockAtEnd(t, b)
+	mustNil := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustNil(a.TryLock(ctx))  // a
+	mustNil(a.TryLock(ctx))  // a (re-entry)
+	for i := 0; i < 2; i++ { // r, r
+		if err := b.TryLock(ctx); !errors.Is(err, ErrNotObtained) {
+			t.Fatalf("b.TryLock while a holds = %v, want ErrNotObtained", err)
+		}
+	}
+	mustNil(a.Unlock(ctx))
+	mustNil(a.Unlock(ctx))
+	mustNil(b.TryLock(ctx)) // a
+	mustNil(b.Unlock(ctx))
+
+	got := lockRingSum(t, rdb, name)
+	if want := (Counts{Acquired: 3, Rejected: 2}); got != want {
+		t.Fatalf("stats ring = %+v, want %+v", got, want)
+	}
+	if pttl := rdb.PTTL(ctx, StatsKey(name)).Val(); pttl <= 0 || pttl > StatsTTLMS*time.Millisecond {
+		t.Fatalf("stats PTTL = %v, want (0, %dms]", pttl, StatsTTLMS)
+	}
+
+	// A key of another type is an error outcome, and is left alone.
+	rdb.Set(ctx, name, "app data", 0)
+	if err := a.TryLock(ctx); !errors.Is(err, ErrWrongKind) {
+		t.Fatalf("TryLock on a string = %v, want ErrWrongKind", err)
+	}
+	if err := a.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Unlock on a string = %v, want ErrNotHeld", err)
+	}
+	if rdb.Get(ctx, name).Val() != "app data" {
+		t.Fatal("the string key was changed")
+	}
+	got = lockRingSum(t, rdb, name)
+	if want := (Counts{Acquired: 3, Rejected: 2, Errors: 1}); got != want {
+		t.Fatalf("stats ring after wrong type = %+v, want %+v", got, want)
+	}
+}
+
+// lockRingSum adds up every slot of name's ring that holds one of the last
+// StatsRing buckets by Redis time, so a sequence that straddles a bucket
+// boundary still adds up.
+func lockRingSum(t *testing.T, rdb *redis.Client, name string) Counts {
+	t.Helper()
+	ctx := context.Background()
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := now.UnixMilli() / BucketMS
+	ring := rdb.HGetAll(ctx, StatsKey(name)).Val()
+	var sum Counts
+	for s := 0; s < StatsRing; s++ {
+		k := strconv.Itoa(s)
+		b, err := strconv.ParseInt(ring["b"+k], 10, 64)
+		if err != nil || b > bucket || b <= bucket-StatsRing {
+			continue
+		}
+		if b%StatsRing != int64(s) {
+			t.Errorf("slot %d holds bucket %d", s, b)
+		}
+		n := func(f string) int64 { v, _ := strconv.ParseInt(ring[f+k], 10, 64); return v }
+		sum = sum.Add(Counts{Acquired: n("a"), Rejected: n("r"), Errors: n("e")})
+	}
+	return sum
+}
+
+func TestLockValidationSendsNothing(t *testing.T) {
+	// Nothing listens here: any command sent would fail with a dial error,
+	// not a validation error.
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	c := New(rdb, nil)
+	ctx := lockTestCtx(t, 10*time.Second)
+
+	long := string(make([]byte, MaxNameLen+1))
+	cases := []struct {
+		name, field string
+		opts        *LockOptions
+	}{
+		{"", "name", nil},
+		{long, "name", nil},
+		{"ok", "lease", &LockOptions{Lease: -time.Second}},
+		{"ok", "lease", &LockOptions{Lease: time.Microsecond}},
+		{"ok", "owner", &LockOptions{Owner: string(make([]byte, MaxOwnerLen+1))}},
+		{"ok", "retry cap", &LockOptions{RetryCap: -1}},
+	}
+	for _, tc := range cases {
+		l := c.NewLock(tc.name, tc.opts)
+		calls := map[string]func(context.Context) error{
+			"TryLock": l.TryLock, "Lock": l.Lock, "Unlock": l.Unlock, "Refresh": l.Refresh,
+		}
+		for call, f := range calls {
+			err := f(ctx)
+			var ve *ValidationError
+			if !errors.As(err, &ve) || ve.Field != tc.field || !errors.Is(err, ErrInvalid) {
+				t.Errorf("%s(name len %d, %+v) = %v, want a validation error on %q", call, len(tc.name), tc.opts, err, tc.field)
+			}
+		}
+	}
+	// And a valid call does reach the (absent) server, so the check above
+	// can tell the two apart.
+	if err := c.NewLock("ok", nil).TryLock(ctx); err == nil || errors.Is(err, ErrInvalid) {
+		t.Fatalf("valid TryLock against a closed port = %v, want a connection error", err)
+	}
+}

@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestLockWaiterWakesOnUnlockMessage(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+
+	holder := c.NewLock(name, &LockOptions{Lease: 10 * time.Second})
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The cap is far above the lease, so only the message can wake it early.
+	waiterClient, _ := lockTestClient(t)
+	waiter := waiterClient.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	unlockAtEnd(t, waiter)
+	got := make(chan error, 1)
+	go func() { got <- waiter.Lock(ctx) }()
+	waitForSubscriber(t, rdb, UnlockChannel(name))
+	time.Sleep(100 * time.Millisecond)
+	released := time.Now()
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(released); d > 2*time.Second {
+			t.Fatalf("waiter took %v after the unlock (lease left was ~10s): it polled", d)
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("waiter did not wake on the unlock message")
+	}
+}
+
+func TestLockWaitLeavesNoSubscriptions(t *testing.T) {
+	const workers, perWorker = 10, 500 // 5,000 wait-and-acquire operations
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	channel := UnlockChannel(name)
+	ctx := lockTestCtx(t, 90*time.Second)
+	hub := &sharedFor(c).hub
+	waitsBefore, _ := hubCounts(hub)
+
+	var wg sync.WaitGroup
+	var inside, overlaps atomic.Int64
+	errs := make(chan error, workers)
+	for i := 0; i < workers; i++ {
+		l := c.NewLock(name, nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < perWorker; n++ {
+				if err := l.Lock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				if inside.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				inside.Add(-1)
+				if err := l.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := overlaps.Load(); n != 0 {
+		t.Fatalf("%d overlapping holds", n)
+	}
+	waits, subscribes := hubCounts(hub)
+	if waits -= waitsBefore; waits < 500 {
+		t.Fatalf("only %d of %d operations waited: the wait path was barely exercised", waits, workers*perWorker)
+	}
+	t.Logf("%d operations waited; %d SUBSCRIBEs in all", waits, subscribes)
+
+	hub.mu.Lock()
+	waiters, channels := hub.waiters, len(hub.channels)
+	hub.mu.Unlock()
+	if waiters != 0 || channels != 0 {
+		t.Fatalf("hub still tracks %d waiters on %d channels", waiters, channels)
+	}
+	// UNSUBSCRIBE is written by the last waiter on its way out; give Redis
+	// a moment to process it, then demand zero.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		numsub := rdb.PubSubNumSub(ctx, channel).Val()[channel]
+		numpat := rdb.PubSubNumPat(ctx).Val()
+		if numsub == 0 && numpat == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PUBSUB NUMSUB %s = %d, NUMPAT = %d; want 0 and 0", channel, numsub, numpat)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func hubCounts(h *waitHub) (waits, subscribes int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waits, h.subscribes
+}
+
+func TestLockWaitSharesOneConnection(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	prefix := redistest.Prefix(t)
+	ctx := lockTestCtx(t, 30*time.Second)
+	hub := &sharedFor(c).hub
+	hub.mu.Lock()
+	hub.idleClose = 50 * time.Millisecond
+	hub.mu.Unlock()
+
+	// Two held locks, three waiters on each.
+	other, _ := lockTestClient(t)
+	var holders []*Lock
+	for _, n := range []string{"a", "b"} {
+		h := other.NewLock(prefix+n, nil)
+		if err := h.TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		holders = append(holders, h)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		l := c.NewLock(holders[i%2].Name(), &LockOptions{RetryCap: time.Minute})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.Lock(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := l.Unlock(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		hub.mu.Lock()
+		w := hub.waiters
+		hub.mu.Unlock()
+		if w == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 6 waiters registered", w)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, h := range holders {
+		ch := UnlockChannel(h.Name())
+		if n := rdb.PubSubNumSub(ctx, ch).Val()[ch]; n != 1 {
+			t.Errorf("NUMSUB %s = %d with 3 waiters, want 1 shared subscription", ch, n)
+		}
+	}
+	for _, h := range holders {
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+
+	// With nobody waiting the connection goes away after idleClose.
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		hub.mu.Lock()
+		open := hub.ps != nil
+		hub.mu.Unlock()
+		if !open {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle PubSub connection was never closed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// And the next waiter opens a fresh one.
+	h := other.NewLock(prefix+"a", nil)
+	if err := h.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l := c.NewLock(prefix+"a", &LockOptions{RetryCap: time.Minute})
+		err := l.Lock(ctx)
+		if err == nil {
+			err = l.Unlock(ctx)
+		}
+		got <- err
+	}()
+	waitForSubscriber(t, rdb, UnlockChannel(prefix+"a"))
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiter on a reopened connection never woke")
+	}
+}
+
+// The confirmation bookkeeping: a late confirmation of an earlier SUBSCRIBE
+// must not mark a newer one ready.
+func TestLockWaitHubConfirmationOrder(t *testing.T) {
+	h := &waitHub{channels: map[string]*channelWaiters{}, pending: map[string]int{}}
+	cw := &channelWaiters{ready: make(chan struct{}), members: map[*unlockWaiter]struct{}{}}
+	h.channels["ch"] = cw
+	h.pending["ch"] = 2 // subscribe, unsubscribe, subscribe again
+	h.confirmed("ch")
+	select {
+	case <-cw.ready:
+		t.Fatal("ready after the first of two confirmations")
+	default:
+	}
+	h.confirmed("ch")
+	select {
+	case <-cw.ready:
+	default:
+		t.Fatal("not ready after the last confirmation")
+	}
+	h.confirmed("ch") // a resubscribe after a redial: harmless
+	w := &unlockWaiter{hub: h, channel: "ch", C: make(chan struct{}, 1)}
+	cw.members[w] = struct{}{}
+	h.deliver("ch")
+	h.deliver("ch") // coalesced, must not block
+	if len(w.C) != 1 {
+		t.Fatalf("waiter has %d pending wake-ups, want 1", len(w.C))
+	}
+}
+
+func TestLockWaitSubscribeFailure(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	c := New(rdb, nil)
+	hub := &sharedFor(c).hub
+	ctx := lockTestCtx(t, 10*time.Second)
+	_, err := hub.join(ctx, "redisson_lock__channel:{x}")
+	if err == nil {
+		t.Fatal("join against a closed port succeeded")
+	}
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	if hub.waiters != 0 || len(hub.channels) != 0 || len(hub.pending) != 0 {
+		t.Fatalf("failed join left state: %d waiters, %v, %v", hub.waiters, hub.channels, hub.pending)
+	}
+	if errors.Is(err, ErrInvalid) {
+		t.Fatal("connection failure reported as invalid input")
+	}
+}
+
+// receiveMessage waits a bounded time for the next message on sub.
+func receiveMessage(sub *redis.PubSub, d time.Duration) (*redis.Message, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for {
+		m, err := sub.ReceiveTimeout(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		if msg, ok := m.(*redis.Message); ok {
+			return msg, nil
+		}
+	}
+}
+
+// waitForSubscriber blocks until someone listens on channel (bounded).
+func waitForSubscriber(t *testing.T, rdb *redis.Client, channel string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(5 * time.Second)
+	for rdb.PubSubNumSub(ctx, channel).Val()[channel] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nobody subscribed to %s", channel)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

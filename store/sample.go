@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sample is one sampler tick: fresh state and stats of known objects, read
+// in one pipelined round trip per Redis node.
+type Sample struct {
+	At       time.Time          // Redis TIME at the sample
+	Locks    []LockInfo         // requested locks that still exist, in request order
+	Limiters []LimiterInfo      // requested limiters that still exist, in request order
+	Stats    map[string]Summary // by object name, for every requested name
+}
+
+// Sample reads state and stats of the named locks and limiters: TIME, then
+// for each lock HGETALL and PTTL, for each limiter HGETALL, and for every
+// name HGETALL of its stats ring, all in one pipeline (on a Cluster the
+// pipeline is split by node and the parts run concurrently). A name that no
+// longer holds an object of its kind is left out of Locks or Limiters but
+// still gets a Summary, so a vanished object's last outcomes stay visible
+// until its ring expires. The cost grows with the number of names, never
+// with the number of viewers.
+func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
+	pipe := c.rdb.Pipeline()
+	now := pipe.Time(ctx)
+	type lockRead struct {
+		fields *redis.MapStringStringCmd
+		pttl   *redis.DurationCmd
+	}
+	lockReads := make([]lockRead, len(locks))
+	for i, name := range locks {
+		lockReads[i] = lockRead{pipe.HGetAll(ctx, name), pipe.PTTL(ctx, name)}
+	}
+	limReads := make([]*redis.MapStringStringCmd, len(limiters))
+	for i, name := range limiters {
+		limReads[i] = pipe.HGetAll(ctx, name)
+	}
+	rings := make(map[string]*redis.MapStringStringCmd, len(locks)+len(limiters))
+	for _, names := range [][]string{locks, limiters} {
+		for _, name := range names {
+			if _, ok := rings[name]; !ok {
+				rings[name] = pipe.HGetAll(ctx, StatsKey(name))
+			}
+		}
+	}
+	if err := execTolerant(ctx, pipe); err != nil {
+		return nil, err
+	}
+	if err := now.Err(); err != nil {
+		return nil, err
+	}
+
+	at := now.Val()
+	nowMS, bucket := at.UnixMilli(), BucketOf(at)
+	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings))}
+	for i, name := range locks {
+		fields, err := lockReads[i].fields.Result()
+		if err != nil {
+			continue
+		}
+		if info, ok := classifyLock(name, fields, lockReads[i].pttl.Val()); ok {
+			s.Locks = append(s.Locks, info)
+		}
+	}
+	for i, name := range limiters {
+		fields, err := limReads[i].Result()
+		if err != nil {
+			continue
+		}
+		if info, ok := classifyLimiter(name, fields, nowMS); ok {
+			s.Limiters = append(s.Limiters, info)
+		}
+	}
+	for name, cmd := range rings {
+		// A ring that is missing or unreadable is an idle object: zero counts.
+		fields, _ := cmd.Result()
+		s.Stats[name] = summarizeFields(fields, bucket)
+	}
+	return s, nil
+}

@@ -1,0 +1,173 @@
+package views
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The formatting here is mirrored by static/app.js, which rewrites the same
+// cells between page loads; keep the two in step.
+
+func now(l Layout) time.Time {
+	if l.Now.IsZero() {
+		return time.Now()
+	}
+	return l.Now
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func intStr(n int) string { return strconv.Itoa(n) }
+
+// num prints a float without trailing zeros and with at most two decimals,
+// because intervals like seed 001's "2.0" ms are fractional but a rate of
+// 333.3333 per second is noise at that precision.
+func num(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
+}
+
+// pttlText is the remaining lease as people read it.
+func pttlText(ms int64) string {
+	switch {
+	case ms < 0:
+		return "no expiry"
+	case ms < 60_000:
+		return fmt.Sprintf("%.1f s", float64(ms)/1000)
+	case ms < 3_600_000:
+		return fmt.Sprintf("%dm %02ds", ms/60_000, ms/1000%60)
+	default:
+		return fmt.Sprintf("%dh %02dm", ms/3_600_000, ms/60_000%60)
+	}
+}
+
+// ageText is a coarse duration for "first seen … ago".
+func ageText(d time.Duration) string {
+	s := int64(d / time.Second)
+	switch {
+	case s < 0:
+		return "0s"
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm %02ds", s/60, s%60)
+	default:
+		return fmt.Sprintf("%dh %02dm", s/3600, s/60%60)
+	}
+}
+
+func epochMS(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return itoa(t.UnixMilli())
+}
+
+// clock shows times in UTC with milliseconds: the rolling table steps by
+// 200 ms and the console's viewers may sit in several time zones.
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("15:04:05.000")
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// ratio is rejected over all outcomes; 0 without traffic.
+func ratio(c Counts) float64 {
+	if c.Total() == 0 {
+		return 0
+	}
+	return float64(c.Rejected) / float64(c.Total())
+}
+
+func ratioText(c Counts) string {
+	if c.Total() == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(ratio(c)*100, 'f', 1, 64) + "%"
+}
+
+// RatioClass names the colour of a reject ratio: "ratio-idle" without
+// traffic, then ok / warn / bad by RatioWarn and RatioBad.
+func RatioClass(c Counts) string {
+	switch r := ratio(c); {
+	case c.Total() == 0:
+		return "ratio-idle"
+	case r >= RatioBad:
+		return "ratio-bad"
+	case r >= RatioWarn:
+		return "ratio-warn"
+	default:
+		return "ratio-ok"
+	}
+}
+
+func holdersText(hs []HolderRow) string {
+	if len(hs) == 0 {
+		return "–"
+	}
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.ID + " ×" + itoa(h.Count)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// eventDetail is the part of an event line after the lock name.
+func eventDetail(e EventRow) string {
+	switch e.Type {
+	case "unlock":
+		return fmt.Sprintf("%q on %s", e.Message, e.Channel)
+	case "force-unlock":
+		if e.Holder != "" {
+			return "broken by the console, holder " + e.Holder
+		}
+		return "broken by the console"
+	case "expired":
+		return "lease ran out"
+	default:
+		return e.Message
+	}
+}
+
+func pageTitle(l Layout) string {
+	if l.Title == "" {
+		return "lockwarden"
+	}
+	return l.Title + " · lockwarden"
+}
+
+func formValue(v string, fallback string, errs map[string]string) string {
+	if v == "" && len(errs) == 0 {
+		return fallback
+	}
+	return v
+}
+
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return t
+	}
+	return "Error"
+}
+
+// backURL keeps the back link on this site: only absolute paths are used.
+func backURL(b string) string {
+	if strings.HasPrefix(b, "/") && !strings.HasPrefix(b, "//") && !strings.HasPrefix(b, "/\\") {
+		return b
+	}
+	return "/"
+}

@@ -1,0 +1,329 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+type lockJSON struct {
+	Name    string         `json:"name"`
+	Kind    store.Kind     `json:"kind"`
+	Holders []store.Holder `json:"holders"`
+	PTTLMS  int64          `json:"pttl_ms"`
+}
+
+func toLockJSON(l store.LockInfo) lockJSON {
+	return lockJSON{Name: l.Name, Kind: l.Kind, Holders: holdersOrEmpty(l.Holders), PTTLMS: pttlMS(l.PTTL)}
+}
+
+type limiterJSON struct {
+	Name       string       `json:"name"`
+	Kind       store.Kind   `json:"kind"`
+	Rate       int64        `json:"rate"`
+	IntervalMS float64      `json:"interval_ms"`
+	PerSecond  float64      `json:"per_second"`
+	Available  int64        `json:"available"`
+	Window     store.Counts `json:"window"`
+}
+
+func toLimiterJSON(l store.LimiterInfo, w store.Counts) limiterJSON {
+	return limiterJSON{Name: l.Name, Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS,
+		PerSecond: l.PerSecond, Available: l.Available, Window: w}
+}
+
+// maxMatchLen bounds ?match= like store bounds names.
+const maxMatchLen = store.MaxNameLen
+
+func matchParam(c echo.Context) (string, error) {
+	m := c.QueryParam("match")
+	if len(m) > maxMatchLen {
+		return "", badRequest("match", fmt.Sprintf("must be at most %d bytes", maxMatchLen))
+	}
+	return m, nil
+}
+
+// objectError gives a store error on a named object a message that names
+// it; the status still comes from toHTTPError.
+func objectError(err error, what, name string) error {
+	he := toHTTPError(err)
+	switch he.Status {
+	case http.StatusNotFound:
+		return &httpError{Status: he.Status, Message: fmt.Sprintf("no %s named %q", what, name), Err: err}
+	case http.StatusConflict:
+		return &httpError{Status: he.Status, Message: fmt.Sprintf("%s %q is no longer held by that holder; nothing was changed", what, name), Err: err}
+	}
+	return err
+}
+
+// listLocks discovers the locks the console may show, narrowed by glob.
+func (s *Server) listLocks(c echo.Context, glob string) ([]store.LockInfo, error) {
+	d, err := s.st.Discover(c.Request().Context(), s.cfg.match())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.LockInfo, 0, len(d.Locks))
+	for _, l := range d.Locks {
+		if glob == "" || globMatch(glob, l.Name) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) handleAPILocks(c echo.Context) error {
+	glob, err := matchParam(c)
+	if err != nil {
+		return err
+	}
+	locks, err := s.listLocks(c, glob)
+	if err != nil {
+		return err
+	}
+	out := make([]lockJSON, 0, len(locks))
+	for _, l := range locks {
+		out = append(out, toLockJSON(l))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"locks": out})
+}
+
+func (s *Server) handleAPILock(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	l, err := s.st.GetLock(c.Request().Context(), name)
+	if err != nil {
+		return objectError(err, "lock", name)
+	}
+	return c.JSON(http.StatusOK, toLockJSON(*l))
+}
+
+// forceUnlock breaks the lock if holder still holds it and tells every
+// viewer. On a lost race the error carries the current holders.
+func (s *Server) forceUnlock(c echo.Context, name, holder string) error {
+	ctx := c.Request().Context()
+	err := s.st.ForceUnlock(ctx, name, holder)
+	if errors.Is(err, store.ErrHolderChanged) {
+		cur, gerr := s.st.GetLock(ctx, name)
+		if gerr != nil {
+			return objectError(gerr, "lock", name)
+		}
+		he := objectError(err, "lock", name).(*httpError)
+		he.Holders = holdersOrEmpty(cur.Holders)
+		return he
+	}
+	if err != nil {
+		return objectError(err, "lock", name)
+	}
+	s.log.Info("lock force-unlocked", "name", name, "holder", holder, "remote", c.RealIP())
+	s.publishEvent(eventFrame{Type: store.EventForceUnlock, Name: name, Holder: holder, At: time.Now()})
+	return nil
+}
+
+func (s *Server) handleAPIForceUnlock(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Holder *string `json:"holder"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Holder == nil || *body.Holder == "" {
+		return badRequest("holder", "holder is required: the holder id shown for the lock")
+	}
+	if err := s.forceUnlock(c, name, *body.Holder); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]bool{"released": true})
+}
+
+func (s *Server) handleAPILimiters(c echo.Context) error {
+	ctx := c.Request().Context()
+	d, err := s.st.Discover(ctx, s.cfg.match())
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(d.Limiters))
+	for _, l := range d.Limiters {
+		names = append(names, l.Name)
+	}
+	smp, err := s.st.Sample(ctx, nil, names)
+	if err != nil {
+		return err
+	}
+	out := make([]limiterJSON, 0, len(d.Limiters))
+	for _, l := range d.Limiters {
+		out = append(out, toLimiterJSON(l, smp.Stats[l.Name].Window))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"limiters": out})
+}
+
+// limiterWithWindow reads one limiter and its current window.
+func (s *Server) limiterWithWindow(c echo.Context, name string) (*store.LimiterInfo, store.Counts, error) {
+	ctx := c.Request().Context()
+	l, err := s.st.GetLimiter(ctx, name)
+	if err != nil {
+		return nil, store.Counts{}, objectError(err, "limiter", name)
+	}
+	smp, err := s.st.Sample(ctx, nil, []string{name})
+	if err != nil {
+		return nil, store.Counts{}, err
+	}
+	return l, smp.Stats[name].Window, nil
+}
+
+func (s *Server) handleAPILimiter(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	l, w, err := s.limiterWithWindow(c, name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toLimiterJSON(*l, w))
+}
+
+// limiterEdit is a validated rate change.
+type limiterEdit struct {
+	Rate       int64
+	IntervalMS float64
+}
+
+// maxRate keeps rates exactly representable in the float64 a JSON number
+// decodes to.
+const maxRate = 1 << 53
+
+// validateLimiterEdit checks what the web layer can know without Redis:
+// the store checks again, but a clear per-field message is cheaper here.
+func validateLimiterEdit(rate, intervalMS float64) (limiterEdit, error) {
+	switch {
+	case math.IsNaN(rate) || math.IsInf(rate, 0):
+		return limiterEdit{}, badRequest("rate", "rate must be a finite number")
+	case rate != math.Trunc(rate):
+		return limiterEdit{}, badRequest("rate", "rate must be a whole number of permits")
+	case rate < 1:
+		return limiterEdit{}, badRequest("rate", "rate must be at least 1")
+	case rate > maxRate:
+		return limiterEdit{}, badRequest("rate", fmt.Sprintf("rate must be at most %d", int64(maxRate)))
+	case math.IsNaN(intervalMS) || math.IsInf(intervalMS, 0):
+		return limiterEdit{}, badRequest("interval_ms", "interval_ms must be a finite number")
+	case intervalMS <= 0:
+		return limiterEdit{}, badRequest("interval_ms", "interval_ms must be greater than 0")
+	}
+	return limiterEdit{Rate: int64(rate), IntervalMS: intervalMS}, nil
+}
+
+func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Rate       *float64 `json:"rate"`
+		IntervalMS *float64 `json:"interval_ms"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Rate == nil {
+		return badRequest("rate", "rate is required")
+	}
+	if body.IntervalMS == nil {
+		return badRequest("interval_ms", "interval_ms is required")
+	}
+	edit, err := validateLimiterEdit(*body.Rate, *body.IntervalMS)
+	if err != nil {
+		return err
+	}
+	l, err := s.st.ModifyLimiter(c.Request().Context(), name, edit.Rate, edit.IntervalMS)
+	if err != nil {
+		return objectError(err, "limiter", name)
+	}
+	s.log.Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS, "remote", c.RealIP())
+	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.sampler.latest().window(name)))
+}
+
+type statsJSON struct {
+	BucketMS int                     `json:"bucket_ms"`
+	WindowMS int                     `json:"window_ms"`
+	At       int64                   `json:"at"`
+	Limiters map[string]store.Counts `json:"limiters"`
+	Locks    map[string]store.Counts `json:"locks"`
+}
+
+func (s *Server) handleAPIStats(c echo.Context) error {
+	out := statsJSON{BucketMS: store.BucketMS, WindowMS: store.WindowMS,
+		Limiters: map[string]store.Counts{}, Locks: map[string]store.Counts{}}
+	sn := s.sampler.latest()
+	if sn == nil || sn.At == 0 {
+		out.At = time.Now().UnixMilli() / store.BucketMS * store.BucketMS
+	} else {
+		f := buildStatsFrame(sn)
+		out.At, out.Limiters, out.Locks = f.At, f.Limiters, f.Locks
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) handleAPIEvents(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"events": s.events.recent(eventLogSize)})
+}
+
+// decodeJSON reads one JSON object from the body into v. Unknown fields are
+// refused, so a misspelt field cannot be silently ignored.
+func decodeJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if dec.Decode(&struct{}{}) != io.EOF {
+			return badRequest("", "request body must hold exactly one JSON object")
+		}
+		return nil
+	}
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		te  *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return &httpError{Status: http.StatusRequestEntityTooLarge, Message: "request body too large (limit 64 KiB)", Err: err}
+	case errors.Is(err, io.EOF):
+		return badRequest("", "request body is empty; expected a JSON object")
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("", "request body is not valid JSON")
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return badRequest("", "request body must be a JSON object")
+		}
+		return badRequest(te.Field, fmt.Sprintf("%s must be a %s", te.Field, jsonTypeName(te.Type.Kind().String())))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return badRequest(field, fmt.Sprintf("unknown field %q", field))
+	}
+	return badRequest("", "request body is not valid JSON")
+}
+
+func jsonTypeName(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "float"), strings.HasPrefix(kind, "int"):
+		return "number"
+	case kind == "string":
+		return "string"
+	}
+	return kind
+}

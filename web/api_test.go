@@ -1,0 +1,440 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+type apiLock struct {
+	Name    string         `json:"name"`
+	Kind    string         `json:"kind"`
+	Holders []store.Holder `json:"holders"`
+	PTTLMS  int64          `json:"pttl_ms"`
+}
+
+type apiLimiter struct {
+	Name       string       `json:"name"`
+	Kind       string       `json:"kind"`
+	Rate       int64        `json:"rate"`
+	IntervalMS float64      `json:"interval_ms"`
+	PerSecond  float64      `json:"per_second"`
+	Available  int64        `json:"available"`
+	Window     store.Counts `json:"window"`
+}
+
+type apiErr struct {
+	Error   string         `json:"error"`
+	Field   string         `json:"field"`
+	Holders []store.Holder `json:"holders"`
+}
+
+func TestAPILocksListAndFilter(t *testing.T) {
+	e := newEnv(t, nil)
+	e.makeLock(e.prefix+"orders:1", "worker-1", 2, time.Minute)
+	e.makeLock(e.prefix+"orders:2", "worker-2", 1, time.Minute)
+	e.makeLock(e.prefix+"users:7", "worker-3", 1, time.Minute)
+	// An application hash that is not a lock must not be listed.
+	e.rdb.HSet(context.Background(), e.prefix+"profile", "name", "x")
+
+	var all struct{ Locks []apiLock }
+	e.getJSON("/api/locks", 200, &all)
+	if len(all.Locks) != 3 {
+		t.Fatalf("got %d locks, want 3: %+v", len(all.Locks), all.Locks)
+	}
+	l := all.Locks[0]
+	if l.Name != e.prefix+"orders:1" || l.Kind != "reentrant" || len(l.Holders) != 1 ||
+		l.Holders[0].ID != holderID("worker-1") || l.Holders[0].Count != 2 {
+		t.Errorf("first lock = %+v", l)
+	}
+	if l.PTTLMS <= 0 || l.PTTLMS > 60000 {
+		t.Errorf("pttl_ms = %d, want within (0, 60000]", l.PTTLMS)
+	}
+
+	var some struct{ Locks []apiLock }
+	e.getJSON("/api/locks?match="+esc(e.prefix+"orders:*"), 200, &some)
+	if len(some.Locks) != 2 {
+		t.Fatalf("match orders:* gave %d locks, want 2", len(some.Locks))
+	}
+	// ?match narrows the configured pattern, never widens it.
+	var none struct{ Locks []apiLock }
+	e.getJSON("/api/locks?match=*", 200, &none)
+	if len(none.Locks) != 3 {
+		t.Errorf("match=* gave %d locks, want the 3 of this server's scope", len(none.Locks))
+	}
+	st, _, _ := e.do("GET", "/api/locks?match="+strings.Repeat("a", 2000), nil, nil)
+	if st != 400 {
+		t.Errorf("overlong match: status %d, want 400", st)
+	}
+}
+
+func TestAPILockGetAndNotFound(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "job"
+	e.makeLock(name, "w", 3, time.Minute)
+	var l apiLock
+	e.getJSON("/api/locks/"+esc(name), 200, &l)
+	if l.Name != name || l.Holders[0].Count != 3 {
+		t.Errorf("lock = %+v", l)
+	}
+	var er apiErr
+	e.getJSON("/api/locks/"+esc(e.prefix+"nope"), 404, &er)
+	if !strings.Contains(er.Error, "nope") {
+		t.Errorf("404 error %q does not name the lock", er.Error)
+	}
+	// A key of another kind is not a lock either.
+	e.rdb.Set(context.Background(), e.prefix+"str", "v", time.Minute)
+	e.getJSON("/api/locks/"+esc(e.prefix+"str"), 404, nil)
+}
+
+func TestAPINamesRoundTrip(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, n := range []string{"a/b", "{x}:y", "sp ace", "ключ", "%41", `q"uote<script>`, "a%2Fb", "x?y#z"} {
+		name := e.prefix + n
+		e.makeLock(name, "w", 1, time.Minute)
+		var l apiLock
+		e.getJSON("/api/locks/"+esc(name), 200, &l)
+		if l.Name != name {
+			t.Errorf("%q came back as %q", name, l.Name)
+		}
+		st, _, body := e.do("GET", "/locks/"+esc(name), nil, nil)
+		if st != 200 {
+			t.Errorf("lock page of %q: status %d", n, st)
+		}
+		if strings.Contains(string(body), "<script>") {
+			t.Errorf("lock page of %q holds an unescaped <script>", n)
+		}
+		e.makeBucket(name+":rl", 5, "100")
+		var lim apiLimiter
+		e.getJSON("/api/limiters/"+esc(name+":rl"), 200, &lim)
+		if lim.Name != name+":rl" {
+			t.Errorf("limiter %q came back as %q", name+":rl", lim.Name)
+		}
+	}
+	// "%41" must not be read as "A".
+	e.makeLock(e.prefix+"A", "other", 9, time.Minute)
+	var l apiLock
+	e.getJSON("/api/locks/"+esc(e.prefix+"%41"), 200, &l)
+	if l.Holders[0].Count != 1 {
+		t.Errorf("%%41 was decoded twice: got the lock named A")
+	}
+}
+
+func TestAPIForceUnlock(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	name := e.prefix + "stuck"
+	e.makeLock(name, "w1", 4, time.Minute)
+	path := "/api/locks/" + esc(name) + "/force-unlock"
+
+	// Wrong holder: 409 naming the real one, nothing changed.
+	var er apiErr
+	e.sendJSON("POST", path, `{"holder":"`+holderID("w2")+`"}`, 409, &er)
+	if len(er.Holders) != 1 || er.Holders[0].ID != holderID("w1") || er.Holders[0].Count != 4 {
+		t.Errorf("409 holders = %+v", er.Holders)
+	}
+	if n, _ := e.rdb.Exists(ctx, name).Result(); n != 1 {
+		t.Fatal("lock deleted after a 409")
+	}
+	e.sendJSON("POST", path, `{}`, 400, &er)
+	if er.Field != "holder" {
+		t.Errorf("missing holder: field %q", er.Field)
+	}
+	e.sendJSON("POST", path, `{"holder":`, 400, nil)
+
+	var ok map[string]bool
+	e.sendJSON("POST", path, `{"holder":"`+holderID("w1")+`"}`, 200, &ok)
+	if !ok["released"] {
+		t.Errorf("reply = %v", ok)
+	}
+	if n, _ := e.rdb.Exists(ctx, name).Result(); n != 0 {
+		t.Error("lock still exists after force-unlock")
+	}
+	e.sendJSON("POST", path, `{"holder":"`+holderID("w1")+`"}`, 404, nil)
+
+	var evs struct{ Events []map[string]any }
+	e.getJSON("/api/events", 200, &evs)
+	found := false
+	for _, ev := range evs.Events {
+		if ev["type"] == "force-unlock" && ev["name"] == name && ev["holder"] == holderID("w1") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no force-unlock event in %v", evs.Events)
+	}
+}
+
+func TestAPILimiters(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "rl:api"
+	e.makeBucket(name, 500, "2")
+	tb := e.srv.st.TokenBucket(name)
+	for range 3 {
+		if _, err := tb.Acquire(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var list struct{ Limiters []apiLimiter }
+	e.getJSON("/api/limiters", 200, &list)
+	if len(list.Limiters) != 1 {
+		t.Fatalf("limiters = %+v", list.Limiters)
+	}
+	l := list.Limiters[0]
+	if l.Name != name || l.Kind != "token-bucket" || l.Rate != 500 || l.IntervalMS != 2 || l.PerSecond != 500 {
+		t.Errorf("limiter = %+v", l)
+	}
+	if l.Available < 490 || l.Available > 500 {
+		t.Errorf("available = %d, want about 500", l.Available)
+	}
+	// The window sums complete buckets, so the acquires show within ~1.2 s.
+	eventually(t, 5*time.Second, "3 acquires in the window", func() bool {
+		var one apiLimiter
+		e.getJSON("/api/limiters/"+esc(name), 200, &one)
+		return one.Window.Acquired == 3
+	})
+	e.getJSON("/api/limiters/"+esc(e.prefix+"missing"), 404, nil)
+}
+
+func TestAPIModifyLimiter(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "rl:edit"
+	e.makeBucket(name, 100, "10")
+	path := "/api/limiters/" + esc(name)
+
+	var l apiLimiter
+	e.sendJSON("PUT", path, `{"rate":250,"interval_ms":4}`, 200, &l)
+	if l.Rate != 250 || l.IntervalMS != 4 || l.PerSecond != 250 {
+		t.Errorf("after PUT: %+v", l)
+	}
+	if h := e.hgetall(name); h["max_permits"] != "250" || h["interval"] != "4" {
+		t.Errorf("hash after PUT: %v", h)
+	}
+
+	before := e.hgetall(name)
+	bad := []struct{ body, field string }{
+		{`{"rate":0,"interval_ms":4}`, "rate"},
+		{`{"rate":-5,"interval_ms":4}`, "rate"},
+		{`{"rate":1.5,"interval_ms":4}`, "rate"},
+		{`{"rate":10,"interval_ms":-1}`, "interval_ms"},
+		{`{"rate":10,"interval_ms":0}`, "interval_ms"},
+		{`{"rate":"10","interval_ms":4}`, "rate"},
+		{`{"rate":10}`, "interval_ms"},
+		{`{"interval_ms":4}`, "rate"},
+		{`{"rate":10,"interval_ms":4,"extra":1}`, "extra"},
+		{`{"rate":1e400,"interval_ms":4}`, "rate"},
+		{`{"rate":NaN,"interval_ms":4}`, ""},
+		{`{"rate":10,"interval_ms":NaN}`, ""},
+		{`{"rate":10,"interval_ms":"NaN"}`, "interval_ms"},
+		{`not json`, ""},
+		{``, ""},
+		{`[1,2]`, ""},
+		{`{"rate":10,"interval_ms":4} {}`, ""},
+	}
+	for _, b := range bad {
+		var er apiErr
+		e.sendJSON("PUT", path, b.body, 400, &er)
+		if er.Error == "" {
+			t.Errorf("%s: empty error message", b.body)
+		}
+		if b.field != "" && er.Field != b.field {
+			t.Errorf("%s: field %q, want %q (error %q)", b.body, er.Field, b.field, er.Error)
+		}
+	}
+	// Big enough to exceed 64 KiB, valid JSON otherwise.
+	huge := `{"rate":10,"interval_ms":4,"pad":"` + strings.Repeat("x", 70<<10) + `"}`
+	e.sendJSON("PUT", path, huge, 413, nil)
+	if after := e.hgetall(name); !maps.Equal(before, after) {
+		t.Errorf("rejected PUTs changed the bucket:\nbefore %v\nafter  %v", before, after)
+	}
+
+	e.sendJSON("PUT", "/api/limiters/"+esc(e.prefix+"none"), `{"rate":10,"interval_ms":4}`, 404, nil)
+	e.makeLock(e.prefix+"lock", "w", 1, time.Minute)
+	e.sendJSON("PUT", "/api/limiters/"+esc(e.prefix+"lock"), `{"rate":10,"interval_ms":4}`, 404, nil)
+	if h := e.hgetall(e.prefix + "lock"); len(h) != 1 {
+		t.Errorf("PUT on a lock changed it: %v", h)
+	}
+}
+
+func TestAPIHugeChunkedBody(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "rl"
+	e.makeBucket(name, 100, "10")
+	// No Content-Length: the limit must trip while reading.
+	body := &slowReader{data: []byte(`{"rate":10,"interval_ms":4,"pad":"` + strings.Repeat("x", 100<<10) + `"}`)}
+	req, _ := http.NewRequest("PUT", e.srv.URL()+"/api/limiters/"+esc(name), body)
+	req.Header.Set("Authorization", "Bearer x")
+	req.ContentLength = -1
+	resp, err := e.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 413 {
+		t.Errorf("status %d, want 413", resp.StatusCode)
+	}
+	if h := e.hgetall(name); h["max_permits"] != "100" {
+		t.Errorf("bucket changed: %v", h)
+	}
+}
+
+// slowReader hides its length so the client sends a chunked body.
+type slowReader struct {
+	data []byte
+	off  int
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if r.off >= len(r.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.data[r.off:min(len(r.data), r.off+4096)])
+	r.off += n
+	return n, nil
+}
+
+func TestAPIAdminToken(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AdminToken = "s3cret" })
+	name := e.prefix + "rl"
+	e.makeBucket(name, 100, "10")
+	path := "/api/limiters/" + esc(name)
+	body := `{"rate":20,"interval_ms":5}`
+
+	for _, auth := range []string{"", "Bearer wrong", "Basic czNjcmV0", "Bearer "} {
+		hdr := map[string]string{"Content-Type": "application/json"}
+		if auth != "" {
+			hdr["Authorization"] = auth
+		}
+		st, h, b := e.do("PUT", path, strings.NewReader(body), hdr)
+		if st != 401 {
+			t.Errorf("auth %q: status %d, want 401 (%s)", auth, st, b)
+		}
+		if auth == "" && !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("401 without WWW-Authenticate: %v", h)
+		}
+	}
+	// Forms are mutations too.
+	st, _, _ := e.do("POST", "/limiters/"+esc(name), strings.NewReader("rate=20&interval_ms=5"),
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	if st != 401 {
+		t.Errorf("form POST without token: status %d, want 401", st)
+	}
+	if h := e.hgetall(name); h["max_permits"] != "100" {
+		t.Fatalf("unauthorised requests changed the bucket: %v", h)
+	}
+	// Reads stay open.
+	e.getJSON(path, 200, nil)
+
+	st, _, b := e.do("PUT", path, strings.NewReader(body), map[string]string{"Authorization": "Bearer s3cret"})
+	if st != 200 {
+		t.Fatalf("with token: status %d: %s", st, b)
+	}
+	if h := e.hgetall(name); h["max_permits"] != "20" {
+		t.Errorf("bucket after authorised PUT: %v", h)
+	}
+}
+
+func TestAPICSRFWithoutBearer(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "rl"
+	e.makeBucket(name, 100, "10")
+	st, _, b := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5}`),
+		map[string]string{"Content-Type": "application/json"})
+	if st != 403 {
+		t.Errorf("PUT without Bearer or CSRF token: status %d, want 403 (%s)", st, b)
+	}
+	var er apiErr
+	if err := json.Unmarshal(b, &er); err != nil || er.Error == "" {
+		t.Errorf("403 body is not a JSON error: %s", b)
+	}
+	if h := e.hgetall(name); h["max_permits"] != "100" {
+		t.Errorf("bucket changed: %v", h)
+	}
+}
+
+func TestAPIStatsAndEvents(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "rl:stats"
+	e.makeBucket(name, 2, "100000")
+	tb := e.srv.st.TokenBucket(name)
+	for range 5 { // 2 admitted, 3 rejected
+		_, _ = tb.Acquire(context.Background(), 1)
+	}
+	var stats struct {
+		BucketMS int                     `json:"bucket_ms"`
+		WindowMS int                     `json:"window_ms"`
+		At       int64                   `json:"at"`
+		Limiters map[string]store.Counts `json:"limiters"`
+		Locks    map[string]store.Counts `json:"locks"`
+	}
+	eventually(t, 5*time.Second, "the limiter in /api/stats", func() bool {
+		e.getJSON("/api/stats", 200, &stats)
+		c := stats.Limiters[name]
+		return c.Acquired == 2 && c.Rejected == 3
+	})
+	if stats.BucketMS != 200 || stats.WindowMS != 1000 || stats.At%200 != 0 {
+		t.Errorf("stats header = %+v", stats)
+	}
+	if now := time.Now().UnixMilli(); stats.At < now-5000 || stats.At > now+5000 {
+		t.Errorf("at = %d, not near now %d", stats.At, now)
+	}
+	if stats.Locks == nil {
+		t.Error("locks is null, want an object")
+	}
+	var evs struct{ Events []any }
+	e.getJSON("/api/events", 200, &evs)
+	if evs.Events == nil {
+		t.Error("events is null, want a list")
+	}
+}
+
+func TestAPIUnknownRouteAndMethod(t *testing.T) {
+	e := newEnv(t, nil)
+	var er apiErr
+	e.getJSON("/api/nothing", 404, &er)
+	if er.Error == "" {
+		t.Error("404 without a JSON error")
+	}
+	st, _, _ := e.do("DELETE", "/api/locks/x", nil, bearer)
+	if st != 405 {
+		t.Errorf("DELETE: status %d, want 405", st)
+	}
+}
+
+func TestAPIGlobMatch(t *testing.T) {
+	cases := []struct {
+		p, s string
+		want bool
+	}{
+		{"*", "", true},
+		{"*", "anything", true},
+		{"a*", "abc", true},
+		{"a*", "ba", false},
+		{"*c", "abc", true},
+		{"a?c", "abc", true},
+		{"a?c", "ac", false},
+		{"a[bx]c", "axc", true},
+		{"a[^bx]c", "axc", false},
+		{"a[^bx]c", "ayc", true},
+		{"[a-c]z", "bz", true},
+		{"[c-a]z", "bz", true},
+		{"[a-c]z", "dz", false},
+		{`a\*b`, "a*b", true},
+		{`a\*b`, "axb", false},
+		{"orders:*:x", "orders:1:2:x", true},
+		{"*a*a*a*a*a*b", strings.Repeat("a", 200), false},
+	}
+	for _, c := range cases {
+		if got := globMatch(c.p, c.s); got != c.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", c.p, c.s, got, c.want)
+		}
+	}
+}

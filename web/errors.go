@@ -1,0 +1,134 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// httpError is the one error type handlers return for anything the client
+// should see. Every other error reaching Echo is converted by toHTTPError,
+// the single place where causes become statuses.
+type httpError struct {
+	Status  int
+	Message string
+	// Field names the input at fault for 400s, so forms can show the
+	// message next to it.
+	Field string
+	// Holders are the current holders of a lock after a lost force-unlock
+	// race (409).
+	Holders []store.Holder
+	// Err is the cause; logged for 5xx, never shown.
+	Err error
+}
+
+func (e *httpError) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *httpError) Unwrap() error { return e.Err }
+
+func badRequest(field, msg string) *httpError {
+	return &httpError{Status: http.StatusBadRequest, Field: field, Message: msg}
+}
+
+func notFound(msg string) *httpError {
+	return &httpError{Status: http.StatusNotFound, Message: msg}
+}
+
+// toHTTPError maps any error to what the client sees.
+func toHTTPError(err error) *httpError {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he
+	}
+	var ve *store.ValidationError
+	if errors.As(err, &ve) {
+		return &httpError{Status: http.StatusBadRequest, Field: ve.Field, Message: ve.Field + " " + ve.Message, Err: err}
+	}
+	var ee *echo.HTTPError
+	if errors.As(err, &ee) {
+		msg := http.StatusText(ee.Code)
+		if m, ok := ee.Message.(string); ok && ee.Code < 500 {
+			msg = m
+		}
+		if ee.Code == http.StatusRequestEntityTooLarge {
+			msg = "request body too large (limit 64 KiB)"
+		}
+		return &httpError{Status: ee.Code, Message: msg, Err: err}
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return &httpError{Status: http.StatusRequestEntityTooLarge, Message: "request body too large (limit 64 KiB)", Err: err}
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrModify):
+		return &httpError{Status: http.StatusNotFound, Message: "not found", Err: err}
+	case errors.Is(err, store.ErrWrongKind):
+		return &httpError{Status: http.StatusNotFound, Message: "the key holds a different kind of object", Err: err}
+	case errors.Is(err, store.ErrHolderChanged):
+		return &httpError{Status: http.StatusConflict, Message: "the lock is no longer held by that holder; nothing was changed", Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &httpError{Status: http.StatusServiceUnavailable, Message: "Redis did not answer in time", Err: err}
+	case isNetError(err):
+		return &httpError{Status: http.StatusServiceUnavailable, Message: "Redis is not answering", Err: err}
+	}
+	return &httpError{Status: http.StatusInternalServerError, Message: "internal error", Err: err}
+}
+
+// wantsJSON decides the error format: /api/* is always JSON; elsewhere a
+// client that asks for JSON and not HTML gets JSON.
+func wantsJSON(c echo.Context) bool {
+	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+		return true
+	}
+	accept := c.Request().Header.Get(echo.HeaderAccept)
+	return strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/html")
+}
+
+type jsonError struct {
+	Error   string         `json:"error"`
+	Field   string         `json:"field,omitempty"`
+	Holders []store.Holder `json:"holders,omitempty"`
+}
+
+// handleError is Echo's HTTPErrorHandler.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	he := toHTTPError(err)
+	if he.Status >= 500 {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	if he.Status == http.StatusUnauthorized {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="lockwarden"`)
+	}
+	var werr error
+	switch {
+	case c.Request().Method == http.MethodHead:
+		werr = c.NoContent(he.Status)
+	case wantsJSON(c):
+		werr = c.JSON(he.Status, jsonError{Error: he.Message, Field: he.Field, Holders: he.Holders})
+	default:
+		werr = s.renderErrorPage(c, he)
+	}
+	if werr != nil {
+		s.log.Warn("writing error response", "err", werr)
+	}
+}
+
+// isNetError reports a failure to reach Redis (refused, reset, timed out),
+// which a retry may cure, unlike a bug.
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
+}

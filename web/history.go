@@ -1,0 +1,127 @@
+package web
+
+import (
+	"sync"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// historyTicks is how many window summaries the console keeps per limiter:
+// 900 steps of 200 ms are three minutes, enough for a 60 s sparkline and
+// the rolling table with room to spare.
+const historyTicks = 900
+
+// point is one window summary: the 1 s window ending at At (epoch ms) and
+// the newest bucket on its own.
+type point struct {
+	At     int64
+	Window store.Counts
+	Newest store.Counts
+}
+
+// ring is a fixed-size buffer of points, oldest overwritten first.
+type ring struct {
+	buf  []point
+	next int
+	full bool
+}
+
+func (r *ring) push(p point) {
+	if n := r.len(); n > 0 && r.at(0).At == p.At {
+		// Ticks faster than a bucket see the same window again.
+		r.buf[(r.next-1+len(r.buf))%len(r.buf)] = p
+		return
+	}
+	r.buf[r.next] = p
+	r.next = (r.next + 1) % len(r.buf)
+	if r.next == 0 {
+		r.full = true
+	}
+}
+
+func (r *ring) len() int {
+	if r.full {
+		return len(r.buf)
+	}
+	return r.next
+}
+
+// at returns the i-th newest point (0 is the newest).
+func (r *ring) at(i int) point {
+	return r.buf[(r.next-1-i+2*len(r.buf))%len(r.buf)]
+}
+
+// history holds a ring per limiter. The sampler writes it once per tick;
+// page handlers read it.
+type history struct {
+	mu     sync.RWMutex
+	size   int
+	byName map[string]*ring
+}
+
+func newHistory(size int) *history {
+	return &history{size: size, byName: make(map[string]*ring)}
+}
+
+func (h *history) push(name string, p point) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.byName[name]
+	if r == nil {
+		r = &ring{buf: make([]point, h.size)}
+		h.byName[name] = r
+	}
+	r.push(p)
+}
+
+// retain forgets limiters that are no longer discovered.
+func (h *history) retain(names map[string]bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for name := range h.byName {
+		if !names[name] {
+			delete(h.byName, name)
+		}
+	}
+}
+
+// recent returns up to n points of name, newest first.
+func (h *history) recent(name string, n int) []point {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	r := h.byName[name]
+	if r == nil {
+		return nil
+	}
+	n = min(n, r.len())
+	out := make([]point, n)
+	for i := range out {
+		out[i] = r.at(i)
+	}
+	return out
+}
+
+// spark returns up to n windows spaced at least stepMS apart, oldest first,
+// so consecutive sparkline points cover distinct seconds.
+func (h *history) spark(name string, n int, stepMS int64) []store.Counts {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	r := h.byName[name]
+	if r == nil {
+		return nil
+	}
+	picked := make([]store.Counts, 0, n)
+	var last int64
+	for i := 0; i < r.len() && len(picked) < n; i++ {
+		p := r.at(i)
+		if len(picked) > 0 && last-p.At < stepMS {
+			continue
+		}
+		picked = append(picked, p.Window)
+		last = p.At
+	}
+	for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
+		picked[i], picked[j] = picked[j], picked[i]
+	}
+	return picked
+}

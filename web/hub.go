@@ -1,0 +1,183 @@
+package web
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gorilla/websocket"
+)
+
+// sendBuffer bounds the frames queued for one client: 64 frames is about
+// 13 s of stats at 5 frames per second, far more than a healthy viewer
+// ever lags, so a full buffer means the viewer is gone or too slow.
+const sendBuffer = 64
+
+// wsClient is one websocket viewer as the hub sees it.
+type wsClient struct {
+	conn *websocket.Conn
+	// send is closed by the hub only, after it set closeCode.
+	send chan []byte
+	// closeCode tells the writer why send was closed. Written by the hub
+	// goroutine before close(send), read by the writer after it sees the
+	// close, so the channel close orders the two.
+	closeCode int
+	// readerDone is closed when the connection's reader has returned.
+	readerDone chan struct{}
+}
+
+type hubOpKind int
+
+const (
+	opRegister hubOpKind = iota
+	opUnregister
+	opBroadcast
+	opStatus // a broadcast that is also replayed to every later client
+)
+
+type hubOp struct {
+	kind   hubOpKind
+	client *wsClient
+	frame  []byte
+}
+
+// hub owns the client set. One goroutine (run) mutates it, so broadcasting
+// is a loop over a map with no locks, and it never blocks on a client.
+// Registrations and frames travel through one queue, so a client that
+// registers after a status change was queued gets that status, not an
+// older one.
+type hub struct {
+	m       *metrics
+	ops     chan hubOp
+	quit    chan struct{}
+	done    chan struct{} // closed when run has returned
+	stopped chan struct{} // closed once shutdown was requested
+	stop    sync.Once
+	// started is set by start; until then nothing is queued, so a Server
+	// used only through Handler (never opened) cannot block on a full
+	// queue nobody drains.
+	started atomic.Bool
+}
+
+func newHub(m *metrics) *hub {
+	return &hub{
+		m:       m,
+		ops:     make(chan hubOp, 64),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+}
+
+// start runs the hub in a new goroutine; wg tracks it.
+func (h *hub) start(wg *sync.WaitGroup) {
+	h.started.Store(true)
+	wg.Add(1)
+	go func() { defer wg.Done(); h.run() }()
+}
+
+func (h *hub) run() {
+	defer close(h.done)
+	clients := make(map[*wsClient]struct{})
+	var status []byte
+	end := func(c *wsClient, code int) {
+		delete(clients, c)
+		c.closeCode = code
+		close(c.send)
+		h.m.wsClients.Store(int64(len(clients)))
+	}
+	for {
+		select {
+		case op := <-h.ops:
+			switch op.kind {
+			case opRegister:
+				clients[op.client] = struct{}{}
+				h.m.wsClients.Store(int64(len(clients)))
+				if status != nil {
+					op.client.send <- status // a new client's buffer is empty
+				}
+			case opUnregister:
+				if _, ok := clients[op.client]; ok {
+					end(op.client, websocket.CloseNormalClosure)
+				}
+			case opStatus, opBroadcast:
+				if op.kind == opStatus {
+					status = op.frame
+				}
+				for c := range clients {
+					select {
+					case c.send <- op.frame:
+					default:
+						end(c, websocket.CloseTryAgainLater)
+						h.m.wsDropped.Add(1)
+						// The writer may be stuck in a write to a peer that
+						// stopped reading; closing the socket frees it now
+						// instead of at its write deadline.
+						if c.conn != nil {
+							_ = c.conn.Close()
+						}
+					}
+				}
+				h.m.broadcasts.Add(1)
+			}
+		case <-h.quit:
+			for c := range clients {
+				end(c, websocket.CloseGoingAway)
+			}
+			return
+		}
+	}
+}
+
+// register adds c; false when the hub is shutting down. A registration
+// queued just before shutdown may be accepted and never served: the
+// writer also watches done (see wsWriter).
+func (h *hub) register(c *wsClient) bool {
+	if !h.started.Load() {
+		return false
+	}
+	select {
+	case <-h.stopped:
+		return false
+	default:
+	}
+	select {
+	case h.ops <- hubOp{kind: opRegister, client: c}:
+		return true
+	case <-h.done:
+		return false
+	}
+}
+
+// unregister removes c if it is still registered (its send gets closed).
+func (h *hub) unregister(c *wsClient) { h.send(hubOp{kind: opUnregister, client: c}) }
+
+// broadcast queues frame for every client. It waits only while the queue
+// is full, never on a client.
+func (h *hub) broadcast(frame []byte) { h.send(hubOp{kind: opBroadcast, frame: frame}) }
+
+// broadcastStatus is broadcast, and the frame is also sent to clients that
+// connect later.
+func (h *hub) broadcastStatus(frame []byte) { h.send(hubOp{kind: opStatus, frame: frame}) }
+
+func (h *hub) send(op hubOp) {
+	if !h.started.Load() {
+		return
+	}
+	select {
+	case h.ops <- op:
+	case <-h.done:
+	}
+}
+
+// shutdown closes every client with 1001 and stops the hub. Calling it
+// again, or on a hub never started, does nothing.
+func (h *hub) shutdown() {
+	if !h.started.Load() {
+		return
+	}
+	h.stop.Do(func() {
+		close(h.stopped)
+		close(h.quit)
+	})
+	<-h.done
+}

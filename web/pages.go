@@ -1,0 +1,377 @@
+package web
+
+import (
+	"bytes"
+	"cmp"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/static"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/views"
+)
+
+// overviewEvents is how many events the overview passes to its list.
+const overviewEvents = 20
+
+// render writes a page. It renders into memory first, so a failing
+// component ends in a clean error page rather than half a document.
+func (s *Server) render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// layout fills what every page shares.
+func (s *Server) layout(c echo.Context, title, active string) views.Layout {
+	l := views.Layout{Title: title, Active: active, Now: time.Now()}
+	if tok, ok := c.Get(csrfContextKey).(string); ok {
+		l.CSRFToken = tok
+	}
+	if sn := s.sampler.latest(); sn != nil && !sn.RedisUp {
+		l.RedisDown = true
+	}
+	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"), c.QueryParam("name"))
+	return l
+}
+
+// flashFor turns a flash code from a redirect into its message. Codes, not
+// text, travel in the URL, so a crafted link cannot put words in the
+// console's mouth beyond an object name.
+func flashFor(code, name string) (string, string) {
+	switch code {
+	case "unlocked":
+		return "Lock " + strconv.Quote(name) + " was force-unlocked; waiters were woken.", views.FlashOK
+	case "saved":
+		return "Limiter " + strconv.Quote(name) + " was updated.", views.FlashOK
+	}
+	return "", ""
+}
+
+func counts(c store.Counts) views.Counts {
+	return views.Counts{Acquired: c.Acquired, Rejected: c.Rejected, Errors: c.Errors}
+}
+
+func (s *Server) lockRow(l store.LockInfo) views.LockRow {
+	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL)}
+	for _, h := range l.Holders {
+		row.Holders = append(row.Holders, views.HolderRow{ID: h.ID, Count: h.Count})
+	}
+	if sn := s.sampler.latest(); sn != nil {
+		row.FirstSeen = sn.FirstSeen[l.Name]
+	}
+	return row
+}
+
+func (s *Server) limiterRow(l store.LimiterInfo, w store.Counts) views.LimiterRow {
+	row := views.LimiterRow{Name: l.Name, Kind: string(l.Kind), Rate: l.Rate, IntervalMS: l.IntervalMS,
+		PerSecond: l.PerSecond, Available: l.Available, Window: counts(w)}
+	for _, p := range s.sampler.hist.spark(l.Name, views.SparkPoints, views.SparkStepMS) {
+		row.Spark = append(row.Spark, counts(p))
+	}
+	return row
+}
+
+func eventRows(evs []eventFrame) []views.EventRow {
+	out := make([]views.EventRow, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, views.EventRow{Type: string(e.Type), Name: e.Name, Channel: e.Channel,
+			Message: e.Message, Holder: e.Holder, At: e.At})
+	}
+	return out
+}
+
+// currentLimiters discovers limiters and reads their windows now, so a page
+// shows what a reload would, not what the last tick happened to see.
+func (s *Server) currentLimiters(c echo.Context) ([]views.LimiterRow, *store.Discovered, error) {
+	ctx := c.Request().Context()
+	d, err := s.st.Discover(ctx, s.cfg.match())
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(d.Limiters))
+	for _, l := range d.Limiters {
+		names = append(names, l.Name)
+	}
+	smp, err := s.st.Sample(ctx, nil, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]views.LimiterRow, 0, len(d.Limiters))
+	for _, l := range d.Limiters {
+		rows = append(rows, s.limiterRow(l, smp.Stats[l.Name].Window))
+	}
+	return rows, d, nil
+}
+
+func (s *Server) handleOverview(c echo.Context) error {
+	rows, d, err := s.currentLimiters(c)
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(rows, func(a, b views.LimiterRow) int {
+		return cmp.Compare(b.Window.Total(), a.Window.Total())
+	})
+	return s.render(c, http.StatusOK, views.Overview(views.OverviewPage{
+		Layout:       s.layout(c, "Overview", views.NavOverview),
+		LockCount:    len(d.Locks),
+		LimiterCount: len(d.Limiters),
+		Busiest:      rows,
+		Events:       eventRows(s.events.recent(overviewEvents)),
+	}))
+}
+
+func (s *Server) handleLocksPage(c echo.Context) error {
+	glob, err := matchParam(c)
+	if err != nil {
+		return err
+	}
+	locks, err := s.listLocks(c, glob)
+	if err != nil {
+		return err
+	}
+	page := views.LocksPage{Layout: s.layout(c, "Locks", views.NavLocks), Match: glob}
+	for _, l := range locks {
+		page.Locks = append(page.Locks, s.lockRow(l))
+	}
+	return s.render(c, http.StatusOK, views.Locks(page))
+}
+
+func (s *Server) handleLockPage(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	l, err := s.st.GetLock(c.Request().Context(), name)
+	if err != nil {
+		return objectError(err, "lock", name)
+	}
+	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
+		Layout:  s.layout(c, name, views.NavLocks),
+		Lock:    s.lockRow(*l),
+		Channel: store.UnlockChannel(name),
+		Stats:   counts(s.sampler.latest().window(name)),
+	}))
+}
+
+// handleForceUnlockConfirm says exactly what breaking the lock will do. A
+// holder that no longer holds it gets the 409 page at once, before the
+// admin confirms anything.
+func (s *Server) handleForceUnlockConfirm(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	holder := c.QueryParam("holder")
+	if holder == "" {
+		return badRequest("holder", "holder is required: pick one on the lock's page")
+	}
+	l, err := s.st.GetLock(c.Request().Context(), name)
+	if err != nil {
+		return objectError(err, "lock", name)
+	}
+	i := slices.IndexFunc(l.Holders, func(h store.Holder) bool { return h.ID == holder })
+	if i < 0 {
+		he := objectError(store.ErrHolderChanged, "lock", name).(*httpError)
+		he.Holders = holdersOrEmpty(l.Holders)
+		return he
+	}
+	return s.render(c, http.StatusOK, views.ForceUnlockConfirm(views.ForceUnlockConfirmPage{
+		Layout:  s.layout(c, "Force unlock "+name, views.NavLocks),
+		Name:    name,
+		Holder:  holder,
+		Channel: store.UnlockChannel(name),
+		Count:   l.Holders[i].Count,
+	}))
+}
+
+func (s *Server) handleForceUnlockForm(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	holder := c.FormValue("holder")
+	if holder == "" {
+		return badRequest("holder", "holder is required: pick one on the lock's page")
+	}
+	if err := s.forceUnlock(c, name, holder); err != nil {
+		return err
+	}
+	q := url.Values{"flash": {"unlocked"}, "name": {name}}
+	return c.Redirect(http.StatusSeeOther, "/locks?"+q.Encode())
+}
+
+func (s *Server) handleLimitersPage(c echo.Context) error {
+	rows, _, err := s.currentLimiters(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.Limiters(views.LimitersPage{
+		Layout:   s.layout(c, "Limiters", views.NavLimiters),
+		Limiters: rows,
+	}))
+}
+
+// limiterPage builds the detail page around form, which is empty for a
+// plain GET and the submitted values for a rejected POST.
+func (s *Server) limiterPage(c echo.Context, l *store.LimiterInfo, w store.Counts, form views.EditForm) views.LimiterDetailPage {
+	page := views.LimiterDetailPage{
+		Layout:  s.layout(c, l.Name, views.NavLimiters),
+		Limiter: s.limiterRow(*l, w),
+		Form:    form,
+	}
+	for _, p := range s.sampler.hist.recent(l.Name, views.RollingRows) {
+		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
+			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
+	}
+	return page
+}
+
+func (s *Server) handleLimiterPage(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	l, w, err := s.limiterWithWindow(c, name)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.LimiterDetail(s.limiterPage(c, l, w, views.EditForm{})))
+}
+
+// handleLimiterForm applies the edit form. Bad input re-renders the page
+// with 400, the typed values and the message under the field; Redis is
+// not touched.
+func (s *Server) handleLimiterForm(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	form := views.EditForm{
+		Rate:       strings.TrimSpace(c.FormValue(views.FieldRate)),
+		IntervalMS: strings.TrimSpace(c.FormValue(views.FieldIntervalMS)),
+	}
+	edit, verr := parseLimiterForm(form)
+	if verr == nil {
+		_, err := s.st.ModifyLimiter(c.Request().Context(), name, edit.Rate, edit.IntervalMS)
+		if err == nil {
+			s.log.Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS, "remote", c.RealIP())
+			q := url.Values{"flash": {"saved"}, "name": {name}}
+			return c.Redirect(http.StatusSeeOther, views.LimiterURL(name)+"?"+q.Encode())
+		}
+		if toHTTPError(err).Status != http.StatusBadRequest {
+			return objectError(err, "limiter", name)
+		}
+		verr = toHTTPError(err)
+	}
+	l, w, err := s.limiterWithWindow(c, name)
+	if err != nil {
+		return err
+	}
+	field := verr.Field
+	if field != views.FieldRate && field != views.FieldIntervalMS {
+		field = ""
+	}
+	form.Errors = map[string]string{field: verr.Message}
+	return s.render(c, http.StatusBadRequest, views.LimiterDetail(s.limiterPage(c, l, w, form)))
+}
+
+// parseLimiterForm reads the form's text fields with the API's rules.
+func parseLimiterForm(f views.EditForm) (limiterEdit, *httpError) {
+	if f.Rate == "" {
+		return limiterEdit{}, badRequest(views.FieldRate, "rate is required")
+	}
+	rate, err := strconv.ParseFloat(f.Rate, 64)
+	if err != nil {
+		return limiterEdit{}, badRequest(views.FieldRate, "rate must be a whole number, e.g. 500")
+	}
+	if f.IntervalMS == "" {
+		return limiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms is required")
+	}
+	interval, err := strconv.ParseFloat(f.IntervalMS, 64)
+	if err != nil {
+		return limiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
+	}
+	edit, verr := validateLimiterEdit(rate, interval)
+	if verr != nil {
+		return limiterEdit{}, verr.(*httpError)
+	}
+	return edit, nil
+}
+
+func (s *Server) handleEventsPage(c echo.Context) error {
+	return s.render(c, http.StatusOK, views.Events(views.EventsPage{
+		Layout: s.layout(c, "Events", views.NavEvents),
+		Events: eventRows(s.events.recent(views.EventRows)),
+	}))
+}
+
+func (s *Server) handleWall(c echo.Context) error {
+	rows, d, err := s.currentLimiters(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.Wall(views.WallPage{
+		Layout:    s.layout(c, "Wall", views.NavWall),
+		Limiters:  rows,
+		LockCount: len(d.Locks),
+		Events:    eventRows(s.events.recent(views.EventRows)),
+	}))
+}
+
+// renderErrorPage is the HTML side of handleError.
+func (s *Server) renderErrorPage(c echo.Context, he *httpError) error {
+	page := views.ErrorPage{
+		Layout:  s.layout(c, http.StatusText(he.Status), ""),
+		Status:  he.Status,
+		Message: he.Message,
+		Back:    backFor(c.Request()),
+	}
+	for _, h := range he.Holders {
+		page.Holders = append(page.Holders, views.HolderRow{ID: h.ID, Count: h.Count})
+	}
+	return s.render(c, he.Status, views.ErrorView(page))
+}
+
+// backFor picks the page an error sends the user back to: the lock for a
+// failed force-unlock, else the list the object belongs to.
+func backFor(r *http.Request) string {
+	p := r.URL.EscapedPath()
+	switch {
+	case strings.HasPrefix(p, "/locks/") && strings.HasSuffix(p, "/force-unlock"):
+		return strings.TrimSuffix(p, "/force-unlock")
+	case strings.HasPrefix(p, "/locks/"):
+		return "/locks"
+	case strings.HasPrefix(p, "/limiters/"):
+		return "/limiters"
+	}
+	return "/"
+}
+
+// staticRoutes serves the embedded stylesheet and script. Directory paths
+// are not listed.
+func (s *Server) staticRoutes(e *echo.Echo) {
+	e.GET(views.StaticPrefix+"*", func(c echo.Context) error {
+		p := c.Param("*")
+		if p == "" || strings.HasSuffix(p, "/") || strings.Contains(p, "..") {
+			return notFound("no such file")
+		}
+		if fi, err := fs.Stat(static.FS, p); err != nil || fi.IsDir() {
+			return notFound("no such file")
+		}
+		c.Response().Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(c.Response(), c.Request(), static.FS, p)
+		return nil
+	})
+}

@@ -1,0 +1,238 @@
+// Package web is lockwarden's console: an Echo server with server-rendered
+// pages, a JSON API, and a websocket that streams one sampler's frames to
+// every viewer.
+//
+// Redis work does not grow with the number of viewers: one sampler reads
+// Redis once per tick, builds the frame bytes once, and one hub hands the
+// same bytes to every websocket. A viewer that cannot keep up is dropped.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// Config is what a Server needs. Store is required; the rest has defaults.
+type Config struct {
+	Store *store.Client
+	// Listen is the TCP address, e.g. "127.0.0.1:8080" ("127.0.0.1:0" in tests).
+	Listen string
+	// Match is the SCAN MATCH pattern that bounds what the console sees; "" is "*".
+	Match string
+	// AdminToken, when set, makes every mutation require
+	// "Authorization: Bearer <token>".
+	AdminToken string
+	Logger     *slog.Logger
+	// TickInterval is the sampler period (default 200 ms, one stats bucket).
+	TickInterval time.Duration
+	// DiscoverInterval is how often the sampler rescans for new objects
+	// (default 1 s).
+	DiscoverInterval time.Duration
+}
+
+func (c *Config) logger() *slog.Logger {
+	if c == nil || c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+func (c *Config) tickInterval() time.Duration {
+	if c == nil || c.TickInterval <= 0 {
+		return 200 * time.Millisecond
+	}
+	return c.TickInterval
+}
+
+func (c *Config) discoverInterval() time.Duration {
+	if c == nil || c.DiscoverInterval <= 0 {
+		return time.Second
+	}
+	return c.DiscoverInterval
+}
+
+func (c *Config) match() string {
+	if c == nil || c.Match == "" {
+		return "*"
+	}
+	return c.Match
+}
+
+// maxBodyBytes bounds request bodies; no form or JSON body of the console
+// comes close, so anything larger is a mistake or an attack.
+const maxBodyBytes = 64 << 10
+
+// shutdownTimeout bounds Close so a stuck client cannot hold a deploy.
+const shutdownTimeout = 5 * time.Second
+
+// Server is the console. Create it with New, start it with Open, stop it
+// with Close.
+type Server struct {
+	cfg     Config
+	st      *store.Client
+	log     *slog.Logger
+	echo    *echo.Echo
+	hub     *hub
+	sampler *sampler
+	events  *eventLog
+	metrics *metrics
+
+	mu       sync.Mutex
+	baseCtx  context.Context // Open's ctx without its cancellation, for Close
+	httpSrv  *http.Server
+	addr     net.Addr
+	cancel   context.CancelFunc
+	bg       sync.WaitGroup // sampler, event listener, hub, http serve
+	ws       sync.WaitGroup // websocket reader and writer goroutines
+	wsMu     sync.Mutex     // orders ws.Add against Close's ws.Wait
+	wsClosed bool           // under wsMu: no new websocket goroutines
+	opened   bool
+	closed   bool
+	closeErr error
+}
+
+// New builds a Server; nothing runs until Open.
+func New(cfg Config) *Server {
+	s := &Server{
+		cfg:     cfg,
+		st:      cfg.Store,
+		log:     cfg.logger(),
+		metrics: &metrics{},
+	}
+	s.events = newEventLog(eventLogSize)
+	s.hub = newHub(s.metrics)
+	s.sampler = newSampler(s)
+	s.echo = s.routes()
+	return s
+}
+
+// Handler serves the console without listening (httptest, embedding).
+// Live data flows only after Open.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Open listens on cfg.Listen, starts the sampler, the event listener and the
+// hub, and serves in the background. ctx bounds the background work: when it
+// ends, sampling and the event subscription stop (Close is still needed to
+// release the listener). Open does not fail when Redis is down; the console
+// then shows that.
+func (s *Server) Open(ctx context.Context) error {
+	if s.st == nil {
+		return errors.New("web: Config.Store is nil")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opened {
+		return errors.New("web: server already opened")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("web: listen %q: %w", s.cfg.Listen, err)
+	}
+	s.opened = true
+	s.addr = ln.Addr()
+	s.baseCtx = context.WithoutCancel(ctx)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	s.httpSrv = &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+
+	s.hub.start(&s.bg)
+	s.bg.Add(3)
+	go func() { defer s.bg.Done(); s.sampler.run(runCtx) }()
+	go func() { defer s.bg.Done(); s.listenEvents(runCtx) }()
+	go func() {
+		defer s.bg.Done()
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http serve stopped", "err", err)
+		}
+	}()
+	s.log.Info("console listening", "url", s.urlLocked())
+	return nil
+}
+
+// URL is the base URL of the running server, e.g. "http://127.0.0.1:43121".
+// An unspecified listen host is reported as loopback.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.urlLocked()
+}
+
+func (s *Server) urlLocked() string {
+	tcp, ok := s.addr.(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	host := "127.0.0.1"
+	if !tcp.IP.IsUnspecified() && tcp.IP != nil {
+		host = tcp.IP.String()
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
+// Close stops the server: websockets get close code 1001 (going away), the
+// sampler and the subscription stop, and in-flight requests get at most
+// shutdownTimeout to finish. Calling it again returns the first result.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.closeErr
+	}
+	s.closed = true
+	if !s.opened {
+		return nil
+	}
+	s.cancel()
+	s.wsMu.Lock()
+	s.wsClosed = true
+	s.wsMu.Unlock()
+	s.hub.shutdown()
+	ctx, cancel := context.WithTimeout(s.baseCtx, shutdownTimeout)
+	defer cancel()
+	err := s.httpSrv.Shutdown(ctx)
+	if err != nil {
+		// Handlers that ignore shutdown must not keep the process alive.
+		_ = s.httpSrv.Close()
+	}
+	waitBounded(&s.ws, time.Until(deadlineOf(ctx)))
+	waitBounded(&s.bg, time.Until(deadlineOf(ctx))+time.Second)
+	s.closeErr = err
+	return err
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// waitBounded waits for wg but gives up after d, so Close stays bounded even
+// if a goroutine is stuck in a Redis call with a long timeout.
+func waitBounded(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(max(d, 0))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,167 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+)
+
+const (
+	// writeWait bounds every write, so a peer that stops reading costs a
+	// goroutine for seconds, not forever.
+	writeWait = 5 * time.Second
+	// pongWait is how long a connection may stay silent; pings go out well
+	// before it runs out.
+	pongWait   = 30 * time.Second
+	pingPeriod = pongWait * 2 / 5
+	// maxClientMessage bounds what a viewer may send; the protocol is
+	// server-to-client, so anything but control frames is ignored.
+	maxClientMessage = 1024
+	// closeWait is how long the writer lingers after a close frame so the
+	// peer can read it before the socket goes away.
+	closeWait = 500 * time.Millisecond
+)
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:   1024,
+	WriteBufferSize:  8192,
+	HandshakeTimeout: 5 * time.Second,
+	CheckOrigin:      sameOrigin,
+}
+
+// sameOrigin admits browsers only from the page's own host; a page on
+// another site must not read the console's live data with the viewer's
+// cookies. Clients that send no Origin (scripts, curl) are not browsers.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// handleWS upgrades to a websocket and hands the connection to the hub.
+func (s *Server) handleWS(c echo.Context) error {
+	if !websocket.IsWebSocketUpgrade(c.Request()) {
+		return &httpError{Status: http.StatusBadRequest, Message: "websocket upgrade required"}
+	}
+	if !sameOrigin(c.Request()) {
+		return &httpError{Status: http.StatusForbidden, Message: "cross-origin websocket refused"}
+	}
+	conn, err := upgrader.Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		// Upgrade has already answered the client.
+		s.log.Debug("websocket upgrade failed", "err", err)
+		return nil
+	}
+	cl := &wsClient{conn: conn, send: make(chan []byte, sendBuffer), readerDone: make(chan struct{})}
+	if !s.admitWS(cl) {
+		_ = conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
+			time.Now().Add(writeWait))
+		_ = conn.Close()
+		return nil
+	}
+	go func() { defer s.ws.Done(); s.wsWriter(cl) }()
+	go func() { defer s.ws.Done(); s.wsReader(cl) }()
+	return nil
+}
+
+// admitWS registers cl and accounts for its two goroutines, unless the
+// server is closing: Close must not start waiting for connections while new
+// ones can still be added.
+func (s *Server) admitWS(cl *wsClient) bool {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	if s.wsClosed || !s.hub.register(cl) {
+		return false
+	}
+	s.ws.Add(2)
+	return true
+}
+
+// wsReader is the connection's only reader: it answers pings, notices the
+// peer going away and then unregisters the client.
+func (s *Server) wsReader(cl *wsClient) {
+	defer func() {
+		close(cl.readerDone)
+		s.hub.unregister(cl)
+		_ = cl.conn.Close()
+	}()
+	cl.conn.SetReadLimit(maxClientMessage)
+	_ = cl.conn.SetReadDeadline(time.Now().Add(pongWait))
+	cl.conn.SetPongHandler(func(string) error {
+		return cl.conn.SetReadDeadline(time.Now().Add(pongWait))
+	})
+	for {
+		if _, _, err := cl.conn.ReadMessage(); err != nil {
+			return
+		}
+		// Any message proves the peer is alive.
+		_ = cl.conn.SetReadDeadline(time.Now().Add(pongWait))
+	}
+}
+
+// wsWriter is the connection's only writer: frames from the hub, pings, and
+// the close frame once the hub lets go of the client.
+func (s *Server) wsWriter(cl *wsClient) {
+	ping := time.NewTicker(pingPeriod)
+	defer func() {
+		ping.Stop()
+		_ = cl.conn.Close()
+	}()
+	for {
+		select {
+		case frame, ok := <-cl.send:
+			if !ok {
+				s.closeWS(cl, cl.closeCode)
+				return
+			}
+			_ = cl.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := cl.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+				s.hub.unregister(cl)
+				return
+			}
+		case <-s.hub.done:
+			// Registered too late to be closed by the hub's shutdown.
+			s.closeWS(cl, websocket.CloseGoingAway)
+			return
+		case <-ping.C:
+			if err := cl.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				s.hub.unregister(cl)
+				return
+			}
+		}
+	}
+}
+
+// closeWS sends a close frame with code and lets the peer read and answer
+// it; the reader ends as soon as the peer does so or hangs up.
+func (s *Server) closeWS(cl *wsClient, code int) {
+	_ = cl.conn.WriteControl(websocket.CloseMessage,
+		websocket.FormatCloseMessage(code, closeReason(code)), time.Now().Add(writeWait))
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-cl.readerDone:
+	case <-t.C:
+	}
+}
+
+func closeReason(code int) string {
+	switch code {
+	case websocket.CloseGoingAway:
+		return "server shutting down"
+	case websocket.CloseTryAgainLater:
+		return "too slow: frames were dropped"
+	}
+	return ""
+}
