@@ -26,8 +26,10 @@ type Client struct {
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
 type Options struct {
 	// ID identifies this client instance in lock holder fields
-	// ("<ID>:<owner>"), like Redisson's connection manager UUID.
-	// Default: a random UUID.
+	// ("<ID>:<owner>"), like Redisson's connection manager UUID. It must be
+	// a canonical UUID (36 characters, 8-4-4-4-12 hex digits): that is how
+	// the console tells a lock's holder field from an application's hash
+	// field. New panics on anything else. Default: a random UUID.
 	ID string
 }
 
@@ -41,6 +43,9 @@ func (o *Options) getID() string {
 // New wraps rdb. The caller keeps ownership of rdb and closes it.
 func New(rdb redis.UniversalClient, opts *Options) *Client {
 	c := &Client{rdb: rdb, id: opts.getID()}
+	if !isHolderField(c.id + ":x") {
+		panic(fmt.Sprintf("store: Options.ID %q is not a canonical UUID", c.id))
+	}
 	if opts != nil {
 		c.opts = *opts
 	}
