@@ -30,9 +30,15 @@ var (
 	buildErr  error
 )
 
+// lockwardenBinary builds the binary once. LOCKWARDEN_E2E_BINARY names a
+// prebuilt one instead (CI may build once for several jobs).
 func lockwardenBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if p := os.Getenv("LOCKWARDEN_E2E_BINARY"); p != "" {
+			binPath = p
+			return
+		}
 		dir, err := os.MkdirTemp("", "lockwarden-e2e-bin-")
 		if err != nil {
 			buildErr = err

@@ -1,52 +1,165 @@
 -- lock_acquire: take or re-enter a reentrant lock in Redisson's RLock layout,
--- and count the attempt in the lock's stats ring, in one atomic step so the
--- console's numbers never disagree with what the lock did.
+-- queue the caller when it must wait, and count the attempt in the lock's
+-- stats, all in one atomic step.
+--
+-- Waiting is an ordered hand-off (store/lock_wait.go has the whole design): a
+-- waiter is queued by arrival; whoever finds the lock free while an earlier
+-- waiter is queued gives it to that waiter instead of taking it, and the
+-- release script does the same, so the lock goes to the longest waiter in
+-- one step and only that waiter is woken.
+--
+-- The common case, a free lock nobody waits for, is found with one EXISTS of
+-- the lock and its queue, and costs TIME, EXISTS, HSET, PEXPIRE and the
+-- stats HINCRBY. A key of another type is found by the WRONGTYPE error of
+-- HEXISTS rather than a TYPE on every call.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
--- KEYS[2] -> stats ring of the lock (HASH), store.StatsKey(name)
+-- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
+-- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
+-- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
+-- ARGV[3] -> unlock channel, store.UnlockChannel(name)
+-- ARGV[4] -> unlock message (Redisson's "0")
+-- ARGV[5] -> hand-off channel of the lock (a waiter's token is published on it)
+-- ARGV[6] -> waiter token; absent or "" when the caller does not wait
+--            (TryLock, or the first attempt of Lock), which is never queued
+-- ARGV[7] -> (with a token) waiter entry lifetime in ms: an entry not
+--            refreshed by a new attempt within it is dropped, so a dead
+--            waiter never gets the lock
+-- ARGV[8] -> (with a token) lease in ms to set when the lock is handed to
+--            this waiter
+-- ARGV[9] -> (with a token) "1" when an earlier attempt of the same wait
+--            queued this token
 --
 -- Returns:
---   nil      -> taken: a new hold (count 1) or a re-entry (count + 1); the
---               lease restarts either way. Counted as acquired ("a").
---   integer  -> another holder has it: its remaining PTTL in ms, -1 when the
---               key has no expiry. Counted as rejected ("r").
+--   nil      -> taken: a new hold (count 1), a re-entry (count + 1), or a
+--               hand-off to this token found already done. Counted "a".
+--   integer  -> another holder has it (or it was just handed to an earlier
+--               waiter): its PTTL in ms, -1 when the key has no expiry.
+--               Counted "r". A token is queued (or its entry refreshed).
 --   error    -> "WRONGTYPE ...": KEYS[1] holds something other than a hash.
 --               Counted as an error ("e"); nothing else changes.
 local lock = KEYS[1]
 local stats = KEYS[2]
+local queue = KEYS[3]
+local entries = KEYS[4]
 local lease = ARGV[1]
 local holder = ARGV[2]
+local unlock_channel = ARGV[3]
+local unlock_message = ARGV[4]
+local wake_channel = ARGV[5]
+local token = ARGV[6] or ''
 
--- Same ring layout in every script that records outcomes (store/model.go):
--- 16 slots of 200 ms buckets, a slot is reset when it still holds an older
--- bucket, and the hash dies 5 s after the last write.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
 local function record(outcome)
-  local t = redis.call('TIME')
-  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local bucket = math.floor(now_ms / 200)
-  local s = bucket % 16
-  local b = string.format('%d', bucket)
-  if redis.call('HGET', stats, 'b' .. s) ~= b then
-    redis.call('HSET', stats, 'b' .. s, b, 'a' .. s, 0, 'r' .. s, 0, 'e' .. s, 0)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
   end
-  redis.call('HINCRBY', stats, outcome .. s, 1)
-  redis.call('PEXPIRE', stats, 5000)
 end
 
-local kind = redis.call('TYPE', lock)['ok']
-if kind ~= 'none' and kind ~= 'hash' then
+-- Free, and no queue: nobody to pass over.
+if redis.call('EXISTS', lock, queue) == 0 then
+  redis.call('HSET', lock, holder, 1)
+  redis.call('PEXPIRE', lock, lease)
+  record('a')
+  return nil
+end
+
+local mine = redis.pcall('HEXISTS', lock, holder)
+if type(mine) == 'table' then
   record('e')
-  return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
+  return mine
 end
 
-if kind == 'none' or redis.call('HEXISTS', lock, holder) == 1 then
+if mine == 1 then
+  if token ~= '' and redis.call('ZREM', queue, token) == 0 and ARGV[9] == '1' then
+    -- Our entry is gone and our field is there: the hand-off reached us
+    -- before its message did. It was counted when it was made.
+    redis.call('HDEL', entries, token)
+    return nil
+  end
+  if token ~= '' then
+    redis.call('HDEL', entries, token)
+  end
   redis.call('HINCRBY', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
   record('a')
   return nil
 end
 
+-- The first live waiter, dropping expired ones met on the way (at most 16
+-- per call, so the script stays O(log N); the next call drops more).
+local function live_head()
+  for _ = 1, 16 do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      return nil
+    end
+    local entry = redis.call('HGET', entries, head)
+    if entry then
+      local deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
+      if deadline and tonumber(deadline) >= now then
+        return head, hlease, hholder
+      end
+    end
+    redis.call('ZREM', queue, head)
+    redis.call('HDEL', entries, head)
+  end
+  return nil
+end
+
+local pttl = redis.call('PTTL', lock)
+if pttl == -2 then
+  local head, hlease, hholder = live_head()
+  if not head or head == token then
+    if head then
+      redis.call('ZREM', queue, head)
+      redis.call('HDEL', entries, head)
+    end
+    redis.call('HSET', lock, holder, 1)
+    redis.call('PEXPIRE', lock, lease)
+    record('a')
+    return nil
+  end
+  -- Free, but an earlier waiter is queued (its release came from a client
+  -- that does not hand off, or the lease ran out): it is theirs.
+  redis.call('HSET', lock, hholder, 1)
+  redis.call('PEXPIRE', lock, hlease)
+  redis.call('ZREM', queue, head)
+  redis.call('HDEL', entries, head)
+  redis.call('PUBLISH', wake_channel, head)
+  redis.call('PUBLISH', unlock_channel, unlock_message)
+  record('a')
+  pttl = tonumber(hlease)
+end
+
+if token ~= '' then
+  local entry_ttl = tonumber(ARGV[7])
+  redis.call('ZADD', queue, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), token)
+  redis.call('HSET', entries, token, (now + entry_ttl) .. ' ' .. ARGV[8] .. ' ' .. holder)
+  redis.call('PEXPIRE', queue, entry_ttl)
+  redis.call('PEXPIRE', entries, entry_ttl)
+end
 record('r')
-return redis.call('PTTL', lock)
+return pttl

@@ -1,39 +1,121 @@
 -- lock_release: give back one level of a reentrant lock (Redisson RLock
--- layout). The last level deletes the hash and tells waiters on the unlock
--- channel, so they retry at once instead of sleeping out the lease. The
--- channel travels in ARGV because it is not a key (Cluster would reject it as
--- CROSSSLOT).
+-- layout). The last level either hands the lock to the longest-queued live
+-- waiter (store/lock_wait.go) or deletes it. Either way "0" is published on
+-- the unlock channel, as Redisson does, so Redisson waiters and the console
+-- see every release; a hand-off publishes the waiter's token on the hand-off
+-- channel first, which wakes that one waiter and tells lockwarden clients
+-- that the "0" after it is not a free lock. Channels travel in ARGV because
+-- they are not keys (Cluster would reject them as CROSSSLOT).
+--
+-- The common case, the last level with nobody queued, costs HGET, DEL, an
+-- empty ZRANGE and PUBLISH; a key of another type is found by the WRONGTYPE
+-- error of HGET rather than a TYPE on every call.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
+-- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
+-- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
+-- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
 -- ARGV[4] -> unlock message (Redisson's "0")
+-- ARGV[5] -> hand-off channel of the lock
+-- ARGV[6] -> absent or "" for a release; a waiter token to withdraw a waiter
+--            that gave up: its entry is removed, and if the lock was already
+--            handed to it, that hold is released like any other
+-- (ARGV[1..5] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, or the
 --          key is not a hash); nothing changed
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, message published
+--   2   -> released and handed to the next waiter (counted "a"), messages
+--          published
+--   3   -> withdraw: the token was still queued and is removed; nothing else
 local lock = KEYS[1]
+local stats = KEYS[2]
+local queue = KEYS[3]
+local entries = KEYS[4]
 local lease = ARGV[1]
 local holder = ARGV[2]
-local channel = ARGV[3]
-local message = ARGV[4]
+local unlock_channel = ARGV[3]
+local unlock_message = ARGV[4]
+local wake_channel = ARGV[5]
+local withdraw = ARGV[6] or ''
+local now -- Redis time in ms, read only for a hand-off
 
-if redis.call('TYPE', lock)['ok'] ~= 'hash' then
-  return nil
-end
-if redis.call('HEXISTS', lock, holder) == 0 then
-  return nil
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
+local function record(outcome)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
+  end
 end
 
-local count = redis.call('HINCRBY', lock, holder, -1)
-if count > 0 then
-  redis.call('PEXPIRE', lock, lease)
-  return 0
+if withdraw ~= '' then
+  redis.call('HDEL', entries, withdraw)
+  if redis.call('ZREM', queue, withdraw) == 1 then
+    return 3
+  end
 end
 
+local count = redis.pcall('HGET', lock, holder)
+if type(count) ~= 'string' then
+  return nil -- no such field (false), or not a hash (an error table)
+end
+local n = tonumber(count)
+if not n or n > 1 then
+  -- HINCRBY refuses a count that is not an integer, as it always did.
+  if redis.call('HINCRBY', lock, holder, -1) > 0 then
+    redis.call('PEXPIRE', lock, lease)
+    return 0
+  end
+end
 redis.call('DEL', lock)
-redis.call('PUBLISH', channel, message)
+
+-- The longest-queued waiter whose entry is still fresh, dropping expired
+-- ones met on the way (bounded; a later call drops more).
+for _ = 1, 16 do
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  if not head then
+    break
+  end
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  local entry = redis.call('HGET', entries, head)
+  redis.call('ZREM', queue, head)
+  redis.call('HDEL', entries, head)
+  if entry then
+    local deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
+    if deadline and tonumber(deadline) >= now then
+      redis.call('HSET', lock, hholder, 1)
+      redis.call('PEXPIRE', lock, hlease)
+      redis.call('PUBLISH', wake_channel, head)
+      redis.call('PUBLISH', unlock_channel, unlock_message)
+      record('a')
+      return 2
+    end
+  end
+end
+
+redis.call('PUBLISH', unlock_channel, unlock_message)
 return 1

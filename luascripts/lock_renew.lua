@@ -8,16 +8,13 @@
 --
 -- Returns:
 --   1 -> renewed: PEXPIRE lease
---   0 -> the caller does not hold the lock (or the key is not a hash); the
---        watchdog should stop
+--   0 -> the caller does not hold the lock (or the key is not a hash, whose
+--        WRONGTYPE error is caught); the watchdog should stop
 local lock = KEYS[1]
 local lease = ARGV[1]
 local holder = ARGV[2]
 
-if redis.call('TYPE', lock)['ok'] ~= 'hash' then
-  return 0
-end
-if redis.call('HEXISTS', lock, holder) == 0 then
+if redis.pcall('HEXISTS', lock, holder) ~= 1 then
   return 0
 end
 redis.call('PEXPIRE', lock, lease)

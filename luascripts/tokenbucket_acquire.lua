@@ -1,7 +1,7 @@
 -- tokenbucket_acquire: take permits from a token bucket in seed 001's layout.
 --
 -- KEYS[1] -> the bucket (HASH: last_mill_second, stored_permits, max_permits, interval, app)
--- KEYS[2] -> the bucket's stats ring (HASH, store.StatsKey(KEYS[1]))
+-- KEYS[2] -> the bucket's stats (HASH, store.StatsKey(KEYS[1]))
 -- ARGV[1] -> permits to take (whole number, 1..max_permits)
 --
 -- Returns {code, remaining, retry_after_us, now_ms, max_permits, interval}:
@@ -13,14 +13,20 @@
 --   -4  ARGV[1] is not a whole number in 1..max_permits, so it can never succeed
 -- remaining is the whole permits left after the decision, now_ms the Redis time
 -- it was taken at, and interval is returned as a string because it may be
--- fractional (a Lua number reply would be truncated).
+-- fractional (a Lua number reply would be truncated): the stored text when it
+-- is a plain decimal, else the number it reads as.
 --
 -- Unlike seed 001 the clock is Redis TIME (one clock for every client, one
 -- round trip), and a refill advances last_mill_second by whole intervals only,
 -- so the part of an interval already elapsed is not thrown away. A full bucket
 -- does not bank time: once it reaches max_permits, last_mill_second moves to now.
--- Every decision on a configured bucket counts into the stats ring:
+-- Every decision on a configured bucket counts into the stats:
 -- 1 -> "a", -1 -> "r", -3 and -4 -> "e".
+--
+-- Cost: TIME, HMGET, the stats HINCRBY, and HSET only when permits are
+-- taken. A rejection writes nothing to the bucket: it means stored + k <
+-- want <= max_permits after a refill of k, so the cap did not apply, and the
+-- next call derives the very same refill from the unchanged fields.
 local bucket = KEYS[1]
 local stats = KEYS[2]
 local want = tonumber(ARGV[1])
@@ -34,16 +40,28 @@ if not f[5] then
   return {0, 0, 0, now, 0, '0'}
 end
 
--- The ring layout is shared with every other script that counts outcomes.
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
 local function record(outcome)
-  local b = math.floor(now / 200)
-  local slot = b % 16
-  local bs = string.format('%d', b)
-  if redis.call('HGET', stats, 'b' .. slot) ~= bs then
-    redis.call('HSET', stats, 'b' .. slot, bs, 'a' .. slot, 0, 'r' .. slot, 0, 'e' .. slot, 0)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
   end
-  redis.call('HINCRBY', stats, outcome .. slot, 1)
-  redis.call('PEXPIRE', stats, 5000)
 end
 
 -- tonumber accepts "nan" and "inf"; neither may reach the arithmetic.
@@ -66,9 +84,16 @@ if not (finite(last) and finite(stored) and finite(max) and finite(interval))
   return {-3, 0, 0, now, 0, '0'}
 end
 
+-- The caller parses the interval back; Lua's tonumber takes more spellings
+-- (spaces, hex) than a plain decimal, so only those are returned verbatim.
+local shown = f[4]
+if not string.find(shown, '^%d+%.?%d*$') then
+  shown = fmt(interval)
+end
+
 if not finite(want) or want < 1 or want ~= math.floor(want) or want > max then
   record('e')
-  return {-4, math.floor(math.min(stored, max)), 0, now, math.floor(max), fmt(interval)}
+  return {-4, math.floor(math.min(stored, max)), 0, now, math.floor(max), shown}
 end
 
 -- A clock behind last_mill_second (a client that passed its own time) adds nothing.
@@ -87,18 +112,14 @@ if stored > max then
   stored = max
 end
 
-local code = -1
-local retry_us = 0
-if stored >= want then
-  stored = stored - want
-  code = 1
-  record('a')
-else
+if stored < want then
   -- The missing permits are complete at last + need*interval, and this script
   -- sees whole milliseconds only, so the caller may come back at the next one.
   local ready = math.ceil(last + (want - stored) * interval)
-  retry_us = math.max(1, ready * 1000 - now_us)
   record('r')
+  return {-1, math.floor(stored), math.max(1, ready * 1000 - now_us), now, math.floor(max), shown}
 end
+stored = stored - want
+record('a')
 redis.call('HSET', bucket, 'stored_permits', fmt(stored), 'last_mill_second', fmt(last))
-return {code, math.floor(stored), retry_us, now, math.floor(max), fmt(interval)}
+return {1, math.floor(stored), 0, now, math.floor(max), shown}

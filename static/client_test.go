@@ -404,6 +404,9 @@ func TestStaticClientWallAndEvents(t *testing.T) {
 			tb.until(`() => document.body.dataset.ws === "open"`, nil)
 			send(t, c, map[string]any{"type": "status", "redis": "down", "at": t0.UnixMilli()})
 			tb.until(`() => document.querySelector('[data-testid="redis-status"]').dataset.state === "down"`, nil)
+			tb.until(`() => !document.querySelector('[data-testid="redis-down"]').hidden`, nil)
+			send(t, c, map[string]any{"type": "status", "redis": "up", "at": t0.UnixMilli()})
+			tb.until(`() => document.querySelector('[data-testid="redis-down"]').hidden`, nil)
 			send(t, c, map[string]any{"type": "unlock", "name": hostileLock, "channel": "redisson_lock__channel:{" + hostileLock + "}", "message": "0", "at": t0.UnixMilli()})
 			send(t, c, map[string]any{"type": "force-unlock", "name": "a/b", "holder": "u:<1>", "at": t0.UnixMilli() + 5})
 			tb.until(`() => document.querySelectorAll('[data-testid="event-row"]').length === 2`, nil)
@@ -482,5 +485,70 @@ func TestStaticClientGlobFilter(t *testing.T) {
 				t.Errorf("pattern %q: rows %v, want %v", c.pattern, got, want)
 			}
 		})
+	}
+}
+
+// Rows added live carry the kind and first-seen time the frame gives;
+// frames from a discovery older than the page do not undo its rows or
+// counts; limiters discovered later get rows, Redisson ones without a
+// rejected count.
+func TestStaticClientKindsLive(t *testing.T) {
+	locks := views.Locks(views.LocksPage{Layout: views.Layout{Title: "Locks", Now: t0},
+		Locks: []views.LockRow{{Name: "a", Kind: "reentrant", PTTLMS: 30000, Holders: []views.HolderRow{{ID: "u:1", Count: 1}}, FirstSeen: t0}}})
+	lims := views.Limiters(views.LimitersPage{Layout: views.Layout{Title: "Limiters", Now: t0},
+		Limiters: []views.LimiterRow{{Name: "m", Kind: "token-bucket", Rate: 5, IntervalMS: 2, PerSecond: 500}}})
+	fs := newFakeServer(t, map[string]templ.Component{"locks": locks, "limiters": lims})
+	at := t0.UnixMilli()
+
+	tb := open(t, fs, "/p/locks")
+	c := fs.conn(t)
+	rw := []any{map[string]any{"id": "u:2", "count": 2, "mode": "read"}}
+	send(t, c, stats(at, map[string]any{
+		"pttl_ms": map[string]any{"b": 5000}, "holders": map[string]any{"b": rw},
+		"kinds": map[string]any{"b": "rwlock"}, "first_seen": map[string]any{"b": at - 90000},
+		"lock_count": 1, "discovered_at": at - 1000,
+	}))
+	tb.frames(1)
+	rows := `() => [...document.querySelectorAll('[data-testid="lock-row"]')].map(r => [r.dataset.lock, r.querySelector('[data-field="kind"]').textContent, r.querySelector('[data-field="holders"]').textContent, r.querySelector('[data-field="age-text"]').textContent].join("|"))`
+	if got := fmt.Sprint(tb.eval(rows)); got != "[a|reentrant|u:1 ×1|0s b|rwlock|u:2 ×2 (read)|1m 30s]" {
+		t.Errorf("rows after an older frame: %s", got)
+	}
+	if got := tb.eval(`() => document.querySelector('[data-testid="lock-count"]').textContent`); got != "1" {
+		t.Errorf("an older frame set the count to %v", got)
+	}
+	send(t, c, stats(at+200, map[string]any{
+		"pttl_ms": map[string]any{"b": 4800}, "holders": map[string]any{"b": rw}, "kinds": map[string]any{"b": "rwlock"},
+		"lock_count": 1, "discovered_at": at + 100,
+	}))
+	tb.frames(2)
+	if got := fmt.Sprint(tb.eval(`() => [...document.querySelectorAll('[data-testid="lock-row"]')].map(r => r.dataset.lock)`)); got != "[b]" {
+		t.Errorf("rows after a fresh frame: %s", got)
+	}
+
+	tb = open(t, fs, "/p/limiters")
+	c = fs.conn(t)
+	info := func(grants int) map[string]any {
+		return map[string]any{
+			"m": map[string]any{"kind": "token-bucket", "rate": 5, "interval_ms": 2, "per_second": 500},
+			"r": map[string]any{"kind": "redisson-rate-limiter", "rate": 10, "interval_ms": 1000, "per_second": 10, "rejections_hidden": true, "grants": grants},
+		}
+	}
+	send(t, c, stats(at, map[string]any{
+		"limiters":     map[string]any{"r": map[string]any{"acquired": 3, "rejected": 9, "errors": 0}},
+		"available":    map[string]any{"m": 4, "r": 6},
+		"limiter_info": info(4), "limiter_count": 2, "discovered_at": at + 100,
+	}))
+	tb.frames(1)
+	row := `() => { const r = document.querySelector('tr[data-limiter="r"]'); return r && [r.querySelector('[data-field="kind"]').textContent, r.querySelector('[data-testid="limiter-available"]').textContent, r.querySelector('[data-testid="acquired"]').textContent, r.querySelector('[data-testid="rejected-hidden"]').textContent, r.querySelectorAll('[data-field="rejected"]').length, r.querySelector('a').getAttribute('href')].join("|") }`
+	if got := tb.eval(row); got != "redisson-rate-limiter|6|3|4 granted · rejections not visible|0|/limiters/r" {
+		t.Errorf("new limiter row %v", got)
+	}
+	send(t, c, stats(at+200, map[string]any{"available": map[string]any{"m": 4, "r": 5}, "limiter_info": info(5), "discovered_at": at + 100}))
+	tb.frames(2)
+	if got := tb.eval(`() => document.querySelector('tr[data-limiter="r"] [data-field="grants"]').textContent`); got != "5" {
+		t.Errorf("grants not live: %v", got)
+	}
+	if got := fmt.Sprint(tb.eval(`() => [...document.querySelectorAll('[data-testid="limiter-row"]')].map(r => r.dataset.limiter)`)); got != "[m r]" {
+		t.Errorf("limiter rows %s", got)
 	}
 }

@@ -4,7 +4,13 @@ package static
 
 import "embed"
 
-// FS holds app.css and app.js at its root; web mounts it under /static/.
+// FS holds the stylesheet, the favicon and the live client's parts at its
+// root; web mounts it under /static/.
 //
-//go:embed app.css app.js
+//go:embed app.css favicon.svg *.js
 var FS embed.FS
+
+// Scripts are the live client's parts in the order a page must load them:
+// core defines the shared helpers, the page parts register their frame
+// handlers, live opens the websocket last.
+var Scripts = []string{"core.js", "limiters.js", "locks.js", "events.js", "live.js"}

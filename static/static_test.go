@@ -8,12 +8,12 @@ import (
 )
 
 func TestStaticEmbeddedFiles(t *testing.T) {
-	for _, name := range []string{"app.css", "app.js"} {
+	for _, name := range append([]string{"app.css"}, Scripts...) {
 		b, err := fs.ReadFile(FS, name)
 		if err != nil {
 			t.Fatalf("%s not embedded: %v", name, err)
 		}
-		if len(b) < 1000 {
+		if len(b) < 1000 && name != "favicon.svg" {
 			t.Errorf("%s is suspiciously small (%d bytes)", name, len(b))
 		}
 		// The console runs on networks without internet access.
@@ -24,24 +24,60 @@ func TestStaticEmbeddedFiles(t *testing.T) {
 }
 
 func TestStaticScriptWritesTextOnly(t *testing.T) {
-	b, err := fs.ReadFile(FS, "app.js")
+	var all strings.Builder
+	for _, name := range Scripts {
+		b, err := fs.ReadFile(FS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := string(b)
+		all.WriteString(js)
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", ".style."} {
+			if strings.Contains(js, bad) {
+				t.Errorf("%s uses %s", name, bad)
+			}
+		}
+		// Selectors are constant strings; a name concatenated into one
+		// could break out of it.
+		if regexp.MustCompile(`(querySelector(All)?|all)\([^)]*\+\s*(name|f\.)`).MatchString(js) {
+			t.Errorf("%s builds a selector from data", name)
+		}
+	}
+	js := all.String()
+	for _, need := range []string{"textContent", "encodeURIComponent", `"/ws"`, "dataset.frames", "dataset.ws"} {
+		if !strings.Contains(js, need) {
+			t.Errorf("the scripts lack %s", need)
+		}
+	}
+}
+
+// The client is split by page concern; each part stays small enough to
+// read, every embedded script is loaded, and the websocket opens last.
+func TestStaticScriptsSplitAndOrdered(t *testing.T) {
+	embedded, err := fs.Glob(FS, "*.js")
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := string(b)
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", ".style."} {
-		if strings.Contains(js, bad) {
-			t.Errorf("app.js uses %s", bad)
+	if len(embedded) != len(Scripts) {
+		t.Errorf("embedded scripts %v, loaded %v", embedded, Scripts)
+	}
+	for _, name := range Scripts {
+		b, err := fs.ReadFile(FS, name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if n := strings.Count(string(b), "\n"); n >= 400 {
+			t.Errorf("%s has %d lines; keep each part under 400", name, n)
 		}
 	}
-	// Selectors are constant strings; a name concatenated into one could
-	// break out of it.
-	if regexp.MustCompile(`querySelector(All)?\([^)]*\+\s*(name|f\.)`).MatchString(js) {
-		t.Errorf("app.js builds a selector from data")
+	if Scripts[0] != "core.js" || Scripts[len(Scripts)-1] != "live.js" {
+		t.Errorf("load order %v: core must come first and live last", Scripts)
 	}
-	for _, need := range []string{"textContent", "encodeURIComponent", `"/ws"`, "dataset.frames", "dataset.ws"} {
-		if !strings.Contains(js, need) {
-			t.Errorf("app.js lacks %s", need)
-		}
+}
+
+func TestStaticFavicon(t *testing.T) {
+	b, err := fs.ReadFile(FS, "favicon.svg")
+	if err != nil || !strings.HasPrefix(string(b), "<svg") {
+		t.Fatalf("favicon.svg: %v %q", err, b)
 	}
 }

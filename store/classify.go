@@ -2,6 +2,7 @@ package store
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -14,18 +15,22 @@ import (
 // listed, let alone force-unlocked.
 
 // maxCandidateFields bounds the hashes worth reading in full: every known
-// layout has at most this many fields (a lock 1, a token bucket 5), so larger
-// hashes are skipped after a cheap HLEN instead of an HGETALL of unknown size.
-const maxCandidateFields = 8
+// layout has at most this many fields (a lock 1, a token bucket 5, a
+// Redisson limiter 4, a read-write lock one per concurrent reader, which is
+// the one that needs the headroom), so larger hashes are skipped after a
+// cheap HLEN instead of an HGETALL of unknown size.
+const maxCandidateFields = 64
 
 // lockParsers and limiterParsers list the known layouts. A new kind adds its
 // parser here and Discover and Sample pick it up.
 var (
 	lockParsers = []func(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool){
 		parseLock,
+		parseRWLock,
 	}
 	limiterParsers = []func(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool){
 		parseTokenBucket,
+		parseRedissonLimiter,
 	}
 )
 
@@ -71,11 +76,14 @@ func parseLock(name string, fields map[string]string, pttl time.Duration) (LockI
 		if !ok || count <= 0 {
 			return LockInfo{}, false
 		}
+		// Fair and fenced locks share this hash; their side keys, read by
+		// enrichLocks, tell them apart.
 		return LockInfo{
 			Name:    name,
 			Kind:    KindReentrant,
 			Holders: []Holder{{ID: field, Count: count}},
 			PTTL:    pttl,
+			Channel: UnlockChannel(name),
 		}, true
 	}
 	return LockInfo{}, false
@@ -187,4 +195,167 @@ func clampInt64(f float64) int64 {
 		return math.MinInt64
 	}
 	return int64(f)
+}
+
+// Redisson's read-write lock writes these.
+const (
+	rwModeField   = "mode"
+	rwModeRead    = "read"
+	rwModeWrite   = "write"
+	rwWriteSuffix = ":write"
+)
+
+// parseRWLock classifies a hash as a Redisson RReadWriteLock: a "mode" of
+// read or write, at least one holder field "<uuid>:<thread>" (reader) or
+// "<uuid>:<thread>:write" (writer) with a positive count, and a lease. In
+// write mode there is exactly one writer, and readers only of the writer's
+// own thread (a writer may take read levels); in read mode no writer.
+func parseRWLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
+	mode := fields[rwModeField]
+	if isInternalKey(name) || len(fields) < 2 || pttl <= 0 || (mode != rwModeRead && mode != rwModeWrite) {
+		return LockInfo{}, false
+	}
+	info := LockInfo{Name: name, Kind: KindRWLock, Mode: mode, PTTL: pttl,
+		Channel: redissonPrefixName("redisson_rwlock", name)}
+	writer := ""
+	for field, value := range fields {
+		if field == rwModeField {
+			continue
+		}
+		count, ok := parseCanonicalInt(value)
+		if !isHolderField(field) || !ok || count <= 0 {
+			return LockInfo{}, false
+		}
+		h := Holder{ID: field, Count: count, Mode: rwModeRead}
+		if strings.HasSuffix(field, rwWriteSuffix) {
+			if writer != "" {
+				return LockInfo{}, false
+			}
+			writer = field
+			h.Mode = rwModeWrite
+		}
+		info.Holders = append(info.Holders, h)
+	}
+	if (mode == rwModeWrite) != (writer != "") {
+		return LockInfo{}, false
+	}
+	if writer != "" {
+		thread := strings.TrimSuffix(writer, rwWriteSuffix)
+		for _, h := range info.Holders {
+			if h.Mode == rwModeRead && h.ID != thread {
+				return LockInfo{}, false
+			}
+		}
+	}
+	// Map order is random; the console lists holders in a stable order,
+	// the writer first.
+	sort.Slice(info.Holders, func(i, j int) bool {
+		a, b := info.Holders[i], info.Holders[j]
+		if a.Mode != b.Mode {
+			return a.Mode == rwModeWrite
+		}
+		return a.ID < b.ID
+	})
+	return info, true
+}
+
+// Redisson rate limiter config fields.
+const (
+	rlRate      = "rate"
+	rlInterval  = "interval"
+	rlType      = "type"
+	rlKeepAlive = "keepAliveTime"
+)
+
+// parseRedissonLimiter classifies a hash as a Redisson RRateLimiter config:
+// rate, interval and type, optionally keepAliveTime, and nothing else;
+// whole numbers as Redisson writes them, type 0 or 1. The state lives in
+// other keys, so Available stays unknown until enrichLimiters reads it.
+func parseRedissonLimiter(name string, fields map[string]string, _ int64) (LimiterInfo, bool) {
+	if isInternalKey(name) || len(fields) < 3 || len(fields) > 4 {
+		return LimiterInfo{}, false
+	}
+	rate, ok1 := parseCanonicalInt(fields[rlRate])
+	interval, ok2 := parseCanonicalInt(fields[rlInterval])
+	typ := fields[rlType]
+	if !ok1 || !ok2 || rate < 1 || interval < 1 || (typ != "0" && typ != "1") {
+		return LimiterInfo{}, false
+	}
+	var keepAlive int64
+	if len(fields) == 4 {
+		v, ok := fields[rlKeepAlive]
+		if !ok {
+			return LimiterInfo{}, false
+		}
+		if keepAlive, ok = parseCanonicalInt(v); !ok || keepAlive < 0 {
+			return LimiterInfo{}, false
+		}
+	}
+	return LimiterInfo{
+		Name:             name,
+		Kind:             KindRedissonLimiter,
+		Rate:             rate,
+		IntervalMS:       float64(interval),
+		PerSecond:        float64(rate) * 1000 / float64(interval),
+		PerClient:        typ == "1",
+		KeepAliveMS:      keepAlive,
+		AvailableUnknown: true,
+		RejectionsHidden: true,
+	}, true
+}
+
+// maxStringValue bounds the string values read for classification: tokens
+// and counters are short, and a large value is application data.
+const maxStringValue = 512
+
+// classifyString decides what a string that matched a configured pattern is:
+// a counter (counter pattern and a whole number) or else a token lock
+// (token-lock pattern, a non-empty value of at most maxStringValue bytes).
+// strlen is the full length; value may be a prefix of it.
+func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl time.Duration) (*LockInfo, *LimiterInfo) {
+	if isInternalKey(name) || strlen == 0 || strlen > maxStringValue || int64(len(value)) != strlen {
+		return nil, nil
+	}
+	if rule, ok := p.counterRule(name); ok {
+		if n, ok := parseCanonicalInt(value); ok && n >= 0 {
+			lim := counterInfo(name, n, pttl, rule)
+			return nil, &lim
+		}
+	}
+	if p.isTokenLockName(name) {
+		return &LockInfo{
+			Name:    name,
+			Kind:    KindTokenLock,
+			Holders: []Holder{{ID: value, Count: 1}},
+			PTTL:    pttl,
+		}, nil
+	}
+	return nil, nil
+}
+
+// counterInfo describes a seed-004 counter holding n hits.
+func counterInfo(name string, n int64, pttl time.Duration, rule CounterRule) LimiterInfo {
+	info := LimiterInfo{
+		Name:       name,
+		Kind:       KindCounter,
+		Count:      n,
+		TTL:        pttl,
+		Limit:      rule.Limit,
+		LimitKnown: rule.Limit > 0,
+		Rate:       rule.Limit,
+		IntervalMS: float64(rule.Window.Milliseconds()),
+	}
+	// seed 004 counts rejected hits too, so with the limit known Redis
+	// does reveal this window's admissions: the first Limit hits.
+	info.RejectionsHidden = true
+	if info.LimitKnown {
+		info.Available = max(0, rule.Limit-n)
+		info.Grants, info.GrantsKnown = min(n, rule.Limit), true
+		if rule.Window > 0 {
+			info.PerSecond = float64(rule.Limit) / rule.Window.Seconds()
+		}
+	} else {
+		info.AvailableUnknown = true
+	}
+	return info
 }

@@ -16,7 +16,12 @@ import (
 //   - SCAN MATCH <match> TYPE hash COUNT scanCount, on every master;
 //   - per batch of up to readBatch hashes, one pipeline of HLEN;
 //   - for the hashes whose HLEN is between 1 and maxCandidateFields, one
-//     pipeline of TIME plus HGETALL and PTTL each.
+//     pipeline of TIME plus HGETALL and PTTL each;
+//   - for what classified as a lock or a Redisson limiter, one pipeline of
+//     side reads (fair queue, fencing token, read-level leases, limiter
+//     window; see enrich.go);
+//   - when token-lock or counter patterns are configured, one more SCAN with
+//     TYPE string, and per batch one pipeline of STRLEN, GETRANGE and PTTL.
 //
 // The HLEN pass is what keeps a pass cheap next to large application hashes:
 // no known layout has more than maxCandidateFields fields, so a hash with a
@@ -53,9 +58,15 @@ func (c *Client) Discover(ctx context.Context, match string) (*Discovered, error
 	if match == "" {
 		match = "*"
 	}
-	d := &discovery{seen: map[string]struct{}{}}
+	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns()}
 	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
-		return d.scanNode(ctx, node, match)
+		if err := d.scanNode(ctx, node, match); err != nil {
+			return err
+		}
+		if d.patterns.empty() {
+			return nil
+		}
+		return d.scanStrings(ctx, node, match)
 	})
 	if err != nil {
 		return nil, err
@@ -100,6 +111,8 @@ func (c *Client) forEachNode(ctx context.Context, fn func(ctx context.Context, n
 
 // discovery collects results from nodes that may be scanned concurrently.
 type discovery struct {
+	patterns ObjectPatterns
+
 	mu   sync.Mutex
 	out  Discovered
 	seen map[string]struct{} // SCAN may return a key twice while rehashing
@@ -186,35 +199,146 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	}
 	nowMS := now.Val().UnixMilli()
 
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	var locks []LockInfo
+	var lims []LimiterInfo
 	for i, k := range cands {
 		fields, err := gets[i].Result()
 		if err != nil || len(fields) > maxCandidateFields {
 			continue
 		}
-		if _, dup := d.seen[k]; dup {
-			continue
-		}
 		if lock, ok := classifyLock(k, fields, ttls[i].Val()); ok {
-			d.seen[k] = struct{}{}
-			if len(d.out.Locks) < MaxDiscovered {
-				d.out.Locks = append(d.out.Locks, lock)
-			} else {
-				d.out.LocksTruncated = true
-			}
-			continue
-		}
-		if lim, ok := classifyLimiter(k, fields, nowMS); ok {
-			d.seen[k] = struct{}{}
-			if len(d.out.Limiters) < MaxDiscovered {
-				d.out.Limiters = append(d.out.Limiters, lim)
-			} else {
-				d.out.LimitersTruncated = true
-			}
+			locks = append(locks, lock)
+		} else if lim, ok := classifyLimiter(k, fields, nowMS); ok {
+			lims = append(lims, lim)
 		}
 	}
+	if err := enrichObjects(ctx, node, locks, lims, nowMS); err != nil {
+		return err
+	}
+	d.add(locks, lims)
 	return nil
+}
+
+// add records what one batch found, once per name.
+func (d *discovery) add(locks []LockInfo, lims []LimiterInfo) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range locks {
+		if _, dup := d.seen[l.Name]; dup {
+			continue
+		}
+		d.seen[l.Name] = struct{}{}
+		if len(d.out.Locks) < MaxDiscovered {
+			d.out.Locks = append(d.out.Locks, l)
+		} else {
+			d.out.LocksTruncated = true
+		}
+	}
+	for _, l := range lims {
+		if _, dup := d.seen[l.Name]; dup {
+			continue
+		}
+		d.seen[l.Name] = struct{}{}
+		if len(d.out.Limiters) < MaxDiscovered {
+			d.out.Limiters = append(d.out.Limiters, l)
+		} else {
+			d.out.LimitersTruncated = true
+		}
+	}
+}
+
+// The string pass. Token locks and counters are strings, found only when
+// patterns are configured (see ObjectPatterns). It is one more SCAN of the
+// keyspace with TYPE string; when the console looks at everything and one
+// pattern is configured, that pattern is the MATCH, so Redis filters.
+func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match string) error {
+	scanMatch := match
+	if match == "*" {
+		all := append([]string(nil), d.patterns.TokenLocks...)
+		for _, r := range d.patterns.Counters {
+			all = append(all, r.Pattern)
+		}
+		if len(all) == 1 {
+			scanMatch = all[0]
+		}
+	}
+	var cursor uint64
+	for {
+		keys, next, err := node.ScanType(ctx, cursor, scanMatch, scanCount, "string").Result()
+		if err != nil {
+			return err
+		}
+		var batch []string
+		for _, k := range keys {
+			if isInternalKey(k) || !globMatch(match, k) {
+				continue
+			}
+			if _, ok := d.patterns.counterRule(k); ok || d.patterns.isTokenLockName(k) {
+				batch = append(batch, k)
+			}
+		}
+		for len(batch) > 0 {
+			n := min(len(batch), readBatch)
+			if err := d.readStrings(ctx, node, batch[:n]); err != nil {
+				return err
+			}
+			batch = batch[n:]
+		}
+		if next == 0 || d.done() {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// readStrings reads and classifies candidate strings: STRLEN, a bounded
+// GETRANGE (a large value is application data and never transferred
+// whole) and PTTL.
+func (d *discovery) readStrings(ctx context.Context, node redis.Cmdable, keys []string) error {
+	pipe := node.Pipeline()
+	reads := make([]stringRead, len(keys))
+	for i, k := range keys {
+		reads[i] = queueStringRead(ctx, pipe, k)
+	}
+	if err := execTolerant(ctx, pipe); err != nil {
+		return err
+	}
+	var locks []LockInfo
+	var lims []LimiterInfo
+	for i, k := range keys {
+		lock, lim := reads[i].classify(d.patterns, k)
+		if lock != nil {
+			locks = append(locks, *lock)
+		}
+		if lim != nil {
+			lims = append(lims, *lim)
+		}
+	}
+	d.add(locks, lims)
+	return nil
+}
+
+// stringRead is the pending read of one string object.
+type stringRead struct {
+	strlen *redis.IntCmd
+	value  *redis.StringCmd
+	pttl   *redis.DurationCmd
+}
+
+func queueStringRead(ctx context.Context, pipe redis.Pipeliner, key string) stringRead {
+	return stringRead{
+		strlen: pipe.StrLen(ctx, key),
+		value:  pipe.GetRange(ctx, key, 0, maxStringValue-1),
+		pttl:   pipe.PTTL(ctx, key),
+	}
+}
+
+func (r stringRead) classify(p ObjectPatterns, key string) (*LockInfo, *LimiterInfo) {
+	n, err := r.strlen.Result()
+	if err != nil || n == 0 || r.value.Err() != nil {
+		return nil, nil
+	}
+	return classifyString(p, key, r.value.Val(), n, r.pttl.Val())
 }
 
 // execTolerant runs a pipeline of reads and fails only on transport or

@@ -26,17 +26,52 @@ type channelFamily struct {
 	prefix  string // the literal part of pattern before '*'
 	typ     EventType
 	// name returns the lock name encoded in the rest of the channel after
-	// prefix.
-	name func(rest string) string
+	// prefix, and the waiter a per-waiter channel addresses ("" if none).
+	name func(rest string) (name, waiter string)
 }
 
 var channelFamilies = []channelFamily{
 	{
+		// RLock, fenced lock, and the fair lock's per-waiter channels
+		// "redisson_lock__channel:{<name>}:<waiter-id>".
 		pattern: "redisson_lock__channel:*",
 		prefix:  "redisson_lock__channel:",
 		typ:     EventUnlock,
-		name:    unwrapRedissonName,
+		name:    splitWaiterChannel,
 	},
+	{
+		// Read-write locks: "0" after the last reader, "1" after a writer.
+		pattern: "redisson_rwlock:*",
+		prefix:  "redisson_rwlock:",
+		typ:     EventUnlock,
+		name:    func(rest string) (string, string) { return unwrapRedissonName(rest), "" },
+	},
+}
+
+// splitWaiterChannel reads the rest of a redisson_lock__channel channel: a
+// lock's own channel ("{<name>}") or a fair-lock waiter's
+// ("{<name>}:<uuid>:<thread>"). The waiter id is recognised by its UUID
+// shape, so a lock whose name merely contains "}:" is not split.
+func splitWaiterChannel(rest string) (string, string) {
+	if strings.HasPrefix(rest, "{") && !strings.HasSuffix(rest, "}") {
+		if i := strings.LastIndex(rest, "}:"); i > 0 && isHolderField(rest[i+2:]) {
+			return unwrapRedissonName(rest[:i+1]), rest[i+2:]
+		}
+		// A name holding '{' is not wrapped: "<name>:<uuid>:<thread>".
+	}
+	if !strings.HasPrefix(rest, "{") {
+		for i := strings.IndexByte(rest, ':'); i >= 0 && i < len(rest); {
+			if isHolderField(rest[i+1:]) && strings.ContainsRune(rest[:i], '{') {
+				return rest[:i], rest[i+1:]
+			}
+			j := strings.IndexByte(rest[i+1:], ':')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+		}
+	}
+	return unwrapRedissonName(rest), ""
 }
 
 // unwrapRedissonName inverts redissonPrefixName's naming: Redisson wraps a
@@ -58,12 +93,14 @@ func unwrapRedissonName(rest string) string {
 func eventFromMessage(m *redis.Message, at time.Time) (Event, bool) {
 	for _, f := range channelFamilies {
 		if (m.Pattern == "" || m.Pattern == f.pattern) && strings.HasPrefix(m.Channel, f.prefix) {
+			name, waiter := f.name(m.Channel[len(f.prefix):])
 			return Event{
 				Type:    f.typ,
-				Name:    f.name(m.Channel[len(f.prefix):]),
+				Name:    name,
 				Channel: m.Channel,
 				Message: m.Payload,
 				At:      at,
+				Waiter:  waiter,
 			}, true
 		}
 	}

@@ -75,7 +75,7 @@ func TestEventsUnlockMessages(t *testing.T) {
 		}
 	}
 	// Other channels are not subscribed to.
-	rdb.Publish(ctx, "redisson_rwlock:{"+p+"x}", "0")
+	rdb.Publish(ctx, "redisson_semaphore:{"+p+"x}", "0")
 	rdb.Publish(ctx, p+"unrelated", "0")
 	rdb.Publish(ctx, UnlockChannel(p+"last"), "0")
 	if ev := eventsWait(t, s, 5*time.Second); ev.Name != p+"last" {

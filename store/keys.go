@@ -67,8 +67,8 @@ func slotTag(slot uint16) string {
 	return slotTags[slot]
 }
 
-// StatsKey is the hash holding the 200 ms outcome ring of the lock or limiter
-// stored at name (see luascripts/stats ring description in DESIGN).
+// StatsKey is the hash holding the 200 ms outcome counters of the lock or limiter
+// stored at name (layout in the comment above BucketMS).
 func StatsKey(name string) string {
 	return "lw:{" + hashTagFor(name) + "}:stats:" + name
 }

@@ -4,51 +4,131 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// The console's view of limiters: read one, change its rate. Token buckets
-// (seed 001) are the kind handled here; the key decides the kind by the
-// fields it holds, never by its name.
+// The console's view of limiters: read one, change its rate. The key
+// decides the kind by what it holds (a hash's fields; a string only when its
+// name matches a configured counter pattern), never by its name alone.
 
 // GetLimiter reads one limiter with the Redis time of the read, so Available
-// includes the refill up to now. ErrNotFound when there is no key at name,
+// includes the refill (token bucket) or the returned grants (Redisson
+// sliding window) up to now. ErrNotFound when there is no key at name,
 // ErrWrongKind when the key holds something that is not a limiter.
 func (c *Client) GetLimiter(ctx context.Context, name string) (*LimiterInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
+	patterns := c.ObjectPatterns()
+	_, counter := patterns.counterRule(name)
 	pipe := c.rdb.Pipeline()
-	fields := pipe.HGetAll(ctx, name)
+	typ := pipe.Type(ctx, name)
 	now := pipe.Time(ctx)
-	_, _ = pipe.Exec(ctx) // each command's own error is checked below
-	if err := fields.Err(); err != nil {
-		return nil, bucketRedisErr(err)
+	var fields *redis.MapStringStringCmd
+	var str stringRead
+	if counter {
+		str = queueStringRead(ctx, pipe, name)
+	} else {
+		fields = pipe.HGetAll(ctx, name)
+	}
+	if err := execTolerant(ctx, pipe); err != nil {
+		return nil, err
 	}
 	if err := now.Err(); err != nil {
 		return nil, err
 	}
-	if len(fields.Val()) == 0 {
-		return nil, ErrNotFound
+	if err := typ.Err(); err != nil {
+		return nil, err
 	}
-	info, ok := parseTokenBucket(name, fields.Val(), now.Val().UnixMilli())
+	nowMS := now.Val().UnixMilli()
+	switch t := typ.Val(); {
+	case t == "none":
+		return nil, ErrNotFound
+	case t == "string" && counter:
+		if _, lim := str.classify(patterns, name); lim != nil {
+			return lim, nil
+		}
+		return nil, ErrWrongKind
+	case t != "hash" || fields.Err() != nil:
+		return nil, ErrWrongKind
+	}
+	info, ok := classifyLimiter(name, fields.Val(), nowMS)
 	if !ok {
 		return nil, ErrWrongKind
 	}
-	return &info, nil
+	lims := []LimiterInfo{info}
+	if err := enrichObjects(ctx, c.rdb, nil, lims, nowMS); err != nil {
+		return nil, err
+	}
+	return &lims[0], nil
+}
+
+// LimiterEdit is a change of rate from the console.
+type LimiterEdit struct {
+	// Rate: a token bucket's capacity, a Redisson limiter's permits per
+	// interval.
+	Rate int64
+	// IntervalMS: a token bucket's time per permit (fractions allowed), a
+	// Redisson limiter's window (whole milliseconds).
+	IntervalMS float64
+	// KeepState applies to Redisson limiters: false restarts every window
+	// (Redisson's setRate), true keeps the permits already granted in the
+	// running windows (Redisson's updateRate with keepState). Token buckets
+	// always keep their state (the refill so far is credited at the old
+	// rate).
+	KeepState bool
 }
 
 // ModifyLimiter gives the limiter at name a new rate and interval and returns
-// its state afterwards. For a token bucket rate is the capacity (max_permits)
-// and intervalMS the time per permit; time already elapsed is credited at
-// the old rate (see luascripts/tokenbucket_modify.lua). Invalid input is a
-// *ValidationError (Field "rate" or "interval_ms") and changes nothing.
-// ErrNotFound when there is no limiter at name (the error also matches
-// ErrModify); ErrWrongKind when the key holds something else.
+// its state afterwards: ModifyLimiterWith without KeepState, i.e. Redisson's
+// setRate for a Redisson limiter.
 func (c *Client) ModifyLimiter(ctx context.Context, name string, rate int64, intervalMS float64) (*LimiterInfo, error) {
+	return c.ModifyLimiterWith(ctx, name, LimiterEdit{Rate: rate, IntervalMS: intervalMS})
+}
+
+// ModifyLimiterWith changes a limiter's rate with its kind's semantics:
+//
+//   - token bucket: rate is the capacity (max_permits) and IntervalMS the
+//     time per permit; time already elapsed is credited at the old rate
+//     (see luascripts/tokenbucket_modify.lua).
+//   - Redisson rate limiter: rate permits per IntervalMS (whole ms). With
+//     KeepState false every window restarts (value and grants deleted, for
+//     every client of a per-client limiter); with KeepState true what was
+//     granted stays granted (see luascripts/redisson_limiter_set_rate.lua).
+//     DescribeEdit says which, in words, before it happens.
+//   - access counter: not editable here; its limit lives in the
+//     application (a *ValidationError); ResetCounter forgets its hits.
+//
+// Invalid input is a *ValidationError (Field "rate" or "interval_ms") and
+// changes nothing. ErrNotFound when there is no limiter at name (the error
+// also matches ErrModify); ErrWrongKind when the key holds something else.
+func (c *Client) ModifyLimiterWith(ctx context.Context, name string, e LimiterEdit) (*LimiterInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	err := c.modifyBucket(ctx, name, Limit{Capacity: rate, IntervalMS: intervalMS})
+	// The loosest rule of any kind, checked before any I/O; each kind's own
+	// rules follow once the kind is known.
+	if err := (Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS}).validate(); err != nil {
+		return nil, err
+	}
+	info, err := c.GetLimiter(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, ErrModify)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch info.Kind {
+	case KindRedissonLimiter:
+		err = c.editRedisson(ctx, info, e)
+	case KindCounter:
+		return nil, invalid("rate", "an access counter's limit is enforced by the application's own script; reset the counter instead")
+	default:
+		err = c.modifyBucket(ctx, name, Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS})
+	}
 	if errors.Is(err, ErrModify) {
 		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
@@ -56,4 +136,131 @@ func (c *Client) ModifyLimiter(ctx context.Context, name string, rate int64, int
 		return nil, err
 	}
 	return c.GetLimiter(ctx, name)
+}
+
+// validateRedissonRate checks a Redisson rate and interval as Redisson
+// stores them: whole numbers, rate at least 1, interval at least 1 ms.
+func validateRedissonRate(rate int64, intervalMS float64) error {
+	if rate < 1 || rate > math.MaxUint32 {
+		return invalid("rate", "must be between 1 and %d, got %d", int64(math.MaxUint32), rate)
+	}
+	if math.IsNaN(intervalMS) || intervalMS < 1 || intervalMS > float64(365*24*time.Hour/time.Millisecond) || intervalMS != math.Trunc(intervalMS) {
+		return invalid("interval_ms", "must be a whole number of milliseconds between 1 and a year, got %g", intervalMS)
+	}
+	return nil
+}
+
+// editRedisson runs the set-rate script over every state key the limiter
+// has (the overall pair, or each client's pair).
+func (c *Client) editRedisson(ctx context.Context, info *LimiterInfo, e LimiterEdit) error {
+	if err := validateRedissonRate(e.Rate, e.IntervalMS); err != nil {
+		return err
+	}
+	keys := []string{info.Name}
+	if info.PerClient {
+		clients, err := c.RedissonClients(ctx, info.Name)
+		if err != nil {
+			return err
+		}
+		for _, cl := range clients {
+			keys = append(keys, RedissonValueKey(info.Name, cl.ClientID), RedissonPermitsKey(info.Name, cl.ClientID))
+		}
+	} else {
+		keys = append(keys, RedissonValueKey(info.Name, ""), RedissonPermitsKey(info.Name, ""))
+	}
+	return runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), "", "", e.KeepState, info.Algorithm, false)
+}
+
+// runSetRate calls redisson_limiter_set_rate.lua; see its header.
+func runSetRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
+	typ, keepAlive string, keep bool, algorithm string, create bool) error {
+	mode, alg, creates := "reset", "", "existing"
+	if keep {
+		mode = "keep"
+	}
+	switch algorithm {
+	case AlgorithmFixedWindow:
+		alg = "fixed"
+	case AlgorithmSlidingWindow:
+		alg = "sliding"
+	}
+	if create {
+		creates = "create"
+	}
+	res, err := redissonSetRateScript.Run(ctx, rdb, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates).Int64Slice()
+	if err != nil {
+		return bucketRedisErr(err)
+	}
+	switch res[0] {
+	case 1:
+		return nil
+	case 0:
+		return ErrModify
+	}
+	return ErrWrongKind
+}
+
+// DescribeEdit says, before it happens, what ModifyLimiterWith(e) will do
+// to the limiter as read in info: which state is kept or restarted and
+// what an acquire will find right after. The console shows it next to the
+// choice.
+func (info *LimiterInfo) DescribeEdit(e LimiterEdit) string {
+	switch info.Kind {
+	case KindCounter:
+		return "An access counter's limit is set by the application; lockwarden can only reset its count."
+	case KindTokenBucket:
+		return fmt.Sprintf("The bucket becomes %s; permits refilled so far are credited at the old rate and capped at the new capacity.",
+			Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS})
+	case KindRedissonLimiter:
+	default:
+		return ""
+	}
+	target := "the window"
+	if info.PerClient {
+		target = "every client's window"
+	}
+	newRate := fmt.Sprintf("%d per %s", e.Rate, time.Duration(e.IntervalMS)*time.Millisecond)
+	if !e.KeepState {
+		return fmt.Sprintf("Resets %s (Redisson setRate): the value and grant keys are deleted, so the next acquire starts a full window of %s, even if permits were just handed out.", target, newRate)
+	}
+	switch info.Algorithm {
+	case AlgorithmFixedWindow:
+		if info.PerClient {
+			return fmt.Sprintf("Keeps each client's window: permits already taken in it stay taken (new value = %d minus taken, not below 0); each window still ends when it would have, or within %d ms.", e.Rate, int64(e.IntervalMS))
+		}
+		return fmt.Sprintf("Keeps the running window: the %d permits taken in it stay taken, so %d are available until it ends (in %s, or %d ms if sooner); then windows of %s.",
+			info.Grants, max(0, e.Rate-info.Grants), info.ResetIn.Round(time.Millisecond), int64(e.IntervalMS), newRate)
+	case AlgorithmSlidingWindow:
+		if info.PerClient {
+			return fmt.Sprintf("Keeps each client's grants: grants older than %d ms are dropped and each value becomes %d minus what that client was granted in the last %d ms (not below 0).", int64(e.IntervalMS), e.Rate, int64(e.IntervalMS))
+		}
+		return fmt.Sprintf("Keeps the grants: those older than %d ms are dropped and the value becomes %d minus the permits granted in the last %d ms (now %d granted in the current %g ms window), not below 0.",
+			int64(e.IntervalMS), e.Rate, int64(e.IntervalMS), info.Grants, info.IntervalMS)
+	}
+	return fmt.Sprintf("Nobody has acquired yet, so there is no state to keep: the first acquire starts a full window of %s.", newRate)
+}
+
+// ResetCounter forgets the hits of the access counter at name, so the
+// client it limits is admitted again at once (its next hit starts a new
+// window). ErrNotFound: no such key. ErrWrongKind: the key is not a
+// counter (not matching a counter pattern, or not a whole number); it is
+// left alone.
+func (c *Client) ResetCounter(ctx context.Context, name string) error {
+	if err := validateName(name); err != nil {
+		return err
+	}
+	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
+		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, ErrWrongKind)
+	}
+	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
+	if err != nil {
+		return fmt.Errorf("store: reset counter %q: %w", name, err)
+	}
+	switch code {
+	case 1:
+		return nil
+	case 0:
+		return fmt.Errorf("store: reset counter %q: %w", name, ErrNotFound)
+	}
+	return fmt.Errorf("store: reset counter %q: %w", name, ErrWrongKind)
 }

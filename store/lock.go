@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,6 +116,17 @@ type Lock struct {
 	retryCap time.Duration
 	watchdog bool
 	err      error // invalid input; every method returns it before any I/O
+
+	// Derived once: every acquire and release names them.
+	keys     []string // lock, stats, waiter queue, waiter entries
+	unlockCh string
+	wakeCh   string
+	// argv is ARGV[1..5], shared by lock_acquire and lock_release; the
+	// calls that need no more (an attempt that does not queue, a release, a
+	// renewal) are prepared once.
+	argv                []any
+	tryCall, unlockCall preparedCall
+	renewCall           preparedCall
 }
 
 // NewLock returns a handle on the lock stored at name. Invalid input is
@@ -126,6 +138,12 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)
+	l.keys = []string{name, StatsKey(name), lockQueueKey(name), lockEntriesKey(name)}
+	l.unlockCh, l.wakeCh = UnlockChannel(name), lockWakeChannel(name)
+	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh}
+	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
+	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
+	l.renewCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
 	return l
 }
 
@@ -160,22 +178,24 @@ func (l *Lock) TryLock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
 	}
-	ttl, ok, err := l.tryAcquire(ctx)
+	ttl, ok, err := l.tryAcquire(ctx, nil)
 	if err != nil || ok {
 		return err
 	}
 	return &LockedError{Name: l.name, TTL: ttl}
 }
 
-// Lock takes the lock, waiting while another holder has it. A waiter sleeps
-// until the holder's unlock message or until its lease would run out
-// (capped by RetryCap), then tries again. When ctx ends first the error
-// matches both ErrNotObtained and ctx.Err() with errors.Is.
+// Lock takes the lock, waiting while another holder has it. Waiters are
+// served in arrival order: a release hands the lock straight to the longest
+// live waiter (see lock_wait.go). When ctx ends first the error matches both
+// ErrNotObtained and ctx.Err() with errors.Is.
 //
-// Like Redisson, the first attempt goes out before subscribing, so an
-// uncontended lock costs one round trip; every attempt that can lead to a
-// sleep is made only after Redis confirmed the subscription, so no unlock
-// can slip between the attempt and the sleep.
+// The first attempt goes out before subscribing, so an uncontended lock
+// costs one round trip; a waiter is queued only once Redis confirmed its
+// Client's subscription, so no hand-off or unlock can slip past it. While
+// queued it sleeps until it is handed the lock, an unlock message from a
+// client that does not hand off, the holder's lease would run out, or its
+// queue entry needs refreshing (capped by RetryCap).
 func (l *Lock) Lock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
@@ -183,10 +203,15 @@ func (l *Lock) Lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
-	if _, ok, err := l.tryAcquire(ctx); err != nil || ok {
-		return err
+	// When this Client already listens on the lock, others of its waiters
+	// are queued: go straight to the queue rather than spend an attempt.
+	if !l.shared.hub.hot(l.unlockCh) {
+		if _, ok, err := l.tryAcquire(ctx, nil); err != nil || ok {
+			return err
+		}
 	}
-	w, err := l.shared.hub.join(ctx, UnlockChannel(l.name))
+	turn := &waitTurn{token: newWaitToken()}
+	w, err := l.shared.hub.join(ctx, turn.token, l.unlockCh, l.wakeCh)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
@@ -199,36 +224,86 @@ func (l *Lock) Lock(ctx context.Context) error {
 	defer timer.Stop()
 	<-timer.C
 	for {
-		ttl, ok, err := l.tryAcquire(ctx)
-		if err != nil || ok {
+		ttl, ok, err := l.tryAcquire(ctx, turn)
+		if err != nil {
+			// The entry, if any, expires on its own; a hand-off to it in the
+			// meantime would be released by its lease.
+			l.withdraw(ctx, turn)
 			return err
 		}
-		wait := ttl
-		if wait < 0 || wait > l.retryCap {
-			wait = l.retryCap
+		if ok {
+			return nil
+		}
+		turn.queued = true
+		wait := min(l.retryCap, waitEntryTTL/3)
+		if ttl >= 0 && ttl < wait {
+			wait = ttl
 		}
 		timer.Reset(max(wait, time.Millisecond))
 		select {
+		case <-w.H:
+			l.handedOff(ctx)
+			return nil
+		default:
+		}
+		select {
+		case <-w.H:
+			l.handedOff(ctx)
+			return nil
 		case <-w.C:
 			if !timer.Stop() {
 				<-timer.C
 			}
 		case <-timer.C:
 		case <-ctx.Done():
+			l.withdraw(ctx, turn)
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 		}
 	}
 }
 
-// Unlock releases one level of reentry; the last level deletes the lock and
-// wakes waiters. ErrNotHeld (lock untouched) when this handle's holder does
-// not hold it, e.g. after its lease ran out or it was force-unlocked.
+// waitTurn is one waiting Lock call's place in the queue.
+type waitTurn struct {
+	token  string
+	queued bool // an attempt with token was answered "queued"
+}
+
+func newWaitToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
+}
+
+// handedOff starts the watchdog of a hold that a release gave this waiter.
+// Its lease is at most handoffLease, so the first renewal comes earlier.
+func (l *Lock) handedOff(ctx context.Context) {
+	if l.watchdog {
+		l.shared.acquiredFirst(ctx, l, min(l.lease, handoffLease)/3)
+	}
+}
+
+// withdraw takes a waiter that gives up out of the queue. If the lock was
+// handed to it meanwhile, that hold is released (and handed on) instead.
+// It runs even when ctx has ended: a stale entry would make the next
+// release hand the lock to nobody for up to handoffLease.
+func (l *Lock) withdraw(ctx context.Context, turn *waitTurn) {
+	if !turn.queued {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = lockReleaseScript.Run(wctx, l.c.rdb, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Err()
+}
+
+// Unlock releases one level of reentry; the last level hands the lock to the
+// longest waiter or deletes it, and tells waiters. ErrNotHeld (lock
+// untouched) when this handle's holder does not hold it, e.g. after its
+// lease ran out or it was force-unlocked.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
 	}
-	res, err := lockReleaseScript.Run(ctx, l.c.rdb, []string{l.name},
-		l.lease.Milliseconds(), l.holder, UnlockChannel(l.name), unlockMessage).Int64()
+	res, err := l.unlockCall.run(ctx, l.c.rdb).Int64()
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
@@ -236,7 +311,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return l.scriptErr("unlock", err)
 	}
 	if l.watchdog {
-		l.shared.released(l, res == 1)
+		l.shared.released(l, res >= 1)
 	}
 	return nil
 }
@@ -257,10 +332,25 @@ func (l *Lock) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// tryAcquire runs one attempt: ok, or the holder's remaining lease.
-func (l *Lock) tryAcquire(ctx context.Context) (ttl time.Duration, ok bool, err error) {
-	ms, err := lockAcquireScript.Run(ctx, l.c.rdb, []string{l.name, StatsKey(l.name)},
-		l.lease.Milliseconds(), l.holder).Int64()
+// tryAcquire runs one attempt: ok, or the holder's remaining lease. With a
+// turn the caller is queued when it fails.
+func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duration, ok bool, err error) {
+	var cmd *redis.Cmd
+	if turn == nil {
+		cmd = l.tryCall.run(ctx, l.c.rdb)
+	} else {
+		queued := "0"
+		if turn.queued {
+			queued = "1"
+		}
+		handoff := l.lease
+		if l.watchdog {
+			handoff = min(l.lease, handoffLease)
+		}
+		cmd = lockAcquireScript.Run(ctx, l.c.rdb, l.keys, append(l.argv[:len(l.argv):len(l.argv)],
+			turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)...)
+	}
+	ms, err := cmd.Int64()
 	if errors.Is(err, redis.Nil) {
 		if l.watchdog {
 			l.shared.acquired(ctx, l)
@@ -274,7 +364,7 @@ func (l *Lock) tryAcquire(ctx context.Context) (ttl time.Duration, ok bool, err 
 }
 
 func (l *Lock) renew(ctx context.Context) (bool, error) {
-	n, err := lockRenewScript.Run(ctx, l.c.rdb, []string{l.name}, l.lease.Milliseconds(), l.holder).Int64()
+	n, err := l.renewCall.run(ctx, l.c.rdb).Int64()
 	if err != nil {
 		return false, l.scriptErr("renew", err)
 	}
@@ -291,91 +381,4 @@ func (l *Lock) scriptErr(op string, err error) error {
 func isWrongType(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "WRONGTYPE")
-}
-
-// The watchdog. Renewal is per holder, not per handle: handles sharing an
-// Owner re-enter one hold, and one goroutine keeps it alive until the last
-// level is released.
-
-type renewKey struct{ name, holder string }
-
-type renewal struct {
-	holds int // successful acquires minus releases seen through this Client
-	stop  chan struct{}
-}
-
-func (s *lockShared) acquired(ctx context.Context, l *Lock) {
-	k := renewKey{l.name, l.holder}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.renewals[k]; r != nil {
-		r.holds++
-		return
-	}
-	r := &renewal{holds: 1, stop: make(chan struct{})}
-	s.renewals[k] = r
-	// The lock outlives the call that took it, so the watchdog must not end
-	// with that call's ctx.
-	go s.watch(context.WithoutCancel(ctx), l, k, r)
-}
-
-// released stops the watchdog once the last level is gone. A release of the
-// last level racing a new acquire by the same holder leaves holds above zero
-// either way the two updates are ordered, so the new hold keeps its watchdog.
-func (s *lockShared) released(l *Lock, last bool) {
-	k := renewKey{l.name, l.holder}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.renewals[k]
-	if r == nil {
-		return
-	}
-	r.holds--
-	if last && r.holds <= 0 {
-		delete(s.renewals, k)
-		close(r.stop)
-	}
-}
-
-func (s *lockShared) watch(ctx context.Context, l *Lock, k renewKey, r *renewal) {
-	every := l.lease / 3
-	t := time.NewTicker(every)
-	defer t.Stop()
-	lastOK := time.Now()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, every)
-		ok, err := l.renew(rctx)
-		cancel()
-		switch {
-		case err == nil && ok:
-			lastOK = time.Now()
-			continue
-		case err == nil && !ok:
-			// Expired, force-unlocked or taken over: nothing left to keep.
-		case errors.Is(err, redis.ErrClosed), time.Since(lastOK) >= l.lease:
-			// The client is gone, or the lease ran out while Redis could
-			// not be reached: the lock is lost either way.
-		default:
-			continue // transient; the next tick retries
-		}
-		s.mu.Lock()
-		if s.renewals[k] == r {
-			delete(s.renewals, k)
-		}
-		s.mu.Unlock()
-		return
-	}
-}
-
-// renewing reports whether a watchdog runs for name/holder (for tests and
-// diagnostics).
-func (s *lockShared) renewing(name, holder string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.renewals[renewKey{name, holder}] != nil
 }

@@ -3,8 +3,17 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/lockwarden/lockwarden/luascripts"
 
 	"github.com/redis/go-redis/v9"
+)
+
+var (
+	fairForceReleaseScript = redis.NewScript(luascripts.Source("fairlock_force_release"))
+	rwForceReleaseScript   = redis.NewScript(luascripts.Source("rwlock_force_release"))
+	tokenLockReleaseScript = redis.NewScript(luascripts.Source("tokenlock_release"))
 )
 
 // The console's side of locks: read one as it is, and break one that is
@@ -12,41 +21,78 @@ import (
 // between the page load and the click the lock may have been released and
 // taken by someone healthy.
 
-// GetLock reads the lock at name in one atomic round trip. ErrNotFound when
-// there is no key; ErrWrongKind when the key exists but is not a lock (any
-// other type, or a hash that is not in the lock layout).
+// GetLock reads the lock at name: its hash (or, for a name matching a
+// token-lock pattern, its string) atomically, then its side keys (fair
+// queue, fencing token, read-level leases). ErrNotFound when there is no
+// key; ErrWrongKind when the key exists but is not a lock of a known kind
+// (any other type, or a hash that is not in a lock layout).
 func (c *Client) GetLock(ctx context.Context, name string) (*LockInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
+	patterns := c.ObjectPatterns()
+	pipe := c.rdb.TxPipeline()
+	typ := pipe.Type(ctx, name)
+	now := pipe.Time(ctx)
 	var all *redis.MapStringStringCmd
 	var pttl *redis.DurationCmd
-	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		all = p.HGetAll(ctx, name)
-		pttl = p.PTTL(ctx, name)
-		return nil
-	})
-	if isWrongType(err) || isWrongType(all.Err()) {
-		return nil, fmt.Errorf("store: lock %q: %w", name, ErrWrongKind)
+	var str stringRead
+	token := patterns.isTokenLockName(name)
+	if token {
+		str = queueStringRead(ctx, pipe, name)
+	} else {
+		all = pipe.HGetAll(ctx, name)
+		pttl = pipe.PTTL(ctx, name)
 	}
-	if err != nil {
+	if err := execTolerant(ctx, pipe); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
-	fields := all.Val()
-	if len(fields) == 0 {
-		return nil, fmt.Errorf("store: lock %q: %w", name, ErrNotFound)
+	if err := typ.Err(); err != nil {
+		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
-	info, ok := parseLock(name, fields, pttl.Val())
-	if !ok {
+	var info LockInfo
+	switch t := typ.Val(); {
+	case t == "none":
+		return nil, fmt.Errorf("store: lock %q: %w", name, ErrNotFound)
+	case t == "string" && token:
+		l, _ := str.classify(patterns, name)
+		if l == nil {
+			return nil, fmt.Errorf("store: lock %q: %w", name, ErrWrongKind)
+		}
+		return l, nil
+	case t == "hash" && all.Err() == nil:
+		var ok bool
+		if info, ok = classifyLock(name, all.Val(), pttl.Val()); !ok {
+			return nil, fmt.Errorf("store: lock %q: %w", name, ErrWrongKind)
+		}
+	default:
 		return nil, fmt.Errorf("store: lock %q: %w", name, ErrWrongKind)
 	}
-	return &info, nil
+	locks := []LockInfo{info}
+	if err := enrichObjects(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
+		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
+	}
+	return &locks[0], nil
 }
 
-// ForceUnlock deletes the lock at name, whatever its reentry count, only if
-// holder (a hash field "<client-id>:<owner>") still holds it, and wakes its
-// waiters. ErrNotFound: no such key. ErrHolderChanged: someone else holds it
-// now. ErrWrongKind: the key is not a hash. In all three nothing changed.
+// ForceUnlock breaks the lock at name, only if holder (as GetLock listed
+// it: a hash field "<client-id>:<owner>", or a token lock's token) still
+// holds it, with the semantics of the lock's kind:
+//
+//   - reentrant, fenced: the hash is deleted whatever the reentry count and
+//     "0" is published on UnlockChannel(name); a fenced lock's token key is
+//     never touched, so the next holder's token is still larger.
+//   - fair: waiters whose place timed out are dropped, the hash is deleted
+//     and "0" is published on the channel of the thread now at the head of
+//     the queue (UnlockChannel(name)+":"+its id), nowhere else.
+//   - read-write: only that holder is removed, with its read-level keys;
+//     when nobody is left the hash is deleted and RWLockChannel(name) gets
+//     "1" after a writer, "0" after the last reader. A writer leaving read
+//     levels of its own thread turns the lock into a read lock.
+//   - token: compare-and-delete; nothing is published (nobody listens).
+//
+// ErrNotFound: no such key. ErrHolderChanged: someone else holds it now.
+// ErrWrongKind: the key is not a lock. In all three nothing changed.
 func (c *Client) ForceUnlock(ctx context.Context, name, holder string) error {
 	if err := validateName(name); err != nil {
 		return err
@@ -57,18 +103,146 @@ func (c *Client) ForceUnlock(ctx context.Context, name, holder string) error {
 	case len(holder) > MaxNameLen:
 		return invalid("holder", "must be at most %d bytes, got %d", MaxNameLen, len(holder))
 	}
-	code, err := lockForceReleaseScript.Run(ctx, c.rdb, []string{name},
-		UnlockChannel(name), unlockMessage, holder).Int64()
-	if err != nil {
-		return fmt.Errorf("store: force unlock %q: %w", name, err)
+	// A read-write holder's count decides which level keys go with it; if
+	// it changes between the read and the script, read again.
+	for attempt := 0; attempt < 5; attempt++ {
+		info, err := c.GetLock(ctx, name)
+		if err != nil {
+			return err
+		}
+		code, err := c.forceRelease(ctx, info, holder)
+		if err != nil {
+			return fmt.Errorf("store: force unlock %q: %w", name, err)
+		}
+		if code != rwCountChanged {
+			return forceReleaseErr(name, holder, code)
+		}
 	}
-	return forceReleaseErr(name, holder, code)
+	return fmt.Errorf("store: force unlock %q: %w: %s keeps changing its reentry count", name, ErrHolderChanged, holder)
+}
+
+// rwCountChanged is rwlock_force_release.lua's "read again" code.
+const rwCountChanged = -3
+
+// forceRelease runs the script of info's kind and returns its code (1 and
+// 2 both mean released).
+func (c *Client) forceRelease(ctx context.Context, info *LockInfo, holder string) (int64, error) {
+	name := info.Name
+	switch info.Kind {
+	case KindFairLock:
+		return fairForceReleaseScript.Run(ctx, c.rdb,
+			[]string{name, FairLockQueueKey(name), FairLockTimeoutKey(name)},
+			UnlockChannel(name), unlockMessage, holder).Int64()
+	case KindRWLock:
+		keys := []string{name}
+		var count int64
+		for _, h := range info.Holders {
+			if h.ID == holder {
+				count = h.Count
+			}
+		}
+		if count == 0 {
+			return -1, nil
+		}
+		if !strings.HasSuffix(holder, rwWriteSuffix) {
+			for level := int64(1); level <= min(count, maxRWLevelKeys); level++ {
+				keys = append(keys, rwReadLevelKey(name, holder, level))
+			}
+		}
+		return rwForceReleaseScript.Run(ctx, c.rdb, keys, RWLockChannel(name), holder, count).Int64()
+	case KindTokenLock:
+		return tokenLockReleaseScript.Run(ctx, c.rdb, []string{name}, holder).Int64()
+	}
+	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
+	// token key is not passed, so it cannot be touched).
+	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name},
+		UnlockChannel(name), unlockMessage, holder).Int64()
+}
+
+// maxRWLevelKeys bounds the level keys one force-unlock passes; Redisson
+// itself would need that many nested read locks by one thread to exceed it.
+const maxRWLevelKeys = 10000
+
+// ForceUnlockPlan says what ForceUnlock(name, holder) will do to Redis, for
+// a console to show before the admin confirms.
+type ForceUnlockPlan struct {
+	// Deletes are the keys deleted (when the lock ends up free).
+	Deletes []string `json:"deletes"`
+	// RemovesField is the hash field removed while other holders stay
+	// (read-write locks with several holders).
+	RemovesField string `json:"removes_field,omitempty"`
+	// Channel and Message are what is published ("" when nothing is).
+	Channel string `json:"channel,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Keeps are related keys deliberately left alone.
+	Keeps []string `json:"keeps,omitempty"`
+	// Summary says it in one sentence.
+	Summary string `json:"summary"`
+}
+
+// ForceUnlockPlan describes ForceUnlock for the holder on the lock as read.
+// Redis may change before the click; ForceUnlock then refuses rather than
+// doing something else (ErrHolderChanged).
+func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
+	switch l.Kind {
+	case KindTokenLock:
+		return ForceUnlockPlan{Deletes: []string{l.Name},
+			Summary: fmt.Sprintf("deletes %q if it still holds this token; token locks announce nothing, so waiters find it free on their next retry", l.Name)}
+	case KindFairLock:
+		p := ForceUnlockPlan{Deletes: []string{l.Name}, Message: unlockMessage,
+			Keeps: []string{FairLockQueueKey(l.Name), FairLockTimeoutKey(l.Name)}}
+		for _, w := range l.Waiters {
+			if w.RemainingMS > 0 {
+				p.Channel = w.Channel
+				p.Summary = fmt.Sprintf("deletes %q and wakes the next waiter %s on %s; waiters whose place timed out are dropped from the queue", l.Name, w.ID, w.Channel)
+				return p
+			}
+		}
+		p.Summary = fmt.Sprintf("deletes %q; no waiter is left in time to wake", l.Name)
+		return p
+	case KindRWLock:
+		var target *Holder
+		for i := range l.Holders {
+			if l.Holders[i].ID == holder {
+				target = &l.Holders[i]
+			}
+		}
+		if target == nil {
+			return ForceUnlockPlan{Summary: "nothing: that holder does not hold the lock"}
+		}
+		var levels []string
+		if target.Mode == rwModeRead {
+			for lv := int64(1); lv <= min(target.Count, 3); lv++ {
+				levels = append(levels, rwReadLevelKey(l.Name, holder, lv))
+			}
+		}
+		if len(l.Holders) > 1 {
+			s := fmt.Sprintf("removes %s (%s, %d levels) from %q; the other %d holder(s) keep the lock, nothing is published", holder, target.Mode, target.Count, l.Name, len(l.Holders)-1)
+			if target.Mode == rwModeWrite {
+				s += "; the lock becomes a read lock"
+			}
+			return ForceUnlockPlan{RemovesField: holder, Deletes: levels, Summary: s}
+		}
+		msg := "0"
+		if target.Mode == rwModeWrite {
+			msg = "1"
+		}
+		return ForceUnlockPlan{Deletes: append([]string{l.Name}, levels...), Channel: RWLockChannel(l.Name), Message: msg,
+			Summary: fmt.Sprintf("deletes %q and publishes %q on %s so waiting readers and writers retry", l.Name, msg, RWLockChannel(l.Name))}
+	}
+	p := ForceUnlockPlan{Deletes: []string{l.Name}, Channel: UnlockChannel(l.Name), Message: unlockMessage,
+		Summary: fmt.Sprintf("deletes %q (all reentry levels) and publishes %q on %s", l.Name, unlockMessage, UnlockChannel(l.Name))}
+	if l.Kind == KindFencedLock {
+		p.Keeps = []string{FencingTokenKey(l.Name)}
+		p.Summary += fmt.Sprintf("; the fencing token %d in %s is kept so the next holder's token is larger", l.FencingToken, FencingTokenKey(l.Name))
+	}
+	return p
 }
 
 // forceReleaseErr maps lock_force_release.lua's return codes.
 func forceReleaseErr(name, holder string, code int64) error {
 	switch code {
-	case 1:
+	case 1, 2:
 		return nil
 	case 0:
 		return fmt.Errorf("store: force unlock %q: %w", name, ErrNotFound)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -514,32 +513,11 @@ func TestLockStatsRing(t *testing.T) {
 	}
 }
 
-// lockRingSum adds up every slot of name's ring that holds one of the last
-// StatsRing buckets by Redis time, so a sequence that straddles a bucket
-// boundary still adds up.
+// lockRingSum adds up the stats counters of the last StatsRing buckets by
+// Redis time, so a sequence that straddles a bucket boundary still adds up.
 func lockRingSum(t *testing.T, rdb *redis.Client, name string) Counts {
 	t.Helper()
-	ctx := context.Background()
-	now, err := rdb.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bucket := now.UnixMilli() / BucketMS
-	ring := rdb.HGetAll(ctx, StatsKey(name)).Val()
-	var sum Counts
-	for s := 0; s < StatsRing; s++ {
-		k := strconv.Itoa(s)
-		b, err := strconv.ParseInt(ring["b"+k], 10, 64)
-		if err != nil || b > bucket || b <= bucket-StatsRing {
-			continue
-		}
-		if b%StatsRing != int64(s) {
-			t.Errorf("slot %d holds bucket %d", s, b)
-		}
-		n := func(f string) int64 { v, _ := strconv.ParseInt(ring[f+k], 10, 64); return v }
-		sum = sum.Add(Counts{Acquired: n("a"), Rejected: n("r"), Errors: n("e")})
-	}
-	return sum
+	return statsRecentSum(t, rdb, name)
 }
 
 func TestLockValidationSendsNothing(t *testing.T) {

@@ -10,17 +10,69 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Waiters in Lock sleep until an unlock message arrives on the lock's
-// channel. Giving each waiter its own PubSub would cost a connection per
-// blocked goroutine, so every Client has one PubSub that all its waiters
-// share: a channel is subscribed when its first waiter arrives and
-// unsubscribed when its last waiter leaves, and the connection itself is
-// closed after it has had no waiters for waitIdleClose.
+// Waiting for a lock: an ordered hand-off.
+//
+// Redisson's way (every waiter subscribes to the unlock channel and all of
+// them race for the lock when "0" arrives) is fast but unfair: the instance
+// whose waiters sit closest to Redis wins almost every race, and a waiter on
+// the far instance can starve for seconds. Polling is fair but loads Redis
+// with failed attempts. lockwarden queues waiters in Redis and gives the lock
+// to the longest waiter in the same script that releases it:
+//
+//   - lockQueueKey(name) is a ZSET of waiter tokens scored by arrival (Redis
+//     TIME, microseconds); lockEntriesKey(name) is a HASH token ->
+//     "<deadline ms> <lease ms> <holder>". Both are "lw:{tag}:..." keys in
+//     the lock's hash slot and expire with their newest entry.
+//   - A waiter queues itself in an attempt that fails (lock_acquire.lua with
+//     a token), after its Client confirmed the subscription to the lock's
+//     channels, so no hand-off can be published before it listens.
+//   - The release of the last level (lock_release.lua) pops the first live
+//     entry, writes that waiter's holder field with count 1 and its lease,
+//     and publishes its token on lockWakeChannel(name), then "0" on the
+//     Redisson unlock channel. The waiter owns the lock before it hears of
+//     it: it returns from Lock without another round trip. A lock never
+//     passes through "free" while someone waits, so nobody can barge in.
+//   - Whoever finds the lock free while a live waiter is queued (the holder
+//     was a Redisson client, or its lease ran out, or it was force-unlocked)
+//     hands it to that waiter instead of taking it; TryLock does the same.
+//   - An entry lives waitEntryTTL unless its waiter refreshes it with a new
+//     attempt (every waitEntryTTL/3 at most), so a waiter that died is
+//     skipped; and a hand-off sets a lease of at most handoffLease until
+//     the new holder's watchdog renews it, so a waiter that died just after
+//     its last refresh blocks the lock for seconds, not a whole lease.
+//   - Each Client shares one PubSub for all its waiters: a lock's unlock and
+//     hand-off channels are subscribed when its first waiter arrives and
+//     unsubscribed when its last leaves, and the connection is closed after
+//     it has had no waiters for waitIdleClose. A hand-off wakes only the
+//     waiter whose token it names; the "0" right behind it is skipped, so it
+//     costs no retries. Any other "0" wakes every waiter of the lock.
+//
+// Cost per contended acquisition: the failed first attempt, the queueing
+// attempt (skipped when the Client already listens on the lock), the release
+// that hands off; no polling. Redisson clients on the same lock stay
+// correct (they see the hash held, and "0" on every release), but they do
+// not queue, so they only get the lock when no lockwarden waiter does.
 
 // waitIdleClose keeps the PubSub connection open briefly after the last
 // waiter leaves, so a lock that is contended in bursts does not dial a new
 // connection for every burst.
 const waitIdleClose = 10 * time.Second
+
+// waitEntryTTL is how long a queued waiter's entry lives without a refresh;
+// a waiter refreshes it at least every waitEntryTTL/3.
+const waitEntryTTL = 3 * time.Second
+
+// handoffLease caps the lease a hand-off sets for a waiter whose watchdog
+// will renew it; see above.
+const handoffLease = 3 * time.Second
+
+// lockQueueKey, lockEntriesKey and lockWakeChannel name a lock's waiter
+// queue, waiter entries and hand-off channel, in the lock's hash slot.
+func lockQueueKey(name string) string   { return "lw:{" + hashTagFor(name) + "}:queue:" + name }
+func lockEntriesKey(name string) string { return "lw:{" + hashTagFor(name) + "}:waiters:" + name }
+func lockWakeChannel(name string) string {
+	return "lw:{" + hashTagFor(name) + "}:handoff:" + name
+}
 
 // waitReconnectPause spaces receive attempts while Redis is unreachable.
 const waitReconnectPause = 100 * time.Millisecond
@@ -31,8 +83,8 @@ const waitReconnectPause = 100 * time.Millisecond
 type lockShared struct {
 	hub waitHub
 
-	mu       sync.Mutex
-	renewals map[renewKey]*renewal // see lock.go
+	mu sync.Mutex
+	wd watchdog // see watchdog.go
 }
 
 // sharedByClient maps weak.Pointer[Client] to *lockShared. The Client struct
@@ -45,10 +97,7 @@ func sharedFor(c *Client) *lockShared {
 	if v, ok := sharedByClient.Load(key); ok {
 		return v.(*lockShared)
 	}
-	s := &lockShared{
-		hub:      waitHub{rdb: c.rdb, idleClose: waitIdleClose},
-		renewals: make(map[renewKey]*renewal),
-	}
+	s := &lockShared{hub: waitHub{rdb: c.rdb, idleClose: waitIdleClose}}
 	v, loaded := sharedByClient.LoadOrStore(key, s)
 	if !loaded {
 		runtime.AddCleanup(c, func(k weak.Pointer[Client]) {
@@ -60,17 +109,20 @@ func sharedFor(c *Client) *lockShared {
 	return v.(*lockShared)
 }
 
-// waitHub multiplexes unlock channels over one PubSub.
+// waitHub multiplexes the channels of every lock this Client waits on over
+// one PubSub. A lock's unlock channel and hand-off channel are one group:
+// they are subscribed together (one SUBSCRIBE), confirmed together and
+// dropped together.
 type waitHub struct {
 	rdb       redis.UniversalClient
 	idleClose time.Duration
 
 	mu       sync.Mutex
-	ps       *redis.PubSub // nil while there is no connection
-	stop     chan struct{} // closed when ps is retired
-	channels map[string]*channelWaiters
+	ps       *redis.PubSub              // nil while there is no connection
+	stop     chan struct{}              // closed when ps is retired
+	channels map[string]*channelWaiters // by each channel of a group
 	// pending counts SUBSCRIBEs sent per channel whose confirmation has not
-	// come back. A channel is only reported ready once its count reaches
+	// come back. A channel is only counted confirmed once its count reaches
 	// zero, so a late confirmation of an earlier subscribe (followed by an
 	// unsubscribe) cannot pass for the current one.
 	pending map[string]int
@@ -81,25 +133,45 @@ type waitHub struct {
 	waits      int64 // joins, i.e. Lock calls that had to wait
 }
 
+// channelWaiters is the group of one lock: its unlock channel and, for
+// lockwarden's own waiters, its hand-off channel.
 type channelWaiters struct {
-	ready   chan struct{} // closed once Redis confirmed the subscription
-	isReady bool
+	unlock    string
+	wake      string        // "" when the group has no hand-off channel
+	ready     chan struct{} // closed once Redis confirmed every channel
+	isReady   bool
+	confirmed int
+	// skip counts hand-off messages whose "0" on the unlock channel is still
+	// to come: that "0" announces a lock already given to a waiter, not a
+	// free one, so it must not wake everybody (see lock_release.lua).
+	skip    int
 	members map[*unlockWaiter]struct{}
 }
 
-// unlockWaiter is one blocked Lock call. C receives a value (coalesced, never
-// blocking the hub) for every message on the channel.
-type unlockWaiter struct {
-	hub     *waitHub
-	channel string
-	C       chan struct{}
-	left    bool
+func (cw *channelWaiters) list() []string {
+	if cw.wake == "" {
+		return []string{cw.unlock}
+	}
+	return []string{cw.unlock, cw.wake}
 }
 
-// join registers a waiter on channel and returns once Redis has confirmed the
-// subscription, so that any unlock published after join returns reaches C.
-// The caller must call leave.
-func (h *waitHub) join(ctx context.Context, channel string) (*unlockWaiter, error) {
+// unlockWaiter is one blocked Lock call. C receives a value (coalesced, never
+// blocking the hub) for every message that means "try again"; H receives one
+// when the lock was handed to this waiter's token.
+type unlockWaiter struct {
+	hub   *waitHub
+	group *channelWaiters
+	token string
+	C     chan struct{}
+	H     chan struct{}
+	left  bool
+}
+
+// join registers a waiter with token on a lock's unlock channel and hand-off
+// channel (wake may be "") and returns once Redis has confirmed both
+// subscriptions, so that any message published after join returns reaches
+// the waiter. The caller must call leave.
+func (h *waitHub) join(ctx context.Context, token, unlock, wake string) (*unlockWaiter, error) {
 	h.mu.Lock()
 	if h.idle != nil {
 		h.idle.Stop()
@@ -108,25 +180,30 @@ func (h *waitHub) join(ctx context.Context, channel string) (*unlockWaiter, erro
 	if h.ps == nil {
 		h.open(ctx)
 	}
-	w := &unlockWaiter{hub: h, channel: channel, C: make(chan struct{}, 1)}
-	cw := h.channels[channel]
+	cw := h.channels[unlock]
 	if cw == nil {
-		cw = &channelWaiters{ready: make(chan struct{}), members: make(map[*unlockWaiter]struct{})}
-		h.channels[channel] = cw
-		h.pending[channel]++
+		cw = &channelWaiters{unlock: unlock, wake: wake, ready: make(chan struct{}), members: make(map[*unlockWaiter]struct{})}
+		chans := cw.list()
+		for _, ch := range chans {
+			h.channels[ch] = cw
+			h.pending[ch]++
+		}
 		h.subscribes++
-		if err := h.ps.Subscribe(ctx, channel); err != nil {
-			h.pending[channel]--
-			if h.pending[channel] <= 0 {
-				delete(h.pending, channel)
+		if err := h.ps.Subscribe(ctx, chans...); err != nil {
+			for _, ch := range chans {
+				h.pending[ch]--
+				if h.pending[ch] <= 0 {
+					delete(h.pending, ch)
+				}
+				delete(h.channels, ch)
 			}
-			delete(h.channels, channel)
-			_ = h.ps.Unsubscribe(context.WithoutCancel(ctx), channel)
+			_ = h.ps.Unsubscribe(context.WithoutCancel(ctx), chans...)
 			h.armIdle()
 			h.mu.Unlock()
 			return nil, err
 		}
 	}
+	w := &unlockWaiter{hub: h, group: cw, token: token, C: make(chan struct{}, 1), H: make(chan struct{}, 1)}
 	cw.members[w] = struct{}{}
 	h.waiters++
 	h.waits++
@@ -140,6 +217,16 @@ func (h *waitHub) join(ctx context.Context, channel string) (*unlockWaiter, erro
 		w.leave(ctx)
 		return nil, ctx.Err()
 	}
+}
+
+// hot reports whether the lock's group is subscribed and confirmed, i.e.
+// another waiter of this Client waits on it: a new waiter can then queue
+// at once without a round trip to subscribe.
+func (h *waitHub) hot(unlock string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cw := h.channels[unlock]
+	return cw != nil && cw.isReady
 }
 
 // open dials nothing yet: go-redis connects on the first SUBSCRIBE. The
@@ -180,7 +267,7 @@ func (h *waitHub) receive(ctx context.Context, ps *redis.PubSub, stop chan struc
 				h.confirmed(m.Channel)
 			}
 		case *redis.Message:
-			h.deliver(m.Channel)
+			h.deliver(m.Channel, m.Payload)
 		}
 	}
 }
@@ -194,23 +281,51 @@ func (h *waitHub) confirmed(channel string) {
 	}
 	delete(h.pending, channel)
 	if cw := h.channels[channel]; cw != nil && !cw.isReady {
-		cw.isReady = true
-		close(cw.ready)
+		cw.confirmed++
+		if cw.confirmed >= len(cw.list()) {
+			cw.isReady = true
+			close(cw.ready)
+		}
 	}
 }
 
-func (h *waitHub) deliver(channel string) {
+// deliver routes one message. On a hand-off channel the payload is the
+// token the lock was given to: only that waiter is told, and the "0" that
+// follows on the unlock channel is skipped. Any other message on an unlock
+// channel (a Redisson client's release, a force-unlock) wakes every waiter
+// of the lock to try again; the scripts then give the lock to the first in
+// line.
+func (h *waitHub) deliver(channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if cw := h.channels[channel]; cw != nil {
+	cw := h.channels[channel]
+	if cw == nil {
+		return
+	}
+	if channel == cw.wake {
+		cw.skip++
 		for w := range cw.members {
-			w.notify()
+			if w.token == payload {
+				select {
+				case w.H <- struct{}{}:
+				default:
+				}
+			}
 		}
+		return
+	}
+	if cw.skip > 0 {
+		cw.skip--
+		return
+	}
+	for w := range cw.members {
+		w.notify()
 	}
 }
 
 // lost wakes everyone and releases joiners still waiting for a confirmation
 // that may never come (the resubscribe after a redial sends its own).
+// Messages may have been lost, so no "0" is skipped any more either.
 func (h *waitHub) lost() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -220,6 +335,7 @@ func (h *waitHub) lost() {
 			cw.isReady = true
 			close(cw.ready)
 		}
+		cw.skip = 0
 		for w := range cw.members {
 			w.notify()
 		}
@@ -233,8 +349,8 @@ func (w *unlockWaiter) notify() {
 	}
 }
 
-// leave unregisters w; the last waiter of a channel unsubscribes it. Safe to
-// call more than once.
+// leave unregisters w; the last waiter of a lock unsubscribes its channels.
+// Safe to call more than once.
 func (w *unlockWaiter) leave(ctx context.Context) {
 	h := w.hub
 	h.mu.Lock()
@@ -244,13 +360,18 @@ func (w *unlockWaiter) leave(ctx context.Context) {
 	}
 	w.left = true
 	h.waiters--
-	cw := h.channels[w.channel]
+	cw := w.group
 	delete(cw.members, w)
 	if len(cw.members) == 0 {
-		delete(h.channels, w.channel)
+		chans := cw.list()
+		for _, ch := range chans {
+			if h.channels[ch] == cw {
+				delete(h.channels, ch)
+			}
+		}
 		// A cancelled ctx would fail the write and force a redial that
 		// drops other channels' messages, so the unsubscribe ignores it.
-		_ = h.ps.Unsubscribe(context.WithoutCancel(ctx), w.channel)
+		_ = h.ps.Unsubscribe(context.WithoutCancel(ctx), chans...)
 	}
 	h.armIdle()
 }

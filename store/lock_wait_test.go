@@ -227,7 +227,7 @@ func TestLockWaitSharesOneConnection(t *testing.T) {
 // must not mark a newer one ready.
 func TestLockWaitHubConfirmationOrder(t *testing.T) {
 	h := &waitHub{channels: map[string]*channelWaiters{}, pending: map[string]int{}}
-	cw := &channelWaiters{ready: make(chan struct{}), members: map[*unlockWaiter]struct{}{}}
+	cw := &channelWaiters{unlock: "ch", ready: make(chan struct{}), members: map[*unlockWaiter]struct{}{}}
 	h.channels["ch"] = cw
 	h.pending["ch"] = 2 // subscribe, unsubscribe, subscribe again
 	h.confirmed("ch")
@@ -243,10 +243,10 @@ func TestLockWaitHubConfirmationOrder(t *testing.T) {
 		t.Fatal("not ready after the last confirmation")
 	}
 	h.confirmed("ch") // a resubscribe after a redial: harmless
-	w := &unlockWaiter{hub: h, channel: "ch", C: make(chan struct{}, 1)}
+	w := &unlockWaiter{hub: h, group: cw, C: make(chan struct{}, 1), H: make(chan struct{}, 1)}
 	cw.members[w] = struct{}{}
-	h.deliver("ch")
-	h.deliver("ch") // coalesced, must not block
+	h.deliver("ch", "0")
+	h.deliver("ch", "0") // coalesced, must not block
 	if len(w.C) != 1 {
 		t.Fatalf("waiter has %d pending wake-ups, want 1", len(w.C))
 	}
@@ -258,7 +258,7 @@ func TestLockWaitSubscribeFailure(t *testing.T) {
 	c := New(rdb, nil)
 	hub := &sharedFor(c).hub
 	ctx := lockTestCtx(t, 10*time.Second)
-	_, err := hub.join(ctx, "redisson_lock__channel:{x}")
+	_, err := hub.join(ctx, "t", "redisson_lock__channel:{x}", "lw:{x}:handoff:x")
 	if err == nil {
 		t.Fatal("join against a closed port succeeded")
 	}
@@ -297,5 +297,117 @@ func waitForSubscriber(t *testing.T, rdb *redis.Client, channel string) {
 			t.Fatalf("nobody subscribed to %s", channel)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Waiters get the lock in arrival order, across Clients, each straight from
+// the release that hands it on.
+func TestLockHandoffArrivalOrder(t *testing.T) {
+	const waiters = 4
+	holderClient, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	holder := holderClient.NewLock(name, nil)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clients := [2]*Client{}
+	for i := range clients {
+		clients[i], _ = lockTestClient(t)
+	}
+	order := make(chan int, waiters)
+	errs := make(chan error, waiters)
+	for i := 0; i < waiters; i++ {
+		l := clients[i%2].NewLock(name, &LockOptions{RetryCap: time.Minute})
+		go func() {
+			if err := l.Lock(ctx); err != nil {
+				errs <- err
+				return
+			}
+			order <- i
+			if err := l.Unlock(ctx); err != nil {
+				errs <- err
+			}
+		}()
+		// Queue them one by one so arrival order is known.
+		deadline := time.Now().Add(5 * time.Second)
+		for rdb.ZCard(ctx, lockQueueKey(name)).Val() != int64(i+1) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiter %d never queued", i)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < waiters; i++ {
+		select {
+		case got := <-order:
+			if got != i {
+				t.Fatalf("acquisition %d went to waiter %d, want arrival order", i, got)
+			}
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("acquisition %d never came", i)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for rdb.Exists(ctx, name, lockQueueKey(name), lockEntriesKey(name)).Val() != 0 {
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lock or its queue keys outlived the last release")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A queued entry whose waiter stopped refreshing it is skipped: the lock
+// goes to the next live waiter, not to the dead one.
+func TestLockHandoffSkipsExpiredWaiter(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	holder := c.NewLock(name, nil)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A dead waiter queued first, its deadline already past.
+	rdb.ZAdd(ctx, lockQueueKey(name), redis.Z{Score: 1, Member: "dead"})
+	rdb.HSet(ctx, lockEntriesKey(name), "dead", "1 30000 dead-client:1")
+
+	other, _ := lockTestClient(t)
+	live := other.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	unlockAtEnd(t, live)
+	got := make(chan error, 1)
+	go func() { got <- live.Lock(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for rdb.ZCard(ctx, lockQueueKey(name)).Val() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("live waiter never queued")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("live waiter was not handed the lock")
+	}
+	if fields := rdb.HGetAll(ctx, name).Val(); len(fields) != 1 || fields[live.HolderID()] != "1" {
+		t.Fatalf("lock hash = %v, want only the live waiter", fields)
+	}
+	if pttl := rdb.PTTL(ctx, name).Val(); pttl <= 0 || pttl > handoffLease {
+		t.Fatalf("hand-off lease PTTL = %v, want (0, %v]", pttl, handoffLease)
 	}
 }

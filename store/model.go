@@ -12,12 +12,84 @@ const (
 	// KindTokenBucket is seed 001's bucket: hash with last_mill_second,
 	// stored_permits, max_permits, interval and app.
 	KindTokenBucket Kind = "token-bucket"
+
+	// KindFairLock is Redisson's RFairLock while it has waiters: the RLock
+	// hash plus the list redisson_lock_queue:{<name>} (waiter ids in
+	// arrival order) and the zset redisson_lock_timeout:{<name>} (each
+	// waiter's deadline, ms since the epoch). Without waiters Redisson
+	// deletes both, and the lock is indistinguishable from KindReentrant.
+	KindFairLock Kind = "fair"
+	// KindFencedLock is Redisson's RFencedLock: the RLock hash plus the
+	// counter redisson_lock_token:{<name>}, incremented by every acquire and
+	// never expired, the fencing token the holder passes to the resource.
+	KindFencedLock Kind = "fenced"
+	// KindRWLock is Redisson's RReadWriteLock: hash <name> with "mode"
+	// (read or write) and one field per holder ("<uuid>:<thread>" for
+	// readers, "<uuid>:<thread>:write" for the writer) holding reentry
+	// counts; each read level also has a string key
+	// {<name>}:<holder>:rwlock_timeout:<level> with its own lease.
+	KindRWLock Kind = "rwlock"
+	// KindTokenLock is a string set with SET NX PX to a random token and
+	// released by compare-and-delete (seed 004, redsync, bsm/redislock).
+	// Strings carry no marker, so only keys matching
+	// Options.TokenLockPatterns are treated as locks.
+	KindTokenLock Kind = "token-lock"
+
+	// KindRedissonLimiter is Redisson's RRateLimiter: config hash <name>
+	// with rate, interval (ms), type (0 overall, 1 per client) and, from
+	// 3.35, keepAliveTime; state in {<name>}:value (and per client
+	// {<name>}:value:<client-id>). LimiterInfo.Algorithm says whether the
+	// state is 3.10's fixed window or 3.34's sliding window.
+	KindRedissonLimiter Kind = "redisson-rate-limiter"
+	// KindCounter is seed 004's access counter: a string INCRemented per
+	// hit, EXPIREd on the first hit of a window. Only keys matching
+	// Options.Counters patterns are treated as counters.
+	KindCounter Kind = "counter"
 )
+
+// Algorithm values of a Redisson rate limiter.
+const (
+	// AlgorithmFixedWindow is Redisson up to 3.33: the value key is created
+	// with the rate and PX interval, so the whole window refills at once.
+	AlgorithmFixedWindow = "fixed-window"
+	// AlgorithmSlidingWindow is Redisson 3.34 and later: the value key has
+	// no window expiry and {<name>}:permits records every grant; grants
+	// older than the interval are returned to the value one by one.
+	AlgorithmSlidingWindow = "sliding-window"
+)
+
+// Waiter is one thread queued on a fair lock.
+type Waiter struct {
+	ID string `json:"id"` // "<client-uuid>:<thread-id>", as in the queue
+	// Deadline is the score in redisson_lock_timeout: when Redisson drops
+	// the waiter from the queue if it has not taken the lock by then.
+	Deadline time.Time `json:"deadline"`
+	// RemainingMS is Deadline minus Redis time at the read, in ms
+	// (negative: stale, the next operation on the lock drops it).
+	RemainingMS int64 `json:"remaining_ms"`
+	// Channel is where a release tells this waiter to try again.
+	Channel string `json:"channel"`
+}
+
+// ClientWindow is one client's state of a per-client Redisson limiter.
+type ClientWindow struct {
+	ClientID  string `json:"client_id"`
+	Available int64  `json:"available"`
+	Used      int64  `json:"used"` // permits granted in the current window
+	// ResetInMS is when a fixed window refills (PTTL of the value key,
+	// ms); 0 for a sliding window or when unknown.
+	ResetInMS int64 `json:"reset_in_ms"`
+}
 
 // Holder is one owner of a lock.
 type Holder struct {
-	ID    string `json:"id"`    // the hash field, "<client-uuid>:<owner>"
-	Count int64  `json:"count"` // reentry count
+	ID    string `json:"id"`    // the hash field, "<client-uuid>:<owner>"; a token lock's token
+	Count int64  `json:"count"` // reentry count (1 for a token lock)
+	// Mode is "read" or "write" for a read-write lock holder, "" otherwise.
+	Mode string `json:"mode,omitempty"`
+	// LeaseMS is a read holder's longest remaining level lease in ms (its
+	// rwlock_timeout keys); 0 when not applicable or not read.
+	LeaseMS int64 `json:"lease_ms,omitempty"`
 }
 
 // LockInfo is a lock as it is in Redis right now.
@@ -27,7 +99,23 @@ type LockInfo struct {
 	Holders []Holder
 	// PTTL is the remaining lease; negative when the key has no expiry.
 	PTTL time.Duration
+	// Mode is a read-write lock's "read" or "write".
+	Mode string
+	// Waiters are a fair lock's queued threads in queue order (at most
+	// MaxWaitersShown; WaitersTotal is the full queue length).
+	Waiters      []Waiter
+	WaitersTotal int64
+	// FencingToken is a fenced lock's current token (the last one handed
+	// out; the holder has this one). Never reset by a force-unlock.
+	FencingToken int64
+	// Channel is where a release of this lock is announced (for a fair
+	// lock, the prefix of its per-waiter channels); "" for token locks,
+	// which announce nothing.
+	Channel string
 }
+
+// MaxWaitersShown bounds the fair-lock waiters read per lock.
+const MaxWaitersShown = 100
 
 // LimiterInfo is a limiter's configuration and state as it is in Redis.
 type LimiterInfo struct {
@@ -46,7 +134,46 @@ type LimiterInfo struct {
 	Available int64
 	// App is seed 001's "app" field (any non-empty marker).
 	App string
+
+	// AvailableUnknown says Available could not be read: a per-client
+	// Redisson limiter has one value per client (RedissonClients lists
+	// them).
+	AvailableUnknown bool
+	// RejectionsHidden is set for limiters whose decisions other clients
+	// make in their own scripts (Redisson's): Redis keeps their grants but
+	// no trace of a rejection, so the stats ring counts only the attempts
+	// made through lockwarden's store. Never present its rejected count as
+	// the limiter's; show Grants and say rejections are not visible.
+	RejectionsHidden bool
+	// Grants is the permits granted in the current window as Redis shows
+	// them (Redisson: rate minus value for a fixed window, the permits
+	// recorded in the last interval for a sliding one); GrantsKnown false
+	// when Redis does not reveal them.
+	Grants      int64
+	GrantsKnown bool
+
+	// Redisson rate limiter only.
+	Algorithm string // AlgorithmFixedWindow, AlgorithmSlidingWindow, or "" before the first acquire
+	PerClient bool   // type 1: every client has its own window
+	// ResetIn is when a fixed window refills (PTTL of the value key).
+	ResetIn time.Duration
+	// NextFreeIn is, for a sliding window, when its oldest grant returns.
+	NextFreeIn time.Duration
+	// KeepAliveMS is Redisson's keepAliveTime (0: none).
+	KeepAliveMS int64
+	// Counter only.
+	Count int64 // hits in the current window
+	// Limit is the registered limit (Options.Counters); LimitKnown false
+	// when no rule gave one.
+	Limit      int64
+	LimitKnown bool
+	// TTL is the remaining window; negative when the counter has no expiry
+	// (its EXPIRE never ran: it will block until reset).
+	TTL time.Duration
 }
+
+// MaxClientsShown bounds the per-client windows RedissonClients reads.
+const MaxClientsShown = 100
 
 // Counts are outcomes of acquire attempts.
 type Counts struct {
@@ -62,17 +189,27 @@ func (c Counts) Add(o Counts) Counts {
 
 // Stats layout, shared by every script that records outcomes:
 //
-//	StatsKey(name) is a hash holding a ring of StatsRing slots. The bucket of
-//	time t is floor(t_ms / BucketMS) (t from Redis TIME); its slot is
-//	bucket % StatsRing. Fields per slot s: "b<s>" the bucket number stored
-//	there, "a<s>" acquired, "r<s>" rejected, "e<s>" errors. A writer that
-//	finds another bucket number in "b<s>" resets the slot first. The key
-//	gets PEXPIRE StatsTTL on every write, so idle objects leave nothing.
+//	StatsKey(name) is a hash with one counter per outcome and bucket. The
+//	bucket of time t is floor(t_ms / BucketMS) (t from Redis TIME); the
+//	field is the outcome letter followed by the bucket number in decimal:
+//	"a<bucket>" acquired, "r<bucket>" rejected, "e<bucket>" errors, e.g.
+//	"a8500000000". A writer does HINCRBY on its field, and only when that
+//	returns 1 (the first outcome of its kind in the bucket) it also
+//	PEXPIREs the hash StatsTTLMS and, if the hash holds more than
+//	StatsMaxFields fields, deletes every field that is not one of the
+//	StatsRing newest buckets. So an attempt costs one command, an idle
+//	object leaves nothing, and a hash never holds more than
+//	StatsMaxFields+1 fields (3 x StatsRing after a clean-up).
+//
+// The expiry is only refreshed by the first count of a field: any later
+// count of that field falls in the same 200 ms bucket, well inside the 5 s
+// the first one set.
 const (
-	BucketMS   = 200  // one stats bucket
-	WindowMS   = 1000 // the rolling window: the last 5 complete buckets
-	StatsRing  = 16   // slots kept per object (3.2 s)
-	StatsTTLMS = 5000 // expiry of a stats hash after its last write
+	BucketMS       = 200  // one stats bucket
+	WindowMS       = 1000 // the rolling window: the last 5 complete buckets
+	StatsRing      = 16   // buckets kept per object after a clean-up (3.2 s)
+	StatsMaxFields = 64   // fields a hash may reach before a clean-up
+	StatsTTLMS     = 5000 // expiry of a stats hash after its last new field
 )
 
 // Summary is seed 001's rolling view of one object at one instant.
@@ -105,4 +242,6 @@ type Event struct {
 	Channel string    `json:"channel"` // the pub/sub channel, for unlock events
 	Message string    `json:"message"` // the published payload ("0" or "1")
 	At      time.Time `json:"at"`
+	// Waiter is the fair-lock waiter a per-waiter channel addressed.
+	Waiter string `json:"waiter,omitempty"`
 }

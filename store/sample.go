@@ -17,27 +17,50 @@ type Sample struct {
 }
 
 // Sample reads state and stats of the named locks and limiters: TIME, then
-// for each lock HGETALL and PTTL, for each limiter HGETALL, and for every
-// name HGETALL of its stats ring, all in one pipeline (on a Cluster the
+// for each lock HGETALL and PTTL (a token lock or counter, by its configured
+// pattern: STRLEN, GETRANGE and PTTL), for each limiter HGETALL, and for
+// every name HGETALL of its stats ring, plus the side keys of the families
+// that have them (fair queue and fencing token for each hash lock, the
+// window of each Redisson limiter; see enrich.go), all in one pipeline
+// (read-write locks' per-reader leases are left to Discover and GetLock) (on a Cluster the
 // pipeline is split by node and the parts run concurrently). A name that no
 // longer holds an object of its kind is left out of Locks or Limiters but
 // still gets a Summary, so a vanished object's last outcomes stay visible
 // until its ring expires. The cost grows with the number of names, never
 // with the number of viewers.
 func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
+	patterns := c.ObjectPatterns()
 	pipe := c.rdb.Pipeline()
 	now := pipe.Time(ctx)
 	type lockRead struct {
 		fields *redis.MapStringStringCmd
 		pttl   *redis.DurationCmd
+		sides  *lockSides
+		str    *stringRead // token locks are strings
 	}
 	lockReads := make([]lockRead, len(locks))
 	for i, name := range locks {
-		lockReads[i] = lockRead{pipe.HGetAll(ctx, name), pipe.PTTL(ctx, name)}
+		if patterns.isTokenLockName(name) {
+			sr := queueStringRead(ctx, pipe, name)
+			lockReads[i] = lockRead{str: &sr}
+			continue
+		}
+		lockReads[i] = lockRead{fields: pipe.HGetAll(ctx, name), pttl: pipe.PTTL(ctx, name),
+			sides: queueRLockSides(ctx, pipe, name)}
 	}
-	limReads := make([]*redis.MapStringStringCmd, len(limiters))
+	type limRead struct {
+		fields *redis.MapStringStringCmd
+		window *redis.Cmd  // a Redisson limiter's window (nothing for others)
+		str    *stringRead // counters are strings
+	}
+	limReads := make([]limRead, len(limiters))
 	for i, name := range limiters {
-		limReads[i] = pipe.HGetAll(ctx, name)
+		if _, ok := patterns.counterRule(name); ok {
+			sr := queueStringRead(ctx, pipe, name)
+			limReads[i] = limRead{str: &sr}
+			continue
+		}
+		limReads[i] = limRead{fields: pipe.HGetAll(ctx, name), window: queueWindowState(ctx, pipe, name, "")}
 	}
 	rings := make(map[string]*redis.MapStringStringCmd, len(locks)+len(limiters))
 	for _, names := range [][]string{locks, limiters} {
@@ -58,20 +81,34 @@ func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample,
 	nowMS, bucket := at.UnixMilli(), BucketOf(at)
 	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings))}
 	for i, name := range locks {
+		if r := lockReads[i].str; r != nil {
+			if info, _ := r.classify(patterns, name); info != nil {
+				s.Locks = append(s.Locks, *info)
+			}
+			continue
+		}
 		fields, err := lockReads[i].fields.Result()
 		if err != nil {
 			continue
 		}
 		if info, ok := classifyLock(name, fields, lockReads[i].pttl.Val()); ok {
+			lockReads[i].sides.apply(&info, nowMS)
 			s.Locks = append(s.Locks, info)
 		}
 	}
 	for i, name := range limiters {
-		fields, err := limReads[i].Result()
+		if r := limReads[i].str; r != nil {
+			if _, info := r.classify(patterns, name); info != nil {
+				s.Limiters = append(s.Limiters, *info)
+			}
+			continue
+		}
+		fields, err := limReads[i].fields.Result()
 		if err != nil {
 			continue
 		}
 		if info, ok := classifyLimiter(name, fields, nowMS); ok {
+			applyWindowCmd(&info, limReads[i].window)
 			s.Limiters = append(s.Limiters, info)
 		}
 	}

@@ -27,30 +27,52 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// readRing turns the fields of a stats hash into bucket -> counts. A slot is
-// trusted only when the bucket number it claims belongs in it (bucket mod
-// StatsRing), so a corrupt or hand-edited field cannot be counted twice or
-// in the wrong place. Missing counters read as zero; a slot without a
-// parseable bucket number is ignored.
+// readRing turns the fields of a stats hash (layout in the comment above
+// BucketMS) into bucket -> counts. Only fields of the exact form
+// "<a|r|e><decimal bucket>" count, so a corrupt, hand-edited or older-layout
+// field cannot be counted in the wrong place. Unparseable or negative
+// counters read as zero.
 func readRing(fields map[string]string) map[int64]Counts {
-	out := make(map[int64]Counts, StatsRing)
-	for s := int64(0); s < StatsRing; s++ {
-		slot := strconv.FormatInt(s, 10)
-		raw, ok := fields["b"+slot]
+	out := make(map[int64]Counts, min(len(fields), 3*StatsRing))
+	for k, v := range fields {
+		bucket, ok := statsFieldBucket(k)
 		if !ok {
 			continue
 		}
-		bucket, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || bucket < 0 || bucket%StatsRing != s {
-			continue
+		c := out[bucket]
+		switch k[0] {
+		case 'a':
+			c.Acquired += counter(v)
+		case 'r':
+			c.Rejected += counter(v)
+		case 'e':
+			c.Errors += counter(v)
 		}
-		out[bucket] = Counts{
-			Acquired: counter(fields["a"+slot]),
-			Rejected: counter(fields["r"+slot]),
-			Errors:   counter(fields["e"+slot]),
-		}
+		out[bucket] = c
 	}
 	return out
+}
+
+// statsFieldBucket parses the bucket of a field named "<a|r|e><digits>".
+// strconv alone would also take signs and underscores, which no script
+// writes.
+func statsFieldBucket(k string) (int64, bool) {
+	if len(k) < 2 || len(k) > 20 || (k[0] != 'a' && k[0] != 'r' && k[0] != 'e') {
+		return 0, false
+	}
+	for i := 1; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			return 0, false
+		}
+	}
+	b, err := strconv.ParseInt(k[1:], 10, 64)
+	return b, err == nil
+}
+
+// statsField names the counter of one outcome ('a', 'r' or 'e') in bucket,
+// as the scripts do.
+func statsField(outcome byte, bucket int64) string {
+	return string(outcome) + strconv.FormatInt(bucket, 10)
 }
 
 // counter reads one HINCRBY counter; anything unparseable or negative counts

@@ -1,25 +1,25 @@
 package store
 
 import (
-	"context"
 	"math/rand"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
-// statsTestRing builds the fields of a stats hash by hand, as a script would
-// leave them: slot bucket%16 holds the bucket number and its counters.
+// statsTestRing builds the fields of a stats hash by hand, as the scripts
+// leave them: "<outcome><bucket>" -> count (zero counts are never written).
 func statsTestRing(buckets map[int64]Counts) map[string]string {
 	f := map[string]string{}
 	for b, c := range buckets {
-		s := strconv.FormatInt(b%StatsRing, 10)
-		f["b"+s] = strconv.FormatInt(b, 10)
-		f["a"+s] = strconv.FormatInt(c.Acquired, 10)
-		f["r"+s] = strconv.FormatInt(c.Rejected, 10)
-		f["e"+s] = strconv.FormatInt(c.Errors, 10)
+		for _, o := range []struct {
+			letter byte
+			n      int64
+		}{{'a', c.Acquired}, {'r', c.Rejected}, {'e', c.Errors}} {
+			if o.n != 0 {
+				f[statsField(o.letter, b)] = strconv.FormatInt(o.n, 10)
+			}
+		}
 	}
 	return f
 }
@@ -41,19 +41,19 @@ func TestStatsBucketOf(t *testing.T) {
 }
 
 func TestStatsReadRing(t *testing.T) {
-	const now = int64(8_500_000_000) // slot 0
+	const now = int64(8_500_000_000)
 	fields := statsTestRing(map[int64]Counts{
 		now:     {1, 2, 3},
 		now - 1: {10, 0, 0},
 		now - 5: {0, 7, 0},
 	})
-	// A slot claiming a bucket that does not belong in it is corrupt.
-	fields["b9"] = strconv.FormatInt(now-1, 10)
-	fields["a9"] = "1000"
-	// A slot with an unreadable bucket number is ignored.
-	fields["b4"], fields["a4"] = "soon", "5"
-	// Missing and garbage counters read as zero.
-	fields["b3"], fields["a3"], fields["r3"] = strconv.FormatInt(now-13, 10), "x", "-4"
+	// Names no script writes are ignored: a sign, a stray letter, no number,
+	// an unknown outcome, the old slot layout's bucket field.
+	for _, k := range []string{"a+8500000000", "a-1", "r8500000000x", "a", "x8500000000", "b3", "A8500000000", "a 8500000000"} {
+		fields[k] = "1000"
+	}
+	// Garbage and negative counters read as zero.
+	fields[statsField('a', now-13)], fields[statsField('r', now-13)] = "x", "-4"
 
 	got := readRing(fields)
 	want := map[int64]Counts{
@@ -70,8 +70,8 @@ func TestStatsReadRing(t *testing.T) {
 			t.Errorf("bucket %d = %+v (present %v), want %+v", b, g, ok, c)
 		}
 	}
-	if len(readRing(nil)) != 0 || len(readRing(map[string]string{"a1": "5"})) != 0 {
-		t.Error("a ring without bucket numbers must read as empty")
+	if len(readRing(nil)) != 0 || len(readRing(map[string]string{"b1": "5"})) != 0 {
+		t.Error("a hash without counters must read as empty")
 	}
 }
 
@@ -95,17 +95,13 @@ func TestSummarizeWindowAndNewest(t *testing.T) {
 	}
 }
 
-// A slot still holding the bucket from StatsRing buckets ago (the object was
-// idle since) shares its slot with the newest bucket and must not count as it.
-func TestSummarizeStaleSlotNotCounted(t *testing.T) {
-	const now = int64(4800) // slot 0
-	ring := statsTestRing(map[int64]Counts{
-		now - StatsRing:     {50, 0, 0}, // slot 0, like now
-		now - StatsRing - 1: {60, 0, 0}, // slot 15, like now-1
-		now - StatsRing + 1: {70, 0, 0}, // slot 1, a later bucket still old
-	})
-	if got := Summarize(readRing(ring), now); got != (Summary{Bucket: now}) {
-		t.Fatalf("stale ring summarized as %+v, want all zero", got)
+// A hash left in the slot layout of earlier versions ("b<slot>" bucket,
+// "a<slot>" counters) reads as buckets 0..15, never inside a current window.
+func TestSummarizeOldLayoutNotCounted(t *testing.T) {
+	const now = int64(4800)
+	old := map[string]string{"b0": "4800", "a0": "50", "r0": "5", "b15": "4799", "a15": "60", "e15": "1"}
+	if got := Summarize(readRing(old), now); got != (Summary{Bucket: now}) {
+		t.Fatalf("old layout summarized as %+v, want all zero", got)
 	}
 }
 
@@ -134,42 +130,34 @@ func TestSummarizeSteps(t *testing.T) {
 	}
 }
 
-// Random rings against a reference computed straight from the fields.
+// Random hashes against a reference computed straight from the fields.
 func TestSummarizeRandomRings(t *testing.T) {
 	rng := rand.New(rand.NewSource(42))
 	for iter := 0; iter < 2000; iter++ {
 		now := int64(rng.Intn(1_000_000) + 100)
 		fields := map[string]string{}
-		for s := 0; s < StatsRing; s++ {
-			if rng.Intn(4) == 0 {
-				continue // slot never written
-			}
-			// Any bucket from 40 back to 2 ahead that lands in slot s.
-			b := now - 40 + int64(rng.Intn(43))
-			b -= b % StatsRing
-			b += int64(s)
-			ss := strconv.Itoa(s)
-			fields["b"+ss] = strconv.FormatInt(b, 10)
-			fields["a"+ss] = strconv.Itoa(rng.Intn(1000))
-			fields["r"+ss] = strconv.Itoa(rng.Intn(1000))
-			fields["e"+ss] = strconv.Itoa(rng.Intn(10))
-		}
-		var want Summary
-		want.Bucket = now
-		for s := 0; s < StatsRing; s++ {
-			ss := strconv.Itoa(s)
-			raw, ok := fields["b"+ss]
-			if !ok {
+		want := Summary{Bucket: now}
+		for n := rng.Intn(60); n > 0; n-- {
+			b := now - 40 + int64(rng.Intn(43)) // from 40 back to 2 ahead
+			letter := "are"[rng.Intn(3)]
+			k := statsField(letter, b)
+			if _, dup := fields[k]; dup {
 				continue
 			}
-			b, _ := strconv.ParseInt(raw, 10, 64)
-			a, _ := strconv.ParseInt(fields["a"+ss], 10, 64)
-			r, _ := strconv.ParseInt(fields["r"+ss], 10, 64)
-			e, _ := strconv.ParseInt(fields["e"+ss], 10, 64)
-			c := Counts{a, r, e}
+			v := int64(rng.Intn(1000))
+			fields[k] = strconv.FormatInt(v, 10)
+			var c Counts
+			switch letter {
+			case 'a':
+				c.Acquired = v
+			case 'r':
+				c.Rejected = v
+			case 'e':
+				c.Errors = v
+			}
 			switch {
 			case b == now:
-				want.Newest = c
+				want.Newest = want.Newest.Add(c)
 			case b >= now-5 && b < now:
 				want.Window = want.Window.Add(c)
 			}
@@ -177,64 +165,5 @@ func TestSummarizeRandomRings(t *testing.T) {
 		if got := summarizeFields(fields, now); got != want {
 			t.Fatalf("iteration %d: got %+v, want %+v\nfields %v", iter, got, want, fields)
 		}
-	}
-}
-
-// recordAt is the documented writer algorithm as a test-only script, with
-// now_ms passed in so the test controls the clock.
-const statsRecordAt = `
-local stats, now_ms, outcome = KEYS[1], tonumber(ARGV[1]), ARGV[2]
-local bucket = math.floor(now_ms / 200)
-local s = bucket % 16
-if tonumber(redis.call('HGET', stats, 'b' .. s)) ~= bucket then
-  redis.call('HSET', stats, 'b' .. s, bucket, 'a' .. s, 0, 'r' .. s, 0, 'e' .. s, 0)
-end
-redis.call('HINCRBY', stats, outcome .. s, 1)
-redis.call('PEXPIRE', stats, 5000)
-return bucket`
-
-// A ring written by the documented algorithm in real Redis, including slots
-// reused after a full turn, reads back to the right window.
-func TestStatsRingFromRedis(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.Client(t)
-	key := StatsKey(redistest.Prefix(t) + "limiter")
-	t.Cleanup(func() { rdb.Del(context.Background(), key) })
-
-	const base = int64(1_700_000_000_000) // bucket 8_500_000_000, slot 0
-	record := func(ms int64, outcome string, n int) {
-		t.Helper()
-		for i := 0; i < n; i++ {
-			if err := rdb.Eval(ctx, statsRecordAt, []string{key}, ms, outcome).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	// Bucket base+0 .. base+3 first, then a full ring later buckets 16..21,
-	// which overwrite slots 0..3 and add 4, 5.
-	record(base, "a", 9)
-	record(base+BucketMS*3, "r", 9)
-	for k := int64(16); k <= 21; k++ {
-		record(base+BucketMS*k+57, "a", int(k))
-		record(base+BucketMS*k+199, "r", 1)
-	}
-	record(base+BucketMS*21+10, "e", 2)
-
-	fields, err := rdb.HGetAll(ctx, key).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := BucketOf(time.UnixMilli(base)) + 21
-	got := summarizeFields(fields, now)
-	want := Summary{
-		Bucket: now,
-		Window: Counts{Acquired: 16 + 17 + 18 + 19 + 20, Rejected: 5},
-		Newest: Counts{Acquired: 21, Rejected: 1, Errors: 2},
-	}
-	if got != want {
-		t.Fatalf("summary = %+v, want %+v\nring %v", got, want, fields)
-	}
-	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > StatsTTLMS*time.Millisecond {
-		t.Errorf("stats ring PTTL = %v, want (0, %dms]", ttl, StatsTTLMS)
 	}
 }

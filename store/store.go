@@ -11,6 +11,7 @@ package store
 import (
 	"crypto/rand"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,6 +22,10 @@ type Client struct {
 	rdb  redis.UniversalClient
 	id   string
 	opts Options
+	// patterns are the string kinds' patterns (Options.Patterns, replaced by
+	// SetObjectPatterns); read on every discovery and sample, so swapped
+	// whole rather than locked.
+	patterns atomic.Pointer[ObjectPatterns]
 }
 
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
@@ -31,6 +36,10 @@ type Options struct {
 	// the console tells a lock's holder field from an application's hash
 	// field. New panics on anything else. Default: a random UUID.
 	ID string
+	// Patterns say which string keys are token locks and access counters
+	// (strings carry no marker of their own). Zero: none are listed. New
+	// panics on invalid patterns; check them first with Validate.
+	Patterns ObjectPatterns
 }
 
 func (o *Options) getID() string {
@@ -50,7 +59,20 @@ func New(rdb redis.UniversalClient, opts *Options) *Client {
 		c.opts = *opts
 	}
 	c.opts.ID = c.id
+	p := opts.getPatterns()
+	if err := p.Validate(); err != nil {
+		panic(fmt.Sprintf("store: Options.Patterns: %v", err))
+	}
+	c.patterns.Store(p.clone())
 	return c
+}
+
+// getPatterns is nil-safe: a nil *Options configures no patterns.
+func (o *Options) getPatterns() ObjectPatterns {
+	if o == nil {
+		return ObjectPatterns{}
+	}
+	return o.Patterns
 }
 
 // ID is the instance UUID used as the first part of holder fields.

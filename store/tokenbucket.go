@@ -176,13 +176,21 @@ func (cfg TokenBucketConfig) getApp(name string) string {
 
 // TokenBucket is a handle on a seed-001 token bucket stored at name.
 type TokenBucket struct {
-	c    *Client
-	name string
+	c       *Client
+	name    string
+	nameErr error    // validateName(name), checked by every call before any I/O
+	keys    []string // the bucket and its stats
+	one     preparedCall
 }
 
 // TokenBucket returns a handle on the bucket stored at name (the full key,
-// e.g. "ratelimit:test" for buckets written by seed 001's client).
-func (c *Client) TokenBucket(name string) *TokenBucket { return &TokenBucket{c: c, name: name} }
+// e.g. "ratelimit:test" for buckets written by seed 001's client). Keep the
+// handle: it prepares the acquire call once.
+func (c *Client) TokenBucket(name string) *TokenBucket {
+	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, StatsKey(name)}}
+	b.one = prepare(tokenBucketAcquire, b.keys, "1")
+	return b
+}
 
 // Name is the bucket's key.
 func (b *TokenBucket) Name() string { return b.name }
@@ -240,7 +248,7 @@ func (b *TokenBucket) Delete(ctx context.Context) error {
 	if err := validateName(b.name); err != nil {
 		return err
 	}
-	code, err := tokenBucketDelete.Run(ctx, b.c.rdb, []string{b.name, StatsKey(b.name)}).Int64()
+	code, err := tokenBucketDelete.Run(ctx, b.c.rdb, b.keys).Int64()
 	if err != nil {
 		return bucketRedisErr(err)
 	}
@@ -282,13 +290,19 @@ type Result struct {
 // by the script, the attempt counting as an error in the stats; a corrupt
 // bucket is ErrCorrupt.
 func (b *TokenBucket) Acquire(ctx context.Context, n int64) (Result, error) {
-	if err := validateName(b.name); err != nil {
-		return Result{}, err
+	if b.nameErr != nil {
+		return Result{}, b.nameErr
 	}
 	if n < 1 || n > MaxBucketCapacity {
 		return Result{}, invalid("permits", "must be between 1 and %d, got %d", int64(MaxBucketCapacity), n)
 	}
-	reply, err := tokenBucketAcquire.Run(ctx, b.c.rdb, []string{b.name, StatsKey(b.name)}, n).Slice()
+	var cmd *redis.Cmd
+	if n == 1 {
+		cmd = b.one.run(ctx, b.c.rdb)
+	} else {
+		cmd = tokenBucketAcquire.Run(ctx, b.c.rdb, b.keys, n)
+	}
+	reply, err := cmd.Slice()
 	if err != nil {
 		return Result{}, bucketRedisErr(err)
 	}

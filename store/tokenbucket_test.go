@@ -68,27 +68,11 @@ func tbSeed001(t *testing.T, rdb *redis.Client, name, method string, args ...any
 	return code
 }
 
-// tbRingCounts sums the stats ring slots that belong to the last StatsRing
-// buckets of Redis time.
+// tbRingCounts sums the stats counters of the last StatsRing buckets of
+// Redis time.
 func tbRingCounts(t *testing.T, rdb *redis.Client, name string) Counts {
 	t.Helper()
-	ctx := context.Background()
-	m, err := rdb.HGetAll(ctx, StatsKey(name)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newest := tbRedisNowMS(t, rdb) / BucketMS
-	var c Counts
-	for s := 0; s < StatsRing; s++ {
-		sl := strconv.Itoa(s)
-		b, err := strconv.ParseInt(m["b"+sl], 10, 64)
-		if err != nil || b > newest || b <= newest-StatsRing {
-			continue
-		}
-		n := func(f string) int64 { v, _ := strconv.ParseInt(m[f+sl], 10, 64); return v }
-		c = c.Add(Counts{Acquired: n("a"), Rejected: n("r"), Errors: n("e")})
-	}
-	return c
+	return statsRecentSum(t, rdb, name)
 }
 
 func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {

@@ -122,6 +122,9 @@ func holdersText(hs []HolderRow) string {
 	parts := make([]string, len(hs))
 	for i, h := range hs {
 		parts[i] = h.ID + " ×" + itoa(h.Count)
+		if h.Mode != "" {
+			parts[i] += " (" + h.Mode + ")"
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -170,4 +173,127 @@ func backURL(b string) string {
 		return b
 	}
 	return "/"
+}
+
+// actorText is an audit record's actor: role and token fingerprint.
+func actorText(r AuditRow) string {
+	role := r.Role
+	if role == "" {
+		role = "anonymous"
+	}
+	if r.Fingerprint == "" {
+		return role
+	}
+	return role + " (" + r.Fingerprint + ")"
+}
+
+// leaseText is a read holder's own lease; "–" when not known (writers share
+// the lock's lease).
+func leaseText(ms int64) string {
+	if ms <= 0 {
+		return "–"
+	}
+	return pttlText(ms)
+}
+
+// forceUnlockLabel names the action by what it does to the kind.
+func forceUnlockLabel(l LockRow) string {
+	if l.Kind == KindRWLock && len(l.Holders) > 1 {
+		return "Remove this holder…"
+	}
+	return "Force unlock…"
+}
+
+func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// planMessage is the payload a force-unlock publishes; Redisson's "0"
+// unless the plan says otherwise.
+func planMessage(m string) string {
+	if m == "" {
+		return "0"
+	}
+	return m
+}
+
+func boolStr(b bool) string { return strconv.FormatBool(b) }
+
+// rateText is the rate column: a counter's registered limit, else the rate.
+func rateText(l LimiterRow) string {
+	if l.Kind == KindCounter && !l.LimitKnown {
+		return "not registered"
+	}
+	if l.Kind == KindCounter {
+		return itoa(l.Limit)
+	}
+	return itoa(l.Rate)
+}
+
+// availableField is the data-field the script updates: none when Redis
+// keeps no single number, so a live frame cannot overwrite the words.
+func availableField(l LimiterRow) string {
+	if l.AvailableUnknown {
+		return "available-unknown"
+	}
+	return "available"
+}
+
+func availableText(l LimiterRow) string {
+	switch {
+	case !l.AvailableUnknown:
+		return itoa(l.Available)
+	case l.PerClient:
+		return "per client"
+	}
+	return "unknown"
+}
+
+// grantsWord names what Grants counts for the kind.
+func grantsWord(l LimiterRow) string {
+	if l.Kind == KindCounter {
+		return "admitted"
+	}
+	return "granted"
+}
+
+// hiddenText is the short form of hiddenNotice, for table cells.
+func hiddenText(l LimiterRow) string {
+	if l.Kind == KindCounter && !l.LimitKnown {
+		return "rejections not visible (limit not registered)"
+	}
+	return "rejections not visible"
+}
+
+// hiddenNotice explains, on the limiter's page, why no rejected count is shown.
+func hiddenNotice(l LimiterRow) string {
+	switch l.Kind {
+	case KindRedissonLimiter:
+		return "Rejections by Redisson clients are not visible: Redisson decides in its own scripts and Redis keeps its grants but no trace of a refusal. The grants are shown instead; the counts below cover only attempts made through lockwarden."
+	case KindCounter:
+		return "Rejections are not visible: the application decides against its own limit and Redis only keeps the hit count. Hits above the limit, when it is registered, are the count minus the limit."
+	}
+	return "Rejections are not visible for this limiter."
+}
+
+func rateTypeText(perClient bool) string {
+	if perClient {
+		return "per client (type 1): every client has its own window"
+	}
+	return "overall (type 0): one window for all clients"
+}
+
+func algorithmText(a string) string {
+	switch a {
+	case "fixed-window":
+		return "fixed window (Redisson up to 3.33)"
+	case "sliding-window":
+		return "sliding window (Redisson 3.34 and later)"
+	}
+	return "not known yet: nobody has acquired"
+}
+
+func intervalLabel(l LimiterRow) string {
+	if l.Kind == KindRedissonLimiter {
+		return "Interval (whole ms)"
+	}
+	return "Interval (ms)"
 }

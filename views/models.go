@@ -16,6 +16,7 @@ const (
 	NavLimiters = "limiters"
 	NavEvents   = "events"
 	NavWall     = "wall"
+	NavAudit    = "audit"
 )
 
 // Flash kinds for Layout.FlashKind.
@@ -50,6 +51,12 @@ type Layout struct {
 	Flash     string // one-shot message shown on top, e.g. after a redirect
 	FlashKind string // FlashOK or FlashError
 	RedisDown bool   // the last Redis call failed; pages show a banner
+	// Role is who is signed in ("admin", "viewer"); "" shows no identity.
+	Role string
+	// ReadOnly hides the forms that change anything (a viewer's pages).
+	ReadOnly bool
+	// CanSignOut shows the sign-out button (a browser session exists).
+	CanSignOut bool
 	// Now is the instant the page describes; ages and countdowns are
 	// relative to it. Zero means time.Now() at render time.
 	Now time.Time
@@ -65,11 +72,28 @@ type Counts struct {
 // Total is every outcome in the window.
 func (c Counts) Total() int64 { return c.Acquired + c.Rejected + c.Errors }
 
-// HolderRow is one owner of a lock: the hash field and its reentry count.
+// HolderRow is one owner of a lock: the hash field (a token lock's token)
+// and its reentry count.
 type HolderRow struct {
 	ID    string
 	Count int64
+	// Mode is "read" or "write" for a read-write lock holder.
+	Mode string
+	// LeaseMS is a reader's own remaining lease (0: not known).
+	LeaseMS int64
 }
+
+// WaiterRow is one thread queued on a fair lock, in queue order.
+type WaiterRow struct {
+	ID          string
+	Deadline    time.Time
+	RemainingMS int64 // negative: its place timed out (stale)
+	Channel     string
+}
+
+// Stale reports a waiter whose place timed out; the next operation on the
+// lock drops it from the queue.
+func (w WaiterRow) Stale() bool { return w.RemainingMS <= 0 }
 
 // LockRow is one lock as the tables show it.
 type LockRow struct {
@@ -80,6 +104,16 @@ type LockRow struct {
 	PTTLMS int64
 	// FirstSeen is when the console first discovered the lock; zero if unknown.
 	FirstSeen time.Time
+	// Mode is a read-write lock's "read" or "write".
+	Mode string
+	// Waiters are a fair lock's queue (at most a page of it); WaitersTotal
+	// is the whole queue's length.
+	Waiters      []WaiterRow
+	WaitersTotal int64
+	// FencingToken is a fenced lock's current token.
+	FencingToken int64
+	// Channel is where releases are announced ("" for token locks).
+	Channel string
 }
 
 // LimiterRow is one limiter as the tables and wall tiles show it.
@@ -90,6 +124,25 @@ type LimiterRow struct {
 	IntervalMS float64
 	PerSecond  float64
 	Available  int64
+	// AvailableUnknown: Redis keeps no one number (a per-client limiter).
+	AvailableUnknown bool
+	// RejectionsHidden: other clients decide in their own scripts and Redis
+	// keeps no trace of a rejection; Window.Rejected must not be shown as
+	// the limiter's. Grants (when GrantsKnown) is what Redis does reveal.
+	RejectionsHidden bool
+	Grants           int64
+	GrantsKnown      bool
+	// Redisson rate limiter.
+	Algorithm    string // "fixed-window", "sliding-window", "" before any acquire
+	PerClient    bool
+	ResetInMS    int64 // fixed window: until it refills
+	NextFreeInMS int64 // sliding window: until the oldest grant returns
+	KeepAliveMS  int64
+	// Access counter.
+	Count      int64
+	Limit      int64
+	LimitKnown bool
+	TTLMS      int64 // remaining window; negative: no expiry (stuck)
 	// Window is the last complete 1 s window.
 	Window Counts
 	// Spark holds window summaries oldest first, one per SparkStepMS, at
@@ -121,13 +174,47 @@ type LockDetailPage struct {
 	Stats   Counts // lock attempts over the last window
 }
 
+// Limiter kinds the views treat specially.
+const (
+	KindRedissonLimiter = "redisson-rate-limiter"
+	KindCounter         = "counter"
+	KindTokenBucket     = "token-bucket"
+	KindFairLock        = "fair"
+	KindFencedLock      = "fenced"
+	KindRWLock          = "rwlock"
+	KindTokenLock       = "token-lock"
+)
+
+// FieldReason is the force-unlock form's required reason, recorded in the
+// audit trail.
+const FieldReason = "reason"
+
+// MaxReasonLen bounds the reason (bytes).
+const MaxReasonLen = 500
+
 // ForceUnlockConfirmPage is GET /locks/{name}/force-unlock?holder=.
 type ForceUnlockConfirmPage struct {
 	Layout
-	Name    string
-	Holder  string
+	Name   string
+	Kind   string
+	Holder string
+	Count  int64 // the holder's reentry count, all of which is dropped
+	// The plan: what the force-unlock does to Redis, from the lock's kind.
+	// Channel "" means nothing is published.
 	Channel string
-	Count   int64 // the holder's reentry count, all of which is dropped
+	Message string // published on Channel; "" means "0"
+	// Deletes are the keys deleted besides Name (Name itself is deleted
+	// unless RemovesField is set: then only the holder's field goes).
+	Deletes      []string
+	RemovesField bool
+	// Keeps are related keys deliberately left as they are.
+	Keeps []string
+	// Summary says it in one sentence.
+	Summary string
+	// Reason is the typed reason after a rejected submission; ReasonError
+	// says what was wrong with it.
+	Reason      string
+	ReasonError string
 }
 
 // ErrorPage renders any failed request as HTML.
@@ -151,12 +238,18 @@ type LimitersPage struct {
 const (
 	FieldRate       = "rate"
 	FieldIntervalMS = "interval_ms"
+	// FieldKeepState is a Redisson limiter's choice: KeepStateKeep or
+	// KeepStateReset.
+	FieldKeepState = "keep_state"
+	KeepStateKeep  = "keep"
+	KeepStateReset = "reset"
 )
 
 // EditForm is the limiter edit form as submitted (or prefilled).
 type EditForm struct {
 	Rate       string
 	IntervalMS string
+	KeepState  string // "", KeepStateKeep or KeepStateReset
 	// Errors maps a field name (FieldRate, FieldIntervalMS) to its message;
 	// the "" key holds a message about the form as a whole.
 	Errors map[string]string
@@ -167,8 +260,25 @@ type LimiterDetailPage struct {
 	Layout
 	Limiter LimiterRow
 	Form    EditForm
+	// KeepText and ResetText say what each choice of a Redisson limiter's
+	// edit does, for the rate in the form, before it is submitted.
+	KeepText  string
+	ResetText string
+	// Clients are a per-client Redisson limiter's windows.
+	Clients []ClientRow
 	Rolling []RollingRow // newest first
 }
+
+// ClientRow is one client's window of a per-client Redisson limiter.
+type ClientRow struct {
+	ClientID  string
+	Available int64
+	Used      int64
+	ResetInMS int64
+}
+
+// ResetCounterURL is the form action that resets an access counter.
+func ResetCounterURL(name string) string { return LimiterURL(name) + "/reset" }
 
 // RollingRow is one 200 ms step of seed 001's rolling summary: the 1 s
 // window ending at At.
@@ -216,4 +326,32 @@ func ForceUnlockURL(name string) string { return LockURL(name) + "/force-unlock"
 // ForceUnlockConfirmURL is the confirmation page for one holder.
 func ForceUnlockConfirmURL(name, holder string) string {
 	return ForceUnlockURL(name) + "?holder=" + url.QueryEscape(holder)
+}
+
+// LoginPage is GET /login and a refused sign-in.
+type LoginPage struct {
+	Layout
+	Next  string // the local path to return to after signing in
+	Error string // why the last attempt failed
+}
+
+// AuditPage is GET /audit.
+type AuditPage struct {
+	Layout
+	Records []AuditRow // newest first
+}
+
+// AuditRow is one audit record.
+type AuditRow struct {
+	At          time.Time
+	Role        string
+	Fingerprint string
+	Remote      string
+	Action      string
+	Target      string
+	Before      string
+	After       string
+	Outcome     string
+	Reason      string
+	Detail      string
 }

@@ -9,37 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/views"
 )
-
-type lockJSON struct {
-	Name    string         `json:"name"`
-	Kind    store.Kind     `json:"kind"`
-	Holders []store.Holder `json:"holders"`
-	PTTLMS  int64          `json:"pttl_ms"`
-}
-
-func toLockJSON(l store.LockInfo) lockJSON {
-	return lockJSON{Name: l.Name, Kind: l.Kind, Holders: holdersOrEmpty(l.Holders), PTTLMS: pttlMS(l.PTTL)}
-}
-
-type limiterJSON struct {
-	Name       string       `json:"name"`
-	Kind       store.Kind   `json:"kind"`
-	Rate       int64        `json:"rate"`
-	IntervalMS float64      `json:"interval_ms"`
-	PerSecond  float64      `json:"per_second"`
-	Available  int64        `json:"available"`
-	Window     store.Counts `json:"window"`
-}
-
-func toLimiterJSON(l store.LimiterInfo, w store.Counts) limiterJSON {
-	return limiterJSON{Name: l.Name, Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS,
-		PerSecond: l.PerSecond, Available: l.Available, Window: w}
-}
 
 // maxMatchLen bounds ?match= like store bounds names.
 const maxMatchLen = store.MaxNameLen
@@ -105,29 +81,57 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
-	return c.JSON(http.StatusOK, toLockJSON(*l))
+	return c.JSON(http.StatusOK, toLockDetailJSON(*l))
+}
+
+// checkReason validates the reason an admin gives for breaking a lock.
+func checkReason(r string) (string, *httpError) {
+	r = strings.TrimSpace(r)
+	switch {
+	case r == "":
+		return "", badRequest(views.FieldReason, "reason is required: say why the lock must be broken (it is recorded in the audit trail)")
+	case len(r) > views.MaxReasonLen:
+		return "", badRequest(views.FieldReason, fmt.Sprintf("reason must be at most %d bytes", views.MaxReasonLen))
+	case !utf8.ValidString(r):
+		return "", badRequest(views.FieldReason, "reason must be text (UTF-8)")
+	}
+	return r, nil
 }
 
 // forceUnlock breaks the lock if holder still holds it and tells every
-// viewer. On a lost race the error carries the current holders.
-func (s *Server) forceUnlock(c echo.Context, name, holder string) error {
+// viewer; it returns what was done (the plan as of just before). On a lost
+// race the error carries the current holders. The audit record gets the
+// state before and after.
+func (s *Server) forceUnlock(c echo.Context, name, holder, reason string) (store.ForceUnlockPlan, error) {
 	ctx := c.Request().Context()
+	rec := auditRecord(c)
+	rec.Target, rec.Reason = name, reason
+	var plan store.ForceUnlockPlan
+	if before, err := s.st.GetLock(ctx, name); err == nil {
+		rec.Before = holdersState(before)
+		plan = before.ForceUnlockPlan(holder)
+	}
 	err := s.st.ForceUnlock(ctx, name, holder)
 	if errors.Is(err, store.ErrHolderChanged) {
 		cur, gerr := s.st.GetLock(ctx, name)
 		if gerr != nil {
-			return objectError(gerr, "lock", name)
+			return plan, objectError(gerr, "lock", name)
 		}
+		rec.After = holdersState(cur)
 		he := objectError(err, "lock", name).(*httpError)
 		he.Holders = holdersOrEmpty(cur.Holders)
-		return he
+		return plan, he
 	}
 	if err != nil {
-		return objectError(err, "lock", name)
+		return plan, objectError(err, "lock", name)
 	}
-	s.log.Info("lock force-unlocked", "name", name, "holder", holder, "remote", c.RealIP())
+	rec.After = "released (holder " + holder + ")"
+	if plan.RemovesField != "" {
+		rec.After = "removed holder " + holder + "; the other holders keep the lock"
+	}
+	s.reqLog(c).Info("lock force-unlocked", "name", name, "holder", holder, "reason", reason, "remote", c.RealIP())
 	s.publishEvent(eventFrame{Type: store.EventForceUnlock, Name: name, Holder: holder, At: time.Now()})
-	return nil
+	return plan, nil
 }
 
 func (s *Server) handleAPIForceUnlock(c echo.Context) error {
@@ -137,6 +141,7 @@ func (s *Server) handleAPIForceUnlock(c echo.Context) error {
 	}
 	var body struct {
 		Holder *string `json:"holder"`
+		Reason *string `json:"reason"`
 	}
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -144,7 +149,14 @@ func (s *Server) handleAPIForceUnlock(c echo.Context) error {
 	if body.Holder == nil || *body.Holder == "" {
 		return badRequest("holder", "holder is required: the holder id shown for the lock")
 	}
-	if err := s.forceUnlock(c, name, *body.Holder); err != nil {
+	if body.Reason == nil {
+		return badRequest(views.FieldReason, "reason is required: say why the lock must be broken (it is recorded in the audit trail)")
+	}
+	reason, rerr := checkReason(*body.Reason)
+	if rerr != nil {
+		return rerr
+	}
+	if _, err := s.forceUnlock(c, name, *body.Holder, reason); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]bool{"released": true})
@@ -194,18 +206,33 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toLimiterJSON(*l, w))
+	out := toLimiterJSON(*l, w)
+	if l.Kind == store.KindRedissonLimiter && l.PerClient {
+		if out.Clients, err = s.st.RedissonClients(c.Request().Context(), name); err != nil {
+			return err
+		}
+		if out.Clients == nil {
+			out.Clients = []store.ClientWindow{}
+		}
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // limiterEdit is a validated rate change.
 type limiterEdit struct {
 	Rate       int64
 	IntervalMS float64
+	// KeepState is a Redisson limiter's choice (see store.LimiterEdit).
+	KeepState bool
 }
 
 // maxRate keeps rates exactly representable in the float64 a JSON number
 // decodes to.
 const maxRate = 1 << 53
+
+// maxIntervalMS bounds the interval: a permit a day is already not a rate
+// limit anyone means.
+const maxIntervalMS = 24 * 60 * 60 * 1000
 
 // validateLimiterEdit checks what the web layer can know without Redis:
 // the store checks again, but a clear per-field message is cheaper here.
@@ -223,6 +250,8 @@ func validateLimiterEdit(rate, intervalMS float64) (limiterEdit, error) {
 		return limiterEdit{}, badRequest("interval_ms", "interval_ms must be a finite number")
 	case intervalMS <= 0:
 		return limiterEdit{}, badRequest("interval_ms", "interval_ms must be greater than 0")
+	case intervalMS > maxIntervalMS:
+		return limiterEdit{}, badRequest("interval_ms", fmt.Sprintf("interval_ms must be at most %d (one day)", int64(maxIntervalMS)))
 	}
 	return limiterEdit{Rate: int64(rate), IntervalMS: intervalMS}, nil
 }
@@ -235,6 +264,9 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	var body struct {
 		Rate       *float64 `json:"rate"`
 		IntervalMS *float64 `json:"interval_ms"`
+		// KeepState applies to Redisson limiters: false (the default, as
+		// Redisson's setRate) restarts the windows, true keeps the grants.
+		KeepState *bool `json:"keep_state"`
 	}
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -249,12 +281,69 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.st.ModifyLimiter(c.Request().Context(), name, edit.Rate, edit.IntervalMS)
+	edit.KeepState = body.KeepState != nil && *body.KeepState
+	l, err := s.modifyLimiter(c, name, edit)
 	if err != nil {
 		return objectError(err, "limiter", name)
 	}
-	s.log.Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS, "remote", c.RealIP())
 	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.sampler.latest().window(name)))
+}
+
+// modifyLimiter applies edit and records the settings before and after in
+// the request's audit record.
+func (s *Server) modifyLimiter(c echo.Context, name string, edit limiterEdit) (*store.LimiterInfo, error) {
+	ctx := c.Request().Context()
+	rec := auditRecord(c)
+	rec.Target = name
+	if before, err := s.st.GetLimiter(ctx, name); err == nil {
+		rec.Before = limiterState(before)
+	}
+	l, err := s.st.ModifyLimiterWith(ctx, name, store.LimiterEdit{Rate: edit.Rate, IntervalMS: edit.IntervalMS, KeepState: edit.KeepState})
+	if err != nil {
+		return nil, err
+	}
+	rec.After = limiterState(l)
+	if l.Kind == store.KindRedissonLimiter {
+		rec.After += map[bool]string{true: " (state kept)", false: " (state reset)"}[edit.KeepState]
+	}
+	s.reqLog(c).Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS,
+		"keep_state", edit.KeepState, "remote", c.RealIP())
+	return l, nil
+}
+
+// resetCounter forgets an access counter's hits, recording the count it
+// had in the audit trail.
+func (s *Server) resetCounter(c echo.Context, name string) error {
+	ctx := c.Request().Context()
+	rec := auditRecord(c)
+	rec.Target = name
+	if before, err := s.st.GetLimiter(ctx, name); err == nil {
+		rec.Before = limiterState(before)
+	}
+	if err := s.st.ResetCounter(ctx, name); err != nil {
+		return objectError(err, "counter", name)
+	}
+	rec.After = "reset (key deleted)"
+	s.reqLog(c).Info("counter reset", "name", name, "remote", c.RealIP())
+	return nil
+}
+
+// handleAPIResetCounter takes no body (an empty JSON object is accepted).
+func (s *Server) handleAPIResetCounter(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	if c.Request().ContentLength > 0 {
+		var body struct{}
+		if err := decodeJSON(c, &body); err != nil {
+			return err
+		}
+	}
+	if err := s.resetCounter(c, name); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]bool{"reset": true})
 }
 
 type statsJSON struct {

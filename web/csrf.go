@@ -22,7 +22,8 @@ import (
 // Strict, HttpOnly; 403 on failure). Echo's middleware package cannot be
 // imported until golang.org/x/time is in go.sum; swapping it in later
 // changes nothing a client sees. Unlike Echo's it never trusts
-// Sec-Fetch-Site alone: every mutation needs the token.
+// Sec-Fetch-Site alone: sameOriginRequest (guard.go) refuses cross-site
+// requests first, and then every mutation still needs the token.
 const (
 	csrfCookie    = "_csrf"
 	csrfFormField = "_csrf"
@@ -77,7 +78,7 @@ func csrf(skip func(echo.Context) bool) echo.MiddlewareFunc {
 				Value:    token,
 				Path:     "/",
 				MaxAge:   int(csrfMaxAge / time.Second),
-				Secure:   c.IsTLS(),
+				Secure:   secureRequest(c),
 				HttpOnly: true,
 				SameSite: http.SameSiteStrictMode,
 			})

@@ -105,10 +105,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
+	// observe logs the failure with its cause and the request ID.
 	he := toHTTPError(err)
-	if he.Status >= 500 {
-		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
-	}
 	if he.Status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="lockwarden"`)
 	}
@@ -122,7 +120,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		werr = s.renderErrorPage(c, he)
 	}
 	if werr != nil {
-		s.log.Warn("writing error response", "err", werr)
+		s.reqLog(c).Warn("writing error response", "err", werr)
 	}
 }
 

@@ -137,6 +137,7 @@ func (s *Server) listenEvents(ctx context.Context) {
 	for ctx.Err() == nil {
 		stream, err := s.st.SubscribeEvents(ctx)
 		if err != nil {
+			s.metrics.redisErrors.Add(1)
 			s.log.Warn("subscribing to lock events", "err", err, "retry_in", backoff)
 			if !sleepCtx(ctx, backoff) {
 				return

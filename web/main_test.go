@@ -35,12 +35,19 @@ type testEnv struct {
 // may adjust the config before the server is built.
 func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 	t.Helper()
-	rdb := redistest.Client(t)
+	return newEnvOn(t, redistest.Client(t), mod)
+}
+
+// newEnvOn is newEnv over the Redis behind rdb (a private server).
+func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
+	t.Helper()
 	prefix := redistest.Prefix(t)
 	cfg := Config{
 		Store:  store.New(rdb, nil),
 		Listen: "127.0.0.1:0",
 		Match:  prefix + "*",
+		// Each test its own audit trail, so records can be counted.
+		AuditKey: "lw:{audit}:" + prefix,
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -50,6 +57,7 @@ func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey) })
 	jar, _ := cookiejar.New(nil)
 	return &testEnv{t: t, srv: srv, rdb: rdb, prefix: prefix, http: &http.Client{
 		Jar:     jar,

@@ -15,35 +15,24 @@ import (
 // metrics are the console's own counters, exposed in the Prometheus text
 // format. Written with atomics from hot paths; read only by /metrics.
 type metrics struct {
-	wsClients     atomic.Int64
-	wsDropped     atomic.Int64
-	broadcasts    atomic.Int64
-	ticks         atomic.Int64
-	tickErrors    atomic.Int64
-	lastTickNanos atomic.Int64
-	requests      [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
+	wsClients       atomic.Int64
+	wsDropped       atomic.Int64
+	broadcasts      atomic.Int64
+	ticks           atomic.Int64
+	tickErrors      atomic.Int64
+	lastTickNanos   atomic.Int64
+	tickNanosSum    atomic.Int64
+	redisErrors     atomic.Int64 // failed Redis calls: sampler ticks, subscriptions, requests
+	wsRejected      atomic.Int64 // upgrades refused at the client cap
+	auditErrors     atomic.Int64
+	auditDenied     atomic.Int64
+	auditSuppressed atomic.Int64
+	requests        [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
 }
 
 func (m *metrics) countRequest(status int) {
 	if c := status / 100; c >= 1 && c <= 5 {
 		m.requests[c].Add(1)
-	}
-}
-
-// countRequests is middleware feeding the per-class request counter and
-// the debug access log.
-func (s *Server) countRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		status := c.Response().Status
-		if err != nil {
-			status = toHTTPError(err).Status
-		}
-		s.metrics.countRequest(status)
-		s.log.Debug("http request", "method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", status, "duration", time.Since(start))
-		return err
 	}
 }
 
@@ -55,6 +44,9 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	gauge := func(name, help string, v any) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %v\n", name, help, name, name, v)
 	}
+	counterF := func(name, help string, v string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n%s %s\n", name, help, name, name, v)
+	}
 	counter := func(name, help string, v int64) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
 	}
@@ -64,7 +56,13 @@ func (s *Server) handleMetrics(c echo.Context) error {
 	counter("lockwarden_sampler_ticks_total", "Sampler ticks run.", m.ticks.Load())
 	counter("lockwarden_sampler_errors_total", "Sampler ticks that failed to read Redis.", m.tickErrors.Load())
 	gauge("lockwarden_sampler_tick_seconds", "Duration of the last sampler tick.",
-		strconv.FormatFloat(time.Duration(m.lastTickNanos.Load()).Seconds(), 'g', -1, 64))
+		seconds(m.lastTickNanos.Load()))
+	counterF("lockwarden_sampler_tick_seconds_total", "Time spent in sampler ticks; divide by ticks for the mean.",
+		seconds(m.tickNanosSum.Load()))
+	counter("lockwarden_redis_errors_total", "Redis calls that failed or timed out (sampler, subscription, requests).", m.redisErrors.Load())
+	counter("lockwarden_ws_rejected_total", "Websocket upgrades refused at the viewer cap.", m.wsRejected.Load())
+	counter("lockwarden_audit_errors_total", "Audit records that could not be written.", m.auditErrors.Load())
+	counter("lockwarden_audit_suppressed_total", "Failed sign-ins not audited because of a flood of them.", m.auditSuppressed.Load())
 	counter("lockwarden_events_total", "Lock events received or emitted.", s.events.count())
 
 	b.WriteString("# HELP lockwarden_http_requests_total HTTP requests served, by status class.\n")
@@ -93,6 +91,10 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		}
 	}
 	return c.Blob(http.StatusOK, "text/plain; version=0.0.4; charset=utf-8", b.Bytes())
+}
+
+func seconds(nanos int64) string {
+	return strconv.FormatFloat(time.Duration(nanos).Seconds(), 'g', -1, 64)
 }
 
 // promEscaper escapes a label value: names come from Redis and may hold

@@ -36,6 +36,10 @@ func (s *Server) render(c echo.Context, status int, comp templ.Component) error 
 // layout fills what every page shares.
 func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 	l := views.Layout{Title: title, Active: active, Now: time.Now()}
+	id := identityOf(c)
+	l.Role = id.Role.String()
+	l.ReadOnly = id.Role != roleAdmin
+	l.CanSignOut = id.Role != roleNone && !id.Bearer && !s.localMode()
 	if tok, ok := c.Get(csrfContextKey).(string); ok {
 		l.CSRFToken = tok
 	}
@@ -52,7 +56,11 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 func flashFor(code, name string) (string, string) {
 	switch code {
 	case "unlocked":
-		return "Lock " + strconv.Quote(name) + " was force-unlocked; waiters were woken.", views.FlashOK
+		return "Lock " + strconv.Quote(name) + " was force-unlocked.", views.FlashOK
+	case "holder-removed":
+		return "The holder was removed from lock " + strconv.Quote(name) + "; the other holders keep it.", views.FlashOK
+	case "reset":
+		return "Counter " + strconv.Quote(name) + " was reset.", views.FlashOK
 	case "saved":
 		return "Limiter " + strconv.Quote(name) + " was updated.", views.FlashOK
 	}
@@ -61,26 +69,6 @@ func flashFor(code, name string) (string, string) {
 
 func counts(c store.Counts) views.Counts {
 	return views.Counts{Acquired: c.Acquired, Rejected: c.Rejected, Errors: c.Errors}
-}
-
-func (s *Server) lockRow(l store.LockInfo) views.LockRow {
-	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL)}
-	for _, h := range l.Holders {
-		row.Holders = append(row.Holders, views.HolderRow{ID: h.ID, Count: h.Count})
-	}
-	if sn := s.sampler.latest(); sn != nil {
-		row.FirstSeen = sn.FirstSeen[l.Name]
-	}
-	return row
-}
-
-func (s *Server) limiterRow(l store.LimiterInfo, w store.Counts) views.LimiterRow {
-	row := views.LimiterRow{Name: l.Name, Kind: string(l.Kind), Rate: l.Rate, IntervalMS: l.IntervalMS,
-		PerSecond: l.PerSecond, Available: l.Available, Window: counts(w)}
-	for _, p := range s.sampler.hist.spark(l.Name, views.SparkPoints, views.SparkStepMS) {
-		row.Spark = append(row.Spark, counts(p))
-	}
-	return row
 }
 
 func eventRows(evs []eventFrame) []views.EventRow {
@@ -160,7 +148,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 		Layout:  s.layout(c, name, views.NavLocks),
 		Lock:    s.lockRow(*l),
-		Channel: store.UnlockChannel(name),
+		Channel: l.Channel,
 		Stats:   counts(s.sampler.latest().window(name)),
 	}))
 }
@@ -177,6 +165,12 @@ func (s *Server) handleForceUnlockConfirm(c echo.Context) error {
 	if holder == "" {
 		return badRequest("holder", "holder is required: pick one on the lock's page")
 	}
+	return s.renderConfirm(c, http.StatusOK, name, holder, "", "")
+}
+
+// renderConfirm renders the confirmation page for holder of name, or the
+// 409 page when holder no longer holds it.
+func (s *Server) renderConfirm(c echo.Context, status int, name, holder, reason, reasonErr string) error {
 	l, err := s.st.GetLock(c.Request().Context(), name)
 	if err != nil {
 		return objectError(err, "lock", name)
@@ -187,13 +181,10 @@ func (s *Server) handleForceUnlockConfirm(c echo.Context) error {
 		he.Holders = holdersOrEmpty(l.Holders)
 		return he
 	}
-	return s.render(c, http.StatusOK, views.ForceUnlockConfirm(views.ForceUnlockConfirmPage{
-		Layout:  s.layout(c, "Force unlock "+name, views.NavLocks),
-		Name:    name,
-		Holder:  holder,
-		Channel: store.UnlockChannel(name),
-		Count:   l.Holders[i].Count,
-	}))
+	page := confirmPage(l, l.Holders[i])
+	page.Layout = s.layout(c, "Force unlock "+name, views.NavLocks)
+	page.Reason, page.ReasonError = reason, reasonErr
+	return s.render(c, status, views.ForceUnlockConfirm(page))
 }
 
 func (s *Server) handleForceUnlockForm(c echo.Context) error {
@@ -205,10 +196,17 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 	if holder == "" {
 		return badRequest("holder", "holder is required: pick one on the lock's page")
 	}
-	if err := s.forceUnlock(c, name, holder); err != nil {
+	reason, rerr := checkReason(c.FormValue(views.FieldReason))
+	if rerr != nil {
+		// The page again, with the message under the field; nothing changed.
+		auditRecord(c).Detail = rerr.Message
+		return s.renderConfirm(c, http.StatusBadRequest, name, holder, clipText(c.FormValue(views.FieldReason), views.MaxReasonLen), rerr.Message)
+	}
+	plan, err := s.forceUnlock(c, name, holder, reason)
+	if err != nil {
 		return err
 	}
-	q := url.Values{"flash": {"unlocked"}, "name": {name}}
+	q := url.Values{"flash": {unlockFlash(plan)}, "name": {name}}
 	return c.Redirect(http.StatusSeeOther, "/locks?"+q.Encode())
 }
 
@@ -225,7 +223,7 @@ func (s *Server) handleLimitersPage(c echo.Context) error {
 
 // limiterPage builds the detail page around form, which is empty for a
 // plain GET and the submitted values for a rejected POST.
-func (s *Server) limiterPage(c echo.Context, l *store.LimiterInfo, w store.Counts, form views.EditForm) views.LimiterDetailPage {
+func (s *Server) limiterPage(c echo.Context, l *store.LimiterInfo, w store.Counts, form views.EditForm) (views.LimiterDetailPage, error) {
 	page := views.LimiterDetailPage{
 		Layout:  s.layout(c, l.Name, views.NavLimiters),
 		Limiter: s.limiterRow(*l, w),
@@ -235,7 +233,31 @@ func (s *Server) limiterPage(c echo.Context, l *store.LimiterInfo, w store.Count
 		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
 			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
 	}
-	return page
+	if l.Kind != store.KindRedissonLimiter {
+		return page, nil
+	}
+	// Both of Redisson's behaviours, described for the rate in the form
+	// (the current one until the admin types another), so the page says
+	// what will happen before it happens.
+	edit := store.LimiterEdit{Rate: l.Rate, IntervalMS: l.IntervalMS}
+	if e, err := parseLimiterForm(form); err == nil && form.Rate != "" {
+		edit.Rate, edit.IntervalMS = e.Rate, e.IntervalMS
+	}
+	edit.KeepState = true
+	page.KeepText = l.DescribeEdit(edit)
+	edit.KeepState = false
+	page.ResetText = l.DescribeEdit(edit)
+	if l.PerClient {
+		clients, err := s.st.RedissonClients(c.Request().Context(), l.Name)
+		if err != nil {
+			return page, err
+		}
+		for _, cl := range clients {
+			page.Clients = append(page.Clients, views.ClientRow{ClientID: cl.ClientID, Available: cl.Available,
+				Used: cl.Used, ResetInMS: cl.ResetInMS})
+		}
+	}
+	return page, nil
 }
 
 func (s *Server) handleLimiterPage(c echo.Context) error {
@@ -247,7 +269,11 @@ func (s *Server) handleLimiterPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.LimiterDetail(s.limiterPage(c, l, w, views.EditForm{})))
+	page, err := s.limiterPage(c, l, w, views.EditForm{})
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.LimiterDetail(page))
 }
 
 // handleLimiterForm applies the edit form. Bad input re-renders the page
@@ -261,12 +287,15 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 	form := views.EditForm{
 		Rate:       strings.TrimSpace(c.FormValue(views.FieldRate)),
 		IntervalMS: strings.TrimSpace(c.FormValue(views.FieldIntervalMS)),
+		KeepState:  c.FormValue(views.FieldKeepState),
 	}
 	edit, verr := parseLimiterForm(form)
 	if verr == nil {
-		_, err := s.st.ModifyLimiter(c.Request().Context(), name, edit.Rate, edit.IntervalMS)
+		verr = s.checkKeepState(c, name, form.KeepState, &edit)
+	}
+	if verr == nil {
+		_, err := s.modifyLimiter(c, name, edit)
 		if err == nil {
-			s.log.Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS, "remote", c.RealIP())
 			q := url.Values{"flash": {"saved"}, "name": {name}}
 			return c.Redirect(http.StatusSeeOther, views.LimiterURL(name)+"?"+q.Encode())
 		}
@@ -280,11 +309,49 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 		return err
 	}
 	field := verr.Field
-	if field != views.FieldRate && field != views.FieldIntervalMS {
+	if field != views.FieldRate && field != views.FieldIntervalMS && field != views.FieldKeepState {
 		field = ""
 	}
 	form.Errors = map[string]string{field: verr.Message}
-	return s.render(c, http.StatusBadRequest, views.LimiterDetail(s.limiterPage(c, l, w, form)))
+	page, err := s.limiterPage(c, l, w, form)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusBadRequest, views.LimiterDetail(page))
+}
+
+// checkKeepState reads the form's keep/reset choice into edit. A Redisson
+// limiter's form must say which: the two differ in how many permits are
+// handed out right after, and the page describes both.
+func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *limiterEdit) *httpError {
+	switch choice {
+	case views.KeepStateKeep:
+		edit.KeepState = true
+		return nil
+	case views.KeepStateReset:
+		return nil
+	case "":
+	default:
+		return badRequest(views.FieldKeepState, "keep_state must be \"keep\" or \"reset\"")
+	}
+	l, err := s.st.GetLimiter(c.Request().Context(), name)
+	if err == nil && l.Kind == store.KindRedissonLimiter {
+		return badRequest(views.FieldKeepState, "choose whether the running windows are kept or reset")
+	}
+	return nil // other kinds have no choice; errors surface in modifyLimiter
+}
+
+// handleResetCounterForm resets an access counter and goes back to its page.
+func (s *Server) handleResetCounterForm(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	if err := s.resetCounter(c, name); err != nil {
+		return err
+	}
+	q := url.Values{"flash": {"reset"}, "name": {name}}
+	return c.Redirect(http.StatusSeeOther, "/limiters?"+q.Encode())
 }
 
 // parseLimiterForm reads the form's text fields with the API's rules.
@@ -374,4 +441,15 @@ func (s *Server) staticRoutes(e *echo.Echo) {
 		http.ServeFileFS(c.Response(), c.Request(), static.FS, p)
 		return nil
 	})
+}
+
+// handleFavicon answers the browser's automatic /favicon.ico request with
+// the embedded icon, so no page logs a 404 for it.
+func (s *Server) handleFavicon(c echo.Context) error {
+	b, err := fs.ReadFile(static.FS, "favicon.svg")
+	if err != nil {
+		return c.NoContent(http.StatusNoContent)
+	}
+	c.Response().Header().Set("Cache-Control", "max-age=86400")
+	return c.Blob(http.StatusOK, "image/svg+xml", b)
 }

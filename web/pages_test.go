@@ -89,7 +89,7 @@ func TestPageEveryPageRenders(t *testing.T) {
 
 func TestPageStaticHealthMetrics(t *testing.T) {
 	e := newEnv(t, nil)
-	for _, p := range []string{"/static/app.js", "/static/app.css"} {
+	for _, p := range []string{"/static/live.js", "/static/app.css"} {
 		st, _, b := e.do("GET", p, nil, nil)
 		if st != 200 || len(b) == 0 {
 			t.Errorf("GET %s: status %d, %d bytes", p, st, len(b))
@@ -180,7 +180,7 @@ func TestServerHandlerWithoutOpen(t *testing.T) {
 	// Events go nowhere without a running hub, and must not block.
 	for range 100 {
 		req, _ := http.NewRequest("POST", ts.URL+"/api/locks/"+esc(name)+"/force-unlock",
-			strings.NewReader(`{"holder":"`+holderID("w")+`"}`))
+			strings.NewReader(`{"holder":"`+holderID("w")+`","reason":"test"}`))
 		req.Header.Set("Authorization", "Bearer x")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -288,7 +288,7 @@ func TestPageForceUnlockFlow(t *testing.T) {
 	// Someone else took the lock meanwhile: 409 naming them.
 	e.rdb.Del(ctx, name)
 	e.makeLock(name, "w2", 1, time.Minute)
-	body, hdr := form("holder", holderID("w1"), "_csrf", tok)
+	body, hdr := form("holder", holderID("w1"), "_csrf", tok, "reason", "stuck")
 	st, _, b = e.do("POST", action, body, hdr)
 	if st != 409 {
 		t.Fatalf("POST for a replaced holder: %d, want 409", st)
@@ -304,7 +304,18 @@ func TestPageForceUnlockFlow(t *testing.T) {
 		t.Errorf("confirm page for a replaced holder: %d, want 409", st)
 	}
 
+	// No reason: the confirmation again, the message under the field, the
+	// lock untouched.
 	body, hdr = form("holder", holderID("w2"), "_csrf", tok)
+	st, _, b = e.do("POST", action, body, hdr)
+	if st != 400 || parseHTML(t, b).Find(`[data-testid="error-reason"]`).Length() != 1 {
+		t.Fatalf("POST without a reason: %d, want 400 with the reason message", st)
+	}
+	if n, _ := e.rdb.Exists(ctx, name).Result(); n != 1 {
+		t.Fatal("a force-unlock without a reason deleted the lock")
+	}
+
+	body, hdr = form("holder", holderID("w2"), "_csrf", tok, "reason", "w2 crashed")
 	st, h, _ := e.do("POST", action, body, hdr)
 	if st != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/locks?") {
 		t.Fatalf("POST for the holder: %d to %q, want 303 to /locks?...", st, h.Get("Location"))
@@ -317,7 +328,7 @@ func TestPageForceUnlockFlow(t *testing.T) {
 		t.Errorf("locks page after redirect: %d, no flash", st)
 	}
 
-	body, hdr = form("holder", holderID("w2"), "_csrf", tok)
+	body, hdr = form("holder", holderID("w2"), "_csrf", tok, "reason", "again")
 	st, _, b = e.do("POST", action, body, hdr)
 	if st != 404 || !bytes.Contains(b, []byte(`data-testid="error-page"`)) {
 		t.Errorf("POST for a gone lock: %d, want the 404 page", st)

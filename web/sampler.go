@@ -24,7 +24,10 @@ type snapshot struct {
 	Limiters  []store.LimiterInfo
 	Stats     map[string]store.Summary
 	FirstSeen map[string]time.Time // lock name -> when the console first discovered it
-	RedisUp   bool
+	// Discovered is when the discovery pass that chose these names
+	// started (local time); pages rendered later may know newer objects.
+	Discovered time.Time
+	RedisUp    bool
 }
 
 // window returns the last complete 1 s window of name.
@@ -48,6 +51,17 @@ type statsFrame struct {
 	Holders      map[string][]store.Holder `json:"holders"`
 	LockCount    int                       `json:"lock_count"`
 	LimiterCount int                       `json:"limiter_count"`
+	// Kinds names the kind of every lock and limiter in the frame, so rows
+	// added live show it; FirstSeen is when the console first saw each lock
+	// (epoch ms).
+	Kinds     map[string]store.Kind `json:"kinds"`
+	FirstSeen map[string]int64      `json:"first_seen"`
+	// LimiterInfo is what a row of a newly discovered limiter shows, and
+	// which limiters' rejections are not visible.
+	LimiterInfo map[string]limiterInfoJSON `json:"limiter_info"`
+	// DiscoveredAt is when the discovery behind this frame's object set
+	// started (epoch ms): a page rendered after it keeps its own rows.
+	DiscoveredAt int64 `json:"discovered_at"`
 }
 
 type statusFrame struct {
@@ -107,8 +121,10 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	start := time.Now()
 	m := sm.s.metrics
 	defer func() {
+		d := int64(time.Since(start))
 		m.ticks.Add(1)
-		m.lastTickNanos.Store(int64(time.Since(start)))
+		m.lastTickNanos.Store(d)
+		m.tickNanosSum.Add(d)
 	}()
 	runCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, max(2*time.Second, 5*every))
@@ -169,6 +185,7 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 		return // shutting down, not a Redis problem
 	}
 	sm.s.metrics.tickErrors.Add(1)
+	sm.s.metrics.redisErrors.Add(1)
 	if sm.redisUp == nil || *sm.redisUp {
 		sm.s.log.Warn("sampling Redis failed", "err", err)
 	}
@@ -234,13 +251,14 @@ func (sm *sampler) publish(smp *store.Sample, start time.Time) *snapshot {
 		at = start
 	}
 	sn := &snapshot{
-		Taken:     start,
-		At:        at.UnixMilli() / store.BucketMS * store.BucketMS,
-		Locks:     smp.Locks,
-		Limiters:  smp.Limiters,
-		Stats:     smp.Stats,
-		FirstSeen: maps.Clone(sm.firstSeen),
-		RedisUp:   true,
+		Taken:      start,
+		At:         at.UnixMilli() / store.BucketMS * store.BucketMS,
+		Locks:      smp.Locks,
+		Limiters:   smp.Limiters,
+		Stats:      smp.Stats,
+		FirstSeen:  maps.Clone(sm.firstSeen),
+		Discovered: sm.lastDiscover,
+		RedisUp:    true,
 	}
 	if sn.Stats == nil {
 		sn.Stats = map[string]store.Summary{}
@@ -266,15 +284,29 @@ func buildStatsFrame(sn *snapshot) statsFrame {
 		Holders:      make(map[string][]store.Holder, len(sn.Locks)),
 		LockCount:    len(sn.Locks),
 		LimiterCount: len(sn.Limiters),
+		Kinds:        make(map[string]store.Kind, len(sn.Locks)+len(sn.Limiters)),
+		FirstSeen:    make(map[string]int64, len(sn.Locks)),
+		LimiterInfo:  make(map[string]limiterInfoJSON, len(sn.Limiters)),
+	}
+	if !sn.Discovered.IsZero() {
+		f.DiscoveredAt = sn.Discovered.UnixMilli()
 	}
 	for _, l := range sn.Limiters {
 		f.Limiters[l.Name] = sn.window(l.Name)
-		f.Available[l.Name] = l.Available
+		if !l.AvailableUnknown {
+			f.Available[l.Name] = l.Available
+		}
+		f.Kinds[l.Name] = l.Kind
+		f.LimiterInfo[l.Name] = toLimiterInfoJSON(l)
 	}
 	for _, l := range sn.Locks {
 		f.Locks[l.Name] = sn.window(l.Name)
 		f.PTTLMS[l.Name] = pttlMS(l.PTTL)
 		f.Holders[l.Name] = holdersOrEmpty(l.Holders)
+		f.Kinds[l.Name] = l.Kind
+		if t, ok := sn.FirstSeen[l.Name]; ok {
+			f.FirstSeen[l.Name] = t.UnixMilli()
+		}
 	}
 	return f
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,10 +31,26 @@ type Config struct {
 	Listen string
 	// Match is the SCAN MATCH pattern that bounds what the console sees; "" is "*".
 	Match string
-	// AdminToken, when set, makes every mutation require
-	// "Authorization: Bearer <token>".
-	AdminToken string
-	Logger     *slog.Logger
+	// AdminToken grants the admin role (everything); ViewerToken the viewer
+	// role (pages, API reads, websocket). API clients send one as
+	// "Authorization: Bearer <token>"; browsers sign in with it on /login.
+	// With neither set the console runs in local mode (every client is an
+	// admin), which Open allows only on a loopback listener.
+	AdminToken  string
+	ViewerToken string
+	// AllowedHosts are extra Host header values the console answers to,
+	// "name" (any port) or "name:port": the names a proxy or DNS gives it.
+	// The listen address (and its loopback aliases) is always allowed.
+	AllowedHosts []string
+	// SessionTTL is how long a browser sign-in lasts (default 12 h).
+	SessionTTL time.Duration
+	// AuditKey is the audit stream (default store.AuditKey); AuditMaxLen
+	// its approximate cap (default store.DefaultAuditMaxLen).
+	AuditKey    string
+	AuditMaxLen int64
+	// MaxWSClients caps concurrent websocket viewers (default 500).
+	MaxWSClients int
+	Logger       *slog.Logger
 	// TickInterval is the sampler period (default 200 ms, one stats bucket).
 	TickInterval time.Duration
 	// DiscoverInterval is how often the sampler rescans for new objects
@@ -69,6 +86,17 @@ func (c *Config) match() string {
 	return c.Match
 }
 
+func (c *Config) maxWSClients() int {
+	if c == nil || c.MaxWSClients <= 0 {
+		return defaultMaxWSClients
+	}
+	return c.MaxWSClients
+}
+
+// defaultMaxWSClients: each viewer costs two goroutines and a 64-frame
+// buffer; a console with more viewers than this is being abused.
+const defaultMaxWSClients = 500
+
 // maxBodyBytes bounds request bodies; no form or JSON body of the console
 // comes close, so anything larger is a mistake or an attack.
 const maxBodyBytes = 64 << 10
@@ -87,6 +115,12 @@ type Server struct {
 	sampler *sampler
 	events  *eventLog
 	metrics *metrics
+	audit   *store.Audit
+	// hosts is the Host allow-list; replaced once Open knows the port.
+	hosts        atomic.Pointer[hostPolicy]
+	sessionKey   []byte
+	failThrottle *throttle
+	wsActive     atomic.Int64 // websocket connections admitted and not yet ended
 
 	mu       sync.Mutex
 	baseCtx  context.Context // Open's ctx without its cancellation, for Close
@@ -110,6 +144,12 @@ func New(cfg Config) *Server {
 		log:     cfg.logger(),
 		metrics: &metrics{},
 	}
+	if cfg.Store != nil {
+		s.audit = cfg.Store.Audit(cfg.AuditKey, cfg.AuditMaxLen)
+	}
+	s.sessionKey = sessionKeyFor(cfg.AdminToken, cfg.ViewerToken)
+	s.failThrottle = newThrottle(20, 5)
+	s.hosts.Store(buildHostPolicy("", nil, cfg.AllowedHosts))
 	s.events = newEventLog(eventLogSize)
 	s.hub = newHub(s.metrics)
 	s.sampler = newSampler(s)
@@ -135,12 +175,17 @@ func (s *Server) Open(ctx context.Context) error {
 	if s.opened {
 		return errors.New("web: server already opened")
 	}
+	if err := CheckExposure(ctx, s.cfg.Listen, s.cfg.AdminToken, s.cfg.ViewerToken); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("web: listen %q: %w", s.cfg.Listen, err)
 	}
 	s.opened = true
 	s.addr = ln.Addr()
+	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
+	s.hosts.Store(buildHostPolicy(listenHost, s.addr, s.cfg.AllowedHosts))
 	s.baseCtx = context.WithoutCancel(ctx)
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -215,6 +260,31 @@ func (s *Server) Close() error {
 	waitBounded(&s.bg, time.Until(deadlineOf(ctx))+time.Second)
 	s.closeErr = err
 	return err
+}
+
+// CheckExposure refuses configurations that would let anyone who can reach
+// the console break locks: no admin token on a listener that is not
+// loopback, a viewer token without an admin token, or one token for both
+// roles. The listen host is resolved, never bound, so a refused console
+// never opens a public socket.
+func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) error {
+	switch {
+	case viewerToken != "" && adminToken == "":
+		return errors.New("a viewer token needs an admin token too (set LOCKWARDEN_ADMIN_TOKEN or --admin-token)")
+	case adminToken != "" && adminToken == viewerToken:
+		return errors.New("the admin and viewer tokens must differ")
+	case adminToken != "":
+		return nil
+	}
+	loop, err := isLoopbackListen(ctx, listen)
+	if err != nil {
+		return err
+	}
+	if !loop {
+		return fmt.Errorf("refusing to listen on %s without an admin token: anyone who can reach it could break locks "+
+			"and change limiters; set LOCKWARDEN_ADMIN_TOKEN (or --admin-token), or listen on loopback (e.g. 127.0.0.1:8080)", listen)
+	}
+	return nil
 }
 
 func deadlineOf(ctx context.Context) time.Time {

@@ -2,8 +2,7 @@ package web
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -33,19 +32,13 @@ var upgrader = websocket.Upgrader{
 	CheckOrigin:      sameOrigin,
 }
 
-// sameOrigin admits browsers only from the page's own host; a page on
-// another site must not read the console's live data with the viewer's
-// cookies. Clients that send no Origin (scripts, curl) are not browsers.
+// sameOrigin admits browsers only from the page's own host and port; a page
+// on another site (or another port of this host) must not read the
+// console's live data with the viewer's cookies. Clients that send no
+// Origin (scripts, curl) are not browsers.
 func sameOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	return strings.EqualFold(u.Host, r.Host)
+	return origin == "" || originMatchesHost(origin, r.Host)
 }
 
 // handleWS upgrades to a websocket and hands the connection to the hub.
@@ -56,22 +49,40 @@ func (s *Server) handleWS(c echo.Context) error {
 	if !sameOrigin(c.Request()) {
 		return &httpError{Status: http.StatusForbidden, Message: "cross-origin websocket refused"}
 	}
+	// The cap is taken before the upgrade, so a flood of connections is
+	// refused with a plain 503 and costs no goroutines.
+	if s.wsActive.Add(1) > int64(s.cfg.maxWSClients()) {
+		s.wsActive.Add(-1)
+		s.metrics.wsRejected.Add(1)
+		return &httpError{Status: http.StatusServiceUnavailable, Message: "too many live viewers; try again later"}
+	}
 	conn, err := upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
+		s.wsActive.Add(-1)
 		// Upgrade has already answered the client.
-		s.log.Debug("websocket upgrade failed", "err", err)
+		s.reqLog(c).Debug("websocket upgrade failed", "err", err)
 		return nil
 	}
 	cl := &wsClient{conn: conn, send: make(chan []byte, sendBuffer), readerDone: make(chan struct{})}
 	if !s.admitWS(cl) {
+		s.wsActive.Add(-1)
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(writeWait))
 		_ = conn.Close()
 		return nil
 	}
-	go func() { defer s.ws.Done(); s.wsWriter(cl) }()
-	go func() { defer s.ws.Done(); s.wsReader(cl) }()
+	// The slot is released when both of the connection's goroutines end.
+	var left atomic.Int32
+	left.Store(2)
+	done := func() {
+		if left.Add(-1) == 0 {
+			s.wsActive.Add(-1)
+		}
+		s.ws.Done()
+	}
+	go func() { defer done(); s.wsWriter(cl) }()
+	go func() { defer done(); s.wsReader(cl) }()
 	return nil
 }
 

@@ -11,11 +11,13 @@ import (
 // consoleConfig is the part of web.Config the binary decides; the tick and
 // discovery periods keep web's defaults.
 type consoleConfig struct {
-	Store      *store.Client
-	Listen     string
-	Match      string
-	AdminToken string
-	Logger     *slog.Logger
+	Store        *store.Client
+	Listen       string
+	Match        string
+	AdminToken   string
+	ViewerToken  string
+	AllowedHosts []string
+	Logger       *slog.Logger
 }
 
 // console is the part of web.Server the binary drives.
@@ -28,11 +30,13 @@ type console interface {
 // event subscription stop when ctx ends, and Close releases the rest.
 func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
 	srv := web.New(web.Config{
-		Store:      cfg.Store,
-		Listen:     cfg.Listen,
-		Match:      cfg.Match,
-		AdminToken: cfg.AdminToken,
-		Logger:     cfg.Logger,
+		Store:        cfg.Store,
+		Listen:       cfg.Listen,
+		Match:        cfg.Match,
+		AdminToken:   cfg.AdminToken,
+		ViewerToken:  cfg.ViewerToken,
+		AllowedHosts: cfg.AllowedHosts,
+		Logger:       cfg.Logger,
 	})
 	if err := srv.Open(ctx); err != nil {
 		return nil, err

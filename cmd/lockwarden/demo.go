@@ -22,6 +22,9 @@ const trafficStopTimeout = time.Second
 
 type demoConfig struct {
 	Listen string
+	// TokenLocks and Counters add to the demo's own patterns.
+	TokenLocks listFlag
+	Counters   listFlag
 }
 
 func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer) (demoConfig, error) {
@@ -29,11 +32,31 @@ func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer)
 	fs := flag.NewFlagSet("lockwarden demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Listen, "listen", defaultListen, "HTTP listen `address` (env LOCKWARDEN_LISTEN; 127.0.0.1:0 picks a free port)")
+	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
+	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
-	applyEnv(fs, map[string]string{"listen": "LOCKWARDEN_LISTEN"}, getenv)
+	applyEnv(fs, map[string]string{"listen": "LOCKWARDEN_LISTEN",
+		"token-lock-pattern": "LOCKWARDEN_TOKEN_LOCK_PATTERNS", "counter": "LOCKWARDEN_COUNTERS"}, getenv)
+	if _, err := demoPatterns(cfg); err != nil {
+		fmt.Fprintf(stderr, "lockwarden demo: %v\n", err)
+		return cfg, errUsage
+	}
 	return cfg, nil
+}
+
+// demoPatterns are the demo traffic's token lock and counter patterns plus
+// any the operator added.
+func demoPatterns(cfg demoConfig) (store.ObjectPatterns, error) {
+	p, err := objectPatterns(cfg.TokenLocks, cfg.Counters)
+	if err != nil {
+		return p, err
+	}
+	own := trafficPatterns("")
+	p.TokenLocks = append(own.TokenLocks, p.TokenLocks...)
+	p.Counters = append(own.Counters, p.Counters...)
+	return p, p.Validate()
 }
 
 // runDemo starts a private redis-server, the console on it and demo
@@ -67,8 +90,9 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	trafficRDB := redis.NewClient(&redis.Options{Addr: rs.Addr, ClientName: "lockwarden-demo", PoolSize: 64})
 	defer trafficRDB.Close()
 
+	patterns, _ := demoPatterns(cfg) // checked by parseDemoFlags
 	con, err := openConsole(ctx, consoleConfig{
-		Store:  store.New(consoleRDB, nil),
+		Store:  store.New(consoleRDB, &store.Options{Patterns: patterns}),
 		Listen: cfg.Listen,
 		Match:  "*",
 		Logger: log,

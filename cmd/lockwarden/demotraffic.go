@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,7 +22,30 @@ const (
 	demoAPI   = "demo:api"
 	demoLogin = "demo:login"
 	demoStuck = "demo:lock:stuck"
+	// demoTokenLock is a seed-004 / bsm/redislock style lock: SET NX PX to
+	// a random token, released by compare-and-delete.
+	demoTokenLock = "demo:token:report"
+	// demoHits is seed 004's per-IP access counter (INCR, EXPIRE on the
+	// first hit), for one client address from the documentation range.
+	demoHits = "demo:hits:203.0.113.7"
+	// demoHitLimit hits per demoHitWindow; the client hits a little faster
+	// (one per 250 ms, 40 per window), so the end of each window rejects.
+	demoHitLimit  = 30
+	demoHitWindow = 10 * time.Second
+	demoHitEvery  = 250 * time.Millisecond
+	// demoPartner is a Redisson (3.34, sliding window) rate limiter of 20
+	// permits per second shared by three callers asking for 30.
+	demoPartner = "demo:partner"
 )
+
+// trafficPatterns tells the console which of the demo's strings are token
+// locks and counters: strings carry no marker of their own.
+func trafficPatterns(prefix string) store.ObjectPatterns {
+	return store.ObjectPatterns{
+		TokenLocks: []string{prefix + "demo:token:*"},
+		Counters:   []store.CounterRule{{Pattern: prefix + "demo:hits:*", Limit: demoHitLimit, Window: demoHitWindow}},
+	}
+}
 
 // demoLocks are the contended locks; the braces in one name show the
 // console copes with hash tags.
@@ -66,6 +90,9 @@ type trafficCounts struct {
 	loginAcquired, loginRejected        atomic.Int64
 	lockTaken, lockReentered            atomic.Int64
 	stuckTaken                          atomic.Int64
+	partnerAcquired                     atomic.Int64
+	tokenTaken                          atomic.Int64
+	hitsAllowed, hitsRejected           atomic.Int64
 }
 
 // runTraffic sets up the demo objects and drives them until ctx ends. It
@@ -88,6 +115,11 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 	// A small bucket (20 permits, one per 100 ms) that bursts overrun.
 	if err := initBucket(ctx, t.apps[0], cfg.Prefix+demoLogin, 20, 20, 100); err != nil {
 		return fmt.Errorf("init %s: %w", cfg.Prefix+demoLogin, err)
+	}
+
+	// A Redisson limiter as a Java service's trySetRate leaves it.
+	if _, err := t.apps[1].RedissonLimiter(cfg.Prefix+demoPartner, nil).TrySetRate(ctx, store.RateOverall, 20, time.Second); err != nil {
+		return fmt.Errorf("init %s: %w", cfg.Prefix+demoPartner, err)
 	}
 
 	var wg sync.WaitGroup
@@ -116,9 +148,16 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		}
 	}
 	spawn(func() { t.stuckHolder(ctx) })
+	spawn(func() { t.tokenLockWorker(ctx) })
+	for i := range 3 {
+		app := t.apps[i%len(t.apps)]
+		spawn(func() { t.partnerWorker(ctx, app) })
+	}
+	spawn(func() { t.counterWorker(ctx) })
 
-	t.log.Info("demo traffic running", "limiters", []string{cfg.Prefix + demoAPI, cfg.Prefix + demoLogin},
-		"locks", append(prefixed(cfg.Prefix, demoLocks), cfg.Prefix+demoStuck))
+	t.log.Info("demo traffic running", "limiters", []string{cfg.Prefix + demoAPI, cfg.Prefix + demoLogin, cfg.Prefix + demoPartner},
+		"locks", append(prefixed(cfg.Prefix, demoLocks), cfg.Prefix+demoStuck, cfg.Prefix+demoTokenLock),
+		"counters", []string{cfg.Prefix + demoHits})
 	wg.Wait()
 	return nil
 }
@@ -223,6 +262,65 @@ func (t *traffic) stuckHolder(ctx context.Context) {
 		}
 	}
 }
+
+// tokenLockWorker plays a report job guarded by a token lock: it takes
+// the lock with a fresh random token, works a while and releases it by
+// compare-and-delete, then idles; now and then it finds it still taken.
+func (t *traffic) tokenLockWorker(ctx context.Context) {
+	name := t.cfg.Prefix + demoTokenLock
+	for sleep(ctx, between(300*time.Millisecond, 1500*time.Millisecond)) {
+		l := t.apps[1].NewTokenLock(name, randomToken())
+		if err := l.TryObtain(ctx, 5*time.Second); err != nil {
+			if ctx.Err() == nil && !errors.Is(err, store.ErrNotObtained) {
+				t.log.Debug("demo token lock", "name", name, "err", err)
+			}
+			continue
+		}
+		t.n.tokenTaken.Add(1)
+		sleep(ctx, between(500*time.Millisecond, 2500*time.Millisecond))
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		if err := l.Release(rctx); err != nil {
+			t.log.Debug("demo token unlock", "name", name, "err", err)
+		}
+		cancel()
+	}
+}
+
+// partnerWorker calls a partner API through the Redisson limiter every
+// 100 ms; three of them ask for half again the rate.
+func (t *traffic) partnerWorker(ctx context.Context, app *store.Client) {
+	l := app.RedissonLimiter(t.cfg.Prefix+demoPartner, nil)
+	for sleep(ctx, 100*time.Millisecond) {
+		r, err := l.TryAcquire(ctx, 1)
+		if err == nil && r.Allowed {
+			t.n.partnerAcquired.Add(1)
+		} else if err != nil && ctx.Err() == nil {
+			t.log.Debug("demo partner limiter", "err", err)
+		}
+	}
+}
+
+// counterWorker is one client hitting an IP-limited endpoint a little
+// faster than its limit allows.
+func (t *traffic) counterWorker(ctx context.Context) {
+	c := t.apps[0].Counter(t.cfg.Prefix+demoHits, demoHitLimit, demoHitWindow)
+	for sleep(ctx, demoHitEvery) {
+		h, err := c.Hit(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				t.log.Debug("demo counter", "err", err)
+			}
+		case h.Allowed:
+			t.n.hitsAllowed.Add(1)
+		default:
+			t.n.hitsRejected.Add(1)
+		}
+	}
+}
+
+// randomToken is an unguessable lock value, as bsm/redislock makes them.
+func randomToken() string { return crand.Text() }
 
 // sleep waits d or until ctx ends; it reports whether the caller should go on.
 func sleep(ctx context.Context, d time.Duration) bool {

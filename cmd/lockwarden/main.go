@@ -31,8 +31,10 @@ var errUsage = errors.New("usage")
 const usageText = `lockwarden - live console for Redis locks and rate limiters
 
 Usage:
-  lockwarden serve [--redis URL] [--listen ADDR] [--match GLOB] [--admin-token TOKEN]
-  lockwarden demo  [--listen ADDR]
+  lockwarden serve [--redis URL] [--listen ADDR] [--match GLOB]
+                   [--admin-token TOKEN] [--viewer-token TOKEN] [--allowed-host NAMES]
+                   [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
+  lockwarden demo  [--listen ADDR] [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
   lockwarden version
   lockwarden help
 
@@ -43,9 +45,20 @@ Commands:
   version  print the version
 
 Environment (flags win):
-  LOCKWARDEN_REDIS_URL    default for --redis (redis:// or rediss://, user and password allowed)
-  LOCKWARDEN_LISTEN       default for --listen
-  LOCKWARDEN_ADMIN_TOKEN  default for --admin-token
+  LOCKWARDEN_REDIS_URL      default for --redis (redis:// or rediss://, user and password allowed)
+  LOCKWARDEN_LISTEN         default for --listen
+  LOCKWARDEN_ADMIN_TOKEN    default for --admin-token
+  LOCKWARDEN_VIEWER_TOKEN   default for --viewer-token
+  LOCKWARDEN_ALLOWED_HOSTS  default for --allowed-host
+  LOCKWARDEN_TOKEN_LOCK_PATTERNS  default for --token-lock-pattern (comma-separated)
+  LOCKWARDEN_COUNTERS       default for --counter (comma-separated)
+
+Token locks (SET NX PX) and access counters (INCR+EXPIRE) are plain strings,
+so only keys matching --token-lock-pattern or --counter are shown as such.
+
+Access: on a loopback --listen with no tokens everyone who can connect is an
+admin (local mode). Any other --listen needs --admin-token; browsers then
+sign in on /login, API clients send 'Authorization: Bearer TOKEN'.
 
 Run 'lockwarden <command> -h' for the flags of one command.
 `

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/web"
 )
 
 const (
@@ -31,18 +32,41 @@ const (
 // serveConfig is everything `lockwarden serve` needs, after flags and
 // environment are merged.
 type serveConfig struct {
-	RedisURL   string
-	Listen     string
-	Match      string
-	AdminToken string
+	RedisURL    string
+	Listen      string
+	Match       string
+	AdminToken  string
+	ViewerToken string
+	// AllowedHosts is a comma-separated list of extra Host names ("name"
+	// or "name:port") the console answers to.
+	AllowedHosts string
+	// TokenLocks and Counters say which string keys are token locks and
+	// access counters (see objectPatterns).
+	TokenLocks listFlag
+	Counters   listFlag
+}
+
+// allowedHosts splits the --allowed-host list.
+func (c serveConfig) allowedHosts() []string {
+	var out []string
+	for _, h := range strings.Split(c.AllowedHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // envFallback names, per flag, the environment variable used when the flag
 // is absent from the command line.
 var serveEnv = map[string]string{
-	"redis":       "LOCKWARDEN_REDIS_URL",
-	"listen":      "LOCKWARDEN_LISTEN",
-	"admin-token": "LOCKWARDEN_ADMIN_TOKEN",
+	"redis":              "LOCKWARDEN_REDIS_URL",
+	"listen":             "LOCKWARDEN_LISTEN",
+	"admin-token":        "LOCKWARDEN_ADMIN_TOKEN",
+	"viewer-token":       "LOCKWARDEN_VIEWER_TOKEN",
+	"allowed-host":       "LOCKWARDEN_ALLOWED_HOSTS",
+	"token-lock-pattern": "LOCKWARDEN_TOKEN_LOCK_PATTERNS",
+	"counter":            "LOCKWARDEN_COUNTERS",
 }
 
 // parseServeFlags merges flags over the environment over the defaults. The
@@ -55,13 +79,22 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&cfg.RedisURL, "redis", defaultRedisURL, "Redis `URL` (redis:// or rediss://; env LOCKWARDEN_REDIS_URL)")
 	fs.StringVar(&cfg.Listen, "listen", defaultListen, "HTTP listen `address` (env LOCKWARDEN_LISTEN)")
 	fs.StringVar(&cfg.Match, "match", "*", "SCAN MATCH `pattern` selecting the keys to show")
-	fs.StringVar(&cfg.AdminToken, "admin-token", "", "require `TOKEN` as 'Authorization: Bearer' on every change (env LOCKWARDEN_ADMIN_TOKEN)")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "`TOKEN` of the admin role: sign in with it, or send it as 'Authorization: Bearer' (env LOCKWARDEN_ADMIN_TOKEN; required unless --listen is loopback)")
+	fs.StringVar(&cfg.ViewerToken, "viewer-token", "", "`TOKEN` of the read-only viewer role, e.g. for a wall display (env LOCKWARDEN_VIEWER_TOKEN)")
+	fs.StringVar(&cfg.AllowedHosts, "allowed-host", "", "extra Host `names` the console answers to, comma-separated, \"name\" or \"name:port\" (env LOCKWARDEN_ALLOWED_HOSTS)")
+	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
+	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	applyEnv(fs, serveEnv, getenv)
 	if cfg.Match == "" {
 		cfg.Match = "*"
+	}
+	if _, err := objectPatterns(cfg.TokenLocks, cfg.Counters); err != nil {
+		// One line, not the whole flag list: the mistake is in a value.
+		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
+		return cfg, errUsage
 	}
 	return cfg, nil
 }
@@ -93,7 +126,7 @@ func applyEnv(fs *flag.FlagSet, env map[string]string, getenv func(string) strin
 			continue
 		}
 		if v := getenv(key); v != "" {
-			fs.Set(name, v) // string flags accept any value
+			fs.Set(name, v) // string and list flags accept any value
 		}
 	}
 }
@@ -106,6 +139,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	// An unsafe exposure is refused before anything else happens, so the
+	// operator hears about it first.
+	if err := web.CheckExposure(ctx, cfg.Listen, cfg.AdminToken, cfg.ViewerToken); err != nil {
+		return err
+	}
 	log := newLogger(stderr)
 
 	rdb, err := connectRedis(ctx, cfg.RedisURL)
@@ -114,12 +152,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer rdb.Close()
 
+	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters) // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
-		Store:      store.New(rdb, nil),
-		Listen:     cfg.Listen,
-		Match:      cfg.Match,
-		AdminToken: cfg.AdminToken,
-		Logger:     log,
+		Store:        store.New(rdb, &store.Options{Patterns: patterns}),
+		Listen:       cfg.Listen,
+		Match:        cfg.Match,
+		AdminToken:   cfg.AdminToken,
+		ViewerToken:  cfg.ViewerToken,
+		AllowedHosts: cfg.allowedHosts(),
+		Logger:       log,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)

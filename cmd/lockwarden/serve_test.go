@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -10,14 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 func TestCmdServeFlagsOverEnv(t *testing.T) {
 	env := map[string]string{
-		"LOCKWARDEN_REDIS_URL":   "redis://env:6379",
-		"LOCKWARDEN_LISTEN":      "127.0.0.1:9999",
-		"LOCKWARDEN_ADMIN_TOKEN": "env-token",
+		"LOCKWARDEN_REDIS_URL":     "redis://env:6379",
+		"LOCKWARDEN_LISTEN":        "127.0.0.1:9999",
+		"LOCKWARDEN_ADMIN_TOKEN":   "env-token",
+		"LOCKWARDEN_VIEWER_TOKEN":  "env-viewer",
+		"LOCKWARDEN_ALLOWED_HOSTS": "console.example",
 	}
 	getenv := func(k string) string { return env[k] }
 	tests := []struct {
@@ -29,11 +34,15 @@ func TestCmdServeFlagsOverEnv(t *testing.T) {
 		{"defaults", nil, func(string) string { return "" },
 			serveConfig{RedisURL: defaultRedisURL, Listen: defaultListen, Match: "*"}},
 		{"env", nil, getenv,
-			serveConfig{RedisURL: "redis://env:6379", Listen: "127.0.0.1:9999", Match: "*", AdminToken: "env-token"}},
-		{"flags win", []string{"--redis", "rediss://flag:1", "--listen=:0", "--match", "app:*", "--admin-token", "flag-token"}, getenv,
-			serveConfig{RedisURL: "rediss://flag:1", Listen: ":0", Match: "app:*", AdminToken: "flag-token"}},
+			serveConfig{RedisURL: "redis://env:6379", Listen: "127.0.0.1:9999", Match: "*", AdminToken: "env-token",
+				ViewerToken: "env-viewer", AllowedHosts: "console.example"}},
+		{"flags win", []string{"--redis", "rediss://flag:1", "--listen=:0", "--match", "app:*", "--admin-token", "flag-token",
+			"--viewer-token", "flag-viewer", "--allowed-host", "a.example, b.example:443"}, getenv,
+			serveConfig{RedisURL: "rediss://flag:1", Listen: ":0", Match: "app:*", AdminToken: "flag-token",
+				ViewerToken: "flag-viewer", AllowedHosts: "a.example, b.example:443"}},
 		{"flag set to default still wins", []string{"--listen", defaultListen}, getenv,
-			serveConfig{RedisURL: "redis://env:6379", Listen: defaultListen, Match: "*", AdminToken: "env-token"}},
+			serveConfig{RedisURL: "redis://env:6379", Listen: defaultListen, Match: "*", AdminToken: "env-token",
+				ViewerToken: "env-viewer", AllowedHosts: "console.example"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +54,30 @@ func TestCmdServeFlagsOverEnv(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCmdAllowedHostsSplit(t *testing.T) {
+	got := serveConfig{AllowedHosts: " a.example, ,b.example:443,"}.allowedHosts()
+	if strings.Join(got, "|") != "a.example|b.example:443" {
+		t.Errorf("allowedHosts = %q", got)
+	}
+}
+
+// A public listener without an admin token is refused before Redis is
+// even contacted, with a message saying what to do.
+func TestSecServeRefusesPublicListenWithoutToken(t *testing.T) {
+	code, _, errs := runInProcess(t, nil, "serve", "--redis", "redis://127.0.0.1:1", "--listen", "0.0.0.0:0")
+	if code != exitFail {
+		t.Errorf("exit code %d, want %d", code, exitFail)
+	}
+	for _, want := range []string{"refusing to listen on 0.0.0.0:0 without an admin token", "LOCKWARDEN_ADMIN_TOKEN"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr %q lacks %q", errs, want)
+		}
+	}
+	if strings.Contains(errs, "cannot reach Redis") {
+		t.Error("Redis was contacted before the exposure check")
 	}
 }
 
@@ -121,9 +154,34 @@ func TestCmdServeHealthzAndSIGTERM(t *testing.T) {
 		t.Errorf("GET /readyz = %d, want 200", status)
 	}
 
+	// A live viewer is told the server is going away (1001).
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := ws.ReadMessage(); err != nil {
+		t.Fatalf("no first frame: %v", err)
+	}
+
+	start := time.Now()
 	p.signal(syscall.SIGTERM)
+	var ce *websocket.CloseError
+	for i := 0; i < 1000; i++ {
+		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err = ws.ReadMessage(); err != nil {
+			break
+		}
+	}
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+		t.Errorf("viewer saw %v after SIGTERM, want close 1001", err)
+	}
 	if code := p.wait(5 * time.Second); code != 0 {
 		t.Fatalf("exit code %d after SIGTERM, want 0", code)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("exit took %v after SIGTERM, want at most 5 s", d)
 	}
 	if err := dialOnce(strings.TrimPrefix(base, "http://")); err == nil {
 		t.Error("console still accepts connections after exit")

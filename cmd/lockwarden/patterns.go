@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// Token locks and access counters are plain strings with no marker of
+// their own, so the operator names them by pattern: lockwarden never
+// guesses that a string is a lock it may delete.
+
+// listFlag is a repeatable flag that also takes comma-separated lists. It
+// keeps the values joined by commas, so configs that hold it stay
+// comparable with ==; a pattern therefore cannot contain a comma.
+type listFlag string
+
+func (l *listFlag) String() string { return string(*l) }
+
+func (l *listFlag) Set(v string) error {
+	if *l != "" && v != "" {
+		*l += ","
+	}
+	*l += listFlag(v)
+	return nil
+}
+
+// items are the non-empty, trimmed entries.
+func (l listFlag) items() []string {
+	var out []string
+	for _, s := range strings.Split(string(l), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+const (
+	tokenLockFlagUsage = "Redis glob of string keys that are SET NX PX token locks (repeatable or comma-separated; env LOCKWARDEN_TOKEN_LOCK_PATTERNS)"
+	counterFlagUsage   = "INCR+EXPIRE access counters as `pattern=limit/window`, e.g. 'ip:*=30/10s'; '=limit/window' may be left out when the limit is not known (repeatable or comma-separated; env LOCKWARDEN_COUNTERS)"
+)
+
+// objectPatterns turns the two flags into store patterns. Errors are one
+// line naming the flag and the value.
+func objectPatterns(tokenLocks, counters listFlag) (store.ObjectPatterns, error) {
+	var p store.ObjectPatterns
+	p.TokenLocks = tokenLocks.items()
+	for _, s := range counters.items() {
+		r, err := parseCounterRule(s)
+		if err != nil {
+			return store.ObjectPatterns{}, fmt.Errorf("invalid --counter %q: %s (want pattern=limit/window, e.g. 'ip:*=30/10s')", s, err)
+		}
+		p.Counters = append(p.Counters, r)
+	}
+	if err := p.Validate(); err != nil {
+		return store.ObjectPatterns{}, fmt.Errorf("invalid pattern: %v", err)
+	}
+	return p, nil
+}
+
+// parseCounterRule reads "pattern=limit/window" or a bare "pattern". The
+// last '=' separates, so a pattern may itself contain '='.
+func parseCounterRule(s string) (store.CounterRule, error) {
+	i := strings.LastIndexByte(s, '=')
+	if i < 0 {
+		return store.CounterRule{Pattern: s}, nil
+	}
+	pattern, spec := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
+	if pattern == "" {
+		return store.CounterRule{}, fmt.Errorf("the pattern is empty")
+	}
+	limitText, windowText, ok := strings.Cut(spec, "/")
+	if !ok {
+		return store.CounterRule{}, fmt.Errorf("%q has no window after the limit", spec)
+	}
+	limit, err := strconv.ParseInt(strings.TrimSpace(limitText), 10, 64)
+	if err != nil || limit < 1 {
+		return store.CounterRule{}, fmt.Errorf("the limit %q is not a whole number of at least 1", limitText)
+	}
+	window, err := time.ParseDuration(strings.TrimSpace(windowText))
+	if err != nil || window < time.Millisecond {
+		return store.CounterRule{}, fmt.Errorf("the window %q is not a duration of at least 1ms such as 10s or 1m", windowText)
+	}
+	return store.CounterRule{Pattern: pattern, Limit: limit, Window: window}, nil
+}

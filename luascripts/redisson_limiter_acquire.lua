@@ -1,0 +1,182 @@
+-- redisson_limiter_acquire: take permits from a Redisson RRateLimiter, in the
+-- layout and with the decisions of the Redisson version the caller emulates,
+-- and count the attempt in lockwarden's stats in the same atomic step.
+--
+-- KEYS[1] -> config (HASH: rate, interval ms, type 0 overall / 1 per client,
+--            optional keepAliveTime ms)
+-- KEYS[2] -> overall value (STRING), "{<name>}:value"
+-- KEYS[3] -> this client's value (STRING), "{<name>}:value:<client-id>"
+-- KEYS[4] -> overall grants (ZSET), "{<name>}:permits" (sliding window only)
+-- KEYS[5] -> this client's grants (ZSET), "{<name>}:permits:<client-id>"
+-- KEYS[6] -> stats (HASH), store.StatsKey(name)
+-- ARGV[1] -> permits wanted, a whole number >= 1
+-- ARGV[2] -> "fixed" (Redisson up to 3.33) or "sliding" (3.34 and later)
+-- ARGV[3] -> random grant id (sliding window: packed into the zset member)
+--
+-- Returns {code, wait_ms, value}:
+--    1 -> taken; value is what is left in the window
+--   -1 -> not enough permits; wait_ms is Redisson's retry delay (fixed:
+--         the value's PTTL; sliding: until the oldest grant returns, +3 ms
+--         as Redisson adds)
+--    0 -> no limiter configured at KEYS[1] (Redisson's "RateLimiter is not
+--         initialized"); nothing is written but the stats ("e")
+--   -4 -> more permits than the rate: can never succeed; stats "e"
+--   -5 -> KEYS[1] is not a hash, or the value is not a number; stats "e"
+--
+-- Time is Redis TIME, the clock every lockwarden client shares; Redisson
+-- passes its own clock as the grant score, so mixing the two on one limiter
+-- is only as good as the clocks agree.
+local config = KEYS[1]
+local stats = KEYS[6]
+local want = tonumber(ARGV[1])
+local algorithm = ARGV[2]
+local grant_id = ARGV[3]
+
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
+local function record(outcome)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
+  end
+end
+
+local kind = redis.call('TYPE', config)['ok']
+if kind ~= 'hash' then
+  record('e')
+  if kind == 'none' then
+    return {0, 0, 0}
+  end
+  return {-5, 0, 0}
+end
+local f = redis.call('HMGET', config, 'rate', 'interval', 'type', 'keepAliveTime')
+local rate = tonumber(f[1])
+local interval = tonumber(f[2])
+if not f[1] or not f[2] or not f[3] then
+  record('e')
+  return {0, 0, 0}
+end
+if not rate or not interval or rate < 1 or interval < 1 then
+  record('e')
+  return {-5, 0, 0}
+end
+if not want or want < 1 or want > rate then
+  record('e')
+  return {-4, 0, 0}
+end
+
+local value_key = KEYS[2]
+local grants_key = KEYS[4]
+if f[3] == '1' then
+  value_key = KEYS[3]
+  grants_key = KEYS[5]
+end
+
+local raw = redis.call('GET', value_key)
+local value = tonumber(raw)
+if raw and not value then
+  record('e')
+  return {-5, 0, 0}
+end
+
+if algorithm == 'fixed' then
+  -- 3.10: the window is the life of the value key.
+  if not value then
+    redis.call('SET', value_key, rate, 'PX', interval)
+    value = redis.call('DECRBY', value_key, want)
+    record('a')
+    return {1, 0, value}
+  end
+  if value < want then
+    local wait = redis.call('PTTL', value_key)
+    if wait < 0 then
+      wait = interval -- a value without expiry (written by another version)
+    end
+    record('r')
+    return {-1, wait, value}
+  end
+  value = redis.call('DECRBY', value_key, want)
+  record('a')
+  return {1, 0, value}
+end
+
+-- 3.34: every grant is a zset member scored with its time; members packed as
+-- Redisson packs them (length byte, id bytes, uint32 permits) so Redisson and
+-- lockwarden clients read each other's grants.
+local code
+local wait = 0
+if not value then
+  redis.call('SET', value_key, rate)
+  value = rate
+else
+  local expired = redis.call('ZRANGEBYSCORE', grants_key, 0, now - interval)
+  local released = 0
+  for _, member in ipairs(expired) do
+    local _, permits = struct.unpack('Bc0I', member)
+    released = released + permits
+  end
+  if released > 0 then
+    redis.call('ZREMRANGEBYSCORE', grants_key, 0, now - interval)
+    if value + released > rate then
+      -- The rate was lowered while grants were out: recount what is used.
+      local used = 0
+      for _, member in ipairs(redis.call('ZRANGE', grants_key, 0, -1)) do
+        local _, permits = struct.unpack('Bc0I', member)
+        used = used + permits
+      end
+      value = rate - used
+    else
+      value = value + released
+    end
+    redis.call('SET', value_key, value)
+  end
+end
+if value < want then
+  local oldest = redis.call('ZRANGE', grants_key, 0, 0, 'WITHSCORES')
+  if oldest[2] then
+    wait = 3 + interval - (now - tonumber(oldest[2]))
+  else
+    wait = interval
+  end
+  code = -1
+  record('r')
+else
+  redis.call('ZADD', grants_key, now, struct.pack('Bc0I', string.len(grant_id), grant_id, want))
+  value = redis.call('DECRBY', value_key, want)
+  code = 1
+  record('a')
+end
+
+-- Redisson ties the state's life to the config's: keepAliveTime when set,
+-- else whatever expiry the config hash has.
+local keep_alive = tonumber(f[4])
+if keep_alive and keep_alive > 0 then
+  redis.call('PEXPIRE', config, keep_alive)
+  redis.call('PEXPIRE', value_key, keep_alive)
+  redis.call('PEXPIRE', grants_key, keep_alive)
+else
+  local ttl = redis.call('PTTL', config)
+  if ttl > 0 then
+    redis.call('PEXPIRE', value_key, ttl)
+    redis.call('PEXPIRE', grants_key, ttl)
+  end
+end
+return {code, wait, value}

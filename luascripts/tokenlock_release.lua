@@ -1,0 +1,29 @@
+-- tokenlock_release: compare-and-delete release of a token lock (seed 004).
+-- Used by the holder and by the console's force-unlock alike: in both the
+-- lock is deleted only while it still holds the token the caller knows, so
+-- a lock that expired and was taken by someone else is never broken.
+--
+-- KEYS[1] -> the lock (STRING): the holder's token
+-- ARGV[1] -> the token expected
+--
+-- Returns:
+--    1 -> deleted
+--    0 -> no such key
+--   -1 -> the key holds another token; nothing changed
+--   -2 -> the key is not a string; nothing changed
+-- Token locks have no unlock channel: nothing is published.
+local lock = KEYS[1]
+local token = ARGV[1]
+
+local kind = redis.call('TYPE', lock)['ok']
+if kind == 'none' then
+  return 0
+end
+if kind ~= 'string' then
+  return -2
+end
+if redis.call('GET', lock) ~= token then
+  return -1
+end
+redis.call('DEL', lock)
+return 1

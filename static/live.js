@@ -1,0 +1,142 @@
+// lockwarden live client, part 5 of 5: the websocket. One connection per
+// page, frames as documented in the console contract, dispatched to the
+// handlers the other parts registered; reconnects with backoff.
+(function () {
+  "use strict";
+
+  var LW = window.lockwarden;
+  var body = document.body;
+  var all = LW.all;
+  var EVENT_TYPES = { "unlock": true, "force-unlock": true, "expired": true };
+  var BACKOFF_MIN_MS = 250;
+  var BACKOFF_MAX_MS = 5000;
+
+  var frames = 0;
+  var failures = 0;
+  var socket = null;
+  var leaving = false;
+
+  function setConnection(open) {
+    body.dataset.ws = open ? "open" : "closed";
+    all(document, "[data-ws-indicator]").forEach(function (el) {
+      el.dataset.state = open ? "open" : "closed";
+      LW.setText(el, open ? "live" : "offline");
+    });
+  }
+
+  function wsURL() {
+    return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+  }
+
+  function reconnectLater() {
+    if (leaving) {
+      return;
+    }
+    var delay = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * Math.pow(2, failures));
+    failures = Math.min(failures + 1, 10);
+    // Jitter spreads a room of wall displays after a server restart.
+    setTimeout(connect, delay / 2 + Math.random() * delay / 2);
+  }
+
+  function connect() {
+    var ws;
+    try {
+      ws = new WebSocket(wsURL());
+    } catch (e) {
+      reconnectLater();
+      return;
+    }
+    socket = ws;
+    ws.onopen = function () {
+      failures = 0;
+      setConnection(true);
+    };
+    ws.onmessage = function (ev) {
+      var frame;
+      try {
+        frame = JSON.parse(ev.data);
+      } catch (e) {
+        return;
+      }
+      if (frame !== null && typeof frame === "object") {
+        handle(frame);
+      }
+    };
+    ws.onclose = function () {
+      if (socket === ws) {
+        socket = null;
+        setConnection(false);
+        reconnectLater();
+      }
+    };
+  }
+
+  function handle(f) {
+    if (f.type === "stats") {
+      onStats(f);
+    } else if (f.type === "status") {
+      onStatus(f);
+    } else if (LW.own(EVENT_TYPES, f.type)) {
+      LW.eventHandlers.forEach(function (h) {
+        h(f);
+      });
+    }
+  }
+
+  function onStatus(f) {
+    var up = f.redis === "up";
+    body.dataset.redis = up ? "up" : "down";
+    all(document, "[data-redis-indicator]").forEach(function (el) {
+      el.dataset.state = up ? "up" : "down";
+      LW.setText(el, up ? "redis up" : "redis down");
+    });
+    // The server renders the banner hidden or shown; keep it current.
+    all(document, "[data-redis-banner]").forEach(function (el) {
+      el.hidden = up;
+    });
+  }
+
+  function onStats(f) {
+    frames++;
+    body.dataset.frames = String(frames);
+    all(document, "[data-frame-counter]").forEach(function (el) {
+      LW.setText(el, String(frames));
+    });
+    if (typeof f.at === "number") {
+      LW.serverSkew = f.at - Date.now();
+    }
+    // Counts from a discovery older than the page would undo it.
+    if (LW.fresh(f)) {
+      all(document, '[data-count="locks"]').forEach(function (el) {
+        if (typeof f.lock_count === "number") {
+          LW.setText(el, String(f.lock_count));
+        }
+      });
+      all(document, '[data-count="limiters"]').forEach(function (el) {
+        if (typeof f.limiter_count === "number") {
+          LW.setText(el, String(f.limiter_count));
+        }
+      });
+    }
+    LW.statsHandlers.forEach(function (h) {
+      h(f);
+    });
+  }
+
+  window.addEventListener("pagehide", function () {
+    leaving = true;
+    if (socket) {
+      socket.close(1001);
+    }
+  });
+  window.addEventListener("pageshow", function (ev) {
+    // A page restored from the back/forward cache needs its socket back.
+    if (ev.persisted && socket === null) {
+      leaving = false;
+      connect();
+    }
+  });
+
+  setConnection(false);
+  connect();
+})();

@@ -1,0 +1,152 @@
+// lockwarden live client, part 3 of 5: locks (the table, a lock's page,
+// lease countdowns and first-seen ages between frames).
+(function () {
+  "use strict";
+
+  var LW = window.lockwarden;
+  var all = LW.all;
+  var num = LW.num;
+  var own = LW.own;
+  var make = LW.make;
+  var setField = LW.setField;
+  // pttlBase remembers when each countdown element last got a fresh value.
+  var pttlBase = new WeakMap();
+
+  function lockPresent(f, name) {
+    return own(f.pttl_ms, name) || own(f.holders, name);
+  }
+
+  // updateLockRows keeps the locks table equal to the frame's lock set,
+  // filtered like the server filtered the page. A frame from a discovery
+  // older than the page may not know a lock the page listed yet; such a
+  // row stays until a fresh frame says the lock is gone.
+  function updateLockRows(f) {
+    if (f.pttl_ms === null || typeof f.pttl_ms !== "object") {
+      return;
+    }
+    all(document, "tbody[data-locks]").forEach(function (tbody) {
+      var pattern = tbody.dataset.match || "";
+      var rows = new Map();
+      Array.prototype.slice.call(tbody.children).forEach(function (tr) {
+        var name = tr.dataset.lock;
+        if (name === undefined) {
+          return;
+        }
+        if (!lockPresent(f, name) && LW.fresh(f)) {
+          tbody.removeChild(tr);
+        } else {
+          rows.set(name, tr);
+        }
+      });
+      Object.keys(f.pttl_ms).sort().forEach(function (name) {
+        if (rows.has(name) || !LW.globMatch(pattern, name)) {
+          return;
+        }
+        var tr = newLockRow(f, name);
+        LW.insertSorted(tbody, tr, name, function (r) {
+          return r.dataset.lock;
+        });
+        rows.set(name, tr);
+      });
+      all(document, "[data-locks-empty]").forEach(function (p) {
+        p.hidden = rows.size > 0;
+      });
+    });
+  }
+
+  // newLockRow mirrors views.lockRow, with the kind and first-seen time the
+  // frame carries.
+  function newLockRow(f, name) {
+    var kind = own(f.kinds, name) ? String(f.kinds[name]) : "–";
+    var seen = own(f.first_seen, name) && typeof f.first_seen[name] === "number" ? f.first_seen[name] :
+      (typeof f.at === "number" ? f.at : Date.now() + LW.serverSkew);
+    var link = make("a", { data: { testid: "lock-link" } }, [name]);
+    link.href = LW.lockURL(name);
+    return make("tr", { data: { testid: "lock-row", lock: name } }, [
+      make("td", {}, [link]),
+      make("td", { className: "kind", data: { field: "kind" } }, [kind]),
+      make("td", { data: { field: "holders", testid: "lock-holders" } }),
+      make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1" } }),
+      make("td", { data: { field: "age", firstSeen: String(seen) }, spaced: true }, [
+        LW.timeEl(new Date(seen)),
+        make("span", { className: "muted", data: { field: "age-text" } }, [LW.ageText(Date.now() + LW.serverSkew - seen)])
+      ])
+    ]);
+  }
+
+  function updateLocks(f) {
+    var now = performance.now();
+    all(document, "[data-lock]").forEach(function (el) {
+      var name = el.dataset.lock;
+      var present = lockPresent(f, name);
+      all(el, '[data-field="gone"]').forEach(function (g) {
+        g.hidden = present || !LW.fresh(f);
+      });
+      if (!present) {
+        return;
+      }
+      if (own(f.kinds, name)) {
+        setField(el, "kind", String(f.kinds[name]));
+      }
+      if (own(f.pttl_ms, name)) {
+        all(el, '[data-field="pttl"]').forEach(function (p) {
+          p.dataset.pttlMs = String(num(f.pttl_ms[name]));
+          pttlBase.set(p, now);
+        });
+      }
+      if (own(f.holders, name)) {
+        var hs = Array.isArray(f.holders[name]) ? f.holders[name] : [];
+        setField(el, "holders", LW.holdersText(hs));
+        all(el, "tr[data-holder]").forEach(function (tr) {
+          var h = hs.find(function (x) {
+            return x.id === tr.dataset.holder;
+          });
+          tr.classList.toggle("stale", !h);
+          if (h) {
+            setField(tr, "holder-count", num(h.count));
+          }
+        });
+      }
+      if (own(f.locks, name)) {
+        var c = f.locks[name];
+        setField(el, "acquired", num(c.acquired));
+        setField(el, "rejected", num(c.rejected));
+        setField(el, "errors", num(c.errors));
+      }
+    });
+    tickCountdowns();
+  }
+
+  function tickCountdowns() {
+    var now = performance.now();
+    all(document, '[data-field="pttl"]').forEach(function (el) {
+      var ms = Number(el.dataset.pttlMs);
+      if (!isFinite(ms)) {
+        return;
+      }
+      if (ms < 0) {
+        LW.setText(el, LW.pttlText(-1));
+        return;
+      }
+      var base = pttlBase.has(el) ? pttlBase.get(el) : LW.loadedAt;
+      LW.setText(el, LW.pttlText(Math.max(0, ms - (now - base))));
+    });
+  }
+
+  function tickAges() {
+    var now = Date.now() + LW.serverSkew;
+    all(document, "[data-first-seen]").forEach(function (el) {
+      var seen = Number(el.dataset.firstSeen);
+      if (!isFinite(seen)) {
+        return;
+      }
+      all(el, '[data-field="age-text"]').forEach(function (t) {
+        LW.setText(t, LW.ageText(now - seen));
+      });
+    });
+  }
+
+  LW.statsHandlers.push(updateLockRows, updateLocks);
+  setInterval(tickCountdowns, 100);
+  setInterval(tickAges, 1000);
+})();

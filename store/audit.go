@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The audit trail: one Redis stream that every console mutation appends to.
+// A stream, not a list, because its entry IDs carry Redis' clock (the same
+// clock the limiters use) and XADD trims it in the same command, so the
+// trail can never grow without bound however busy the console is.
+
+// AuditKey is the default audit stream. The "lw:{" prefix keeps it out of
+// discovery (see isInternalKey); the braces give it a slot of its own.
+const AuditKey = "lw:{audit}:stream"
+
+// DefaultAuditMaxLen is roughly how many records the stream keeps. Trimming
+// uses "MAXLEN ~", which may keep a few more so Redis trims whole nodes.
+const DefaultAuditMaxLen = 10000
+
+// MaxAuditRead bounds one read of the trail.
+const MaxAuditRead = 1000
+
+// maxAuditField bounds every text field of a record: before/after states of
+// a lock with many holders, or a long reason, are cut rather than stored
+// whole, so one record stays small whatever a caller passes in.
+const maxAuditField = 2048
+
+// Audit outcomes.
+const (
+	OutcomeOK       = "ok"        // the change was made
+	OutcomeDenied   = "denied"    // sign-in, role, origin or CSRF checks refused it
+	OutcomeInvalid  = "invalid"   // bad input; nothing was changed
+	OutcomeNotFound = "not-found" // no such object
+	OutcomeConflict = "conflict"  // the object changed meanwhile; nothing changed
+	OutcomeError    = "error"     // Redis or the server failed
+)
+
+// AuditRecord is one entry of the trail: who did what to which object, what
+// it looked like before and after, and how it ended.
+type AuditRecord struct {
+	// ID is the stream entry ID; set by Append and by reads.
+	ID string `json:"id"`
+	// Time is the Redis time of the append (from ID); set by reads.
+	Time time.Time `json:"time"`
+	// Role is the actor's role ("admin", "viewer", "" when anonymous).
+	Role string `json:"role"`
+	// Fingerprint identifies the token used, never the token itself (see
+	// the web package: the first 8 hex digits of its SHA-256).
+	Fingerprint string `json:"fingerprint"`
+	Remote      string `json:"remote"`
+	Action      string `json:"action"` // e.g. "force-unlock", "modify", "sign-in"
+	Target      string `json:"target"` // the object name, or what was signed in to
+	Before      string `json:"before"`
+	After       string `json:"after"`
+	Outcome     string `json:"outcome"`
+	// Reason is the admin's stated reason (required for force-unlock).
+	Reason string `json:"reason,omitempty"`
+	// Detail is the message the client was given on failure.
+	Detail    string `json:"detail,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Audit is a handle on one audit stream.
+type Audit struct {
+	c      *Client
+	key    string
+	maxLen int64
+}
+
+// Audit returns the trail stored at key ("" is AuditKey), trimmed to about
+// maxLen records (<= 0 is DefaultAuditMaxLen).
+func (c *Client) Audit(key string, maxLen int64) *Audit {
+	if key == "" {
+		key = AuditKey
+	}
+	if maxLen <= 0 {
+		maxLen = DefaultAuditMaxLen
+	}
+	return &Audit{c: c, key: key, maxLen: maxLen}
+}
+
+// Key is the stream's key.
+func (a *Audit) Key() string { return a.key }
+
+func clip(s string) string {
+	if len(s) <= maxAuditField {
+		return s
+	}
+	// Cut on a rune boundary so the stored text stays valid UTF-8 when
+	// the input was.
+	cut := maxAuditField
+	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Append adds rec to the trail and returns its entry ID. One XADD with
+// MAXLEN ~ both appends and trims, atomically.
+func (a *Audit) Append(ctx context.Context, rec AuditRecord) (string, error) {
+	values := []any{
+		"role", clip(rec.Role),
+		"fingerprint", clip(rec.Fingerprint),
+		"remote", clip(rec.Remote),
+		"action", clip(rec.Action),
+		"target", clip(rec.Target),
+		"before", clip(rec.Before),
+		"after", clip(rec.After),
+		"outcome", clip(rec.Outcome),
+		"reason", clip(rec.Reason),
+		"detail", clip(rec.Detail),
+		"request_id", clip(rec.RequestID),
+	}
+	id, err := a.c.rdb.XAdd(ctx, &redis.XAddArgs{
+		Stream: a.key,
+		MaxLen: a.maxLen,
+		Approx: true,
+		ID:     "*",
+		Values: values,
+	}).Result()
+	if err != nil {
+		return "", fmt.Errorf("store: audit append: %w", err)
+	}
+	return id, nil
+}
+
+// Recent returns up to n records, newest first. n is clamped to
+// [1, MaxAuditRead].
+func (a *Audit) Recent(ctx context.Context, n int) ([]AuditRecord, error) {
+	n = min(max(n, 1), MaxAuditRead)
+	msgs, err := a.c.rdb.XRevRangeN(ctx, a.key, "+", "-", int64(n)).Result()
+	if isWrongType(err) {
+		return nil, fmt.Errorf("store: audit stream %q: %w", a.key, ErrWrongKind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: audit read: %w", err)
+	}
+	out := make([]AuditRecord, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, auditFromMessage(m))
+	}
+	return out, nil
+}
+
+func auditFromMessage(m redis.XMessage) AuditRecord {
+	str := func(k string) string {
+		s, _ := m.Values[k].(string)
+		return s
+	}
+	return AuditRecord{
+		ID:          m.ID,
+		Time:        streamIDTime(m.ID),
+		Role:        str("role"),
+		Fingerprint: str("fingerprint"),
+		Remote:      str("remote"),
+		Action:      str("action"),
+		Target:      str("target"),
+		Before:      str("before"),
+		After:       str("after"),
+		Outcome:     str("outcome"),
+		Reason:      str("reason"),
+		Detail:      str("detail"),
+		RequestID:   str("request_id"),
+	}
+}
+
+// streamIDTime is the millisecond part of a stream entry ID ("<ms>-<seq>").
+func streamIDTime(id string) time.Time {
+	ms, _, _ := strings.Cut(id, "-")
+	v, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}

@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// A lock implementation as an application uses it: one instance per process
+// (its Redis client), and per goroutine a lock and an unlock for a key.
+type lockPeer struct {
+	name string
+	// instance sets up one application instance. contended says whether
+	// callers must wait (Lock) or may fail fast.
+	instance func(rdb *countingClient, contended bool) func(key string) (lock, unlock func(context.Context) error)
+}
+
+var lockPeers = []lockPeer{
+	{"lockwarden", func(rdb *countingClient, _ bool) func(string) (func(context.Context) error, func(context.Context) error) {
+		c := store.New(rdb.Client, nil)
+		return func(key string) (func(context.Context) error, func(context.Context) error) {
+			// Default options: 30 s lease with the watchdog, reentrant,
+			// every attempt counted in the stats ring.
+			l := c.NewLock(key, nil)
+			return l.Lock, l.Unlock
+		}
+	}},
+	{"bsm/redislock", func(rdb *countingClient, contended bool) func(string) (func(context.Context) error, func(context.Context) error) {
+		locker := redislock.New(rdb.Client)
+		opts := &redislock.Options{}
+		if contended {
+			// Tight polling, the way redislock waits.
+			opts.RetryStrategy = redislock.LinearBackoff(time.Millisecond)
+		}
+		return func(key string) (func(context.Context) error, func(context.Context) error) {
+			var held *redislock.Lock
+			lock := func(ctx context.Context) error {
+				l, err := locker.Obtain(ctx, key, 30*time.Second, opts)
+				held = l
+				return err
+			}
+			unlock := func(ctx context.Context) error { return held.Release(ctx) }
+			return lock, unlock
+		}
+	}},
+	{"redsync", func(rdb *countingClient, _ bool) func(string) (func(context.Context) error, func(context.Context) error) {
+		rs := redsync.New(goredis.NewPool(rdb.Client))
+		return func(key string) (func(context.Context) error, func(context.Context) error) {
+			// Default expiry and retry delays; only the number of tries is
+			// raised so a long wait is a wait, not an error.
+			m := rs.NewMutex(key, redsync.WithTries(1<<20))
+			unlock := func(ctx context.Context) error {
+				_, err := m.UnlockContext(ctx)
+				return err
+			}
+			return m.LockContext, unlock
+		}
+	}},
+}
+
+// uncontended (case 1): lock + unlock pairs per second, each goroutine on
+// its own key.
+func uncontended(ctx context.Context, e *env, p lockPeer, conc int, d time.Duration) (float64, error) {
+	rdb := e.client(conc)
+	inst := p.instance(rdb, false)
+	prefix := e.prefix("c1")
+	type pair struct{ lock, unlock func(context.Context) error }
+	pairs := make([]pair, conc)
+	for g := range pairs {
+		l, u := inst(fmt.Sprintf("%s%d", prefix, g))
+		pairs[g] = pair{l, u}
+	}
+	return runFor(ctx, conc, d, func(ctx context.Context, g int) error {
+		if err := pairs[g].lock(ctx); err != nil {
+			return err
+		}
+		return pairs[g].unlock(ctx)
+	})
+}
+
+// contendedResult is one run of case 2.
+type contendedResult struct {
+	acqPerSec   float64
+	waitP50     float64 // ms, Lock call to return
+	waitP99     float64
+	waitMax     float64
+	handoffP50  float64 // ms, previous release to this acquisition
+	handoffP99  float64
+	sentPerAcq  float64 // commands clients sent, per acquisition
+	execPerAcq  float64 // commands Redis executed (INFO commandstats, scripts' included)
+	shareA      float64 // fraction of acquisitions by instance A
+	jain        float64 // Jain's fairness index over the two instances
+	acquisition int64
+}
+
+// contended (case 2): 2 instances × perInstance goroutines on one lock,
+// each holding it for cs.
+func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d time.Duration) (contendedResult, error) {
+	key := e.prefix("c2") + "lock"
+	admin := e.client(1)
+	var clients [2]*countingClient
+	var insts [2]func(string) (func(context.Context) error, func(context.Context) error)
+	for i := range clients {
+		clients[i] = e.client(perInstance)
+		insts[i] = p.instance(clients[i], true)
+	}
+	before := readServerStats(ctx, admin.Client)
+	sentBefore := clients[0].sent.Load() + clients[1].sent.Load()
+
+	runCtx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var lastRelease atomic.Int64
+	var counts [2]atomic.Int64
+	var mu sync.Mutex
+	var waits, handoffs []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < 2; i++ {
+		for g := 0; g < perInstance; g++ {
+			lock, unlock := insts[i](key)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var myWaits, myHandoffs []time.Duration
+				defer func() {
+					mu.Lock()
+					waits = append(waits, myWaits...)
+					handoffs = append(handoffs, myHandoffs...)
+					mu.Unlock()
+				}()
+				for runCtx.Err() == nil { // bounded by d
+					t0 := time.Now()
+					if err := lock(runCtx); err != nil {
+						if runCtx.Err() == nil {
+							mu.Lock()
+							if firstErr == nil {
+								firstErr = err
+							}
+							mu.Unlock()
+							cancel()
+						}
+						return
+					}
+					got := time.Now()
+					myWaits = append(myWaits, got.Sub(t0))
+					if lr := lastRelease.Load(); lr > t0.UnixNano() {
+						myHandoffs = append(myHandoffs, got.Sub(time.Unix(0, lr)))
+					}
+					counts[i].Add(1)
+					busy(cs)
+					lastRelease.Store(time.Now().UnixNano())
+					if err := unlock(context.WithoutCancel(runCtx)); err != nil {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = fmt.Errorf("unlock: %w", err)
+						}
+						mu.Unlock()
+						cancel()
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil && !errors.Is(firstErr, context.DeadlineExceeded) {
+		return contendedResult{}, firstErr
+	}
+	after := readServerStats(ctx, admin.Client)
+	sent := clients[0].sent.Load() + clients[1].sent.Load() - sentBefore
+	a, b := float64(counts[0].Load()), float64(counts[1].Load())
+	n := a + b
+	r := contendedResult{acquisition: int64(n)}
+	if n == 0 {
+		return r, fmt.Errorf("%s: no acquisition in %v", p.name, d)
+	}
+	r.acqPerSec = n / elapsed.Seconds()
+	r.waitP50, r.waitP99, r.waitMax = percentileMS(waits, 50), percentileMS(waits, 99), percentileMS(waits, 100)
+	r.handoffP50, r.handoffP99 = percentileMS(handoffs, 50), percentileMS(handoffs, 99)
+	r.sentPerAcq = float64(sent) / n
+	r.execPerAcq = float64(after.totalSince(before)) / n
+	r.shareA = a / n
+	r.jain = n * n / (2 * (a*a + b*b))
+	return r, nil
+}

@@ -1,0 +1,327 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Several kinds are one hash plus side keys: Redisson's fair lock (queue and
+// timeouts), fenced lock (token counter), read-write lock (a lease key per
+// read level) and rate limiter (value and grants). Classification decides
+// the family from the hash alone; these reads, queued on the same pipeline
+// machinery, add the side keys' state. Every side key is in the slot of the
+// object's name, so on a Cluster they go to the node that holds the name.
+
+// redissonLimiterState reads a limiter window without moving it; it runs in
+// pipelines, so it is sent as EVAL (a pipeline cannot fall back from a
+// NOSCRIPT the way Script.Run does).
+var redissonLimiterStateSrc = luascripts.Source("redisson_limiter_state")
+
+// maxGrantsDecoded bounds the sliding-window grants one state read decodes.
+const maxGrantsDecoded = 10000
+
+// FairLockQueueKey and FairLockTimeoutKey are a Redisson fair lock's waiter
+// queue and waiter deadlines.
+func FairLockQueueKey(name string) string { return redissonPrefixName("redisson_lock_queue", name) }
+
+// FairLockTimeoutKey: see FairLockQueueKey.
+func FairLockTimeoutKey(name string) string {
+	return redissonPrefixName("redisson_lock_timeout", name)
+}
+
+// FencingTokenKey is a Redisson fenced lock's token counter.
+func FencingTokenKey(name string) string { return redissonPrefixName("redisson_lock_token", name) }
+
+// RWLockChannel is where a Redisson read-write lock announces releases.
+func RWLockChannel(name string) string { return redissonPrefixName("redisson_rwlock", name) }
+
+// rwReadLevelKey is the lease key of one read level of holder.
+func rwReadLevelKey(name, holder string, level int64) string {
+	return redissonSuffixName(name, holder) + ":rwlock_timeout:" + strconv.FormatInt(level, 10)
+}
+
+// RedissonValueKey and RedissonPermitsKey are a Redisson rate limiter's
+// state keys; clientID "" gives the overall ones.
+func RedissonValueKey(name, clientID string) string {
+	k := redissonSuffixName(name, "value")
+	if clientID != "" {
+		k += ":" + clientID
+	}
+	return k
+}
+
+// RedissonPermitsKey: see RedissonValueKey.
+func RedissonPermitsKey(name, clientID string) string {
+	k := redissonSuffixName(name, "permits")
+	if clientID != "" {
+		k += ":" + clientID
+	}
+	return k
+}
+
+// lockSides are the pending side reads of one hash lock.
+type lockSides struct {
+	queue    *redis.StringSliceCmd
+	qlen     *redis.IntCmd
+	timeouts *redis.ZSliceCmd
+	token    *redis.StringCmd
+	leases   []*redis.DurationCmd // rwlock: one per holder, nil for writers
+}
+
+// queueLockSides queues the side reads info's family needs.
+func queueLockSides(ctx context.Context, pipe redis.Pipeliner, info *LockInfo) *lockSides {
+	s := &lockSides{}
+	switch info.Kind {
+	case KindReentrant, KindFairLock, KindFencedLock:
+		return queueRLockSides(ctx, pipe, info.Name)
+	case KindRWLock:
+		s.leases = make([]*redis.DurationCmd, len(info.Holders))
+		for i, h := range info.Holders {
+			if h.Mode == rwModeRead {
+				// The newest level was leased last; the watchdog renews all.
+				s.leases[i] = pipe.PTTL(ctx, rwReadLevelKey(info.Name, h.ID, h.Count))
+			}
+		}
+	}
+	return s
+}
+
+// queueRLockSides queues the side reads of the RLock family (fair queue,
+// fencing token) by name alone, so Sample can send them with the hash read.
+func queueRLockSides(ctx context.Context, pipe redis.Pipeliner, name string) *lockSides {
+	return &lockSides{
+		queue:    pipe.LRange(ctx, FairLockQueueKey(name), 0, MaxWaitersShown-1),
+		qlen:     pipe.LLen(ctx, FairLockQueueKey(name)),
+		timeouts: pipe.ZRangeWithScores(ctx, FairLockTimeoutKey(name), 0, MaxWaitersShown-1),
+		token:    pipe.Get(ctx, FencingTokenKey(name)),
+	}
+}
+
+// apply refines info with what the side reads returned. A fenced lock's
+// token survives releases, so its presence marks the lock as fenced; a
+// queue marks it as fair (Redisson deletes an empty queue, so a fair lock
+// nobody waits for reads as a plain reentrant lock, which it behaves as).
+func (s *lockSides) apply(info *LockInfo, nowMS int64) {
+	rlock := info.Kind == KindReentrant || info.Kind == KindFairLock || info.Kind == KindFencedLock
+	if s.token != nil && rlock {
+		if v, err := s.token.Result(); err == nil {
+			if n, ok := parseCanonicalInt(v); ok {
+				info.Kind, info.FencingToken = KindFencedLock, n
+			}
+		}
+	}
+	if s.qlen != nil && rlock && s.qlen.Err() == nil && s.qlen.Val() > 0 && s.queue.Err() == nil {
+		deadlines := map[string]float64{}
+		for _, z := range s.timeouts.Val() { // a wrong type leaves this empty
+			if m, ok := z.Member.(string); ok {
+				deadlines[m] = z.Score
+			}
+		}
+		info.Kind = KindFairLock
+		info.WaitersTotal = s.qlen.Val()
+		info.Waiters = make([]Waiter, 0, len(s.queue.Val()))
+		for _, id := range s.queue.Val() {
+			w := Waiter{ID: id, Channel: info.Channel + ":" + id}
+			if d, ok := deadlines[id]; ok {
+				w.Deadline = time.UnixMilli(int64(d))
+				w.RemainingMS = int64(d) - nowMS
+			}
+			info.Waiters = append(info.Waiters, w)
+		}
+	}
+	for i, cmd := range s.leases {
+		if cmd != nil && i < len(info.Holders) && cmd.Err() == nil && cmd.Val() > 0 {
+			info.Holders[i].LeaseMS = cmd.Val().Milliseconds()
+		}
+	}
+}
+
+// queueLimiterState queues the state read of a Redisson limiter's overall
+// window; nil for other kinds and for per-client limiters (one window per
+// client: RedissonClients reads those).
+func queueLimiterState(ctx context.Context, pipe redis.Pipeliner, info *LimiterInfo) *redis.Cmd {
+	if info.Kind != KindRedissonLimiter || info.PerClient {
+		return nil
+	}
+	return queueWindowState(ctx, pipe, info.Name, "")
+}
+
+func queueWindowState(ctx context.Context, pipe redis.Pipeliner, name, clientID string) *redis.Cmd {
+	return pipe.Eval(ctx, redissonLimiterStateSrc,
+		[]string{name, RedissonValueKey(name, clientID), RedissonPermitsKey(name, clientID)}, maxGrantsDecoded)
+}
+
+// windowState is redisson_limiter_state.lua's reply.
+type windowState struct {
+	found, hasGrants, truncated bool
+	value, pttlMS, used         int64
+	oldestMS, nowMS             int64
+}
+
+func readWindowState(cmd *redis.Cmd) (windowState, bool) {
+	if cmd == nil {
+		return windowState{}, false
+	}
+	v, err := cmd.Int64Slice()
+	if err != nil || len(v) != 8 || v[0] != 1 {
+		return windowState{}, false
+	}
+	return windowState{found: true, value: v[1], pttlMS: v[2], hasGrants: v[3] == 1, used: v[4],
+		oldestMS: v[5], nowMS: v[6], truncated: v[7] == 1}, true
+}
+
+// algorithmOf infers the Redisson version's algorithm from the state it
+// left: a grants zset, a keepAliveTime field (3.35+), or a value without
+// expiry are the sliding window's; a value with an expiry and no grants is
+// the fixed window's; no state at all says nothing.
+func algorithmOf(ws windowState, keepAliveMS int64) string {
+	switch {
+	case ws.hasGrants || keepAliveMS > 0:
+		return AlgorithmSlidingWindow
+	case ws.value >= 0 && ws.pttlMS == -1:
+		return AlgorithmSlidingWindow
+	case ws.value >= 0:
+		return AlgorithmFixedWindow
+	}
+	return ""
+}
+
+// applyWindow fills a limiter (or one client) from its window state.
+func applyWindow(info *LimiterInfo, ws windowState) {
+	info.Algorithm = algorithmOf(ws, info.KeepAliveMS)
+	info.AvailableUnknown = false
+	info.GrantsKnown = !ws.truncated
+	info.ResetIn, info.NextFreeIn = 0, 0
+	switch {
+	case ws.value < 0: // nobody acquired yet (or the window expired): full
+		info.Available, info.Grants = info.Rate, 0
+	case info.Algorithm == AlgorithmFixedWindow:
+		info.Available = ws.value
+		info.Grants = max(0, info.Rate-ws.value)
+		info.ResetIn = time.Duration(max(0, ws.pttlMS)) * time.Millisecond
+	default:
+		info.Available = ws.value
+		info.Grants = ws.used
+		if ws.oldestMS > 0 {
+			// When the oldest grant in the window returns to the value.
+			info.NextFreeIn = time.Duration(max(0, ws.oldestMS+int64(info.IntervalMS)-ws.nowMS)) * time.Millisecond
+		}
+	}
+}
+
+// enrichNode runs the side reads of locks and limiters that live on one
+// node (or any pipeline-capable client) in one round trip. nowMS is Redis
+// time for waiter deadlines.
+func enrichObjects(ctx context.Context, node redis.Cmdable, locks []LockInfo, lims []LimiterInfo, nowMS int64) error {
+	pipe := node.Pipeline()
+	sides := make([]*lockSides, len(locks))
+	for i := range locks {
+		sides[i] = queueLockSides(ctx, pipe, &locks[i])
+	}
+	states := make([]*redis.Cmd, len(lims))
+	for i := range lims {
+		states[i] = queueLimiterState(ctx, pipe, &lims[i])
+	}
+	if pipe.Len() == 0 {
+		return nil
+	}
+	if err := execTolerant(ctx, pipe); err != nil {
+		return err
+	}
+	for i := range locks {
+		sides[i].apply(&locks[i], nowMS)
+	}
+	for i := range lims {
+		applyWindowCmd(&lims[i], states[i])
+	}
+	return nil
+}
+
+// applyWindowCmd applies a queued window read to a Redisson limiter with
+// one overall window; other kinds are left as they are.
+func applyWindowCmd(info *LimiterInfo, cmd *redis.Cmd) {
+	if info.Kind != KindRedissonLimiter || info.PerClient {
+		return
+	}
+	if ws, ok := readWindowState(cmd); ok {
+		applyWindow(info, ws)
+	}
+}
+
+// RedissonClients lists the per-client windows of a per-client (type 1)
+// Redisson limiter, at most MaxClientsShown, sorted by client id. The keys
+// are found by SCAN (MATCH on the limiter's value prefix) on the node that
+// holds them.
+func (c *Client) RedissonClients(ctx context.Context, name string) ([]ClientWindow, error) {
+	if err := validateName(name); err != nil {
+		return nil, err
+	}
+	prefix := RedissonValueKey(name, "") + ":"
+	var ids []string
+	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+		var cursor uint64
+		for round := 0; round < 100000 && len(ids) < MaxClientsShown; round++ {
+			keys, next, err := node.ScanType(ctx, cursor, escapeGlob(prefix)+"*", scanCount, "string").Result()
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if id := strings.TrimPrefix(k, prefix); id != "" && len(ids) < MaxClientsShown {
+					ids = append(ids, id)
+				}
+			}
+			if next == 0 {
+				break
+			}
+			cursor = next
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(ids)
+	pipe := c.rdb.Pipeline()
+	rateCmd := pipe.HGet(ctx, name, rlRate)
+	cmds := make([]*redis.Cmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = queueWindowState(ctx, pipe, name, id)
+	}
+	if err := execTolerant(ctx, pipe); err != nil {
+		return nil, err
+	}
+	rate, _ := rateCmd.Int64()
+	out := make([]ClientWindow, 0, len(ids))
+	for i, id := range ids {
+		ws, ok := readWindowState(cmds[i])
+		if !ok || ws.value < 0 {
+			continue
+		}
+		cw := ClientWindow{ClientID: id, Available: ws.value, Used: ws.used}
+		if !ws.hasGrants && ws.pttlMS > 0 { // a fixed window
+			cw.ResetInMS = ws.pttlMS
+			cw.Used = max(0, rate-ws.value)
+		}
+		out = append(out, cw)
+	}
+	return out, nil
+}
+
+// escapeGlob quotes the glob metacharacters of s for SCAN MATCH.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

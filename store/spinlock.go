@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Seed 003's hand-made lock for Go: the same hash layout as the reentrant
+// lock (field "<client-id>:<owner>" -> reentry count, expiry = lease), taken
+// by the same scripts, but waiting the simple way: try, sleep a fixed
+// interval, try again, no pub/sub. A renewal timer extends the lease every
+// lease/3 for as long as the holder's field is still there, and unlock by a
+// non-holder fails loudly (ErrNotHeld) instead of touching the lock. The
+// console sees it as a reentrant lock, which it is in Redis.
+
+// The spin lock keeps its own Script values over the shared files, so it
+// runs the very text the reentrant lock runs. It never queues (every
+// attempt passes an empty waiter token), so the reentrant lock's ordered
+// hand-off serves its queued waiters before a spinning one; keys and
+// arguments follow the headers of lock_acquire.lua and lock_release.lua.
+var (
+	spinAcquireScript = redis.NewScript(luascripts.Source("lock_acquire"))
+	spinReleaseScript = redis.NewScript(luascripts.Source("lock_release"))
+	spinRenewScript   = redis.NewScript(luascripts.Source("lock_renew"))
+)
+
+// Defaults of seed 003.
+const (
+	DefaultSpinInterval = 50 * time.Millisecond
+	DefaultSpinLease    = 30 * time.Second
+)
+
+// SpinLockOptions tunes a spin lock. A nil pointer and zero fields mean the
+// defaults.
+type SpinLockOptions struct {
+	Lease    time.Duration // expiry after each acquire and renewal; default DefaultSpinLease
+	Interval time.Duration // sleep between attempts; default DefaultSpinInterval
+	Owner    string        // second half of the holder field; default random
+}
+
+// SpinLock is a handle on one spin-wait lock for one owner.
+type SpinLock struct {
+	c        *Client
+	name     string
+	holder   string
+	lease    time.Duration
+	interval time.Duration
+	err      error
+
+	mu    sync.Mutex
+	holds int           // levels taken through this handle and not released
+	stop  chan struct{} // closes the renewal goroutine
+}
+
+// NewSpinLock returns a handle; invalid input is reported by its first call.
+func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
+	s := &SpinLock{c: c, name: name, lease: DefaultSpinLease, interval: DefaultSpinInterval}
+	var lo *LockOptions
+	if opts != nil {
+		if opts.Lease != 0 {
+			s.lease = opts.Lease
+		}
+		if opts.Interval != 0 {
+			s.interval = opts.Interval
+		}
+		lo = &LockOptions{Owner: opts.Owner}
+	}
+	s.holder = c.ID() + ":" + lo.getOwner()
+	switch {
+	case validateName(name) != nil:
+		s.err = validateName(name)
+	case s.lease < 3*time.Millisecond:
+		s.err = invalid("lease", "must be at least 3ms (renewal runs every lease/3), got %v", s.lease)
+	case s.interval < time.Millisecond:
+		s.err = invalid("interval", "must be at least 1ms, got %v", s.interval)
+	case len(s.holder) > MaxNameLen:
+		s.err = invalid("owner", "too long")
+	}
+	return s
+}
+
+// HolderID is the hash field this handle holds the lock under.
+func (s *SpinLock) HolderID() string { return s.holder }
+
+// TryLock makes one attempt; false when another holder has the lock.
+func (s *SpinLock) TryLock(ctx context.Context) (bool, error) {
+	if s.err != nil {
+		return false, s.err
+	}
+	lease := s.lease.Milliseconds()
+	// No waiter token: a spin lock never queues.
+	err := spinAcquireScript.Run(ctx, s.c.rdb, s.keys(),
+		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Err()
+	switch {
+	case errors.Is(err, redis.Nil):
+		s.held(ctx)
+		return true, nil
+	case err == nil:
+		return false, nil
+	case isWrongType(err):
+		return false, fmt.Errorf("store: spin lock %q: %w", s.name, ErrWrongKind)
+	}
+	return false, fmt.Errorf("store: spin lock %q: %w", s.name, err)
+}
+
+// Lock tries every Interval until it holds the lock or ctx ends (then the
+// error matches ErrNotObtained and ctx.Err()).
+func (s *SpinLock) Lock(ctx context.Context) error {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		ok, err := s.TryLock(ctx)
+		if err != nil || ok {
+			return err
+		}
+		timer.Reset(s.interval)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
+		case <-timer.C:
+		}
+	}
+}
+
+// Unlock releases one level; the last deletes the lock (and tells
+// reentrant-lock waiters, which seed 003's own unlock does not). ErrNotHeld
+// when this holder does not hold it; nothing changes then.
+func (s *SpinLock) Unlock(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	res, err := spinReleaseScript.Run(ctx, s.c.rdb, s.keys(),
+		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), "").Int64()
+	if errors.Is(err, redis.Nil) {
+		s.released(true)
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
+	}
+	if err != nil {
+		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
+	}
+	s.released(res >= 1) // 1 deleted, 2 handed to a queued waiter
+	return nil
+}
+
+// keys are the reentrant lock's: the hash, its stats ring and its waiter
+// queue and entries (see lock_wait.go).
+func (s *SpinLock) keys() []string {
+	return []string{s.name, StatsKey(s.name), lockQueueKey(s.name), lockEntriesKey(s.name)}
+}
+
+// held counts a level and starts the renewal on the first one.
+func (s *SpinLock) held(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holds++
+	if s.stop == nil {
+		s.stop = make(chan struct{})
+		go s.renew(context.WithoutCancel(ctx), s.stop)
+	}
+}
+
+// released stops the renewal when the lock is gone.
+func (s *SpinLock) released(gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds > 0 {
+		s.holds--
+	}
+	if (gone || s.holds == 0) && s.stop != nil {
+		close(s.stop)
+		s.stop = nil
+		s.holds = 0
+	}
+}
+
+// Renewing reports whether the renewal timer runs (for tests).
+func (s *SpinLock) Renewing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stop != nil
+}
+
+// renew is seed 003's timer: every lease/3, extend the lease if the field is
+// still there; stop for good the first time it is not.
+func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
+	t := time.NewTicker(s.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
+		n, err := spinRenewScript.Run(rctx, s.c.rdb, []string{s.name}, s.lease.Milliseconds(), s.holder).Int64()
+		cancel()
+		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
+			s.mu.Lock()
+			if s.stop == stop {
+				close(stop)
+				s.stop, s.holds = nil, 0
+			}
+			s.mu.Unlock()
+			return
+		}
+	}
+}

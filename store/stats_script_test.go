@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// statsRecordBlock returns the record function of a script: from
+// "local function record(outcome)" to the first unindented "end".
+func statsRecordBlock(src string) (string, bool) {
+	i := strings.Index(src, "local function record(outcome)")
+	if i < 0 {
+		return "", false
+	}
+	j := strings.Index(src[i:], "\nend\n")
+	if j < 0 {
+		return "", false
+	}
+	return src[i : i+j+4], true
+}
+
+// statsRecorders are the scripts that count outcomes, by name.
+func statsRecorders(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range luascripts.Names() {
+		src := luascripts.Source(name)
+		if !strings.Contains(src, "stats") || !strings.Contains(src, "HINCRBY") {
+			continue
+		}
+		block, ok := statsRecordBlock(src)
+		if !ok {
+			if strings.Contains(src, "store.StatsKey") {
+				t.Errorf("%s names the stats key but has no record function", name)
+			}
+			continue
+		}
+		out[name] = block
+	}
+	return out
+}
+
+// Every script writes the same layout: the record function is the same text
+// in each, and the tests below run that very text.
+func TestStatsRecordBlockSameEverywhere(t *testing.T) {
+	recs := statsRecorders(t)
+	for _, want := range []string{"lock_acquire", "lock_release", "tokenbucket_acquire", "redisson_limiter_acquire", "counter_hit", "tokenlock_obtain"} {
+		if _, ok := recs[want]; !ok {
+			t.Errorf("%s has no record function", want)
+		}
+	}
+	first := recs["tokenbucket_acquire"]
+	for name, block := range recs {
+		if block != first {
+			t.Errorf("%s records differently:\n%s\nwant\n%s", name, block, first)
+		}
+	}
+}
+
+// statsRecordAt runs the scripts' record function with now (ms) passed in,
+// so a test controls the clock; it returns HLEN after the call.
+func statsRecordAt(t *testing.T) *redis.Script {
+	t.Helper()
+	block, ok := statsRecordBlock(luascripts.Source("tokenbucket_acquire"))
+	if !ok {
+		t.Fatal("no record function in tokenbucket_acquire")
+	}
+	return redis.NewScript("local stats, now = KEYS[1], tonumber(ARGV[1])\n" + block +
+		"\nrecord(ARGV[2])\nreturn redis.call('HLEN', stats)\n")
+}
+
+// A hash written by the scripts' own record function in real Redis reads
+// back to the right window, across many buckets.
+func TestStatsRingFromRedis(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	key := StatsKey(redistest.Prefix(t) + "limiter")
+	t.Cleanup(func() { rdb.Del(context.Background(), key) })
+	script := statsRecordAt(t)
+
+	const base = int64(1_700_000_000_000) // bucket 8_500_000_000
+	record := func(ms int64, outcome string, n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if err := script.Run(ctx, rdb, []string{key}, ms, outcome).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	record(base, "a", 9)
+	record(base+BucketMS*3, "r", 9)
+	for k := int64(16); k <= 21; k++ {
+		record(base+BucketMS*k+57, "a", int(k))
+		record(base+BucketMS*k+199, "r", 1)
+	}
+	record(base+BucketMS*21+10, "e", 2)
+
+	fields, err := rdb.HGetAll(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := BucketOf(time.UnixMilli(base)) + 21
+	got := summarizeFields(fields, now)
+	want := Summary{
+		Bucket: now,
+		Window: Counts{Acquired: 16 + 17 + 18 + 19 + 20, Rejected: 5},
+		Newest: Counts{Acquired: 21, Rejected: 1, Errors: 2},
+	}
+	if got != want {
+		t.Fatalf("summary = %+v, want %+v\nfields %v", got, want, fields)
+	}
+	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > StatsTTLMS*time.Millisecond {
+		t.Errorf("stats PTTL = %v, want (0, %dms]", ttl, StatsTTLMS)
+	}
+}
+
+// Memory stays bounded whatever the traffic: dense (every outcome in every
+// bucket), sporadic (one write every 3 s keeps the hash alive while its
+// fields age), and a mix; and the clean-up never loses a count of the
+// StatsRing newest buckets.
+func TestStatsFieldsBounded(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	script := statsRecordAt(t)
+	const base = int64(1_700_000_000_000)
+	patterns := map[string]func(i int) (bucketStep int64, outcome string){
+		"dense":    func(i int) (int64, string) { return int64(i / 3), string("are"[i%3]) },
+		"sporadic": func(i int) (int64, string) { return int64(i) * 15, "a" },
+		"mixed": func(i int) (int64, string) {
+			return int64(i) * int64(1+i%4), string("are"[(i/2)%3])
+		},
+	}
+	for name, pattern := range patterns {
+		t.Run(name, func(t *testing.T) {
+			key := StatsKey(redistest.Prefix(t) + "obj")
+			t.Cleanup(func() { rdb.Del(context.Background(), key) })
+			want := map[int64]Counts{}
+			rng := rand.New(rand.NewSource(7))
+			var last int64
+			for i := 0; i < 600; i++ {
+				step, outcome := pattern(i)
+				bucket := BucketOf(time.UnixMilli(base)) + step
+				ms := bucket*BucketMS + int64(rng.Intn(BucketMS))
+				n, err := script.Run(ctx, rdb, []string{key}, ms, outcome).Int64()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n > StatsMaxFields {
+					t.Fatalf("write %d: %d fields, want at most %d", i, n, StatsMaxFields)
+				}
+				c := want[bucket]
+				switch outcome {
+				case "a":
+					c.Acquired++
+				case "r":
+					c.Rejected++
+				case "e":
+					c.Errors++
+				}
+				want[bucket] = c
+				last = bucket
+			}
+			got := readRing(rdb.HGetAll(ctx, key).Val())
+			for b := last - StatsRing + 1; b <= last; b++ {
+				if got[b] != want[b] {
+					t.Errorf("bucket %d = %+v, want %+v", b, got[b], want[b])
+				}
+			}
+		})
+	}
+}
+
+// The hot path is one HINCRBY: a count that is not the first of its field
+// in the bucket sends nothing else. A private server, so that nothing else
+// moves its command counters.
+func TestStatsOneCommandPerCount(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.NewClient(t, redistest.StartT(t))
+	script := statsRecordAt(t)
+	key := StatsKey("obj")
+	ms := int64(1_700_000_000_000)
+	if err := script.Run(ctx, rdb, []string{key}, ms, "a").Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := statsCommandCalls(t, rdb)
+	for i := 0; i < 100; i++ {
+		if err := script.Run(ctx, rdb, []string{key}, ms+int64(i%BucketMS), "a").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := statsCommandCalls(t, rdb)
+	// The test script adds one HLEN per call of its own.
+	for cmd, want := range map[string]int64{"hincrby": 100, "pexpire": 0, "hkeys": 0, "hdel": 0, "hlen": 100} {
+		if got := after[cmd] - before[cmd]; got != want {
+			t.Errorf("%s ran %d times for 100 counts, want %d", cmd, got, want)
+		}
+	}
+}
+
+// statsCommandCalls reads calls per command from INFO commandstats.
+func statsCommandCalls(t *testing.T, rdb *redis.Client) map[string]int64 {
+	t.Helper()
+	txt, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(txt, "\r\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				out[name], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+	return out
+}
+
+// statsRecentSum adds up name's counters of the last StatsRing buckets of
+// Redis time.
+func statsRecentSum(t *testing.T, rdb *redis.Client, name string) Counts {
+	t.Helper()
+	ctx := context.Background()
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := BucketOf(now)
+	var sum Counts
+	for b, c := range readRing(rdb.HGetAll(ctx, StatsKey(name)).Val()) {
+		if b <= newest && b > newest-StatsRing {
+			sum = sum.Add(c)
+		}
+	}
+	return sum
+}

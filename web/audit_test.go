@@ -1,0 +1,159 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+type auditList struct {
+	Records []store.AuditRecord `json:"records"`
+}
+
+func (e *testEnv) auditRecords(hdr map[string]string) []store.AuditRecord {
+	e.t.Helper()
+	var out auditList
+	st, _, b := e.do("GET", "/api/audit", nil, hdr)
+	if st != 200 {
+		e.t.Fatalf("GET /api/audit: %d %s", st, b)
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		e.t.Fatal(err)
+	}
+	return out.Records
+}
+
+// Force-unlock from the confirmation form is recorded with actor, remote
+// address, target, state before and after, outcome and the reason.
+func TestAuditForceUnlockRecorded(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "stuck"
+	e.makeLock(name, "w1", 3, time.Minute)
+	_, _, b := e.do("GET", "/locks/"+esc(name)+"/force-unlock?holder="+url.QueryEscape(holderID("w1")), nil, nil)
+	body, hdr := form("holder", holderID("w1"), "_csrf", csrfToken(t, parseHTML(t, b)), "reason", "w1 is wedged, INC-42")
+	if st, _, b := e.do("POST", "/locks/"+esc(name)+"/force-unlock", body, hdr); st != 303 {
+		t.Fatalf("force-unlock: %d %s", st, b)
+	}
+	recs := e.auditRecords(nil)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1: %+v", len(recs), recs)
+	}
+	r := recs[0]
+	if r.Action != "force-unlock" || r.Target != name || r.Outcome != store.OutcomeOK || r.Reason != "w1 is wedged, INC-42" ||
+		r.Role != "admin" || r.Fingerprint != "local" || r.Remote != "127.0.0.1" || r.RequestID == "" {
+		t.Errorf("record = %+v", r)
+	}
+	if !strings.Contains(r.Before, holderID("w1")+" ×3") || !strings.Contains(r.After, "released") {
+		t.Errorf("before %q / after %q", r.Before, r.After)
+	}
+	if time.Since(r.Time) > time.Minute || time.Until(r.Time) > time.Minute {
+		t.Errorf("record time %v not now", r.Time)
+	}
+	// The Audit page shows it.
+	st, _, b := e.do("GET", "/audit", nil, nil)
+	doc := parseHTML(t, b)
+	if st != 200 || doc.Find(`[data-testid="audit-row"]`).Length() != 1 ||
+		doc.Find(`[data-testid="audit-reason"]`).Text() != "w1 is wedged, INC-42" {
+		t.Errorf("audit page: %d, rows %d", st, doc.Find(`[data-testid="audit-row"]`).Length())
+	}
+}
+
+// Modify with a token records the token's fingerprint, never the token;
+// a viewer's attempt, a conflict and a failed sign-in are recorded too.
+func TestAuditActorsAndOutcomes(t *testing.T) {
+	e := newEnv(t, withTokens)
+	rl := e.prefix + "rl"
+	e.makeBucket(rl, 100, "10")
+	lock := e.prefix + "lock"
+	e.makeLock(lock, "w1", 1, time.Minute)
+
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":20,"interval_ms":5}`, adminTok, 200)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":1,"interval_ms":1}`, viewerTok, 403)
+	e.sendJSONAuth("POST", "/api/locks/"+esc(lock)+"/force-unlock", `{"holder":"`+holderID("w9")+`","reason":"r"}`, adminTok, 409)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":0,"interval_ms":1}`, adminTok, 400)
+	e.sendJSONAuth("GET", "/api/locks", "", "guessed-token", 401)
+	e.signIn("guessed-again", "/", nil)
+
+	recs := e.auditRecords(auth(viewerTok))
+	if len(recs) != 6 {
+		t.Fatalf("%d records, want 6: %+v", len(recs), recs)
+	}
+	fp := func(tok string) string { s := sha256.Sum256([]byte(tok)); return hex.EncodeToString(s[:4]) }
+	want := []struct{ action, outcome, role, fp string }{
+		{"sign-in", store.OutcomeDenied, "", ""},
+		{"sign-in", store.OutcomeDenied, "", ""},
+		{"modify", store.OutcomeInvalid, "admin", fp(adminTok)},
+		{"force-unlock", store.OutcomeConflict, "admin", fp(adminTok)},
+		{"modify", store.OutcomeDenied, "viewer", fp(viewerTok)},
+		{"modify", store.OutcomeOK, "admin", fp(adminTok)},
+	}
+	for i, w := range want {
+		r := recs[i]
+		if r.Action != w.action || r.Outcome != w.outcome || r.Role != w.role || r.Fingerprint != w.fp {
+			t.Errorf("record %d = %+v, want %+v", i, r, w)
+		}
+	}
+	if ok := recs[5]; ok.Target != rl || ok.Before != "rate=100 interval_ms=10" || ok.After != "rate=20 interval_ms=5" {
+		t.Errorf("modify record before/after: %+v", ok)
+	}
+	if c := recs[3]; !strings.Contains(c.After, holderID("w1")) {
+		t.Errorf("conflict record does not name the current holder: %+v", c)
+	}
+	raw, _ := e.rdb.XRange(context.Background(), e.srv.audit.Key(), "-", "+").Result()
+	for _, m := range raw {
+		for _, v := range m.Values {
+			s, _ := v.(string)
+			for _, tok := range []string{adminTok, viewerTok, "guessed-token", "guessed-again"} {
+				if strings.Contains(s, tok) {
+					t.Fatalf("the audit trail holds a token: %v", m.Values)
+				}
+			}
+		}
+	}
+	// Bounded reads.
+	for _, bad := range []string{"0", "-1", "501", "x"} {
+		if st, _, _ := e.do("GET", "/api/audit?limit="+bad, nil, auth(viewerTok)); st != 400 {
+			t.Errorf("limit=%s: %d, want 400", bad, st)
+		}
+	}
+	var two auditList
+	_, _, b := e.do("GET", "/api/audit?limit=2", nil, auth(viewerTok))
+	if json.Unmarshal(b, &two) != nil || len(two.Records) != 2 {
+		t.Errorf("limit=2 gave %s", b)
+	}
+}
+
+// A flood of bad tokens is refused but cannot flush the capped trail.
+func TestAuditFailedSignInFloodThrottled(t *testing.T) {
+	e := newEnv(t, withTokens)
+	for range 200 {
+		e.do("GET", "/api/locks", nil, auth("bad"))
+	}
+	n, err := e.rdb.XLen(context.Background(), e.srv.audit.Key()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 || n > 100 {
+		t.Errorf("%d sign-in failures recorded for 200 attempts, want the burst (20) and a few more", n)
+	}
+	_, _, b := e.do("GET", "/metrics", nil, auth(viewerTok))
+	if !bytes.Contains(b, []byte("lockwarden_audit_suppressed_total ")) || bytes.Contains(b, []byte("lockwarden_audit_suppressed_total 0\n")) {
+		t.Error("suppressed records are not counted in /metrics")
+	}
+}
+
+func (e *testEnv) sendJSONAuth(method, path, body, tok string, want int) {
+	e.t.Helper()
+	st, _, b := e.do(method, path, strings.NewReader(body), auth(tok))
+	if st != want {
+		e.t.Fatalf("%s %s as %.6s: %d, want %d (%s)", method, path, tok, st, want, b)
+	}
+}

@@ -1,0 +1,245 @@
+package web
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/views"
+)
+
+// How each lock and limiter kind reaches the API and the pages. The store
+// says what a kind's state is; this file decides which of it a client sees,
+// so kind-specific fields appear only on the kinds that have them (a
+// fencing token of 0 on a reentrant lock would read as a real token).
+
+type lockJSON struct {
+	Name    string         `json:"name"`
+	Kind    store.Kind     `json:"kind"`
+	Holders []store.Holder `json:"holders"`
+	PTTLMS  int64          `json:"pttl_ms"`
+	// Channel is where a release is announced; "" for token locks, which
+	// announce nothing.
+	Channel string `json:"channel"`
+	// Mode is a read-write lock's "read" or "write".
+	Mode string `json:"mode,omitempty"`
+	// Waiters and WaitersTotal are a fair lock's queue.
+	Waiters      []store.Waiter `json:"waiters,omitempty"`
+	WaitersTotal int64          `json:"waiters_total,omitempty"`
+	// FencingToken is a fenced lock's current token.
+	FencingToken *int64 `json:"fencing_token,omitempty"`
+	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
+	// lock only).
+	ForceUnlock map[string]store.ForceUnlockPlan `json:"force_unlock,omitempty"`
+}
+
+func toLockJSON(l store.LockInfo) lockJSON {
+	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: holdersOrEmpty(l.Holders), PTTLMS: pttlMS(l.PTTL),
+		Channel: l.Channel, Mode: l.Mode}
+	if l.Kind == store.KindFairLock {
+		out.Waiters = l.Waiters
+		if out.Waiters == nil {
+			out.Waiters = []store.Waiter{}
+		}
+		out.WaitersTotal = l.WaitersTotal
+	}
+	if l.Kind == store.KindFencedLock {
+		out.FencingToken = &l.FencingToken
+	}
+	return out
+}
+
+// toLockDetailJSON adds the force-unlock plans to one lock.
+func toLockDetailJSON(l store.LockInfo) lockJSON {
+	out := toLockJSON(l)
+	out.ForceUnlock = make(map[string]store.ForceUnlockPlan, len(l.Holders))
+	for _, h := range l.Holders {
+		out.ForceUnlock[h.ID] = l.ForceUnlockPlan(h.ID)
+	}
+	return out
+}
+
+// windowJSON is a 1 s window. Rejected is null for limiters whose
+// rejections Redis does not record: a 0 there would be made up.
+type windowJSON struct {
+	Acquired int64  `json:"acquired"`
+	Rejected *int64 `json:"rejected"`
+	Errors   int64  `json:"errors"`
+}
+
+type limiterJSON struct {
+	Name       string     `json:"name"`
+	Kind       store.Kind `json:"kind"`
+	Rate       int64      `json:"rate"`
+	IntervalMS float64    `json:"interval_ms"`
+	PerSecond  float64    `json:"per_second"`
+	Available  int64      `json:"available"`
+	Window     windowJSON `json:"window"`
+	// AvailableUnknown: Redis keeps no single number (one per client).
+	AvailableUnknown bool `json:"available_unknown"`
+	// RejectionsHidden: the window's rejected is unknown (null); Grants is
+	// what Redis reveals instead.
+	RejectionsHidden bool  `json:"rejections_hidden"`
+	Grants           int64 `json:"grants"`
+	GrantsKnown      bool  `json:"grants_known"`
+
+	// Redisson rate limiter only.
+	Algorithm    *string              `json:"algorithm,omitempty"`
+	PerClient    *bool                `json:"per_client,omitempty"`
+	ResetInMS    *int64               `json:"reset_in_ms,omitempty"`
+	NextFreeInMS *int64               `json:"next_free_in_ms,omitempty"`
+	KeepAliveMS  *int64               `json:"keep_alive_ms,omitempty"`
+	Clients      []store.ClientWindow `json:"clients,omitempty"`
+
+	// Access counter only. Limit is absent when no rule registers one.
+	Count      *int64 `json:"count,omitempty"`
+	Limit      *int64 `json:"limit,omitempty"`
+	LimitKnown *bool  `json:"limit_known,omitempty"`
+	TTLMS      *int64 `json:"ttl_ms,omitempty"`
+}
+
+func toLimiterJSON(l store.LimiterInfo, w store.Counts) limiterJSON {
+	out := limiterJSON{Name: l.Name, Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS,
+		PerSecond: l.PerSecond, Available: l.Available,
+		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
+		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown}
+	if !l.RejectionsHidden {
+		out.Window.Rejected = &w.Rejected
+	}
+	switch l.Kind {
+	case store.KindRedissonLimiter:
+		alg, perClient := l.Algorithm, l.PerClient
+		reset, next, keep := l.ResetIn.Milliseconds(), l.NextFreeIn.Milliseconds(), l.KeepAliveMS
+		out.Algorithm, out.PerClient = &alg, &perClient
+		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
+	case store.KindCounter:
+		count, known, ttl := l.Count, l.LimitKnown, pttlMS(l.TTL)
+		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
+		if known {
+			limit := l.Limit
+			out.Limit = &limit
+		}
+	}
+	return out
+}
+
+// lockRow is a lock as the pages show it.
+func (s *Server) lockRow(l store.LockInfo) views.LockRow {
+	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL), Mode: l.Mode,
+		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel}
+	row.Holders = holderRows(l.Holders)
+	for _, w := range l.Waiters {
+		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Deadline: w.Deadline,
+			RemainingMS: w.RemainingMS, Channel: w.Channel})
+	}
+	if sn := s.sampler.latest(); sn != nil {
+		row.FirstSeen = sn.FirstSeen[l.Name]
+	}
+	return row
+}
+
+func holderRows(hs []store.Holder) []views.HolderRow {
+	var out []views.HolderRow
+	for _, h := range hs {
+		out = append(out, views.HolderRow{ID: h.ID, Count: h.Count, Mode: h.Mode, LeaseMS: h.LeaseMS})
+	}
+	return out
+}
+
+// limiterRow is a limiter as the tables, tiles and detail page show it.
+func (s *Server) limiterRow(l store.LimiterInfo, w store.Counts) views.LimiterRow {
+	row := views.LimiterRow{Name: l.Name, Kind: string(l.Kind), Rate: l.Rate, IntervalMS: l.IntervalMS,
+		PerSecond: l.PerSecond, Available: l.Available, Window: counts(w),
+		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown,
+		Algorithm: l.Algorithm, PerClient: l.PerClient, ResetInMS: l.ResetIn.Milliseconds(),
+		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
+		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: pttlMS(l.TTL)}
+	for _, p := range s.sampler.hist.spark(l.Name, views.SparkPoints, views.SparkStepMS) {
+		row.Spark = append(row.Spark, counts(p))
+	}
+	return row
+}
+
+// confirmPage turns the store's force-unlock plan into the confirmation
+// page's steps.
+func confirmPage(l *store.LockInfo, h store.Holder) views.ForceUnlockConfirmPage {
+	plan := l.ForceUnlockPlan(h.ID)
+	m := views.ForceUnlockConfirmPage{Name: l.Name, Kind: string(l.Kind), Holder: h.ID, Count: h.Count,
+		Channel: plan.Channel, Message: plan.Message, RemovesField: plan.RemovesField != "",
+		Keeps: plan.Keeps, Summary: plan.Summary}
+	for _, k := range plan.Deletes {
+		if k != l.Name {
+			m.Deletes = append(m.Deletes, k)
+		}
+	}
+	return m
+}
+
+// limiterState describes a limiter for the audit trail: the settings an
+// edit changes, or a counter's count a reset forgets.
+func limiterState(l *store.LimiterInfo) string {
+	if l == nil {
+		return ""
+	}
+	if l.Kind == store.KindCounter {
+		return "count=" + strconv.FormatInt(l.Count, 10) + " ttl_ms=" + strconv.FormatInt(pttlMS(l.TTL), 10)
+	}
+	return "rate=" + strconv.FormatInt(l.Rate, 10) + " interval_ms=" + strconv.FormatFloat(l.IntervalMS, 'g', -1, 64)
+}
+
+// holdersState describes a lock for the audit trail.
+func holdersState(l *store.LockInfo) string {
+	if l == nil {
+		return ""
+	}
+	parts := make([]string, 0, len(l.Holders))
+	for _, h := range l.Holders {
+		p := h.ID + " ×" + strconv.FormatInt(h.Count, 10)
+		if h.Mode != "" {
+			p += " (" + h.Mode + ")"
+		}
+		parts = append(parts, p)
+	}
+	s := "holders: " + strings.Join(parts, ", ") + "; lease_ms: " + strconv.FormatInt(pttlMS(l.PTTL), 10)
+	if l.Kind == store.KindFencedLock {
+		s += "; fencing_token: " + strconv.FormatInt(l.FencingToken, 10)
+	}
+	return s
+}
+
+// limiterInfoJSON is what a stats frame carries per limiter besides its
+// counts: enough for the script to add a row for a limiter discovered after
+// the page loaded, and to keep "rejections not visible" honest live.
+type limiterInfoJSON struct {
+	Kind             store.Kind `json:"kind"`
+	Rate             int64      `json:"rate"`
+	IntervalMS       float64    `json:"interval_ms"`
+	PerSecond        float64    `json:"per_second"`
+	AvailableUnknown bool       `json:"available_unknown,omitempty"`
+	RejectionsHidden bool       `json:"rejections_hidden,omitempty"`
+	Grants           *int64     `json:"grants,omitempty"`
+	// Limit is a counter's registered limit, LimitKnown whether there is one.
+	Limit      int64 `json:"limit,omitempty"`
+	LimitKnown bool  `json:"limit_known,omitempty"`
+}
+
+func toLimiterInfoJSON(l store.LimiterInfo) limiterInfoJSON {
+	out := limiterInfoJSON{Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS, PerSecond: l.PerSecond,
+		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
+		Limit: l.Limit, LimitKnown: l.LimitKnown}
+	if l.GrantsKnown {
+		g := l.Grants
+		out.Grants = &g
+	}
+	return out
+}
+
+// unlockFlash picks the flash code after a force-unlock from what it did.
+func unlockFlash(plan store.ForceUnlockPlan) string {
+	if plan.RemovesField != "" {
+		return "holder-removed"
+	}
+	return "unlocked"
+}
