@@ -31,7 +31,30 @@ client during Discover.
 const seedLossNote = `Why seed 001's script loses permits, and when: its refill adds floor(elapsed / interval) permits and then
 sets last_mill_second to now, throwing away the rest of the interval (elapsed mod 2 ms here, with the client's
 millisecond clock). In phase, each 30 ms burst starts 30 ms after the previous one, a whole number of 2 ms
-intervals, so almost nothing is thrown away. In the seed's own loop the workers drift apart and requests arrive
-about 1.5 ms apart: a refill then often comes 3 ms after the last one and keeps 2 of them, so the bucket refills
-at well under 500/s; that is the shortfall the seed's printed windows show (417–506). lockwarden advances
-last_mill_second by whole intervals only, so neither pattern loses anything.`
+intervals, so little is thrown away. In the seed's own loop the workers drift apart and requests arrive about
+1.5 ms apart: a refill then often comes 3 ms after the last one and keeps only 2 of them. How much is lost depends
+on how the request spacing falls against the interval, so the shortfall differs from run to run and machine to
+machine; the issue's ~12 % (the seed's printed windows go down to 417) is the same effect under the seed's own
+timing. lockwarden advances last_mill_second by whole intervals only, so neither pattern loses anything.`
+
+const speedGaps = `## Why cases 1–3 miss their targets, and the next idea
+
+Inside Redis, a lock + unlock pair of a free lock now runs 9 commands (TIME, one EXISTS of the lock and its queue,
+HSET, PEXPIRE, the stats HINCRBY; HGET, DEL, an empty ZRANGE of the queue, PUBLISH of Redisson's ` + "`0`" + `), down from
+15–17, and a rejected limiter decision runs 3 (TIME, HMGET, HINCRBY) and no longer writes the bucket. The stats cost
+one HINCRBY per attempt (field ` + "`<outcome><bucket>`" + `; expiry and clean-up only on the first count of a field). On the
+Go side a hold no longer starts a goroutine and a timer (one watchdog heap per Client), and the hot calls send a
+prepared EVALSHA argument list. bsm/redislock runs 3 commands per pair (SET NX PX; GET, DEL) and redis_rate 2 per
+rejection (TIME, GET). A separate measurement around case 1 at C=16 (INFO used_cpu and getrusage) put Redis at about
+27 µs per lockwarden pair against 19 µs per redislock pair, and the Go side at about 36 µs against 31 µs, mostly the
+same two syscalls per round trip. On 2 logical CPUs shared by Redis and the benchmark, what the ratio measures is
+the work the peers skip: the re-entrancy check, the hand-off queue check, the unlock message and the stats count.
+With one round trip per call and one command per connection at a time, that work has a price the peers do not
+pay, and the targets stay out of reach.
+
+Next idea: batch concurrent calls into pipelines (go-redis v9.23's AutoPipeline, or a small batcher in store), so
+that at C ≥ 16 Redis and the client pay one read and one write per batch instead of per call, which is where most of
+the CPU goes. Before adopting it: go-redis marks it experimental, a queued command no longer honours its context,
+and a batch is retried whole after a dropped connection, so a re-entrant acquire could run twice; the acquire script
+would first need a per-call nonce to be idempotent.
+`

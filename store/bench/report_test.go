@@ -192,8 +192,9 @@ func TestBenchReport(t *testing.T) {
 				cell(f(func(a accuracyResult) float64 { return a.min }), 0), cell(f(func(a accuracyResult) float64 { return a.max }), 0))
 		}
 	}
-	w("\n- in phase: %s\n- seed's loop: %s\n\n%s\n", inPhase, seedLoop, seedLossNote)
-	w("\n%s\n", consoleGaps)
+	w("\n- %s\n- %s\n\n%s\n", inPhase, seedLoop, seedLossNote)
+	w("\n%s\n", speedGaps)
+	w("%s\n", consoleGaps)
 	w("## Targets in this run (medians)\n\n| target | result |\n|---|---|\n")
 	for _, tg := range targets {
 		w("| %s | %s |\n", tg.what, tg.result)
