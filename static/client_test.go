@@ -22,7 +22,7 @@ import (
 	"github.com/lockwarden/lockwarden/views"
 )
 
-// These tests run app.js in Chromium against rendered views and a scripted
+// These tests run the static/*.js client in Chromium against rendered views and a scripted
 // websocket, under a CSP without unsafe-inline. They need the playwright
 // driver that `make deps` installs and /usr/bin/chromium, like e2e/.
 
@@ -170,7 +170,10 @@ func open(t *testing.T, fs *fakeServer, path string) *tab {
 	t.Helper()
 	b, err := launch()
 	if err != nil {
-		t.Skipf("browser unavailable: %v", err)
+		if os.Getenv("LOCKWARDEN_REQUIRE_BROWSER") == "1" { // make test installed it: a miss is a failure
+			t.Fatalf("browser unavailable: %v", err)
+		}
+		t.Skipf("browser unavailable (run make deps): %v", err)
 	}
 	ctx, err := b.NewContext()
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The formatting here is mirrored by static/app.js, which rewrites the same
+// The formatting here is mirrored by static/core.js, which rewrites the same
 // cells between page loads; keep the two in step.
 
 func now(l Layout) time.Time {

@@ -469,7 +469,7 @@ func flash(l Layout) templ.Component {
 	})
 }
 
-// indicators show the websocket and Redis state; app.js keeps them current.
+// indicators show the websocket and Redis state; static/live.js keeps them current.
 func indicators(l Layout) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

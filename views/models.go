@@ -25,7 +25,7 @@ const (
 	FlashError = "error"
 )
 
-// Live display parameters shared with static/app.js through data attributes,
+// Live display parameters shared with the static/*.js client through data attributes,
 // so the script never hard-codes what the server decided.
 const (
 	// SparkStepMS is the spacing of sparkline points: consecutive

@@ -6,7 +6,7 @@ import (
 )
 
 // Sparkline geometry in SVG user units; the CSS stretches the box, so only
-// the proportions matter. static/app.js redraws with the same numbers.
+// the proportions matter. static/limiters.js redraws with the same numbers.
 const (
 	sparkW = 120
 	sparkH = 30

@@ -3,11 +3,14 @@ package web
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
 )
@@ -124,9 +127,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 }
 
-// isNetError reports a failure to reach Redis (refused, reset, timed out),
-// which a retry may cure, unlike a bug.
+// isNetError reports a failure to reach Redis (refused, reset, timed out,
+// or the connection closed mid-reply when the server went away), which a
+// retry may cure, unlike a bug.
 func isNetError(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne)
+	return errors.As(err, &ne) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout)
 }

@@ -17,8 +17,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// One private redis-server for the whole binary, like every store test.
-func TestMain(m *testing.M) { redistest.Main(m) }
+// One private redis-server for the whole binary, like every store test. A
+// copy of the binary started as case 6's websocket clients (see
+// wsclients_test.go) needs none.
+func TestMain(m *testing.M) {
+	if os.Getenv(wsHelperEnv) != "" {
+		os.Exit(m.Run())
+	}
+	redistest.Main(m)
+}
 
 // env is what every case runs against.
 type env struct {

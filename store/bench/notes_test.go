@@ -18,15 +18,7 @@ hand-off lease is at most 3 s until the new holder's watchdog renews it. Redisso
 correct (they see the hash held and a ` + "`0`" + ` on every release) but do not queue.
 `
 
-const consoleGaps = `## 5–8. Console cases: not measured yet
-
-Cases 5 (sampler cost), 6 (websocket fan-out), 7 (event latency) and 8 (discovery among 1,000,000 keys) need the
-web server under load and were not built in this round; the harness (private redis-server, INFO commandstats and CPU
-deltas, interleaved rounds, median and min–max) is ready for them. Next: case 5 from store.Client.Sample over
-1,000/10,000 token buckets with traffic (commands and used_cpu per tick from INFO), case 7 with a websocket client
-against web.New and a publisher at 1,000/s, case 8 with DEBUG POPULATE 1000000 plus the objects and a latency probe
-client during Discover.
-`
+const consoleNotes = `TODO`
 
 const seedLossNote = `Why seed 001's script loses permits, and when: its refill adds floor(elapsed / interval) permits and then
 sets last_mill_second to now, throwing away the rest of the interval (elapsed mod 2 ms here, with the client's

@@ -194,7 +194,7 @@ func TestBenchReport(t *testing.T) {
 	}
 	w("\n- %s\n- %s\n\n%s\n", inPhase, seedLoop, seedLossNote)
 	w("\n%s\n", speedGaps)
-	w("%s\n", consoleGaps)
+	consoleReport(ctx, t, e, w, target)
 	w("## Targets in this run (medians)\n\n| target | result |\n|---|---|\n")
 	for _, tg := range targets {
 		w("| %s | %s |\n", tg.what, tg.result)

@@ -48,3 +48,40 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestBenchSmokeConsole is cases 5-8 in miniature: 50 limiters, 20
+// viewers, 100 events, 20,000 other keys.
+func TestBenchSmokeConsole(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e := newEnv(t)
+	only, withDisc, noEval, err := samplerRounds(ctx, e, 50, 1, 600*time.Millisecond)
+	if err != nil || len(only) != 1 || len(withDisc) != 1 || len(noEval) != 1 || only[0].roundTrips <= 0 || only[0].cmds < 100 {
+		t.Errorf("case 5: %+v %+v %+v, %v", only, withDisc, noEval, err)
+	}
+	t.Logf("case 5: %+v %+v %+v", only, withDisc, noEval)
+	prefix, cleanup, err := fanoutObjects(ctx, e, 10)
+	defer cleanup()
+	if err != nil {
+		t.Fatalf("case 6 setup: %v", err)
+	}
+	r6, err := fanout(ctx, e, prefix, 20, time.Second)
+	if err != nil || r6.perViewer <= 0.5 || r6.p99 <= 0 || r6.closed != 0 {
+		t.Errorf("case 6: %+v, %v", r6, err)
+	}
+	r7, err := eventLatency(ctx, e, 200, 500*time.Millisecond)
+	if err != nil || r7.lost != 0 || r7.p99 <= 0 {
+		t.Errorf("case 7: %+v, %v", r7, err)
+	}
+	t.Logf("case 6: %+v; case 7: %+v", r6, r7)
+	k := discoveryKeys{other: 20000, locks: 200, limiters: 50}
+	rdb, err := discoveryServer(ctx, t, k)
+	if err != nil {
+		t.Fatalf("case 8 setup: %v", err)
+	}
+	r8, err := discoverOnce(ctx, rdb, k, 200*time.Millisecond)
+	if err != nil || r8.probes == 0 {
+		t.Errorf("case 8: %+v, %v", r8, err)
+	}
+	t.Logf("case 8: %+v", r8)
+}

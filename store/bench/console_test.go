@@ -1,0 +1,337 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/web"
+	"github.com/redis/go-redis/v9"
+)
+
+// The console cases (5-8) run the real web.Server on its own go-redis
+// client. A hook on that client sees every command the console sends, so
+// its Redis work is counted exactly, apart from whatever applications do.
+
+// consoleRig is one running console.
+type consoleRig struct {
+	srv  *web.Server
+	rdb  *redis.Client
+	hook *rtHook
+	ws   string // ws://127.0.0.1:port/ws
+}
+
+type consoleOpts struct {
+	match string
+	// discoverEvery is the rescan period; 0 keeps the console's default
+	// (1 s). An hour means: discover once, at the first tick, then sample.
+	discoverEvery time.Duration
+	maxWS         int // 0: the console's default cap
+}
+
+func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig, error) {
+	h := &rtHook{}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	rdb.AddHook(h)
+	srv := web.New(web.Config{
+		Store: store.New(rdb, nil), Listen: "127.0.0.1:0", Match: o.match,
+		MaxWSClients: o.maxWS, DiscoverInterval: o.discoverEvery,
+	})
+	if err := srv.Open(ctx); err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return &consoleRig{srv: srv, rdb: rdb, hook: h, ws: "ws" + strings.TrimPrefix(srv.URL(), "http") + "/ws"}, nil
+}
+
+func (c *consoleRig) close() {
+	c.srv.Close()
+	c.rdb.Close()
+}
+
+// rtHook counts round trips: single calls (Process) and pipelines apart, the
+// commands in them, the time spent in pipelines, and (while recording) when
+// each pipeline started, which case 6 takes as the start of a tick.
+type rtHook struct {
+	calls, pipes, cmds, pipeNanos atomic.Int64
+
+	mu        sync.Mutex
+	recording bool
+	starts    []int64 // unix ns
+}
+
+type rtCount struct{ calls, pipes, cmds, pipeNanos int64 }
+
+func (h *rtHook) snap() rtCount {
+	return rtCount{h.calls.Load(), h.pipes.Load(), h.cmds.Load(), h.pipeNanos.Load()}
+}
+
+func (a rtCount) minus(b rtCount) rtCount {
+	return rtCount{a.calls - b.calls, a.pipes - b.pipes, a.cmds - b.cmds, a.pipeNanos - b.pipeNanos}
+}
+
+// record turns start recording on or off and returns what was recorded.
+func (h *rtHook) record(on bool) []int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recording = on
+	s := h.starts
+	if on {
+		h.starts = nil
+	}
+	return s
+}
+
+func (*rtHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *rtHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.calls.Add(1)
+		h.cmds.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *rtHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		start := time.Now()
+		h.pipes.Add(1)
+		h.cmds.Add(int64(len(cmds)))
+		h.mu.Lock()
+		if h.recording {
+			h.starts = append(h.starts, start.UnixNano())
+		}
+		h.mu.Unlock()
+		err := next(ctx, cmds)
+		h.pipeNanos.Add(int64(time.Since(start)))
+		return err
+	}
+}
+
+// redisUsage is what INFO says about the server's work: CPU seconds and,
+// per command, calls and microseconds spent executing it.
+type redisUsage struct {
+	cpu   float64
+	calls map[string]int64
+	usec  map[string]int64
+}
+
+func readRedisUsage(ctx context.Context, rdb *redis.Client) (redisUsage, error) {
+	u := redisUsage{calls: map[string]int64{}, usec: map[string]int64{}}
+	txt, err := rdb.Info(ctx, "cpu", "commandstats").Result()
+	if err != nil {
+		return u, err
+	}
+	for _, line := range strings.Split(txt, "\r\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"); ok {
+			name, fields, _ := strings.Cut(rest, ":")
+			for _, kv := range strings.Split(fields, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				var n int64
+				fmt.Sscan(v, &n)
+				switch k {
+				case "calls":
+					u.calls[name] = n
+				case "usec":
+					u.usec[name] = n
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "used_cpu_sys:") || strings.HasPrefix(line, "used_cpu_user:") {
+			_, v, _ := strings.Cut(line, ":")
+			var f float64
+			fmt.Sscan(v, &f)
+			u.cpu += f
+		}
+	}
+	return u, nil
+}
+
+// consoleOnly are the commands the console sends and applications' scripts
+// do not (they use TIME, HMGET, HINCRBY, HLEN ...), so their commandstats
+// belong to the console alone.
+var consoleOnly = []string{"hgetall", "pttl", "scan"}
+
+// callsOf and usecOf sum names' deltas since before.
+func (u redisUsage) callsOf(before redisUsage, names ...string) int64 {
+	var n int64
+	for _, k := range names {
+		n += u.calls[k] - before.calls[k]
+	}
+	return n
+}
+
+func (u redisUsage) usecOf(before redisUsage, names ...string) int64 {
+	var n int64
+	for _, k := range names {
+		n += u.usec[k] - before.usec[k]
+	}
+	return n
+}
+
+// processCPU is this process's CPU time (user + system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// frameCounter is one in-process websocket viewer that counts stats frames
+// and hands other frames to onOther.
+type frameCounter struct {
+	conn    *websocket.Conn
+	stats   atomic.Int64
+	bytes   atomic.Int64 // size of the last stats frame
+	done    chan struct{}
+	onOther func(msg []byte, at time.Time)
+}
+
+var statsPrefix = []byte(`{"type":"stats"`)
+
+func dialWS(ctx context.Context, url string) (*websocket.Conn, error) {
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10}
+	c, _, err := d.DialContext(ctx, url, nil)
+	return c, err
+}
+
+func newFrameCounter(ctx context.Context, url string, onOther func([]byte, time.Time)) (*frameCounter, error) {
+	conn, err := dialWS(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetReadLimit(256 << 20)
+	f := &frameCounter{conn: conn, done: make(chan struct{}), onOther: onOther}
+	go func() {
+		defer close(f.done)
+		for { // ends when the connection is closed
+			_, msg, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			now := time.Now()
+			if bytes.HasPrefix(msg, statsPrefix) {
+				f.stats.Add(1)
+				f.bytes.Store(int64(len(msg)))
+			} else if f.onOther != nil {
+				f.onOther(msg, now)
+			}
+		}
+	}()
+	return f, nil
+}
+
+func (f *frameCounter) close() {
+	f.conn.Close()
+	<-f.done
+}
+
+// waitFrames waits until n more stats frames than now arrived, or d passed.
+func (f *frameCounter) waitFrames(ctx context.Context, n int64, d time.Duration) error {
+	want := f.stats.Load() + n
+	end := time.Now().Add(d)
+	for f.stats.Load() < want {
+		if time.Now().After(end) || ctx.Err() != nil {
+			return fmt.Errorf("no stats frame from the console within %v", d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// paced calls fn about perSec times a second in total, on conc goroutines,
+// until stop is called; stop returns the calls made and the first error.
+// A goroutine that falls behind skips ahead rather than bursting.
+func paced(ctx context.Context, conc int, perSec float64, fn func(ctx context.Context, g, i int) error) (stop func() (int64, error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	var n atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	every := time.Duration(float64(conc) / perSec * float64(time.Second))
+	for g := 0; g < conc; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := time.Now().Add(every * time.Duration(g) / time.Duration(conc))
+			for i := 0; ctx.Err() == nil; i++ { // bounded by stop
+				if d := time.Until(next); d > 0 {
+					time.Sleep(d)
+				} else if d < -100*time.Millisecond {
+					next = time.Now()
+				}
+				next = next.Add(every)
+				if err := fn(ctx, g, i); err != nil {
+					if ctx.Err() == nil {
+						firstErr.CompareAndSwap(nil, err)
+					}
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	return func() (int64, error) {
+		cancel()
+		wg.Wait()
+		err, _ := firstErr.Load().(error)
+		return n.Load(), err
+	}
+}
+
+// deleteByPrefix removes what a case wrote, so later cases scan a small
+// keyspace.
+func deleteByPrefix(ctx context.Context, rdb *redis.Client, prefix string) error {
+	var cursor uint64
+	for i := 0; i < 1_000_000; i++ { // bounded: a SCAN pass ends
+		keys, next, err := rdb.Scan(ctx, cursor, prefix+"*", 1000).Result()
+		if err != nil {
+			return err
+		}
+		if len(keys) > 0 {
+			if err := rdb.Unlink(ctx, keys...).Err(); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+	return errors.New("scan did not end")
+}
+
+// makeBuckets creates n token buckets named prefix+"lim:<i>" with 16
+// goroutines and returns them.
+func makeBuckets(ctx context.Context, st *store.Client, prefix string, n int) ([]*store.TokenBucket, error) {
+	bs := make([]*store.TokenBucket, n)
+	for i := range bs {
+		bs[i] = st.TokenBucket(fmt.Sprintf("%slim:%05d", prefix, i))
+	}
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; i += 16 {
+				if err := bs[i].Init(ctx, store.TokenBucketConfig{Capacity: 100, IntervalMS: 10, Initial: 100}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return bs, <-errs
+}

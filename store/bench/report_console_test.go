@@ -1,0 +1,199 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// consoleReport runs cases 5-8 (the console: no peers, so the rounds
+// repeat lockwarden alone) and writes their sections through w.
+func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...any), target func(string, bool, string)) {
+	const rounds = 3
+	col := func(rs []samplerResult, f func(samplerResult) float64) series {
+		var s series
+		for _, r := range rs {
+			s = append(s, f(r))
+		}
+		return s
+	}
+
+	// Case 5.
+	w("## 5. Console sampler cost (token buckets, ~1,000 decisions/s of application traffic on 100 of them)\n\n")
+	w("Each round: a %v window of traffic alone, then the same traffic with a console sampling only (one discovery at start), then with the console's default rediscovery every 1 s. "+
+		"Commands and round trips are counted by a hook on the console's own client; \"executed\" and Redis CPU are INFO commandstats and used_cpu_sys+user over the window, minus the traffic-only window. Median (min–max) of %d rounds.\n\n", 4*time.Second, rounds)
+	w("| limiters | console | ticks/s | round trips / tick | pipelines / tick | commands sent / tick | executed / tick (incl. inside scripts) | EVAL / tick | pipeline ms | Redis CPU, % of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, n := range []int{1000, 10000} {
+		only, disc, noEval, err := samplerRounds(ctx, e, n, rounds, 4*time.Second)
+		if err != nil {
+			t.Fatalf("case 5: %v", err)
+		}
+		for _, m := range []struct {
+			label string
+			rs    []samplerResult
+		}{{"sampling only", only}, {"default (rediscovery every 1 s)", disc}, {"next idea, by hand: the same reads without the per-limiter EVAL", noEval}} {
+			w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", n, m.label,
+				cell(col(m.rs, func(r samplerResult) float64 { return r.ticks }), 2),
+				cell(col(m.rs, func(r samplerResult) float64 { return r.roundTrips }), 2),
+				cell(col(m.rs, func(r samplerResult) float64 { return r.pipes }), 2),
+				cell(col(m.rs, func(r samplerResult) float64 { return r.cmds }), 0),
+				cell(col(m.rs, func(r samplerResult) float64 { return r.executed }), 0),
+				cell(col(m.rs, func(r samplerResult) float64 { return r.evals }), 0),
+				cell(col(m.rs, func(r samplerResult) float64 { return r.pipeMS }), 1),
+				cell(col(m.rs, func(r samplerResult) float64 { return r.redisCPUPct }), 1),
+				frameCell(col(m.rs, func(r samplerResult) float64 { return r.frameKB })))
+		}
+		if n == 1000 {
+			rt := col(only, func(r samplerResult) float64 { return r.roundTrips }).median()
+			target("5. one pipelined round trip per Redis node per tick, 1,000 limiters (sampling ticks)", rt <= 1.0001, fmt.Sprintf("%.2f", rt))
+			rt = col(disc, func(r samplerResult) float64 { return r.roundTrips }).median()
+			target("5. the same with the default 1 s rediscovery", rt <= 1.0001, fmt.Sprintf("%.2f round trips per tick", rt))
+			for _, m := range []struct {
+				label string
+				rs    []samplerResult
+			}{{"sampling only", only}, {"default console", disc}} {
+				cpu := col(m.rs, func(r samplerResult) float64 { return r.redisCPUPct }).median()
+				target("5. < 5 % of a Redis core at 1,000 limiters ("+m.label+")", cpu < 5, fmt.Sprintf("%.1f %%", cpu))
+			}
+		}
+	}
+
+	// Case 6.
+	w("\n## 6. Websocket fan-out (100 or 1,000 token buckets and 1 held lock on the console)\n\n")
+	w("The viewers are gorilla websocket clients in a second process (this test binary run as `TestBenchWSHelper`), so the console's CPU is its own process's getrusage over the window "+
+		"with no client work in it; the console's viewer cap is raised with `web.Config.MaxWSClients` (default 500). A tick starts when the sampler's pipeline starts (hook on its client); "+
+		"every frame's bytes are unique (the held lock's pttl_ms changes every tick), so each receipt is matched to its tick by a hash of the frame. Both processes share the machine's 2 CPUs. %d rounds of %v, the configurations interleaved; the targets are read at 100 limiters and 1,000 viewers.\n\n", rounds, 5*time.Second)
+	// The third configuration shows what the frame's size does: 1,000
+	// limiters make a stats frame ten times larger.
+	configs := []struct{ limiters, viewers int }{{100, 1}, {100, 1000}, {1000, 1000}}
+	prefixes := map[int]string{}
+	for _, n := range []int{100, 1000} {
+		prefix, cleanup, err := fanoutObjects(ctx, e, n)
+		defer cleanup()
+		if err != nil {
+			t.Fatalf("case 6 setup: %v", err)
+		}
+		prefixes[n] = prefix
+	}
+	fres := make([][]fanoutResult, len(configs))
+	for r := 0; r < rounds; r++ {
+		for i, c := range configs {
+			v, err := fanout(ctx, e, prefixes[c.limiters], c.viewers, 5*time.Second)
+			if err != nil {
+				t.Fatalf("case 6, %+v: %v", c, err)
+			}
+			fres[i] = append(fres[i], v)
+		}
+	}
+	fcol := func(i int, f func(fanoutResult) float64) series {
+		var s series
+		for _, r := range fres[i] {
+			s = append(s, f(r))
+		}
+		return s
+	}
+	w("| limiters | viewers | console CPU, % of one core | tick → receipt p50 (ms) | p99 (ms) | max (ms) | frames per viewer per tick | viewers dropped | Redis commands / tick | round trips / tick | Redis CPU, % of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for i, c := range configs {
+		w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.limiters, c.viewers,
+			cell(fcol(i, func(r fanoutResult) float64 { return r.consoleCPU }), 1),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.p50 }), 1),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.p99 }), 1),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.max }), 1),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.perViewer }), 3),
+			cell(fcol(i, func(r fanoutResult) float64 { return float64(r.closed) }), 0),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.cmds }), 0),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.roundTrips }), 2),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.redisCPUPct }), 1),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.frameKB }), 1))
+	}
+	cpu := fcol(1, func(r fanoutResult) float64 { return r.consoleCPU }).median()
+	target("6. console CPU ≤ 30 % of one core with 1,000 viewers", cpu <= 30, fmt.Sprintf("%.1f %%", cpu))
+	p99 := fcol(1, func(r fanoutResult) float64 { return r.p99 }).median()
+	target("6. tick → receipt p99 ≤ 50 ms with 1,000 viewers", p99 <= 50, fmt.Sprintf("%.1f ms", p99))
+	same := true
+	for r := range fres[0] { // 1 vs 1,000 viewers of the same 100 limiters
+		same = same && near(fres[0][r].cmds, fres[1][r].cmds) && near(fres[0][r].roundTrips, fres[1][r].roundTrips)
+	}
+	target("6. Redis load with 1,000 viewers identical to 1 viewer's", same,
+		fmt.Sprintf("%.0f vs %.0f commands and %.2f vs %.2f round trips per tick (medians)",
+			fcol(1, func(r fanoutResult) float64 { return r.cmds }).median(), fcol(0, func(r fanoutResult) float64 { return r.cmds }).median(),
+			fcol(1, func(r fanoutResult) float64 { return r.roundTrips }).median(), fcol(0, func(r fanoutResult) float64 { return r.roundTrips }).median()))
+
+	// Case 7.
+	w("\n## 7. Event latency: PUBLISH on an unlock channel → frame at a viewer\n\n")
+	w("An application client publishes on `redisson_lock__channel:{<lock>}` (100 lock names) at 1,000 messages/s for 5 s, each message carrying its send time; one viewer is connected and the console's sampler runs. %d rounds.\n\n", rounds)
+	var eres []eventResult
+	for r := 0; r < rounds; r++ {
+		v, err := eventLatency(ctx, e, 1000, 5*time.Second)
+		if err != nil {
+			t.Fatalf("case 7: %v", err)
+		}
+		eres = append(eres, v)
+	}
+	ecol := func(f func(eventResult) float64) series {
+		var s series
+		for _, r := range eres {
+			s = append(s, f(r))
+		}
+		return s
+	}
+	w("| events/s published | p50 (ms) | p99 (ms) | max (ms) | events lost |\n|---|---|---|---|---|\n")
+	w("| %s | %s | %s | %s | %s |\n", cell(ecol(func(r eventResult) float64 { return r.rate }), 0),
+		cell(ecol(func(r eventResult) float64 { return r.p50 }), 2), cell(ecol(func(r eventResult) float64 { return r.p99 }), 2),
+		cell(ecol(func(r eventResult) float64 { return r.max }), 2), cell(ecol(func(r eventResult) float64 { return float64(r.lost) }), 0))
+	ep99 := ecol(func(r eventResult) float64 { return r.p99 }).median()
+	target("7. unlock → viewer p99 ≤ 10 ms at 1,000 events/s", ep99 <= 10, fmt.Sprintf("%.2f ms", ep99))
+
+	// Case 8.
+	k := discoveryKeys{other: 1_000_000, locks: 10_000, limiters: 1_000}
+	w("\n## 8. Discovery: 10,000 locks and 1,000 token buckets among 1,000,000 other keys\n\n")
+	w("A redis-server of its own (`--enable-debug-command local`): 900,000 strings from DEBUG POPULATE and 100,000 three-field application hashes (which discovery must read and reject), "+
+		"10,000 Redisson-layout locks and 1,000 seed-001 token buckets. One pass of `store.Client.Discover(ctx, \"*\")`, what the console runs at its first tick and then every second; "+
+		"meanwhile a probe client sends PING about every millisecond on its own connection (the idle p99 is the same probe for 1 s before the pass). %d passes.\n\n", rounds)
+	rdb, err := discoveryServer(ctx, t, k)
+	if err != nil {
+		t.Fatalf("case 8 setup: %v", err)
+	}
+	var dres []discoveryResult
+	for r := 0; r < rounds; r++ {
+		v, err := discoverOnce(ctx, rdb, k, time.Second)
+		if err != nil {
+			t.Fatalf("case 8: %v", err)
+		}
+		dres = append(dres, v)
+	}
+	dcol := func(f func(discoveryResult) float64) series {
+		var s series
+		for _, r := range dres {
+			s = append(s, f(r))
+		}
+		return s
+	}
+	w("| pass (s) | locks listed | limiters listed | PING p50 during (ms) | PING p99 during (ms) | PING max during (ms) | PING p99 idle (ms) | Redis CPU during, % of one core |\n|---|---|---|---|---|---|---|---|\n")
+	w("| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		cell(dcol(func(r discoveryResult) float64 { return r.seconds }), 2),
+		cell(dcol(func(r discoveryResult) float64 { return float64(r.locks) }), 0),
+		cell(dcol(func(r discoveryResult) float64 { return float64(r.limit) }), 0),
+		cell(dcol(func(r discoveryResult) float64 { return r.p50 }), 2),
+		cell(dcol(func(r discoveryResult) float64 { return r.p99 }), 2),
+		cell(dcol(func(r discoveryResult) float64 { return r.max }), 2),
+		cell(dcol(func(r discoveryResult) float64 { return r.idleP99 }), 2),
+		cell(dcol(func(r discoveryResult) float64 { return r.redisCPUPct }), 0))
+	secs := dcol(func(r discoveryResult) float64 { return r.seconds }).median()
+	target("8. discovery lists all 11,000 objects among 1,000,000 keys in < 5 s", secs < 5, fmt.Sprintf("%.2f s", secs))
+	dp99 := dcol(func(r discoveryResult) float64 { return r.p99 }).median()
+	target("8. other clients' p99 < 2 ms during the scan", dp99 < 2, fmt.Sprintf("%.2f ms", dp99))
+	w("\n%s\n", consoleNotes)
+}
+
+// near says a and b agree within 1 % (a window's edges can cut a tick).
+func near(a, b float64) bool { return a <= b*1.01 && b <= a*1.01 }
+
+// frameCell is "–" for rows without a console (nothing was framed).
+func frameCell(s series) string {
+	if s.median() == 0 {
+		return "–"
+	}
+	return cell(s, 0)
+}

@@ -1,0 +1,25 @@
+package web
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A Redis that goes away mid-reply surfaces as EOF or a reset, not only as a
+// net.Error: all of them mean "Redis is not answering" (503), never a 500.
+func TestServerRedisGoneIsUnavailable(t *testing.T) {
+	for _, err := range []error{io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.ECONNREFUSED,
+		redis.ErrClosed, redis.ErrPoolTimeout, fmt.Errorf("read: %w", io.EOF)} {
+		if got := toHTTPError(err).Status; got != http.StatusServiceUnavailable {
+			t.Errorf("toHTTPError(%v).Status = %d, want 503", err, got)
+		}
+	}
+	if got := toHTTPError(fmt.Errorf("boom")).Status; got != http.StatusInternalServerError {
+		t.Errorf("an unknown error must stay a 500, got %d", got)
+	}
+}
