@@ -175,6 +175,9 @@ func (f frame) typ() string { s, _ := f["type"].(string); return s }
 
 // readFrames reads frames until stop returns true or d passes; it returns
 // every frame read.
+// readFrames reads until stop or d passes. A read that times out leaves a
+// gorilla connection unusable, so a timed-out readFrames must be the last
+// read on c.
 func readFrames(t *testing.T, c *websocket.Conn, d time.Duration, stop func(frame) bool) []frame {
 	t.Helper()
 	deadline := time.Now().Add(d)

@@ -18,7 +18,42 @@ hand-off lease is at most 3 s until the new holder's watchdog renews it. Redisso
 correct (they see the hash held and a ` + "`0`" + ` on every release) but do not queue.
 `
 
-const consoleNotes = `TODO`
+const consoleNotes = `### What cases 5–8 show, the gaps, and the next ideas
+
+**5, sampler.** A tick is one pipeline (met: one round trip per node per tick when only sampling). For each token
+bucket the pipeline holds HGETALL of the bucket, HGETALL of its stats ring, and an EVAL of the Redisson window
+script (store/enrich.go ` + "`queueWindowState`" + `), which Sample queues for every limiter because it does not yet know the
+limiter's kind; for a token bucket the script finds nothing, but it is a full EVAL with the script's source on every
+tick (EVAL, not EVALSHA) and runs a few commands inside. That is half of what Redis executes per tick and most of
+its CPU: the hand-built row, the same reads without it, costs about a tenth. Next idea (store/sample.go): queue the
+window read only for names Discover classified as Redisson limiters, by EVALSHA. The default console also
+rediscovers every second (SCAN, HLEN and HGETALL of every candidate), which is the second pipeline and the extra
+round trips per tick in the "default" rows, and at 10,000 limiters about ten round trips per tick; next idea:
+rediscover less often or incrementally (keyspace notifications for new keys, a full pass every 10–30 s), since the
+sampler already sees vanished objects itself. At 10,000 limiters one pipeline takes ~150 ms and the stats frame is
+~2 MB, so the sampler cannot keep 5 ticks/s: the EVAL fix and a smaller frame are both needed there.
+
+**6, fan-out.** The sampler marshals one frame per tick and the hub hands the same bytes to every viewer, so Redis
+load does not move with 1,000 viewers (met), and the console's CPU stays low. The delay is the time to push one
+frame through 1,000 sockets: each viewer's writer goroutine copies the frame and makes its own write syscall, so a
+tick's frames leave over a burst of tens of milliseconds on the 2 CPUs this machine shares between the console, the
+viewers' process and Redis; p50 is about half the burst and p99 its end plus scheduling noise, which lands near
+the 50 ms target and over it in noisy rounds. The cost grows with viewers × frame bytes: at 1,000 limiters the
+frame is ~214 KB (1 GB/s for 1,000 viewers) and the viewers fall seconds behind. Next idea (web/sampler.go,
+web/hub.go): send the static parts of a frame (kinds, limiter_info, first_seen) only when they change and the
+counts as deltas, so a steady-state frame is a few KB whatever the number of objects; then write through gorilla's
+PreparedMessage so the framing is built once per frame, not once per viewer.
+
+**7, events.** An unlock message costs the console one pub/sub read, one small JSON frame and one hub broadcast;
+p99 stays well under the target at 1,000 events/s with no event lost. The rare max of tens of milliseconds is a
+scheduling stall on the shared CPUs.
+
+**8, discovery.** SCAN with TYPE hash skips the 900,000 strings inside Redis; each batch of hashes costs one HLEN
+pipeline and, for the small ones, one HGETALL+PTTL pipeline, and Redis answers other clients between the calls, so
+their p99 stays near a millisecond while the pass uses most of a Redis core for under two seconds. Both targets are
+met. Since the default console repeats this pass every second, a keyspace this large would keep Redis ~70 % busy:
+the same next idea as in case 5 (rediscover less often or incrementally) applies, or a narrower MATCH pattern.
+`
 
 const seedLossNote = `Why seed 001's script loses permits, and when: its refill adds floor(elapsed / interval) permits and then
 sets last_mill_second to now, throwing away the rest of the interval (elapsed mod 2 ms here, with the client's

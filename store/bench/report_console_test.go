@@ -23,7 +23,7 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 	w("## 5. Console sampler cost (token buckets, ~1,000 decisions/s of application traffic on 100 of them)\n\n")
 	w("Each round: a %v window of traffic alone, then the same traffic with a console sampling only (one discovery at start), then with the console's default rediscovery every 1 s. "+
 		"Commands and round trips are counted by a hook on the console's own client; \"executed\" and Redis CPU are INFO commandstats and used_cpu_sys+user over the window, minus the traffic-only window. Median (min–max) of %d rounds.\n\n", 4*time.Second, rounds)
-	w("| limiters | console | ticks/s | round trips / tick | pipelines / tick | commands sent / tick | executed / tick (incl. inside scripts) | EVAL / tick | pipeline ms | Redis CPU, % of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| limiters | console | ticks/s | round trips / tick | pipelines / tick | commands sent / tick | executed / tick (incl. inside scripts) | EVAL / tick | pipeline ms | Redis CPU, %% of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, n := range []int{1000, 10000} {
 		only, disc, noEval, err := samplerRounds(ctx, e, n, rounds, 4*time.Second)
 		if err != nil {
@@ -93,10 +93,11 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 		}
 		return s
 	}
-	w("| limiters | viewers | console CPU, % of one core | tick → receipt p50 (ms) | p99 (ms) | max (ms) | frames per viewer per tick | viewers dropped | Redis commands / tick | round trips / tick | Redis CPU, % of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| limiters | viewers | console CPU, %% of one core | viewers' process CPU, %% of one core | tick → receipt p50 (ms) | p99 (ms) | max (ms) | frames per viewer per tick | viewers dropped | Redis commands / tick | round trips / tick | Redis CPU, %% of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, c := range configs {
-		w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.limiters, c.viewers,
+		w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.limiters, c.viewers,
 			cell(fcol(i, func(r fanoutResult) float64 { return r.consoleCPU }), 1),
+			cell(fcol(i, func(r fanoutResult) float64 { return r.viewersCPU }), 1),
 			cell(fcol(i, func(r fanoutResult) float64 { return r.p50 }), 1),
 			cell(fcol(i, func(r fanoutResult) float64 { return r.p99 }), 1),
 			cell(fcol(i, func(r fanoutResult) float64 { return r.max }), 1),
@@ -170,7 +171,7 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 		}
 		return s
 	}
-	w("| pass (s) | locks listed | limiters listed | PING p50 during (ms) | PING p99 during (ms) | PING max during (ms) | PING p99 idle (ms) | Redis CPU during, % of one core |\n|---|---|---|---|---|---|---|---|\n")
+	w("| pass (s) | locks listed | limiters listed | PING p50 during (ms) | PING p99 during (ms) | PING max during (ms) | PING p99 idle (ms) | Redis CPU during, %% of one core |\n|---|---|---|---|---|---|---|---|\n")
 	w("| %s | %s | %s | %s | %s | %s | %s | %s |\n",
 		cell(dcol(func(r discoveryResult) float64 { return r.seconds }), 2),
 		cell(dcol(func(r discoveryResult) float64 { return float64(r.locks) }), 0),

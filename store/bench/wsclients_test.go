@@ -7,7 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"os"
 	"os/exec"
 	"sort"
@@ -29,7 +29,7 @@ const wsHelperEnv = "LOCKWARDEN_BENCH_WS_HELPER" // the console's ws URL
 
 // receipt is one stats frame arriving at one viewer.
 type receipt struct {
-	frame uint64 // FNV-64a of the frame: every viewer gets the same bytes
+	frame uint64 // hash of the frame: every viewer gets the same bytes
 	at    int64  // unix ns
 }
 
@@ -47,6 +47,7 @@ func TestBenchWSHelper(t *testing.T) {
 	defer cancel()
 
 	var recording atomic.Bool
+	seed := maphash.MakeSeed() // one process hashes every receipt
 	var closed atomic.Int64
 	recs := make([][]receipt, n)
 	fcs := make([]*frameCounter, n)
@@ -77,9 +78,7 @@ func TestBenchWSHelper(t *testing.T) {
 							return
 						}
 						if recording.Load() && bytes.HasPrefix(msg, statsPrefix) {
-							h := fnv.New64a()
-							h.Write(msg)
-							recs[i] = append(recs[i], receipt{h.Sum64(), time.Now().UnixNano()})
+							recs[i] = append(recs[i], receipt{maphash.Bytes(seed, msg), time.Now().UnixNano()})
 						}
 					}
 				}()
@@ -93,8 +92,10 @@ func TestBenchWSHelper(t *testing.T) {
 	}
 	recording.Store(true)
 	fmt.Println("LWBENCH-READY")
+	cpu0, t0 := processCPU(), time.Now()
 	time.Sleep(d)
 	recording.Store(false)
+	cpu := (processCPU() - cpu0).Seconds() / time.Since(t0).Seconds()
 	for _, fc := range fcs {
 		fc.conn.Close()
 	}
@@ -118,13 +119,14 @@ func TestBenchWSHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	fmt.Printf("LWBENCH-DONE closed=%d\n", closed.Load())
+	fmt.Printf("LWBENCH-DONE closed=%d cpu=%f\n", closed.Load(), cpu)
 }
 
 // fanoutResult is one window of case 6.
 type fanoutResult struct {
 	clients     int
 	consoleCPU  float64 // % of one core, the console's process
+	viewersCPU  float64 // % of one core, the viewers' process
 	p50, p99    float64 // ms from tick start to receipt
 	max         float64
 	perViewer   float64 // stats frames per viewer per tick (1 = every frame)
@@ -223,8 +225,10 @@ func fanout(ctx context.Context, e *env, prefix string, n int, d time.Duration) 
 	starts := c.hook.record(false)
 
 	for lines.Scan() {
-		if v, ok := strings.CutPrefix(lines.Text(), "LWBENCH-DONE closed="); ok {
-			res.closed, _ = strconv.ParseInt(v, 10, 64)
+		if v, ok := strings.CutPrefix(lines.Text(), "LWBENCH-DONE "); ok {
+			var cpu float64
+			fmt.Sscanf(v, "closed=%d cpu=%f", &res.closed, &cpu)
+			res.viewersCPU = 100 * cpu
 		}
 	}
 	if err := cmd.Wait(); err != nil {
