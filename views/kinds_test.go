@@ -98,6 +98,13 @@ func TestViewKindsLimiters(t *testing.T) {
 	if rows.Length() != 4 {
 		t.Fatalf("rows %d", rows.Length())
 	}
+	// A sparkline never draws a rejected line nobody measured.
+	for i, wantLine := range []bool{false, false, false, true} {
+		got := rows.Eq(i).Find(`polyline[data-series="rejected"]`).Length() == 1
+		if got != wantLine {
+			t.Errorf("row %d: rejected sparkline drawn = %v, want %v", i, got, wantLine)
+		}
+	}
 	for i, want := range []string{"4 granted · rejections not visible", "3 admitted · rejections not visible", "rejections not visible (limit not registered)"} {
 		r := rows.Eq(i)
 		if r.Find(`[data-field="rejected"]`).Length() != 0 {

@@ -336,7 +336,7 @@ func wallTile(l LimiterRow) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = sparkline(l.Spark).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = sparkline(l.Spark, !l.RejectionsHidden).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

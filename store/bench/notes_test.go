@@ -27,8 +27,9 @@ limiter's kind; for a token bucket the script finds nothing, but it is a full EV
 tick (EVAL, not EVALSHA) and runs a few commands inside. That is half of what Redis executes per tick and most of
 its CPU: the hand-built row, the same reads without it, costs about a tenth. Next idea (store/sample.go): queue the
 window read only for names Discover classified as Redisson limiters, by EVALSHA. The default console also
-rediscovers every second (SCAN, HLEN and HGETALL of every candidate), which is the second pipeline and the extra
-round trips per tick in the "default" rows, and at 10,000 limiters about ten round trips per tick; next idea:
+rediscovers every second: one SCAN call per 1,000 keys of the whole keyspace (MATCH filters after the walk), then
+HLEN and HGETALL pipelines for the candidates, which are the extra round trips per tick in the "default" rows; next
+idea:
 rediscover less often or incrementally (keyspace notifications for new keys, a full pass every 10–30 s), since the
 sampler already sees vanished objects itself. At 10,000 limiters one pipeline takes ~150 ms and the stats frame is
 ~2 MB, so the sampler cannot keep 5 ticks/s: the EVAL fix and a smaller frame are both needed there.
@@ -37,8 +38,8 @@ sampler already sees vanished objects itself. At 10,000 limiters one pipeline ta
 load does not move with 1,000 viewers (met), and the console's CPU stays low. The delay is the time to push one
 frame through 1,000 sockets: each viewer's writer goroutine copies the frame and makes its own write syscall, so a
 tick's frames leave over a burst of tens of milliseconds on the 2 CPUs this machine shares between the console, the
-viewers' process and Redis; p50 is about half the burst and p99 its end plus scheduling noise, which lands near
-the 50 ms target and over it in noisy rounds. The cost grows with viewers × frame bytes: at 1,000 limiters the
+viewers' process and Redis; p50 is about half the burst and p99 its end plus scheduling stalls, which puts p99 over
+the 50 ms target on this machine. The cost grows with viewers × frame bytes: at 1,000 limiters the
 frame is ~214 KB (1 GB/s for 1,000 viewers) and the viewers fall seconds behind. Next idea (web/sampler.go,
 web/hub.go): send the static parts of a frame (kinds, limiter_info, first_seen) only when they change and the
 counts as deltas, so a steady-state frame is a few KB whatever the number of objects; then write through gorilla's

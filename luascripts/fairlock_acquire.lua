@@ -1,0 +1,141 @@
+-- fairlock_acquire: take or re-enter a Redisson RFairLock, queueing the
+-- caller when it must wait, and count the attempt in the lock's stats, in
+-- one step.
+--
+-- Layout (Redisson's): the RLock hash <name> ("<uuid>:<owner>" -> reentry
+-- count, PEXPIRE lease), the list "redisson_lock_queue:{<name>}" of waiter
+-- ids ("<uuid>:<owner>") in arrival order and the zset
+-- "redisson_lock_timeout:{<name>}" of each waiter's deadline (ms since the
+-- epoch, Redis time). Only the head of the queue may take a free lock; a
+-- head whose deadline has passed is taken for dead and dropped, so a
+-- crashed waiter delays the others by at most its deadline.
+--
+-- Deadlines differ from Redisson's in one respect: a queued caller pushes
+-- its own deadline to at least now + the holder's remaining lease + the
+-- thread wait time on every attempt, and an acquisition does not pull the
+-- other waiters' deadlines forward. A lockwarden waiter attempts at least
+-- every half thread wait time, so it never goes stale while alive, whatever
+-- the holder's renewals; deadlines Redisson clients write are kept as they
+-- are.
+--
+-- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
+-- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
+-- KEYS[3] -> deadlines (ZSET), "redisson_lock_timeout:{<name>}"
+-- KEYS[4] -> stats of the lock (HASH), store.StatsKey(name)
+-- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
+-- ARGV[2] -> holder field and waiter id "<uuid>:<owner>"
+-- ARGV[3] -> thread wait time in milliseconds (Redisson's threadWaitTime)
+-- ARGV[4] -> "1" to queue the caller (or refresh its place) when it cannot
+--            take the lock; "0" for an attempt that must not queue (TryLock)
+--
+-- Returns:
+--   nil     -> taken (new hold or re-entry). Counted "a".
+--   integer -> not taken; ms worth waiting before the next attempt: the
+--              holder's PTTL (-1 when the key has no expiry), or, when the
+--              lock is free but an earlier waiter is at the head, how long
+--              until that waiter is dropped if it never comes. Counted "r".
+--   error   -> "WRONGTYPE ...": KEYS[1] is not a hash. Counted "e".
+local lock = KEYS[1]
+local queue = KEYS[2]
+local timeouts = KEYS[3]
+local stats = KEYS[4]
+local lease = ARGV[1]
+local holder = ARGV[2]
+local wait = tonumber(ARGV[3])
+local enqueue = ARGV[4] == '1'
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
+local function record(outcome)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
+  end
+end
+
+-- Drop dead heads (bounded per call; the next call drops more).
+for _ = 1, 64 do
+  local first = redis.call('LINDEX', queue, 0)
+  if not first then
+    break
+  end
+  local deadline = tonumber(redis.call('ZSCORE', timeouts, first))
+  if deadline and deadline > now then
+    break
+  end
+  redis.call('ZREM', timeouts, first)
+  redis.call('LPOP', queue)
+end
+
+local mine = redis.pcall('HEXISTS', lock, holder)
+if type(mine) == 'table' then
+  record('e')
+  return mine
+end
+if mine == 1 then
+  redis.call('HINCRBY', lock, holder, 1)
+  redis.call('PEXPIRE', lock, lease)
+  record('a')
+  return nil
+end
+
+local head = redis.call('LINDEX', queue, 0)
+local pttl = redis.call('PTTL', lock)
+if pttl == -2 and (not head or head == holder) then
+  if head then
+    redis.call('LPOP', queue)
+  end
+  redis.call('ZREM', timeouts, holder)
+  redis.call('HSET', lock, holder, 1)
+  redis.call('PEXPIRE', lock, lease)
+  record('a')
+  return nil
+end
+
+local wait_hint = pttl
+if pttl == -2 then
+  -- Free, but reserved for the head until it comes or is dropped.
+  wait_hint = math.max(1, (tonumber(redis.call('ZSCORE', timeouts, head)) or now) - now)
+end
+
+if enqueue then
+  local until_free = math.max(pttl, 0)
+  local deadline = now + until_free + wait
+  local current = tonumber(redis.call('ZSCORE', timeouts, holder))
+  if current then
+    if current < deadline then
+      redis.call('ZADD', timeouts, deadline, holder)
+    end
+  else
+    -- A new waiter's place is behind the last one's (Redisson chains
+    -- deadlines so a slow queue does not look dead).
+    local last = redis.call('LINDEX', queue, -1)
+    local behind = last and tonumber(redis.call('ZSCORE', timeouts, last))
+    if behind and behind + wait > deadline then
+      deadline = behind + wait
+    end
+    redis.call('ZADD', timeouts, deadline, holder)
+    redis.call('RPUSH', queue, holder)
+  end
+end
+
+record('r')
+return wait_hint

@@ -1,0 +1,79 @@
+-- fencedlock_acquire: take or re-enter a Redisson RFencedLock and hand out
+-- its next fencing token, counting the attempt in the lock's stats, in one
+-- step.
+--
+-- Layout (Redisson's): the RLock hash <name> ("<uuid>:<owner>" -> reentry
+-- count, PEXPIRE lease; released by lock_release.lua, "0" on
+-- "redisson_lock__channel:{<name>}") plus the counter
+-- "redisson_lock_token:{<name>}", INCRemented by every successful acquire,
+-- re-entries included, as Redisson does, and never expired or deleted: the
+-- guarded resource rejects any token below the last one it saw, so a holder
+-- that lost the lock (lease ran out, force-unlock) cannot write after the
+-- next one did.
+--
+-- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
+-- KEYS[2] -> fencing token (STRING counter), "redisson_lock_token:{<name>}"
+-- KEYS[3] -> stats of the lock (HASH), store.StatsKey(name)
+-- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
+-- ARGV[2] -> holder field "<uuid>:<owner>"
+--
+-- Returns {taken, n}:
+--   {1, token} -> taken (new hold or re-entry); token is this acquisition's.
+--                 Counted "a".
+--   {0, pttl}  -> another holder has it: its PTTL in ms, -1 when the key has
+--                 no expiry. Counted "r".
+--   error      -> "WRONGTYPE ...": KEYS[1] is not a hash, or KEYS[2] not a
+--                 counter. Counted "e"; nothing else changes.
+local lock = KEYS[1]
+local token_key = KEYS[2]
+local stats = KEYS[3]
+local lease = ARGV[1]
+local holder = ARGV[2]
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
+local function record(outcome)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
+  end
+end
+
+local mine = redis.pcall('HEXISTS', lock, holder)
+if type(mine) == 'table' then
+  record('e')
+  return mine
+end
+if mine == 0 and redis.call('EXISTS', lock) == 1 then
+  record('r')
+  return {0, redis.call('PTTL', lock)}
+end
+-- The token first: a key that is not a counter fails here, before the lock
+-- is touched.
+local token = redis.pcall('INCR', token_key)
+if type(token) == 'table' then
+  record('e')
+  return redis.error_reply('WRONGTYPE fencing token key does not hold a counter')
+end
+redis.call('HINCRBY', lock, holder, 1)
+redis.call('PEXPIRE', lock, lease)
+record('a')
+return {1, token}

@@ -1,0 +1,116 @@
+-- rwlock_read_acquire: take or re-enter the read side of a Redisson
+-- RReadWriteLock and count the attempt in the lock's stats, in one step.
+--
+-- Layout (Redisson's, so Java clients and the console share the lock): hash
+-- <name> with "mode" = read|write and one field per holder, "<uuid>:<owner>"
+-- for read levels and "<uuid>:<owner>:write" for write levels, each holding
+-- its reentry count. Every read level n also has a string key
+-- "{<name>}:<uuid>:<owner>:rwlock_timeout:<n>" with its own lease, so a
+-- reader that died stops counting once its level keys run out.
+--
+-- Readers share the lock; a writer excludes other holders, but the writer's
+-- own owner may also take read levels (and keeps them after its write
+-- levels are gone, which turns the lock back into a read lock).
+--
+-- The key of the new level must travel in KEYS, so the caller names the
+-- level it expects to create: ARGV[4] is the read count it believes the
+-- holder has now. When Redis disagrees (another handle of the same owner
+-- took or released a level meanwhile) nothing changes and the real count
+-- comes back, for the caller to retry with the right key.
+--
+-- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
+-- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
+-- KEYS[3] -> the level key to create, "...:rwlock_timeout:<ARGV[4] + 1>"
+-- ARGV[1] -> lease in milliseconds (PEXPIRE of the level key; the lock's
+--            expiry is raised to it, never lowered: other readers may hold
+--            longer leases)
+-- ARGV[2] -> read field "<uuid>:<owner>"
+-- ARGV[3] -> write field of the same owner, "<uuid>:<owner>:write"
+-- ARGV[4] -> the caller's idea of the current read count of ARGV[2]
+--
+-- Returns:
+--   nil      -> taken (new level ARGV[4] + 1). Counted "a".
+--   integer  -> a writer of another owner has it: its PTTL in ms (-1 when
+--               the key has no expiry). Counted "r".
+--   {count}  -> ARGV[4] was wrong: the real read count; nothing changed,
+--               nothing counted.
+--   error    -> "WRONGTYPE ...": KEYS[1] is not a read-write lock (another
+--               type, or a hash without a valid mode). Counted "e".
+local lock = KEYS[1]
+local stats = KEYS[2]
+local level_key = KEYS[3]
+local lease = tonumber(ARGV[1])
+local read_field = ARGV[2]
+local write_field = ARGV[3]
+local expected = tonumber(ARGV[4])
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
+local function record(outcome)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
+  end
+end
+
+local mode = redis.pcall('HGET', lock, 'mode')
+if type(mode) == 'table' then
+  record('e')
+  return mode
+end
+
+if mode == false then
+  if redis.call('EXISTS', lock) == 1 then
+    -- Someone's hash without a mode: Redisson would write into it; refuse.
+    record('e')
+    return redis.error_reply('WRONGTYPE hash has no read-write lock mode')
+  end
+  if expected ~= 0 then
+    return {0}
+  end
+  redis.call('HSET', lock, 'mode', 'read', read_field, 1)
+  redis.call('SET', level_key, 1, 'PX', lease)
+  redis.call('PEXPIRE', lock, lease)
+  record('a')
+  return nil
+end
+
+if mode ~= 'read' and mode ~= 'write' then
+  record('e')
+  return redis.error_reply('WRONGTYPE hash has an unknown read-write lock mode')
+end
+
+if mode == 'read' or redis.call('HEXISTS', lock, write_field) == 1 then
+  local count = tonumber(redis.call('HGET', lock, read_field)) or 0
+  if count ~= expected then
+    return {count}
+  end
+  redis.call('HINCRBY', lock, read_field, 1)
+  redis.call('SET', level_key, 1, 'PX', lease)
+  if redis.call('PTTL', lock) < lease then
+    redis.call('PEXPIRE', lock, lease)
+  end
+  record('a')
+  return nil
+end
+
+record('r')
+return redis.call('PTTL', lock)

@@ -1,0 +1,84 @@
+-- rwlock_write_acquire: take or re-enter the write side of a Redisson
+-- RReadWriteLock (layout in rwlock_read_acquire.lua) and count the attempt
+-- in the lock's stats, in one step. Only a free lock, or one whose writer
+-- is this owner, can be taken: readers (even this owner's own read levels)
+-- exclude a writer, as in Redisson, where a reader asking for the write
+-- lock waits until its read levels are gone.
+--
+-- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
+-- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
+-- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE; a re-entry only
+--            ever raises the expiry)
+-- ARGV[2] -> write field "<uuid>:<owner>:write"
+--
+-- Returns:
+--   nil     -> taken (new hold or re-entry). Counted "a".
+--   integer -> readers or another writer have it: its PTTL in ms (-1 when
+--              the key has no expiry). Counted "r".
+--   error   -> "WRONGTYPE ...": KEYS[1] is not a read-write lock (another
+--              type, or a hash without a valid mode). Counted "e".
+local lock = KEYS[1]
+local stats = KEYS[2]
+local lease = tonumber(ARGV[1])
+local write_field = ARGV[2]
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Stats: the same block in every script that counts outcomes (layout in
+-- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- the first count of a field also restarts the hash's 5 s expiry and, once
+-- the hash holds more than 64 fields, deletes every field outside the 16
+-- newest buckets, so the hash stays small without a read on the hot path.
+local function record(outcome)
+  local bucket = math.floor(now / 200)
+  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', stats, 5000)
+    if redis.call('HLEN', stats) > 64 then
+      local old = {}
+      for _, field in ipairs(redis.call('HKEYS', stats)) do
+        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        if not b or b <= bucket - 16 or b > bucket then
+          old[#old + 1] = field
+        end
+      end
+      if #old > 0 then
+        redis.call('HDEL', stats, unpack(old))
+      end
+    end
+  end
+end
+
+local mode = redis.pcall('HGET', lock, 'mode')
+if type(mode) == 'table' then
+  record('e')
+  return mode
+end
+
+if mode == false then
+  if redis.call('EXISTS', lock) == 1 then
+    record('e')
+    return redis.error_reply('WRONGTYPE hash has no read-write lock mode')
+  end
+  redis.call('HSET', lock, 'mode', 'write', write_field, 1)
+  redis.call('PEXPIRE', lock, lease)
+  record('a')
+  return nil
+end
+
+if mode ~= 'read' and mode ~= 'write' then
+  record('e')
+  return redis.error_reply('WRONGTYPE hash has an unknown read-write lock mode')
+end
+
+if mode == 'write' and redis.call('HEXISTS', lock, write_field) == 1 then
+  redis.call('HINCRBY', lock, write_field, 1)
+  if redis.call('PTTL', lock) < lease then
+    redis.call('PEXPIRE', lock, lease)
+  end
+  record('a')
+  return nil
+end
+
+record('r')
+return redis.call('PTTL', lock)

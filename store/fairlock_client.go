@@ -1,0 +1,170 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redisson's RFairLock for Go applications, in its wire format (see
+// KindFairLock and fairlock_acquire.lua): the RLock hash plus a queue of
+// waiter ids and their deadlines. Only the head of the queue may take a
+// free lock, so waiters get it in arrival order whichever client they use;
+// a release wakes only the head, on its own channel
+// UnlockChannel(name)+":"+<waiter id>. The hold itself is an RLock hold, so
+// the Client's watchdog renews it like a Lock's.
+
+var (
+	fairAcquireScript  = redis.NewScript(luascripts.Source("fairlock_acquire"))
+	fairUnlockScript   = redis.NewScript(luascripts.Source("fairlock_unlock"))
+	fairWithdrawScript = redis.NewScript(luascripts.Source("fairlock_withdraw"))
+)
+
+// DefaultFairThreadWait is Redisson's threadWaitTime: how long past the
+// holder's lease a queued waiter that stopped asking keeps its place.
+const DefaultFairThreadWait = 5 * time.Second
+
+// FairLockOptions tunes a fair lock handle. A nil pointer and zero fields
+// mean the defaults.
+type FairLockOptions struct {
+	LockOptions
+	// ThreadWaitTime is how long a waiter keeps its place in the queue
+	// without asking again, beyond the holder's remaining lease. A waiting
+	// Lock asks at least every ThreadWaitTime/2, so this is how long a
+	// crashed waiter can hold up the queue. Default DefaultFairThreadWait;
+	// at least 2ms when set.
+	ThreadWaitTime time.Duration
+}
+
+// FairLock is a handle on one fair lock for one owner. Handles with the
+// same Owner on one Client are one holder and one waiter: they share a
+// place in the queue (if one of them gives up waiting, the others queue
+// again at the end), as threads of one id would in Redisson.
+type FairLock struct {
+	c        *Client
+	inner    *Lock // the RLock hold: lease, holder, watchdog
+	name     string
+	holder   string
+	wait     time.Duration
+	retryCap time.Duration
+	err      error
+
+	keys    []string // lock, queue, deadlines, stats
+	prefix  string   // waiters' channel prefix, UnlockChannel(name)
+	channel string   // this holder's own channel
+}
+
+// NewFairLock returns a handle on the fair lock stored at name. Invalid
+// input is reported by the handle's first call, with nothing sent to Redis.
+func (c *Client) NewFairLock(name string, opts *FairLockOptions) *FairLock {
+	var lo *LockOptions
+	wait := DefaultFairThreadWait
+	if opts != nil {
+		lo = &opts.LockOptions
+		if opts.ThreadWaitTime != 0 {
+			wait = opts.ThreadWaitTime
+		}
+	}
+	inner := c.NewLock(name, &LockOptions{Lease: lo.getLease(), Owner: lo.getOwner(),
+		RetryCap: lo.getRetryCap(), NoWatchdog: !lo.watchdog()})
+	f := &FairLock{c: c, inner: inner, name: name, holder: inner.holder, wait: wait,
+		retryCap: min(lo.getRetryCap(), wait/2), prefix: UnlockChannel(name)}
+	f.channel = f.prefix + ":" + f.holder
+	f.keys = []string{name, FairLockQueueKey(name), FairLockTimeoutKey(name), StatsKey(name)}
+	switch {
+	case inner.err != nil:
+		f.err = inner.err
+	case wait < 2*time.Millisecond:
+		f.err = invalid("thread wait time", "must be at least 2ms, got %v", wait)
+	default:
+		f.err = c.redissonSlotCheck(name, FairLockQueueKey(name))
+	}
+	return f
+}
+
+// Name is the key of the lock.
+func (f *FairLock) Name() string { return f.name }
+
+// HolderID is the hash field this handle holds the lock under and its id
+// in the queue, "<client-id>:<owner>".
+func (f *FairLock) HolderID() string { return f.holder }
+
+// TryLock takes the lock, or re-enters it, without waiting and without
+// queueing: it fails while another holder has it or an earlier waiter is
+// queued. The error is then a *LockedError (errors.Is ErrNotObtained).
+func (f *FairLock) TryLock(ctx context.Context) error {
+	if f.err != nil {
+		return f.err
+	}
+	ttl, ok, err := f.attempt(ctx, false)
+	if err != nil || ok {
+		return err
+	}
+	return &LockedError{Name: f.name, TTL: ttl}
+}
+
+// Lock takes the lock in arrival order, waiting while it cannot. The
+// handle subscribes to its own channel before it queues, so the release
+// that makes it the next holder always reaches it. It attempts again when
+// woken, when the hint of the last attempt runs out, and at least every
+// min(RetryCap, ThreadWaitTime/2), which keeps its place in the queue
+// fresh. When ctx ends first it leaves the queue and the error matches
+// ErrNotObtained and ctx.Err().
+func (f *FairLock) Lock(ctx context.Context) error {
+	if f.err != nil {
+		return f.err
+	}
+	return waitRetrying(ctx, &f.inner.shared.hub, f.channel, f.retryCap, f.attempt, f.withdraw)
+}
+
+// Unlock releases one level; the last deletes the lock and wakes the waiter
+// at the head of the queue. ErrNotHeld (lock untouched) when this holder
+// does not hold it.
+func (f *FairLock) Unlock(ctx context.Context) error {
+	if f.err != nil {
+		return f.err
+	}
+	res, err := fairUnlockScript.Run(ctx, f.c.rdb, f.keys[:3],
+		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage).Int64()
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
+	}
+	if err != nil {
+		return f.inner.scriptErr("unlock", err)
+	}
+	if f.inner.watchdog {
+		f.inner.shared.released(f.inner, res == 1)
+	}
+	return nil
+}
+
+// attempt runs one acquire: ok, or how long waiting is worth. queue puts
+// the holder in (or keeps it in) the queue when it cannot take the lock.
+func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool, error) {
+	q := "0"
+	if queue {
+		q = "1"
+	}
+	ms, err := fairAcquireScript.Run(ctx, f.c.rdb, f.keys,
+		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q).Int64()
+	if errors.Is(err, redis.Nil) {
+		if f.inner.watchdog {
+			f.inner.shared.acquired(ctx, f.inner)
+		}
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, f.inner.scriptErr("acquire", err)
+	}
+	return time.Duration(ms) * time.Millisecond, false, nil
+}
+
+// withdraw takes a waiter that gave up out of the queue, so the next one
+// does not wait ThreadWaitTime for it.
+func (f *FairLock) withdraw(ctx context.Context) {
+	_ = fairWithdrawScript.Run(ctx, f.c.rdb, f.keys[:3], f.holder, f.prefix, unlockMessage).Err()
+}

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redisson's RFencedLock for Go applications, in its wire format (see
+// KindFencedLock and fencedlock_acquire.lua): an RLock whose every
+// successful acquire also INCRements FencingTokenKey(name) and returns the
+// new value. The holder passes the token with each write to the guarded
+// resource, which refuses tokens lower than the highest it has seen: a
+// holder that lost the lock without noticing (a long GC pause, a lease that
+// ran out, a force-unlock) is then refused once the next holder has
+// written. The token key is never deleted, by release or force-unlock.
+//
+// Release, renewal and the watchdog are the RLock's (lock_release.lua,
+// lock_renew.lua). Waiting is Redisson's: subscribe to UnlockChannel(name)
+// and retry. Take a fenced lock only through fenced handles: a plain Lock
+// waiter on the same name could be handed the lock by a release, and that
+// hold would carry no new token.
+
+var fencedAcquireScript = redis.NewScript(luascripts.Source("fencedlock_acquire"))
+
+// FencedLock is a handle on one fenced lock for one owner.
+type FencedLock struct {
+	c     *Client
+	inner *Lock // the RLock hold: lease, holder, release, watchdog
+	name  string
+	err   error
+	keys  []string // lock, token, stats
+	token atomic.Int64
+}
+
+// NewFencedLock returns a handle on the fenced lock stored at name; opts as
+// for NewLock. Invalid input is reported by the handle's first call, with
+// nothing sent to Redis.
+func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
+	inner := c.NewLock(name, &LockOptions{Lease: opts.getLease(), Owner: opts.getOwner(),
+		RetryCap: opts.getRetryCap(), NoWatchdog: !opts.watchdog()})
+	f := &FencedLock{c: c, inner: inner, name: name,
+		keys: []string{name, FencingTokenKey(name), StatsKey(name)}}
+	if f.err = inner.err; f.err == nil {
+		f.err = c.redissonSlotCheck(name, FencingTokenKey(name))
+	}
+	return f
+}
+
+// Name is the key of the lock.
+func (f *FencedLock) Name() string { return f.name }
+
+// HolderID is the hash field this handle holds the lock under.
+func (f *FencedLock) HolderID() string { return f.inner.holder }
+
+// Token is the fencing token of this handle's latest successful acquire
+// (re-entries included: each takes a new, larger token, as in Redisson);
+// 0 before the first.
+func (f *FencedLock) Token() int64 { return f.token.Load() }
+
+// CurrentToken reads the last token handed out by anyone (Redisson's
+// getToken); 0 when none was.
+func (f *FencedLock) CurrentToken(ctx context.Context) (int64, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.c.rdb.Get(ctx, FencingTokenKey(f.name)).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, f.inner.scriptErr("token", err)
+	}
+	return n, nil
+}
+
+// TryLock takes the lock, or re-enters it, without waiting; Token then
+// returns the new token. When another holder has it the error is a
+// *LockedError (errors.Is ErrNotObtained).
+func (f *FencedLock) TryLock(ctx context.Context) error {
+	if f.err != nil {
+		return f.err
+	}
+	ttl, ok, err := f.attempt(ctx)
+	if err != nil || ok {
+		return err
+	}
+	return &LockedError{Name: f.name, TTL: ttl}
+}
+
+// Lock takes the lock, waiting while another holder has it: it retries on
+// every release message, when the holder's lease would run out, and at
+// least every RetryCap. When ctx ends first the error matches
+// ErrNotObtained and ctx.Err().
+func (f *FencedLock) Lock(ctx context.Context) error {
+	if f.err != nil {
+		return f.err
+	}
+	return waitRetrying(ctx, &f.inner.shared.hub, f.inner.unlockCh, f.inner.retryCap,
+		func(ctx context.Context, _ bool) (time.Duration, bool, error) { return f.attempt(ctx) }, nil)
+}
+
+// Unlock releases one level; the last deletes the lock (never the token)
+// and publishes "0" on UnlockChannel(name). ErrNotHeld (lock untouched)
+// when this holder does not hold it.
+func (f *FencedLock) Unlock(ctx context.Context) error {
+	if f.err != nil {
+		return f.err
+	}
+	return f.inner.Unlock(ctx)
+}
+
+// attempt runs one acquire: ok, or the holder's remaining lease.
+func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
+	res, err := fencedAcquireScript.Run(ctx, f.c.rdb, f.keys,
+		f.inner.lease.Milliseconds(), f.inner.holder).Int64Slice()
+	if err != nil {
+		return 0, false, f.inner.scriptErr("acquire", err)
+	}
+	if len(res) != 2 {
+		return 0, false, fmt.Errorf("store: fenced lock acquire %q: unexpected reply %v", f.name, res)
+	}
+	if res[0] == 1 {
+		f.token.Store(res[1])
+		if f.inner.watchdog {
+			f.inner.shared.acquired(ctx, f.inner)
+		}
+		return 0, true, nil
+	}
+	return time.Duration(res[1]) * time.Millisecond, false, nil
+}

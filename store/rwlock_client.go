@@ -1,0 +1,422 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redisson's RReadWriteLock for Go applications, in its wire format (see
+// KindRWLock and rwlock_read_acquire.lua), so Java clients, Go clients and
+// the console share one lock: readers hold together, a writer alone (its
+// own owner may add read levels), and releases are announced on
+// RWLockChannel(name) with "0" after the last reader and "1" after a
+// writer. Waiting is Redisson's: subscribe, retry on a message or when the
+// holder's lease would run out.
+//
+// Each read level has its own lease key, and scripts take keys only in
+// KEYS, so a handle names the level keys it expects to touch from the read
+// count it believes its owner has; a script that finds another count
+// changes nothing and returns the real one, and the handle retries.
+
+var (
+	rwReadAcquireScript  = redis.NewScript(luascripts.Source("rwlock_read_acquire"))
+	rwWriteAcquireScript = redis.NewScript(luascripts.Source("rwlock_write_acquire"))
+	rwUnlockScript       = redis.NewScript(luascripts.Source("rwlock_unlock"))
+	rwRenewScript        = redis.NewScript(luascripts.Source("rwlock_renew"))
+)
+
+// rwCountRetries bounds the attempts of one call whose read-count guess was
+// wrong; each wrong guess means another handle of the same owner changed
+// the count between two round trips.
+const rwCountRetries = 8
+
+// RWLock is a handle on one read-write lock for one owner. RLock and WLock
+// return its two sides; both share the owner, so the owner's writer may
+// take read levels and keeps them after it releases the write side.
+type RWLock struct {
+	c          *Client
+	shared     *lockShared
+	name       string
+	readField  string // "<client-id>:<owner>"
+	writeField string // readField + ":write"
+	lease      time.Duration
+	retryCap   time.Duration
+	watchdog   bool
+	channel    string
+	err        error
+
+	read, write RWLockSide
+
+	mu        sync.Mutex
+	readCount int64         // the owner's read count as last seen in Redis
+	holds     int           // levels of both sides taken through this handle
+	stop      chan struct{} // closes the renewal goroutine; nil when none
+}
+
+// RWLockSide is the read or the write side of an RWLock.
+type RWLockSide struct {
+	rw    *RWLock
+	write bool
+}
+
+// NewRWLock returns a handle on the read-write lock stored at name. Invalid
+// input is reported by the first call of either side, with nothing sent to
+// Redis. opts is as for NewLock; Owner must not end in ":write", which
+// would read as a writer's field.
+func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
+	rw := &RWLock{c: c, shared: sharedFor(c), name: name, lease: opts.getLease(),
+		retryCap: opts.getRetryCap(), watchdog: opts.watchdog(), channel: RWLockChannel(name)}
+	rw.readField = c.ID() + ":" + opts.getOwner()
+	rw.writeField = rw.readField + rwWriteSuffix
+	rw.read = RWLockSide{rw: rw}
+	rw.write = RWLockSide{rw: rw, write: true}
+	switch {
+	case validateName(name) != nil:
+		rw.err = validateName(name)
+	case opts.validate() != nil:
+		rw.err = opts.validate()
+	case strings.HasSuffix(rw.readField, rwWriteSuffix):
+		rw.err = invalid("owner", "must not end in %q", rwWriteSuffix)
+	default:
+		rw.err = c.redissonSlotCheck(name, rwReadLevelKey(name, rw.readField, 1))
+	}
+	return rw
+}
+
+// redissonSlotCheck refuses, on a Cluster, a name whose Redisson-derived key
+// derived would hash to another slot than the name. Redisson names derived
+// keys "{<name>}:..." or "...:{<name>}", which share the name's slot unless
+// the name holds braces that do not form a tag ("a{b", "a{}b"); Redisson
+// itself fails with CROSSSLOT on such names, and on a single node they work.
+func (c *Client) redissonSlotCheck(name, derived string) error {
+	if _, cluster := c.rdb.(*redis.ClusterClient); cluster && Slot(derived) != Slot(name) {
+		return invalid("name", "%q cannot be used on Redis Cluster: Redisson's key %q is in another hash slot", name, derived)
+	}
+	return nil
+}
+
+// RLock is the read side.
+func (rw *RWLock) RLock() *RWLockSide { return &rw.read }
+
+// WLock is the write side.
+func (rw *RWLock) WLock() *RWLockSide { return &rw.write }
+
+// Name is the key of the lock.
+func (rw *RWLock) Name() string { return rw.name }
+
+// HolderID is the hash field of this side, as the console lists it:
+// "<client-id>:<owner>" for reads, with ":write" appended for writes.
+func (s *RWLockSide) HolderID() string {
+	if s.write {
+		return s.rw.writeField
+	}
+	return s.rw.readField
+}
+
+// TryLock takes this side, or re-enters it, without waiting. When the other
+// side is held by someone else the error is a *LockedError (errors.Is
+// ErrNotObtained). A read holder asking for the write side is refused like
+// anyone else, as in Redisson: release the read levels first.
+func (s *RWLockSide) TryLock(ctx context.Context) error {
+	if s.rw.err != nil {
+		return s.rw.err
+	}
+	ttl, ok, err := s.attempt(ctx)
+	if err != nil || ok {
+		return err
+	}
+	return &LockedError{Name: s.rw.name, TTL: ttl}
+}
+
+// Lock takes this side, waiting while it cannot. The first attempt goes out
+// before subscribing, so an uncontended lock costs one round trip; then the
+// handle listens on RWLockChannel(name) and tries again on every release,
+// when the holder's lease would run out, and at least every RetryCap. When
+// ctx ends first the error matches ErrNotObtained and ctx.Err(). Readers are
+// not queued: a steady stream of readers can keep a writer waiting, as in
+// Redisson.
+func (s *RWLockSide) Lock(ctx context.Context) error {
+	if s.rw.err != nil {
+		return s.rw.err
+	}
+	return waitRetrying(ctx, &s.rw.shared.hub, s.rw.channel, s.rw.retryCap,
+		func(ctx context.Context, _ bool) (time.Duration, bool, error) { return s.attempt(ctx) }, nil)
+}
+
+// Unlock releases one level of this side. The owner's last level of the
+// last holder deletes the lock and publishes; ErrNotHeld (lock untouched)
+// when the owner does not hold this side, e.g. after its lease ran out or
+// it was force-unlocked.
+func (s *RWLockSide) Unlock(ctx context.Context) error {
+	rw := s.rw
+	if rw.err != nil {
+		return rw.err
+	}
+	keys := []string{rw.name}
+	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0}
+	for range rwCountRetries {
+		var guess int64
+		if !s.write {
+			guess = rw.guess()
+			if guess < 1 {
+				guess = 1
+			}
+			keys = []string{rw.name, rwReadLevelKey(rw.name, rw.readField, guess)}
+			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess}
+		}
+		res, err := rwUnlockScript.Run(ctx, rw.c.rdb, keys, argv...).Result()
+		if errors.Is(err, redis.Nil) {
+			// The watchdog finds out on its own if the hold was lost.
+			return fmt.Errorf("%w: %q by %s", ErrNotHeld, rw.name, s.HolderID())
+		}
+		if err != nil {
+			return rw.scriptErr("unlock", err)
+		}
+		if count, retry := rwRecount(res); retry {
+			rw.setGuess(count)
+			continue
+		}
+		code, _ := res.(int64)
+		if !s.write {
+			rw.setGuess(guess - 1)
+		}
+		rw.released(code == 1)
+		return nil
+	}
+	return fmt.Errorf("store: rwlock unlock %q: the read count of %s keeps changing", rw.name, rw.readField)
+}
+
+// attempt runs one acquire of this side: ok, or the holder's remaining
+// lease.
+func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
+	rw := s.rw
+	lease := rw.lease.Milliseconds()
+	for range rwCountRetries {
+		var cmd *redis.Cmd
+		var guess int64
+		if s.write {
+			cmd = rwWriteAcquireScript.Run(ctx, rw.c.rdb, []string{rw.name, StatsKey(rw.name)}, lease, rw.writeField)
+		} else {
+			guess = rw.guess()
+			if guess >= maxRWLevelKeys {
+				return 0, false, invalid("read levels", "%s already holds %d read levels of %q", rw.readField, guess, rw.name)
+			}
+			cmd = rwReadAcquireScript.Run(ctx, rw.c.rdb,
+				[]string{rw.name, StatsKey(rw.name), rwReadLevelKey(rw.name, rw.readField, guess+1)},
+				lease, rw.readField, rw.writeField, guess)
+		}
+		res, err := cmd.Result()
+		if errors.Is(err, redis.Nil) {
+			if !s.write {
+				rw.setGuess(guess + 1)
+			}
+			rw.held(ctx)
+			return 0, true, nil
+		}
+		if err != nil {
+			return 0, false, rw.scriptErr("acquire", err)
+		}
+		if count, retry := rwRecount(res); retry {
+			rw.setGuess(count)
+			continue
+		}
+		ms, _ := res.(int64)
+		return time.Duration(ms) * time.Millisecond, false, nil
+	}
+	return 0, false, fmt.Errorf("store: rwlock acquire %q: the read count of %s keeps changing", rw.name, rw.readField)
+}
+
+// rwRecount reads a script's "your count was wrong" reply, {count}.
+func rwRecount(res any) (int64, bool) {
+	v, ok := res.([]any)
+	if !ok || len(v) != 1 {
+		return 0, false
+	}
+	n, ok := v[0].(int64)
+	return n, ok
+}
+
+func (rw *RWLock) guess() int64 {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.readCount
+}
+
+func (rw *RWLock) setGuess(n int64) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.readCount = max(n, 0)
+}
+
+// held counts a level and starts the renewal on the first one.
+func (rw *RWLock) held(ctx context.Context) {
+	if !rw.watchdog {
+		return
+	}
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.holds++
+	if rw.stop == nil {
+		rw.stop = make(chan struct{})
+		go rw.renewLoop(context.WithoutCancel(ctx), rw.stop)
+	}
+}
+
+// released stops the renewal once this handle holds no level, or the lock
+// is gone.
+func (rw *RWLock) released(gone bool) {
+	if !rw.watchdog {
+		return
+	}
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.holds--
+	if (gone || rw.holds <= 0) && rw.stop != nil {
+		close(rw.stop)
+		rw.stop, rw.holds = nil, 0
+	}
+}
+
+// Renewing reports whether the handle's watchdog runs (for tests and
+// diagnostics).
+func (rw *RWLock) Renewing() bool {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.stop != nil
+}
+
+// renewLoop extends the lock and the owner's read level keys every
+// lease/3 while the owner holds either side. One goroutine per handle that
+// holds something: a read-write lock is held by few owners at a time, and
+// the per-Client watchdog renews RLock-layout holds only.
+func (rw *RWLock) renewLoop(ctx context.Context, stop chan struct{}) {
+	every := max(rw.lease/3, time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, every)
+		ok, err := rw.renew(rctx)
+		cancel()
+		switch {
+		case err == nil && ok:
+			lastOK = time.Now()
+			continue
+		case err == nil, errors.Is(err, redis.ErrClosed), time.Since(lastOK) >= rw.lease:
+			// Lost (expired, force-unlocked), or unreachable for a whole
+			// lease: nothing left to keep.
+			rw.mu.Lock()
+			if rw.stop == stop {
+				close(stop)
+				rw.stop, rw.holds = nil, 0
+			}
+			rw.mu.Unlock()
+			return
+		}
+		// A transient error: the next tick retries.
+	}
+}
+
+// renew runs one renewal; false when the owner holds neither side.
+func (rw *RWLock) renew(ctx context.Context) (bool, error) {
+	for range rwCountRetries {
+		guess := min(rw.guess(), maxRWLevelKeys)
+		keys := make([]string, 0, 1+guess)
+		keys = append(keys, rw.name)
+		for level := int64(1); level <= guess; level++ {
+			keys = append(keys, rwReadLevelKey(rw.name, rw.readField, level))
+		}
+		res, err := rwRenewScript.Run(ctx, rw.c.rdb, keys,
+			rw.lease.Milliseconds(), rw.readField, rw.writeField, strconv.FormatInt(guess, 10)).Result()
+		if err != nil {
+			return false, rw.scriptErr("renew", err)
+		}
+		if count, retry := rwRecount(res); retry {
+			rw.setGuess(count)
+			continue
+		}
+		n, _ := res.(int64)
+		return n == 1, nil
+	}
+	return false, fmt.Errorf("store: rwlock renew %q: the read count of %s keeps changing", rw.name, rw.readField)
+}
+
+func (rw *RWLock) scriptErr(op string, err error) error {
+	if isWrongType(err) {
+		return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, ErrWrongKind)
+	}
+	return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, err)
+}
+
+// waitRetrying is the Redisson way of waiting for a lock, shared by the
+// read-write, fair and fenced handles: one attempt without listening; then
+// subscribe to channel (through the Client's shared PubSub) and attempt
+// again on every message there, when the hint the last attempt returned
+// runs out (a holder's remaining lease; negative: none), and at least every
+// retryCap. attempt's second argument says whether the caller now listens
+// (a fair lock queues only then, so no wake-up can slip past it). giveUp,
+// if not nil, runs when the wait ends without the lock after an attempt
+// that listened, even when ctx has ended.
+func waitRetrying(ctx context.Context, hub *waitHub, channel string, retryCap time.Duration,
+	attempt func(ctx context.Context, listening bool) (time.Duration, bool, error), giveUp func(ctx context.Context)) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotObtained, err)
+	}
+	if _, ok, err := attempt(ctx, false); err != nil || ok {
+		return err
+	}
+	w, err := hub.join(ctx, newWaitToken(), channel, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
+		}
+		return fmt.Errorf("store: subscribe to %q: %w", channel, err)
+	}
+	defer w.leave(ctx)
+	abandon := func() {
+		if giveUp != nil {
+			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			defer cancel()
+			giveUp(gctx)
+		}
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		hint, ok, err := attempt(ctx, true)
+		if err != nil {
+			abandon()
+			return err
+		}
+		if ok {
+			return nil
+		}
+		wait := retryCap
+		if hint >= 0 && hint < wait {
+			wait = hint
+		}
+		timer.Reset(max(wait, time.Millisecond))
+		select {
+		case <-w.C:
+			// Go 1.23 timers: Reset discards a value Stop did not collect.
+			timer.Stop()
+		case <-timer.C:
+		case <-ctx.Done():
+			abandon()
+			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
+		}
+	}
+}
