@@ -7,9 +7,10 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # The playwright driver must match the playwright-go version pinned in go.mod.
 # playwright-go records the driver version it speaks as playwrightCliVersion.
-PW_GO_DIR  = $(shell $(GO) list -m -f '{{.Dir}}' github.com/playwright-community/playwright-go)
-PW_VERSION = $(shell sed -n 's/^const playwrightCliVersion = "\(.*\)"/\1/p' $(PW_GO_DIR)/run.go)
-PW_DRIVER  = $(HOME)/.cache/lockwarden/playwright-driver-$(PW_VERSION)
+# Evaluated once; `go mod download` fetches the module on a fresh machine.
+PW_GO_DIR  := $(shell $(GO) mod download -json github.com/playwright-community/playwright-go 2>/dev/null | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p')
+PW_VERSION := $(shell sed -n 's/^const playwrightCliVersion = "\(.*\)"/\1/p' $(PW_GO_DIR)/run.go 2>/dev/null)
+PW_DRIVER  := $(HOME)/.cache/lockwarden/playwright-driver-$(PW_VERSION)
 CHROMIUM  ?= /usr/bin/chromium
 
 export PLAYWRIGHT_DRIVER_PATH = $(PW_DRIVER)
@@ -43,6 +44,7 @@ deps-redis:
 
 deps-browser:
 	$(call apt_install,chromium,chromium)
+	@[ -n "$(PW_VERSION)" ] || { echo "deps: cannot read the playwright driver version from playwright-go in go.mod (go mod download failed?)"; exit 1; }
 	@command -v node >/dev/null || { echo "deps: node is required for the playwright driver (apt-get install nodejs npm)"; exit 1; }
 	@if ! [ -f "$(PW_DRIVER)/package/cli.js" ] || ! node "$(PW_DRIVER)/package/cli.js" --version 2>/dev/null | grep -q "$(PW_VERSION)"; then \
 		echo "deps: installing playwright driver $(PW_VERSION) (playwright-core from npm) into $(PW_DRIVER)"; \
