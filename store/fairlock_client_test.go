@@ -225,3 +225,94 @@ func TestFairWrongKindAndInvalid(t *testing.T) {
 		t.Fatalf("unlock of nothing = %v", err)
 	}
 }
+
+// Waiters that keep asking keep their places however long the holder's
+// watchdog keeps the lock, although each place alone would time out after
+// the holder's lease plus the thread wait time.
+func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
+	ctx, c, rdb, p := handleSetup(t)
+	name := p + "fair"
+	holder := c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{Lease: 300 * time.Millisecond}})
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var ids []string
+	for i := range 2 {
+		w := New(rdb, nil).NewFairLock(name, &FairLockOptions{ThreadWaitTime: 100 * time.Millisecond})
+		ids = append(ids, w.HolderID())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Lock(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			order = append(order, w.HolderID())
+			mu.Unlock()
+			if err := w.Unlock(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+		eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
+	}
+	time.Sleep(time.Second) // 2x (lease + thread wait)
+	info, err := c.GetLock(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Waiters) != 2 || info.Waiters[0].ID != ids[0] || info.Waiters[1].ID != ids[1] ||
+		info.Waiters[0].RemainingMS <= 0 || info.Waiters[1].RemainingMS <= 0 {
+		t.Fatalf("waiters %+v, want both live and in arrival order", info.Waiters)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if len(order) != 2 || order[0] != ids[0] || order[1] != ids[1] {
+		t.Fatalf("order %v, want %v", order, ids)
+	}
+}
+
+// Each attempt of a queued waiter pushes its deadline to at least the
+// holder's (renewed) expiry plus the thread wait time; an attempt that does
+// not queue leaves it alone.
+func TestFairAttemptRefreshesDeadline(t *testing.T) {
+	ctx, c, rdb, p := handleSetup(t)
+	name := p + "fair"
+	holder := c.NewFairLock(name, nil)
+	w := New(rdb, nil).NewFairLock(name, nil)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := func() float64 { return rdb.ZScore(ctx, FairLockTimeoutKey(name), w.HolderID()).Val() }
+	if _, ok, err := w.attempt(ctx, true); ok || err != nil {
+		t.Fatalf("queueing attempt = %v, %v", ok, err)
+	}
+	first := deadline()
+	time.Sleep(20 * time.Millisecond)
+	if err := w.TryLock(ctx); !errors.Is(err, ErrNotObtained) || deadline() != first {
+		t.Fatalf("TryLock = %v, deadline %v -> %v", err, first, deadline())
+	}
+	if err := holder.TryLock(ctx); err != nil { // re-entry restarts the lease, as a renewal does
+		t.Fatal(err)
+	}
+	if _, ok, err := w.attempt(ctx, true); ok || err != nil || deadline() <= first {
+		t.Fatalf("second queueing attempt = %v, %v; deadline %v -> %v", ok, err, first, deadline())
+	}
+	if queueLen(rdb, name) != 1 {
+		t.Fatal("queued twice")
+	}
+	w.withdraw(ctx)
+	if queueLen(rdb, name) != 0 || rdb.Exists(ctx, FairLockTimeoutKey(name)).Val() != 0 {
+		t.Fatal("withdraw left the waiter queued")
+	}
+	for range 2 {
+		if err := holder.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -389,3 +389,28 @@ func TestRWWrongKindAndInvalid(t *testing.T) {
 		}
 	}
 }
+
+// On a Cluster, names whose Redisson side keys would land in another slot
+// are refused before any I/O; names with a real hash tag are fine. The
+// cluster client here never connects.
+func TestRWClusterSlotCheck(t *testing.T) {
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	t.Cleanup(func() { cc.Close() })
+	c := New(cc, nil)
+	for name, ok := range map[string]bool{"plain": true, "a{tag}b": true, "a{}b": false, "a{b": false} {
+		errs := map[string]error{
+			"rwlock": c.NewRWLock(name, nil).err,
+			"fair":   c.NewFairLock(name, nil).err,
+			"fenced": c.NewFencedLock(name, nil).err,
+		}
+		for kind, err := range errs {
+			if ok != (err == nil) || (err != nil && !errors.Is(err, ErrInvalid)) {
+				t.Errorf("%s %q on a Cluster: %v", kind, name, err)
+			}
+		}
+	}
+	// A single node takes any name, as Redisson does.
+	if err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), nil).NewRWLock("a{}b", nil).err; err != nil {
+		t.Errorf("single node: %v", err)
+	}
+}

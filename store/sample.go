@@ -29,6 +29,18 @@ type Sample struct {
 // until its ring expires. The cost grows with the number of names, never
 // with the number of viewers.
 func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
+	s, retry, err := c.sample(ctx, locks, limiters)
+	if retry { // Redis lost the window script: load it and read once more
+		if err := c.loadStateScript(ctx); err != nil {
+			return nil, err
+		}
+		s, _, err = c.sample(ctx, locks, limiters)
+	}
+	return s, err
+}
+
+// sample is one pipelined read; retry says a window read found no script.
+func (c *Client) sample(ctx context.Context, locks, limiters []string) (*Sample, bool, error) {
 	patterns := c.ObjectPatterns()
 	pipe := c.rdb.Pipeline()
 	now := pipe.Time(ctx)
@@ -71,10 +83,17 @@ func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample,
 		}
 	}
 	if err := execTolerant(ctx, pipe); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := now.Err(); err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	windows := make([]*redis.Cmd, 0, len(limReads))
+	for _, r := range limReads {
+		windows = append(windows, r.window)
+	}
+	if noScript(windows) {
+		return nil, true, nil
 	}
 
 	at := now.Val()
@@ -117,5 +136,5 @@ func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample,
 		fields, _ := cmd.Result()
 		s.Stats[name] = summarizeFields(fields, bucket)
 	}
-	return s, nil
+	return s, false, nil
 }

@@ -52,7 +52,8 @@ func statsRecorders(t *testing.T) map[string]string {
 // in each, and the tests below run that very text.
 func TestStatsRecordBlockSameEverywhere(t *testing.T) {
 	recs := statsRecorders(t)
-	for _, want := range []string{"lock_acquire", "lock_release", "tokenbucket_acquire", "redisson_limiter_acquire", "counter_hit", "tokenlock_obtain"} {
+	for _, want := range []string{"lock_acquire", "lock_release", "tokenbucket_acquire", "redisson_limiter_acquire", "counter_hit", "tokenlock_obtain",
+		"rwlock_read_acquire", "rwlock_write_acquire", "fairlock_acquire", "fencedlock_acquire"} {
 		if _, ok := recs[want]; !ok {
 			t.Errorf("%s has no record function", want)
 		}

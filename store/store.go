@@ -2,9 +2,11 @@
 // applications keep in Redis, the Lua scripts that take and release them, and
 // the read side the console uses to discover, inspect, sample and change them.
 //
-// Applications use Client.NewLock and Client.TokenBucket; the console uses
-// Discover, Sample, GetLock, ForceUnlock, GetLimiter, ModifyLimiter and
-// SubscribeEvents. Every method takes ctx first. Every multi-step change is
+// Applications take locks with NewLock (Redisson RLock), NewSpinLock
+// (seed 003), NewRWLock, NewFairLock, NewFencedLock and NewTokenLock, and
+// permits with TokenBucket (seed 001), RedissonLimiter and Counter (seed
+// 004). The console uses Discover, Sample, GetLock, ForceUnlock, GetLimiter,
+// ModifyLimiter and SubscribeEvents. Every method takes ctx first. Every multi-step change is
 // one Lua script from package luascripts, with keys only in KEYS.
 package store
 

@@ -36,6 +36,15 @@ const (
 	// demoPartner is a Redisson (3.34, sliding window) rate limiter of 20
 	// permits per second shared by three callers asking for 30.
 	demoPartner = "demo:partner"
+	// demoRW is a Redisson read-write lock: three readers share it, a
+	// writer takes it alone now and then.
+	demoRW = "demo:rw:catalog"
+	// demoFair is a Redisson fair lock four workers queue for, so the
+	// console shows its waiters in arrival order.
+	demoFair = "demo:fair:payouts"
+	// demoFenced is a Redisson fenced lock whose token grows by one per
+	// acquisition.
+	demoFenced = "demo:fenced:ledger"
 )
 
 // trafficPatterns tells the console which of the demo's strings are token
@@ -93,6 +102,12 @@ type trafficCounts struct {
 	partnerAcquired                     atomic.Int64
 	tokenTaken                          atomic.Int64
 	hitsAllowed, hitsRejected           atomic.Int64
+	rwReads, rwWrites                   atomic.Int64
+	fairTaken, fencedTaken              atomic.Int64
+	// lastFence is the highest fencing token a demo holder saw; a holder
+	// seeing one not above it counts a fenceViolation (never, if the
+	// tokens work).
+	lastFence, fenceViolations atomic.Int64
 }
 
 // runTraffic sets up the demo objects and drives them until ctx ends. It
@@ -154,9 +169,23 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		spawn(func() { t.partnerWorker(ctx, app) })
 	}
 	spawn(func() { t.counterWorker(ctx) })
+	for i := range 3 {
+		app := t.apps[i%len(t.apps)]
+		spawn(func() { t.rwWorker(ctx, app, fmt.Sprintf("reader-%d", i+1), false) })
+	}
+	spawn(func() { t.rwWorker(ctx, t.apps[1], "writer-1", true) })
+	for i := range 4 {
+		app := t.apps[i%len(t.apps)]
+		spawn(func() { t.fairWorker(ctx, app, fmt.Sprintf("payout-%d", i+1)) })
+	}
+	for i := range 2 {
+		app := t.apps[i%len(t.apps)]
+		spawn(func() { t.fencedWorker(ctx, app, fmt.Sprintf("ledger-%d", i+1)) })
+	}
 
 	t.log.Info("demo traffic running", "limiters", []string{cfg.Prefix + demoAPI, cfg.Prefix + demoLogin, cfg.Prefix + demoPartner},
-		"locks", append(prefixed(cfg.Prefix, demoLocks), cfg.Prefix+demoStuck, cfg.Prefix+demoTokenLock),
+		"locks", append(prefixed(cfg.Prefix, demoLocks), cfg.Prefix+demoStuck, cfg.Prefix+demoTokenLock,
+			cfg.Prefix+demoRW, cfg.Prefix+demoFair, cfg.Prefix+demoFenced),
 		"counters", []string{cfg.Prefix + demoHits})
 	wg.Wait()
 	return nil
@@ -316,6 +345,94 @@ func (t *traffic) counterWorker(ctx context.Context) {
 		default:
 			t.n.hitsRejected.Add(1)
 		}
+	}
+}
+
+// rwWorker reads the catalog for a while and pauses, over and over; the
+// writer updates it now and then. Reads overlap (the console lists several
+// read holders), the writer waits for a moment with no reader.
+func (t *traffic) rwWorker(ctx context.Context, app *store.Client, owner string, write bool) {
+	rw := app.NewRWLock(t.cfg.Prefix+demoRW, &store.LockOptions{Owner: owner})
+	side, pauseLo, pauseHi, holdHi := rw.RLock(), 150*time.Millisecond, 600*time.Millisecond, 400*time.Millisecond
+	if write {
+		side, pauseLo, pauseHi, holdHi = rw.WLock(), 500*time.Millisecond, 1500*time.Millisecond, 300*time.Millisecond
+	}
+	for sleep(ctx, between(pauseLo, pauseHi)) {
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := side.Lock(wctx)
+		cancel()
+		if err != nil {
+			t.lockFailed(ctx, demoRW, err)
+			continue
+		}
+		if write {
+			t.n.rwWrites.Add(1)
+		} else {
+			t.n.rwReads.Add(1)
+		}
+		sleep(ctx, between(100*time.Millisecond, holdHi))
+		t.release(ctx, demoRW, side.Unlock)
+	}
+}
+
+// fairWorker queues for the payout lock, holds it a while and queues
+// again: with four of them most of the time one holds and the others wait
+// in line.
+func (t *traffic) fairWorker(ctx context.Context, app *store.Client, owner string) {
+	l := app.NewFairLock(t.cfg.Prefix+demoFair, &store.FairLockOptions{LockOptions: store.LockOptions{Owner: owner}})
+	for sleep(ctx, between(50*time.Millisecond, 200*time.Millisecond)) {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := l.Lock(wctx)
+		cancel()
+		if err != nil {
+			t.lockFailed(ctx, demoFair, err)
+			continue
+		}
+		t.n.fairTaken.Add(1)
+		sleep(ctx, between(150*time.Millisecond, 500*time.Millisecond))
+		t.release(ctx, demoFair, l.Unlock)
+	}
+}
+
+// fencedWorker writes to the "ledger" under the fenced lock and checks
+// what the guarded store would: every holder's token is above the last
+// one seen.
+func (t *traffic) fencedWorker(ctx context.Context, app *store.Client, owner string) {
+	l := app.NewFencedLock(t.cfg.Prefix+demoFenced, &store.LockOptions{Owner: owner})
+	for sleep(ctx, between(200*time.Millisecond, 800*time.Millisecond)) {
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := l.Lock(wctx)
+		cancel()
+		if err != nil {
+			t.lockFailed(ctx, demoFenced, err)
+			continue
+		}
+		t.n.fencedTaken.Add(1)
+		if tok := l.Token(); tok > t.n.lastFence.Load() {
+			t.n.lastFence.Store(tok)
+		} else {
+			t.n.fenceViolations.Add(1)
+		}
+		sleep(ctx, between(100*time.Millisecond, 400*time.Millisecond))
+		t.release(ctx, demoFenced, l.Unlock)
+	}
+}
+
+// lockFailed logs a wait that ended for another reason than the demo
+// stopping or the lock staying busy.
+func (t *traffic) lockFailed(ctx context.Context, name string, err error) {
+	if ctx.Err() == nil && !errors.Is(err, store.ErrNotObtained) {
+		t.log.Debug("demo lock", "name", t.cfg.Prefix+name, "err", err)
+	}
+}
+
+// release runs unlock even when ctx has just ended, so stopping the demo
+// leaves no lock behind.
+func (t *traffic) release(ctx context.Context, name string, unlock func(context.Context) error) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := unlock(uctx); err != nil {
+		t.log.Debug("demo unlock", "name", t.cfg.Prefix+name, "err", err)
 	}
 }
 

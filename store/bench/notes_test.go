@@ -25,35 +25,35 @@ bucket the pipeline holds HGETALL of the bucket, HGETALL of its stats ring, and 
 script (store/enrich.go ` + "`queueWindowState`" + `), which Sample queues for every limiter because it does not yet know the
 limiter's kind; for a token bucket the script finds nothing, but it is a full EVAL with the script's source on every
 tick (EVAL, not EVALSHA) and runs a few commands inside. That is half of what Redis executes per tick and most of
-its CPU: the hand-built row, the same reads without it, costs about a tenth. Next idea (store/sample.go): queue the
+its CPU: the hand-built row, the same reads without it, costs a fifth or less. Next idea (store/sample.go): queue the
 window read only for names Discover classified as Redisson limiters, by EVALSHA. The default console also
 rediscovers every second: one SCAN call per 1,000 keys of the whole keyspace (MATCH filters after the walk), then
-HLEN and HGETALL pipelines for the candidates, which are the extra round trips per tick in the "default" rows; next
-idea:
-rediscover less often or incrementally (keyspace notifications for new keys, a full pass every 10–30 s), since the
-sampler already sees vanished objects itself. At 10,000 limiters one pipeline takes ~150 ms and the stats frame is
-~2 MB, so the sampler cannot keep 5 ticks/s: the EVAL fix and a smaller frame are both needed there.
+HLEN and HGETALL pipelines for the candidates, which are the extra round trips per tick in the "default" rows. Next
+idea: rediscover less often or incrementally (keyspace notifications for new keys, a full pass every 10–30 s), since
+the sampler already sees vanished objects itself. At 10,000 limiters one pipeline takes 150–350 ms and the stats
+frame is over 2 MB, so the sampler cannot keep 5 ticks/s: the EVAL fix and a smaller frame are both needed there.
 
 **6, fan-out.** The sampler marshals one frame per tick and the hub hands the same bytes to every viewer, so Redis
 load does not move with 1,000 viewers (met), and the console's CPU stays low. The delay is the time to push one
 frame through 1,000 sockets: each viewer's writer goroutine copies the frame and makes its own write syscall, so a
 tick's frames leave over a burst of tens of milliseconds on the 2 CPUs this machine shares between the console, the
-viewers' process and Redis; p50 is about half the burst and p99 its end plus scheduling stalls, which puts p99 over
-the 50 ms target on this machine. The cost grows with viewers × frame bytes: at 1,000 limiters the
-frame is ~214 KB (1 GB/s for 1,000 viewers) and the viewers fall seconds behind. Next idea (web/sampler.go,
-web/hub.go): send the static parts of a frame (kinds, limiter_info, first_seen) only when they change and the
-counts as deltas, so a steady-state frame is a few KB whatever the number of objects; then write through gorilla's
-PreparedMessage so the framing is built once per frame, not once per viewer.
+viewers' process and Redis; p50 is about half the burst and p99 its end plus scheduling stalls, which puts p99 at or
+over the 50 ms target on this machine (runs so far: 51–96 ms). The cost grows with viewers × frame bytes: at 1,000
+limiters the frame is ~220 KB (about 1 GB/s for 1,000 viewers), p99 reaches hundreds of milliseconds, and in some
+runs the viewers fall seconds behind. Next idea (web/sampler.go, web/hub.go): send the static parts of a frame
+(kinds, limiter_info, first_seen) only when they change and the counts as deltas, so a steady-state frame is a few
+KB whatever the number of objects; then write through gorilla's PreparedMessage so the framing is built once per
+frame, not once per viewer.
 
 **7, events.** An unlock message costs the console one pub/sub read, one small JSON frame and one hub broadcast;
-p99 stays well under the target at 1,000 events/s with no event lost. The rare max of tens of milliseconds is a
-scheduling stall on the shared CPUs.
+p99 stays well under the target at 1,000 events/s with no event lost; the max is a scheduling stall on the shared
+CPUs.
 
 **8, discovery.** SCAN with TYPE hash skips the 900,000 strings inside Redis; each batch of hashes costs one HLEN
 pipeline and, for the small ones, one HGETALL+PTTL pipeline, and Redis answers other clients between the calls, so
-their p99 stays near a millisecond while the pass uses most of a Redis core for under two seconds. Both targets are
-met. Since the default console repeats this pass every second, a keyspace this large would keep Redis ~70 % busy:
-the same next idea as in case 5 (rediscover less often or incrementally) applies, or a narrower MATCH pattern.
+their p99 stays under 2 ms while the pass uses most of a Redis core for about two seconds. Both targets are met.
+Since the default console repeats this pass every second, a keyspace this large would keep Redis ~70 % busy: the
+same next idea as in case 5 (rediscover less often or incrementally) applies, or a narrower MATCH pattern.
 `
 
 const seedLossNote = `Why seed 001's script loses permits, and when: its refill adds floor(elapsed / interval) permits and then
