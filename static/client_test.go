@@ -555,3 +555,34 @@ func TestStaticClientKindsLive(t *testing.T) {
 		t.Errorf("limiter rows %s", got)
 	}
 }
+
+// The server leaves kinds, first_seen, limiter_info and holders out of a
+// stats frame when they did not change; the client keeps the last ones
+// it got, so rows keep their kind and holders.
+func TestStaticClientStatsWithoutMeta(t *testing.T) {
+	locks := views.Locks(views.LocksPage{Layout: views.Layout{Title: "Locks", Now: t0}})
+	fs := newFakeServer(t, map[string]templ.Component{"locks": locks})
+	at := t0.UnixMilli()
+	tb := open(t, fs, "/p/locks")
+	c := fs.conn(t)
+	rw := []any{map[string]any{"id": "u:2", "count": 2, "mode": "read"}}
+	send(t, c, stats(at, map[string]any{
+		"pttl_ms": map[string]any{"b": 5000}, "holders": map[string]any{"b": rw},
+		"kinds": map[string]any{"b": "rwlock"}, "first_seen": map[string]any{"b": at - 90000},
+		"limiter_info": map[string]any{}, "lock_count": 1, "discovered_at": at + 1,
+	}))
+	tb.frames(1)
+	tb.eval(`() => { window.lockwarden.statsHandlers.push(function (f) { window.seenKinds = JSON.stringify(f.kinds) + JSON.stringify(f.holders); }); }`)
+	core := stats(at+200, map[string]any{"pttl_ms": map[string]any{"b": 4800}, "lock_count": 1, "discovered_at": at + 1})
+	delete(core, "holders")
+	send(t, c, core)
+	tb.frames(2)
+	rows := `() => [...document.querySelectorAll('[data-testid="lock-row"]')].map(r => [r.dataset.lock, r.querySelector('[data-field="kind"]').textContent, r.querySelector('[data-field="holders"]').textContent].join("|"))`
+	if got := fmt.Sprint(tb.eval(rows)); got != "[b|rwlock|u:2 ×2 (read)]" {
+		t.Errorf("rows after a frame without meta: %s", got)
+	}
+	// Handlers get the frame with the kept parts filled in.
+	if got := tb.eval(`() => window.seenKinds`); got != `{"b":"rwlock"}{"b":[{"count":2,"id":"u:2","mode":"read"}]}` {
+		t.Errorf("a handler saw %v", got)
+	}
+}

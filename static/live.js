@@ -10,6 +10,11 @@
   var EVENT_TYPES = { "unlock": true, "force-unlock": true, "expired": true };
   var BACKOFF_MIN_MS = 250;
   var BACKOFF_MAX_MS = 5000;
+  // The server sends these parts of a stats frame only when one of them
+  // changed and in a connection's first stats frame; a frame without them
+  // means "as last sent", so they are kept here and filled back in.
+  var META_FIELDS = ["kinds", "first_seen", "limiter_info", "holders"];
+  var meta = {};
 
   var frames = 0;
   var failures = 0;
@@ -47,6 +52,7 @@
       return;
     }
     socket = ws;
+    meta = {}; // a new connection's first stats frame carries them all
     ws.onopen = function () {
       failures = 0;
       setConnection(true);
@@ -96,7 +102,19 @@
     });
   }
 
+  // withMeta fills the parts f left out from the last frame that had them.
+  function withMeta(f) {
+    META_FIELDS.forEach(function (k) {
+      if (LW.own(f, k)) {
+        meta[k] = f[k];
+      } else if (LW.own(meta, k)) {
+        f[k] = meta[k];
+      }
+    });
+  }
+
   function onStats(f) {
+    withMeta(f);
     frames++;
     body.dataset.frames = String(frames);
     all(document, "[data-frame-counter]").forEach(function (el) {

@@ -14,6 +14,7 @@ type Sample struct {
 	Locks    []LockInfo         // requested locks that still exist, in request order
 	Limiters []LimiterInfo      // requested limiters that still exist, in request order
 	Stats    map[string]Summary // by object name, for every requested name
+	Scan     *ScanResult        // SampleScan's discovery step; nil for Sample
 }
 
 // Sample reads state and stats of the named locks and limiters: TIME, then
@@ -29,21 +30,35 @@ type Sample struct {
 // until its ring expires. The cost grows with the number of names, never
 // with the number of viewers.
 func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	s, retry, err := c.sample(ctx, locks, limiters)
+	return c.SampleScan(ctx, locks, limiters, nil)
+}
+
+// SampleScan is Sample with one step of incremental discovery in the same
+// pipeline (see ScanStep); its findings are in Sample.Scan. step may be
+// nil. With a step it needs ScanInSample, else it fails with ErrInvalid.
+func (c *Client) SampleScan(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, error) {
+	if step != nil && !c.ScanInSample() {
+		return nil, &ValidationError{Field: "step", Message: "incremental discovery needs one node and no string patterns"}
+	}
+	s, retry, err := c.sample(ctx, locks, limiters, step)
 	if retry { // Redis lost the window script: load it and read once more
 		if err := c.loadStateScript(ctx); err != nil {
 			return nil, err
 		}
-		s, _, err = c.sample(ctx, locks, limiters)
+		s, _, err = c.sample(ctx, locks, limiters, step)
 	}
 	return s, err
 }
 
 // sample is one pipelined read; retry says a window read found no script.
-func (c *Client) sample(ctx context.Context, locks, limiters []string) (*Sample, bool, error) {
+func (c *Client) sample(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, bool, error) {
 	patterns := c.ObjectPatterns()
 	pipe := c.rdb.Pipeline()
 	now := pipe.Time(ctx)
+	var scan *scanReads
+	if step != nil {
+		scan = queueScan(ctx, pipe, step)
+	}
 	type lockRead struct {
 		fields *redis.MapStringStringCmd
 		pttl   *redis.DurationCmd
@@ -135,6 +150,13 @@ func (c *Client) sample(ctx context.Context, locks, limiters []string) (*Sample,
 		// A ring that is missing or unreadable is an idle object: zero counts.
 		fields, _ := cmd.Result()
 		s.Stats[name] = summarizeFields(fields, bucket)
+	}
+	if scan != nil {
+		res, err := scan.result(nowMS)
+		if err != nil {
+			return nil, false, err
+		}
+		s.Scan = res
 	}
 	return s, false, nil
 }

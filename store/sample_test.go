@@ -59,9 +59,14 @@ func TestSampleOneRoundTrip(t *testing.T) {
 	if err := counted.Ping(ctx).Err(); err != nil { // connect before counting
 		t.Fatal(err)
 	}
+	c := New(counted, nil)
+	// The window script is cached once per Redis; a first Sample on a fresh
+	// server pays one extra round trip to load it (see Sample).
+	if err := c.loadStateScript(ctx); err != nil {
+		t.Fatal(err)
+	}
 	hook := &sampleHook{}
 	counted.AddHook(hook)
-	c := New(counted, nil)
 
 	locks := []string{p + "lock:a", p + "lock:b", p + "lock:gone"}
 	lims := []string{p + "rl:a", p + "rl:b", p + "rl:gone"}
@@ -205,4 +210,74 @@ func TestSampleStatsWindow(t *testing.T) {
 		return
 	}
 	t.Fatal("never sampled within the bucket it wrote (20 attempts)")
+}
+
+// A ScanStep rides in the sample's one pipeline: a page lists keys, the
+// next step sizes them, the one after classifies the small ones, and a
+// large application hash is sized but never read.
+func TestSampleScanIncrementalDiscovery(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	p := redistest.Prefix(t)
+	discCleanup(t, rdb, p)
+	now := discNow(t, rdb)
+	discLock(t, rdb, p+"lock:a", "1", 2)
+	discBucket(t, rdb, p+"rl:a", now, 3, 10, "1000")
+	big := make([]any, 0, 2*(maxCandidateFields+1))
+	for i := range maxCandidateFields + 1 {
+		big = append(big, i, "v")
+	}
+	rdb.HSet(ctx, p+"app:big", big...)
+
+	counted := redis.NewClient(&redis.Options{Addr: redistest.Shared(t).Addr})
+	t.Cleanup(func() { counted.Close() })
+	if err := counted.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	hook := &sampleHook{}
+	counted.AddHook(hook)
+	c := New(counted, nil)
+	if !c.ScanInSample() {
+		t.Fatal("one node without patterns cannot scan in the sample")
+	}
+
+	// Like the console: a key is sized once; one pass, then two steps to
+	// classify its last page.
+	step := &ScanStep{Match: p + "*"}
+	var found []string
+	sized := map[string]bool{}
+	skipped, steps, drain := 0, 0, -1
+	for ; steps < 100 && drain != 0; steps++ {
+		s, err := c.SampleScan(ctx, nil, nil, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Scan
+		for _, l := range r.Locks {
+			found = append(found, "lock "+l.Name)
+		}
+		for _, l := range r.Limiters {
+			found = append(found, "limiter "+l.Name)
+		}
+		skipped += r.Skipped
+		step = &ScanStep{Match: p + "*", Cursor: r.Cursor, Read: r.Small}
+		for _, k := range r.Keys {
+			if !sized[k] {
+				sized[k] = true
+				step.Size = append(step.Size, k)
+			}
+		}
+		switch {
+		case drain > 0:
+			drain--
+		case drain < 0 && r.Cursor == 0:
+			drain = 2
+		}
+	}
+	if got := hook.pipelines.Load(); got != int64(steps) || hook.single.Load() != 0 {
+		t.Errorf("%d steps sent %d pipelines and %d single commands, want one pipeline each", steps, got, hook.single.Load())
+	}
+	if len(found) != 2 || skipped != 1 {
+		t.Errorf("found %v, skipped %d; want the lock, the limiter and one skipped hash", found, skipped)
+	}
 }

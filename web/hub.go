@@ -12,11 +12,32 @@ import (
 // ever lags, so a full buffer means the viewer is gone or too slow.
 const sendBuffer = 64
 
+// outFrame is one text frame on its way to viewers. pm is the same frame
+// framed once for every viewer (gorilla's PreparedMessage), so a broadcast
+// to 1,000 viewers builds the frame's header and copies its bytes once,
+// not 1,000 times; data stays for tests and for a writer without pm.
+type outFrame struct {
+	data []byte
+	pm   *websocket.PreparedMessage
+}
+
+func prepare(data []byte) outFrame {
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, data)
+	if err != nil { // not for an uncompressed text frame; write it plainly then
+		pm = nil
+	}
+	return outFrame{data: data, pm: pm}
+}
+
 // wsClient is one websocket viewer as the hub sees it.
 type wsClient struct {
 	conn *websocket.Conn
 	// send is closed by the hub only, after it set closeCode.
-	send chan []byte
+	send chan outFrame
+	// primed says the viewer got a stats frame with the rarely-changing
+	// parts (kinds, first_seen, limiter_info, holders); until then it is
+	// sent the full form of each stats frame. Owned by the hub goroutine.
+	primed bool
 	// closeCode tells the writer why send was closed. Written by the hub
 	// goroutine before close(send), read by the writer after it sees the
 	// close, so the channel close orders the two.
@@ -32,12 +53,17 @@ const (
 	opUnregister
 	opBroadcast
 	opStatus // a broadcast that is also replayed to every later client
+	opStats  // a stats frame, full for viewers not yet primed
 )
 
 type hubOp struct {
 	kind   hubOpKind
 	client *wsClient
-	frame  []byte
+	frame  outFrame
+	// full builds the full form of a stats frame whose frame leaves out
+	// the unchanged parts; nil when frame is full already. Called at most
+	// once, and only when a viewer needs it.
+	full func() outFrame
 }
 
 // hub owns the client set. One goroutine (run) mutates it, so broadcasting
@@ -78,7 +104,7 @@ func (h *hub) start(wg *sync.WaitGroup) {
 func (h *hub) run() {
 	defer close(h.done)
 	clients := make(map[*wsClient]struct{})
-	var status []byte
+	var status *outFrame
 	end := func(c *wsClient, code int) {
 		delete(clients, c)
 		c.closeCode = code
@@ -93,19 +119,31 @@ func (h *hub) run() {
 				clients[op.client] = struct{}{}
 				h.m.wsClients.Store(int64(len(clients)))
 				if status != nil {
-					op.client.send <- status // a new client's buffer is empty
+					op.client.send <- *status // a new client's buffer is empty
 				}
 			case opUnregister:
 				if _, ok := clients[op.client]; ok {
 					end(op.client, websocket.CloseNormalClosure)
 				}
-			case opStatus, opBroadcast:
+			case opStatus, opBroadcast, opStats:
 				if op.kind == opStatus {
-					status = op.frame
+					status = &op.frame
 				}
+				var full *outFrame
 				for c := range clients {
+					f := op.frame
+					if op.kind == opStats && !c.primed && op.full != nil {
+						if full == nil {
+							ff := op.full()
+							full = &ff
+						}
+						f = *full
+					}
 					select {
-					case c.send <- op.frame:
+					case c.send <- f:
+						if op.kind == opStats {
+							c.primed = true
+						}
 					default:
 						end(c, websocket.CloseTryAgainLater)
 						h.m.wsDropped.Add(1)
@@ -149,19 +187,34 @@ func (h *hub) register(c *wsClient) bool {
 }
 
 // unregister removes c if it is still registered (its send gets closed).
-func (h *hub) unregister(c *wsClient) { h.send(hubOp{kind: opUnregister, client: c}) }
+func (h *hub) unregister(c *wsClient) { h.send(hubOp{kind: opUnregister, client: c}, nil) }
 
 // broadcast queues frame for every client. It waits only while the queue
-// is full, never on a client.
-func (h *hub) broadcast(frame []byte) { h.send(hubOp{kind: opBroadcast, frame: frame}) }
+// is full, never on a client. The frame is framed here, on the caller's
+// goroutine, once for all clients.
+func (h *hub) broadcast(frame []byte) { h.send(hubOp{kind: opBroadcast}, frame) }
 
 // broadcastStatus is broadcast, and the frame is also sent to clients that
 // connect later.
-func (h *hub) broadcastStatus(frame []byte) { h.send(hubOp{kind: opStatus, frame: frame}) }
+func (h *hub) broadcastStatus(frame []byte) { h.send(hubOp{kind: opStatus}, frame) }
 
-func (h *hub) send(op hubOp) {
+// broadcastStats queues a stats frame. When frame leaves out the parts
+// that did not change since the previous one, full returns the complete
+// frame, which goes to viewers that never got those parts.
+func (h *hub) broadcastStats(frame []byte, full func() []byte) {
+	op := hubOp{kind: opStats}
+	if full != nil {
+		op.full = func() outFrame { return prepare(full()) }
+	}
+	h.send(op, frame)
+}
+
+func (h *hub) send(op hubOp, frame []byte) {
 	if !h.started.Load() {
 		return
+	}
+	if frame != nil {
+		op.frame = prepare(frame)
 	}
 	select {
 	case h.ops <- op:

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -19,11 +21,11 @@ func newTestHub(t *testing.T) *hub {
 	return h
 }
 
-func recvWithin(t *testing.T, ch <-chan []byte, d time.Duration) ([]byte, bool) {
+func recvWithin(t *testing.T, ch <-chan outFrame, d time.Duration) ([]byte, bool) {
 	t.Helper()
 	select {
 	case b, ok := <-ch:
-		return b, ok
+		return b.data, ok
 	case <-time.After(d):
 		t.Fatalf("nothing received within %v", d)
 		return nil, false
@@ -32,8 +34,8 @@ func recvWithin(t *testing.T, ch <-chan []byte, d time.Duration) ([]byte, bool) 
 
 func TestHubDropsSlowClientOnly(t *testing.T) {
 	h := newTestHub(t)
-	fast := &wsClient{send: make(chan []byte, sendBuffer)}
-	slow := &wsClient{send: make(chan []byte, sendBuffer)}
+	fast := &wsClient{send: make(chan outFrame, sendBuffer)}
+	slow := &wsClient{send: make(chan outFrame, sendBuffer)}
 	if !h.register(fast) || !h.register(slow) {
 		t.Fatal("register refused")
 	}
@@ -70,7 +72,7 @@ func TestHubStatusReplayAndShutdown(t *testing.T) {
 	h := newTestHub(t)
 	h.broadcastStatus([]byte("down"))
 	h.broadcastStatus([]byte("up"))
-	c := &wsClient{send: make(chan []byte, sendBuffer)}
+	c := &wsClient{send: make(chan outFrame, sendBuffer)}
 	if !h.register(c) {
 		t.Fatal("register refused")
 	}
@@ -83,14 +85,14 @@ func TestHubStatusReplayAndShutdown(t *testing.T) {
 	}
 	h.unregister(c) // twice is harmless
 
-	d := &wsClient{send: make(chan []byte, sendBuffer)}
+	d := &wsClient{send: make(chan outFrame, sendBuffer)}
 	h.register(d)
 	recvWithin(t, d.send, time.Second) // status
 	h.shutdown()
 	if _, ok := recvWithin(t, d.send, time.Second); ok || d.closeCode != websocket.CloseGoingAway {
 		t.Errorf("after shutdown: open=%v code=%d, want closed with 1001", ok, d.closeCode)
 	}
-	if h.register(&wsClient{send: make(chan []byte, 1)}) {
+	if h.register(&wsClient{send: make(chan outFrame, 1)}) {
 		t.Error("register after shutdown succeeded")
 	}
 	h.broadcast([]byte("x")) // must not block
@@ -102,7 +104,7 @@ func TestHubNeverStarted(t *testing.T) {
 	for range 200 { // more than the queue holds
 		h.broadcast([]byte("x"))
 	}
-	if h.register(&wsClient{send: make(chan []byte, 1)}) {
+	if h.register(&wsClient{send: make(chan outFrame, 1)}) {
 		t.Error("a hub that never ran accepted a client")
 	}
 	h.shutdown()
@@ -146,5 +148,98 @@ func TestSamplerStatsFrameShape(t *testing.T) {
 	}
 	if f.PTTLMS["l"] != -1 || f.Holders["l"] == nil || f.Available["r"] != 7 || f.Limiters["r"].Acquired != 3 {
 		t.Errorf("frame maps = %+v", f)
+	}
+}
+
+// A stats frame that leaves out unchanged parts reaches a viewer in full
+// the first time, and as sent afterwards; other frames do not prime.
+func TestHubStatsFullForNewViewers(t *testing.T) {
+	h := newTestHub(t)
+	old := &wsClient{send: make(chan outFrame, sendBuffer)}
+	if !h.register(old) {
+		t.Fatal("register refused")
+	}
+	fulls := 0
+	full := func() []byte { fulls++; return []byte("full1") }
+	h.broadcastStats([]byte("core1"), full)
+	if b, _ := recvWithin(t, old.send, time.Second); string(b) != "full1" {
+		t.Fatalf("first stats frame = %q, want the full one", b)
+	}
+	h.broadcast([]byte("event"))
+	if b, _ := recvWithin(t, old.send, time.Second); string(b) != "event" {
+		t.Fatalf("got %q", b)
+	}
+	late := &wsClient{send: make(chan outFrame, sendBuffer)}
+	if !h.register(late) {
+		t.Fatal("register refused")
+	}
+	h.broadcastStats([]byte("core2"), func() []byte { fulls++; return []byte("full2") })
+	if b, _ := recvWithin(t, old.send, time.Second); string(b) != "core2" {
+		t.Errorf("primed viewer got %q, want core2", b)
+	}
+	b, _ := recvWithin(t, late.send, time.Second)
+	if string(b) != "full2" {
+		t.Errorf("new viewer got %q, want full2", b)
+	}
+	h.broadcastStats([]byte("core3"), func() []byte { fulls++; return []byte("full3") })
+	for _, c := range []*wsClient{old, late} {
+		if b, _ := recvWithin(t, c.send, time.Second); string(b) != "core3" {
+			t.Errorf("got %q, want core3", b)
+		}
+	}
+	if fulls != 2 { // built only when a viewer needed it
+		t.Errorf("full built %d times, want 2", fulls)
+	}
+	if prepare([]byte("x")).pm == nil {
+		t.Error("frames are not prepared")
+	}
+}
+
+func TestSamplerStatsFrameCoreAndMeta(t *testing.T) {
+	sn := &snapshot{
+		At:        1000,
+		Locks:     []store.LockInfo{{Name: "l", PTTL: -1, Kind: store.KindReentrant, Holders: []store.Holder{{ID: "u:1", Count: 2}}}},
+		Limiters:  []store.LimiterInfo{{Name: "r", Available: 7}},
+		Stats:     map[string]store.Summary{"r": {Window: store.Counts{Acquired: 3}}},
+		FirstSeen: map[string]time.Time{"l": time.UnixMilli(500)},
+	}
+	core, meta, err := encodeStats(buildStatsFrame(sn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(core, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"kinds", "first_seen", "limiter_info", "holders"} {
+		if _, ok := c[k]; ok {
+			t.Errorf("core frame carries %s", k)
+		}
+	}
+	for _, k := range []string{"type", "bucket_ms", "window_ms", "at", "limiters", "locks", "pttl_ms", "available"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("core frame lacks %s", k)
+		}
+	}
+	var full statsFrame
+	if err := json.Unmarshal(spliceMeta(core, meta), &full); err != nil {
+		t.Fatal(err)
+	}
+	if full.Type != "stats" || full.Kinds["l"] != store.KindReentrant || full.FirstSeen["l"] != 500 ||
+		len(full.Holders["l"]) != 1 || full.Holders["l"][0].Count != 2 || full.Limiters["r"].Acquired != 3 {
+		t.Errorf("full frame = %+v", full)
+	}
+	if _, ok := full.LimiterInfo["r"]; !ok {
+		t.Errorf("full frame limiter_info = %v", full.LimiterInfo)
+	}
+	// A new tick with only the counts and lease changed has the same meta.
+	sn.At, sn.Locks[0].PTTL = 1200, 900*time.Millisecond
+	_, meta2, _ := encodeStats(buildStatsFrame(sn))
+	if !bytes.Equal(meta, meta2) {
+		t.Errorf("meta changed with the counts: %s vs %s", meta, meta2)
+	}
+	sn.Locks[0].Holders[0].Count = 3
+	if _, meta3, _ := encodeStats(buildStatsFrame(sn)); bytes.Equal(meta, meta3) {
+		t.Error("meta did not change with the holders")
 	}
 }

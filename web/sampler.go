@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -38,7 +40,11 @@ func (sn *snapshot) window(name string) store.Counts {
 	return sn.Stats[name].Window
 }
 
-// statsFrame is the websocket "stats" frame.
+// statsFrame is the websocket "stats" frame. Kinds, FirstSeen, LimiterInfo
+// and Holders change rarely next to the counts, yet at 1,000 objects they
+// are most of the frame's bytes: they are sent together, only in a frame
+// where one of them changed and in a viewer's first stats frame (see
+// encodeStats); a frame without them means "as last sent".
 type statsFrame struct {
 	Type         string                    `json:"type"`
 	BucketMS     int                       `json:"bucket_ms"`
@@ -88,6 +94,23 @@ type sampler struct {
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
 	redisUp         *bool
+	lastMeta        []byte // the rarely-changing parts as last broadcast
+
+	// Incremental discovery (store.ScanStep), when the store can carry it
+	// in the sample: after the first full pass, every tick walks one SCAN
+	// page in the same pipeline, sized so a pass takes about the discovery
+	// interval, and the sampler drops objects as the sample misses them.
+	scan      *store.ScanStep // next step; nil while discovery is by full passes
+	passStart time.Time       // start of the tick before the pass's first page
+	passes    []finishedPass  // passes whose last keys are still being classified
+	tickNo    int64
+}
+
+// finishedPass is a pass whose last page was read at tick readyAt-2: its
+// keys are sized at readyAt-1 and classified at readyAt.
+type finishedPass struct {
+	start   time.Time
+	readyAt int64
 }
 
 func newSampler(s *Server) *sampler {
@@ -130,7 +153,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, max(2*time.Second, 5*every))
 	defer cancel()
 
-	if sm.lastDiscover.IsZero() || start.Sub(sm.lastDiscover) >= sm.s.cfg.discoverInterval() {
+	if sm.lastDiscover.IsZero() || (sm.scan == nil && start.Sub(sm.lastDiscover) >= sm.s.cfg.discoverInterval()) {
 		d, err := sm.s.st.Discover(ctx, sm.s.cfg.match())
 		if err != nil {
 			sm.fail(runCtx, err)
@@ -138,21 +161,35 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 		}
 		sm.lastDiscover = start
 		sm.adopt(d, start)
+		if sm.s.st.ScanInSample() {
+			sm.scan = &store.ScanStep{Match: sm.s.cfg.match()}
+			sm.passStart = start
+		}
 	}
-	smp, err := sm.s.st.Sample(ctx, sm.locks, sm.limiters)
+	smp, err := sm.s.st.SampleScan(ctx, sm.locks, sm.limiters, sm.scan)
 	if err != nil {
 		sm.fail(runCtx, err)
 		return
 	}
+	sm.tickNo++
+	if smp.Scan != nil {
+		sm.advance(smp, start, every)
+	}
 	sm.setRedis(true)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
-	frame, err := json.Marshal(buildStatsFrame(sn))
+	core, meta, err := encodeStats(buildStatsFrame(sn))
 	if err != nil {
 		sm.s.log.Error("encoding stats frame", "err", err)
 		return
 	}
-	sm.s.hub.broadcast(frame)
+	full := func() []byte { return spliceMeta(core, meta) }
+	if !bytes.Equal(meta, sm.lastMeta) {
+		sm.lastMeta = meta
+		sm.s.hub.broadcastStats(full(), nil)
+		return
+	}
+	sm.s.hub.broadcastStats(core, full)
 }
 
 // adopt takes a discovery pass as the set of names to sample.
@@ -178,6 +215,75 @@ func (sm *sampler) adopt(d *store.Discovered, now time.Time) {
 		names[l.Name] = true
 	}
 	sm.hist.retain(names)
+}
+
+// advance takes one incremental discovery step's findings: objects the
+// sample missed are dropped (the walk finds them again if they come back),
+// classified ones are added, and the next step is prepared.
+func (sm *sampler) advance(smp *store.Sample, start time.Time, every time.Duration) {
+	r := smp.Scan
+	known := make(map[string]bool, len(sm.locks)+len(sm.limiters))
+	for _, l := range smp.Locks {
+		known[l.Name] = true
+	}
+	for _, l := range smp.Limiters {
+		known[l.Name] = true
+	}
+	sm.locks = slices.DeleteFunc(sm.locks, func(n string) bool { return !known[n] })
+	sm.limiters = slices.DeleteFunc(sm.limiters, func(n string) bool { return !known[n] })
+	for _, l := range r.Locks {
+		if !known[l.Name] {
+			known[l.Name] = true
+			sm.locks = append(sm.locks, l.Name)
+			if _, ok := sm.firstSeen[l.Name]; !ok {
+				sm.firstSeen[l.Name] = start
+			}
+		}
+	}
+	for _, l := range r.Limiters {
+		if !known[l.Name] {
+			known[l.Name] = true
+			sm.limiters = append(sm.limiters, l.Name)
+		}
+	}
+	next := &store.ScanStep{Match: sm.scan.Match, Cursor: r.Cursor, Read: r.Small,
+		Count: r.DBSize * int64(every) / int64(max(every, sm.s.cfg.discoverInterval()))}
+	for _, k := range r.Keys {
+		if !known[k] {
+			next.Size = append(next.Size, k)
+		}
+	}
+	sm.scan = next
+	if r.Cursor == 0 {
+		sm.passes = append(sm.passes, finishedPass{start: sm.passStart, readyAt: sm.tickNo + 2})
+		sm.passStart = start
+	}
+	for len(sm.passes) > 0 && sm.passes[0].readyAt <= sm.tickNo {
+		sm.finishPass(sm.passes[0].start)
+		sm.passes = sm.passes[1:]
+	}
+}
+
+// finishPass makes a completed pass the discovery behind the frames: every
+// object that existed when it started has been seen, so pages rendered
+// before that may drop rows the frames lack. Names it no longer lists lose
+// their first-seen time and history, as after a full pass.
+func (sm *sampler) finishPass(passStart time.Time) {
+	sm.lastDiscover = passStart
+	locks := make(map[string]bool, len(sm.locks))
+	for _, n := range sm.locks {
+		locks[n] = true
+	}
+	for name := range sm.firstSeen {
+		if !locks[name] {
+			delete(sm.firstSeen, name)
+		}
+	}
+	lims := make(map[string]bool, len(sm.limiters))
+	for _, n := range sm.limiters {
+		lims[n] = true
+	}
+	sm.hist.retain(lims)
 }
 
 func (sm *sampler) fail(runCtx context.Context, err error) {
@@ -309,6 +415,52 @@ func buildStatsFrame(sn *snapshot) statsFrame {
 		}
 	}
 	return f
+}
+
+// statsCore is statsFrame without the rarely-changing parts.
+type statsCore struct {
+	Type         string                  `json:"type"`
+	BucketMS     int                     `json:"bucket_ms"`
+	WindowMS     int                     `json:"window_ms"`
+	At           int64                   `json:"at"`
+	Limiters     map[string]store.Counts `json:"limiters"`
+	Locks        map[string]store.Counts `json:"locks"`
+	Available    map[string]int64        `json:"available"`
+	PTTLMS       map[string]int64        `json:"pttl_ms"`
+	LockCount    int                     `json:"lock_count"`
+	LimiterCount int                     `json:"limiter_count"`
+	DiscoveredAt int64                   `json:"discovered_at"`
+}
+
+// statsMeta is the rarely-changing part of statsFrame.
+type statsMeta struct {
+	Kinds       map[string]store.Kind      `json:"kinds"`
+	FirstSeen   map[string]int64           `json:"first_seen"`
+	LimiterInfo map[string]limiterInfoJSON `json:"limiter_info"`
+	Holders     map[string][]store.Holder  `json:"holders"`
+}
+
+// encodeStats encodes f as its core (a complete frame without the
+// rarely-changing parts) and those parts as a JSON object. The sampler
+// compares meta with the previous tick's to decide whether to send them.
+func encodeStats(f statsFrame) (core, meta []byte, err error) {
+	core, err = json.Marshal(statsCore{Type: f.Type, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
+		Limiters: f.Limiters, Locks: f.Locks, Available: f.Available, PTTLMS: f.PTTLMS,
+		LockCount: f.LockCount, LimiterCount: f.LimiterCount, DiscoveredAt: f.DiscoveredAt})
+	if err != nil {
+		return nil, nil, err
+	}
+	meta, err = json.Marshal(statsMeta{Kinds: f.Kinds, FirstSeen: f.FirstSeen, LimiterInfo: f.LimiterInfo, Holders: f.Holders})
+	return core, meta, err
+}
+
+// spliceMeta joins a core frame and its meta object into the full frame:
+// both are JSON objects with distinct, non-empty field sets.
+func spliceMeta(core, meta []byte) []byte {
+	out := make([]byte, 0, len(core)+len(meta))
+	out = append(out, core[:len(core)-1]...)
+	out = append(out, ',')
+	return append(out, meta[1:]...)
 }
 
 // pttlMS is a lease in ms, -1 for a key without expiry.

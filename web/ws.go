@@ -63,7 +63,7 @@ func (s *Server) handleWS(c echo.Context) error {
 		s.reqLog(c).Debug("websocket upgrade failed", "err", err)
 		return nil
 	}
-	cl := &wsClient{conn: conn, send: make(chan []byte, sendBuffer), readerDone: make(chan struct{})}
+	cl := &wsClient{conn: conn, send: make(chan outFrame, sendBuffer), readerDone: make(chan struct{})}
 	if !s.admitWS(cl) {
 		s.wsActive.Add(-1)
 		_ = conn.WriteControl(websocket.CloseMessage,
@@ -137,7 +137,7 @@ func (s *Server) wsWriter(cl *wsClient) {
 				return
 			}
 			_ = cl.conn.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := cl.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+			if err := writeFrame(cl.conn, frame); err != nil {
 				s.hub.unregister(cl)
 				return
 			}
@@ -152,6 +152,15 @@ func (s *Server) wsWriter(cl *wsClient) {
 			}
 		}
 	}
+}
+
+// writeFrame writes a frame through its prepared form, framed once for
+// every viewer, when it has one.
+func writeFrame(conn *websocket.Conn, f outFrame) error {
+	if f.pm != nil {
+		return conn.WritePreparedMessage(f.pm)
+	}
+	return conn.WriteMessage(websocket.TextMessage, f.data)
 }
 
 // closeWS sends a close frame with code and lets the peer read and answer

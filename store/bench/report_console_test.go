@@ -21,7 +21,7 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 
 	// Case 5.
 	w("## 5. Console sampler cost (token buckets, ~1,000 decisions/s of application traffic on 100 of them)\n\n")
-	w("Each round: a %v window of traffic alone, then the same traffic with a console sampling only (one discovery at start), then with the console's default rediscovery every 1 s. "+
+	w("Each round: a %v window of traffic alone, then the same traffic with a console whose full rediscovery is off (one pass at start; each tick's pipeline still carries its incremental SCAN page), then with the console's default of a full discovery round every 1 s, spread over the ticks. "+
 		"Commands and round trips are counted by a hook on the console's own client; \"executed\" and Redis CPU are INFO commandstats and used_cpu_sys+user over the window, minus the traffic-only window. Median (min–max) of %d rounds.\n\n", 4*time.Second, rounds)
 	if n, err := e.client(1).DBSize(ctx).Result(); err == nil {
 		w("The server holds %d keys when case 5 starts (what cases 1–4 left, plus stats rings); the console's MATCH selects this case's keys, but SCAN walks the whole keyspace, so the rediscovery rows depend on that total.\n\n", n)
