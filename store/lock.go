@@ -303,7 +303,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
 	}
-	res, err := l.unlockCall.run(ctx, l.c.rdb).Int64()
+	res, err := l.c.call(ctx, &l.unlockCall).Int64()
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
@@ -337,7 +337,7 @@ func (l *Lock) Refresh(ctx context.Context) error {
 func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duration, ok bool, err error) {
 	var cmd *redis.Cmd
 	if turn == nil {
-		cmd = l.tryCall.run(ctx, l.c.rdb)
+		cmd = l.c.call(ctx, &l.tryCall)
 	} else {
 		queued := "0"
 		if turn.queued {
@@ -364,7 +364,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 }
 
 func (l *Lock) renew(ctx context.Context) (bool, error) {
-	n, err := l.renewCall.run(ctx, l.c.rdb).Int64()
+	n, err := l.c.call(ctx, &l.renewCall).Int64()
 	if err != nil {
 		return false, l.scriptErr("renew", err)
 	}

@@ -38,3 +38,11 @@ func (p *preparedCall) run(ctx context.Context, rdb redis.UniversalClient) *redi
 	}
 	return cmd
 }
+
+// call sends p through the Client's batcher, or alone when batching is off.
+func (c *Client) call(ctx context.Context, p *preparedCall) *redis.Cmd {
+	if c.batch == nil {
+		return p.run(ctx, c.rdb)
+	}
+	return c.batch.run(ctx, p)
+}

@@ -28,6 +28,9 @@ type Client struct {
 	// SetObjectPatterns); read on every discovery and sample, so swapped
 	// whole rather than locked.
 	patterns atomic.Pointer[ObjectPatterns]
+	// batch pipelines the hot script calls of concurrent goroutines (see
+	// batch.go); nil with Options.NoBatching.
+	batch *batcher
 }
 
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
@@ -42,7 +45,15 @@ type Options struct {
 	// (strings carry no marker of their own). Zero: none are listed. New
 	// panics on invalid patterns; check them first with Validate.
 	Patterns ObjectPatterns
+	// NoBatching sends every lock, unlock and one-permit bucket call on its
+	// own. By default calls that arrive while others are in flight are sent
+	// together as one pipeline (see batch.go), which costs Redis and the
+	// client far less per call under concurrency.
+	NoBatching bool
 }
+
+// batching is nil-safe: batching is on unless turned off.
+func (o *Options) batching() bool { return o == nil || !o.NoBatching }
 
 func (o *Options) getID() string {
 	if o == nil || o.ID == "" {
@@ -66,6 +77,9 @@ func New(rdb redis.UniversalClient, opts *Options) *Client {
 		panic(fmt.Sprintf("store: Options.Patterns: %v", err))
 	}
 	c.patterns.Store(p.clone())
+	if opts.batching() {
+		c.batch = newBatcher(rdb)
+	}
 	return c
 }
 

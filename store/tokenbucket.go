@@ -298,7 +298,7 @@ func (b *TokenBucket) Acquire(ctx context.Context, n int64) (Result, error) {
 	}
 	var cmd *redis.Cmd
 	if n == 1 {
-		cmd = b.one.run(ctx, b.c.rdb)
+		cmd = b.c.call(ctx, &b.one)
 	} else {
 		cmd = tokenBucketAcquire.Run(ctx, b.c.rdb, b.keys, n)
 	}

@@ -22,9 +22,16 @@ type limiterPeer struct {
 	setup func(ctx context.Context, rdb *countingClient, key string, capacity int64, perSec float64) (func(context.Context) (bool, error), error)
 }
 
+// lwClients holds the store.Client of each application instance
+// (*countingClient), so all of an instance's buckets share one.
+var lwClients sync.Map
+
 var limiterPeers = []limiterPeer{
 	{"lockwarden", func(ctx context.Context, rdb *countingClient, key string, capacity int64, perSec float64) (func(context.Context) (bool, error), error) {
-		b := store.New(rdb.Client, nil).TokenBucket(key)
+		// One store.Client per application instance, as for the locks:
+		// its calls from many goroutines are batched together.
+		c, _ := lwClients.LoadOrStore(rdb, store.New(rdb.Client, nil))
+		b := c.(*store.Client).TokenBucket(key)
 		err := b.Init(ctx, store.TokenBucketConfig{Capacity: capacity, IntervalMS: 1000 / perSec, Initial: capacity})
 		return func(ctx context.Context) (bool, error) {
 			res, err := b.Acquire(ctx, 1)

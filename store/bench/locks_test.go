@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/bsm/redislock"
@@ -192,4 +195,62 @@ func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d t
 	r.shareA = a / n
 	r.jain = n * n / (2 * (a*a + b*b))
 	return r, nil
+}
+
+// TestBenchQuick runs cases 1-3 only, a few rounds, and logs each figure and
+// its ratio to the peers: a quick before/after check while working on the
+// hot path, without the whole report. Set LOCKWARDEN_BENCH_QUICK=rounds.
+func TestBenchQuick(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv("LOCKWARDEN_BENCH_QUICK"))
+	if rounds <= 0 {
+		t.Skip("set LOCKWARDEN_BENCH_QUICK=rounds to run cases 1-3 alone")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	e := newEnv(t)
+	for _, conc := range []int{1, 16, 64} {
+		res := make([]series, len(lockPeers))
+		for r := 0; r < rounds; r++ {
+			for i, p := range lockPeers {
+				v, err := uncontended(ctx, e, p, conc, time.Second)
+				if err != nil {
+					t.Fatalf("case 1 %s C=%d: %v", p.name, conc, err)
+				}
+				res[i] = append(res[i], v)
+			}
+		}
+		t.Logf("case 1 C=%d: lockwarden %s, redislock %s, redsync %s, ratio to redislock %s", conc,
+			cell(res[0], 0), cell(res[1], 0), cell(res[2], 0), cell(ratios(res[0], res[1]), 2))
+	}
+	acq := make([]series, len(lockPeers))
+	for r := 0; r < rounds; r++ {
+		for i, p := range lockPeers {
+			v, err := contended(ctx, e, p, 8, 200*time.Microsecond, 2*time.Second)
+			if err != nil {
+				t.Fatalf("case 2 %s: %v", p.name, err)
+			}
+			acq[i] = append(acq[i], v.acqPerSec)
+			if i == 0 {
+				t.Logf("case 2 lockwarden: %+v", v)
+			}
+		}
+	}
+	t.Logf("case 2 acquisitions/s: lockwarden %s, redislock %s, redsync %s, ratio to redislock %s, to redsync %s",
+		cell(acq[0], 0), cell(acq[1], 0), cell(acq[2], 0), cell(ratios(acq[0], acq[1]), 2), cell(ratios(acq[0], acq[2]), 2))
+	for _, keys := range []int{1, 1000} {
+		for _, conc := range []int{1, 16, 64} {
+			res := make([]series, len(limiterPeers))
+			for r := 0; r < rounds; r++ {
+				for i, p := range limiterPeers {
+					v, err := decisions(ctx, e, p, keys, conc, time.Second)
+					if err != nil {
+						t.Fatalf("case 3 %s: %v", p.name, err)
+					}
+					res[i] = append(res[i], v)
+				}
+			}
+			t.Logf("case 3 keys=%d C=%d: lockwarden %s, redis_rate %s, ratio %s", keys, conc,
+				cell(res[0], 0), cell(res[1], 0), cell(ratios(res[0], res[1]), 2))
+		}
+	}
 }

@@ -20,30 +20,23 @@ correct (they see the hash held and a ` + "`0`" + ` on every release) but do not
 
 const consoleNotes = `### What cases 5–8 show, the gaps, and the next ideas
 
-**5, sampler.** A tick is one pipeline (met: one round trip per node per tick when only sampling). For each token
-bucket the pipeline holds HGETALL of the bucket, HGETALL of its stats ring, and an EVAL of the Redisson window
-script (store/enrich.go ` + "`queueWindowState`" + `), which Sample queues for every limiter because it does not yet know the
-limiter's kind; for a token bucket the script finds nothing, but it is a full EVAL with the script's source on every
-tick (EVAL, not EVALSHA) and runs a few commands inside. That is half of what Redis executes per tick and most of
-its CPU: the hand-built row, the same reads without it, costs a fifth or less. Next idea (store/sample.go): queue the
-window read only for names Discover classified as Redisson limiters, by EVALSHA. The default console also
-rediscovers every second: one SCAN call per 1,000 keys of the whole keyspace (MATCH filters after the walk), then
-HLEN and HGETALL pipelines for the candidates, which are the extra round trips per tick in the "default" rows. Next
-idea: rediscover less often or incrementally (keyspace notifications for new keys, a full pass every 10–30 s), since
-the sampler already sees vanished objects itself. At 10,000 limiters one pipeline takes 150–350 ms and the stats
-frame is over 2 MB, so the sampler cannot keep 5 ticks/s: the EVAL fix and a smaller frame are both needed there.
+**5, sampler.** A tick is one pipeline per node, discovery included: after one full pass at start, each tick's
+pipeline also carries one SCAN page (sized so that a whole pass takes about the discovery interval) plus HLEN and
+HGETALL+PTTL of the candidates the previous page found, so a new object is listed about two ticks after its page is
+scanned and a vanished one is dropped by the next sample. Redisson windows are read by EVALSHA (the script is loaded
+once; a NOSCRIPT reloads it and the tick is read again), not by sending the script's text every tick as the first
+version did. What remains per limiter is HGETALL of the hash and of its stats ring and one EVALSHA that, for a token
+bucket, only checks the type; the next idea is to skip that read for names discovery already classified as token
+buckets. At 10,000 limiters one pipeline still takes longer than a tick on this machine.
 
-**6, fan-out.** The sampler marshals one frame per tick and the hub hands the same bytes to every viewer, so Redis
-load does not move with 1,000 viewers (met), and the console's CPU stays low. The delay is the time to push one
-frame through 1,000 sockets: each viewer's writer goroutine copies the frame and makes its own write syscall, so a
-tick's frames leave over a burst of tens of milliseconds on the 2 CPUs this machine shares between the console, the
-viewers' process and Redis; p50 is about half the burst and p99 its end plus scheduling stalls, which puts p99 at or
-over the 50 ms target on this machine (runs so far: 51–96 ms). The cost grows with viewers × frame bytes: at 1,000
-limiters the frame is ~220 KB (about 1 GB/s for 1,000 viewers), p99 reaches hundreds of milliseconds, and in some
-runs the viewers fall seconds behind. Next idea (web/sampler.go, web/hub.go): send the static parts of a frame
-(kinds, limiter_info, first_seen) only when they change and the counts as deltas, so a steady-state frame is a few
-KB whatever the number of objects; then write through gorilla's PreparedMessage so the framing is built once per
-frame, not once per viewer.
+**6, fan-out.** The sampler builds each frame once and the hub hands the same prepared websocket message to every
+viewer (framed once, gorilla's PreparedMessage), so Redis load does not move with 1,000 viewers and the console's CPU
+stays low. A viewer's first frame is the full one; after that, kinds, holders, first-seen times and limiter details
+travel only in frames where they changed, and the browser keeps the last copy. The delay left is pushing one frame
+through 1,000 sockets on 2 CPUs shared with the viewers' process and Redis; with 100 limiters p99 sits around the
+50 ms target (runs from 33 to 57 ms). With 1,000 limiters the steady frame still holds every limiter's counts and
+available permits (~87 KB), which is what keeps p99 in the hundreds of ms there; next idea: send only the limiters
+whose counts changed since the previous frame.
 
 **7, events.** An unlock message costs the console one pub/sub read, one small JSON frame and one hub broadcast;
 p99 stays well under the target at 1,000 events/s with no event lost; the max is a scheduling stall on the shared
@@ -65,24 +58,19 @@ on how the request spacing falls against the interval, so the shortfall differs 
 machine; the issue's ~12 % (the seed's printed windows go down to 417) is the same effect under the seed's own
 timing. lockwarden advances last_mill_second by whole intervals only, so neither pattern loses anything.`
 
-const speedGaps = `## Why cases 1–3 miss their targets, and the next idea
+const speedGaps = `## Cases 1–3: where the time goes, and batching
 
-Inside Redis, a lock + unlock pair of a free lock now runs 9 commands (TIME, one EXISTS of the lock and its queue,
-HSET, PEXPIRE, the stats HINCRBY; HGET, DEL, an empty ZRANGE of the queue, PUBLISH of Redisson's ` + "`0`" + `), down from
-15–17, and a rejected limiter decision runs 3 (TIME, HMGET, HINCRBY) and no longer writes the bucket. The stats cost
-one HINCRBY per attempt (field ` + "`<outcome><bucket>`" + `; expiry and clean-up only on the first count of a field). On the
-Go side a hold no longer starts a goroutine and a timer (one watchdog heap per Client), and the hot calls send a
-prepared EVALSHA argument list. bsm/redislock runs 3 commands per pair (SET NX PX; GET, DEL) and redis_rate 2 per
-rejection (TIME, GET). A separate measurement around case 1 at C=16 (INFO used_cpu and getrusage) put Redis at about
-27 µs per lockwarden pair against 19 µs per redislock pair, and the Go side at about 36 µs against 31 µs, mostly the
-same two syscalls per round trip. On 2 logical CPUs shared by Redis and the benchmark, what the ratio measures is
-the work the peers skip: the re-entrancy check, the hand-off queue check, the unlock message and the stats count.
-With one round trip per call and one command per connection at a time, that work has a price the peers do not
-pay, and the targets stay out of reach.
-
-Next idea: batch concurrent calls into pipelines (go-redis v9.23's AutoPipeline, or a small batcher in store), so
-that at C ≥ 16 Redis and the client pay one read and one write per batch instead of per call, which is where most of
-the CPU goes. Before adopting it: go-redis marks it experimental, a queued command no longer honours its context,
-and a batch is retried whole after a dropped connection, so a re-entrant acquire could run twice; the acquire script
-would first need a per-call nonce to be idempotent.
+Inside Redis, a lock + unlock pair of a free lock runs 9 commands (TIME, one EXISTS of the lock and its queue,
+HSET, PEXPIRE, the stats HINCRBY; HGET, DEL, an empty ZRANGE of the queue, PUBLISH of Redisson's ` + "`0`" + `), and a
+rejected limiter decision runs 3 (TIME, HMGET, HINCRBY). bsm/redislock runs 3 commands per pair and redis_rate 2 per
+rejection: the difference is the work the peers skip (re-entrancy, the hand-off queue check, the unlock message,
+the stats count). With one round trip per call that work cannot be won back, so store batches: calls that arrive
+while others are on the wire join one pipeline (store/batch.go), and Redis and the client pay one read and one
+write per batch instead of per call. A call alone goes out alone, so C=1 does not gain (and stays below the
+peers); at C=16 and 64 batching is what puts lockwarden ahead. Batched commands are marked not retryable: go-redis
+re-sends a whole pipeline after a network error, which would run calls that had already been answered a second
+time; instead each call in a lost batch fails with the network error, as a single call whose retries ran out.
+` + "`Options.NoBatching`" + ` turns it off. Case 3 runs one store.Client per application instance, as an application
+would (one Client per key would never batch). Case 2 does not gain from batching: its cost is the hand-off itself
+(release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
 `

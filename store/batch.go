@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A batcher sends the hot script calls of one Client (lock and unlock of a
+// free lock, a one-permit bucket decision, a renewal) that arrive from many
+// goroutines at once as one pipeline. Redis then reads, runs and answers N
+// EVALSHA with one read and one write instead of N of each, and so does the
+// client: at 16 or 64 concurrent callers that is most of the CPU a call
+// costs on either side.
+//
+// A call that finds nothing in flight goes out on its own at once, as it
+// would without a batcher, so a lone caller pays only a mutex. Calls that
+// arrive while up to maxInFlight calls or batches are on the wire queue up;
+// whoever finishes first starts a flusher goroutine that sends the queue as
+// one pipeline and keeps doing so while calls keep arriving, then exits:
+// nothing runs while a Client is idle, so a dropped Client leaks nothing.
+//
+// Semantics a caller keeps:
+//   - Its ctx bounds its wait. When ctx ends first it returns ctx's error at
+//     once, and, like a single call whose context ends after it was written,
+//     the call may still run. A queued call whose ctx ended before its batch
+//     was written is left out. The pipeline runs under a context without
+//     the callers' cancellation (one caller must not fail the others' calls)
+//     whose deadline is the latest of theirs, or none if one of them has none.
+//   - Errors are per call: each call gets its own reply or error.
+//   - NOSCRIPT (Redis restarted, SCRIPT FLUSH): a call Redis did not run for
+//     lack of its script is not lost; each missing script is loaded once and
+//     those calls are sent again (they never ran, so this runs them once).
+//   - No new double execution. go-redis retries a pipeline as a whole after
+//     a network error (generalProcessPipelineFrom in redis.go, v9.23), even
+//     when it had already read some of the replies: calls that ran and were
+//     answered would run again, which a lone EVALSHA never does (go-redis
+//     only retries a single command that got no reply, exactly the case in
+//     which any timed-out call may or may not have run). So batch commands
+//     say NoRetry, which go-redis honours for the whole pipeline
+//     (cmdsContainNoRetry): a batch that loses its connection fails every
+//     call in it with the network error, each of which may have run, the
+//     same contract as a single call whose retries ran out.
+//   - The queue is bounded (maxQueued): beyond it a call goes out on its own.
+type batcher struct {
+	rdb redis.UniversalClient
+
+	mu       sync.Mutex
+	inFlight int          // direct calls and flushers running
+	queue    []*batchCall // waiting for the next batch
+}
+
+const (
+	// maxInFlight is how many calls or batches may be on the wire at once
+	// before newcomers queue: two lets Redis run one batch while the client
+	// reads the previous one's replies and writes the next.
+	maxInFlight = 2
+	// maxQueued bounds the queue, and so a batch.
+	maxQueued = 256
+)
+
+// batchCall is one queued call. done is closed once cmd holds the reply.
+type batchCall struct {
+	ctx  context.Context
+	p    *preparedCall
+	cmd  *redis.Cmd
+	done chan struct{}
+}
+
+// noRetryCmd is a batched EVALSHA: go-redis must not replay its pipeline
+// (see batcher).
+type noRetryCmd struct{ *redis.Cmd }
+
+func (noRetryCmd) NoRetry() bool { return true }
+
+func newBatcher(rdb redis.UniversalClient) *batcher { return &batcher{rdb: rdb} }
+
+// run sends p, in a batch when other calls are in flight.
+func (b *batcher) run(ctx context.Context, p *preparedCall) *redis.Cmd {
+	b.mu.Lock()
+	if b.inFlight < maxInFlight || len(b.queue) >= maxQueued {
+		direct := b.inFlight < maxInFlight
+		if direct {
+			b.inFlight++
+		}
+		b.mu.Unlock()
+		cmd := p.run(ctx, b.rdb)
+		if direct {
+			b.done()
+		}
+		return cmd
+	}
+	call := &batchCall{ctx: ctx, p: p, done: make(chan struct{})}
+	b.queue = append(b.queue, call)
+	b.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.cmd
+	case <-ctx.Done():
+		// The call may still run (see batcher); its reply is dropped.
+		cmd := redis.NewCmd(ctx, p.cmd...)
+		cmd.SetErr(ctx.Err())
+		return cmd
+	}
+}
+
+// done gives back an in-flight slot, or hands it to a flusher when calls
+// are queued.
+func (b *batcher) done() {
+	b.mu.Lock()
+	if len(b.queue) == 0 {
+		b.inFlight--
+		b.mu.Unlock()
+		return
+	}
+	batch := b.queue
+	b.queue = nil
+	b.mu.Unlock()
+	go b.flush(batch)
+}
+
+// flush sends batches until the queue is empty, then gives back its slot.
+func (b *batcher) flush(batch []*batchCall) {
+	for {
+		b.send(batch)
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.inFlight--
+			b.mu.Unlock()
+			return
+		}
+		batch = b.queue
+		b.queue = nil
+		b.mu.Unlock()
+	}
+}
+
+// send runs one batch as a pipeline and answers every call in it.
+func (b *batcher) send(batch []*batchCall) {
+	live := batch[:0:0]
+	for _, c := range batch {
+		if c.ctx.Err() == nil {
+			live = append(live, c)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := batchContext(live)
+	defer cancel()
+	b.exec(ctx, live)
+	var missing []*batchCall
+	for _, c := range live {
+		if err := c.cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		loaded := map[*redis.Script]bool{}
+		for _, c := range missing {
+			if !loaded[c.p.script] {
+				loaded[c.p.script] = true
+				_ = c.p.script.Load(ctx, b.rdb).Err() // a failure shows in the resend
+			}
+		}
+		b.exec(ctx, missing)
+	}
+	for _, c := range live {
+		close(c.done)
+	}
+}
+
+// exec sends calls as one pipeline, each with a new Cmd.
+func (b *batcher) exec(ctx context.Context, calls []*batchCall) {
+	pipe := b.rdb.Pipeline()
+	for _, c := range calls {
+		c.cmd = redis.NewCmd(ctx, c.p.cmd...)
+		_ = pipe.Process(ctx, noRetryCmd{c.cmd})
+	}
+	_, _ = pipe.Exec(ctx) // errors are on each Cmd
+}
+
+// batchContext is the context a batch runs under: the first caller's
+// values, none of the callers' cancellation, and the latest of their
+// deadlines (none if a caller has none), so a batch is bounded whenever
+// every caller in it is.
+func batchContext(calls []*batchCall) (context.Context, context.CancelFunc) {
+	var latest time.Time
+	for _, c := range calls {
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			return context.WithoutCancel(calls[0].ctx), func() {}
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(context.WithoutCancel(calls[0].ctx), latest)
+}

@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// pipeHook records the script pipelines a client sends: how many, the largest, and
+// whether every command in them refused go-redis's whole-batch replay.
+type pipeHook struct {
+	pipelines, largest, retryable atomic.Int64
+}
+
+func (h *pipeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *pipeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h *pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if cmds[0].Name() != "evalsha" {
+			return next(ctx, cmds) // go-redis's own set-up of a new connection
+		}
+		h.pipelines.Add(1)
+		for {
+			l := h.largest.Load()
+			if int64(len(cmds)) <= l || h.largest.CompareAndSwap(l, int64(len(cmds))) {
+				break
+			}
+		}
+		for _, c := range cmds {
+			if !c.NoRetry() {
+				h.retryable.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func hookedClient(t *testing.T) (*redis.Client, *pipeHook) {
+	rdb := redistest.Client(t)
+	h := &pipeHook{}
+	rdb.AddHook(h)
+	return rdb, h
+}
+
+// lockUnlockLoad runs conc goroutines, each locking and unlocking its own
+// key rounds times, and fails the test on any error.
+func lockUnlockLoad(t *testing.T, c *Client, prefix string, conc, rounds int) {
+	t.Helper()
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	errs := make(chan error, conc)
+	for g := 0; g < conc; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := c.NewLock(fmt.Sprintf("%slock:%d", prefix, g), nil)
+			for i := 0; i < rounds; i++ {
+				if err := l.Lock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				if err := l.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func TestBatchConcurrentCallsSharePipelines(t *testing.T) {
+	rdb, h := hookedClient(t)
+	c := New(rdb, nil)
+	prefix := redistest.Prefix(t)
+	lockUnlockLoad(t, c, prefix, 32, 50)
+	if h.pipelines.Load() == 0 || h.largest.Load() < 2 {
+		t.Fatalf("32 goroutines sent %d pipelines, largest %d: calls were not batched", h.pipelines.Load(), h.largest.Load())
+	}
+	if n := h.retryable.Load(); n != 0 {
+		t.Fatalf("%d batched commands allow go-redis to replay their pipeline", n)
+	}
+	// Every lock ended free: each acquire and release ran exactly once.
+	keys, err := rdb.Keys(t.Context(), prefix+"lock:*").Result()
+	if err != nil || len(keys) != 0 {
+		t.Fatalf("locks left behind: %v, %v", keys, err)
+	}
+	// The last flusher exits right after answering its calls.
+	for i := 0; ; i++ { // bounded: up to ~10 s
+		c.batch.mu.Lock()
+		inFlight, queued := c.batch.inFlight, len(c.batch.queue)
+		c.batch.mu.Unlock()
+		if inFlight == 0 && queued == 0 {
+			break
+		}
+		if i == 10000 {
+			t.Fatalf("batcher not idle after the load: %d in flight, %d queued", inFlight, queued)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestBatchOffSendsEveryCallAlone(t *testing.T) {
+	rdb, h := hookedClient(t)
+	c := New(rdb, &Options{NoBatching: true})
+	lockUnlockLoad(t, c, redistest.Prefix(t), 16, 20)
+	if n := h.pipelines.Load(); n != 0 {
+		t.Fatalf("NoBatching client sent %d pipelines", n)
+	}
+}
+
+// TestBatchAnswersEachCall sends one batch holding a call that succeeds, a
+// call that fails (WRONGTYPE) and a bucket decision, after SCRIPT FLUSH:
+// every call gets its own reply, and the scripts are loaded again.
+func TestBatchAnswersEachCall(t *testing.T) {
+	rdb := redistest.NewClient(t, redistest.StartT(t)) // SCRIPT FLUSH must not disturb other tests
+	ctx := t.Context()
+	c := New(rdb, nil)
+	ok := c.NewLock("batch:ok", nil)
+	bad := c.NewLock("batch:string", nil)
+	if err := rdb.Set(ctx, "batch:string", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b := c.TokenBucket("batch:bucket")
+	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 1000, Initial: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	calls := []*batchCall{
+		{ctx: ctx, p: &ok.tryCall, done: make(chan struct{})},
+		{ctx: ctx, p: &bad.tryCall, done: make(chan struct{})},
+		{ctx: ctx, p: &b.one, done: make(chan struct{})},
+	}
+	c.batch.send(calls)
+	for i, call := range calls {
+		select {
+		case <-call.done:
+		default:
+			t.Fatalf("call %d not answered", i)
+		}
+	}
+	if err := calls[0].cmd.Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("lock acquire: %v, want the free lock taken (nil reply)", err)
+	}
+	if err := calls[1].cmd.Err(); !isWrongType(err) {
+		t.Fatalf("acquire on a string: %v, want WRONGTYPE", err)
+	}
+	reply, err := calls[2].cmd.Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := parseAcquireReply(reply); err != nil || res.Code != BucketSuccess || res.Remaining != 4 {
+		t.Fatalf("bucket decision: %+v, %v; want success with 4 left", res, err)
+	}
+	if n, err := rdb.HGet(ctx, "batch:ok", ok.HolderID()).Int64(); err != nil || n != 1 {
+		t.Fatalf("lock count %d, %v: want 1 (the acquire ran once)", n, err)
+	}
+}
+
+// TestBatchCallerContextBoundsItsWait queues a call behind a full set of
+// in-flight slots: its ctx ending returns at once, and the batch later
+// leaves it out; a live queued call is answered once a slot frees.
+func TestBatchCallerContextBoundsItsWait(t *testing.T) {
+	rdb, h := hookedClient(t)
+	c := New(rdb, nil)
+	prefix := redistest.Prefix(t)
+	bt := c.batch
+	bt.mu.Lock()
+	bt.inFlight = maxInFlight // as if calls were on the wire
+	bt.mu.Unlock()
+
+	gone := c.NewLock(prefix+"gone", nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	got := make(chan error, 1)
+	go func() { got <- bt.run(ctx, &gone.tryCall).Err() }()
+	waitQueued(t, bt, 1)
+	cancel()
+	select {
+	case err := <-got:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("queued call after cancel: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a queued call did not return when its ctx ended")
+	}
+
+	live := c.NewLock(prefix+"live", nil)
+	done := make(chan error, 1)
+	go func() { done <- live.TryLock(t.Context()) }()
+	waitQueued(t, bt, 2)
+	bt.done() // a slot frees: the queue goes out as one batch
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("queued TryLock: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a queued call was never sent")
+	}
+	if h.largest.Load() != 1 {
+		t.Fatalf("largest batch %d, want 1: the cancelled call must be left out", h.largest.Load())
+	}
+	if n, _ := rdb.Exists(t.Context(), prefix+"gone").Result(); n != 0 {
+		t.Fatal("the cancelled call ran")
+	}
+	bt.mu.Lock()
+	inFlight := bt.inFlight
+	bt.mu.Unlock()
+	if inFlight != maxInFlight-1 {
+		t.Fatalf("%d in flight after the flush, want %d", inFlight, maxInFlight-1)
+	}
+	_ = live.Unlock(t.Context())
+}
+
+func waitQueued(t *testing.T, bt *batcher, n int) {
+	t.Helper()
+	for i := 0; i < 10000; i++ { // bounded: up to ~10 s
+		bt.mu.Lock()
+		q := len(bt.queue)
+		bt.mu.Unlock()
+		if q >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("queue never reached %d calls", n)
+}
