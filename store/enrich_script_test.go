@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lockwarden/lockwarden/store/redistest"
@@ -37,5 +39,59 @@ func TestSampleReloadsWindowScriptAfterFlush(t *testing.T) {
 		if cl, err := c.RedissonClients(ctx, name); err != nil {
 			t.Fatalf("round %d: RedissonClients after SCRIPT FLUSH: %v (%v)", round, err, cl)
 		}
+	}
+}
+
+// A token bucket's Redisson window read is skipped once it is known to be a
+// bucket; if the name turns into a Redisson limiter, the next sample reads
+// its window again.
+func TestSampleSkipsWindowReadForKnownBuckets(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	name := redistest.Prefix(t) + "b"
+	t.Cleanup(func() { rdb.Del(ctx, name, RedissonValueKey(name, "")) })
+	now := discNow(t, rdb)
+	discBucket(t, rdb, name, now, 3, 10, "1000")
+	c := New(rdb, nil)
+	if err := c.loadStateScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evalsha := func() int64 {
+		info, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if strings.HasPrefix(line, "cmdstat_evalsha:calls=") {
+				n, _ := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(line, "cmdstat_evalsha:calls="), ",", 2)[0], 10, 64)
+				return n
+			}
+		}
+		return 0
+	}
+	if _, err := c.Sample(ctx, nil, []string{name}); err != nil { // learns it is a bucket
+		t.Fatal(err)
+	}
+	before := evalsha()
+	for i := 0; i < 3; i++ {
+		s, err := c.Sample(ctx, nil, []string{name})
+		if err != nil || len(s.Limiters) != 1 || s.Limiters[0].Kind != KindTokenBucket {
+			t.Fatalf("Sample = %+v, %v", s, err)
+		}
+	}
+	if got := evalsha() - before; got != 0 {
+		t.Errorf("3 samples of a known token bucket ran %d EVALSHA, want 0", got)
+	}
+
+	rdb.Del(ctx, name)
+	rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 0)
+	rdb.Set(ctx, RedissonValueKey(name, ""), 4, 0)
+	s, err := c.Sample(ctx, nil, []string{name})
+	if err != nil || len(s.Limiters) != 1 || s.Limiters[0].Kind != KindRedissonLimiter || !s.Limiters[0].AvailableUnknown {
+		t.Fatalf("first sample after the kind changed = %+v, %v; want a Redisson limiter with availability unknown", s, err)
+	}
+	s, err = c.Sample(ctx, nil, []string{name})
+	if err != nil || len(s.Limiters) != 1 || s.Limiters[0].Available != 4 || s.Limiters[0].AvailableUnknown {
+		t.Fatalf("second sample = %+v, %v; want the window read again (4 available)", s, err)
 	}
 }

@@ -87,7 +87,11 @@ func (c *Client) sample(ctx context.Context, locks, limiters []string, step *Sca
 			limReads[i] = limRead{str: &sr}
 			continue
 		}
-		limReads[i] = limRead{fields: pipe.HGetAll(ctx, name), window: queueWindowState(ctx, pipe, name, "")}
+		r := limRead{fields: pipe.HGetAll(ctx, name)}
+		if _, plain := c.plainBuckets.Load(name); !plain {
+			r.window = queueWindowState(ctx, pipe, name, "")
+		}
+		limReads[i] = r
 	}
 	rings := make(map[string]*redis.MapStringStringCmd, len(locks)+len(limiters))
 	for _, names := range [][]string{locks, limiters} {
@@ -139,9 +143,20 @@ func (c *Client) sample(ctx context.Context, locks, limiters []string, step *Sca
 		}
 		fields, err := limReads[i].fields.Result()
 		if err != nil {
+			c.plainBuckets.Delete(name)
 			continue
 		}
-		if info, ok := classifyLimiter(name, fields, nowMS); ok {
+		info, ok := classifyLimiter(name, fields, nowMS)
+		if !ok || info.Kind != KindTokenBucket {
+			c.plainBuckets.Delete(name)
+		} else {
+			c.plainBuckets.Store(name, struct{}{})
+		}
+		if ok {
+			if limReads[i].window == nil && info.Kind == KindRedissonLimiter && !info.PerClient {
+				// It was a token bucket last tick: its window is read next tick.
+				info.AvailableUnknown = true
+			}
 			applyWindowCmd(&info, limReads[i].window)
 			s.Limiters = append(s.Limiters, info)
 		}

@@ -13,6 +13,7 @@ package store
 import (
 	"crypto/rand"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -31,6 +32,11 @@ type Client struct {
 	// batch pipelines the hot script calls of concurrent goroutines (see
 	// batch.go); nil with Options.NoBatching.
 	batch *batcher
+	// plainBuckets holds the names the last Sample classified as token
+	// buckets, so the next one skips their Redisson window read (an EVALSHA
+	// per limiter per tick that finds nothing; most of the sampler's Redis
+	// CPU). Entries leave when a name is sampled as anything else.
+	plainBuckets sync.Map
 }
 
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
