@@ -34,7 +34,7 @@ viewer (framed once, gorilla's PreparedMessage), so Redis load does not move wit
 stays low. A viewer's first frame is the full one; after that, kinds, holders, first-seen times and limiter details
 travel only in frames where they changed, and the browser keeps the last copy. The delay left is pushing one frame
 through 1,000 sockets on 2 CPUs shared with the viewers' process and Redis; with 100 limiters p99 sits around the
-50 ms target (runs from 33 to 57 ms). With 1,000 limiters the steady frame still holds every limiter's counts and
+50 ms target (runs so far from 33 to 80 ms, depending on what else the 2 CPUs are doing). With 1,000 limiters the steady frame still holds every limiter's counts and
 available permits (~87 KB), which is what keeps p99 in the hundreds of ms there; next idea: send only the limiters
 whose counts changed since the previous frame.
 
@@ -77,4 +77,10 @@ Next idea for case 2: the release script already names the waiter it handed the 
 to the releasing Client (half the time with two instances), wake it through a Go channel at once instead of after
 the pub/sub round trip, keeping the Redis queue as the single order, so fairness is unchanged and the in-process
 hand-off costs no network hop.
+Next ideas for the remaining case 1 and 3 gaps: at C=16 the batcher engages only while two calls are already on
+the wire, so some rounds still send most calls alone; an adaptive join rule (join when any call is in flight and
+the previous batch was small) should move C=16 the way C=64 moved. At C=1 nothing can be batched and each call is
+one round trip whose Redis side is a few commands longer than the peers'; what is left to trim is inside the
+scripts (number parsing and formatting in Lua, table building), measured with Redis's own
+per-command statistics rather than wall time.
 `
