@@ -74,12 +74,14 @@ test-e2e:
 bench: deps-redis
 	LOCKWARDEN_BENCH_OUT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^TestBenchReport$$' -count=1 -timeout 15m -v ./store/bench/
 
+# templ records each component's file path relative to where it runs, so it
+# always runs inside views/ (as `go generate ./views` does).
 generate:
-	$(GO) tool templ generate
+	cd views && $(GO) tool templ generate
 
 # The committed *_templ.go must be exactly what templ generates.
 check-generated:
-	$(GO) tool templ generate
+	cd views && $(GO) tool templ generate
 	@git diff --exit-code -- '*_templ.go' || { echo "lint: run 'make generate' and commit the *_templ.go files"; exit 1; }
 
 lint: check-generated

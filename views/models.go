@@ -4,6 +4,8 @@
 // types, which keeps templates testable with literals.
 package views
 
+//go:generate go tool templ generate
+
 import (
 	"net/url"
 	"time"
