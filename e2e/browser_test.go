@@ -10,66 +10,25 @@ import (
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
+
+	chromium "github.com/lockwarden/lockwarden/e2e/browser"
 )
 
-// One Chromium per test binary; every test gets a fresh context (cookies,
-// storage) and page. `make test` installs the driver and sets the paths; the
-// fallbacks below let `go test ./e2e` work after one `make deps`.
+// One Chromium per test binary (TestMain); every test gets a fresh context
+// (cookies, storage) and page.
 
 var (
-	pw      *playwright.Playwright
-	browser playwright.Browser
+	browser     playwright.Browser
+	stopBrowser = func() {}
 )
 
 func startBrowser() error {
-	if os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
-		home, _ := os.UserHomeDir()
-		matches, _ := filepath.Glob(filepath.Join(home, ".cache/lockwarden/playwright-driver-*"))
-		if len(matches) == 0 {
-			return fmt.Errorf("e2e: no playwright driver: run `make deps` (it installs playwright-core from npm matching go.mod)")
-		}
-		os.Setenv("PLAYWRIGHT_DRIVER_PATH", matches[len(matches)-1])
-	}
-	if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
-		for _, p := range []string{"/usr/bin/node", "/usr/local/bin/node"} {
-			if _, err := os.Stat(p); err == nil {
-				os.Setenv("PLAYWRIGHT_NODEJS_PATH", p)
-				break
-			}
-		}
-	}
-	exe := os.Getenv("LOCKWARDEN_CHROMIUM")
-	if exe == "" {
-		exe = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(exe); err != nil {
-		return fmt.Errorf("e2e: no chromium at %s: install the Debian package `chromium` (make deps)", exe)
-	}
-	var err error
-	pw, err = playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true, Verbose: false})
+	b, stop, err := chromium.Launch()
 	if err != nil {
-		return fmt.Errorf("e2e: start playwright driver: %w", err)
+		return fmt.Errorf("e2e: %w", err)
 	}
-	browser, err = pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-		ExecutablePath: playwright.String(exe),
-		Headless:       playwright.Bool(true),
-		Args: []string{"--no-sandbox", "--disable-gpu", "--disable-background-networking",
-			"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"},
-	})
-	if err != nil {
-		pw.Stop()
-		return fmt.Errorf("e2e: launch chromium: %w", err)
-	}
+	browser, stopBrowser = b, stop
 	return nil
-}
-
-func stopBrowser() {
-	if browser != nil {
-		browser.Close()
-	}
-	if pw != nil {
-		pw.Stop()
-	}
 }
 
 // browserLog is everything a page said on its console. Errors fail the test

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/playwright-community/playwright-go"
 
+	chromium "github.com/lockwarden/lockwarden/e2e/browser"
 	"github.com/lockwarden/lockwarden/static"
 	"github.com/lockwarden/lockwarden/views"
 )
@@ -106,55 +106,27 @@ func stats(at int64, extra map[string]any) map[string]any {
 	return f
 }
 
+// One Chromium per test binary, started by the first test that opens a page.
 var (
 	browserOnce sync.Once
 	browser     playwright.Browser
+	stopBrowser = func() {}
 	browserErr  error
 )
 
 func launch() (playwright.Browser, error) {
 	browserOnce.Do(func() {
-		if os.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
-			home, _ := os.UserHomeDir()
-			m, _ := filepath.Glob(filepath.Join(home, ".cache/lockwarden/playwright-driver-*"))
-			if len(m) == 0 {
-				browserErr = fmt.Errorf("no playwright driver (make deps)")
-				return
-			}
-			os.Setenv("PLAYWRIGHT_DRIVER_PATH", m[len(m)-1])
+		var stop func()
+		if browser, stop, browserErr = chromium.Launch(); browserErr == nil {
+			stopBrowser = stop
 		}
-		if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
-			if _, err := os.Stat("/usr/bin/node"); err == nil {
-				os.Setenv("PLAYWRIGHT_NODEJS_PATH", "/usr/bin/node")
-			}
-		}
-		exe := os.Getenv("LOCKWARDEN_CHROMIUM")
-		if exe == "" {
-			exe = "/usr/bin/chromium"
-		}
-		if _, err := os.Stat(exe); err != nil {
-			browserErr = fmt.Errorf("no chromium at %s", exe)
-			return
-		}
-		pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true})
-		if err != nil {
-			browserErr = err
-			return
-		}
-		browser, browserErr = pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-			ExecutablePath: playwright.String(exe),
-			Headless:       playwright.Bool(true),
-			Args:           []string{"--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"},
-		})
 	})
 	return browser, browserErr
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if browser != nil {
-		browser.Close()
-	}
+	stopBrowser()
 	os.Exit(code)
 }
 

@@ -216,7 +216,7 @@ func parseRWLock(name string, fields map[string]string, pttl time.Duration) (Loc
 		return LockInfo{}, false
 	}
 	info := LockInfo{Name: name, Kind: KindRWLock, Mode: mode, PTTL: pttl,
-		Channel: redissonPrefixName("redisson_rwlock", name)}
+		Channel: RWLockChannel(name)}
 	writer := ""
 	for field, value := range fields {
 		if field == rwModeField {

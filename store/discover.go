@@ -270,7 +270,7 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 		}
 		var batch []string
 		for _, k := range keys {
-			if isInternalKey(k) || !globMatch(match, k) {
+			if isInternalKey(k) || !GlobMatch(match, k) {
 				continue
 			}
 			if _, ok := d.patterns.counterRule(k); ok || d.patterns.isTokenLockName(k) {

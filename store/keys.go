@@ -69,8 +69,16 @@ func slotTag(slot uint16) string {
 
 // StatsKey is the hash holding the 200 ms outcome counters of the lock or limiter
 // stored at name (layout in the comment above BucketMS).
-func StatsKey(name string) string {
-	return "lw:{" + hashTagFor(name) + "}:stats:" + name
+func StatsKey(name string) string { return internalKey("stats", name) }
+
+// internalPrefix starts every key and channel of lockwarden's own
+// bookkeeping; isInternalKey keeps them out of listings.
+const internalPrefix = "lw:{"
+
+// internalKey names lockwarden's own key (or channel) of one kind for the
+// object at name, in the object's hash slot: "lw:{<tag>}:<kind>:<name>".
+func internalKey(kind, name string) string {
+	return internalPrefix + hashTagFor(name) + "}:" + kind + ":" + name
 }
 
 // UnlockChannel is the channel Redisson's RLock publishes on when name is
@@ -99,7 +107,7 @@ func redissonSuffixName(name, suffix string) string {
 // isInternalKey reports whether key belongs to lockwarden's own bookkeeping
 // (stats rings, audit stream) and must never be listed as a user object.
 func isInternalKey(key string) bool {
-	return strings.HasPrefix(key, "lw:{")
+	return strings.HasPrefix(key, internalPrefix)
 }
 
 // crc16 is CRC-16/XMODEM (poly 0x1021, init 0), the checksum Redis Cluster

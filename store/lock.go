@@ -72,9 +72,7 @@ func (o *LockOptions) getLease() time.Duration {
 
 func (o *LockOptions) getOwner() string {
 	if o == nil || o.Owner == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-		return hex.EncodeToString(b[:])
+		return randomHex()
 	}
 	return o.Owner
 }
@@ -268,7 +266,10 @@ type waitTurn struct {
 	queued bool // an attempt with token was answered "queued"
 }
 
-func newWaitToken() string {
+func newWaitToken() string { return randomHex() }
+
+// randomHex returns 8 random bytes in hex: default owners and wait tokens.
+func randomHex() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
 	return hex.EncodeToString(b[:])
@@ -378,7 +379,9 @@ func (l *Lock) scriptErr(op string, err error) error {
 	return fmt.Errorf("store: lock %s %q: %w", op, l.name, err)
 }
 
+// isWrongType reports a WRONGTYPE reply, also as Redis before 7 wraps it
+// when a script's redis.call hits it ("ERR Error running script ...").
 func isWrongType(err error) bool {
 	var re redis.Error
-	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "WRONGTYPE")
+	return errors.As(err, &re) && strings.Contains(re.Error(), "WRONGTYPE")
 }

@@ -68,11 +68,9 @@ const handoffLease = 3 * time.Second
 
 // lockQueueKey, lockEntriesKey and lockWakeChannel name a lock's waiter
 // queue, waiter entries and hand-off channel, in the lock's hash slot.
-func lockQueueKey(name string) string   { return "lw:{" + hashTagFor(name) + "}:queue:" + name }
-func lockEntriesKey(name string) string { return "lw:{" + hashTagFor(name) + "}:waiters:" + name }
-func lockWakeChannel(name string) string {
-	return "lw:{" + hashTagFor(name) + "}:handoff:" + name
-}
+func lockQueueKey(name string) string    { return internalKey("queue", name) }
+func lockEntriesKey(name string) string  { return internalKey("waiters", name) }
+func lockWakeChannel(name string) string { return internalKey("handoff", name) }
 
 // waitReconnectPause spaces receive attempts while Redis is unreachable.
 const waitReconnectPause = 100 * time.Millisecond

@@ -66,7 +66,7 @@ func (p ObjectPatterns) empty() bool { return len(p.TokenLocks) == 0 && len(p.Co
 // isTokenLockName reports whether name is configured as a token lock.
 func (p ObjectPatterns) isTokenLockName(name string) bool {
 	for _, pat := range p.TokenLocks {
-		if globMatch(pat, name) {
+		if GlobMatch(pat, name) {
 			return true
 		}
 	}
@@ -76,7 +76,7 @@ func (p ObjectPatterns) isTokenLockName(name string) bool {
 // counterRule returns the first counter rule matching name.
 func (p ObjectPatterns) counterRule(name string) (CounterRule, bool) {
 	for _, r := range p.Counters {
-		if globMatch(r.Pattern, name) {
+		if GlobMatch(r.Pattern, name) {
 			return r, true
 		}
 	}
@@ -108,98 +108,4 @@ func (c *Client) ObjectPatterns() ObjectPatterns {
 		return *p
 	}
 	return ObjectPatterns{}
-}
-
-// globMatch matches s against a Redis glob pattern: '*' any run, '?' one
-// byte, "[abc]", "[^a-z]" classes, and '\' escaping the next byte, like
-// SCAN MATCH. It backtracks only to the last '*', so it runs in
-// O(len(pattern) * len(s)).
-func globMatch(pattern, s string) bool {
-	p, i := 0, 0
-	starP, starI := -1, 0
-	for i < len(s) {
-		if p < len(pattern) {
-			switch c := pattern[p]; c {
-			case '*':
-				starP, starI = p, i
-				p++
-				continue
-			case '?':
-				p++
-				i++
-				continue
-			case '[':
-				if n, ok := matchClass(pattern[p:], s[i]); n > 0 {
-					if ok {
-						p += n
-						i++
-						continue
-					}
-				} else if s[i] == '[' { // unterminated class: a literal '['
-					p++
-					i++
-					continue
-				}
-			case '\\':
-				if p+1 < len(pattern) && pattern[p+1] == s[i] {
-					p += 2
-					i++
-					continue
-				}
-			default:
-				if c == s[i] {
-					p++
-					i++
-					continue
-				}
-			}
-		}
-		if starP < 0 {
-			return false
-		}
-		starI++
-		p, i = starP+1, starI
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
-}
-
-// matchClass matches b against the class at the start of pat ("[...]").
-// n is the length of the class in pat, 0 when it is not terminated.
-func matchClass(pat string, b byte) (n int, ok bool) {
-	j := 1
-	negate := false
-	if j < len(pat) && pat[j] == '^' {
-		negate = true
-		j++
-	}
-	matched := false
-	for ; j < len(pat) && pat[j] != ']'; j++ {
-		switch {
-		case pat[j] == '\\' && j+1 < len(pat):
-			j++
-			if pat[j] == b {
-				matched = true
-			}
-		case j+2 < len(pat) && pat[j+1] == '-' && pat[j+2] != ']':
-			lo, hi := pat[j], pat[j+2]
-			if lo > hi {
-				lo, hi = hi, lo
-			}
-			if lo <= b && b <= hi {
-				matched = true
-			}
-			j += 2
-		default:
-			if pat[j] == b {
-				matched = true
-			}
-		}
-	}
-	if j >= len(pat) {
-		return 0, false
-	}
-	return j + 1, matched != negate
 }

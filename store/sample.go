@@ -149,7 +149,7 @@ func (c *Client) sample(ctx context.Context, locks, limiters []string, step *Sca
 		info, ok := classifyLimiter(name, fields, nowMS)
 		if !ok || info.Kind != KindTokenBucket {
 			c.plainBuckets.Delete(name)
-		} else {
+		} else if limReads[i].window != nil { // not yet known as a bucket
 			c.plainBuckets.Store(name, struct{}{})
 		}
 		if ok {

@@ -91,7 +91,7 @@ func bucketCodeErr(code BucketCode, field string) error {
 
 // bucketRedisErr maps Redis errors that have a domain meaning.
 func bucketRedisErr(err error) error {
-	if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
+	if isWrongType(err) {
 		return fmt.Errorf("%w: %v", ErrWrongKind, err)
 	}
 	return err

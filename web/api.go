@@ -49,7 +49,7 @@ func (s *Server) listLocks(c echo.Context, glob string) ([]store.LockInfo, error
 	}
 	out := make([]store.LockInfo, 0, len(d.Locks))
 	for _, l := range d.Locks {
-		if glob == "" || globMatch(glob, l.Name) {
+		if glob == "" || store.GlobMatch(glob, l.Name) {
 			out = append(out, l)
 		}
 	}
@@ -139,46 +139,35 @@ func (s *Server) handleAPIForceUnlock(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A missing field reads as "", which is refused like an empty one.
 	var body struct {
-		Holder *string `json:"holder"`
-		Reason *string `json:"reason"`
+		Holder string `json:"holder"`
+		Reason string `json:"reason"`
 	}
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	if body.Holder == nil || *body.Holder == "" {
+	if body.Holder == "" {
 		return badRequest("holder", "holder is required: the holder id shown for the lock")
 	}
-	if body.Reason == nil {
-		return badRequest(views.FieldReason, "reason is required: say why the lock must be broken (it is recorded in the audit trail)")
-	}
-	reason, rerr := checkReason(*body.Reason)
+	reason, rerr := checkReason(body.Reason)
 	if rerr != nil {
 		return rerr
 	}
-	if _, err := s.forceUnlock(c, name, *body.Holder, reason); err != nil {
+	if _, err := s.forceUnlock(c, name, body.Holder, reason); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]bool{"released": true})
 }
 
 func (s *Server) handleAPILimiters(c echo.Context) error {
-	ctx := c.Request().Context()
-	d, err := s.st.Discover(ctx, s.cfg.match())
-	if err != nil {
-		return err
-	}
-	names := make([]string, 0, len(d.Limiters))
-	for _, l := range d.Limiters {
-		names = append(names, l.Name)
-	}
-	smp, err := s.st.Sample(ctx, nil, names)
+	d, stats, err := s.discoverLimiters(c)
 	if err != nil {
 		return err
 	}
 	out := make([]limiterJSON, 0, len(d.Limiters))
 	for _, l := range d.Limiters {
-		out = append(out, toLimiterJSON(l, smp.Stats[l.Name].Window))
+		out = append(out, toLimiterJSON(l, stats[l.Name].Window))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"limiters": out})
 }
@@ -361,8 +350,13 @@ func (s *Server) handleAPIStats(c echo.Context) error {
 	if sn == nil || sn.At == 0 {
 		out.At = time.Now().UnixMilli() / store.BucketMS * store.BucketMS
 	} else {
-		f := buildStatsFrame(sn)
-		out.At, out.Limiters, out.Locks = f.At, f.Limiters, f.Locks
+		out.At = sn.At
+		for _, l := range sn.Limiters {
+			out.Limiters[l.Name] = sn.window(l.Name)
+		}
+		for _, l := range sn.Locks {
+			out.Locks[l.Name] = sn.window(l.Name)
+		}
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -72,12 +72,11 @@ type hubOp struct {
 // registers after a status change was queued gets that status, not an
 // older one.
 type hub struct {
-	m       *metrics
-	ops     chan hubOp
-	quit    chan struct{}
-	done    chan struct{} // closed when run has returned
-	stopped chan struct{} // closed once shutdown was requested
-	stop    sync.Once
+	m    *metrics
+	ops  chan hubOp
+	quit chan struct{} // closed once shutdown was requested
+	done chan struct{} // closed when run has returned
+	stop sync.Once
 	// started is set by start; until then nothing is queued, so a Server
 	// used only through Handler (never opened) cannot block on a full
 	// queue nobody drains.
@@ -86,11 +85,10 @@ type hub struct {
 
 func newHub(m *metrics) *hub {
 	return &hub{
-		m:       m,
-		ops:     make(chan hubOp, 64),
-		quit:    make(chan struct{}),
-		done:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		m:    m,
+		ops:  make(chan hubOp, 64),
+		quit: make(chan struct{}),
+		done: make(chan struct{}),
 	}
 }
 
@@ -174,7 +172,7 @@ func (h *hub) register(c *wsClient) bool {
 		return false
 	}
 	select {
-	case <-h.stopped:
+	case <-h.quit:
 		return false
 	default:
 	}
@@ -228,9 +226,6 @@ func (h *hub) shutdown() {
 	if !h.started.Load() {
 		return
 	}
-	h.stop.Do(func() {
-		close(h.stopped)
-		close(h.quit)
-	})
+	h.stop.Do(func() { close(h.quit) })
 	<-h.done
 }

@@ -25,7 +25,6 @@ type metrics struct {
 	redisErrors     atomic.Int64 // failed Redis calls: sampler ticks, subscriptions, requests
 	wsRejected      atomic.Int64 // upgrades refused at the client cap
 	auditErrors     atomic.Int64
-	auditDenied     atomic.Int64
 	auditSuppressed atomic.Int64
 	requests        [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
 }

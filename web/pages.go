@@ -80,9 +80,10 @@ func eventRows(evs []eventFrame) []views.EventRow {
 	return out
 }
 
-// currentLimiters discovers limiters and reads their windows now, so a page
-// shows what a reload would, not what the last tick happened to see.
-func (s *Server) currentLimiters(c echo.Context) ([]views.LimiterRow, *store.Discovered, error) {
+// discoverLimiters discovers the objects and reads every limiter's window
+// now, so a page or API call shows what a reload would, not what the last
+// tick happened to see.
+func (s *Server) discoverLimiters(c echo.Context) (*store.Discovered, map[string]store.Summary, error) {
 	ctx := c.Request().Context()
 	d, err := s.st.Discover(ctx, s.cfg.match())
 	if err != nil {
@@ -96,9 +97,18 @@ func (s *Server) currentLimiters(c echo.Context) ([]views.LimiterRow, *store.Dis
 	if err != nil {
 		return nil, nil, err
 	}
+	return d, smp.Stats, nil
+}
+
+// currentLimiters is discoverLimiters as the pages' limiter rows.
+func (s *Server) currentLimiters(c echo.Context) ([]views.LimiterRow, *store.Discovered, error) {
+	d, stats, err := s.discoverLimiters(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	rows := make([]views.LimiterRow, 0, len(d.Limiters))
 	for _, l := range d.Limiters {
-		rows = append(rows, s.limiterRow(l, smp.Stats[l.Name].Window))
+		rows = append(rows, s.limiterRow(l, stats[l.Name].Window))
 	}
 	return rows, d, nil
 }

@@ -40,23 +40,36 @@ func (sn *snapshot) window(name string) store.Counts {
 	return sn.Stats[name].Window
 }
 
-// statsFrame is the websocket "stats" frame. Kinds, FirstSeen, LimiterInfo
-// and Holders change rarely next to the counts, yet at 1,000 objects they
-// are most of the frame's bytes: they are sent together, only in a frame
-// where one of them changed and in a viewer's first stats frame (see
-// encodeStats); a frame without them means "as last sent".
+// statsFrame is the websocket "stats" frame: its core, which every frame
+// carries, and its meta. Kinds, FirstSeen, LimiterInfo and Holders change
+// rarely next to the counts, yet at 1,000 objects they are most of the
+// frame's bytes: they are sent together, only in a frame where one of them
+// changed and in a viewer's first stats frame (see encodeStats); a frame
+// without them means "as last sent".
 type statsFrame struct {
-	Type         string                    `json:"type"`
-	BucketMS     int                       `json:"bucket_ms"`
-	WindowMS     int                       `json:"window_ms"`
-	At           int64                     `json:"at"`
-	Limiters     map[string]store.Counts   `json:"limiters"`
-	Locks        map[string]store.Counts   `json:"locks"`
-	Available    map[string]int64          `json:"available"`
-	PTTLMS       map[string]int64          `json:"pttl_ms"`
-	Holders      map[string][]store.Holder `json:"holders"`
-	LockCount    int                       `json:"lock_count"`
-	LimiterCount int                       `json:"limiter_count"`
+	statsCore
+	statsMeta
+}
+
+// statsCore is the part of statsFrame every frame carries.
+type statsCore struct {
+	Type         string                  `json:"type"`
+	BucketMS     int                     `json:"bucket_ms"`
+	WindowMS     int                     `json:"window_ms"`
+	At           int64                   `json:"at"`
+	Limiters     map[string]store.Counts `json:"limiters"`
+	Locks        map[string]store.Counts `json:"locks"`
+	Available    map[string]int64        `json:"available"`
+	PTTLMS       map[string]int64        `json:"pttl_ms"`
+	LockCount    int                     `json:"lock_count"`
+	LimiterCount int                     `json:"limiter_count"`
+	// DiscoveredAt is when the discovery behind this frame's object set
+	// started (epoch ms): a page rendered after it keeps its own rows.
+	DiscoveredAt int64 `json:"discovered_at"`
+}
+
+// statsMeta is the rarely-changing part of statsFrame.
+type statsMeta struct {
 	// Kinds names the kind of every lock and limiter in the frame, so rows
 	// added live show it; FirstSeen is when the console first saw each lock
 	// (epoch ms).
@@ -65,9 +78,7 @@ type statsFrame struct {
 	// LimiterInfo is what a row of a newly discovered limiter shows, and
 	// which limiters' rejections are not visible.
 	LimiterInfo map[string]limiterInfoJSON `json:"limiter_info"`
-	// DiscoveredAt is when the discovery behind this frame's object set
-	// started (epoch ms): a page rendered after it keeps its own rows.
-	DiscoveredAt int64 `json:"discovered_at"`
+	Holders     map[string][]store.Holder  `json:"holders"`
 }
 
 type statusFrame struct {
@@ -195,26 +206,17 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 // adopt takes a discovery pass as the set of names to sample.
 func (sm *sampler) adopt(d *store.Discovered, now time.Time) {
 	sm.locks = sm.locks[:0]
-	seen := make(map[string]bool, len(d.Locks))
 	for _, l := range d.Locks {
 		sm.locks = append(sm.locks, l.Name)
-		seen[l.Name] = true
 		if _, ok := sm.firstSeen[l.Name]; !ok {
 			sm.firstSeen[l.Name] = now
 		}
 	}
-	for name := range sm.firstSeen {
-		if !seen[name] {
-			delete(sm.firstSeen, name)
-		}
-	}
 	sm.limiters = sm.limiters[:0]
-	names := make(map[string]bool, len(d.Limiters))
 	for _, l := range d.Limiters {
 		sm.limiters = append(sm.limiters, l.Name)
-		names[l.Name] = true
 	}
-	sm.hist.retain(names)
+	sm.forgetUnlisted()
 }
 
 // advance takes one incremental discovery step's findings: objects the
@@ -270,6 +272,12 @@ func (sm *sampler) advance(smp *store.Sample, start time.Time, every time.Durati
 // their first-seen time and history, as after a full pass.
 func (sm *sampler) finishPass(passStart time.Time) {
 	sm.lastDiscover = passStart
+	sm.forgetUnlisted()
+}
+
+// forgetUnlisted drops the first-seen times of locks and the history of
+// limiters no longer in the sampled sets.
+func (sm *sampler) forgetUnlisted() {
 	locks := make(map[string]bool, len(sm.locks))
 	for _, n := range sm.locks {
 		locks[n] = true
@@ -378,7 +386,7 @@ func (sm *sampler) publish(smp *store.Sample, start time.Time) *snapshot {
 }
 
 func buildStatsFrame(sn *snapshot) statsFrame {
-	f := statsFrame{
+	f := statsFrame{statsCore{
 		Type:         "stats",
 		BucketMS:     store.BucketMS,
 		WindowMS:     store.WindowMS,
@@ -387,13 +395,14 @@ func buildStatsFrame(sn *snapshot) statsFrame {
 		Locks:        make(map[string]store.Counts, len(sn.Locks)),
 		Available:    make(map[string]int64, len(sn.Limiters)),
 		PTTLMS:       make(map[string]int64, len(sn.Locks)),
-		Holders:      make(map[string][]store.Holder, len(sn.Locks)),
 		LockCount:    len(sn.Locks),
 		LimiterCount: len(sn.Limiters),
-		Kinds:        make(map[string]store.Kind, len(sn.Locks)+len(sn.Limiters)),
-		FirstSeen:    make(map[string]int64, len(sn.Locks)),
-		LimiterInfo:  make(map[string]limiterInfoJSON, len(sn.Limiters)),
-	}
+	}, statsMeta{
+		Kinds:       make(map[string]store.Kind, len(sn.Locks)+len(sn.Limiters)),
+		FirstSeen:   make(map[string]int64, len(sn.Locks)),
+		LimiterInfo: make(map[string]limiterInfoJSON, len(sn.Limiters)),
+		Holders:     make(map[string][]store.Holder, len(sn.Locks)),
+	}}
 	if !sn.Discovered.IsZero() {
 		f.DiscoveredAt = sn.Discovered.UnixMilli()
 	}
@@ -417,40 +426,15 @@ func buildStatsFrame(sn *snapshot) statsFrame {
 	return f
 }
 
-// statsCore is statsFrame without the rarely-changing parts.
-type statsCore struct {
-	Type         string                  `json:"type"`
-	BucketMS     int                     `json:"bucket_ms"`
-	WindowMS     int                     `json:"window_ms"`
-	At           int64                   `json:"at"`
-	Limiters     map[string]store.Counts `json:"limiters"`
-	Locks        map[string]store.Counts `json:"locks"`
-	Available    map[string]int64        `json:"available"`
-	PTTLMS       map[string]int64        `json:"pttl_ms"`
-	LockCount    int                     `json:"lock_count"`
-	LimiterCount int                     `json:"limiter_count"`
-	DiscoveredAt int64                   `json:"discovered_at"`
-}
-
-// statsMeta is the rarely-changing part of statsFrame.
-type statsMeta struct {
-	Kinds       map[string]store.Kind      `json:"kinds"`
-	FirstSeen   map[string]int64           `json:"first_seen"`
-	LimiterInfo map[string]limiterInfoJSON `json:"limiter_info"`
-	Holders     map[string][]store.Holder  `json:"holders"`
-}
-
 // encodeStats encodes f as its core (a complete frame without the
 // rarely-changing parts) and those parts as a JSON object. The sampler
 // compares meta with the previous tick's to decide whether to send them.
 func encodeStats(f statsFrame) (core, meta []byte, err error) {
-	core, err = json.Marshal(statsCore{Type: f.Type, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
-		Limiters: f.Limiters, Locks: f.Locks, Available: f.Available, PTTLMS: f.PTTLMS,
-		LockCount: f.LockCount, LimiterCount: f.LimiterCount, DiscoveredAt: f.DiscoveredAt})
+	core, err = json.Marshal(f.statsCore)
 	if err != nil {
 		return nil, nil, err
 	}
-	meta, err = json.Marshal(statsMeta{Kinds: f.Kinds, FirstSeen: f.FirstSeen, LimiterInfo: f.LimiterInfo, Holders: f.Holders})
+	meta, err = json.Marshal(f.statsMeta)
 	return core, meta, err
 }
 

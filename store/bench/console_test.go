@@ -178,6 +178,17 @@ func (u redisUsage) usecOf(before redisUsage, names ...string) int64 {
 	return n
 }
 
+// totalCalls is every command executed between two readings but INFO.
+func totalCalls(u1, u0 redisUsage) int64 {
+	var n int64
+	for k, v := range u1.calls {
+		if k != "info" {
+			n += v - u0.calls[k]
+		}
+	}
+	return n
+}
+
 // processCPU is this process's CPU time (user + system).
 func processCPU() time.Duration {
 	var ru syscall.Rusage

@@ -76,54 +76,6 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// serverStats reads INFO commandstats (calls per command, including the
-// ones scripts make) and the server's CPU seconds.
-type serverStats struct {
-	calls map[string]int64
-	cpu   float64 // used_cpu_sys + used_cpu_user
-}
-
-func readServerStats(ctx context.Context, rdb *redis.Client) serverStats {
-	s := serverStats{calls: map[string]int64{}}
-	for _, section := range []string{"commandstats", "cpu"} {
-		txt, err := rdb.Info(ctx, section).Result()
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(txt, "\r\n") {
-			switch {
-			case strings.HasPrefix(line, "cmdstat_"):
-				name, rest, _ := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-				for _, kv := range strings.Split(rest, ",") {
-					if v, ok := strings.CutPrefix(kv, "calls="); ok {
-						n, _ := strconv.ParseInt(v, 10, 64)
-						s.calls[name] = n
-					}
-				}
-			case strings.HasPrefix(line, "used_cpu_sys:"), strings.HasPrefix(line, "used_cpu_user:"):
-				_, v, _ := strings.Cut(line, ":")
-				f, _ := strconv.ParseFloat(v, 64)
-				s.cpu += f
-			}
-		}
-	}
-	return s
-}
-
-// totalSince is the number of commands executed since before, and the
-// number of them that clients sent (everything except what ran inside
-// EVAL/EVALSHA cannot be told apart, so "sent" comes from the hooks).
-func (s serverStats) totalSince(before serverStats) int64 {
-	var n int64
-	for k, v := range s.calls {
-		if k == "info" {
-			continue
-		}
-		n += v - before.calls[k]
-	}
-	return n
-}
-
 // runFor runs work on conc goroutines until d has passed, each goroutine
 // counting its operations; it returns operations per second. work gets the
 // goroutine index and returns an error to stop early.

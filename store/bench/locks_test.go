@@ -115,7 +115,10 @@ func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d t
 		clients[i] = e.client(perInstance)
 		insts[i] = p.instance(clients[i], true)
 	}
-	before := readServerStats(ctx, admin.Client)
+	before, err := readRedisUsage(ctx, admin.Client)
+	if err != nil {
+		return contendedResult{}, err
+	}
 	sentBefore := clients[0].sent.Load() + clients[1].sent.Load()
 
 	runCtx, cancel := context.WithTimeout(ctx, d)
@@ -179,7 +182,10 @@ func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d t
 	if firstErr != nil && !errors.Is(firstErr, context.DeadlineExceeded) {
 		return contendedResult{}, firstErr
 	}
-	after := readServerStats(ctx, admin.Client)
+	after, err := readRedisUsage(ctx, admin.Client)
+	if err != nil {
+		return contendedResult{}, err
+	}
 	sent := clients[0].sent.Load() + clients[1].sent.Load() - sentBefore
 	a, b := float64(counts[0].Load()), float64(counts[1].Load())
 	n := a + b
@@ -191,7 +197,7 @@ func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d t
 	r.waitP50, r.waitP99, r.waitMax = percentileMS(waits, 50), percentileMS(waits, 99), percentileMS(waits, 100)
 	r.handoffP50, r.handoffP99 = percentileMS(handoffs, 50), percentileMS(handoffs, 99)
 	r.sentPerAcq = float64(sent) / n
-	r.execPerAcq = float64(after.totalSince(before)) / n
+	r.execPerAcq = float64(totalCalls(after, before)) / n
 	r.shareA = a / n
 	r.jain = n * n / (2 * (a*a + b*b))
 	return r, nil

@@ -94,17 +94,6 @@ func samplerRounds(ctx context.Context, e *env, nLim, rounds int, w time.Duratio
 // redisRate is Redis's work per second: CPU (cores) and commands executed.
 type redisRate struct{ cpu, calls float64 }
 
-// totalCalls is every command executed between two readings but INFO.
-func totalCalls(u1, u0 redisUsage) int64 {
-	var n int64
-	for k, v := range u1.calls {
-		if k != "info" {
-			n += v - u0.calls[k]
-		}
-	}
-	return n
-}
-
 // samplerWindow runs a console for one window of w after it has published
 // two frames (so the first discovery is behind it). base is Redis's work
 // without the console.

@@ -32,7 +32,6 @@ type Server struct {
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
-	output *bytes.Buffer
 	exited chan struct{}
 }
 
@@ -73,8 +72,7 @@ func (s *Server) launch() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cmd := exec.Command(s.bin, s.args...)
-	out := &bytes.Buffer{}
-	w := &cappedWriter{b: out}
+	w := &cappedWriter{}
 	cmd.Stdout, cmd.Stderr = w, w
 	// The child must die with us even when we are killed with SIGKILL.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -83,7 +81,7 @@ func (s *Server) launch() error {
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	s.cmd, s.output, s.exited = cmd, out, exited
+	s.cmd, s.exited = cmd, exited
 
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -173,7 +171,7 @@ func freePort() (int, error) {
 // explain a failed start without growing for a long-running demo.
 type cappedWriter struct {
 	mu sync.Mutex
-	b  *bytes.Buffer
+	b  bytes.Buffer
 }
 
 func (w *cappedWriter) Write(p []byte) (int, error) {

@@ -1,14 +1,14 @@
-package web
+package store
 
-// globMatch reports whether s matches pattern with Redis's glob rules (the
+// GlobMatch reports whether s matches pattern with Redis's glob rules (the
 // ones SCAN MATCH and KEYS use): '*' any run of bytes, '?' one byte,
 // "[abc]", "[^a-z]" classes, '\' escapes. Matching is on bytes, as in
-// Redis. It lets ?match= narrow what the configured SCAN pattern found
-// without widening it.
+// Redis, so discovery, the configured patterns and the console's ?match=
+// filter all agree with what Redis itself would select.
 //
 // Every token but '*' consumes exactly one byte, so backtracking to the
 // last '*' alone is enough and the cost stays O(len(pattern)*len(s)).
-func globMatch(pattern, s string) bool {
+func GlobMatch(pattern, s string) bool {
 	p, i := 0, 0
 	star, starI := -1, 0
 	for i < len(s) {
@@ -18,7 +18,7 @@ func globMatch(pattern, s string) bool {
 				p++
 				continue
 			}
-			if n, ok := matchToken(pattern, p, s[i]); ok {
+			if n, ok := globToken(pattern, p, s[i]); ok {
 				p += n
 				i++
 				continue
@@ -36,9 +36,9 @@ func globMatch(pattern, s string) bool {
 	return p == len(pattern)
 }
 
-// matchToken matches the single-byte token at pattern[p] against c and
+// globToken matches the single-byte token at pattern[p] against c and
 // returns the token's length in the pattern.
-func matchToken(pattern string, p int, c byte) (int, bool) {
+func globToken(pattern string, p int, c byte) (int, bool) {
 	switch pattern[p] {
 	case '?':
 		return 1, true
@@ -48,15 +48,15 @@ func matchToken(pattern string, p int, c byte) (int, bool) {
 		}
 		return 1, c == '\\'
 	case '[':
-		return matchClass(pattern, p, c)
+		return globClass(pattern, p, c)
 	default:
 		return 1, pattern[p] == c
 	}
 }
 
-// matchClass matches a "[...]" class starting at pattern[p]. An unclosed
+// globClass matches a "[...]" class starting at pattern[p]. An unclosed
 // class runs to the end of the pattern, as in Redis.
-func matchClass(pattern string, p int, c byte) (int, bool) {
+func globClass(pattern string, p int, c byte) (int, bool) {
 	j := p + 1
 	negate := j < len(pattern) && pattern[j] == '^'
 	if negate {
