@@ -11,13 +11,12 @@ import (
 
 // Access counters in seed 004's layout: a string per limited client (an IP,
 // a user) INCRemented per hit and EXPIREd on the first hit of a window;
-// hits above the limit are rejected (and still counted). The console lists
-// them by configured pattern (ObjectPatterns.Counters) with their count and
-// remaining window, and can reset one (ResetCounter).
+// hits above the limit are rejected (and still counted). The console
+// (store/inspect) finds them by configured pattern, shows their count and
+// remaining window, and can reset one.
 
 var (
-	counterHitScript   = redis.NewScript(luascripts.Source("counter_hit"))
-	counterResetScript = redis.NewScript(luascripts.Source("counter_reset"))
+	counterHitScript = redis.NewScript(luascripts.Source("counter_hit"))
 )
 
 // Counter is a handle on one access counter.

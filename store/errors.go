@@ -16,9 +16,6 @@ var (
 	ErrNotHeld = errors.New("store: lock not held by this owner")
 	// ErrNotFound: no lock or limiter of a known kind at that name.
 	ErrNotFound = errors.New("store: not found")
-	// ErrHolderChanged: a force-unlock named a holder that no longer holds
-	// the lock; nothing was changed.
-	ErrHolderChanged = errors.New("store: lock holder changed")
 	// ErrNotConfigured: a limiter acquire on a key with no limiter (seed 001's
 	// NO_LIMIT); the caller decides whether that means "allow".
 	ErrNotConfigured = errors.New("store: limiter not configured")

@@ -72,7 +72,7 @@ func slotTag(slot uint16) string {
 func StatsKey(name string) string { return internalKey("stats", name) }
 
 // internalPrefix starts every key and channel of lockwarden's own
-// bookkeeping; isInternalKey keeps them out of listings.
+// bookkeeping; IsInternalKey keeps them out of listings.
 const internalPrefix = "lw:{"
 
 // internalKey names lockwarden's own key (or channel) of one kind for the
@@ -104,10 +104,49 @@ func redissonSuffixName(name, suffix string) string {
 	return "{" + name + "}:" + suffix
 }
 
-// isInternalKey reports whether key belongs to lockwarden's own bookkeeping
+// IsInternalKey reports whether key belongs to lockwarden's own bookkeeping
 // (stats rings, audit stream) and must never be listed as a user object.
-func isInternalKey(key string) bool {
+func IsInternalKey(key string) bool {
 	return strings.HasPrefix(key, internalPrefix)
+}
+
+// FairLockQueueKey and FairLockTimeoutKey are a Redisson fair lock's waiter
+// queue and waiter deadlines.
+func FairLockQueueKey(name string) string { return redissonPrefixName("redisson_lock_queue", name) }
+
+// FairLockTimeoutKey: see FairLockQueueKey.
+func FairLockTimeoutKey(name string) string {
+	return redissonPrefixName("redisson_lock_timeout", name)
+}
+
+// FencingTokenKey is a Redisson fenced lock's token counter.
+func FencingTokenKey(name string) string { return redissonPrefixName("redisson_lock_token", name) }
+
+// RWLockChannel is where a Redisson read-write lock announces releases.
+func RWLockChannel(name string) string { return redissonPrefixName("redisson_rwlock", name) }
+
+// RWReadLevelKey is the lease key of one read level of holder.
+func RWReadLevelKey(name, holder string, level int64) string {
+	return redissonSuffixName(name, holder) + ":rwlock_timeout:" + strconv.FormatInt(level, 10)
+}
+
+// RedissonValueKey and RedissonPermitsKey are a Redisson rate limiter's
+// state keys; clientID "" gives the overall ones.
+func RedissonValueKey(name, clientID string) string {
+	k := redissonSuffixName(name, "value")
+	if clientID != "" {
+		k += ":" + clientID
+	}
+	return k
+}
+
+// RedissonPermitsKey: see RedissonValueKey.
+func RedissonPermitsKey(name, clientID string) string {
+	k := redissonSuffixName(name, "permits")
+	if clientID != "" {
+		k += ":" + clientID
+	}
+	return k
 }
 
 // crc16 is CRC-16/XMODEM (poly 0x1021, init 0), the checksum Redis Cluster

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strconv"
 	"strings"
 	"time"
@@ -21,14 +22,13 @@ import (
 // when the last level is released.
 
 var (
-	lockAcquireScript      = redis.NewScript(luascripts.Source("lock_acquire"))
-	lockReleaseScript      = redis.NewScript(luascripts.Source("lock_release"))
-	lockRenewScript        = redis.NewScript(luascripts.Source("lock_renew"))
-	lockForceReleaseScript = redis.NewScript(luascripts.Source("lock_force_release"))
+	lockAcquireScript = redis.NewScript(luascripts.Source("lock_acquire"))
+	lockReleaseScript = redis.NewScript(luascripts.Source("lock_release"))
+	lockRenewScript   = redis.NewScript(luascripts.Source("lock_renew"))
 )
 
 // unlockMessage is what Redisson's LockPubSub reads as "unlocked".
-const unlockMessage = "0"
+const unlockMessage = wire.UnlockMessage
 
 const (
 	// DefaultLockLease is Redisson's lockWatchdogTimeout: how long a lock

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"math"
 	"strconv"
 	"time"
@@ -23,7 +24,6 @@ import (
 var (
 	redissonAcquireScript    = redis.NewScript(luascripts.Source("redisson_limiter_acquire"))
 	redissonTrySetRateScript = redis.NewScript(luascripts.Source("redisson_limiter_try_set_rate"))
-	redissonSetRateScript    = redis.NewScript(luascripts.Source("redisson_limiter_set_rate"))
 )
 
 // RateType is Redisson's RateType: one window for everyone, or one per client.
@@ -105,12 +105,12 @@ func (l *RedissonLimiter) SetRate(ctx context.Context, typ RateType, rate int64,
 	if typ == RatePerClient {
 		value, grants = RedissonValueKey(l.name, l.clientID), RedissonPermitsKey(l.name, l.clientID)
 	}
-	alg := AlgorithmSlidingWindow
+	alg := wire.AlgorithmSlidingWindow
 	if l.algorithm == "fixed" {
-		alg = AlgorithmFixedWindow
+		alg = wire.AlgorithmFixedWindow
 	}
 	return runSetRate(ctx, l.c.rdb, []string{l.name, value, grants}, rate, interval.Milliseconds(),
-		strconv.Itoa(int(typ)), "", keepState, alg, true)
+		strconv.Itoa(int(typ)), keepState, alg)
 }
 
 func (l *RedissonLimiter) validate(typ RateType, rate int64, interval time.Duration) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,7 +76,7 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 	rw := &RWLock{c: c, shared: sharedFor(c), name: name, lease: opts.getLease(),
 		retryCap: opts.getRetryCap(), watchdog: opts.watchdog(), channel: RWLockChannel(name)}
 	rw.readField = c.ID() + ":" + opts.getOwner()
-	rw.writeField = rw.readField + rwWriteSuffix
+	rw.writeField = rw.readField + wire.RWWriteSuffix
 	rw.read = RWLockSide{rw: rw}
 	rw.write = RWLockSide{rw: rw, write: true}
 	switch {
@@ -83,10 +84,10 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 		rw.err = validateName(name)
 	case opts.validate() != nil:
 		rw.err = opts.validate()
-	case strings.HasSuffix(rw.readField, rwWriteSuffix):
-		rw.err = invalid("owner", "must not end in %q", rwWriteSuffix)
+	case strings.HasSuffix(rw.readField, wire.RWWriteSuffix):
+		rw.err = invalid("owner", "must not end in %q", wire.RWWriteSuffix)
 	default:
-		rw.err = c.redissonSlotCheck(name, rwReadLevelKey(name, rw.readField, 1))
+		rw.err = c.redissonSlotCheck(name, RWReadLevelKey(name, rw.readField, 1))
 	}
 	return rw
 }
@@ -169,7 +170,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 			if guess < 1 {
 				guess = 1
 			}
-			keys = []string{rw.name, rwReadLevelKey(rw.name, rw.readField, guess)}
+			keys = []string{rw.name, RWReadLevelKey(rw.name, rw.readField, guess)}
 			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess}
 		}
 		res, err := rwUnlockScript.Run(ctx, rw.c.rdb, keys, argv...).Result()
@@ -206,11 +207,11 @@ func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
 			cmd = rwWriteAcquireScript.Run(ctx, rw.c.rdb, []string{rw.name, StatsKey(rw.name)}, lease, rw.writeField)
 		} else {
 			guess = rw.guess()
-			if guess >= maxRWLevelKeys {
+			if guess >= wire.MaxRWLevelKeys {
 				return 0, false, invalid("read levels", "%s already holds %d read levels of %q", rw.readField, guess, rw.name)
 			}
 			cmd = rwReadAcquireScript.Run(ctx, rw.c.rdb,
-				[]string{rw.name, StatsKey(rw.name), rwReadLevelKey(rw.name, rw.readField, guess+1)},
+				[]string{rw.name, StatsKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1)},
 				lease, rw.readField, rw.writeField, guess)
 		}
 		res, err := cmd.Result()
@@ -333,11 +334,11 @@ func (rw *RWLock) renewLoop(ctx context.Context, stop chan struct{}) {
 // renew runs one renewal; false when the owner holds neither side.
 func (rw *RWLock) renew(ctx context.Context) (bool, error) {
 	for range rwCountRetries {
-		guess := min(rw.guess(), maxRWLevelKeys)
+		guess := min(rw.guess(), wire.MaxRWLevelKeys)
 		keys := make([]string, 0, 1+guess)
 		keys = append(keys, rw.name)
 		for level := int64(1); level <= guess; level++ {
-			keys = append(keys, rwReadLevelKey(rw.name, rw.readField, level))
+			keys = append(keys, RWReadLevelKey(rw.name, rw.readField, level))
 		}
 		res, err := rwRenewScript.Run(ctx, rw.c.rdb, keys,
 			rw.lease.Milliseconds(), rw.readField, rw.writeField, strconv.FormatInt(guess, 10)).Result()

@@ -40,7 +40,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func rwLevelTTL(t *testing.T, rdb *redis.Client, name, holder string, level int64) time.Duration {
 	t.Helper()
-	return rdb.PTTL(context.Background(), rwReadLevelKey(name, holder, level)).Val()
+	return rdb.PTTL(context.Background(), RWReadLevelKey(name, holder, level)).Val()
 }
 
 // Readers share, a writer excludes them and they it; releases publish what
@@ -95,7 +95,7 @@ func TestRWReadersShareWriterExcludes(t *testing.T) {
 	if msgs := kindMessages(ps, 200*time.Millisecond); len(msgs) != 0 {
 		t.Fatalf("published %v while a reader remains", msgs)
 	}
-	if rdb.Exists(ctx, rwReadLevelKey(name, r1.HolderID(), 1)).Val() != 0 {
+	if rdb.Exists(ctx, RWReadLevelKey(name, r1.HolderID(), 1)).Val() != 0 {
 		t.Fatal("released level key survived")
 	}
 	if err := r2.Unlock(ctx); err != nil {
@@ -187,7 +187,7 @@ func TestRWReentrancyAndDowngrade(t *testing.T) {
 	if err := r.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if rdb.Exists(ctx, rwReadLevelKey(name, r.HolderID(), 2)).Val() != 0 || rdb.Exists(ctx, rwReadLevelKey(name, r.HolderID(), 1)).Val() != 1 {
+	if rdb.Exists(ctx, RWReadLevelKey(name, r.HolderID(), 2)).Val() != 0 || rdb.Exists(ctx, RWReadLevelKey(name, r.HolderID(), 1)).Val() != 1 {
 		t.Fatal("releasing a read level must delete the top level key only")
 	}
 	for _, s := range []*RWLockSide{r, other} {
@@ -224,7 +224,7 @@ func TestRWSharedOwnerLevels(t *testing.T) {
 		if err := s.Unlock(ctx); err != nil {
 			t.Fatalf("unlock %d: %v", i, err)
 		}
-		if left := rdb.Exists(ctx, rwReadLevelKey(name, a.HolderID(), int64(3-i))).Val(); left != 0 {
+		if left := rdb.Exists(ctx, RWReadLevelKey(name, a.HolderID(), int64(3-i))).Val(); left != 0 {
 			t.Fatalf("unlock %d left level %d", i, 3-i)
 		}
 	}

@@ -1,21 +1,24 @@
-// Package store is lockwarden's domain: the locks and rate limiters that
-// applications keep in Redis, the Lua scripts that take and release them, and
-// the read side the console uses to discover, inspect, sample and change them.
+// Package store is the library applications use to take the locks and rate
+// limiters lockwarden shows: wire-compatible with Redisson and the seed
+// articles' own scripts, on a single Redis node or a Cluster.
 //
-// Applications take locks with NewLock (Redisson RLock), NewSpinLock
-// (seed 003), NewRWLock, NewFairLock, NewFencedLock and NewTokenLock, and
-// permits with TokenBucket (seed 001), RedissonLimiter and Counter (seed
-// 004). The console uses Discover, Sample, GetLock, ForceUnlock, GetLimiter,
-// ModifyLimiter and SubscribeEvents. Every method takes ctx first. Every multi-step change is
-// one Lua script from package luascripts, with keys only in KEYS.
+// Wrap a go-redis client with New. Take locks with NewLock (Redisson RLock),
+// NewSpinLock (seed 003), NewRWLock, NewFairLock, NewFencedLock and
+// NewTokenLock, and permits with TokenBucket (seed 001), RedissonLimiter and
+// Counter (seed 004). Every method that talks to Redis takes ctx first, and
+// every multi-step change is one Lua script from package luascripts with
+// keys only in KEYS, all in the object's hash slot (see keys.go). Failures
+// are the sentinel errors in errors.go, tested with errors.Is.
+//
+// Reading, classifying and editing these objects from the outside (what the
+// console does) is package store/inspect's job; store does not import it.
 package store
 
 import (
 	"crypto/rand"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,18 +28,9 @@ type Client struct {
 	rdb  redis.UniversalClient
 	id   string
 	opts Options
-	// patterns are the string kinds' patterns (Options.Patterns, replaced by
-	// SetObjectPatterns); read on every discovery and sample, so swapped
-	// whole rather than locked.
-	patterns atomic.Pointer[ObjectPatterns]
 	// batch pipelines the hot script calls of concurrent goroutines (see
 	// batch.go); nil with Options.NoBatching.
 	batch *batcher
-	// plainBuckets holds the names the last Sample classified as token
-	// buckets, so the next one skips their Redisson window read (an EVALSHA
-	// per limiter per tick that finds nothing; most of the sampler's Redis
-	// CPU). Entries leave when a name is sampled as anything else.
-	plainBuckets sync.Map
 }
 
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
@@ -47,10 +41,6 @@ type Options struct {
 	// the console tells a lock's holder field from an application's hash
 	// field. New panics on anything else. Default: a random UUID.
 	ID string
-	// Patterns say which string keys are token locks and access counters
-	// (strings carry no marker of their own). Zero: none are listed. New
-	// panics on invalid patterns; check them first with Validate.
-	Patterns ObjectPatterns
 	// NoBatching sends every lock, unlock and one-permit bucket call on its
 	// own. By default calls that arrive while others are in flight are sent
 	// together as one pipeline (see batch.go), which costs Redis and the
@@ -71,30 +61,17 @@ func (o *Options) getID() string {
 // New wraps rdb. The caller keeps ownership of rdb and closes it.
 func New(rdb redis.UniversalClient, opts *Options) *Client {
 	c := &Client{rdb: rdb, id: opts.getID()}
-	if !isHolderField(c.id + ":x") {
+	if !wire.IsHolderField(c.id + ":x") {
 		panic(fmt.Sprintf("store: Options.ID %q is not a canonical UUID", c.id))
 	}
 	if opts != nil {
 		c.opts = *opts
 	}
 	c.opts.ID = c.id
-	p := opts.getPatterns()
-	if err := p.Validate(); err != nil {
-		panic(fmt.Sprintf("store: Options.Patterns: %v", err))
-	}
-	c.patterns.Store(p.clone())
 	if opts.batching() {
 		c.batch = newBatcher(rdb)
 	}
 	return c
-}
-
-// getPatterns is nil-safe: a nil *Options configures no patterns.
-func (o *Options) getPatterns() ObjectPatterns {
-	if o == nil {
-		return ObjectPatterns{}
-	}
-	return o.Patterns
 }
 
 // ID is the instance UUID used as the first part of holder fields.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
@@ -20,6 +21,7 @@ import (
 var (
 	tokenLockObtainScript  = redis.NewScript(luascripts.Source("tokenlock_obtain"))
 	tokenLockRefreshScript = redis.NewScript(luascripts.Source("tokenlock_refresh"))
+	tokenLockReleaseScript = redis.NewScript(luascripts.Source("tokenlock_release"))
 )
 
 // TokenLock is one holding of a token lock.
@@ -52,8 +54,8 @@ func (t *TokenLock) validate(lease time.Duration) error {
 	if lease < time.Millisecond {
 		return invalid("lease", "must be at least 1ms, got %v", lease)
 	}
-	if len(t.token) == 0 || len(t.token) > maxStringValue {
-		return invalid("token", "must be 1 to %d bytes, got %d", maxStringValue, len(t.token))
+	if len(t.token) == 0 || len(t.token) > wire.MaxStringValue {
+		return invalid("token", "must be 1 to %d bytes, got %d", wire.MaxStringValue, len(t.token))
 	}
 	return nil
 }

@@ -131,7 +131,9 @@ func (l Limit) String() string {
 	return fmt.Sprintf("%d per %s (1 per %s)", l.Capacity, full, l.Interval())
 }
 
-func (l Limit) validate() error {
+// Validate reports, as a *ValidationError, why l is not a configuration a
+// bucket accepts; nil when it is.
+func (l Limit) Validate() error {
 	if l.Capacity < 1 || l.Capacity > MaxBucketCapacity {
 		return invalid("rate", "must be between 1 and %d, got %d", int64(MaxBucketCapacity), l.Capacity)
 	}
@@ -203,7 +205,7 @@ func (b *TokenBucket) Init(ctx context.Context, cfg TokenBucketConfig) error {
 	if err := validateName(b.name); err != nil {
 		return err
 	}
-	if err := cfg.Limit().validate(); err != nil {
+	if err := cfg.Limit().Validate(); err != nil {
 		return err
 	}
 	if cfg.Initial < 0 || cfg.Initial > cfg.Capacity {
@@ -230,7 +232,7 @@ func (b *TokenBucket) Modify(ctx context.Context, capacity int64, intervalMS flo
 
 // modifyBucket validates l and runs the modify script.
 func (c *Client) modifyBucket(ctx context.Context, name string, l Limit) error {
-	if err := l.validate(); err != nil {
+	if err := l.Validate(); err != nil {
 		return err
 	}
 	code, err := tokenBucketModify.Run(ctx, c.rdb, []string{name},

@@ -1,7 +1,8 @@
-package store
+package inspect
 
 import (
 	"context"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,14 +55,14 @@ var channelFamilies = []channelFamily{
 // shape, so a lock whose name merely contains "}:" is not split.
 func splitWaiterChannel(rest string) (string, string) {
 	if strings.HasPrefix(rest, "{") && !strings.HasSuffix(rest, "}") {
-		if i := strings.LastIndex(rest, "}:"); i > 0 && isHolderField(rest[i+2:]) {
+		if i := strings.LastIndex(rest, "}:"); i > 0 && wire.IsHolderField(rest[i+2:]) {
 			return unwrapRedissonName(rest[:i+1]), rest[i+2:]
 		}
 		// A name holding '{' is not wrapped: "<name>:<uuid>:<thread>".
 	}
 	if !strings.HasPrefix(rest, "{") {
 		for i := strings.IndexByte(rest, ':'); i >= 0 && i < len(rest); {
-			if isHolderField(rest[i+1:]) && strings.ContainsRune(rest[:i], '{') {
+			if wire.IsHolderField(rest[i+1:]) && strings.ContainsRune(rest[:i], '{') {
 				return rest[:i], rest[i+1:]
 			}
 			j := strings.IndexByte(rest[i+1:], ':')
@@ -147,7 +148,7 @@ func (s *EventStream) closePubSub() error {
 // SubscribeEvents pattern-subscribes to every known unlock channel family and
 // returns once Redis has confirmed the subscriptions, so an unlock published
 // after it returns is delivered. The stream ends at Close or when ctx ends.
-func (c *Client) SubscribeEvents(ctx context.Context) (*EventStream, error) {
+func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
 	patterns := make([]string, len(channelFamilies))
 	for i, f := range channelFamilies {
 		patterns[i] = f.pattern

@@ -1,7 +1,8 @@
-package store
+package inspect
 
 import (
 	"context"
+	"github.com/lockwarden/lockwarden/store"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,16 +30,16 @@ type Sample struct {
 // still gets a Summary, so a vanished object's last outcomes stay visible
 // until its ring expires. The cost grows with the number of names, never
 // with the number of viewers.
-func (c *Client) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
+func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
 	return c.SampleScan(ctx, locks, limiters, nil)
 }
 
 // SampleScan is Sample with one step of incremental discovery in the same
 // pipeline (see ScanStep); its findings are in Sample.Scan. step may be
-// nil. With a step it needs ScanInSample, else it fails with ErrInvalid.
-func (c *Client) SampleScan(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, error) {
+// nil. With a step it needs ScanInSample, else it fails with store.ErrInvalid.
+func (c *Inspector) SampleScan(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, error) {
 	if step != nil && !c.ScanInSample() {
-		return nil, &ValidationError{Field: "step", Message: "incremental discovery needs one node and no string patterns"}
+		return nil, &store.ValidationError{Field: "step", Message: "incremental discovery needs one node and no string patterns"}
 	}
 	s, retry, err := c.sample(ctx, locks, limiters, step)
 	if retry { // Redis lost the window script: load it and read once more
@@ -51,7 +52,7 @@ func (c *Client) SampleScan(ctx context.Context, locks, limiters []string, step 
 }
 
 // sample is one pipelined read; retry says a window read found no script.
-func (c *Client) sample(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, bool, error) {
+func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, bool, error) {
 	patterns := c.ObjectPatterns()
 	pipe := c.rdb.Pipeline()
 	now := pipe.Time(ctx)
@@ -97,7 +98,7 @@ func (c *Client) sample(ctx context.Context, locks, limiters []string, step *Sca
 	for _, names := range [][]string{locks, limiters} {
 		for _, name := range names {
 			if _, ok := rings[name]; !ok {
-				rings[name] = pipe.HGetAll(ctx, StatsKey(name))
+				rings[name] = pipe.HGetAll(ctx, store.StatsKey(name))
 			}
 		}
 	}

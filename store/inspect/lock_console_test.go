@@ -1,4 +1,4 @@
-package store
+package inspect
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func TestLockForceUnlock(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		sub := rdb.Subscribe(ctx, UnlockChannel(name))
+		sub := rdb.Subscribe(ctx, store.UnlockChannel(name))
 		defer sub.Close()
 		if _, err := sub.Receive(ctx); err != nil {
 			t.Fatal(err)
@@ -40,15 +40,15 @@ func TestLockForceUnlock(t *testing.T) {
 		if msg.Payload != "0" {
 			t.Fatalf("force unlock published %q, want \"0\"", msg.Payload)
 		}
-		if err := l.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
-			t.Fatalf("former holder's Unlock = %v, want ErrNotHeld", err)
+		if err := l.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
+			t.Fatalf("former holder's Unlock = %v, want store.ErrNotHeld", err)
 		}
 	})
 
 	t.Run("gone", func(t *testing.T) {
 		name := redistest.Prefix(t) + "lock"
-		if err := c.ForceUnlock(ctx, name, "x:1"); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("ForceUnlock of a missing key = %v, want ErrNotFound", err)
+		if err := c.ForceUnlock(ctx, name, "x:1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("ForceUnlock of a missing key = %v, want store.ErrNotFound", err)
 		}
 		if rdb.Exists(ctx, name).Val() != 0 {
 			t.Fatal("ForceUnlock created a key")
@@ -82,8 +82,8 @@ func TestLockForceUnlock(t *testing.T) {
 	t.Run("wrong type", func(t *testing.T) {
 		name := redistest.Prefix(t) + "lock"
 		rdb.Set(ctx, name, "application data", time.Minute)
-		if err := c.ForceUnlock(ctx, name, "x:1"); !errors.Is(err, ErrWrongKind) {
-			t.Fatalf("ForceUnlock of a string = %v, want ErrWrongKind", err)
+		if err := c.ForceUnlock(ctx, name, "x:1"); !errors.Is(err, store.ErrWrongKind) {
+			t.Fatalf("ForceUnlock of a string = %v, want store.ErrWrongKind", err)
 		}
 		if v := rdb.Get(ctx, name).Val(); v != "application data" {
 			t.Fatalf("string changed to %q", v)
@@ -95,7 +95,7 @@ func TestLockForceUnlock(t *testing.T) {
 }
 
 func TestLockForceReleaseCodes(t *testing.T) {
-	for code, want := range map[int64]error{0: ErrNotFound, -1: ErrHolderChanged, -2: ErrWrongKind} {
+	for code, want := range map[int64]error{0: store.ErrNotFound, -1: ErrHolderChanged, -2: store.ErrWrongKind} {
 		if err := forceReleaseErr("n", "h", code); !errors.Is(err, want) {
 			t.Errorf("code %d -> %v, want %v", code, err, want)
 		}
@@ -138,16 +138,16 @@ func TestLockGetLock(t *testing.T) {
 		t.Errorf("PTTL = %v, want (0, 20s]", info.PTTL)
 	}
 
-	if _, err := c.GetLock(ctx, prefix+"missing"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("GetLock of a missing key = %v, want ErrNotFound", err)
+	if _, err := c.GetLock(ctx, prefix+"missing"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetLock of a missing key = %v, want store.ErrNotFound", err)
 	}
 	rdb.Set(ctx, prefix+"string", "v", 0)
-	if _, err := c.GetLock(ctx, prefix+"string"); !errors.Is(err, ErrWrongKind) {
-		t.Errorf("GetLock of a string = %v, want ErrWrongKind", err)
+	if _, err := c.GetLock(ctx, prefix+"string"); !errors.Is(err, store.ErrWrongKind) {
+		t.Errorf("GetLock of a string = %v, want store.ErrWrongKind", err)
 	}
 	rdb.HSet(ctx, prefix+"app", "name", "alice", "age", "42")
-	if _, err := c.GetLock(ctx, prefix+"app"); !errors.Is(err, ErrWrongKind) {
-		t.Errorf("GetLock of an application hash = %v, want ErrWrongKind", err)
+	if _, err := c.GetLock(ctx, prefix+"app"); !errors.Is(err, store.ErrWrongKind) {
+		t.Errorf("GetLock of an application hash = %v, want store.ErrWrongKind", err)
 	}
 }
 
@@ -157,21 +157,21 @@ func TestLockConsoleValidationSendsNothing(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	c := New(rdb, nil)
 	ctx := lockTestCtx(t, 10*time.Second)
-	long := strings.Repeat("x", MaxNameLen+1)
+	long := strings.Repeat("x", store.MaxNameLen+1)
 
 	for _, tc := range []struct{ name, holder, field string }{
 		{"", "a:1", "name"}, {long, "a:1", "name"}, {"ok", "", "holder"}, {"ok", long, "holder"},
 	} {
 		err := c.ForceUnlock(ctx, tc.name, tc.holder)
-		var ve *ValidationError
+		var ve *store.ValidationError
 		if !errors.As(err, &ve) || ve.Field != tc.field {
 			t.Errorf("ForceUnlock(len %d, len %d) = %v, want a validation error on %q", len(tc.name), len(tc.holder), err, tc.field)
 		}
 	}
-	if _, err := c.GetLock(ctx, ""); !errors.Is(err, ErrInvalid) {
-		t.Errorf("GetLock(\"\") = %v, want ErrInvalid", err)
+	if _, err := c.GetLock(ctx, ""); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("GetLock(\"\") = %v, want store.ErrInvalid", err)
 	}
-	if _, err := c.GetLock(ctx, "ok"); err == nil || errors.Is(err, ErrInvalid) {
+	if _, err := c.GetLock(ctx, "ok"); err == nil || errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("valid GetLock against a closed port = %v, want a connection error", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package inspect
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 func TestLimiterModify(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	if _, err := c.ModifyLimiter(ctx, name, 10, 2); !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrModify) {
-		t.Errorf("ModifyLimiter of a missing name = %v, want ErrNotFound (and ErrModify)", err)
+	if _, err := c.ModifyLimiter(ctx, name, 10, 2); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrModify) {
+		t.Errorf("ModifyLimiter of a missing name = %v, want store.ErrNotFound (and store.ErrModify)", err)
 	}
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
 		t.Errorf("ModifyLimiter of a missing name created the key")
@@ -19,7 +19,7 @@ func TestLimiterModify(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := rdb.HGetAll(ctx, name).Val()
-	var ve *ValidationError
+	var ve *store.ValidationError
 	if _, err := c.ModifyLimiter(ctx, name, 0, 2); !errors.As(err, &ve) || ve.Field != "rate" {
 		t.Errorf("ModifyLimiter rate 0 = %v, want a validation error for rate", err)
 	}
@@ -32,12 +32,12 @@ func TestLimiterModify(t *testing.T) {
 	}
 
 	rdb.Set(ctx, name+":str", "x", 0)
-	if _, err := c.ModifyLimiter(ctx, name+":str", 5, 2); !errors.Is(err, ErrWrongKind) {
-		t.Errorf("ModifyLimiter of a string key = %v, want ErrWrongKind", err)
+	if _, err := c.ModifyLimiter(ctx, name+":str", 5, 2); !errors.Is(err, store.ErrWrongKind) {
+		t.Errorf("ModifyLimiter of a string key = %v, want store.ErrWrongKind", err)
 	}
 	rdb.HSet(ctx, name+":h", "user", "42")
-	if _, err := c.ModifyLimiter(ctx, name+":h", 5, 2); !errors.Is(err, ErrWrongKind) {
-		t.Errorf("ModifyLimiter of an application hash = %v, want ErrWrongKind", err)
+	if _, err := c.ModifyLimiter(ctx, name+":h", 5, 2); !errors.Is(err, store.ErrWrongKind) {
+		t.Errorf("ModifyLimiter of an application hash = %v, want store.ErrWrongKind", err)
 	}
 
 	// The write is checked in Redis first, so a missing parseTokenBucket
@@ -59,16 +59,16 @@ func TestLimiterModify(t *testing.T) {
 func TestLimiterGet(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	if _, err := c.GetLimiter(ctx, name); !errors.Is(err, ErrNotFound) {
-		t.Errorf("GetLimiter of a missing name = %v, want ErrNotFound", err)
+	if _, err := c.GetLimiter(ctx, name); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetLimiter of a missing name = %v, want store.ErrNotFound", err)
 	}
 	rdb.Set(ctx, name+":str", "x", 0)
-	if _, err := c.GetLimiter(ctx, name+":str"); !errors.Is(err, ErrWrongKind) {
-		t.Errorf("GetLimiter of a string key = %v, want ErrWrongKind", err)
+	if _, err := c.GetLimiter(ctx, name+":str"); !errors.Is(err, store.ErrWrongKind) {
+		t.Errorf("GetLimiter of a string key = %v, want store.ErrWrongKind", err)
 	}
 	rdb.HSet(ctx, name+":h", "user", "42")
-	if _, err := c.GetLimiter(ctx, name+":h"); !errors.Is(err, ErrWrongKind) {
-		t.Errorf("GetLimiter of an application hash = %v, want ErrWrongKind", err)
+	if _, err := c.GetLimiter(ctx, name+":h"); !errors.Is(err, store.ErrWrongKind) {
+		t.Errorf("GetLimiter of an application hash = %v, want store.ErrWrongKind", err)
 	}
 
 	// Stored 1 long ago with a 10 ms interval: the read must include the

@@ -1,4 +1,4 @@
-package store
+package inspect
 
 import (
 	"context"
@@ -157,7 +157,7 @@ func TestDiscoverSkipsInternalKeys(t *testing.T) {
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
 	c := New(rdb, nil)
-	key := StatsKey(p + "orders")
+	key := store.StatsKey(p + "orders")
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	discLock(t, rdb, key, "1", 1)
 
@@ -348,8 +348,8 @@ func TestDiscoverCluster(t *testing.T) {
 	// Sample spans the nodes too, stats rings included (same slot as the
 	// object, so a script could write them).
 	for _, name := range []string{"lock:00", "rl:07"} {
-		if Slot(StatsKey(name)) != Slot(name) {
-			t.Fatalf("StatsKey(%q) in another slot", name)
+		if Slot(store.StatsKey(name)) != Slot(name) {
+			t.Fatalf("store.StatsKey(%q) in another slot", name)
 		}
 	}
 	s, err := c.Sample(ctx, wantLocks, append(wantLims, "rl:gone"))

@@ -1,4 +1,4 @@
-package store
+package inspect
 
 import (
 	"context"
@@ -83,7 +83,7 @@ func statsRecordAt(t *testing.T) *redis.Script {
 func TestStatsRingFromRedis(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
-	key := StatsKey(redistest.Prefix(t) + "limiter")
+	key := store.StatsKey(redistest.Prefix(t) + "limiter")
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	script := statsRecordAt(t)
 
@@ -141,7 +141,7 @@ func TestStatsFieldsBounded(t *testing.T) {
 	}
 	for name, pattern := range patterns {
 		t.Run(name, func(t *testing.T) {
-			key := StatsKey(redistest.Prefix(t) + "obj")
+			key := store.StatsKey(redistest.Prefix(t) + "obj")
 			t.Cleanup(func() { rdb.Del(context.Background(), key) })
 			want := map[int64]Counts{}
 			rng := rand.New(rand.NewSource(7))
@@ -186,7 +186,7 @@ func TestStatsOneCommandPerCount(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.NewClient(t, redistest.StartT(t))
 	script := statsRecordAt(t)
-	key := StatsKey("obj")
+	key := store.StatsKey("obj")
 	ms := int64(1_700_000_000_000)
 	if err := script.Run(ctx, rdb, []string{key}, ms, "a").Err(); err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func statsRecentSum(t *testing.T, rdb *redis.Client, name string) Counts {
 	}
 	newest := BucketOf(now)
 	var sum Counts
-	for b, c := range readRing(rdb.HGetAll(ctx, StatsKey(name)).Val()) {
+	for b, c := range readRing(rdb.HGetAll(ctx, store.StatsKey(name)).Val()) {
 		if b <= newest && b > newest-StatsRing {
 			sum = sum.Add(c)
 		}

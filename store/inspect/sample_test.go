@@ -1,4 +1,4 @@
-package store
+package inspect
 
 import (
 	"context"
@@ -177,7 +177,7 @@ func TestSampleStatsWindow(t *testing.T) {
 	p := redistest.Prefix(t)
 	c := New(rdb, nil)
 	name := p + "rl"
-	t.Cleanup(func() { rdb.Del(context.Background(), name, StatsKey(name)) })
+	t.Cleanup(func() { rdb.Del(context.Background(), name, store.StatsKey(name)) })
 
 	for attempt := 0; attempt < 20; attempt++ {
 		now := BucketOf(time.UnixMilli(discNow(t, rdb)))
@@ -188,8 +188,8 @@ func TestSampleStatsWindow(t *testing.T) {
 			now - 6: {500, 500, 500}, // just outside the window
 			now - 7: {400, 400, 400}, // slot of now+9, left from the last turn
 		})
-		rdb.Del(ctx, StatsKey(name))
-		if err := rdb.HSet(ctx, StatsKey(name), ring).Err(); err != nil {
+		rdb.Del(ctx, store.StatsKey(name))
+		if err := rdb.HSet(ctx, store.StatsKey(name), ring).Err(); err != nil {
 			t.Fatal(err)
 		}
 		s, err := c.Sample(ctx, nil, []string{name})

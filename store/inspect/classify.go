@@ -1,6 +1,8 @@
-package store
+package inspect
 
 import (
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"math"
 	"sort"
 	"strconv"
@@ -36,7 +38,7 @@ var (
 
 // classifyLock tries every lock layout on one hash.
 func classifyLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	if isInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+	if store.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
 		return LockInfo{}, false
 	}
 	for _, parse := range lockParsers {
@@ -49,7 +51,7 @@ func classifyLock(name string, fields map[string]string, pttl time.Duration) (Lo
 
 // classifyLimiter tries every limiter layout on one hash.
 func classifyLimiter(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
-	if isInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+	if store.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
 		return LimiterInfo{}, false
 	}
 	for _, parse := range limiterParsers {
@@ -65,11 +67,11 @@ func classifyLimiter(name string, fields map[string]string, nowMS int64) (Limite
 // always sets the lease (a watchdog renews it), so a hash without one is an
 // application's counter that merely looks like a lock.
 func parseLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	if isInternalKey(name) || len(fields) != 1 || pttl <= 0 {
+	if store.IsInternalKey(name) || len(fields) != 1 || pttl <= 0 {
 		return LockInfo{}, false
 	}
 	for field, value := range fields {
-		if !isHolderField(field) {
+		if !wire.IsHolderField(field) {
 			return LockInfo{}, false
 		}
 		count, ok := parseCanonicalInt(value)
@@ -83,37 +85,10 @@ func parseLock(name string, fields map[string]string, pttl time.Duration) (LockI
 			Kind:    KindReentrant,
 			Holders: []Holder{{ID: field, Count: count}},
 			PTTL:    pttl,
-			Channel: UnlockChannel(name),
+			Channel: store.UnlockChannel(name),
 		}, true
 	}
 	return LockInfo{}, false
-}
-
-// isHolderField reports whether field is "<uuid>:<owner>" with a canonical
-// 36-character UUID (8-4-4-4-12 hex digits) and a non-empty owner.
-func isHolderField(field string) bool {
-	const uuidLen = 36
-	if len(field) < uuidLen+2 || field[uuidLen] != ':' {
-		return false
-	}
-	for i := 0; i < uuidLen; i++ {
-		c := field[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !isHexDigit(c) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func isHexDigit(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // parseCanonicalInt accepts only what HINCRBY writes: no sign other than a
@@ -142,7 +117,7 @@ const (
 // a positive refill interval. nowMS is Redis time, so Available is what an
 // acquire running now would see.
 func parseTokenBucket(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
-	if isInternalKey(name) || len(fields) != tbNumFields {
+	if store.IsInternalKey(name) || len(fields) != tbNumFields {
 		return LimiterInfo{}, false
 	}
 	app := fields[tbApp]
@@ -197,52 +172,44 @@ func clampInt64(f float64) int64 {
 	return int64(f)
 }
 
-// Redisson's read-write lock writes these.
-const (
-	rwModeField   = "mode"
-	rwModeRead    = "read"
-	rwModeWrite   = "write"
-	rwWriteSuffix = ":write"
-)
-
 // parseRWLock classifies a hash as a Redisson RReadWriteLock: a "mode" of
 // read or write, at least one holder field "<uuid>:<thread>" (reader) or
 // "<uuid>:<thread>:write" (writer) with a positive count, and a lease. In
 // write mode there is exactly one writer, and readers only of the writer's
 // own thread (a writer may take read levels); in read mode no writer.
 func parseRWLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	mode := fields[rwModeField]
-	if isInternalKey(name) || len(fields) < 2 || pttl <= 0 || (mode != rwModeRead && mode != rwModeWrite) {
+	mode := fields[wire.RWModeField]
+	if store.IsInternalKey(name) || len(fields) < 2 || pttl <= 0 || (mode != wire.RWModeRead && mode != wire.RWModeWrite) {
 		return LockInfo{}, false
 	}
 	info := LockInfo{Name: name, Kind: KindRWLock, Mode: mode, PTTL: pttl,
-		Channel: RWLockChannel(name)}
+		Channel: store.RWLockChannel(name)}
 	writer := ""
 	for field, value := range fields {
-		if field == rwModeField {
+		if field == wire.RWModeField {
 			continue
 		}
 		count, ok := parseCanonicalInt(value)
-		if !isHolderField(field) || !ok || count <= 0 {
+		if !wire.IsHolderField(field) || !ok || count <= 0 {
 			return LockInfo{}, false
 		}
-		h := Holder{ID: field, Count: count, Mode: rwModeRead}
-		if strings.HasSuffix(field, rwWriteSuffix) {
+		h := Holder{ID: field, Count: count, Mode: wire.RWModeRead}
+		if strings.HasSuffix(field, wire.RWWriteSuffix) {
 			if writer != "" {
 				return LockInfo{}, false
 			}
 			writer = field
-			h.Mode = rwModeWrite
+			h.Mode = wire.RWModeWrite
 		}
 		info.Holders = append(info.Holders, h)
 	}
-	if (mode == rwModeWrite) != (writer != "") {
+	if (mode == wire.RWModeWrite) != (writer != "") {
 		return LockInfo{}, false
 	}
 	if writer != "" {
-		thread := strings.TrimSuffix(writer, rwWriteSuffix)
+		thread := strings.TrimSuffix(writer, wire.RWWriteSuffix)
 		for _, h := range info.Holders {
-			if h.Mode == rwModeRead && h.ID != thread {
+			if h.Mode == wire.RWModeRead && h.ID != thread {
 				return LockInfo{}, false
 			}
 		}
@@ -252,7 +219,7 @@ func parseRWLock(name string, fields map[string]string, pttl time.Duration) (Loc
 	sort.Slice(info.Holders, func(i, j int) bool {
 		a, b := info.Holders[i], info.Holders[j]
 		if a.Mode != b.Mode {
-			return a.Mode == rwModeWrite
+			return a.Mode == wire.RWModeWrite
 		}
 		return a.ID < b.ID
 	})
@@ -272,7 +239,7 @@ const (
 // whole numbers as Redisson writes them, type 0 or 1. The state lives in
 // other keys, so Available stays unknown until enrichLimiters reads it.
 func parseRedissonLimiter(name string, fields map[string]string, _ int64) (LimiterInfo, bool) {
-	if isInternalKey(name) || len(fields) < 3 || len(fields) > 4 {
+	if store.IsInternalKey(name) || len(fields) < 3 || len(fields) > 4 {
 		return LimiterInfo{}, false
 	}
 	rate, ok1 := parseCanonicalInt(fields[rlRate])
@@ -304,16 +271,12 @@ func parseRedissonLimiter(name string, fields map[string]string, _ int64) (Limit
 	}, true
 }
 
-// maxStringValue bounds the string values read for classification: tokens
-// and counters are short, and a large value is application data.
-const maxStringValue = 512
-
 // classifyString decides what a string that matched a configured pattern is:
 // a counter (counter pattern and a whole number) or else a token lock
-// (token-lock pattern, a non-empty value of at most maxStringValue bytes).
+// (token-lock pattern, a non-empty value of at most wire.MaxStringValue bytes).
 // strlen is the full length; value may be a prefix of it.
 func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl time.Duration) (*LockInfo, *LimiterInfo) {
-	if isInternalKey(name) || strlen == 0 || strlen > maxStringValue || int64(len(value)) != strlen {
+	if store.IsInternalKey(name) || strlen == 0 || strlen > wire.MaxStringValue || int64(len(value)) != strlen {
 		return nil, nil
 	}
 	if rule, ok := p.counterRule(name); ok {

@@ -1,4 +1,4 @@
-package store
+package inspect
 
 import (
 	"math"
@@ -41,7 +41,7 @@ func TestClassifyLock(t *testing.T) {
 		{"two holders", "c", map[string]string{clsUUID + ":1": "1", clsUUID + ":2": "1"}, lease, false},
 		{"holder plus mode (rwlock, not this kind)", "c", map[string]string{clsUUID + ":1": "1", "mode": "read"}, lease, false},
 		{"empty hash", "c", map[string]string{}, lease, false},
-		{"internal stats key", StatsKey("orders"), map[string]string{clsUUID + ":1": "1"}, lease, false},
+		{"internal stats key", store.StatsKey("orders"), map[string]string{clsUUID + ":1": "1"}, lease, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestClassifyKindsExclusive(t *testing.T) {
 	if _, ok := parseTokenBucket("l", map[string]string{clsUUID + ":1": "1"}, 0); ok {
 		t.Error("a lock classified as a token bucket")
 	}
-	if _, ok := parseTokenBucket(StatsKey("b"), bucket, 0); ok {
+	if _, ok := parseTokenBucket(store.StatsKey("b"), bucket, 0); ok {
 		t.Error("an internal key classified as a token bucket")
 	}
 }

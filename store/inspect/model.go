@@ -1,6 +1,10 @@
-package store
+package inspect
 
-import "time"
+import (
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+)
 
 // Kind names the layout an object has in Redis, i.e. which client wrote it.
 type Kind string
@@ -47,15 +51,14 @@ const (
 	KindCounter Kind = "counter"
 )
 
-// Algorithm values of a Redisson rate limiter.
+// Algorithm values of a Redisson rate limiter (LimiterInfo.Algorithm).
 const (
-	// AlgorithmFixedWindow is Redisson up to 3.33: the value key is created
-	// with the rate and PX interval, so the whole window refills at once.
-	AlgorithmFixedWindow = "fixed-window"
-	// AlgorithmSlidingWindow is Redisson 3.34 and later: the value key has
-	// no window expiry and {<name>}:permits records every grant; grants
-	// older than the interval are returned to the value one by one.
-	AlgorithmSlidingWindow = "sliding-window"
+	// AlgorithmFixedWindow is Redisson up to 3.33: the whole window refills
+	// at once.
+	AlgorithmFixedWindow = wire.AlgorithmFixedWindow
+	// AlgorithmSlidingWindow is Redisson 3.34 and later: each grant returns
+	// one interval after it was made.
+	AlgorithmSlidingWindow = wire.AlgorithmSlidingWindow
 )
 
 // Waiter is one thread queued on a fair lock.
@@ -189,7 +192,7 @@ func (c Counts) Add(o Counts) Counts {
 
 // Stats layout, shared by every script that records outcomes:
 //
-//	StatsKey(name) is a hash with one counter per outcome and bucket. The
+//	store.StatsKey(name) is a hash with one counter per outcome and bucket. The
 //	bucket of time t is floor(t_ms / BucketMS) (t from Redis TIME); the
 //	field is the outcome letter followed by the bucket number in decimal:
 //	"a<bucket>" acquired, "r<bucket>" rejected, "e<bucket>" errors, e.g.

@@ -1,6 +1,7 @@
-package store
+package inspect
 
 import (
+	"github.com/lockwarden/lockwarden/store"
 	"time"
 )
 
@@ -35,21 +36,21 @@ type ObjectPatterns struct {
 const MaxPatterns = 64
 
 // Validate checks p as New and SetObjectPatterns would: at most
-// MaxPatterns per kind, non-empty patterns of at most MaxNameLen bytes,
-// no negative limit or window. The error is a *ValidationError.
+// MaxPatterns per kind, non-empty patterns of at most store.MaxNameLen bytes,
+// no negative limit or window. The error is a *store.ValidationError.
 func (p ObjectPatterns) Validate() error {
 	if len(p.TokenLocks) > MaxPatterns || len(p.Counters) > MaxPatterns {
 		return invalid("patterns", "at most %d per kind", MaxPatterns)
 	}
 	for _, s := range p.TokenLocks {
-		if s == "" || len(s) > MaxNameLen {
-			return invalid("token_lock_pattern", "must be 1 to %d bytes, got %d", MaxNameLen, len(s))
+		if s == "" || len(s) > store.MaxNameLen {
+			return invalid("token_lock_pattern", "must be 1 to %d bytes, got %d", store.MaxNameLen, len(s))
 		}
 	}
 	for _, r := range p.Counters {
 		switch {
-		case r.Pattern == "" || len(r.Pattern) > MaxNameLen:
-			return invalid("counter_pattern", "must be 1 to %d bytes, got %d", MaxNameLen, len(r.Pattern))
+		case r.Pattern == "" || len(r.Pattern) > store.MaxNameLen:
+			return invalid("counter_pattern", "must be 1 to %d bytes, got %d", store.MaxNameLen, len(r.Pattern))
 		case r.Limit < 0:
 			return invalid("counter_limit", "must not be negative, got %d", r.Limit)
 		case r.Window < 0:
@@ -66,7 +67,7 @@ func (p ObjectPatterns) empty() bool { return len(p.TokenLocks) == 0 && len(p.Co
 // isTokenLockName reports whether name is configured as a token lock.
 func (p ObjectPatterns) isTokenLockName(name string) bool {
 	for _, pat := range p.TokenLocks {
-		if GlobMatch(pat, name) {
+		if store.GlobMatch(pat, name) {
 			return true
 		}
 	}
@@ -76,7 +77,7 @@ func (p ObjectPatterns) isTokenLockName(name string) bool {
 // counterRule returns the first counter rule matching name.
 func (p ObjectPatterns) counterRule(name string) (CounterRule, bool) {
 	for _, r := range p.Counters {
-		if GlobMatch(r.Pattern, name) {
+		if store.GlobMatch(r.Pattern, name) {
 			return r, true
 		}
 	}
@@ -93,8 +94,8 @@ func (p ObjectPatterns) clone() *ObjectPatterns {
 
 // SetObjectPatterns replaces the patterns of Options.Patterns: which string
 // keys c treats as token locks and which as access counters. Invalid
-// patterns are a *ValidationError and change nothing.
-func (c *Client) SetObjectPatterns(p ObjectPatterns) error {
+// patterns are a *store.ValidationError and change nothing.
+func (c *Inspector) SetObjectPatterns(p ObjectPatterns) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func (c *Client) SetObjectPatterns(p ObjectPatterns) error {
 }
 
 // ObjectPatterns returns the patterns in use.
-func (c *Client) ObjectPatterns() ObjectPatterns {
+func (c *Inspector) ObjectPatterns() ObjectPatterns {
 	if p := c.patterns.Load(); p != nil {
 		return *p
 	}

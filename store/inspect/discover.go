@@ -1,8 +1,10 @@
-package store
+package inspect
 
 import (
 	"context"
 	"errors"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"sort"
 	"sync"
 
@@ -54,7 +56,7 @@ type Discovered struct {
 // Discover SCANs for hashes matching match ("" means "*") on every master and
 // classifies them. ctx bounds the whole pass; a very large keyspace should be
 // narrowed with match rather than waited for.
-func (c *Client) Discover(ctx context.Context, match string) (*Discovered, error) {
+func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, error) {
 	if match == "" {
 		match = "*"
 	}
@@ -78,7 +80,7 @@ func (c *Client) Discover(ctx context.Context, match string) (*Discovered, error
 }
 
 // ListLocks returns the locks whose names match match, sorted by name.
-func (c *Client) ListLocks(ctx context.Context, match string) ([]LockInfo, error) {
+func (c *Inspector) ListLocks(ctx context.Context, match string) ([]LockInfo, error) {
 	d, err := c.Discover(ctx, match)
 	if err != nil {
 		return nil, err
@@ -87,7 +89,7 @@ func (c *Client) ListLocks(ctx context.Context, match string) ([]LockInfo, error
 }
 
 // ListLimiters returns the limiters whose names match match, sorted by name.
-func (c *Client) ListLimiters(ctx context.Context, match string) ([]LimiterInfo, error) {
+func (c *Inspector) ListLimiters(ctx context.Context, match string) ([]LimiterInfo, error) {
 	d, err := c.Discover(ctx, match)
 	if err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func (c *Client) ListLimiters(ctx context.Context, match string) ([]LimiterInfo,
 
 // forEachNode runs fn on every node that owns keys: each master of a
 // Cluster (concurrently), each shard of a Ring, or the one server otherwise.
-func (c *Client) forEachNode(ctx context.Context, fn func(ctx context.Context, node redis.Cmdable) error) error {
+func (c *Inspector) forEachNode(ctx context.Context, fn func(ctx context.Context, node redis.Cmdable) error) error {
 	perNode := func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) }
 	switch rdb := c.rdb.(type) {
 	case *redis.ClusterClient:
@@ -135,7 +137,7 @@ func (d *discovery) scanNode(ctx context.Context, node redis.Cmdable, match stri
 		}
 		batch := keys[:0]
 		for _, k := range keys {
-			if !isInternalKey(k) {
+			if !store.IsInternalKey(k) {
 				batch = append(batch, k)
 			}
 		}
@@ -270,7 +272,7 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 		}
 		var batch []string
 		for _, k := range keys {
-			if isInternalKey(k) || !GlobMatch(match, k) {
+			if store.IsInternalKey(k) || !store.GlobMatch(match, k) {
 				continue
 			}
 			if _, ok := d.patterns.counterRule(k); ok || d.patterns.isTokenLockName(k) {
@@ -328,7 +330,7 @@ type stringRead struct {
 func queueStringRead(ctx context.Context, pipe redis.Pipeliner, key string) stringRead {
 	return stringRead{
 		strlen: pipe.StrLen(ctx, key),
-		value:  pipe.GetRange(ctx, key, 0, maxStringValue-1),
+		value:  pipe.GetRange(ctx, key, 0, wire.MaxStringValue-1),
 		pttl:   pipe.PTTL(ctx, key),
 	}
 }
@@ -407,7 +409,7 @@ type ScanResult struct {
 // ScanInSample reports whether SampleScan can carry a ScanStep: one node
 // (a Cluster or Ring pipeline routes by key, and SCAN has none), and no
 // string patterns (token locks and counters need a second SCAN type).
-func (c *Client) ScanInSample() bool {
+func (c *Inspector) ScanInSample() bool {
 	switch c.rdb.(type) {
 	case *redis.ClusterClient, *redis.Ring:
 		return false
@@ -457,7 +459,7 @@ func (r *scanReads) result(nowMS int64) (*ScanResult, error) {
 	}
 	out := &ScanResult{Cursor: cursor, DBSize: r.dbsize.Val()}
 	for _, k := range keys {
-		if !isInternalKey(k) {
+		if !store.IsInternalKey(k) {
 			out.Keys = append(out.Keys, k)
 		}
 	}

@@ -1,14 +1,18 @@
-package store
+package inspect
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
+
+var counterResetScript = redis.NewScript(luascripts.Source("counter_reset"))
 
 // The console's view of limiters: read one, change its rate. The key
 // decides the kind by what it holds (a hash's fields; a string only when its
@@ -16,9 +20,9 @@ import (
 
 // GetLimiter reads one limiter with the Redis time of the read, so Available
 // includes the refill (token bucket) or the returned grants (Redisson
-// sliding window) up to now. ErrNotFound when there is no key at name,
-// ErrWrongKind when the key holds something that is not a limiter.
-func (c *Client) GetLimiter(ctx context.Context, name string) (*LimiterInfo, error) {
+// sliding window) up to now. store.ErrNotFound when there is no key at name,
+// store.ErrWrongKind when the key holds something that is not a limiter.
+func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
@@ -46,18 +50,18 @@ func (c *Client) GetLimiter(ctx context.Context, name string) (*LimiterInfo, err
 	nowMS := now.Val().UnixMilli()
 	switch t := typ.Val(); {
 	case t == "none":
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	case t == "string" && counter:
 		if _, lim := str.classify(patterns, name); lim != nil {
 			return lim, nil
 		}
-		return nil, ErrWrongKind
+		return nil, store.ErrWrongKind
 	case t != "hash" || fields.Err() != nil:
-		return nil, ErrWrongKind
+		return nil, store.ErrWrongKind
 	}
 	info, ok := classifyLimiter(name, fields.Val(), nowMS)
 	if !ok {
-		return nil, ErrWrongKind
+		return nil, store.ErrWrongKind
 	}
 	lims := []LimiterInfo{info}
 	if err := enrichObjects(ctx, c.rdb, nil, lims, nowMS); err != nil {
@@ -85,7 +89,7 @@ type LimiterEdit struct {
 // ModifyLimiter gives the limiter at name a new rate and interval and returns
 // its state afterwards: ModifyLimiterWith without KeepState, i.e. Redisson's
 // setRate for a Redisson limiter.
-func (c *Client) ModifyLimiter(ctx context.Context, name string, rate int64, intervalMS float64) (*LimiterInfo, error) {
+func (c *Inspector) ModifyLimiter(ctx context.Context, name string, rate int64, intervalMS float64) (*LimiterInfo, error) {
 	return c.ModifyLimiterWith(ctx, name, LimiterEdit{Rate: rate, IntervalMS: intervalMS})
 }
 
@@ -100,23 +104,23 @@ func (c *Client) ModifyLimiter(ctx context.Context, name string, rate int64, int
 //     granted stays granted (see luascripts/redisson_limiter_set_rate.lua).
 //     DescribeEdit says which, in words, before it happens.
 //   - access counter: not editable here; its limit lives in the
-//     application (a *ValidationError); ResetCounter forgets its hits.
+//     application (a *store.ValidationError); ResetCounter forgets its hits.
 //
-// Invalid input is a *ValidationError (Field "rate" or "interval_ms") and
-// changes nothing. ErrNotFound when there is no limiter at name (the error
-// also matches ErrModify); ErrWrongKind when the key holds something else.
-func (c *Client) ModifyLimiterWith(ctx context.Context, name string, e LimiterEdit) (*LimiterInfo, error) {
+// Invalid input is a *store.ValidationError (Field "rate" or "interval_ms") and
+// changes nothing. store.ErrNotFound when there is no limiter at name (the error
+// also matches store.ErrModify); store.ErrWrongKind when the key holds something else.
+func (c *Inspector) ModifyLimiterWith(ctx context.Context, name string, e LimiterEdit) (*LimiterInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
 	// The loosest rule of any kind, checked before any I/O; each kind's own
 	// rules follow once the kind is known.
-	if err := (Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS}).validate(); err != nil {
+	if err := (store.Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS}).Validate(); err != nil {
 		return nil, err
 	}
 	info, err := c.GetLimiter(ctx, name)
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("%w: %w", ErrNotFound, ErrModify)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, store.ErrModify)
 	}
 	if err != nil {
 		return nil, err
@@ -127,10 +131,10 @@ func (c *Client) ModifyLimiterWith(ctx context.Context, name string, e LimiterEd
 	case KindCounter:
 		return nil, invalid("rate", "an access counter's limit is enforced by the application's own script; reset the counter instead")
 	default:
-		err = c.modifyBucket(ctx, name, Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS})
+		err = c.app.TokenBucket(name).Modify(ctx, e.Rate, e.IntervalMS)
 	}
-	if errors.Is(err, ErrModify) {
-		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
+	if errors.Is(err, store.ErrModify) {
+		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, err)
 	}
 	if err != nil {
 		return nil, err
@@ -138,23 +142,11 @@ func (c *Client) ModifyLimiterWith(ctx context.Context, name string, e LimiterEd
 	return c.GetLimiter(ctx, name)
 }
 
-// validateRedissonRate checks a Redisson rate and interval as Redisson
-// stores them: whole numbers, rate at least 1, interval at least 1 ms.
-func validateRedissonRate(rate int64, intervalMS float64) error {
-	if rate < 1 || rate > math.MaxUint32 {
-		return invalid("rate", "must be between 1 and %d, got %d", int64(math.MaxUint32), rate)
-	}
-	if math.IsNaN(intervalMS) || intervalMS < 1 || intervalMS > float64(365*24*time.Hour/time.Millisecond) || intervalMS != math.Trunc(intervalMS) {
-		return invalid("interval_ms", "must be a whole number of milliseconds between 1 and a year, got %g", intervalMS)
-	}
-	return nil
-}
-
 // editRedisson runs the set-rate script over every state key the limiter
 // has (the overall pair, or each client's pair).
-func (c *Client) editRedisson(ctx context.Context, info *LimiterInfo, e LimiterEdit) error {
-	if err := validateRedissonRate(e.Rate, e.IntervalMS); err != nil {
-		return err
+func (c *Inspector) editRedisson(ctx context.Context, info *LimiterInfo, e LimiterEdit) error {
+	if field, msg := wire.CheckRedissonRate(e.Rate, e.IntervalMS); field != "" {
+		return &store.ValidationError{Field: field, Message: msg}
 	}
 	keys := []string{info.Name}
 	if info.PerClient {
@@ -163,41 +155,28 @@ func (c *Client) editRedisson(ctx context.Context, info *LimiterInfo, e LimiterE
 			return err
 		}
 		for _, cl := range clients {
-			keys = append(keys, RedissonValueKey(info.Name, cl.ClientID), RedissonPermitsKey(info.Name, cl.ClientID))
+			keys = append(keys, store.RedissonValueKey(info.Name, cl.ClientID), store.RedissonPermitsKey(info.Name, cl.ClientID))
 		}
 	} else {
-		keys = append(keys, RedissonValueKey(info.Name, ""), RedissonPermitsKey(info.Name, ""))
+		keys = append(keys, store.RedissonValueKey(info.Name, ""), store.RedissonPermitsKey(info.Name, ""))
 	}
-	return runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), "", "", e.KeepState, info.Algorithm, false)
+	return runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), e.KeepState, info.Algorithm)
 }
 
-// runSetRate calls redisson_limiter_set_rate.lua; see its header.
+// runSetRate changes an existing Redisson limiter's rate through the
+// script the application's SetRate uses; see its header.
 func runSetRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
-	typ, keepAlive string, keep bool, algorithm string, create bool) error {
-	mode, alg, creates := "reset", "", "existing"
-	if keep {
-		mode = "keep"
-	}
-	switch algorithm {
-	case AlgorithmFixedWindow:
-		alg = "fixed"
-	case AlgorithmSlidingWindow:
-		alg = "sliding"
-	}
-	if create {
-		creates = "create"
-	}
-	res, err := redissonSetRateScript.Run(ctx, rdb, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates).Int64Slice()
-	if err != nil {
-		return bucketRedisErr(err)
-	}
-	switch res[0] {
-	case 1:
+	keep bool, algorithm string) error {
+	code, err := wire.SetRedissonRate(ctx, rdb, keys, rate, intervalMS, "", "", keep, algorithm, false)
+	switch {
+	case err != nil:
+		return wrongKindErr(err)
+	case code == 1:
 		return nil
-	case 0:
-		return ErrModify
+	case code == 0:
+		return store.ErrModify
 	}
-	return ErrWrongKind
+	return store.ErrWrongKind
 }
 
 // DescribeEdit says, before it happens, what ModifyLimiterWith(e) will do
@@ -210,7 +189,7 @@ func (info *LimiterInfo) DescribeEdit(e LimiterEdit) string {
 		return "An access counter's limit is set by the application; lockwarden can only reset its count."
 	case KindTokenBucket:
 		return fmt.Sprintf("The bucket becomes %s; permits refilled so far are credited at the old rate and capped at the new capacity.",
-			Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS})
+			store.Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS})
 	case KindRedissonLimiter:
 	default:
 		return ""
@@ -242,15 +221,15 @@ func (info *LimiterInfo) DescribeEdit(e LimiterEdit) string {
 
 // ResetCounter forgets the hits of the access counter at name, so the
 // client it limits is admitted again at once (its next hit starts a new
-// window). ErrNotFound: no such key. ErrWrongKind: the key is not a
+// window). store.ErrNotFound: no such key. store.ErrWrongKind: the key is not a
 // counter (not matching a counter pattern, or not a whole number); it is
 // left alone.
-func (c *Client) ResetCounter(ctx context.Context, name string) error {
+func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	if err := validateName(name); err != nil {
 		return err
 	}
 	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
-		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, ErrWrongKind)
+		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
 	}
 	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
 	if err != nil {
@@ -260,7 +239,7 @@ func (c *Client) ResetCounter(ctx context.Context, name string) error {
 	case 1:
 		return nil
 	case 0:
-		return fmt.Errorf("store: reset counter %q: %w", name, ErrNotFound)
+		return fmt.Errorf("store: reset counter %q: %w", name, store.ErrNotFound)
 	}
-	return fmt.Errorf("store: reset counter %q: %w", name, ErrWrongKind)
+	return fmt.Errorf("store: reset counter %q: %w", name, store.ErrWrongKind)
 }

@@ -1,8 +1,9 @@
-package store
+package inspect
 
 import (
 	"context"
 	"fmt"
+	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 // trail can never grow without bound however busy the console is.
 
 // AuditKey is the default audit stream. The "lw:{" prefix keeps it out of
-// discovery (see isInternalKey); the braces give it a slot of its own.
+// discovery (see store.IsInternalKey); the braces give it a slot of its own.
 const AuditKey = "lw:{audit}:stream"
 
 // DefaultAuditMaxLen is roughly how many records the stream keeps. Trimming
@@ -68,14 +69,14 @@ type AuditRecord struct {
 
 // Audit is a handle on one audit stream.
 type Audit struct {
-	c      *Client
+	c      *Inspector
 	key    string
 	maxLen int64
 }
 
 // Audit returns the trail stored at key ("" is AuditKey), trimmed to about
 // maxLen records (<= 0 is DefaultAuditMaxLen).
-func (c *Client) Audit(key string, maxLen int64) *Audit {
+func (c *Inspector) Audit(key string, maxLen int64) *Audit {
 	if key == "" {
 		key = AuditKey
 	}
@@ -136,7 +137,7 @@ func (a *Audit) Recent(ctx context.Context, n int) ([]AuditRecord, error) {
 	n = min(max(n, 1), MaxAuditRead)
 	msgs, err := a.c.rdb.XRevRangeN(ctx, a.key, "+", "-", int64(n)).Result()
 	if isWrongType(err) {
-		return nil, fmt.Errorf("store: audit stream %q: %w", a.key, ErrWrongKind)
+		return nil, fmt.Errorf("store: audit stream %q: %w", a.key, store.ErrWrongKind)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: audit read: %w", err)

@@ -1,4 +1,4 @@
-package store
+package inspect
 
 import (
 	"context"
@@ -89,8 +89,8 @@ func TestAuditWrongType(t *testing.T) {
 	key := redistest.Prefix(t) + "notastream"
 	rdb.Set(ctx, key, "x", time.Minute)
 	a := New(rdb, nil).Audit(key, 0)
-	if _, err := a.Recent(ctx, 5); !errors.Is(err, ErrWrongKind) {
-		t.Errorf("Recent on a string: %v, want ErrWrongKind", err)
+	if _, err := a.Recent(ctx, 5); !errors.Is(err, store.ErrWrongKind) {
+		t.Errorf("Recent on a string: %v, want store.ErrWrongKind", err)
 	}
 	if recs, err := New(rdb, nil).Audit(redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
 		t.Errorf("Recent on a missing stream: %v %v", recs, err)

@@ -1,9 +1,10 @@
-package store
+package inspect
 
 import (
 	"context"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,51 +39,12 @@ func noScript(cmds []*redis.Cmd) bool {
 
 // loadStateScript caches the window script on every node (ClusterClient
 // broadcasts SCRIPT LOAD to all masters).
-func (c *Client) loadStateScript(ctx context.Context) error {
+func (c *Inspector) loadStateScript(ctx context.Context) error {
 	return redissonLimiterStateScript.Load(ctx, c.rdb).Err()
 }
 
 // maxGrantsDecoded bounds the sliding-window grants one state read decodes.
 const maxGrantsDecoded = 10000
-
-// FairLockQueueKey and FairLockTimeoutKey are a Redisson fair lock's waiter
-// queue and waiter deadlines.
-func FairLockQueueKey(name string) string { return redissonPrefixName("redisson_lock_queue", name) }
-
-// FairLockTimeoutKey: see FairLockQueueKey.
-func FairLockTimeoutKey(name string) string {
-	return redissonPrefixName("redisson_lock_timeout", name)
-}
-
-// FencingTokenKey is a Redisson fenced lock's token counter.
-func FencingTokenKey(name string) string { return redissonPrefixName("redisson_lock_token", name) }
-
-// RWLockChannel is where a Redisson read-write lock announces releases.
-func RWLockChannel(name string) string { return redissonPrefixName("redisson_rwlock", name) }
-
-// rwReadLevelKey is the lease key of one read level of holder.
-func rwReadLevelKey(name, holder string, level int64) string {
-	return redissonSuffixName(name, holder) + ":rwlock_timeout:" + strconv.FormatInt(level, 10)
-}
-
-// RedissonValueKey and RedissonPermitsKey are a Redisson rate limiter's
-// state keys; clientID "" gives the overall ones.
-func RedissonValueKey(name, clientID string) string {
-	k := redissonSuffixName(name, "value")
-	if clientID != "" {
-		k += ":" + clientID
-	}
-	return k
-}
-
-// RedissonPermitsKey: see RedissonValueKey.
-func RedissonPermitsKey(name, clientID string) string {
-	k := redissonSuffixName(name, "permits")
-	if clientID != "" {
-		k += ":" + clientID
-	}
-	return k
-}
 
 // lockSides are the pending side reads of one hash lock.
 type lockSides struct {
@@ -102,9 +64,9 @@ func queueLockSides(ctx context.Context, pipe redis.Pipeliner, info *LockInfo) *
 	case KindRWLock:
 		s.leases = make([]*redis.DurationCmd, len(info.Holders))
 		for i, h := range info.Holders {
-			if h.Mode == rwModeRead {
+			if h.Mode == wire.RWModeRead {
 				// The newest level was leased last; the watchdog renews all.
-				s.leases[i] = pipe.PTTL(ctx, rwReadLevelKey(info.Name, h.ID, h.Count))
+				s.leases[i] = pipe.PTTL(ctx, store.RWReadLevelKey(info.Name, h.ID, h.Count))
 			}
 		}
 	}
@@ -115,10 +77,10 @@ func queueLockSides(ctx context.Context, pipe redis.Pipeliner, info *LockInfo) *
 // fencing token) by name alone, so Sample can send them with the hash read.
 func queueRLockSides(ctx context.Context, pipe redis.Pipeliner, name string) *lockSides {
 	return &lockSides{
-		queue:    pipe.LRange(ctx, FairLockQueueKey(name), 0, MaxWaitersShown-1),
-		qlen:     pipe.LLen(ctx, FairLockQueueKey(name)),
-		timeouts: pipe.ZRangeWithScores(ctx, FairLockTimeoutKey(name), 0, MaxWaitersShown-1),
-		token:    pipe.Get(ctx, FencingTokenKey(name)),
+		queue:    pipe.LRange(ctx, store.FairLockQueueKey(name), 0, MaxWaitersShown-1),
+		qlen:     pipe.LLen(ctx, store.FairLockQueueKey(name)),
+		timeouts: pipe.ZRangeWithScores(ctx, store.FairLockTimeoutKey(name), 0, MaxWaitersShown-1),
+		token:    pipe.Get(ctx, store.FencingTokenKey(name)),
 	}
 }
 
@@ -173,7 +135,7 @@ func queueLimiterState(ctx context.Context, pipe redis.Pipeliner, info *LimiterI
 
 func queueWindowState(ctx context.Context, pipe redis.Pipeliner, name, clientID string) *redis.Cmd {
 	return redissonLimiterStateScript.EvalSha(ctx, pipe,
-		[]string{name, RedissonValueKey(name, clientID), RedissonPermitsKey(name, clientID)}, maxGrantsDecoded)
+		[]string{name, store.RedissonValueKey(name, clientID), store.RedissonPermitsKey(name, clientID)}, maxGrantsDecoded)
 }
 
 // windowState is redisson_limiter_state.lua's reply.
@@ -286,11 +248,11 @@ func applyWindowCmd(info *LimiterInfo, cmd *redis.Cmd) {
 // Redisson limiter, at most MaxClientsShown, sorted by client id. The keys
 // are found by SCAN (MATCH on the limiter's value prefix) on the node that
 // holds them.
-func (c *Client) RedissonClients(ctx context.Context, name string) ([]ClientWindow, error) {
+func (c *Inspector) RedissonClients(ctx context.Context, name string) ([]ClientWindow, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	prefix := RedissonValueKey(name, "") + ":"
+	prefix := store.RedissonValueKey(name, "") + ":"
 	var ids []string
 	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
 		var cursor uint64

@@ -1,8 +1,10 @@
-package store
+package inspect
 
 import (
 	"context"
 	"fmt"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strings"
 
 	"github.com/lockwarden/lockwarden/luascripts"
@@ -11,6 +13,7 @@ import (
 )
 
 var (
+	lockForceReleaseScript = redis.NewScript(luascripts.Source("lock_force_release"))
 	fairForceReleaseScript = redis.NewScript(luascripts.Source("fairlock_force_release"))
 	rwForceReleaseScript   = redis.NewScript(luascripts.Source("rwlock_force_release"))
 	tokenLockReleaseScript = redis.NewScript(luascripts.Source("tokenlock_release"))
@@ -23,10 +26,10 @@ var (
 
 // GetLock reads the lock at name: its hash (or, for a name matching a
 // token-lock pattern, its string) atomically, then its side keys (fair
-// queue, fencing token, read-level leases). ErrNotFound when there is no
-// key; ErrWrongKind when the key exists but is not a lock of a known kind
+// queue, fencing token, read-level leases). store.ErrNotFound when there is no
+// key; store.ErrWrongKind when the key exists but is not a lock of a known kind
 // (any other type, or a hash that is not in a lock layout).
-func (c *Client) GetLock(ctx context.Context, name string) (*LockInfo, error) {
+func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
@@ -53,20 +56,20 @@ func (c *Client) GetLock(ctx context.Context, name string) (*LockInfo, error) {
 	var info LockInfo
 	switch t := typ.Val(); {
 	case t == "none":
-		return nil, fmt.Errorf("store: lock %q: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
 	case t == "string" && token:
 		l, _ := str.classify(patterns, name)
 		if l == nil {
-			return nil, fmt.Errorf("store: lock %q: %w", name, ErrWrongKind)
+			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 		}
 		return l, nil
 	case t == "hash" && all.Err() == nil:
 		var ok bool
 		if info, ok = classifyLock(name, all.Val(), pttl.Val()); !ok {
-			return nil, fmt.Errorf("store: lock %q: %w", name, ErrWrongKind)
+			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 		}
 	default:
-		return nil, fmt.Errorf("store: lock %q: %w", name, ErrWrongKind)
+		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 	}
 	locks := []LockInfo{info}
 	if err := enrichObjects(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
@@ -80,28 +83,28 @@ func (c *Client) GetLock(ctx context.Context, name string) (*LockInfo, error) {
 // holds it, with the semantics of the lock's kind:
 //
 //   - reentrant, fenced: the hash is deleted whatever the reentry count and
-//     "0" is published on UnlockChannel(name); a fenced lock's token key is
+//     "0" is published on store.UnlockChannel(name); a fenced lock's token key is
 //     never touched, so the next holder's token is still larger.
 //   - fair: waiters whose place timed out are dropped, the hash is deleted
 //     and "0" is published on the channel of the thread now at the head of
-//     the queue (UnlockChannel(name)+":"+its id), nowhere else.
+//     the queue (store.UnlockChannel(name)+":"+its id), nowhere else.
 //   - read-write: only that holder is removed, with its read-level keys;
-//     when nobody is left the hash is deleted and RWLockChannel(name) gets
+//     when nobody is left the hash is deleted and store.RWLockChannel(name) gets
 //     "1" after a writer, "0" after the last reader. A writer leaving read
 //     levels of its own thread turns the lock into a read lock.
 //   - token: compare-and-delete; nothing is published (nobody listens).
 //
-// ErrNotFound: no such key. ErrHolderChanged: someone else holds it now.
-// ErrWrongKind: the key is not a lock. In all three nothing changed.
-func (c *Client) ForceUnlock(ctx context.Context, name, holder string) error {
+// store.ErrNotFound: no such key. ErrHolderChanged: someone else holds it now.
+// store.ErrWrongKind: the key is not a lock. In all three nothing changed.
+func (c *Inspector) ForceUnlock(ctx context.Context, name, holder string) error {
 	if err := validateName(name); err != nil {
 		return err
 	}
 	switch {
 	case holder == "":
 		return invalid("holder", "must not be empty")
-	case len(holder) > MaxNameLen:
-		return invalid("holder", "must be at most %d bytes, got %d", MaxNameLen, len(holder))
+	case len(holder) > store.MaxNameLen:
+		return invalid("holder", "must be at most %d bytes, got %d", store.MaxNameLen, len(holder))
 	}
 	// A read-write holder's count decides which level keys go with it; if
 	// it changes between the read and the script, read again.
@@ -126,13 +129,13 @@ const rwCountChanged = -3
 
 // forceRelease runs the script of info's kind and returns its code (1 and
 // 2 both mean released).
-func (c *Client) forceRelease(ctx context.Context, info *LockInfo, holder string) (int64, error) {
+func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder string) (int64, error) {
 	name := info.Name
 	switch info.Kind {
 	case KindFairLock:
 		return fairForceReleaseScript.Run(ctx, c.rdb,
-			[]string{name, FairLockQueueKey(name), FairLockTimeoutKey(name)},
-			UnlockChannel(name), unlockMessage, holder).Int64()
+			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)},
+			store.UnlockChannel(name), wire.UnlockMessage, holder).Int64()
 	case KindRWLock:
 		keys := []string{name}
 		var count int64
@@ -144,24 +147,20 @@ func (c *Client) forceRelease(ctx context.Context, info *LockInfo, holder string
 		if count == 0 {
 			return -1, nil
 		}
-		if !strings.HasSuffix(holder, rwWriteSuffix) {
-			for level := int64(1); level <= min(count, maxRWLevelKeys); level++ {
-				keys = append(keys, rwReadLevelKey(name, holder, level))
+		if !strings.HasSuffix(holder, wire.RWWriteSuffix) {
+			for level := int64(1); level <= min(count, wire.MaxRWLevelKeys); level++ {
+				keys = append(keys, store.RWReadLevelKey(name, holder, level))
 			}
 		}
-		return rwForceReleaseScript.Run(ctx, c.rdb, keys, RWLockChannel(name), holder, count).Int64()
+		return rwForceReleaseScript.Run(ctx, c.rdb, keys, store.RWLockChannel(name), holder, count).Int64()
 	case KindTokenLock:
 		return tokenLockReleaseScript.Run(ctx, c.rdb, []string{name}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
 	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name},
-		UnlockChannel(name), unlockMessage, holder).Int64()
+		store.UnlockChannel(name), wire.UnlockMessage, holder).Int64()
 }
-
-// maxRWLevelKeys bounds the level keys one force-unlock passes; Redisson
-// itself would need that many nested read locks by one thread to exceed it.
-const maxRWLevelKeys = 10000
 
 // ForceUnlockPlan says what ForceUnlock(name, holder) will do to Redis, for
 // a console to show before the admin confirms.
@@ -189,8 +188,8 @@ func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 		return ForceUnlockPlan{Deletes: []string{l.Name},
 			Summary: fmt.Sprintf("deletes %q if it still holds this token; token locks announce nothing, so waiters find it free on their next retry", l.Name)}
 	case KindFairLock:
-		p := ForceUnlockPlan{Deletes: []string{l.Name}, Message: unlockMessage,
-			Keeps: []string{FairLockQueueKey(l.Name), FairLockTimeoutKey(l.Name)}}
+		p := ForceUnlockPlan{Deletes: []string{l.Name}, Message: wire.UnlockMessage,
+			Keeps: []string{store.FairLockQueueKey(l.Name), store.FairLockTimeoutKey(l.Name)}}
 		for _, w := range l.Waiters {
 			if w.RemainingMS > 0 {
 				p.Channel = w.Channel
@@ -211,30 +210,30 @@ func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 			return ForceUnlockPlan{Summary: "nothing: that holder does not hold the lock"}
 		}
 		var levels []string
-		if target.Mode == rwModeRead {
+		if target.Mode == wire.RWModeRead {
 			for lv := int64(1); lv <= min(target.Count, 3); lv++ {
-				levels = append(levels, rwReadLevelKey(l.Name, holder, lv))
+				levels = append(levels, store.RWReadLevelKey(l.Name, holder, lv))
 			}
 		}
 		if len(l.Holders) > 1 {
 			s := fmt.Sprintf("removes %s (%s, %d levels) from %q; the other %d holder(s) keep the lock, nothing is published", holder, target.Mode, target.Count, l.Name, len(l.Holders)-1)
-			if target.Mode == rwModeWrite {
+			if target.Mode == wire.RWModeWrite {
 				s += "; the lock becomes a read lock"
 			}
 			return ForceUnlockPlan{RemovesField: holder, Deletes: levels, Summary: s}
 		}
 		msg := "0"
-		if target.Mode == rwModeWrite {
+		if target.Mode == wire.RWModeWrite {
 			msg = "1"
 		}
-		return ForceUnlockPlan{Deletes: append([]string{l.Name}, levels...), Channel: RWLockChannel(l.Name), Message: msg,
-			Summary: fmt.Sprintf("deletes %q and publishes %q on %s so waiting readers and writers retry", l.Name, msg, RWLockChannel(l.Name))}
+		return ForceUnlockPlan{Deletes: append([]string{l.Name}, levels...), Channel: store.RWLockChannel(l.Name), Message: msg,
+			Summary: fmt.Sprintf("deletes %q and publishes %q on %s so waiting readers and writers retry", l.Name, msg, store.RWLockChannel(l.Name))}
 	}
-	p := ForceUnlockPlan{Deletes: []string{l.Name}, Channel: UnlockChannel(l.Name), Message: unlockMessage,
-		Summary: fmt.Sprintf("deletes %q (all reentry levels) and publishes %q on %s", l.Name, unlockMessage, UnlockChannel(l.Name))}
+	p := ForceUnlockPlan{Deletes: []string{l.Name}, Channel: store.UnlockChannel(l.Name), Message: wire.UnlockMessage,
+		Summary: fmt.Sprintf("deletes %q (all reentry levels) and publishes %q on %s", l.Name, wire.UnlockMessage, store.UnlockChannel(l.Name))}
 	if l.Kind == KindFencedLock {
-		p.Keeps = []string{FencingTokenKey(l.Name)}
-		p.Summary += fmt.Sprintf("; the fencing token %d in %s is kept so the next holder's token is larger", l.FencingToken, FencingTokenKey(l.Name))
+		p.Keeps = []string{store.FencingTokenKey(l.Name)}
+		p.Summary += fmt.Sprintf("; the fencing token %d in %s is kept so the next holder's token is larger", l.FencingToken, store.FencingTokenKey(l.Name))
 	}
 	return p
 }
@@ -245,11 +244,11 @@ func forceReleaseErr(name, holder string, code int64) error {
 	case 1, 2:
 		return nil
 	case 0:
-		return fmt.Errorf("store: force unlock %q: %w", name, ErrNotFound)
+		return fmt.Errorf("store: force unlock %q: %w", name, store.ErrNotFound)
 	case -1:
 		return fmt.Errorf("store: force unlock %q: %w: %s no longer holds it", name, ErrHolderChanged, holder)
 	case -2:
-		return fmt.Errorf("store: force unlock %q: %w", name, ErrWrongKind)
+		return fmt.Errorf("store: force unlock %q: %w", name, store.ErrWrongKind)
 	}
 	return fmt.Errorf("store: force unlock %q: unexpected script reply %d", name, code)
 }

@@ -1,0 +1,108 @@
+// Package inspect is lockwarden's console side of the objects package store
+// takes: it finds the locks and rate limiters in a Redis deployment
+// (Discover, and the incremental Walker the sampler drives one tick at a
+// time), classifies each key by its layout (Redisson's RLock, fair, fenced
+// and read-write locks and RRateLimiter; the seed articles' token buckets,
+// token locks and counters), samples their state and 200 ms outcome stats
+// (Sample), follows their unlock channels (SubscribeEvents), plans and
+// performs the changes an admin may make (ForceUnlock, ModifyLimiterWith,
+// ResetCounter) and keeps the audit stream of those changes (Audit).
+//
+// Applications never need it: they take locks and permits with package
+// store. inspect imports store for the key layout and the shared errors;
+// store never imports inspect.
+package inspect
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/redis/go-redis/v9"
+)
+
+// Inspector reads and edits lockwarden's objects in one Redis deployment (a
+// single node, or a Cluster through redis.ClusterClient) for the console.
+type Inspector struct {
+	rdb redis.UniversalClient
+	// app runs the application scripts the console reuses (a token
+	// bucket's modify); unbatched, since console edits are rare.
+	app *store.Client
+	// patterns are the string kinds' patterns (Options.Patterns, replaced by
+	// SetObjectPatterns); read on every discovery and sample, so swapped
+	// whole rather than locked.
+	patterns atomic.Pointer[ObjectPatterns]
+	// plainBuckets holds the names the last Sample classified as token
+	// buckets, so the next one skips their Redisson window read (an EVALSHA
+	// per limiter per tick that finds nothing; most of the sampler's Redis
+	// CPU). Entries leave when a name is sampled as anything else.
+	plainBuckets sync.Map
+}
+
+// Options tunes an Inspector. The zero value is usable; a nil *Options is too.
+type Options struct {
+	// Patterns say which string keys are token locks and access counters
+	// (strings carry no marker of their own). Zero: none are listed. New
+	// panics on invalid patterns; check them first with Validate.
+	Patterns ObjectPatterns
+}
+
+// getPatterns is nil-safe: a nil *Options configures no patterns.
+func (o *Options) getPatterns() ObjectPatterns {
+	if o == nil {
+		return ObjectPatterns{}
+	}
+	return o.Patterns
+}
+
+// New wraps rdb. The caller keeps ownership of rdb and closes it.
+func New(rdb redis.UniversalClient, opts *Options) *Inspector {
+	in := &Inspector{rdb: rdb, app: store.New(rdb, &store.Options{NoBatching: true})}
+	p := opts.getPatterns()
+	if err := p.Validate(); err != nil {
+		panic(fmt.Sprintf("inspect: Options.Patterns: %v", err))
+	}
+	in.patterns.Store(p.clone())
+	return in
+}
+
+// Redis returns the underlying client.
+func (c *Inspector) Redis() redis.UniversalClient { return c.rdb }
+
+// ErrHolderChanged: a force-unlock named a holder that no longer holds the
+// lock; nothing was changed.
+var ErrHolderChanged = errors.New("inspect: lock holder changed")
+
+// invalid builds the validation error applications get from store too, so
+// the console maps both with one errors.Is(err, store.ErrInvalid).
+func invalid(field, format string, args ...any) error {
+	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// validateName applies store's bound on object names to names the console
+// is given.
+func validateName(name string) error {
+	switch {
+	case name == "":
+		return invalid("name", "must not be empty")
+	case len(name) > store.MaxNameLen:
+		return invalid("name", "must be at most %d bytes, got %d", store.MaxNameLen, len(name))
+	}
+	return nil
+}
+
+// wrongKindErr marks a WRONGTYPE reply as store.ErrWrongKind.
+func wrongKindErr(err error) error {
+	if isWrongType(err) {
+		return fmt.Errorf("%w: %v", store.ErrWrongKind, err)
+	}
+	return err
+}
+
+func isWrongType(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(re.Error(), "WRONGTYPE")
+}

@@ -1,0 +1,120 @@
+// Package wire holds the Redis layout facts that both halves of store need:
+// the application library (package store) writes objects in these layouts
+// and the console (package store/inspect) reads and edits them. It is
+// internal so that neither half's exported API has to carry them.
+package wire
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redisson's read-write lock hash: a "mode" field and one field per holder,
+// the writer's ending in WriteSuffix.
+const (
+	RWModeField   = "mode"
+	RWModeRead    = "read"
+	RWModeWrite   = "write"
+	RWWriteSuffix = ":write"
+)
+
+// UnlockMessage is what Redisson's LockPubSub reads as "unlocked" on a
+// lock's unlock channel.
+const UnlockMessage = "0"
+
+// MaxRWLevelKeys bounds the read-level lease keys one script call passes;
+// Redisson itself would need that many nested read locks by one thread to
+// exceed it.
+const MaxRWLevelKeys = 10000
+
+// MaxStringValue bounds a token lock's token, and so the string values the
+// console reads to classify: tokens and counters are short, and a large
+// value is application data.
+const MaxStringValue = 512
+
+// Algorithm values of a Redisson rate limiter.
+const (
+	// AlgorithmFixedWindow is Redisson up to 3.33: the value key is created
+	// with the rate and PX interval, so the whole window refills at once.
+	AlgorithmFixedWindow = "fixed-window"
+	// AlgorithmSlidingWindow is Redisson 3.34 and later: the value key has
+	// no window expiry and {<name>}:permits records every grant; grants
+	// older than the interval are returned to the value one by one.
+	AlgorithmSlidingWindow = "sliding-window"
+)
+
+// IsHolderField reports whether field is "<uuid>:<owner>" with a canonical
+// 36-character UUID (8-4-4-4-12 hex digits) and a non-empty owner: the shape
+// of a lock holder field, which is how a lock hash is told from an
+// application's own hash.
+func IsHolderField(field string) bool {
+	const uuidLen = 36
+	if len(field) < uuidLen+2 || field[uuidLen] != ':' {
+		return false
+	}
+	for i := 0; i < uuidLen; i++ {
+		c := field[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !isHexDigit(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// CheckRedissonRate checks a Redisson rate and interval as Redisson stores
+// them: whole numbers, rate at least 1, interval at least 1 ms. It returns
+// the offending field and why, or "" when both are fine; each caller wraps
+// that in its own validation error.
+func CheckRedissonRate(rate int64, intervalMS float64) (field, msg string) {
+	if rate < 1 || rate > math.MaxUint32 {
+		return "rate", fmt.Sprintf("must be between 1 and %d, got %d", int64(math.MaxUint32), rate)
+	}
+	if math.IsNaN(intervalMS) || intervalMS < 1 || intervalMS > float64(365*24*time.Hour/time.Millisecond) || intervalMS != math.Trunc(intervalMS) {
+		return "interval_ms", fmt.Sprintf("must be a whole number of milliseconds between 1 and a year, got %g", intervalMS)
+	}
+	return "", ""
+}
+
+var redissonSetRateScript = redis.NewScript(luascripts.Source("redisson_limiter_set_rate"))
+
+// SetRedissonRate runs redisson_limiter_set_rate over keys (config hash,
+// then value and permits pairs) and returns the script's code: 1 done, 0 no
+// limiter to change (create false), anything else a key of another kind.
+// algorithm is AlgorithmFixedWindow, AlgorithmSlidingWindow or "" (keep).
+func SetRedissonRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
+	typ, keepAlive string, keep bool, algorithm string, create bool) (int64, error) {
+	mode, alg, creates := "reset", "", "existing"
+	if keep {
+		mode = "keep"
+	}
+	switch algorithm {
+	case AlgorithmFixedWindow:
+		alg = "fixed"
+	case AlgorithmSlidingWindow:
+		alg = "sliding"
+	}
+	if create {
+		creates = "create"
+	}
+	res, err := redissonSetRateScript.Run(ctx, rdb, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates).Int64Slice()
+	if err != nil {
+		return 0, err
+	}
+	return res[0], nil
+}
