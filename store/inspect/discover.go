@@ -165,17 +165,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	if err := execTolerant(ctx, pipe); err != nil {
 		return err
 	}
-	var cands []string
-	skipped := 0
-	for i, k := range keys {
-		switch n, err := lens[i].Result(); {
-		case err != nil || n == 0: // changed type or vanished since SCAN
-		case n > maxCandidateFields:
-			skipped++
-		default:
-			cands = append(cands, k)
-		}
-	}
+	cands, skipped := smallHashes(keys, lens)
 	if skipped > 0 {
 		d.mu.Lock()
 		d.out.Skipped += skipped
@@ -201,11 +191,36 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	}
 	nowMS := now.Val().UnixMilli()
 
-	var locks []LockInfo
-	var lims []LimiterInfo
-	for i, k := range cands {
+	locks, lims := classifyHashes(cands, gets, ttls, nowMS)
+	if err := enrichObjects(ctx, node, locks, lims, nowMS); err != nil {
+		return err
+	}
+	d.add(locks, lims)
+	return nil
+}
+
+// smallHashes keeps the keys whose HLEN says they may be an object: at
+// least one field (not vanished or retyped since SCAN) and no more than any
+// known layout has; skipped counts the larger ones.
+func smallHashes(keys []string, lens []*redis.IntCmd) (small []string, skipped int) {
+	for i, k := range keys {
+		switch n, err := lens[i].Result(); {
+		case err != nil || n == 0:
+		case n > maxCandidateFields:
+			skipped++
+		default:
+			small = append(small, k)
+		}
+	}
+	return small, skipped
+}
+
+// classifyHashes classifies the hashes read by HGETALL and PTTL, keys[i]
+// by gets[i] and ttls[i].
+func classifyHashes(keys []string, gets []*redis.MapStringStringCmd, ttls []*redis.DurationCmd, nowMS int64) (locks []LockInfo, lims []LimiterInfo) {
+	for i, k := range keys {
 		fields, err := gets[i].Result()
-		if err != nil || len(fields) > maxCandidateFields {
+		if err != nil || len(fields) == 0 || len(fields) > maxCandidateFields {
 			continue
 		}
 		if lock, ok := classifyLock(k, fields, ttls[i].Val()); ok {
@@ -214,11 +229,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 			lims = append(lims, lim)
 		}
 	}
-	if err := enrichObjects(ctx, node, locks, lims, nowMS); err != nil {
-		return err
-	}
-	d.add(locks, lims)
-	return nil
+	return locks, lims
 }
 
 // add records what one batch found, once per name.
@@ -368,120 +379,4 @@ func execTolerant(ctx context.Context, pipe redis.Pipeliner) error {
 func isReplyError(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re)
-}
-
-// Incremental discovery. A console that rediscovers every second with full
-// passes makes a SCAN call per scanCount keys and two pipelines per batch,
-// about ten round trips a second on a modest keyspace. Instead, a
-// ScanStep rides in the Sample pipeline (see SampleScan): one SCAN page,
-// the HLEN of the hashes the previous page listed, and HGETALL+PTTL of the
-// ones that passed their HLEN. A key listed by tick n is classified by
-// tick n+2, so the walk still never transfers a large hash, and every tick
-// stays one round trip.
-
-// Scan page sizes for ScanStep.Count: a page is one SCAN call, so a large
-// page blocks Redis for longer; the cap keeps that to a few milliseconds.
-const (
-	MinScanPage = 1000
-	MaxScanPage = 50000
-)
-
-// ScanStep is one step of incremental discovery; see SampleScan.
-type ScanStep struct {
-	Match  string   // SCAN MATCH ("" means "*")
-	Cursor uint64   // the previous step's ScanResult.Cursor; 0 starts a pass
-	Count  int64    // SCAN COUNT, clamped to MinScanPage..MaxScanPage
-	Size   []string // keys to HLEN (a previous page's new keys)
-	Read   []string // keys to read and classify (a previous step's Small)
-}
-
-// ScanResult is what one ScanStep found.
-type ScanResult struct {
-	Cursor   uint64   // the next step's cursor; 0 when this page ended a pass
-	Keys     []string // hashes this page listed, internal keys left out
-	Small    []string // Size keys with 1..maxCandidateFields fields
-	Skipped  int      // Size keys with more fields than any known layout
-	Locks    []LockInfo
-	Limiters []LimiterInfo
-	DBSize   int64 // keys in the database, for sizing the next pages
-}
-
-// ScanInSample reports whether SampleScan can carry a ScanStep: one node
-// (a Cluster or Ring pipeline routes by key, and SCAN has none), and no
-// string patterns (token locks and counters need a second SCAN type).
-func (c *Inspector) ScanInSample() bool {
-	switch c.rdb.(type) {
-	case *redis.ClusterClient, *redis.Ring:
-		return false
-	}
-	return c.ObjectPatterns().empty()
-}
-
-// scanReads is a ScanStep queued in a pipeline.
-type scanReads struct {
-	step   *ScanStep
-	scan   *redis.ScanCmd
-	dbsize *redis.IntCmd
-	lens   []*redis.IntCmd
-	gets   []*redis.MapStringStringCmd
-	ttls   []*redis.DurationCmd
-}
-
-func queueScan(ctx context.Context, pipe redis.Pipeliner, step *ScanStep) *scanReads {
-	match := step.Match
-	if match == "" {
-		match = "*"
-	}
-	r := &scanReads{step: step,
-		scan:   pipe.ScanType(ctx, step.Cursor, match, min(max(step.Count, MinScanPage), MaxScanPage), "hash"),
-		dbsize: pipe.DBSize(ctx),
-		lens:   make([]*redis.IntCmd, len(step.Size)),
-		gets:   make([]*redis.MapStringStringCmd, len(step.Read)),
-		ttls:   make([]*redis.DurationCmd, len(step.Read)),
-	}
-	for i, k := range step.Size {
-		r.lens[i] = pipe.HLen(ctx, k)
-	}
-	for i, k := range step.Read {
-		r.gets[i] = pipe.HGetAll(ctx, k)
-		r.ttls[i] = pipe.PTTL(ctx, k)
-	}
-	return r
-}
-
-// result classifies what the step read. The objects it finds carry what
-// their hash says; their side keys are read by the next Sample that names
-// them.
-func (r *scanReads) result(nowMS int64) (*ScanResult, error) {
-	keys, cursor, err := r.scan.Result()
-	if err != nil {
-		return nil, err
-	}
-	out := &ScanResult{Cursor: cursor, DBSize: r.dbsize.Val()}
-	for _, k := range keys {
-		if !store.IsInternalKey(k) {
-			out.Keys = append(out.Keys, k)
-		}
-	}
-	for i, k := range r.step.Size {
-		switch n, err := r.lens[i].Result(); {
-		case err != nil || n == 0: // changed type or vanished since SCAN
-		case n > maxCandidateFields:
-			out.Skipped++
-		default:
-			out.Small = append(out.Small, k)
-		}
-	}
-	for i, k := range r.step.Read {
-		fields, err := r.gets[i].Result()
-		if err != nil || len(fields) == 0 || len(fields) > maxCandidateFields {
-			continue
-		}
-		if lock, ok := classifyLock(k, fields, r.ttls[i].Val()); ok {
-			out.Locks = append(out.Locks, lock)
-		} else if lim, ok := classifyLimiter(k, fields, nowMS); ok {
-			out.Limiters = append(out.Limiters, lim)
-		}
-	}
-	return out, nil
 }

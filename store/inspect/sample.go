@@ -15,7 +15,8 @@ type Sample struct {
 	Locks    []LockInfo         // requested locks that still exist, in request order
 	Limiters []LimiterInfo      // requested limiters that still exist, in request order
 	Stats    map[string]Summary // by object name, for every requested name
-	Scan     *ScanResult        // SampleScan's discovery step; nil for Sample
+	Walk     *WalkStep          // Walker.Tick's page of discovery; nil for Sample
+	scan     *scanResult
 }
 
 // Sample reads state and stats of the named locks and limiters: TIME, then
@@ -31,16 +32,12 @@ type Sample struct {
 // until its ring expires. The cost grows with the number of names, never
 // with the number of viewers.
 func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	return c.SampleScan(ctx, locks, limiters, nil)
+	return c.sampleWith(ctx, locks, limiters, nil)
 }
 
-// SampleScan is Sample with one step of incremental discovery in the same
-// pipeline (see ScanStep); its findings are in Sample.Scan. step may be
-// nil. With a step it needs ScanInSample, else it fails with store.ErrInvalid.
-func (c *Inspector) SampleScan(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, error) {
-	if step != nil && !c.ScanInSample() {
-		return nil, &store.ValidationError{Field: "step", Message: "incremental discovery needs one node and no string patterns"}
-	}
+// sampleWith is Sample with one step of the walk in the same pipeline (its
+// findings in Sample.scan); step may be nil.
+func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep) (*Sample, error) {
 	s, retry, err := c.sample(ctx, locks, limiters, step)
 	if retry { // Redis lost the window script: load it and read once more
 		if err := c.loadStateScript(ctx); err != nil {
@@ -52,7 +49,7 @@ func (c *Inspector) SampleScan(ctx context.Context, locks, limiters []string, st
 }
 
 // sample is one pipelined read; retry says a window read found no script.
-func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *ScanStep) (*Sample, bool, error) {
+func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep) (*Sample, bool, error) {
 	patterns := c.ObjectPatterns()
 	pipe := c.rdb.Pipeline()
 	now := pipe.Time(ctx)
@@ -172,7 +169,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		if err != nil {
 			return nil, false, err
 		}
-		s.Scan = res
+		s.scan = res
 	}
 	return s, false, nil
 }
