@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -42,12 +43,12 @@ func objectError(err error, what, name string) error {
 }
 
 // listLocks discovers the locks the console may show, narrowed by glob.
-func (s *Server) listLocks(c echo.Context, glob string) ([]store.LockInfo, error) {
-	d, err := s.st.Discover(c.Request().Context(), s.cfg.match())
+func (s *Server) listLocks(c echo.Context, glob string) ([]inspect.LockInfo, error) {
+	d, err := s.insp.Discover(c.Request().Context(), s.cfg.match())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.LockInfo, 0, len(d.Locks))
+	out := make([]inspect.LockInfo, 0, len(d.Locks))
 	for _, l := range d.Locks {
 		if glob == "" || store.GlobMatch(glob, l.Name) {
 			out = append(out, l)
@@ -77,7 +78,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.st.GetLock(c.Request().Context(), name)
+	l, err := s.insp.GetLock(c.Request().Context(), name)
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
@@ -102,18 +103,18 @@ func checkReason(r string) (string, *httpError) {
 // viewer; it returns what was done (the plan as of just before). On a lost
 // race the error carries the current holders. The audit record gets the
 // state before and after.
-func (s *Server) forceUnlock(c echo.Context, name, holder, reason string) (store.ForceUnlockPlan, error) {
+func (s *Server) forceUnlock(c echo.Context, name, holder, reason string) (inspect.ForceUnlockPlan, error) {
 	ctx := c.Request().Context()
 	rec := auditRecord(c)
 	rec.Target, rec.Reason = name, reason
-	var plan store.ForceUnlockPlan
-	if before, err := s.st.GetLock(ctx, name); err == nil {
+	var plan inspect.ForceUnlockPlan
+	if before, err := s.insp.GetLock(ctx, name); err == nil {
 		rec.Before = holdersState(before)
 		plan = before.ForceUnlockPlan(holder)
 	}
-	err := s.st.ForceUnlock(ctx, name, holder)
-	if errors.Is(err, store.ErrHolderChanged) {
-		cur, gerr := s.st.GetLock(ctx, name)
+	err := s.insp.ForceUnlock(ctx, name, holder)
+	if errors.Is(err, inspect.ErrHolderChanged) {
+		cur, gerr := s.insp.GetLock(ctx, name)
 		if gerr != nil {
 			return plan, objectError(gerr, "lock", name)
 		}
@@ -130,7 +131,7 @@ func (s *Server) forceUnlock(c echo.Context, name, holder, reason string) (store
 		rec.After = "removed holder " + holder + "; the other holders keep the lock"
 	}
 	s.reqLog(c).Info("lock force-unlocked", "name", name, "holder", holder, "reason", reason, "remote", c.RealIP())
-	s.publishEvent(eventFrame{Type: store.EventForceUnlock, Name: name, Holder: holder, At: time.Now()})
+	s.publishEvent(eventFrame{Type: inspect.EventForceUnlock, Name: name, Holder: holder, At: time.Now()})
 	return plan, nil
 }
 
@@ -173,15 +174,15 @@ func (s *Server) handleAPILimiters(c echo.Context) error {
 }
 
 // limiterWithWindow reads one limiter and its current window.
-func (s *Server) limiterWithWindow(c echo.Context, name string) (*store.LimiterInfo, store.Counts, error) {
+func (s *Server) limiterWithWindow(c echo.Context, name string) (*inspect.LimiterInfo, inspect.Counts, error) {
 	ctx := c.Request().Context()
-	l, err := s.st.GetLimiter(ctx, name)
+	l, err := s.insp.GetLimiter(ctx, name)
 	if err != nil {
-		return nil, store.Counts{}, objectError(err, "limiter", name)
+		return nil, inspect.Counts{}, objectError(err, "limiter", name)
 	}
-	smp, err := s.st.Sample(ctx, nil, []string{name})
+	smp, err := s.insp.Sample(ctx, nil, []string{name})
 	if err != nil {
-		return nil, store.Counts{}, err
+		return nil, inspect.Counts{}, err
 	}
 	return l, smp.Stats[name].Window, nil
 }
@@ -196,12 +197,12 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 		return err
 	}
 	out := toLimiterJSON(*l, w)
-	if l.Kind == store.KindRedissonLimiter && l.PerClient {
-		if out.Clients, err = s.st.RedissonClients(c.Request().Context(), name); err != nil {
+	if l.Kind == inspect.KindRedissonLimiter && l.PerClient {
+		if out.Clients, err = s.insp.RedissonClients(c.Request().Context(), name); err != nil {
 			return err
 		}
 		if out.Clients == nil {
-			out.Clients = []store.ClientWindow{}
+			out.Clients = []inspect.ClientWindow{}
 		}
 	}
 	return c.JSON(http.StatusOK, out)
@@ -211,7 +212,7 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 type limiterEdit struct {
 	Rate       int64
 	IntervalMS float64
-	// KeepState is a Redisson limiter's choice (see store.LimiterEdit).
+	// KeepState is a Redisson limiter's choice (see inspect.LimiterEdit).
 	KeepState bool
 }
 
@@ -280,19 +281,19 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 
 // modifyLimiter applies edit and records the settings before and after in
 // the request's audit record.
-func (s *Server) modifyLimiter(c echo.Context, name string, edit limiterEdit) (*store.LimiterInfo, error) {
+func (s *Server) modifyLimiter(c echo.Context, name string, edit limiterEdit) (*inspect.LimiterInfo, error) {
 	ctx := c.Request().Context()
 	rec := auditRecord(c)
 	rec.Target = name
-	if before, err := s.st.GetLimiter(ctx, name); err == nil {
+	if before, err := s.insp.GetLimiter(ctx, name); err == nil {
 		rec.Before = limiterState(before)
 	}
-	l, err := s.st.ModifyLimiterWith(ctx, name, store.LimiterEdit{Rate: edit.Rate, IntervalMS: edit.IntervalMS, KeepState: edit.KeepState})
+	l, err := s.insp.ModifyLimiterWith(ctx, name, inspect.LimiterEdit{Rate: edit.Rate, IntervalMS: edit.IntervalMS, KeepState: edit.KeepState})
 	if err != nil {
 		return nil, err
 	}
 	rec.After = limiterState(l)
-	if l.Kind == store.KindRedissonLimiter {
+	if l.Kind == inspect.KindRedissonLimiter {
 		rec.After += map[bool]string{true: " (state kept)", false: " (state reset)"}[edit.KeepState]
 	}
 	s.reqLog(c).Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS,
@@ -306,10 +307,10 @@ func (s *Server) resetCounter(c echo.Context, name string) error {
 	ctx := c.Request().Context()
 	rec := auditRecord(c)
 	rec.Target = name
-	if before, err := s.st.GetLimiter(ctx, name); err == nil {
+	if before, err := s.insp.GetLimiter(ctx, name); err == nil {
 		rec.Before = limiterState(before)
 	}
-	if err := s.st.ResetCounter(ctx, name); err != nil {
+	if err := s.insp.ResetCounter(ctx, name); err != nil {
 		return objectError(err, "counter", name)
 	}
 	rec.After = "reset (key deleted)"
@@ -336,19 +337,19 @@ func (s *Server) handleAPIResetCounter(c echo.Context) error {
 }
 
 type statsJSON struct {
-	BucketMS int                     `json:"bucket_ms"`
-	WindowMS int                     `json:"window_ms"`
-	At       int64                   `json:"at"`
-	Limiters map[string]store.Counts `json:"limiters"`
-	Locks    map[string]store.Counts `json:"locks"`
+	BucketMS int                       `json:"bucket_ms"`
+	WindowMS int                       `json:"window_ms"`
+	At       int64                     `json:"at"`
+	Limiters map[string]inspect.Counts `json:"limiters"`
+	Locks    map[string]inspect.Counts `json:"locks"`
 }
 
 func (s *Server) handleAPIStats(c echo.Context) error {
-	out := statsJSON{BucketMS: store.BucketMS, WindowMS: store.WindowMS,
-		Limiters: map[string]store.Counts{}, Locks: map[string]store.Counts{}}
+	out := statsJSON{BucketMS: inspect.BucketMS, WindowMS: inspect.WindowMS,
+		Limiters: map[string]inspect.Counts{}, Locks: map[string]inspect.Counts{}}
 	sn := s.sampler.latest()
 	if sn == nil || sn.At == 0 {
-		out.At = time.Now().UnixMilli() / store.BucketMS * store.BucketMS
+		out.At = time.Now().UnixMilli() / inspect.BucketMS * inspect.BucketMS
 	} else {
 		out.At = sn.At
 		for _, l := range sn.Limiters {

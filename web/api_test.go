@@ -10,30 +10,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 type apiLock struct {
-	Name    string         `json:"name"`
-	Kind    string         `json:"kind"`
-	Holders []store.Holder `json:"holders"`
-	PTTLMS  int64          `json:"pttl_ms"`
+	Name    string           `json:"name"`
+	Kind    string           `json:"kind"`
+	Holders []inspect.Holder `json:"holders"`
+	PTTLMS  int64            `json:"pttl_ms"`
 }
 
 type apiLimiter struct {
-	Name       string       `json:"name"`
-	Kind       string       `json:"kind"`
-	Rate       int64        `json:"rate"`
-	IntervalMS float64      `json:"interval_ms"`
-	PerSecond  float64      `json:"per_second"`
-	Available  int64        `json:"available"`
-	Window     store.Counts `json:"window"`
+	Name       string         `json:"name"`
+	Kind       string         `json:"kind"`
+	Rate       int64          `json:"rate"`
+	IntervalMS float64        `json:"interval_ms"`
+	PerSecond  float64        `json:"per_second"`
+	Available  int64          `json:"available"`
+	Window     inspect.Counts `json:"window"`
 }
 
 type apiErr struct {
-	Error   string         `json:"error"`
-	Field   string         `json:"field"`
-	Holders []store.Holder `json:"holders"`
+	Error   string           `json:"error"`
+	Field   string           `json:"field"`
+	Holders []inspect.Holder `json:"holders"`
 }
 
 func TestAPILocksListAndFilter(t *testing.T) {
@@ -187,7 +187,7 @@ func TestAPILimiters(t *testing.T) {
 	e := newEnv(t, nil)
 	name := e.prefix + "rl:api"
 	e.makeBucket(name, 500, "2")
-	tb := e.srv.st.TokenBucket(name)
+	tb := e.app.TokenBucket(name)
 	for range 3 {
 		if _, err := tb.Acquire(context.Background(), 1); err != nil {
 			t.Fatal(err)
@@ -334,16 +334,16 @@ func TestAPIStatsAndEvents(t *testing.T) {
 	e := newEnv(t, nil)
 	name := e.prefix + "rl:stats"
 	e.makeBucket(name, 2, "100000")
-	tb := e.srv.st.TokenBucket(name)
+	tb := e.app.TokenBucket(name)
 	for range 5 { // 2 admitted, 3 rejected
 		_, _ = tb.Acquire(context.Background(), 1)
 	}
 	var stats struct {
-		BucketMS int                     `json:"bucket_ms"`
-		WindowMS int                     `json:"window_ms"`
-		At       int64                   `json:"at"`
-		Limiters map[string]store.Counts `json:"limiters"`
-		Locks    map[string]store.Counts `json:"locks"`
+		BucketMS int                       `json:"bucket_ms"`
+		WindowMS int                       `json:"window_ms"`
+		At       int64                     `json:"at"`
+		Limiters map[string]inspect.Counts `json:"limiters"`
+		Locks    map[string]inspect.Counts `json:"locks"`
 	}
 	eventually(t, 5*time.Second, "the limiter in /api/stats", func() bool {
 		e.getJSON("/api/stats", 200, &stats)

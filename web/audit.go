@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -52,27 +52,27 @@ func auditAction(method, route string) string {
 
 // auditRecord is the record being built for this request; a throwaway one
 // when the request is not audited, so handlers need no nil checks.
-func auditRecord(c echo.Context) *store.AuditRecord {
-	if r, ok := c.Get(auditRecordKey).(*store.AuditRecord); ok {
+func auditRecord(c echo.Context) *inspect.AuditRecord {
+	if r, ok := c.Get(auditRecordKey).(*inspect.AuditRecord); ok {
 		return r
 	}
-	return &store.AuditRecord{}
+	return &inspect.AuditRecord{}
 }
 
 func outcomeFor(status int) string {
 	switch {
 	case status < 400:
-		return store.OutcomeOK
+		return inspect.OutcomeOK
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return store.OutcomeDenied
+		return inspect.OutcomeDenied
 	case status == http.StatusNotFound:
-		return store.OutcomeNotFound
+		return inspect.OutcomeNotFound
 	case status == http.StatusConflict:
-		return store.OutcomeConflict
+		return inspect.OutcomeConflict
 	case status < 500:
-		return store.OutcomeInvalid
+		return inspect.OutcomeInvalid
 	}
-	return store.OutcomeError
+	return inspect.OutcomeError
 }
 
 // auditMutations records every unsafe request. Sign-in records itself
@@ -83,7 +83,7 @@ func (s *Server) auditMutations(next echo.HandlerFunc) echo.HandlerFunc {
 		if isSafeMethod(r.Method) || c.Path() == "/login" {
 			return next(c)
 		}
-		rec := &store.AuditRecord{Action: auditAction(r.Method, c.Path())}
+		rec := &inspect.AuditRecord{Action: auditAction(r.Method, c.Path())}
 		if name, err := nameParam(c); err == nil {
 			rec.Target = name
 		}
@@ -103,7 +103,7 @@ func (s *Server) auditMutations(next echo.HandlerFunc) echo.HandlerFunc {
 
 // appendAudit fills in the actor and writes rec. A failed write is logged
 // and counted; the response the client gets does not change.
-func (s *Server) appendAudit(c echo.Context, rec store.AuditRecord) {
+func (s *Server) appendAudit(c echo.Context, rec inspect.AuditRecord) {
 	id := identityOf(c)
 	rec.Role = id.Role.String()
 	rec.Fingerprint = id.Fingerprint
@@ -124,7 +124,7 @@ func (s *Server) auditFailedSignIn(c echo.Context, target, msg string) {
 		s.metrics.auditSuppressed.Add(1)
 		return
 	}
-	s.appendAudit(c, store.AuditRecord{Action: "sign-in", Target: target, Outcome: store.OutcomeDenied, Detail: msg})
+	s.appendAudit(c, inspect.AuditRecord{Action: "sign-in", Target: target, Outcome: inspect.OutcomeDenied, Detail: msg})
 }
 
 // throttle is a small token bucket: burst records at once, then rate per

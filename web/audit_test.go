@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 type auditList struct {
-	Records []store.AuditRecord `json:"records"`
+	Records []inspect.AuditRecord `json:"records"`
 }
 
-func (e *testEnv) auditRecords(hdr map[string]string) []store.AuditRecord {
+func (e *testEnv) auditRecords(hdr map[string]string) []inspect.AuditRecord {
 	e.t.Helper()
 	var out auditList
 	st, _, b := e.do("GET", "/api/audit", nil, hdr)
@@ -47,7 +47,7 @@ func TestAuditForceUnlockRecorded(t *testing.T) {
 		t.Fatalf("%d records, want 1: %+v", len(recs), recs)
 	}
 	r := recs[0]
-	if r.Action != "force-unlock" || r.Target != name || r.Outcome != store.OutcomeOK || r.Reason != "w1 is wedged, INC-42" ||
+	if r.Action != "force-unlock" || r.Target != name || r.Outcome != inspect.OutcomeOK || r.Reason != "w1 is wedged, INC-42" ||
 		r.Role != "admin" || r.Fingerprint != "local" || r.Remote != "127.0.0.1" || r.RequestID == "" {
 		t.Errorf("record = %+v", r)
 	}
@@ -88,12 +88,12 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 	}
 	fp := func(tok string) string { s := sha256.Sum256([]byte(tok)); return hex.EncodeToString(s[:4]) }
 	want := []struct{ action, outcome, role, fp string }{
-		{"sign-in", store.OutcomeDenied, "", ""},
-		{"sign-in", store.OutcomeDenied, "", ""},
-		{"modify", store.OutcomeInvalid, "admin", fp(adminTok)},
-		{"force-unlock", store.OutcomeConflict, "admin", fp(adminTok)},
-		{"modify", store.OutcomeDenied, "viewer", fp(viewerTok)},
-		{"modify", store.OutcomeOK, "admin", fp(adminTok)},
+		{"sign-in", inspect.OutcomeDenied, "", ""},
+		{"sign-in", inspect.OutcomeDenied, "", ""},
+		{"modify", inspect.OutcomeInvalid, "admin", fp(adminTok)},
+		{"force-unlock", inspect.OutcomeConflict, "admin", fp(adminTok)},
+		{"modify", inspect.OutcomeDenied, "viewer", fp(viewerTok)},
+		{"modify", inspect.OutcomeOK, "admin", fp(adminTok)},
 	}
 	for i, w := range want {
 		r := recs[i]

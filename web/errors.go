@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // httpError is the one error type handlers return for anything the client
@@ -26,7 +27,7 @@ type httpError struct {
 	Field string
 	// Holders are the current holders of a lock after a lost force-unlock
 	// race (409).
-	Holders []store.Holder
+	Holders []inspect.Holder
 	// Err is the cause; logged for 5xx, never shown.
 	Err error
 }
@@ -77,7 +78,7 @@ func toHTTPError(err error) *httpError {
 		return &httpError{Status: http.StatusNotFound, Message: "not found", Err: err}
 	case errors.Is(err, store.ErrWrongKind):
 		return &httpError{Status: http.StatusNotFound, Message: "the key holds a different kind of object", Err: err}
-	case errors.Is(err, store.ErrHolderChanged):
+	case errors.Is(err, inspect.ErrHolderChanged):
 		return &httpError{Status: http.StatusConflict, Message: "the lock is no longer held by that holder; nothing was changed", Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &httpError{Status: http.StatusServiceUnavailable, Message: "Redis did not answer in time", Err: err}
@@ -98,9 +99,9 @@ func wantsJSON(c echo.Context) bool {
 }
 
 type jsonError struct {
-	Error   string         `json:"error"`
-	Field   string         `json:"field,omitempty"`
-	Holders []store.Holder `json:"holders,omitempty"`
+	Error   string           `json:"error"`
+	Field   string           `json:"field,omitempty"`
+	Holders []inspect.Holder `json:"holders,omitempty"`
 }
 
 // handleError is Echo's HTTPErrorHandler.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // eventLogSize is how many events the console remembers for /events.
@@ -15,7 +15,7 @@ const eventLogSize = 200
 // eventFrame is one lock event as the websocket and /api/events carry it.
 // Each type has its own field set (see MarshalJSON).
 type eventFrame struct {
-	Type    store.EventType
+	Type    inspect.EventType
 	Name    string
 	Channel string // unlock
 	Message string // unlock
@@ -28,26 +28,26 @@ type eventFrame struct {
 func (e eventFrame) MarshalJSON() ([]byte, error) {
 	at := e.At.UnixMilli()
 	switch e.Type {
-	case store.EventUnlock:
+	case inspect.EventUnlock:
 		return json.Marshal(struct {
-			Type    store.EventType `json:"type"`
-			Name    string          `json:"name"`
-			Channel string          `json:"channel"`
-			Message string          `json:"message"`
-			At      int64           `json:"at"`
+			Type    inspect.EventType `json:"type"`
+			Name    string            `json:"name"`
+			Channel string            `json:"channel"`
+			Message string            `json:"message"`
+			At      int64             `json:"at"`
 		}{e.Type, e.Name, e.Channel, e.Message, at})
-	case store.EventForceUnlock:
+	case inspect.EventForceUnlock:
 		return json.Marshal(struct {
-			Type   store.EventType `json:"type"`
-			Name   string          `json:"name"`
-			Holder string          `json:"holder"`
-			At     int64           `json:"at"`
+			Type   inspect.EventType `json:"type"`
+			Name   string            `json:"name"`
+			Holder string            `json:"holder"`
+			At     int64             `json:"at"`
 		}{e.Type, e.Name, e.Holder, at})
 	default:
 		return json.Marshal(struct {
-			Type store.EventType `json:"type"`
-			Name string          `json:"name"`
-			At   int64           `json:"at"`
+			Type inspect.EventType `json:"type"`
+			Name string            `json:"name"`
+			At   int64             `json:"at"`
 		}{e.Type, e.Name, at})
 	}
 }
@@ -135,7 +135,7 @@ func (s *Server) publishEvent(e eventFrame) {
 func (s *Server) listenEvents(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		stream, err := s.st.SubscribeEvents(ctx)
+		stream, err := s.insp.SubscribeEvents(ctx)
 		if err != nil {
 			s.metrics.redisErrors.Add(1)
 			s.log.Warn("subscribing to lock events", "err", err, "retry_in", backoff)
@@ -162,7 +162,7 @@ func (s *Server) listenEvents(ctx context.Context) {
 	}
 }
 
-func (s *Server) relayEvents(ctx context.Context, stream *store.EventStream) {
+func (s *Server) relayEvents(ctx context.Context, stream *inspect.EventStream) {
 	for {
 		select {
 		case <-ctx.Done():

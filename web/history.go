@@ -3,7 +3,7 @@ package web
 import (
 	"sync"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // historyTicks is how many window summaries the console keeps per limiter:
@@ -15,8 +15,8 @@ const historyTicks = 900
 // the newest bucket on its own.
 type point struct {
 	At     int64
-	Window store.Counts
-	Newest store.Counts
+	Window inspect.Counts
+	Newest inspect.Counts
 }
 
 // ring is a fixed-size buffer of points, oldest overwritten first.
@@ -103,14 +103,14 @@ func (h *history) recent(name string, n int) []point {
 
 // spark returns up to n windows spaced at least stepMS apart, oldest first,
 // so consecutive sparkline points cover distinct seconds.
-func (h *history) spark(name string, n int, stepMS int64) []store.Counts {
+func (h *history) spark(name string, n int, stepMS int64) []inspect.Counts {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.byName[name]
 	if r == nil {
 		return nil
 	}
-	picked := make([]store.Counts, 0, n)
+	picked := make([]inspect.Counts, 0, n)
 	var last int64
 	for i := 0; i < r.len() && len(picked) < n; i++ {
 		p := r.at(i)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 func newTestHub(t *testing.T) *hub {
@@ -113,10 +113,10 @@ func TestHubNeverStarted(t *testing.T) {
 func TestSamplerHistoryRing(t *testing.T) {
 	h := newHistory(10)
 	for i := range int64(25) {
-		h.push("a", point{At: i * 200, Window: store.Counts{Acquired: i}})
+		h.push("a", point{At: i * 200, Window: inspect.Counts{Acquired: i}})
 	}
 	// A tick that sees the same bucket again replaces, not appends.
-	h.push("a", point{At: 24 * 200, Window: store.Counts{Acquired: 99}})
+	h.push("a", point{At: 24 * 200, Window: inspect.Counts{Acquired: 99}})
 	r := h.recent("a", 100)
 	if len(r) != 10 {
 		t.Fatalf("kept %d points, want 10", len(r))
@@ -138,9 +138,9 @@ func TestSamplerHistoryRing(t *testing.T) {
 func TestSamplerStatsFrameShape(t *testing.T) {
 	sn := &snapshot{
 		At:       1000,
-		Locks:    []store.LockInfo{{Name: "l", PTTL: -1}},
-		Limiters: []store.LimiterInfo{{Name: "r", Available: 7}},
-		Stats:    map[string]store.Summary{"r": {Window: store.Counts{Acquired: 3, Rejected: 1}}},
+		Locks:    []inspect.LockInfo{{Name: "l", PTTL: -1}},
+		Limiters: []inspect.LimiterInfo{{Name: "r", Available: 7}},
+		Stats:    map[string]inspect.Summary{"r": {Window: inspect.Counts{Acquired: 3, Rejected: 1}}},
 	}
 	f := buildStatsFrame(sn)
 	if f.Type != "stats" || f.At != 1000 || f.LockCount != 1 || f.LimiterCount != 1 {
@@ -198,9 +198,9 @@ func TestHubStatsFullForNewViewers(t *testing.T) {
 func TestSamplerStatsFrameCoreAndMeta(t *testing.T) {
 	sn := &snapshot{
 		At:        1000,
-		Locks:     []store.LockInfo{{Name: "l", PTTL: -1, Kind: store.KindReentrant, Holders: []store.Holder{{ID: "u:1", Count: 2}}}},
-		Limiters:  []store.LimiterInfo{{Name: "r", Available: 7}},
-		Stats:     map[string]store.Summary{"r": {Window: store.Counts{Acquired: 3}}},
+		Locks:     []inspect.LockInfo{{Name: "l", PTTL: -1, Kind: inspect.KindReentrant, Holders: []inspect.Holder{{ID: "u:1", Count: 2}}}},
+		Limiters:  []inspect.LimiterInfo{{Name: "r", Available: 7}},
+		Stats:     map[string]inspect.Summary{"r": {Window: inspect.Counts{Acquired: 3}}},
 		FirstSeen: map[string]time.Time{"l": time.UnixMilli(500)},
 	}
 	core, meta, err := encodeStats(buildStatsFrame(sn))
@@ -225,7 +225,7 @@ func TestSamplerStatsFrameCoreAndMeta(t *testing.T) {
 	if err := json.Unmarshal(spliceMeta(core, meta), &full); err != nil {
 		t.Fatal(err)
 	}
-	if full.Type != "stats" || full.Kinds["l"] != store.KindReentrant || full.FirstSeen["l"] != 500 ||
+	if full.Type != "stats" || full.Kinds["l"] != inspect.KindReentrant || full.FirstSeen["l"] != 500 ||
 		len(full.Holders["l"]) != 1 || full.Holders["l"][0].Count != 2 || full.Limiters["r"].Acquired != 3 {
 		t.Errorf("full frame = %+v", full)
 	}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -14,45 +14,45 @@ import (
 // fencing token of 0 on a reentrant lock would read as a real token).
 
 type lockJSON struct {
-	Name    string         `json:"name"`
-	Kind    store.Kind     `json:"kind"`
-	Holders []store.Holder `json:"holders"`
-	PTTLMS  int64          `json:"pttl_ms"`
+	Name    string           `json:"name"`
+	Kind    inspect.Kind     `json:"kind"`
+	Holders []inspect.Holder `json:"holders"`
+	PTTLMS  int64            `json:"pttl_ms"`
 	// Channel is where a release is announced; "" for token locks, which
 	// announce nothing.
 	Channel string `json:"channel"`
 	// Mode is a read-write lock's "read" or "write".
 	Mode string `json:"mode,omitempty"`
 	// Waiters and WaitersTotal are a fair lock's queue.
-	Waiters      []store.Waiter `json:"waiters,omitempty"`
-	WaitersTotal int64          `json:"waiters_total,omitempty"`
+	Waiters      []inspect.Waiter `json:"waiters,omitempty"`
+	WaitersTotal int64            `json:"waiters_total,omitempty"`
 	// FencingToken is a fenced lock's current token.
 	FencingToken *int64 `json:"fencing_token,omitempty"`
 	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
 	// lock only).
-	ForceUnlock map[string]store.ForceUnlockPlan `json:"force_unlock,omitempty"`
+	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
 }
 
-func toLockJSON(l store.LockInfo) lockJSON {
+func toLockJSON(l inspect.LockInfo) lockJSON {
 	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: holdersOrEmpty(l.Holders), PTTLMS: pttlMS(l.PTTL),
 		Channel: l.Channel, Mode: l.Mode}
-	if l.Kind == store.KindFairLock {
+	if l.Kind == inspect.KindFairLock {
 		out.Waiters = l.Waiters
 		if out.Waiters == nil {
-			out.Waiters = []store.Waiter{}
+			out.Waiters = []inspect.Waiter{}
 		}
 		out.WaitersTotal = l.WaitersTotal
 	}
-	if l.Kind == store.KindFencedLock {
+	if l.Kind == inspect.KindFencedLock {
 		out.FencingToken = &l.FencingToken
 	}
 	return out
 }
 
 // toLockDetailJSON adds the force-unlock plans to one lock.
-func toLockDetailJSON(l store.LockInfo) lockJSON {
+func toLockDetailJSON(l inspect.LockInfo) lockJSON {
 	out := toLockJSON(l)
-	out.ForceUnlock = make(map[string]store.ForceUnlockPlan, len(l.Holders))
+	out.ForceUnlock = make(map[string]inspect.ForceUnlockPlan, len(l.Holders))
 	for _, h := range l.Holders {
 		out.ForceUnlock[h.ID] = l.ForceUnlockPlan(h.ID)
 	}
@@ -68,13 +68,13 @@ type windowJSON struct {
 }
 
 type limiterJSON struct {
-	Name       string     `json:"name"`
-	Kind       store.Kind `json:"kind"`
-	Rate       int64      `json:"rate"`
-	IntervalMS float64    `json:"interval_ms"`
-	PerSecond  float64    `json:"per_second"`
-	Available  int64      `json:"available"`
-	Window     windowJSON `json:"window"`
+	Name       string       `json:"name"`
+	Kind       inspect.Kind `json:"kind"`
+	Rate       int64        `json:"rate"`
+	IntervalMS float64      `json:"interval_ms"`
+	PerSecond  float64      `json:"per_second"`
+	Available  int64        `json:"available"`
+	Window     windowJSON   `json:"window"`
 	// AvailableUnknown: Redis keeps no single number (one per client).
 	AvailableUnknown bool `json:"available_unknown"`
 	// RejectionsHidden: the window's rejected is unknown (null); Grants is
@@ -84,12 +84,12 @@ type limiterJSON struct {
 	GrantsKnown      bool  `json:"grants_known"`
 
 	// Redisson rate limiter only.
-	Algorithm    *string              `json:"algorithm,omitempty"`
-	PerClient    *bool                `json:"per_client,omitempty"`
-	ResetInMS    *int64               `json:"reset_in_ms,omitempty"`
-	NextFreeInMS *int64               `json:"next_free_in_ms,omitempty"`
-	KeepAliveMS  *int64               `json:"keep_alive_ms,omitempty"`
-	Clients      []store.ClientWindow `json:"clients,omitempty"`
+	Algorithm    *string                `json:"algorithm,omitempty"`
+	PerClient    *bool                  `json:"per_client,omitempty"`
+	ResetInMS    *int64                 `json:"reset_in_ms,omitempty"`
+	NextFreeInMS *int64                 `json:"next_free_in_ms,omitempty"`
+	KeepAliveMS  *int64                 `json:"keep_alive_ms,omitempty"`
+	Clients      []inspect.ClientWindow `json:"clients,omitempty"`
 
 	// Access counter only. Limit is absent when no rule registers one.
 	Count      *int64 `json:"count,omitempty"`
@@ -98,7 +98,7 @@ type limiterJSON struct {
 	TTLMS      *int64 `json:"ttl_ms,omitempty"`
 }
 
-func toLimiterJSON(l store.LimiterInfo, w store.Counts) limiterJSON {
+func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 	out := limiterJSON{Name: l.Name, Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS,
 		PerSecond: l.PerSecond, Available: l.Available,
 		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
@@ -108,12 +108,12 @@ func toLimiterJSON(l store.LimiterInfo, w store.Counts) limiterJSON {
 		out.Window.Rejected = &w.Rejected
 	}
 	switch l.Kind {
-	case store.KindRedissonLimiter:
+	case inspect.KindRedissonLimiter:
 		alg, perClient := l.Algorithm, l.PerClient
 		reset, next, keep := l.ResetIn.Milliseconds(), l.NextFreeIn.Milliseconds(), l.KeepAliveMS
 		out.Algorithm, out.PerClient = &alg, &perClient
 		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
-	case store.KindCounter:
+	case inspect.KindCounter:
 		count, known, ttl := l.Count, l.LimitKnown, pttlMS(l.TTL)
 		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
 		if known {
@@ -125,7 +125,7 @@ func toLimiterJSON(l store.LimiterInfo, w store.Counts) limiterJSON {
 }
 
 // lockRow is a lock as the pages show it.
-func (s *Server) lockRow(l store.LockInfo) views.LockRow {
+func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel}
 	row.Holders = holderRows(l.Holders)
@@ -139,7 +139,7 @@ func (s *Server) lockRow(l store.LockInfo) views.LockRow {
 	return row
 }
 
-func holderRows(hs []store.Holder) []views.HolderRow {
+func holderRows(hs []inspect.Holder) []views.HolderRow {
 	var out []views.HolderRow
 	for _, h := range hs {
 		out = append(out, views.HolderRow{ID: h.ID, Count: h.Count, Mode: h.Mode, LeaseMS: h.LeaseMS})
@@ -148,7 +148,7 @@ func holderRows(hs []store.Holder) []views.HolderRow {
 }
 
 // limiterRow is a limiter as the tables, tiles and detail page show it.
-func (s *Server) limiterRow(l store.LimiterInfo, w store.Counts) views.LimiterRow {
+func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.LimiterRow {
 	row := views.LimiterRow{Name: l.Name, Kind: string(l.Kind), Rate: l.Rate, IntervalMS: l.IntervalMS,
 		PerSecond: l.PerSecond, Available: l.Available, Window: counts(w),
 		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
@@ -164,7 +164,7 @@ func (s *Server) limiterRow(l store.LimiterInfo, w store.Counts) views.LimiterRo
 
 // confirmPage turns the store's force-unlock plan into the confirmation
 // page's steps.
-func confirmPage(l *store.LockInfo, h store.Holder) views.ForceUnlockConfirmPage {
+func confirmPage(l *inspect.LockInfo, h inspect.Holder) views.ForceUnlockConfirmPage {
 	plan := l.ForceUnlockPlan(h.ID)
 	m := views.ForceUnlockConfirmPage{Name: l.Name, Kind: string(l.Kind), Holder: h.ID, Count: h.Count,
 		Channel: plan.Channel, Message: plan.Message, RemovesField: plan.RemovesField != "",
@@ -179,18 +179,18 @@ func confirmPage(l *store.LockInfo, h store.Holder) views.ForceUnlockConfirmPage
 
 // limiterState describes a limiter for the audit trail: the settings an
 // edit changes, or a counter's count a reset forgets.
-func limiterState(l *store.LimiterInfo) string {
+func limiterState(l *inspect.LimiterInfo) string {
 	if l == nil {
 		return ""
 	}
-	if l.Kind == store.KindCounter {
+	if l.Kind == inspect.KindCounter {
 		return "count=" + strconv.FormatInt(l.Count, 10) + " ttl_ms=" + strconv.FormatInt(pttlMS(l.TTL), 10)
 	}
 	return "rate=" + strconv.FormatInt(l.Rate, 10) + " interval_ms=" + strconv.FormatFloat(l.IntervalMS, 'g', -1, 64)
 }
 
 // holdersState describes a lock for the audit trail.
-func holdersState(l *store.LockInfo) string {
+func holdersState(l *inspect.LockInfo) string {
 	if l == nil {
 		return ""
 	}
@@ -203,7 +203,7 @@ func holdersState(l *store.LockInfo) string {
 		parts = append(parts, p)
 	}
 	s := "holders: " + strings.Join(parts, ", ") + "; lease_ms: " + strconv.FormatInt(pttlMS(l.PTTL), 10)
-	if l.Kind == store.KindFencedLock {
+	if l.Kind == inspect.KindFencedLock {
 		s += "; fencing_token: " + strconv.FormatInt(l.FencingToken, 10)
 	}
 	return s
@@ -213,19 +213,19 @@ func holdersState(l *store.LockInfo) string {
 // counts: enough for the script to add a row for a limiter discovered after
 // the page loaded, and to keep "rejections not visible" honest live.
 type limiterInfoJSON struct {
-	Kind             store.Kind `json:"kind"`
-	Rate             int64      `json:"rate"`
-	IntervalMS       float64    `json:"interval_ms"`
-	PerSecond        float64    `json:"per_second"`
-	AvailableUnknown bool       `json:"available_unknown,omitempty"`
-	RejectionsHidden bool       `json:"rejections_hidden,omitempty"`
-	Grants           *int64     `json:"grants,omitempty"`
+	Kind             inspect.Kind `json:"kind"`
+	Rate             int64        `json:"rate"`
+	IntervalMS       float64      `json:"interval_ms"`
+	PerSecond        float64      `json:"per_second"`
+	AvailableUnknown bool         `json:"available_unknown,omitempty"`
+	RejectionsHidden bool         `json:"rejections_hidden,omitempty"`
+	Grants           *int64       `json:"grants,omitempty"`
 	// Limit is a counter's registered limit, LimitKnown whether there is one.
 	Limit      int64 `json:"limit,omitempty"`
 	LimitKnown bool  `json:"limit_known,omitempty"`
 }
 
-func toLimiterInfoJSON(l store.LimiterInfo) limiterInfoJSON {
+func toLimiterInfoJSON(l inspect.LimiterInfo) limiterInfoJSON {
 	out := limiterInfoJSON{Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS, PerSecond: l.PerSecond,
 		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
 		Limit: l.Limit, LimitKnown: l.LimitKnown}
@@ -237,7 +237,7 @@ func toLimiterInfoJSON(l store.LimiterInfo) limiterInfoJSON {
 }
 
 // unlockFlash picks the flash code after a force-unlock from what it did.
-func unlockFlash(plan store.ForceUnlockPlan) string {
+func unlockFlash(plan inspect.ForceUnlockPlan) string {
 	if plan.RemovesField != "" {
 		return "holder-removed"
 	}

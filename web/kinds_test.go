@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/static"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -22,14 +23,14 @@ import (
 // listed, inspected and changed through the console; Redis is checked
 // afterwards.
 
-// kindsEnv is a console whose store knows the test's token-lock and
+// kindsEnv is a console whose Inspector knows the test's token-lock and
 // counter patterns (limit 3 per 10 s).
 func kindsEnv(t *testing.T) *testEnv {
 	t.Helper()
 	return newEnv(t, func(c *Config) {
 		p := strings.TrimSuffix(c.Match, "*")
-		err := c.Store.SetObjectPatterns(store.ObjectPatterns{TokenLocks: []string{p + "tok:*"},
-			Counters: []store.CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: 10 * time.Second}}})
+		err := c.Inspector.SetObjectPatterns(inspect.ObjectPatterns{TokenLocks: []string{p + "tok:*"},
+			Counters: []inspect.CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: 10 * time.Second}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func TestKindsConsoleRWLockRemovesOneHolder(t *testing.T) {
 
 	var l lockJSON
 	e.getJSON("/api/locks/"+esc(name), 200, &l)
-	if l.Kind != store.KindRWLock || l.Mode != "read" || len(l.Holders) != 2 || l.Holders[0].ID != r1 ||
+	if l.Kind != inspect.KindRWLock || l.Mode != "read" || len(l.Holders) != 2 || l.Holders[0].ID != r1 ||
 		l.Holders[0].Mode != "read" || l.Holders[0].Count != 2 || l.Holders[0].LeaseMS <= 0 || l.Channel != store.RWLockChannel(name) {
 		t.Fatalf("rwlock = %+v", l)
 	}
@@ -178,7 +179,7 @@ func TestKindsConsoleFencedAndFairLocks(t *testing.T) {
 
 	var l lockJSON
 	e.getJSON("/api/locks/"+esc(fenced), 200, &l)
-	if l.Kind != store.KindFencedLock || l.FencingToken == nil || *l.FencingToken != 42 ||
+	if l.Kind != inspect.KindFencedLock || l.FencingToken == nil || *l.FencingToken != 42 ||
 		!slices.Contains(l.ForceUnlock[holderID("t1")].Keeps, store.FencingTokenKey(fenced)) {
 		t.Fatalf("fenced = %+v", l)
 	}
@@ -204,7 +205,7 @@ func TestKindsConsoleFencedAndFairLocks(t *testing.T) {
 		e.rdb.Del(context.Background(), fair, store.FairLockQueueKey(fair), store.FairLockTimeoutKey(fair))
 	})
 	e.getJSON("/api/locks/"+esc(fair), 200, &l)
-	if l.Kind != store.KindFairLock || l.WaitersTotal != 2 || len(l.Waiters) != 2 || l.Waiters[0].ID != stale ||
+	if l.Kind != inspect.KindFairLock || l.WaitersTotal != 2 || len(l.Waiters) != 2 || l.Waiters[0].ID != stale ||
 		l.Waiters[0].RemainingMS >= 0 || l.Waiters[1].RemainingMS <= 0 || l.Waiters[1].Channel != store.UnlockChannel(fair)+":"+live {
 		t.Fatalf("fair = %+v", l)
 	}
@@ -247,7 +248,7 @@ func TestKindsConsoleTokenLock(t *testing.T) {
 
 	var all struct{ Locks []lockJSON }
 	e.getJSON("/api/locks", 200, &all)
-	if len(all.Locks) != 1 || all.Locks[0].Kind != store.KindTokenLock || all.Locks[0].Holders[0].ID != "f00dfeed" ||
+	if len(all.Locks) != 1 || all.Locks[0].Kind != inspect.KindTokenLock || all.Locks[0].Holders[0].ID != "f00dfeed" ||
 		all.Locks[0].Channel != "" || all.Locks[0].PTTLMS <= 0 {
 		t.Fatalf("locks = %+v", all.Locks)
 	}
@@ -274,7 +275,7 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 	var l map[string]any
 	e.getJSON("/api/limiters/"+esc(name), 200, &l)
 	w, _ := l["window"].(map[string]any)
-	if l["kind"] != string(store.KindRedissonLimiter) || l["algorithm"] != store.AlgorithmSlidingWindow ||
+	if l["kind"] != string(inspect.KindRedissonLimiter) || l["algorithm"] != inspect.AlgorithmSlidingWindow ||
 		l["rejections_hidden"] != true || l["grants"] != 4.0 || l["available"] != 6.0 || w["rejected"] != nil {
 		t.Fatalf("limiter = %v", l)
 	}
@@ -322,7 +323,7 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 	}
 	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1.5,"keep_state":true}`, 400, nil)
 	recs := e.auditRecords(bearer)
-	if len(recs) < 4 || recs[0].Outcome != store.OutcomeInvalid || recs[1].After != "rate=8 interval_ms=1000 (state kept)" ||
+	if len(recs) < 4 || recs[0].Outcome != inspect.OutcomeInvalid || recs[1].After != "rate=8 interval_ms=1000 (state kept)" ||
 		recs[2].After != "rate=8 interval_ms=1000 (state reset)" || recs[3].After != "rate=5 interval_ms=60000 (state kept)" {
 		t.Errorf("audit %+v", recs[:min(3, len(recs))])
 	}
@@ -348,7 +349,7 @@ func TestKindsConsoleCounterReset(t *testing.T) {
 
 	var l map[string]any
 	e.getJSON("/api/limiters/"+esc(ip), 200, &l)
-	if l["kind"] != string(store.KindCounter) || l["count"] != 5.0 || l["limit"] != 3.0 || l["limit_known"] != true ||
+	if l["kind"] != string(inspect.KindCounter) || l["count"] != 5.0 || l["limit"] != 3.0 || l["limit_known"] != true ||
 		l["grants"] != 3.0 || l["ttl_ms"].(float64) <= 0 {
 		t.Fatalf("counter = %v", l)
 	}
@@ -372,9 +373,9 @@ func TestKindsConsoleCounterReset(t *testing.T) {
 		t.Fatal("reset deleted a string no counter pattern names")
 	}
 	recs := e.auditRecords(bearer)
-	var reset *store.AuditRecord
+	var reset *inspect.AuditRecord
 	for i := range recs {
-		if recs[i].Action == "reset" && recs[i].Outcome == store.OutcomeOK {
+		if recs[i].Action == "reset" && recs[i].Outcome == inspect.OutcomeOK {
 			reset = &recs[i]
 		}
 	}
@@ -409,7 +410,7 @@ func TestKindsConsoleStatsFrameAndFavicon(t *testing.T) {
 		_ = json.Unmarshal(b, &got)
 		return len(got.Kinds) == 3
 	})
-	if got.Kinds[name] != store.KindRWLock || got.Kinds[lim] != store.KindRedissonLimiter || got.Kinds[tok] != store.KindTokenLock {
+	if got.Kinds[name] != inspect.KindRWLock || got.Kinds[lim] != inspect.KindRedissonLimiter || got.Kinds[tok] != inspect.KindTokenLock {
 		t.Fatalf("frame kinds %v", got.Kinds)
 	}
 	if got.FirstSeen[name] <= 0 || got.DiscoveredAt <= 0 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -59,7 +59,7 @@ func (s *Server) handleLogin(c echo.Context) error {
 	ttl := s.sessionTTL()
 	s.setSessionCookie(c, s.signSession(session{Role: r, Fingerprint: fp, Expires: time.Now().Add(ttl)}), int(ttl/time.Second))
 	c.Set(identityKey, identity{Role: r, Fingerprint: fp})
-	s.appendAudit(c, store.AuditRecord{Action: "sign-in", Target: "session", After: r.String(), Outcome: store.OutcomeOK})
+	s.appendAudit(c, inspect.AuditRecord{Action: "sign-in", Target: "session", After: r.String(), Outcome: inspect.OutcomeOK})
 	return c.Redirect(http.StatusSeeOther, next)
 }
 

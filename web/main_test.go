@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -27,6 +28,7 @@ type testEnv struct {
 	t      *testing.T
 	srv    *Server
 	rdb    *redis.Client
+	app    *store.Client // an application's client, for traffic and setup
 	prefix string
 	http   *http.Client
 }
@@ -43,9 +45,9 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 	t.Helper()
 	prefix := redistest.Prefix(t)
 	cfg := Config{
-		Store:  store.New(rdb, nil),
-		Listen: "127.0.0.1:0",
-		Match:  prefix + "*",
+		Inspector: inspect.New(rdb, nil),
+		Listen:    "127.0.0.1:0",
+		Match:     prefix + "*",
 		// Each test its own audit trail, so records can be counted.
 		AuditKey: "lw:{audit}:" + prefix,
 	}
@@ -59,7 +61,7 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 	t.Cleanup(func() { _ = srv.Close() })
 	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey) })
 	jar, _ := cookiejar.New(nil)
-	return &testEnv{t: t, srv: srv, rdb: rdb, prefix: prefix, http: &http.Client{
+	return &testEnv{t: t, srv: srv, rdb: rdb, app: store.New(rdb, nil), prefix: prefix, http: &http.Client{
 		Jar:     jar,
 		Timeout: 10 * time.Second,
 		// Tests look at redirects themselves.

@@ -15,7 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/static"
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -67,7 +67,7 @@ func flashFor(code, name string) (string, string) {
 	return "", ""
 }
 
-func counts(c store.Counts) views.Counts {
+func counts(c inspect.Counts) views.Counts {
 	return views.Counts{Acquired: c.Acquired, Rejected: c.Rejected, Errors: c.Errors}
 }
 
@@ -83,9 +83,9 @@ func eventRows(evs []eventFrame) []views.EventRow {
 // discoverLimiters discovers the objects and reads every limiter's window
 // now, so a page or API call shows what a reload would, not what the last
 // tick happened to see.
-func (s *Server) discoverLimiters(c echo.Context) (*store.Discovered, map[string]store.Summary, error) {
+func (s *Server) discoverLimiters(c echo.Context) (*inspect.Discovered, map[string]inspect.Summary, error) {
 	ctx := c.Request().Context()
-	d, err := s.st.Discover(ctx, s.cfg.match())
+	d, err := s.insp.Discover(ctx, s.cfg.match())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,7 +93,7 @@ func (s *Server) discoverLimiters(c echo.Context) (*store.Discovered, map[string
 	for _, l := range d.Limiters {
 		names = append(names, l.Name)
 	}
-	smp, err := s.st.Sample(ctx, nil, names)
+	smp, err := s.insp.Sample(ctx, nil, names)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Server) discoverLimiters(c echo.Context) (*store.Discovered, map[string
 }
 
 // currentLimiters is discoverLimiters as the pages' limiter rows.
-func (s *Server) currentLimiters(c echo.Context) ([]views.LimiterRow, *store.Discovered, error) {
+func (s *Server) currentLimiters(c echo.Context) ([]views.LimiterRow, *inspect.Discovered, error) {
 	d, stats, err := s.discoverLimiters(c)
 	if err != nil {
 		return nil, nil, err
@@ -151,7 +151,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.st.GetLock(c.Request().Context(), name)
+	l, err := s.insp.GetLock(c.Request().Context(), name)
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
@@ -181,13 +181,13 @@ func (s *Server) handleForceUnlockConfirm(c echo.Context) error {
 // renderConfirm renders the confirmation page for holder of name, or the
 // 409 page when holder no longer holds it.
 func (s *Server) renderConfirm(c echo.Context, status int, name, holder, reason, reasonErr string) error {
-	l, err := s.st.GetLock(c.Request().Context(), name)
+	l, err := s.insp.GetLock(c.Request().Context(), name)
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
-	i := slices.IndexFunc(l.Holders, func(h store.Holder) bool { return h.ID == holder })
+	i := slices.IndexFunc(l.Holders, func(h inspect.Holder) bool { return h.ID == holder })
 	if i < 0 {
-		he := objectError(store.ErrHolderChanged, "lock", name).(*httpError)
+		he := objectError(inspect.ErrHolderChanged, "lock", name).(*httpError)
 		he.Holders = holdersOrEmpty(l.Holders)
 		return he
 	}
@@ -233,7 +233,7 @@ func (s *Server) handleLimitersPage(c echo.Context) error {
 
 // limiterPage builds the detail page around form, which is empty for a
 // plain GET and the submitted values for a rejected POST.
-func (s *Server) limiterPage(c echo.Context, l *store.LimiterInfo, w store.Counts, form views.EditForm) (views.LimiterDetailPage, error) {
+func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.Counts, form views.EditForm) (views.LimiterDetailPage, error) {
 	page := views.LimiterDetailPage{
 		Layout:  s.layout(c, l.Name, views.NavLimiters),
 		Limiter: s.limiterRow(*l, w),
@@ -243,13 +243,13 @@ func (s *Server) limiterPage(c echo.Context, l *store.LimiterInfo, w store.Count
 		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
 			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
 	}
-	if l.Kind != store.KindRedissonLimiter {
+	if l.Kind != inspect.KindRedissonLimiter {
 		return page, nil
 	}
 	// Both of Redisson's behaviours, described for the rate in the form
 	// (the current one until the admin types another), so the page says
 	// what will happen before it happens.
-	edit := store.LimiterEdit{Rate: l.Rate, IntervalMS: l.IntervalMS}
+	edit := inspect.LimiterEdit{Rate: l.Rate, IntervalMS: l.IntervalMS}
 	if e, err := parseLimiterForm(form); err == nil && form.Rate != "" {
 		edit.Rate, edit.IntervalMS = e.Rate, e.IntervalMS
 	}
@@ -258,7 +258,7 @@ func (s *Server) limiterPage(c echo.Context, l *store.LimiterInfo, w store.Count
 	edit.KeepState = false
 	page.ResetText = l.DescribeEdit(edit)
 	if l.PerClient {
-		clients, err := s.st.RedissonClients(c.Request().Context(), l.Name)
+		clients, err := s.insp.RedissonClients(c.Request().Context(), l.Name)
 		if err != nil {
 			return page, err
 		}
@@ -344,8 +344,8 @@ func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *limit
 	default:
 		return badRequest(views.FieldKeepState, "keep_state must be \"keep\" or \"reset\"")
 	}
-	l, err := s.st.GetLimiter(c.Request().Context(), name)
-	if err == nil && l.Kind == store.KindRedissonLimiter {
+	l, err := s.insp.GetLimiter(c.Request().Context(), name)
+	if err == nil && l.Kind == inspect.KindRedissonLimiter {
 		return badRequest(views.FieldKeepState, "choose whether the running windows are kept or reset")
 	}
 	return nil // other kinds have no choice; errors surface in modifyLimiter

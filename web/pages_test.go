@@ -14,7 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -129,7 +129,7 @@ func TestServerReadyzRedisDown(t *testing.T) {
 	ln.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer rdb.Close()
-	down := New(Config{Store: store.New(rdb, nil), Listen: "127.0.0.1:0"})
+	down := New(Config{Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0"})
 	if err := down.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestServerReadyzRedisDown(t *testing.T) {
 func TestServerHandlerWithoutOpen(t *testing.T) {
 	rdb := redistest.Client(t)
 	prefix := redistest.Prefix(t)
-	srv := New(Config{Store: store.New(rdb, nil), Match: prefix + "*"})
+	srv := New(Config{Inspector: inspect.New(rdb, nil), Match: prefix + "*"})
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	name := prefix + "l"

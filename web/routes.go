@@ -154,7 +154,7 @@ func (s *Server) handleHealthz(c echo.Context) error {
 func (s *Server) handleReadyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
 	defer cancel()
-	if err := s.st.Redis().Ping(ctx).Err(); err != nil {
+	if err := s.insp.Redis().Ping(ctx).Err(); err != nil {
 		s.log.Warn("readiness: Redis ping failed", "err", err)
 		return c.String(http.StatusServiceUnavailable, "redis unavailable")
 	}

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // expiryGrace is how many ticks a vanished lock waits for its unlock
@@ -22,9 +22,9 @@ const expiryGrace = 2
 type snapshot struct {
 	Taken     time.Time // local time the tick started
 	At        int64     // epoch ms: the end of the 1 s window (start of the newest bucket)
-	Locks     []store.LockInfo
-	Limiters  []store.LimiterInfo
-	Stats     map[string]store.Summary
+	Locks     []inspect.LockInfo
+	Limiters  []inspect.LimiterInfo
+	Stats     map[string]inspect.Summary
 	FirstSeen map[string]time.Time // lock name -> when the console first discovered it
 	// Discovered is when the discovery pass that chose these names
 	// started (local time); pages rendered later may know newer objects.
@@ -33,9 +33,9 @@ type snapshot struct {
 }
 
 // window returns the last complete 1 s window of name.
-func (sn *snapshot) window(name string) store.Counts {
+func (sn *snapshot) window(name string) inspect.Counts {
 	if sn == nil {
-		return store.Counts{}
+		return inspect.Counts{}
 	}
 	return sn.Stats[name].Window
 }
@@ -53,16 +53,16 @@ type statsFrame struct {
 
 // statsCore is the part of statsFrame every frame carries.
 type statsCore struct {
-	Type         string                  `json:"type"`
-	BucketMS     int                     `json:"bucket_ms"`
-	WindowMS     int                     `json:"window_ms"`
-	At           int64                   `json:"at"`
-	Limiters     map[string]store.Counts `json:"limiters"`
-	Locks        map[string]store.Counts `json:"locks"`
-	Available    map[string]int64        `json:"available"`
-	PTTLMS       map[string]int64        `json:"pttl_ms"`
-	LockCount    int                     `json:"lock_count"`
-	LimiterCount int                     `json:"limiter_count"`
+	Type         string                    `json:"type"`
+	BucketMS     int                       `json:"bucket_ms"`
+	WindowMS     int                       `json:"window_ms"`
+	At           int64                     `json:"at"`
+	Limiters     map[string]inspect.Counts `json:"limiters"`
+	Locks        map[string]inspect.Counts `json:"locks"`
+	Available    map[string]int64          `json:"available"`
+	PTTLMS       map[string]int64          `json:"pttl_ms"`
+	LockCount    int                       `json:"lock_count"`
+	LimiterCount int                       `json:"limiter_count"`
 	// DiscoveredAt is when the discovery behind this frame's object set
 	// started (epoch ms): a page rendered after it keeps its own rows.
 	DiscoveredAt int64 `json:"discovered_at"`
@@ -73,12 +73,12 @@ type statsMeta struct {
 	// Kinds names the kind of every lock and limiter in the frame, so rows
 	// added live show it; FirstSeen is when the console first saw each lock
 	// (epoch ms).
-	Kinds     map[string]store.Kind `json:"kinds"`
-	FirstSeen map[string]int64      `json:"first_seen"`
+	Kinds     map[string]inspect.Kind `json:"kinds"`
+	FirstSeen map[string]int64        `json:"first_seen"`
 	// LimiterInfo is what a row of a newly discovered limiter shows, and
 	// which limiters' rejections are not visible.
-	LimiterInfo map[string]limiterInfoJSON `json:"limiter_info"`
-	Holders     map[string][]store.Holder  `json:"holders"`
+	LimiterInfo map[string]limiterInfoJSON  `json:"limiter_info"`
+	Holders     map[string][]inspect.Holder `json:"holders"`
 }
 
 type statusFrame struct {
@@ -107,11 +107,11 @@ type sampler struct {
 	redisUp         *bool
 	lastMeta        []byte // the rarely-changing parts as last broadcast
 
-	// Incremental discovery (store.ScanStep), when the store can carry it
+	// Incremental discovery (inspect.Walker), when the Inspector can walk
 	// in the sample: after the first full pass, every tick walks one SCAN
 	// page in the same pipeline, sized so a pass takes about the discovery
 	// interval, and the sampler drops objects as the sample misses them.
-	scan      *store.ScanStep // next step; nil while discovery is by full passes
+	walker    *inspect.Walker // nil while discovery is by full passes
 	passStart time.Time       // start of the tick before the pass's first page
 	passes    []finishedPass  // passes whose last keys are still being classified
 	tickNo    int64
@@ -164,27 +164,36 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, max(2*time.Second, 5*every))
 	defer cancel()
 
-	if sm.lastDiscover.IsZero() || (sm.scan == nil && start.Sub(sm.lastDiscover) >= sm.s.cfg.discoverInterval()) {
-		d, err := sm.s.st.Discover(ctx, sm.s.cfg.match())
+	if sm.lastDiscover.IsZero() || (sm.walker == nil && start.Sub(sm.lastDiscover) >= sm.s.cfg.discoverInterval()) {
+		d, err := sm.s.insp.Discover(ctx, sm.s.cfg.match())
 		if err != nil {
 			sm.fail(runCtx, err)
 			return
 		}
 		sm.lastDiscover = start
 		sm.adopt(d, start)
-		if sm.s.st.ScanInSample() {
-			sm.scan = &store.ScanStep{Match: sm.s.cfg.match()}
+		if sm.s.insp.CanWalk() {
+			if sm.walker, err = sm.s.insp.NewWalker(sm.s.cfg.match(), every, sm.s.cfg.discoverInterval()); err != nil {
+				sm.fail(runCtx, err)
+				return
+			}
 			sm.passStart = start
 		}
 	}
-	smp, err := sm.s.st.SampleScan(ctx, sm.locks, sm.limiters, sm.scan)
+	var smp *inspect.Sample
+	var err error
+	if sm.walker != nil {
+		smp, err = sm.walker.Tick(ctx, sm.locks, sm.limiters)
+	} else {
+		smp, err = sm.s.insp.Sample(ctx, sm.locks, sm.limiters)
+	}
 	if err != nil {
 		sm.fail(runCtx, err)
 		return
 	}
 	sm.tickNo++
-	if smp.Scan != nil {
-		sm.advance(smp, start, every)
+	if smp.Walk != nil {
+		sm.advance(smp, start)
 	}
 	sm.setRedis(true)
 	sm.detectExpiries(smp, start)
@@ -204,7 +213,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 }
 
 // adopt takes a discovery pass as the set of names to sample.
-func (sm *sampler) adopt(d *store.Discovered, now time.Time) {
+func (sm *sampler) adopt(d *inspect.Discovered, now time.Time) {
 	sm.locks = sm.locks[:0]
 	for _, l := range d.Locks {
 		sm.locks = append(sm.locks, l.Name)
@@ -219,12 +228,12 @@ func (sm *sampler) adopt(d *store.Discovered, now time.Time) {
 	sm.forgetUnlisted()
 }
 
-// advance takes one incremental discovery step's findings: objects the
-// sample missed are dropped (the walk finds them again if they come back),
-// classified ones are added, and the next step is prepared.
-func (sm *sampler) advance(smp *store.Sample, start time.Time, every time.Duration) {
-	r := smp.Scan
-	known := make(map[string]bool, len(sm.locks)+len(sm.limiters))
+// advance takes one walk step's findings: objects the sample missed are
+// dropped (the walk finds them again if they come back) and newly
+// classified ones are added.
+func (sm *sampler) advance(smp *inspect.Sample, start time.Time) {
+	w := smp.Walk
+	known := make(map[string]bool, len(smp.Locks)+len(smp.Limiters))
 	for _, l := range smp.Locks {
 		known[l.Name] = true
 	}
@@ -233,30 +242,16 @@ func (sm *sampler) advance(smp *store.Sample, start time.Time, every time.Durati
 	}
 	sm.locks = slices.DeleteFunc(sm.locks, func(n string) bool { return !known[n] })
 	sm.limiters = slices.DeleteFunc(sm.limiters, func(n string) bool { return !known[n] })
-	for _, l := range r.Locks {
-		if !known[l.Name] {
-			known[l.Name] = true
-			sm.locks = append(sm.locks, l.Name)
-			if _, ok := sm.firstSeen[l.Name]; !ok {
-				sm.firstSeen[l.Name] = start
-			}
+	for _, l := range w.Locks {
+		sm.locks = append(sm.locks, l.Name)
+		if _, ok := sm.firstSeen[l.Name]; !ok {
+			sm.firstSeen[l.Name] = start
 		}
 	}
-	for _, l := range r.Limiters {
-		if !known[l.Name] {
-			known[l.Name] = true
-			sm.limiters = append(sm.limiters, l.Name)
-		}
+	for _, l := range w.Limiters {
+		sm.limiters = append(sm.limiters, l.Name)
 	}
-	next := &store.ScanStep{Match: sm.scan.Match, Cursor: r.Cursor, Read: r.Small,
-		Count: r.DBSize * int64(every) / int64(max(every, sm.s.cfg.discoverInterval()))}
-	for _, k := range r.Keys {
-		if !known[k] {
-			next.Size = append(next.Size, k)
-		}
-	}
-	sm.scan = next
-	if r.Cursor == 0 {
+	if w.PassEnded {
 		sm.passes = append(sm.passes, finishedPass{start: sm.passStart, readyAt: sm.tickNo + 2})
 		sm.passStart = start
 	}
@@ -309,7 +304,7 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 		down.RedisUp = false
 		sm.snap.Store(&down)
 	} else if prev == nil {
-		sm.snap.Store(&snapshot{RedisUp: false, Stats: map[string]store.Summary{}, FirstSeen: map[string]time.Time{}})
+		sm.snap.Store(&snapshot{RedisUp: false, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{}})
 	}
 }
 
@@ -330,7 +325,7 @@ func (sm *sampler) setRedis(up bool) {
 
 // detectExpiries reports locks that vanished without any event: a lease
 // that ran out, or a delete by something that does not publish.
-func (sm *sampler) detectExpiries(smp *store.Sample, start time.Time) {
+func (sm *sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
 	now := make(map[string]bool, len(smp.Locks))
 	for _, l := range smp.Locks {
 		now[l.Name] = true
@@ -351,7 +346,7 @@ func (sm *sampler) detectExpiries(smp *store.Sample, start time.Time) {
 			delete(sm.pending, name)
 		case p.ticks >= expiryGrace:
 			delete(sm.pending, name)
-			sm.s.publishEvent(eventFrame{Type: store.EventExpired, Name: name, At: time.Now()})
+			sm.s.publishEvent(eventFrame{Type: inspect.EventExpired, Name: name, At: time.Now()})
 		default:
 			p.ticks++
 			sm.pending[name] = p
@@ -359,14 +354,14 @@ func (sm *sampler) detectExpiries(smp *store.Sample, start time.Time) {
 	}
 }
 
-func (sm *sampler) publish(smp *store.Sample, start time.Time) *snapshot {
+func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 	at := smp.At
 	if at.IsZero() {
 		at = start
 	}
 	sn := &snapshot{
 		Taken:      start,
-		At:         at.UnixMilli() / store.BucketMS * store.BucketMS,
+		At:         at.UnixMilli() / inspect.BucketMS * inspect.BucketMS,
 		Locks:      smp.Locks,
 		Limiters:   smp.Limiters,
 		Stats:      smp.Stats,
@@ -375,7 +370,7 @@ func (sm *sampler) publish(smp *store.Sample, start time.Time) *snapshot {
 		RedisUp:    true,
 	}
 	if sn.Stats == nil {
-		sn.Stats = map[string]store.Summary{}
+		sn.Stats = map[string]inspect.Summary{}
 	}
 	for _, l := range smp.Limiters {
 		st := sn.Stats[l.Name]
@@ -388,20 +383,20 @@ func (sm *sampler) publish(smp *store.Sample, start time.Time) *snapshot {
 func buildStatsFrame(sn *snapshot) statsFrame {
 	f := statsFrame{statsCore{
 		Type:         "stats",
-		BucketMS:     store.BucketMS,
-		WindowMS:     store.WindowMS,
+		BucketMS:     inspect.BucketMS,
+		WindowMS:     inspect.WindowMS,
 		At:           sn.At,
-		Limiters:     make(map[string]store.Counts, len(sn.Limiters)),
-		Locks:        make(map[string]store.Counts, len(sn.Locks)),
+		Limiters:     make(map[string]inspect.Counts, len(sn.Limiters)),
+		Locks:        make(map[string]inspect.Counts, len(sn.Locks)),
 		Available:    make(map[string]int64, len(sn.Limiters)),
 		PTTLMS:       make(map[string]int64, len(sn.Locks)),
 		LockCount:    len(sn.Locks),
 		LimiterCount: len(sn.Limiters),
 	}, statsMeta{
-		Kinds:       make(map[string]store.Kind, len(sn.Locks)+len(sn.Limiters)),
+		Kinds:       make(map[string]inspect.Kind, len(sn.Locks)+len(sn.Limiters)),
 		FirstSeen:   make(map[string]int64, len(sn.Locks)),
 		LimiterInfo: make(map[string]limiterInfoJSON, len(sn.Limiters)),
-		Holders:     make(map[string][]store.Holder, len(sn.Locks)),
+		Holders:     make(map[string][]inspect.Holder, len(sn.Locks)),
 	}}
 	if !sn.Discovered.IsZero() {
 		f.DiscoveredAt = sn.Discovered.UnixMilli()
@@ -455,9 +450,9 @@ func pttlMS(d time.Duration) int64 {
 	return d.Milliseconds()
 }
 
-func holdersOrEmpty(h []store.Holder) []store.Holder {
+func holdersOrEmpty(h []inspect.Holder) []inspect.Holder {
 	if h == nil {
-		return []store.Holder{}
+		return []inspect.Holder{}
 	}
 	return h
 }

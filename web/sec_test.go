@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -182,7 +183,7 @@ func TestSecLoginSessionCookie(t *testing.T) {
 		t.Error("expired session accepted")
 	}
 	// Another server (other tokens) cannot read it.
-	other := New(Config{Store: e.srv.st, AdminToken: "different-admin"})
+	other := New(Config{Inspector: e.srv.insp, AdminToken: "different-admin"})
 	if _, err := other.verifySession(v, time.Now()); err == nil {
 		t.Error("a session signed under other tokens accepted")
 	}
@@ -212,7 +213,7 @@ func TestSecRefusesPublicListenWithoutToken(t *testing.T) {
 	if err := CheckExposure(ctx, "127.0.0.1:0", "same", "same"); err == nil {
 		t.Error("one token for both roles was accepted")
 	}
-	srv := New(Config{Store: store.New(nil, nil), Listen: "192.0.2.1:0"})
+	srv := New(Config{Inspector: inspect.New(nil, nil), Listen: "192.0.2.1:0"})
 	if err := srv.Open(ctx); err == nil || !strings.Contains(err.Error(), "LOCKWARDEN_ADMIN_TOKEN") {
 		srv.Close()
 		t.Errorf("Open on a public address without a token: %v", err)

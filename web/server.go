@@ -21,12 +21,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-// Config is what a Server needs. Store is required; the rest has defaults.
+// Config is what a Server needs. Inspector is required; the rest has defaults.
 type Config struct {
-	Store *store.Client
+	Inspector *inspect.Inspector
 	// Listen is the TCP address, e.g. "127.0.0.1:8080" ("127.0.0.1:0" in tests).
 	Listen string
 	// Match is the SCAN MATCH pattern that bounds what the console sees; "" is "*".
@@ -44,8 +44,8 @@ type Config struct {
 	AllowedHosts []string
 	// SessionTTL is how long a browser sign-in lasts (default 12 h).
 	SessionTTL time.Duration
-	// AuditKey is the audit stream (default store.AuditKey); AuditMaxLen
-	// its approximate cap (default store.DefaultAuditMaxLen).
+	// AuditKey is the audit stream (default inspect.AuditKey); AuditMaxLen
+	// its approximate cap (default inspect.DefaultAuditMaxLen).
 	AuditKey    string
 	AuditMaxLen int64
 	// MaxWSClients caps concurrent websocket viewers (default 500).
@@ -108,14 +108,14 @@ const shutdownTimeout = 5 * time.Second
 // with Close.
 type Server struct {
 	cfg     Config
-	st      *store.Client
+	insp    *inspect.Inspector
 	log     *slog.Logger
 	echo    *echo.Echo
 	hub     *hub
 	sampler *sampler
 	events  *eventLog
 	metrics *metrics
-	audit   *store.Audit
+	audit   *inspect.Audit
 	// hosts is the Host allow-list; replaced once Open knows the port.
 	hosts        atomic.Pointer[hostPolicy]
 	sessionKey   []byte
@@ -140,12 +140,12 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		cfg:     cfg,
-		st:      cfg.Store,
+		insp:    cfg.Inspector,
 		log:     cfg.logger(),
 		metrics: &metrics{},
 	}
-	if cfg.Store != nil {
-		s.audit = cfg.Store.Audit(cfg.AuditKey, cfg.AuditMaxLen)
+	if cfg.Inspector != nil {
+		s.audit = cfg.Inspector.Audit(cfg.AuditKey, cfg.AuditMaxLen)
 	}
 	s.sessionKey = sessionKeyFor(cfg.AdminToken, cfg.ViewerToken)
 	s.failThrottle = newThrottle(20, 5)
@@ -167,8 +167,8 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // release the listener). Open does not fail when Redis is down; the console
 // then shows that.
 func (s *Server) Open(ctx context.Context) error {
-	if s.st == nil {
-		return errors.New("web: Config.Store is nil")
+	if s.insp == nil {
+		return errors.New("web: Config.Inspector is nil")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
