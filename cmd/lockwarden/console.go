@@ -4,14 +4,14 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
 )
 
 // consoleConfig is the part of web.Config the binary decides; the tick and
 // discovery periods keep web's defaults.
 type consoleConfig struct {
-	Store        *store.Client
+	Inspector    *inspect.Inspector
 	Listen       string
 	Match        string
 	AdminToken   string
@@ -30,7 +30,7 @@ type console interface {
 // event subscription stop when ctx ends, and Close releases the rest.
 func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
 	srv := web.New(web.Config{
-		Store:        cfg.Store,
+		Inspector:    cfg.Inspector,
 		Listen:       cfg.Listen,
 		Match:        cfg.Match,
 		AdminToken:   cfg.AdminToken,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redisproc"
 )
 
@@ -46,9 +46,18 @@ func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer)
 	return cfg, nil
 }
 
+// trafficPatterns tells the console which of the demo's strings are token
+// locks and counters: strings carry no marker of their own.
+func trafficPatterns(prefix string) inspect.ObjectPatterns {
+	return inspect.ObjectPatterns{
+		TokenLocks: []string{prefix + "demo:token:*"},
+		Counters:   []inspect.CounterRule{{Pattern: prefix + "demo:hits:*", Limit: demoHitLimit, Window: demoHitWindow}},
+	}
+}
+
 // demoPatterns are the demo traffic's token lock and counter patterns plus
 // any the operator added.
-func demoPatterns(cfg demoConfig) (store.ObjectPatterns, error) {
+func demoPatterns(cfg demoConfig) (inspect.ObjectPatterns, error) {
 	p, err := objectPatterns(cfg.TokenLocks, cfg.Counters)
 	if err != nil {
 		return p, err
@@ -92,10 +101,10 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 
 	patterns, _ := demoPatterns(cfg) // checked by parseDemoFlags
 	con, err := openConsole(ctx, consoleConfig{
-		Store:  store.New(consoleRDB, &store.Options{Patterns: patterns}),
-		Listen: cfg.Listen,
-		Match:  "*",
-		Logger: log,
+		Inspector: inspect.New(consoleRDB, &inspect.Options{Patterns: patterns}),
+		Listen:    cfg.Listen,
+		Match:     "*",
+		Logger:    log,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)

@@ -47,15 +47,6 @@ const (
 	demoFenced = "demo:fenced:ledger"
 )
 
-// trafficPatterns tells the console which of the demo's strings are token
-// locks and counters: strings carry no marker of their own.
-func trafficPatterns(prefix string) store.ObjectPatterns {
-	return store.ObjectPatterns{
-		TokenLocks: []string{prefix + "demo:token:*"},
-		Counters:   []store.CounterRule{{Pattern: prefix + "demo:hits:*", Limit: demoHitLimit, Window: demoHitWindow}},
-	}
-}
-
 // demoLocks are the contended locks; the braces in one name show the
 // console copes with hash tags.
 var demoLocks = []string{"demo:lock:orders", "demo:lock:billing", "demo:lock:{inventory}"}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -190,7 +191,7 @@ func TestCmdTrafficRedissonFamiliesListed(t *testing.T) {
 		<-done
 	}()
 
-	console := store.New(rdb, nil)
+	console := inspect.New(rdb, nil)
 	seen := map[string]bool{}
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) && len(seen) < 3 {
@@ -200,11 +201,11 @@ func TestCmdTrafficRedissonFamiliesListed(t *testing.T) {
 		}
 		for _, l := range d.Locks {
 			switch {
-			case l.Name == prefix+demoRW && l.Kind == store.KindRWLock && len(l.Holders) > 0:
+			case l.Name == prefix+demoRW && l.Kind == inspect.KindRWLock && len(l.Holders) > 0:
 				seen[demoRW] = true
-			case l.Name == prefix+demoFair && l.Kind == store.KindFairLock && len(l.Waiters) > 0 && l.Waiters[0].Channel != "":
+			case l.Name == prefix+demoFair && l.Kind == inspect.KindFairLock && len(l.Waiters) > 0 && l.Waiters[0].Channel != "":
 				seen[demoFair] = true
-			case l.Name == prefix+demoFenced && l.Kind == store.KindFencedLock && l.FencingToken > 0:
+			case l.Name == prefix+demoFenced && l.Kind == inspect.KindFencedLock && l.FencingToken > 0:
 				seen[demoFenced] = true
 			}
 		}

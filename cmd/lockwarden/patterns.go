@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Token locks and access counters are plain strings with no marker of
@@ -46,44 +46,44 @@ const (
 
 // objectPatterns turns the two flags into store patterns. Errors are one
 // line naming the flag and the value.
-func objectPatterns(tokenLocks, counters listFlag) (store.ObjectPatterns, error) {
-	var p store.ObjectPatterns
+func objectPatterns(tokenLocks, counters listFlag) (inspect.ObjectPatterns, error) {
+	var p inspect.ObjectPatterns
 	p.TokenLocks = tokenLocks.items()
 	for _, s := range counters.items() {
 		r, err := parseCounterRule(s)
 		if err != nil {
-			return store.ObjectPatterns{}, fmt.Errorf("invalid --counter %q: %s (want pattern=limit/window, e.g. 'ip:*=30/10s')", s, err)
+			return inspect.ObjectPatterns{}, fmt.Errorf("invalid --counter %q: %s (want pattern=limit/window, e.g. 'ip:*=30/10s')", s, err)
 		}
 		p.Counters = append(p.Counters, r)
 	}
 	if err := p.Validate(); err != nil {
-		return store.ObjectPatterns{}, fmt.Errorf("invalid pattern: %v", err)
+		return inspect.ObjectPatterns{}, fmt.Errorf("invalid pattern: %v", err)
 	}
 	return p, nil
 }
 
 // parseCounterRule reads "pattern=limit/window" or a bare "pattern". The
 // last '=' separates, so a pattern may itself contain '='.
-func parseCounterRule(s string) (store.CounterRule, error) {
+func parseCounterRule(s string) (inspect.CounterRule, error) {
 	i := strings.LastIndexByte(s, '=')
 	if i < 0 {
-		return store.CounterRule{Pattern: s}, nil
+		return inspect.CounterRule{Pattern: s}, nil
 	}
 	pattern, spec := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
 	if pattern == "" {
-		return store.CounterRule{}, fmt.Errorf("the pattern is empty")
+		return inspect.CounterRule{}, fmt.Errorf("the pattern is empty")
 	}
 	limitText, windowText, ok := strings.Cut(spec, "/")
 	if !ok {
-		return store.CounterRule{}, fmt.Errorf("%q has no window after the limit", spec)
+		return inspect.CounterRule{}, fmt.Errorf("%q has no window after the limit", spec)
 	}
 	limit, err := strconv.ParseInt(strings.TrimSpace(limitText), 10, 64)
 	if err != nil || limit < 1 {
-		return store.CounterRule{}, fmt.Errorf("the limit %q is not a whole number of at least 1", limitText)
+		return inspect.CounterRule{}, fmt.Errorf("the limit %q is not a whole number of at least 1", limitText)
 	}
 	window, err := time.ParseDuration(strings.TrimSpace(windowText))
 	if err != nil || window < time.Millisecond {
-		return store.CounterRule{}, fmt.Errorf("the window %q is not a duration of at least 1ms such as 10s or 1m", windowText)
+		return inspect.CounterRule{}, fmt.Errorf("the window %q is not a duration of at least 1ms such as 10s or 1m", windowText)
 	}
-	return store.CounterRule{Pattern: pattern, Limit: limit, Window: window}, nil
+	return inspect.CounterRule{Pattern: pattern, Limit: limit, Window: window}, nil
 }

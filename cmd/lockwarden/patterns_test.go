@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -31,7 +32,7 @@ func TestKindsFlagsParse(t *testing.T) {
 	if strings.Join(p.TokenLocks, " ") != "job:* a:* b:*" {
 		t.Errorf("token lock patterns %q (flags must win over the environment)", p.TokenLocks)
 	}
-	want := []store.CounterRule{{Pattern: "ip:*", Limit: 30, Window: 10 * time.Second}, {Pattern: "user:*"}}
+	want := []inspect.CounterRule{{Pattern: "ip:*", Limit: 30, Window: 10 * time.Second}, {Pattern: "user:*"}}
 	if len(p.Counters) != 2 || p.Counters[0] != want[0] || p.Counters[1] != want[1] {
 		t.Errorf("counters %+v, want %+v", p.Counters, want)
 	}
@@ -41,7 +42,7 @@ func TestKindsFlagsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p, _ = objectPatterns(cfg.TokenLocks, cfg.Counters); len(p.TokenLocks) != 1 || p.TokenLocks[0] != "env:lock:*" ||
-		len(p.Counters) != 1 || p.Counters[0] != (store.CounterRule{Pattern: "env:ip:*", Limit: 5, Window: time.Minute}) {
+		len(p.Counters) != 1 || p.Counters[0] != (inspect.CounterRule{Pattern: "env:ip:*", Limit: 5, Window: time.Minute}) {
 		t.Errorf("from the environment: %+v", p)
 	}
 }
@@ -76,7 +77,7 @@ func TestKindsFlagsDemoTrafficListed(t *testing.T) {
 		<-done
 	}()
 
-	console := store.New(rdb, &store.Options{Patterns: trafficPatterns(prefix)})
+	console := inspect.New(rdb, &inspect.Options{Patterns: trafficPatterns(prefix)})
 	var tokenSeen, counterSeen, partnerSeen bool
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) && !(tokenSeen && counterSeen && partnerSeen) {
@@ -85,15 +86,15 @@ func TestKindsFlagsDemoTrafficListed(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, l := range d.Locks {
-			if l.Name == prefix+demoTokenLock && l.Kind == store.KindTokenLock && len(l.Holders) == 1 && l.PTTL > 0 {
+			if l.Name == prefix+demoTokenLock && l.Kind == inspect.KindTokenLock && len(l.Holders) == 1 && l.PTTL > 0 {
 				tokenSeen = true
 			}
 		}
 		for _, l := range d.Limiters {
-			if l.Name == prefix+demoHits && l.Kind == store.KindCounter && l.LimitKnown && l.Limit == demoHitLimit && l.Count > 0 {
+			if l.Name == prefix+demoHits && l.Kind == inspect.KindCounter && l.LimitKnown && l.Limit == demoHitLimit && l.Count > 0 {
 				counterSeen = true
 			}
-			if l.Name == prefix+demoPartner && l.Kind == store.KindRedissonLimiter && l.Algorithm == store.AlgorithmSlidingWindow {
+			if l.Name == prefix+demoPartner && l.Kind == inspect.KindRedissonLimiter && l.Algorithm == inspect.AlgorithmSlidingWindow {
 				partnerSeen = true
 			}
 		}
@@ -104,7 +105,7 @@ func TestKindsFlagsDemoTrafficListed(t *testing.T) {
 			tokenSeen, counterSeen, partnerSeen, n.tokenTaken.Load(), n.hitsAllowed.Load(), n.partnerAcquired.Load())
 	}
 	// Without the patterns the same strings are not listed.
-	d, err := store.New(rdb, nil).Discover(ctx, prefix+"*")
+	d, err := inspect.New(rdb, nil).Discover(ctx, prefix+"*")
 	if err != nil {
 		t.Fatal(err)
 	}

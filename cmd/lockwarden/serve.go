@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
 )
 
@@ -154,7 +154,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters) // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
-		Store:        store.New(rdb, &store.Options{Patterns: patterns}),
+		Inspector:    inspect.New(rdb, &inspect.Options{Patterns: patterns}),
 		Listen:       cfg.Listen,
 		Match:        cfg.Match,
 		AdminToken:   cfg.AdminToken,
