@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // A Redisson client id and thread, as a Java service would write them.
@@ -42,8 +43,8 @@ func TestJourney2RedissonLockCountsDown(t *testing.T) {
 	row := `[data-testid=lock-row][data-lock="` + name + `"]`
 	// The kind as the server rendered it (the script may redraw the row
 	// before the test could read it; see the BUG below).
-	if got := j.served(resp, row+` [data-field=kind]`); got != string(store.KindReentrant) {
-		t.Errorf("kind rendered %q, want %q", got, store.KindReentrant)
+	if got := j.served(resp, row+` [data-field=kind]`); got != string(inspect.KindReentrant) {
+		t.Errorf("kind rendered %q, want %q", got, inspect.KindReentrant)
 	}
 	if got := j.text(row + ` [data-testid=lock-holders]`); got != javaHolder+" ×3" {
 		t.Errorf("holders shown %q, want %q", got, javaHolder+" ×3")
@@ -81,8 +82,8 @@ func TestJourney2RedissonLockCountsDown(t *testing.T) {
 	if removed := j.eval(`() => window.__removedLocks`, nil); fmt.Sprint(removed) != "[]" {
 		t.Errorf("rows removed from the table while their locks were held: %v", removed)
 	}
-	if kind := j.text(row + ` [data-field=kind]`); kind != string(store.KindReentrant) {
-		t.Errorf("after live updates the kind shows %q, want %q", kind, store.KindReentrant)
+	if kind := j.text(row + ` [data-field=kind]`); kind != string(inspect.KindReentrant) {
+		t.Errorf("after live updates the kind shows %q, want %q", kind, inspect.KindReentrant)
 	}
 
 	// The detail page names the holder and its reentries, and the channel

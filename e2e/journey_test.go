@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -278,9 +279,9 @@ func (j *journey) redissonLock(name, holder string, count int64, lease time.Dura
 }
 
 // windowOf reads name's current 1 s window straight from its stats ring.
-func (j *journey) windowOf(name string) store.Counts {
+func (j *journey) windowOf(name string) inspect.Counts {
 	j.t.Helper()
-	smp, err := store.New(j.rdb, nil).Sample(j.ctx, nil, []string{name})
+	smp, err := inspect.New(j.rdb, nil).Sample(j.ctx, nil, []string{name})
 	if err != nil {
 		j.t.Fatalf("sample %q: %v", name, err)
 	}
@@ -431,9 +432,9 @@ func (w *keyspaceWatch) drain(d time.Duration) []string {
 
 // lockAttempts is name's attempts in the last second plus the newest bucket,
 // as its stats ring in Redis records them.
-func (j *journey) lockAttempts(name string) store.Counts {
+func (j *journey) lockAttempts(name string) inspect.Counts {
 	j.t.Helper()
-	smp, err := store.New(j.rdb, nil).Sample(j.ctx, []string{name}, nil)
+	smp, err := inspect.New(j.rdb, nil).Sample(j.ctx, []string{name}, nil)
 	if err != nil {
 		j.t.Fatalf("sample %q: %v", name, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
 	"github.com/redis/go-redis/v9"
 )
@@ -42,7 +43,7 @@ func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig,
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 	rdb.AddHook(h)
 	srv := web.New(web.Config{
-		Store: store.New(rdb, nil), Listen: "127.0.0.1:0", Match: o.match,
+		Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0", Match: o.match,
 		MaxWSClients: o.maxWS, DiscoverInterval: o.discoverEvery,
 	})
 	if err := srv.Open(ctx); err != nil {

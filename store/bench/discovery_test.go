@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -125,7 +126,7 @@ func discoverOnce(ctx context.Context, rdb *redis.Client, k discoveryKeys, idle 
 	sleepCtx(ctx, idle)
 	r.idleP99 = percentileMS(stop(), 99)
 
-	st := store.New(redis.NewClient(&redis.Options{Addr: rdb.Options().Addr, ReadTimeout: time.Minute}), nil)
+	st := inspect.New(redis.NewClient(&redis.Options{Addr: rdb.Options().Addr, ReadTimeout: time.Minute}), nil)
 	defer st.Redis().Close()
 	u0, err := readRedisUsage(ctx, rdb)
 	if err != nil {
