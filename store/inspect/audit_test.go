@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"testing"

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"github.com/lockwarden/lockwarden/store"
 	"math"
 	"strconv"
 	"testing"

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"testing"
@@ -321,7 +322,7 @@ func TestDiscoverCluster(t *testing.T) {
 		cc.HSet(ctx, fmt.Sprintf("app:%02d", i), "user:1", 1)
 		wantLocks = append(wantLocks, lock)
 		wantLims = append(wantLims, lim)
-		slot, node := int(Slot(lock)), 0
+		slot, node := int(store.Slot(lock)), 0
 		for node < len(discRanges)-1 && slot > discRanges[node][1] {
 			node++
 		}
@@ -348,7 +349,7 @@ func TestDiscoverCluster(t *testing.T) {
 	// Sample spans the nodes too, stats rings included (same slot as the
 	// object, so a script could write them).
 	for _, name := range []string{"lock:00", "rl:07"} {
-		if Slot(store.StatsKey(name)) != Slot(name) {
+		if store.Slot(store.StatsKey(name)) != store.Slot(name) {
 			t.Fatalf("store.StatsKey(%q) in another slot", name)
 		}
 	}

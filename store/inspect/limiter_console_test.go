@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"github.com/lockwarden/lockwarden/store"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ func TestLimiterModify(t *testing.T) {
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
 		t.Errorf("ModifyLimiter of a missing name created the key")
 	}
-	if err := c.TokenBucket(name).Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 5}); err != nil {
+	if err := c.TokenBucket(name).Init(ctx, store.TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 5}); err != nil {
 		t.Fatal(err)
 	}
 	before := rdb.HGetAll(ctx, name).Val()

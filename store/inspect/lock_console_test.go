@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"errors"
+	"github.com/lockwarden/lockwarden/store"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestLockForceUnlock(t *testing.T) {
 
 	t.Run("released", func(t *testing.T) {
 		name := redistest.Prefix(t) + "lock"
-		l := c.NewLock(name, &LockOptions{Lease: 20 * time.Second, NoWatchdog: true})
+		l := c.NewLock(name, &store.LockOptions{Lease: 20 * time.Second, NoWatchdog: true})
 		for i := 0; i < 3; i++ { // every reentry level goes at once
 			if err := l.TryLock(ctx); err != nil {
 				t.Fatal(err)
@@ -57,7 +58,7 @@ func TestLockForceUnlock(t *testing.T) {
 
 	t.Run("changed hands", func(t *testing.T) {
 		name := redistest.Prefix(t) + "lock"
-		l := c.NewLock(name, &LockOptions{Lease: 20 * time.Second, NoWatchdog: true})
+		l := c.NewLock(name, &store.LockOptions{Lease: 20 * time.Second, NoWatchdog: true})
 		if err := l.TryLock(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestLockGetLock(t *testing.T) {
 	prefix := redistest.Prefix(t)
 
 	name := prefix + "held"
-	l := c.NewLock(name, &LockOptions{Lease: 20 * time.Second})
+	l := c.NewLock(name, &store.LockOptions{Lease: 20 * time.Second})
 	unlockAtEnd(t, l)
 	if err := l.TryLock(ctx); err != nil {
 		t.Fatal(err)

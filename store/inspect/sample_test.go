@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"github.com/lockwarden/lockwarden/store"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -212,10 +213,10 @@ func TestSampleStatsWindow(t *testing.T) {
 	t.Fatal("never sampled within the bucket it wrote (20 attempts)")
 }
 
-// A ScanStep rides in the sample's one pipeline: a page lists keys, the
+// A Walker rides in the sample's one pipeline: a page lists keys, the
 // next step sizes them, the one after classifies the small ones, and a
 // large application hash is sized but never read.
-func TestSampleScanIncrementalDiscovery(t *testing.T) {
+func TestWalkerIncrementalDiscovery(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
@@ -237,40 +238,34 @@ func TestSampleScanIncrementalDiscovery(t *testing.T) {
 	hook := &sampleHook{}
 	counted.AddHook(hook)
 	c := New(counted, nil)
-	if !c.ScanInSample() {
-		t.Fatal("one node without patterns cannot scan in the sample")
+	w, err := c.NewWalker(p+"*", time.Second, time.Second)
+	if err != nil {
+		t.Fatalf("one node without patterns cannot walk: %v", err)
 	}
 
-	// Like the console: a key is sized once; one pass, then two steps to
-	// classify its last page.
-	step := &ScanStep{Match: p + "*"}
-	var found []string
-	sized := map[string]bool{}
+	// Like the console: sample what the walk found, one pass, then two
+	// ticks to classify its last page.
+	var locks, limiters, found []string
 	skipped, steps, drain := 0, 0, -1
 	for ; steps < 100 && drain != 0; steps++ {
-		s, err := c.SampleScan(ctx, nil, nil, step)
+		s, err := w.Tick(ctx, locks, limiters)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := s.Scan
+		r := s.Walk
 		for _, l := range r.Locks {
+			locks = append(locks, l.Name)
 			found = append(found, "lock "+l.Name)
 		}
 		for _, l := range r.Limiters {
+			limiters = append(limiters, l.Name)
 			found = append(found, "limiter "+l.Name)
 		}
 		skipped += r.Skipped
-		step = &ScanStep{Match: p + "*", Cursor: r.Cursor, Read: r.Small}
-		for _, k := range r.Keys {
-			if !sized[k] {
-				sized[k] = true
-				step.Size = append(step.Size, k)
-			}
-		}
 		switch {
 		case drain > 0:
 			drain--
-		case drain < 0 && r.Cursor == 0:
+		case drain < 0 && r.PassEnded:
 			drain = 2
 		}
 	}

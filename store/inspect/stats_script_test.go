@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"github.com/lockwarden/lockwarden/store"
 	"math/rand"
 	"strconv"
 	"strings"

@@ -1,0 +1,96 @@
+package inspect
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// testPair is an application's client and the console on one connection, so
+// a test can take an object with one and look at it with the other.
+// Selectors both have (Redis) must be spelled out.
+type testPair struct {
+	*store.Client
+	*Inspector
+}
+
+func newPair(rdb redis.UniversalClient) testPair {
+	return testPair{store.New(rdb, nil), New(rdb, nil)}
+}
+
+func lockTestClient(t *testing.T) (testPair, *redis.Client) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	return newPair(rdb), rdb
+}
+
+func lockTestCtx(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// unlockAtEnd releases every level l may still hold so a failing test does
+// not leave a watchdog renewing into the next test.
+func unlockAtEnd(t *testing.T, l *store.Lock) {
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for i := 0; i < 10 && l.Unlock(ctx) == nil; i++ {
+		}
+	})
+}
+
+func receiveMessage(sub *redis.PubSub, d time.Duration) (*redis.Message, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for {
+		m, err := sub.ReceiveTimeout(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		if msg, ok := m.(*redis.Message); ok {
+			return msg, nil
+		}
+	}
+}
+
+func tbNewBucket(t *testing.T) (testPair, *redis.Client, string) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	return newPair(rdb), rdb, redistest.Prefix(t) + "ratelimit:b"
+}
+
+func tbRedisNowMS(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	tm, err := rdb.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm.UnixMilli()
+}
+
+// tbFields reads the bucket's five fields as numbers (app as is).
+func tbFields(t *testing.T, rdb *redis.Client, name string) (last, stored, maxPermits, interval float64, app string) {
+	t.Helper()
+	m, err := rdb.HGetAll(t.Context(), name).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 5 {
+		t.Fatalf("bucket %s has fields %v, want exactly the five of seed 001", name, m)
+	}
+	num := func(f string) float64 {
+		v, err := strconv.ParseFloat(m[f], 64)
+		if err != nil {
+			t.Fatalf("field %s = %q is not a number", f, m[f])
+		}
+		return v
+	}
+	return num("last_mill_second"), num("stored_permits"), num("max_permits"), num("interval"), m["app"]
+}
