@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func TestLockUncontendedCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	buckets := int64(time.Since(start)/(BucketMS*time.Millisecond)) + 2
+	buckets := int64(time.Since(start)/(wire.BucketMS*time.Millisecond)) + 2
 	after := statsCommandCalls(t, rdb)
 	var inside int64
 	for cmd, n := range after {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strings"
 	"sync"
 	"testing"
@@ -489,11 +490,11 @@ func TestLockStatsRing(t *testing.T) {
 	mustNil(b.Unlock(ctx))
 
 	got := lockRingSum(t, rdb, name)
-	if want := (Counts{Acquired: 3, Rejected: 2}); got != want {
+	if want := (statCounts{Acquired: 3, Rejected: 2}); got != want {
 		t.Fatalf("stats ring = %+v, want %+v", got, want)
 	}
-	if pttl := rdb.PTTL(ctx, StatsKey(name)).Val(); pttl <= 0 || pttl > StatsTTLMS*time.Millisecond {
-		t.Fatalf("stats PTTL = %v, want (0, %dms]", pttl, StatsTTLMS)
+	if pttl := rdb.PTTL(ctx, StatsKey(name)).Val(); pttl <= 0 || pttl > wire.StatsTTLMS*time.Millisecond {
+		t.Fatalf("stats PTTL = %v, want (0, %dms]", pttl, wire.StatsTTLMS)
 	}
 
 	// A key of another type is an error outcome, and is left alone.
@@ -508,14 +509,14 @@ func TestLockStatsRing(t *testing.T) {
 		t.Fatal("the string key was changed")
 	}
 	got = lockRingSum(t, rdb, name)
-	if want := (Counts{Acquired: 3, Rejected: 2, Errors: 1}); got != want {
+	if want := (statCounts{Acquired: 3, Rejected: 2, Errors: 1}); got != want {
 		t.Fatalf("stats ring after wrong type = %+v, want %+v", got, want)
 	}
 }
 
-// lockRingSum adds up the stats counters of the last StatsRing buckets by
+// lockRingSum adds up the stats counters of the last wire.StatsRing buckets by
 // Redis time, so a sequence that straddles a bucket boundary still adds up.
-func lockRingSum(t *testing.T, rdb *redis.Client, name string) Counts {
+func lockRingSum(t *testing.T, rdb *redis.Client, name string) statCounts {
 	t.Helper()
 	return statsRecentSum(t, rdb, name)
 }

@@ -1,6 +1,10 @@
 package store
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+)
 
 func TestNewRejectsNonUUIDClientID(t *testing.T) {
 	defer func() {
@@ -16,7 +20,7 @@ func TestNewAcceptsUUIDClientID(t *testing.T) {
 	if got := New(nil, &Options{ID: id}).ID(); got != id {
 		t.Fatalf("ID() = %q, want %q", got, id)
 	}
-	if got := New(nil, nil).ID(); !isHolderField(got + ":x") {
+	if got := New(nil, nil).ID(); !wire.IsHolderField(got + ":x") {
 		t.Fatalf("default ID %q is not a canonical UUID", got)
 	}
 }

@@ -94,3 +94,24 @@ func tbFields(t *testing.T, rdb *redis.Client, name string) (last, stored, maxPe
 	}
 	return num("last_mill_second"), num("stored_permits"), num("max_permits"), num("interval"), m["app"]
 }
+
+func queueLen(rdb *redis.Client, name string) int64 {
+	return rdb.LLen(context.Background(), store.FairLockQueueKey(name)).Val()
+}
+
+// eventually polls cond every 10 ms for up to 5 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting until %s", what)
+}
+
+func rwLevelTTL(t *testing.T, rdb *redis.Client, name, holder string, level int64) time.Duration {
+	t.Helper()
+	return rdb.PTTL(context.Background(), store.RWReadLevelKey(name, holder, level)).Val()
+}

@@ -208,11 +208,11 @@ func (c Counts) Add(o Counts) Counts {
 // count of that field falls in the same 200 ms bucket, well inside the 5 s
 // the first one set.
 const (
-	BucketMS       = 200  // one stats bucket
-	WindowMS       = 1000 // the rolling window: the last 5 complete buckets
-	StatsRing      = 16   // buckets kept per object after a clean-up (3.2 s)
-	StatsMaxFields = 64   // fields a hash may reach before a clean-up
-	StatsTTLMS     = 5000 // expiry of a stats hash after its last new field
+	BucketMS       = wire.BucketMS       // one stats bucket
+	WindowMS       = wire.WindowMS       // the rolling window: the last 5 complete buckets
+	StatsRing      = wire.StatsRing      // buckets kept per object after a clean-up (3.2 s)
+	StatsMaxFields = wire.StatsMaxFields // fields a hash may reach before a clean-up
+	StatsTTLMS     = wire.StatsTTLMS     // expiry of a stats hash after its last new field
 )
 
 // Summary is seed 001's rolling view of one object at one instant.

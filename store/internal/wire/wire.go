@@ -48,6 +48,17 @@ const (
 	AlgorithmSlidingWindow = "sliding-window"
 )
 
+// The stats layout every outcome-recording script writes (the numbers are
+// in the scripts too; inspect documents the layout next to its copies of
+// these constants, which the console reads by).
+const (
+	BucketMS       = 200
+	WindowMS       = 1000
+	StatsRing      = 16
+	StatsMaxFields = 64
+	StatsTTLMS     = 5000
+)
+
 // IsHolderField reports whether field is "<uuid>:<owner>" with a canonical
 // 36-character UUID (8-4-4-4-12 hex digits) and a non-empty owner: the shape
 // of a lock holder field, which is how a lock hash is told from an

@@ -1,8 +1,9 @@
-package store
+package inspect
 
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/lockwarden/lockwarden/store"
 	"strings"
 	"testing"
 	"time"
@@ -65,13 +66,13 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	if rdb.Exists(ctx, value).Val() != 0 {
 		t.Fatal("reset kept the value key")
 	}
-	var ve *ValidationError
+	var ve *store.ValidationError
 	if _, err := c.ModifyLimiter(ctx, name, 5, 1.5); !errors.As(err, &ve) || ve.Field != "interval_ms" {
 		t.Fatalf("fractional Redisson interval = %v", err)
 	}
 
 	// The store handle behaves as 3.10: the window is the value's life.
-	h := c.RedissonLimiter(name, &RedissonLimiterOptions{FixedWindow: true})
+	h := c.RedissonLimiter(name, &store.RedissonLimiterOptions{FixedWindow: true})
 	for i := 0; i < 5; i++ {
 		if r, err := h.TryAcquire(ctx, 1); err != nil || !r.Allowed {
 			t.Fatalf("acquire %d = %+v, %v", i, r, err)
@@ -84,10 +85,10 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	if ok, err := h.TryAcquireWait(ctx, 1, 3*time.Second); !ok || err != nil {
 		t.Fatalf("TryAcquireWait over a window = %v, %v", ok, err)
 	}
-	if cnt := tbRingCounts(t, rdb, name); cnt.Acquired != 6 || cnt.Rejected < 1 {
+	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 6 || cnt.Rejected < 1 {
 		t.Errorf("stats = %+v", cnt)
 	}
-	if _, err := c.RedissonLimiter(p+"none", nil).TryAcquire(ctx, 1); !errors.Is(err, ErrNotConfigured) {
+	if _, err := c.RedissonLimiter(p+"none", nil).TryAcquire(ctx, 1); !errors.Is(err, store.ErrNotConfigured) {
 		t.Errorf("acquire on no limiter = %v", err)
 	}
 }
@@ -147,7 +148,7 @@ func TestKindRedissonSlidingWindow(t *testing.T) {
 	if rdb.Exists(ctx, value, permits).Val() != 0 {
 		t.Fatal("reset kept state")
 	}
-	if ok, err := h.TrySetRate(ctx, RateOverall, 99, time.Second); ok || err != nil {
+	if ok, err := h.TrySetRate(ctx, store.RateOverall, 99, time.Second); ok || err != nil {
 		t.Fatalf("TrySetRate on a configured limiter = %v, %v", ok, err)
 	}
 }
@@ -180,10 +181,10 @@ func TestKindCounter(t *testing.T) {
 		got[0].TTL <= 0 || got[0].Available != 0 || got[0].Grants != 3 {
 		t.Fatalf("counters = %+v", got)
 	}
-	if _, err := c.ModifyLimiter(ctx, ip, 5, 1000); !errors.Is(err, ErrInvalid) {
+	if _, err := c.ModifyLimiter(ctx, ip, 5, 1000); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("ModifyLimiter on a counter = %v, want a validation error", err)
 	}
-	if err := c.ResetCounter(ctx, p+"ip:bad"); !errors.Is(err, ErrWrongKind) || rdb.Exists(ctx, p+"ip:bad").Val() != 1 {
+	if err := c.ResetCounter(ctx, p+"ip:bad"); !errors.Is(err, store.ErrWrongKind) || rdb.Exists(ctx, p+"ip:bad").Val() != 1 {
 		t.Fatalf("reset of a non-number = %v", err)
 	}
 	if err := c.ResetCounter(ctx, ip); err != nil || rdb.Exists(ctx, ip).Val() != 0 {

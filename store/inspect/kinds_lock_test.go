@@ -1,8 +1,9 @@
-package store
+package inspect
 
 import (
 	"context"
 	"errors"
+	"github.com/lockwarden/lockwarden/store"
 	"testing"
 	"time"
 
@@ -12,14 +13,14 @@ import (
 
 const kindUUID = "6a1f0c2e-93b4-4d7a-8e5f-1b2c3d4e5f60"
 
-func kindSetup(t *testing.T) (context.Context, *Client, *redis.Client, string) {
+func kindSetup(t *testing.T) (context.Context, testPair, *redis.Client, string) {
 	t.Helper()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
 	discCleanup(t, rdb, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	return ctx, New(rdb, nil), rdb, p
+	return ctx, newPair(rdb), rdb, p
 }
 
 func kindSubscribe(t *testing.T, ctx context.Context, rdb *redis.Client, pattern string) *redis.PubSub {
@@ -112,7 +113,7 @@ func TestKindRWLock(t *testing.T) {
 	if err != nil || winfo.Mode != "write" {
 		t.Fatalf("GetLock(writer) = %+v, %v", winfo, err)
 	}
-	if plan := winfo.ForceUnlockPlan(kindUUID + ":9:write"); plan.Message != "1" || plan.Channel != RWLockChannel(wname) {
+	if plan := winfo.ForceUnlockPlan(kindUUID + ":9:write"); plan.Message != "1" || plan.Channel != store.RWLockChannel(wname) {
 		t.Errorf("plan = %+v", plan)
 	}
 	if err := c.ForceUnlock(ctx, wname, kindUUID+":9:write"); err != nil {
@@ -133,8 +134,8 @@ func TestKindFairLock(t *testing.T) {
 	now := discNow(t, rdb)
 	rdb.HSet(ctx, name, holder, 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
-	rdb.RPush(ctx, FairLockQueueKey(name), stale, w1, w2)
-	rdb.ZAdd(ctx, FairLockTimeoutKey(name),
+	rdb.RPush(ctx, store.FairLockQueueKey(name), stale, w1, w2)
+	rdb.ZAdd(ctx, store.FairLockTimeoutKey(name),
 		redis.Z{Score: float64(now - 1000), Member: stale},
 		redis.Z{Score: float64(now + 330000), Member: w1},
 		redis.Z{Score: float64(now + 630000), Member: w2})
@@ -144,10 +145,10 @@ func TestKindFairLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if info.Kind != KindFairLock || info.WaitersTotal != 3 || len(info.Waiters) != 3 || info.Waiters[1].ID != w1 ||
-		info.Waiters[1].RemainingMS < 300000 || info.Waiters[1].Channel != UnlockChannel(name)+":"+w1 || info.Waiters[0].RemainingMS > 0 {
+		info.Waiters[1].RemainingMS < 300000 || info.Waiters[1].Channel != store.UnlockChannel(name)+":"+w1 || info.Waiters[0].RemainingMS > 0 {
 		t.Fatalf("fair lock = %+v", info)
 	}
-	if plan := info.ForceUnlockPlan(holder); plan.Channel != UnlockChannel(name)+":"+w1 {
+	if plan := info.ForceUnlockPlan(holder); plan.Channel != store.UnlockChannel(name)+":"+w1 {
 		t.Errorf("plan wakes %q, want %s's channel", plan.Channel, w1)
 	}
 	ps := kindSubscribe(t, ctx, rdb, "redisson_lock__channel:*")
@@ -155,7 +156,7 @@ func TestKindFairLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := kindMessages(ps, time.Second)
-	if len(msgs) != 1 || msgs[0].Channel != UnlockChannel(name)+":"+w1 || msgs[0].Payload != "0" {
+	if len(msgs) != 1 || msgs[0].Channel != store.UnlockChannel(name)+":"+w1 || msgs[0].Payload != "0" {
 		t.Fatalf("messages %v, want one \"0\" on %s's channel", msgs, w1)
 	}
 	if ev, ok := eventFromMessage(msgs[0], time.Now()); !ok || ev.Name != name || ev.Waiter != w1 {
@@ -164,7 +165,7 @@ func TestKindFairLock(t *testing.T) {
 	if rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatal("lock survived")
 	}
-	if q := rdb.LRange(ctx, FairLockQueueKey(name), 0, -1).Val(); len(q) != 2 || q[0] != w1 {
+	if q := rdb.LRange(ctx, store.FairLockQueueKey(name), 0, -1).Val(); len(q) != 2 || q[0] != w1 {
 		t.Fatalf("queue = %v, want the stale waiter dropped and w1, w2 kept", q)
 	}
 }
@@ -174,11 +175,11 @@ func TestKindFencedLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fenced"
 	holder := kindUUID + ":5"
-	rdb.Set(ctx, FencingTokenKey(name), 41, 0)
-	rdb.Incr(ctx, FencingTokenKey(name))
+	rdb.Set(ctx, store.FencingTokenKey(name), 41, 0)
+	rdb.Incr(ctx, store.FencingTokenKey(name))
 	rdb.HIncrBy(ctx, name, holder, 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
-	t.Cleanup(func() { rdb.Del(context.Background(), FencingTokenKey(name)) })
+	t.Cleanup(func() { rdb.Del(context.Background(), store.FencingTokenKey(name)) })
 
 	d, err := c.Discover(ctx, p+"*")
 	if err != nil {
@@ -191,10 +192,10 @@ func TestKindFencedLock(t *testing.T) {
 	if err := c.ForceUnlock(ctx, name, holder); err != nil {
 		t.Fatal(err)
 	}
-	if msgs := kindMessages(ps, time.Second); len(msgs) != 1 || msgs[0].Channel != UnlockChannel(name) || msgs[0].Payload != "0" {
+	if msgs := kindMessages(ps, time.Second); len(msgs) != 1 || msgs[0].Channel != store.UnlockChannel(name) || msgs[0].Payload != "0" {
 		t.Fatalf("messages %v", msgs)
 	}
-	if v := rdb.Get(ctx, FencingTokenKey(name)).Val(); v != "42" || rdb.Exists(ctx, name).Val() != 0 {
+	if v := rdb.Get(ctx, store.FencingTokenKey(name)).Val(); v != "42" || rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatalf("token %q (want 42 kept), lock exists %d", v, rdb.Exists(ctx, name).Val())
 	}
 }
@@ -240,17 +241,17 @@ func TestKindTokenLock(t *testing.T) {
 	if err := a.TryObtain(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	var le *LockedError
+	var le *store.LockedError
 	if err := b.TryObtain(ctx, 10*time.Second); !errors.As(err, &le) || le.TTL <= 0 {
 		t.Fatalf("second token = %v", err)
 	}
-	if err := b.Release(ctx); !errors.Is(err, ErrNotHeld) || rdb.Get(ctx, name).Val() != a.Token() {
+	if err := b.Release(ctx); !errors.Is(err, store.ErrNotHeld) || rdb.Get(ctx, name).Val() != a.Token() {
 		t.Fatalf("release by another token = %v", err)
 	}
 	if err := a.Release(ctx); err != nil || rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatalf("release = %v", err)
 	}
-	if cnt := tbRingCounts(t, rdb, name); cnt.Acquired != 1 || cnt.Rejected != 1 {
+	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 1 || cnt.Rejected != 1 {
 		t.Errorf("stats = %+v, want 1 acquired 1 rejected", cnt)
 	}
 }
@@ -259,16 +260,16 @@ func TestKindTokenLock(t *testing.T) {
 func TestKindSpinLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "spin"
-	a := c.NewSpinLock(name, &SpinLockOptions{Lease: 300 * time.Millisecond, Interval: 10 * time.Millisecond})
-	b := c.NewSpinLock(name, &SpinLockOptions{Lease: 300 * time.Millisecond, Interval: 10 * time.Millisecond})
+	a := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 300 * time.Millisecond, Interval: 10 * time.Millisecond})
+	b := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 300 * time.Millisecond, Interval: 10 * time.Millisecond})
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := b.TryLock(ctx); ok || err != nil {
 		t.Fatalf("second holder TryLock = %v, %v", ok, err)
 	}
-	if err := b.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
-		t.Fatalf("unlock by a non-holder = %v, want ErrNotHeld", err)
+	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
+		t.Fatalf("unlock by a non-holder = %v, want store.ErrNotHeld", err)
 	}
 	time.Sleep(time.Second) // over three leases: only renewal keeps it
 	info, err := c.GetLock(ctx, name)
