@@ -11,7 +11,7 @@ import (
 )
 
 // Redisson's RFairLock for Go applications, in its wire format (see
-// KindFairLock and fairlock_acquire.lua): the RLock hash plus a queue of
+// inspect.KindFairLock and fairlock_acquire.lua): the RLock hash plus a queue of
 // waiter ids and their deadlines. Only the head of the queue may take a
 // free lock, so waiters get it in arrival order whichever client they use;
 // a release wakes only the head, on its own channel

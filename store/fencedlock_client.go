@@ -12,7 +12,7 @@ import (
 )
 
 // Redisson's RFencedLock for Go applications, in its wire format (see
-// KindFencedLock and fencedlock_acquire.lua): an RLock whose every
+// inspect.KindFencedLock and fencedlock_acquire.lua): an RLock whose every
 // successful acquire also INCRements FencingTokenKey(name) and returns the
 // new value. The holder passes the token with each write to the guarded
 // resource, which refuses tokens lower than the highest it has seen: a

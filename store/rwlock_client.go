@@ -15,7 +15,7 @@ import (
 )
 
 // Redisson's RReadWriteLock for Go applications, in its wire format (see
-// KindRWLock and rwlock_read_acquire.lua), so Java clients, Go clients and
+// inspect.KindRWLock and rwlock_read_acquire.lua), so Java clients, Go clients and
 // the console share one lock: readers hold together, a writer alone (its
 // own owner may add read levels), and releases are announced on
 // RWLockChannel(name) with "0" after the last reader and "1" after a

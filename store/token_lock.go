@@ -15,7 +15,7 @@ import (
 // Token locks in the layout of seed 004, redsync and bsm/redislock: a string
 // key SET NX PX to a random token, released and refreshed only by whoever
 // holds that token (compare-and-delete, compare-and-pexpire). The console
-// lists them by configured pattern (ObjectPatterns.TokenLocks) and shows the
+// lists them by configured pattern (inspect.ObjectPatterns.TokenLocks) and shows the
 // token as the holder.
 
 var (

@@ -27,7 +27,7 @@ var (
 )
 
 // ErrCorrupt: the bucket's fields cannot be used (not numbers, interval <= 0,
-// ...). The attempt was counted as an error in the stats; a ModifyLimiter
+// ...). The attempt was counted as an error in the stats; a limiter edit
 // from the console repairs the bucket.
 var ErrCorrupt = errors.New("store: token bucket is corrupt")
 

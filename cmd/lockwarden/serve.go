@@ -57,7 +57,7 @@ func (c serveConfig) allowedHosts() []string {
 	return out
 }
 
-// envFallback names, per flag, the environment variable used when the flag
+// serveEnv names, per flag, the environment variable used when the flag
 // is absent from the command line.
 var serveEnv = map[string]string{
 	"redis":              "LOCKWARDEN_REDIS_URL",

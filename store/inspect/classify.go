@@ -79,7 +79,7 @@ func parseLock(name string, fields map[string]string, pttl time.Duration) (LockI
 			return LockInfo{}, false
 		}
 		// Fair and fenced locks share this hash; their side keys, read by
-		// enrichLocks, tell them apart.
+		// queueLockSides, tell them apart.
 		return LockInfo{
 			Name:    name,
 			Kind:    KindReentrant,
@@ -237,7 +237,8 @@ const (
 // parseRedissonLimiter classifies a hash as a Redisson RRateLimiter config:
 // rate, interval and type, optionally keepAliveTime, and nothing else;
 // whole numbers as Redisson writes them, type 0 or 1. The state lives in
-// other keys, so Available stays unknown until enrichLimiters reads it.
+// other keys, so Available stays unknown until a window read
+// (queueLimiterState, queueWindowState) fills it in.
 func parseRedissonLimiter(name string, fields map[string]string, _ int64) (LimiterInfo, bool) {
 	if store.IsInternalKey(name) || len(fields) < 3 || len(fields) > 4 {
 		return LimiterInfo{}, false

@@ -19,7 +19,7 @@ import (
 // machinery, add the side keys' state. Every side key is in the slot of the
 // object's name, so on a Cluster they go to the node that holds the name.
 
-// redissonLimiterState reads a limiter window without moving it. It runs in
+// redissonLimiterStateScript reads a limiter window without moving it. It runs in
 // every sampler pipeline, so it goes as EVALSHA: sending the text with EVAL
 // made Redis hash ~2 KB per limiter per tick (about 5 % of a core at 1,000
 // limiters). A pipeline cannot fall back from NOSCRIPT the way Script.Run

@@ -36,7 +36,7 @@ const (
 	// KindTokenLock is a string set with SET NX PX to a random token and
 	// released by compare-and-delete (seed 004, redsync, bsm/redislock).
 	// Strings carry no marker, so only keys matching
-	// Options.TokenLockPatterns are treated as locks.
+	// ObjectPatterns.TokenLocks are treated as locks.
 	KindTokenLock Kind = "token-lock"
 
 	// KindRedissonLimiter is Redisson's RRateLimiter: config hash <name>
@@ -47,7 +47,7 @@ const (
 	KindRedissonLimiter Kind = "redisson-rate-limiter"
 	// KindCounter is seed 004's access counter: a string INCRemented per
 	// hit, EXPIREd on the first hit of a window. Only keys matching
-	// Options.Counters patterns are treated as counters.
+	// ObjectPatterns.Counters are treated as counters.
 	KindCounter Kind = "counter"
 )
 
@@ -166,7 +166,7 @@ type LimiterInfo struct {
 	KeepAliveMS int64
 	// Counter only.
 	Count int64 // hits in the current window
-	// Limit is the registered limit (Options.Counters); LimitKnown false
+	// Limit is the registered limit (ObjectPatterns.Counters); LimitKnown false
 	// when no rule gave one.
 	Limit      int64
 	LimitKnown bool
