@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"math"
 	"github.com/lockwarden/lockwarden/store"
 	"testing"
 )
@@ -83,5 +84,25 @@ func TestLimiterGet(t *testing.T) {
 	want := LimiterInfo{Name: name, Kind: KindTokenBucket, Rate: 500, IntervalMS: 2, PerSecond: 500, Available: 500, App: "orders"}
 	if *info != want {
 		t.Errorf("GetLimiter = %+v, want %+v", *info, want)
+	}
+}
+
+// Bad rates are refused before anything is sent, whatever the key holds.
+func TestModifyLimiterValidationSendsNothing(t *testing.T) {
+	c, rdb, name := tbNewBucket(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		field      string
+		rate       int64
+		intervalMS float64
+	}{{"rate", 0, 2}, {"interval_ms", 5, math.Inf(1)}, {"interval_ms", 5, math.NaN()}} {
+		var ve *store.ValidationError
+		_, err := c.ModifyLimiter(ctx, name, tc.rate, tc.intervalMS)
+		if !errors.As(err, &ve) || ve.Field != tc.field || !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("ModifyLimiter(%d, %g) = %v, want a *store.ValidationError for %q", tc.rate, tc.intervalMS, err, tc.field)
+		}
+	}
+	if n := rdb.Exists(ctx, name).Val(); n != 0 {
+		t.Errorf("a refused modify created the key")
 	}
 }

@@ -261,7 +261,9 @@ func TestWalkerIncrementalDiscovery(t *testing.T) {
 			limiters = append(limiters, l.Name)
 			found = append(found, "limiter "+l.Name)
 		}
-		skipped += r.Skipped
+		if drain != 1 { // the tick after the next re-sizes the next pass's page
+			skipped += r.Skipped
+		}
 		switch {
 		case drain > 0:
 			drain--
