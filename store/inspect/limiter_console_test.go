@@ -3,8 +3,8 @@ package inspect
 import (
 	"context"
 	"errors"
-	"math"
 	"github.com/lockwarden/lockwarden/store"
+	"math"
 	"testing"
 )
 

@@ -162,11 +162,18 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 		store.UnlockChannel(name), wire.UnlockMessage, holder).Int64()
 }
 
+// maxPlanLevels bounds the read-level keys a plan lists by name; the rest
+// are counted in DeletesMore.
+const maxPlanLevels = 3
+
 // ForceUnlockPlan says what ForceUnlock(name, holder) will do to Redis, for
 // a console to show before the admin confirms.
 type ForceUnlockPlan struct {
 	// Deletes are the keys deleted (when the lock ends up free).
 	Deletes []string `json:"deletes"`
+	// DeletesMore counts further keys deleted that Deletes does not list: a
+	// read holder's level keys beyond the first maxPlanLevels.
+	DeletesMore int64 `json:"deletes_more,omitempty"`
 	// RemovesField is the hash field removed while other holders stay
 	// (read-write locks with several holders).
 	RemovesField string `json:"removes_field,omitempty"`
@@ -210,24 +217,30 @@ func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 			return ForceUnlockPlan{Summary: "nothing: that holder does not hold the lock"}
 		}
 		var levels []string
+		var more int64
 		if target.Mode == wire.RWModeRead {
-			for lv := int64(1); lv <= min(target.Count, 3); lv++ {
+			for lv := int64(1); lv <= min(target.Count, maxPlanLevels); lv++ {
 				levels = append(levels, store.RWReadLevelKey(l.Name, holder, lv))
 			}
+			more = min(target.Count, wire.MaxRWLevelKeys) - int64(len(levels))
+		}
+		andMore := ""
+		if more > 0 {
+			andMore = fmt.Sprintf(" (deleting its read-level keys: the %d listed and %d more)", len(levels), more)
 		}
 		if len(l.Holders) > 1 {
-			s := fmt.Sprintf("removes %s (%s, %d levels) from %q; the other %d holder(s) keep the lock, nothing is published", holder, target.Mode, target.Count, l.Name, len(l.Holders)-1)
+			s := fmt.Sprintf("removes %s (%s, %d levels) from %q%s; the other %d holder(s) keep the lock, nothing is published", holder, target.Mode, target.Count, l.Name, andMore, len(l.Holders)-1)
 			if target.Mode == wire.RWModeWrite {
 				s += "; the lock becomes a read lock"
 			}
-			return ForceUnlockPlan{RemovesField: holder, Deletes: levels, Summary: s}
+			return ForceUnlockPlan{RemovesField: holder, Deletes: levels, DeletesMore: more, Summary: s}
 		}
 		msg := "0"
 		if target.Mode == wire.RWModeWrite {
 			msg = "1"
 		}
-		return ForceUnlockPlan{Deletes: append([]string{l.Name}, levels...), Channel: store.RWLockChannel(l.Name), Message: msg,
-			Summary: fmt.Sprintf("deletes %q and publishes %q on %s so waiting readers and writers retry", l.Name, msg, store.RWLockChannel(l.Name))}
+		return ForceUnlockPlan{Deletes: append([]string{l.Name}, levels...), DeletesMore: more, Channel: store.RWLockChannel(l.Name), Message: msg,
+			Summary: fmt.Sprintf("deletes %q%s and publishes %q on %s so waiting readers and writers retry", l.Name, andMore, msg, store.RWLockChannel(l.Name))}
 	}
 	p := ForceUnlockPlan{Deletes: []string{l.Name}, Channel: store.UnlockChannel(l.Name), Message: wire.UnlockMessage,
 		Summary: fmt.Sprintf("deletes %q (all reentry levels) and publishes %q on %s", l.Name, wire.UnlockMessage, store.UnlockChannel(l.Name))}

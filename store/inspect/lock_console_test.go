@@ -3,6 +3,7 @@ package inspect
 import (
 	"errors"
 	"github.com/lockwarden/lockwarden/store"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,44 @@ func TestLockConsoleValidationSendsNothing(t *testing.T) {
 	}
 	if _, err := c.GetLock(ctx, "ok"); err == nil || errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("valid GetLock against a closed port = %v, want a connection error", err)
+	}
+}
+
+// A read holder with many levels: the plan names the first few level keys
+// and counts the rest, and says so.
+func TestForceUnlockPlanCountsUnlistedLevels(t *testing.T) {
+	const holder = "3f2a6c1e-8b4d-4e2f-9a1b-0c5d7e9f1a2b:7"
+	for _, tc := range []struct {
+		count       int64
+		others      int
+		listed      int
+		more        int64
+		sayAndMore  bool
+		deletesName bool
+	}{
+		{count: 2, listed: 2, deletesName: true},
+		{count: 3, listed: 3, deletesName: true},
+		{count: 5, listed: 3, more: 2, sayAndMore: true, deletesName: true},
+		{count: 5, others: 1, listed: 3, more: 2, sayAndMore: true},
+	} {
+		l := &LockInfo{Name: "rw", Kind: KindRWLock, Mode: "read",
+			Holders: []Holder{{ID: holder, Count: tc.count, Mode: "read"}}}
+		for i := range tc.others {
+			l.Holders = append(l.Holders, Holder{ID: holder + strconv.Itoa(i), Count: 1, Mode: "read"})
+		}
+		p := l.ForceUnlockPlan(holder)
+		levels := p.Deletes
+		if tc.deletesName {
+			if len(levels) == 0 || levels[0] != "rw" {
+				t.Fatalf("count %d: deletes %v, want the lock first", tc.count, levels)
+			}
+			levels = levels[1:]
+		}
+		if len(levels) != tc.listed || p.DeletesMore != tc.more {
+			t.Errorf("count %d, %d others: lists %d level keys and %d more, want %d and %d", tc.count, tc.others, len(levels), p.DeletesMore, tc.listed, tc.more)
+		}
+		if got := strings.Contains(p.Summary, strconv.FormatInt(tc.more, 10)+" more"); got != tc.sayAndMore {
+			t.Errorf("count %d: summary %q; says \"and N more\": %v, want %v", tc.count, p.Summary, got, tc.sayAndMore)
+		}
 	}
 }
