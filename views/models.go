@@ -325,11 +325,6 @@ func LimiterURL(name string) string { return "/limiters/" + url.PathEscape(name)
 // that breaks a lock.
 func ForceUnlockURL(name string) string { return LockURL(name) + "/force-unlock" }
 
-// ForceUnlockConfirmURL is the confirmation page for one holder.
-func ForceUnlockConfirmURL(name, holder string) string {
-	return ForceUnlockURL(name) + "?holder=" + url.QueryEscape(holder)
-}
-
 // LoginPage is GET /login and a refused sign-in.
 type LoginPage struct {
 	Layout

@@ -135,22 +135,6 @@ func TestSamplerHistoryRing(t *testing.T) {
 	}
 }
 
-func TestSamplerStatsFrameShape(t *testing.T) {
-	sn := &snapshot{
-		At:       1000,
-		Locks:    []inspect.LockInfo{{Name: "l", PTTL: -1}},
-		Limiters: []inspect.LimiterInfo{{Name: "r", Available: 7}},
-		Stats:    map[string]inspect.Summary{"r": {Window: inspect.Counts{Acquired: 3, Rejected: 1}}},
-	}
-	f := buildStatsFrame(sn)
-	if f.Type != "stats" || f.At != 1000 || f.LockCount != 1 || f.LimiterCount != 1 {
-		t.Errorf("frame = %+v", f)
-	}
-	if f.PTTLMS["l"] != -1 || f.Holders["l"] == nil || f.Available["r"] != 7 || f.Limiters["r"].Acquired != 3 {
-		t.Errorf("frame maps = %+v", f)
-	}
-}
-
 // A stats frame that leaves out unchanged parts reaches a viewer in full
 // the first time, and as sent afterwards; other frames do not prime.
 func TestHubStatsFullForNewViewers(t *testing.T) {
@@ -195,7 +179,9 @@ func TestHubStatsFullForNewViewers(t *testing.T) {
 	}
 }
 
-func TestSamplerStatsFrameCoreAndMeta(t *testing.T) {
+// One frame built from a snapshot: the core every frame carries, the
+// rarely-changing meta, and the two spliced back into the full frame.
+func TestSamplerStatsFrame(t *testing.T) {
 	sn := &snapshot{
 		At:        1000,
 		Locks:     []inspect.LockInfo{{Name: "l", PTTL: -1, Kind: inspect.KindReentrant, Holders: []inspect.Holder{{ID: "u:1", Count: 2}}}},
@@ -228,6 +214,9 @@ func TestSamplerStatsFrameCoreAndMeta(t *testing.T) {
 	if full.Type != "stats" || full.Kinds["l"] != inspect.KindReentrant || full.FirstSeen["l"] != 500 ||
 		len(full.Holders["l"]) != 1 || full.Holders["l"][0].Count != 2 || full.Limiters["r"].Acquired != 3 {
 		t.Errorf("full frame = %+v", full)
+	}
+	if full.At != 1000 || full.LockCount != 1 || full.LimiterCount != 1 || full.PTTLMS["l"] != -1 || full.Available["r"] != 7 {
+		t.Errorf("full frame counts and maps = %+v", full)
 	}
 	if _, ok := full.LimiterInfo["r"]; !ok {
 		t.Errorf("full frame limiter_info = %v", full.LimiterInfo)
