@@ -50,7 +50,7 @@ func (s *Server) listLocks(c echo.Context, glob string) ([]inspect.LockInfo, err
 	}
 	out := make([]inspect.LockInfo, 0, len(d.Locks))
 	for _, l := range d.Locks {
-		if glob == "" || store.GlobMatch(glob, l.Name) {
+		if glob == "" || inspect.GlobMatch(glob, l.Name) {
 			out = append(out, l)
 		}
 	}

@@ -283,7 +283,7 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 		}
 		var batch []string
 		for _, k := range keys {
-			if store.IsInternalKey(k) || !store.GlobMatch(match, k) {
+			if store.IsInternalKey(k) || !GlobMatch(match, k) {
 				continue
 			}
 			if _, ok := d.patterns.counterRule(k); ok || d.patterns.isTokenLockName(k) {

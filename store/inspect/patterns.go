@@ -67,7 +67,7 @@ func (p ObjectPatterns) empty() bool { return len(p.TokenLocks) == 0 && len(p.Co
 // isTokenLockName reports whether name is configured as a token lock.
 func (p ObjectPatterns) isTokenLockName(name string) bool {
 	for _, pat := range p.TokenLocks {
-		if store.GlobMatch(pat, name) {
+		if GlobMatch(pat, name) {
 			return true
 		}
 	}
@@ -77,7 +77,7 @@ func (p ObjectPatterns) isTokenLockName(name string) bool {
 // counterRule returns the first counter rule matching name.
 func (p ObjectPatterns) counterRule(name string) (CounterRule, bool) {
 	for _, r := range p.Counters {
-		if store.GlobMatch(r.Pattern, name) {
+		if GlobMatch(r.Pattern, name) {
 			return r, true
 		}
 	}

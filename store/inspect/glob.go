@@ -1,4 +1,4 @@
-package store
+package inspect
 
 // GlobMatch reports whether s matches pattern with Redis's glob rules (the
 // ones SCAN MATCH and KEYS use): '*' any run of bytes, '?' one byte,
