@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 

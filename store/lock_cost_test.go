@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 

@@ -3,12 +3,12 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )

@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"math"
 	"strconv"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"math"
 	"os"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )

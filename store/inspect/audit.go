@@ -3,11 +3,11 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -3,12 +3,12 @@ package inspect
 import (
 	"context"
 	"errors"
-	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 

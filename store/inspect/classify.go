@@ -1,13 +1,14 @@
 package inspect
 
 import (
-	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // Classification decides, from what one HGETALL (and PTTL) returned, whether

@@ -1,11 +1,12 @@
 package inspect
 
 import (
-	"github.com/lockwarden/lockwarden/store"
 	"math"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store"
 )
 
 const clsUUID = "3f2a6c1e-8b4d-4e2f-9a1b-0c5d7e9f1a2b"

@@ -3,11 +3,11 @@ package inspect
 import (
 	"context"
 	"errors"
-	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"sort"
 	"sync"
 
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 

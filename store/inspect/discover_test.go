@@ -3,12 +3,12 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )

@@ -2,13 +2,13 @@ package inspect
 
 import (
 	"context"
-	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 

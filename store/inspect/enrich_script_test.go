@@ -2,11 +2,11 @@ package inspect
 
 import (
 	"context"
-	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 

@@ -2,12 +2,12 @@ package inspect
 
 import (
 	"context"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -2,11 +2,11 @@ package inspect
 
 import (
 	"context"
-	"github.com/lockwarden/lockwarden/store"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )

@@ -3,11 +3,11 @@ package inspect
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/lockwarden/lockwarden/store"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -3,10 +3,10 @@ package inspect
 import (
 	"context"
 	"errors"
-	"github.com/lockwarden/lockwarden/store"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"time"
-
 	"github.com/redis/go-redis/v9"
 )
 

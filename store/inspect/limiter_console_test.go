@@ -3,9 +3,10 @@ package inspect
 import (
 	"context"
 	"errors"
-	"github.com/lockwarden/lockwarden/store"
 	"math"
 	"testing"
+
+	"github.com/lockwarden/lockwarden/store"
 )
 
 func TestLimiterModify(t *testing.T) {

@@ -3,12 +3,11 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"strings"
 
 	"github.com/lockwarden/lockwarden/luascripts"
-
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 

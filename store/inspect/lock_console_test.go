@@ -2,12 +2,12 @@ package inspect
 
 import (
 	"errors"
-	"github.com/lockwarden/lockwarden/store"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )

@@ -1,8 +1,9 @@
 package inspect
 
 import (
-	"github.com/lockwarden/lockwarden/store"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store"
 )
 
 // Token locks and access counters are plain strings: nothing in a value like

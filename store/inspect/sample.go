@@ -2,9 +2,9 @@ package inspect
 
 import (
 	"context"
-	"github.com/lockwarden/lockwarden/store"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/redis/go-redis/v9"
 )
 

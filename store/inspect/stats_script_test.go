@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"github.com/lockwarden/lockwarden/store"
 	"math/rand"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
