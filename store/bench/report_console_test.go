@@ -153,7 +153,7 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 	k := discoveryKeys{other: 1_000_000, locks: 10_000, limiters: 1_000}
 	w("\n## 8. Discovery: 10,000 locks and 1,000 token buckets among 1,000,000 other keys\n\n")
 	w("A redis-server of its own (`--enable-debug-command local`): 900,000 strings from DEBUG POPULATE and 100,000 three-field application hashes (which discovery must read and reject), "+
-		"10,000 Redisson-layout locks and 1,000 seed-001 token buckets. One pass of `store.Client.Discover(ctx, \"*\")`, what the console runs at its first tick and then every second; "+
+		"10,000 Redisson-layout locks and 1,000 seed-001 token buckets. One pass of `inspect.Inspector.Discover(ctx, \"*\")`, what the console runs at its first tick and then every second; "+
 		"meanwhile a probe client sends PING about every millisecond on its own connection (the idle p99 is the same probe for 1 s before the pass). %d passes.\n\n", rounds)
 	rdb, err := discoveryServer(ctx, t, k)
 	if err != nil {
