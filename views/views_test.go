@@ -112,8 +112,10 @@ func events() []EventRow {
 func pages() map[string]templ.Component {
 	lock := lockRows()[0]
 	lim := limiterRows()[0]
+	signedIn := layout(NavOverview)
+	signedIn.Role, signedIn.CanSignOut, signedIn.Flash = "admin", true, "<b>flash</b>"
 	return map[string]templ.Component{
-		"overview": Overview(OverviewPage{Layout: layout(NavOverview), LockCount: 3, LimiterCount: 2, Busiest: limiterRows(), Events: events()}),
+		"overview": Overview(OverviewPage{Layout: signedIn, LockCount: 3, LimiterCount: 2, Busiest: limiterRows(), Events: events()}),
 		"locks":    Locks(LocksPage{Layout: layout(NavLocks), Match: `*"<b>`, Locks: lockRows()}),
 		"lock":     LockDetail(LockDetailPage{Layout: layout(NavLocks), Lock: lock, Channel: "redisson_lock__channel:{" + lock.Name + "}", Stats: Counts{1, 2, 3}}),
 		"confirm":  ForceUnlockConfirm(ForceUnlockConfirmPage{Layout: layout(NavLocks), Name: lock.Name, Holder: lock.Holders[0].ID, Channel: "ch<i>", Count: 2}),
@@ -124,6 +126,8 @@ func pages() map[string]templ.Component {
 		"events": Events(EventsPage{Layout: layout(NavEvents), Events: events()}),
 		"wall":   Wall(WallPage{Layout: Layout{Title: "Wall", RedisDown: true}, Limiters: limiterRows(), LockCount: 7, Events: events()}),
 		"error":  ErrorView(ErrorPage{Layout: Layout{Title: "Conflict", Flash: "<b>flash</b>", FlashKind: FlashError}, Status: 409, Message: "held by <someone>", Holders: lock.Holders, Back: LockURL(lock.Name)}),
+		"login":  Login(LoginPage{Layout: layout(""), Next: "/locks?match=<b>", Error: "<b>bad</b>"}),
+		"audit":  Audit(AuditPage{Layout: layout(NavAudit), Records: []AuditRow{{Action: "force-unlock", Target: lock.Name, Reason: "<b>why</b>"}}}),
 	}
 }
 
@@ -183,8 +187,8 @@ func TestViewPostFormsCarryNoToken(t *testing.T) {
 			}
 		})
 	}
-	if posts != 2 {
-		t.Errorf("want 2 POST forms (limiter edit, force-unlock confirm), got %d", posts)
+	if posts != 4 {
+		t.Errorf("want 4 POST forms (sign-out, limiter edit, force-unlock confirm, sign-in), got %d", posts)
 	}
 }
 
