@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -529,5 +532,27 @@ func TestSecHostileNames(t *testing.T) {
 		if doc := parseHTML(t, b); !strings.Contains(doc.Text(), evil) {
 			t.Errorf("GET %s does not show the name as text", path)
 		}
+	}
+}
+
+// A handler panic is a 500 that reveals nothing, through the one error
+// mapping, and the stack reaches the log with the request ID.
+func TestSecPanicIs500(t *testing.T) {
+	var logBuf bytes.Buffer
+	s := New(Config{Logger: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	s.echo.GET("/api/panic", func(echo.Context) error { panic("secret detail") })
+	req := httptest.NewRequest(http.MethodGet, "/api/panic", nil)
+	req.Host = "127.0.0.1:8080"
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	var er apiErr
+	if rec.Code != 500 || json.Unmarshal(rec.Body.Bytes(), &er) != nil || er.Error != "internal error" {
+		t.Errorf("panic answered %d %s", rec.Code, rec.Body)
+	}
+	id := rec.Header().Get("X-Request-ID")
+	logged := logBuf.String()
+	if id == "" || !strings.Contains(logged, `"request_id":"`+id+`"`) || !strings.Contains(logged, "secret detail") ||
+		!strings.Contains(logged, "goroutine") {
+		t.Errorf("panic log lacks the request ID %q, the panic or its stack: %s", id, logged)
 	}
 }
