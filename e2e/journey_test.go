@@ -126,6 +126,13 @@ func (j *journey) text(sel string) string {
 	return strings.TrimSpace(s)
 }
 
+// words is the text of the first element matching sel with runs of white
+// space made one space, for cells whose markup breaks lines.
+func (j *journey) words(sel string) string {
+	j.t.Helper()
+	return strings.Join(strings.Fields(j.rawText(sel)), " ")
+}
+
 // rawText is the exact text of the first element matching sel, for names
 // whose spaces matter.
 func (j *journey) rawText(sel string) string {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,39 +15,9 @@ import (
 
 const kindsUUID = "5b0c7a1e-2d3f-4a6b-9c8d-0e1f2a3b4c5d"
 
-// kindsTab opens a fresh tab at path.
-func kindsTab(t *testing.T, base, path string) *tab {
-	t.Helper()
-	tb := openTab(t)
-	if _, err := tb.Goto(base + path); err != nil {
-		t.Fatal(err)
-	}
-	return tb
-}
-
-func kindsText(t *testing.T, tb *tab, sel string) string {
-	t.Helper()
-	s, err := tb.Locator(sel).First().TextContent()
-	if err != nil {
-		t.Fatalf("%s: %v", sel, err)
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func kindsClick(t *testing.T, tb *tab, sel string) {
-	t.Helper()
-	if err := tb.Locator(sel).First().Click(); err != nil {
-		t.Fatalf("click %s: %v", sel, err)
-	}
-	if err := tb.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestJourneyKindsReadWriteLock(t *testing.T) {
-	rs, rdb := redisFor(t)
-	ctx := ctxT(t)
-	con := startConsole(t, rs.URL())
+	j := newJourney(t)
+	rdb, ctx := j.rdb, j.ctx
 	const name = "report:{2025}"
 	r1, r2 := kindsUUID+":41", kindsUUID+":42"
 	// Redisson's read lock: the hash in read mode, a reentry count per
@@ -61,34 +30,32 @@ func TestJourneyKindsReadWriteLock(t *testing.T) {
 	}
 	rdb.PExpire(ctx, name, time.Minute)
 
-	tb := kindsTab(t, con.URL, "/locks")
+	j.open("/locks")
 	row := `[data-testid=lock-row][data-lock="` + name + `"]`
-	if got := kindsText(t, tb, row+` [data-field=kind]`); got != "rwlock" {
+	if got := j.words(row + ` [data-field=kind]`); got != "rwlock" {
 		t.Errorf("kind shown %q, want rwlock", got)
 	}
-	if got := kindsText(t, tb, row+` [data-testid=lock-holders]`); got != r1+" ×2 (read), "+r2+" ×1 (read)" {
+	if got := j.words(row + ` [data-testid=lock-holders]`); got != r1+" ×2 (read), "+r2+" ×1 (read)" {
 		t.Errorf("holders shown %q", got)
 	}
-	kindsClick(t, tb, row+` [data-testid=lock-link]`)
-	if got := kindsText(t, tb, `[data-testid=lock-mode]`); got != "read" {
+	j.clickTo(row + ` [data-testid=lock-link]`)
+	if got := j.words(`[data-testid=lock-mode]`); got != "read" {
 		t.Errorf("mode shown %q", got)
 	}
-	if n, _ := tb.Locator(`[data-testid=holder-row]`).Count(); n != 2 {
+	if n, _ := j.tab.Locator(`[data-testid=holder-row]`).Count(); n != 2 {
 		t.Fatalf("%d holder rows, want 2", n)
 	}
 
-	kindsClick(t, tb, `[data-testid=holder-row][data-holder="`+r1+`"] [data-testid=force-unlock-button]`)
-	if got := kindsText(t, tb, `[data-testid=confirm-summary]`); !strings.Contains(got, "keep the lock") {
+	j.clickTo(`[data-testid=holder-row][data-holder="` + r1 + `"] [data-testid=force-unlock-button]`)
+	if got := j.words(`[data-testid=confirm-summary]`); !strings.Contains(got, "keep the lock") {
 		t.Errorf("confirmation summary %q does not say the other holder keeps the lock", got)
 	}
-	if n, _ := tb.Locator(`[data-testid=confirm-no-publish]`).Count(); n != 1 {
+	if n, _ := j.tab.Locator(`[data-testid=confirm-no-publish]`).Count(); n != 1 {
 		t.Error("the confirmation does not say nothing is published")
 	}
-	if err := tb.Locator(`[data-testid=force-unlock-reason]`).Fill("reader 41 hung"); err != nil {
-		t.Fatal(err)
-	}
-	kindsClick(t, tb, `[data-testid=force-unlock-confirm]`)
-	if got := kindsText(t, tb, `[data-testid=flash]`); !strings.Contains(got, "the other holders keep it") {
+	j.fill(`[data-testid=force-unlock-reason]`, "reader 41 hung")
+	j.clickTo(`[data-testid=force-unlock-confirm]`)
+	if got := j.words(`[data-testid=flash]`); !strings.Contains(got, "the other holders keep it") {
 		t.Errorf("flash %q", got)
 	}
 
@@ -108,9 +75,8 @@ func TestJourneyKindsReadWriteLock(t *testing.T) {
 }
 
 func TestJourneyKindsSlidingWindowLimiter(t *testing.T) {
-	rs, rdb := redisFor(t)
-	ctx := ctxT(t)
-	con := startConsole(t, rs.URL())
+	j := newJourney(t)
+	rdb, ctx := j.rdb, j.ctx
 	const name = "partner-api"
 	value, permits := "{"+name+"}:value", "{"+name+"}:permits"
 	// Redisson 3.34: trySetRate's config hash, the value without expiry,
@@ -123,37 +89,35 @@ func TestJourneyKindsSlidingWindowLimiter(t *testing.T) {
 	rdb.Set(ctx, value, 6, 0)
 	rdb.ZAdd(ctx, permits, redis.Z{Score: float64(now - 100), Member: string([]byte{byte(len(id))}) + id + string(n4[:])})
 
-	tb := kindsTab(t, con.URL, "/limiters")
+	j.open("/limiters")
 	row := `[data-testid=limiter-row][data-limiter="` + name + `"]`
-	if got := kindsText(t, tb, row+` [data-field=kind]`); got != "redisson-rate-limiter" {
+	if got := j.words(row + ` [data-field=kind]`); got != "redisson-rate-limiter" {
 		t.Errorf("kind shown %q", got)
 	}
-	if got := kindsText(t, tb, row+` [data-testid=rejected-hidden]`); got != "4 granted · rejections not visible" {
+	if got := j.words(row + ` [data-testid=rejected-hidden]`); got != "4 granted · rejections not visible" {
 		t.Errorf("rejected cell %q", got)
 	}
-	if n, _ := tb.Locator(row + ` [data-field=rejected]`).Count(); n != 0 {
+	if n, _ := j.tab.Locator(row + ` [data-field=rejected]`).Count(); n != 0 {
 		t.Error("a rejected count is shown for a Redisson limiter")
 	}
 
-	kindsClick(t, tb, row+` [data-testid=limiter-link]`)
-	if got := kindsText(t, tb, `[data-testid=rejections-hidden]`); !strings.Contains(got, "Rejections by Redisson clients are not visible") {
+	j.clickTo(row + ` [data-testid=limiter-link]`)
+	if got := j.words(`[data-testid=rejections-hidden]`); !strings.Contains(got, "Rejections by Redisson clients are not visible") {
 		t.Errorf("notice %q", got)
 	}
-	if got := kindsText(t, tb, `[data-testid=limiter-algorithm]`); !strings.HasPrefix(got, "sliding window") {
+	if got := j.words(`[data-testid=limiter-algorithm]`); !strings.HasPrefix(got, "sliding window") {
 		t.Errorf("algorithm %q", got)
 	}
-	keep := kindsText(t, tb, `[data-testid=keep-state-keep-text]`)
-	if !strings.Contains(keep, "Keeps the grants") || !strings.Contains(kindsText(t, tb, `[data-testid=keep-state-reset-text]`), "Resets") {
+	keep := j.words(`[data-testid=keep-state-keep-text]`)
+	if !strings.Contains(keep, "Keeps the grants") || !strings.Contains(j.words(`[data-testid=keep-state-reset-text]`), "Resets") {
 		t.Errorf("the page does not say what each choice does: %q", keep)
 	}
-	if err := tb.Locator(`[data-testid=input-rate]`).Fill("5"); err != nil {
+	j.fill(`[data-testid=input-rate]`, "5")
+	if err := j.tab.Locator(`[data-testid=keep-state-keep]`).Check(); err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.Locator(`[data-testid=keep-state-keep]`).Check(); err != nil {
-		t.Fatal(err)
-	}
-	kindsClick(t, tb, `[data-testid=limiter-save]`)
-	if got := kindsText(t, tb, `[data-testid=flash]`); !strings.Contains(got, "was updated") {
+	j.clickTo(`[data-testid=limiter-save]`)
+	if got := j.words(`[data-testid=flash]`); !strings.Contains(got, "was updated") {
 		t.Fatalf("flash %q", got)
 	}
 
@@ -167,7 +131,7 @@ func TestJourneyKindsSlidingWindowLimiter(t *testing.T) {
 	if n := rdb.ZCard(ctx, permits).Val(); n != 1 {
 		t.Errorf("%d grants in Redis, want the one kept", n)
 	}
-	if got := kindsText(t, tb, `[data-testid=limiter-available]`); got != "1" {
+	if got := j.words(`[data-testid=limiter-available]`); got != "1" {
 		t.Errorf("available shown %q after the edit", got)
 	}
 }

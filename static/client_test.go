@@ -302,7 +302,7 @@ func TestStaticClientLocksPage(t *testing.T) {
 }
 
 func TestStaticClientLimiterDetail(t *testing.T) {
-	page := views.LimiterDetail(views.LimiterDetailPage{Layout: views.Layout{Title: "L", CSRFToken: "x"},
+	page := views.LimiterDetail(views.LimiterDetailPage{Layout: views.Layout{Title: "L"},
 		Limiter: views.LimiterRow{Name: hostileLimiter, Kind: "token-bucket", Rate: 500, IntervalMS: 2, PerSecond: 500, Spark: []views.Counts{{Acquired: 1}}},
 		Rolling: []views.RollingRow{{At: t0, Acquired: 1}}})
 	fs := newFakeServer(t, map[string]templ.Component{"l": page})

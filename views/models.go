@@ -49,7 +49,6 @@ const (
 type Layout struct {
 	Title     string
 	Active    string // one of the Nav* constants, "" for none
-	CSRFToken string // rendered into every POST form as _csrf
 	Flash     string // one-shot message shown on top, e.g. after a redirect
 	FlashKind string // FlashOK or FlashError
 	RedisDown bool   // the last Redis call failed; pages show a banner

@@ -379,12 +379,12 @@ func decodeJSON(c echo.Context, v any) error {
 		return nil
 	}
 	var (
-		mbe *http.MaxBytesError
-		se  *json.SyntaxError
-		te  *json.UnmarshalTypeError
+		tooBig *echo.HTTPError // BodyLimit's, returned by the body's Read
+		se     *json.SyntaxError
+		te     *json.UnmarshalTypeError
 	)
 	switch {
-	case errors.As(err, &mbe):
+	case errors.As(err, &tooBig) && tooBig.Code == http.StatusRequestEntityTooLarge:
 		return &httpError{Status: http.StatusRequestEntityTooLarge, Message: "request body too large (limit 64 KiB)", Err: err}
 	case errors.Is(err, io.EOF):
 		return badRequest("", "request body is empty; expected a JSON object")

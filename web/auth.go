@@ -59,8 +59,7 @@ type identity struct {
 	// local mode, "" when anonymous.
 	Fingerprint string
 	// Bearer is true when the request authenticated with an Authorization
-	// header: a browser never adds one by itself, so such a request cannot
-	// be a forgery and is exempt from the CSRF token.
+	// header (an API client, which has no session to sign out of).
 	Bearer bool
 }
 

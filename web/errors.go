@@ -70,10 +70,7 @@ func toHTTPError(err error) *httpError {
 		}
 		return &httpError{Status: ee.Code, Message: msg, Err: err}
 	}
-	var mbe *http.MaxBytesError
 	switch {
-	case errors.As(err, &mbe):
-		return &httpError{Status: http.StatusRequestEntityTooLarge, Message: "request body too large (limit 64 KiB)", Err: err}
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrModify):
 		return &httpError{Status: http.StatusNotFound, Message: "not found", Err: err}
 	case errors.Is(err, store.ErrWrongKind):

@@ -11,10 +11,11 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 )
 
 // Browser-facing defences that do not depend on who is signed in: the Host
-// allow-list (DNS rebinding), the same-origin rule for state changes, and
+// allow-list (DNS rebinding), the cross-origin rule for state changes, and
 // the response headers (CSP, framing, sniffing, referrer).
 
 // hostPolicy is the set of Host headers the console answers to. A DNS
@@ -164,35 +165,59 @@ func isLoopbackListen(ctx context.Context, listen string) (bool, error) {
 	return len(ips) > 0, nil
 }
 
-// sameOriginRequest refuses state-changing requests a browser sent from
-// another origin. Sec-Fetch-Site, which every current browser sends and
-// a page cannot forge, decides when present; otherwise a real Origin must
-// match; a request with neither (a script, an old browser) is left to the
-// CSRF token, which it needs anyway.
-func sameOriginRequest(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if isSafeMethod(r.Method) {
-			return next(c)
-		}
-		if sfs := r.Header.Get("Sec-Fetch-Site"); sfs != "" {
-			if sfs != "same-origin" {
-				return &httpError{Status: http.StatusForbidden, Message: "cross-site request refused (Sec-Fetch-Site: " + clipText(sfs, 40) + ")"}
+// crossOrigin refuses state-changing requests a browser sent on behalf of
+// another site, using the standard library's rule: Sec-Fetch-Site decides
+// when present (same-origin or none pass), otherwise an Origin header must
+// name the request's Host; a request with neither is not from a browser
+// page (curl, a script) and passes, since nothing a forged page can make a
+// browser send lacks both. No token, so scripts on the admin's machine work
+// in local mode too. Origins of --allowed-host names are trusted, for old
+// browsers (no Sec-Fetch-Site) behind a proxy that rewrites Host.
+//
+// It calls Check rather than going through echo.WrapMiddleware: the
+// wrapped handler's refusal writes its own plain-text 403 through a deny
+// handler that sees only (w, r), bypassing the one error mapping (HTML or
+// JSON), the audit outcome and the request log; Check is the same
+// decision returned as an error.
+func crossOrigin(allowedHosts []string) echo.MiddlewareFunc {
+	cop := http.NewCrossOriginProtection()
+	for _, o := range trustedOrigins(allowedHosts) {
+		// Entries were parsed by trustedOrigins; one that still fails is
+		// just not trusted.
+		_ = cop.AddTrustedOrigin(o)
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := cop.Check(c.Request()); err != nil {
+				return &httpError{Status: http.StatusForbidden,
+					Message: "cross-origin request refused: " + err.Error() + "; use the console's own pages, or send no Origin (scripts)",
+					Err:     err}
 			}
 			return next(c)
 		}
-		// Our own Referrer-Policy (no-referrer) makes browsers send
-		// "Origin: null" on same-origin form posts, so "null" proves
-		// nothing either way; the CSRF token decides.
-		if o := r.Header.Get(echo.HeaderOrigin); o != "" && o != "null" && !originMatchesHost(o, r.Host) {
-			return &httpError{Status: http.StatusForbidden, Message: "cross-origin request refused"}
-		}
-		return next(c)
 	}
 }
 
+// trustedOrigins turns --allowed-host entries into origins: "name:port"
+// into http and https on that port, "name" into both on default ports.
+func trustedOrigins(allowedHosts []string) []string {
+	var out []string
+	for _, a := range allowedHosts {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if a == "" || strings.ContainsAny(a, "/?#@ ") {
+			continue
+		}
+		if _, err := url.Parse("http://" + a); err != nil {
+			continue
+		}
+		out = append(out, "http://"+a, "https://"+a)
+	}
+	return out
+}
+
 // originMatchesHost: the Origin's host and port are the request's. "null"
-// (sandboxed frames, file: pages) never matches.
+// (sandboxed frames, file: pages) never matches. The websocket handshake
+// uses it: a GET, which cross-origin protection lets through.
 func originMatchesHost(origin, host string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -201,12 +226,20 @@ func originMatchesHost(origin, host string) bool {
 	return strings.EqualFold(u.Host, host)
 }
 
-// securityHeaders: no inline script or style may run (the pages have
-// none), nothing may frame the console, no referrer leaks lock names to
-// other sites. connect-src names the websocket explicitly because older
-// browsers do not count ws: as 'self'; Host was checked against the
-// allow-list before this runs.
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+// secureHeaders: nothing may frame the console, no content is sniffed, no
+// referrer leaks lock names to other sites. Echo's Secure sets these; its
+// CSP is one fixed string, so the policy is contentSecurityPolicy's.
+var secureHeaders = middleware.SecureWithConfig(middleware.SecureConfig{
+	ContentTypeNosniff: "nosniff",
+	XFrameOptions:      "DENY",
+	ReferrerPolicy:     "no-referrer",
+})
+
+// contentSecurityPolicy: no inline script or style may run (the pages have
+// none). connect-src names the websocket explicitly because older browsers
+// do not count ws: as 'self', which needs this request's Host; Host was
+// checked against the allow-list before this runs.
+func contentSecurityPolicy(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
 		host := c.Request().Host
@@ -216,9 +249,6 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
 			"connect-src "+connect+"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		return next(c)

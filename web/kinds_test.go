@@ -135,7 +135,7 @@ func TestKindsConsoleRWLockRemovesOneHolder(t *testing.T) {
 	if _, err := ps.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	body, hdr := form("holder", r1, "_csrf", csrfToken(t, doc), "reason", "reader stuck")
+	body, hdr := form("holder", r1, "reason", "reader stuck")
 	st, h, _ := e.do("POST", "/locks/"+esc(name)+"/force-unlock", body, hdr)
 	if st != 303 || !strings.Contains(h.Get("Location"), "flash=holder-removed") {
 		t.Fatalf("POST: %d %v", st, h)
@@ -292,13 +292,12 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 		t.Errorf("choice texts %q / %q", keepText, doc.Find(`[data-testid="keep-state-reset-text"]`).Text())
 	}
 	// Without a choice nothing changes and the form asks for one.
-	tok := csrfToken(t, doc)
-	body, hdr := form("rate", "5", "interval_ms", "60000", "_csrf", tok)
+	body, hdr := form("rate", "5", "interval_ms", "60000")
 	st, _, b = e.do("POST", "/limiters/"+esc(name), body, hdr)
 	if st != 400 || parseHTML(t, b).Find(`[data-testid="error-keep_state"]`).Length() != 1 || e.hgetall(name)["rate"] != "10" {
 		t.Fatalf("POST without keep_state: %d", st)
 	}
-	body, hdr = form("rate", "5", "interval_ms", "60000", "keep_state", "keep", "_csrf", tok)
+	body, hdr = form("rate", "5", "interval_ms", "60000", "keep_state", "keep")
 	if st, _, _ = e.do("POST", "/limiters/"+esc(name), body, hdr); st != 303 {
 		t.Fatalf("POST keep: %d", st)
 	}
@@ -361,7 +360,7 @@ func TestKindsConsoleCounterReset(t *testing.T) {
 		doc.Find(`[data-testid="limiter-count"]`).Text() != "5" || doc.Find(`[data-testid="limiter-limit"]`).Text() != "3" {
 		t.Fatalf("counter page %d: %s", st, doc.Find(`[data-testid="limiter-detail"]`).Text())
 	}
-	body, hdr := form("_csrf", csrfToken(t, doc))
+	body, hdr := form()
 	st, h, _ := e.do("POST", views.ResetCounterURL(ip), body, hdr)
 	if st != 303 || !strings.Contains(h.Get("Location"), "flash=reset") || e.rdb.Exists(ctx, ip).Val() != 0 {
 		t.Fatalf("reset form: %d %v", st, h)

@@ -130,7 +130,7 @@ func (e *testEnv) do(method, path string, body io.Reader, hdr map[string]string)
 	return resp.StatusCode, resp.Header, b
 }
 
-// bearer marks an API call as a script's: exempt from CSRF.
+// bearer marks an API call as a script's (in local mode any token passes).
 var bearer = map[string]string{"Authorization": "Bearer test", "Content-Type": "application/json"}
 
 // getJSON GETs path and decodes the JSON answer into v.

@@ -40,9 +40,6 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 	l.Role = id.Role.String()
 	l.ReadOnly = id.Role != roleAdmin
 	l.CanSignOut = id.Role != roleNone && !id.Bearer && !s.localMode()
-	if tok, ok := c.Get(csrfContextKey).(string); ok {
-		l.CSRFToken = tok
-	}
 	if sn := s.sampler.latest(); sn != nil && !sn.RedisUp {
 		l.RedisDown = true
 	}

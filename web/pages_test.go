@@ -27,16 +27,6 @@ func parseHTML(t *testing.T, body []byte) *goquery.Document {
 	return doc
 }
 
-// csrfToken is the _csrf value of the page's first form that has one.
-func csrfToken(t *testing.T, doc *goquery.Document) string {
-	t.Helper()
-	tok, ok := doc.Find(`form input[name="_csrf"]`).First().Attr("value")
-	if !ok || tok == "" {
-		t.Fatal("page has no _csrf input")
-	}
-	return tok
-}
-
 func form(kv ...string) (*strings.Reader, map[string]string) {
 	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -198,7 +188,7 @@ func TestServerHandlerWithoutOpen(t *testing.T) {
 	}
 }
 
-func TestPageLimiterFormCSRF(t *testing.T) {
+func TestPageLimiterForm(t *testing.T) {
 	e := newEnv(t, nil)
 	name := e.prefix + "rl/form"
 	e.makeBucket(name, 100, "10")
@@ -208,23 +198,19 @@ func TestPageLimiterFormCSRF(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("GET %s: %d", page, st)
 	}
-	tok := csrfToken(t, parseHTML(t, b))
 
-	// Without the token: 403 and nothing changed.
+	// From another site: 403 and nothing changed.
 	body, hdr := form("rate", "200", "interval_ms", "5")
+	hdr["Sec-Fetch-Site"] = "cross-site"
 	if st, _, _ := e.do("POST", page, body, hdr); st != 403 {
-		t.Errorf("POST without _csrf: %d, want 403", st)
-	}
-	body, hdr = form("rate", "200", "interval_ms", "5", "_csrf", "forged-token-forged-token-forged-token-ab")
-	if st, _, _ := e.do("POST", page, body, hdr); st != 403 {
-		t.Errorf("POST with a wrong _csrf: %d, want 403", st)
+		t.Errorf("cross-site POST: %d, want 403", st)
 	}
 	if h := e.hgetall(name); h["max_permits"] != "100" || h["interval"] != "10" {
 		t.Fatalf("rejected POSTs changed the bucket: %v", h)
 	}
 
 	// Bad input: 400, the page again with the message under the field.
-	body, hdr = form("rate", "0", "interval_ms", "5", "_csrf", tok)
+	body, hdr = form("rate", "0", "interval_ms", "5")
 	st, _, b = e.do("POST", page, body, hdr)
 	if st != 400 {
 		t.Fatalf("POST rate=0: %d, want 400", st)
@@ -237,7 +223,7 @@ func TestPageLimiterFormCSRF(t *testing.T) {
 		t.Errorf("no field message in the form: %q", doc.Find("form").Text())
 	}
 	for _, bad := range [][]string{{"abc", "5"}, {"10", "NaN"}, {"10", "-1"}, {"10", "Inf"}, {"", "5"}} {
-		body, hdr = form("rate", bad[0], "interval_ms", bad[1], "_csrf", tok)
+		body, hdr = form("rate", bad[0], "interval_ms", bad[1])
 		if st, _, _ := e.do("POST", page, body, hdr); st != 400 {
 			t.Errorf("POST rate=%q interval_ms=%q: %d, want 400", bad[0], bad[1], st)
 		}
@@ -246,11 +232,11 @@ func TestPageLimiterFormCSRF(t *testing.T) {
 		t.Fatalf("bad input changed the bucket: %v", h)
 	}
 
-	// With the token: 303 back to the page, and the bucket changed.
-	body, hdr = form("rate", "200", "interval_ms", "5", "_csrf", tok)
+	// From the page itself: 303 back to the page, and the bucket changed.
+	body, hdr = form("rate", "200", "interval_ms", "5")
 	st, h, _ := e.do("POST", page, body, hdr)
 	if st != http.StatusSeeOther {
-		t.Fatalf("POST with _csrf: %d, want 303", st)
+		t.Fatalf("POST: %d, want 303", st)
 	}
 	if loc := h.Get("Location"); !strings.HasPrefix(loc, page+"?") {
 		t.Errorf("redirect to %q, want %s?...", loc, page)
@@ -279,7 +265,6 @@ func TestPageForceUnlockFlow(t *testing.T) {
 	if ch := doc.Find(`[data-testid="confirm-channel"]`).Text(); ch != "redisson_lock__channel:"+name {
 		t.Errorf("confirm page channel %q", ch)
 	}
-	tok := csrfToken(t, doc)
 	action, _ := doc.Find(`form[method="post"]`).Attr("action")
 	if action != "/locks/"+esc(name)+"/force-unlock" {
 		t.Fatalf("form action %q", action)
@@ -288,7 +273,7 @@ func TestPageForceUnlockFlow(t *testing.T) {
 	// Someone else took the lock meanwhile: 409 naming them.
 	e.rdb.Del(ctx, name)
 	e.makeLock(name, "w2", 1, time.Minute)
-	body, hdr := form("holder", holderID("w1"), "_csrf", tok, "reason", "stuck")
+	body, hdr := form("holder", holderID("w1"), "reason", "stuck")
 	st, _, b = e.do("POST", action, body, hdr)
 	if st != 409 {
 		t.Fatalf("POST for a replaced holder: %d, want 409", st)
@@ -306,7 +291,7 @@ func TestPageForceUnlockFlow(t *testing.T) {
 
 	// No reason: the confirmation again, the message under the field, the
 	// lock untouched.
-	body, hdr = form("holder", holderID("w2"), "_csrf", tok)
+	body, hdr = form("holder", holderID("w2"))
 	st, _, b = e.do("POST", action, body, hdr)
 	if st != 400 || parseHTML(t, b).Find(`[data-testid="error-reason"]`).Length() != 1 {
 		t.Fatalf("POST without a reason: %d, want 400 with the reason message", st)
@@ -315,7 +300,7 @@ func TestPageForceUnlockFlow(t *testing.T) {
 		t.Fatal("a force-unlock without a reason deleted the lock")
 	}
 
-	body, hdr = form("holder", holderID("w2"), "_csrf", tok, "reason", "w2 crashed")
+	body, hdr = form("holder", holderID("w2"), "reason", "w2 crashed")
 	st, h, _ := e.do("POST", action, body, hdr)
 	if st != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/locks?") {
 		t.Fatalf("POST for the holder: %d to %q, want 303 to /locks?...", st, h.Get("Location"))
@@ -328,7 +313,7 @@ func TestPageForceUnlockFlow(t *testing.T) {
 		t.Errorf("locks page after redirect: %d, no flash", st)
 	}
 
-	body, hdr = form("holder", holderID("w2"), "_csrf", tok, "reason", "again")
+	body, hdr = form("holder", holderID("w2"), "reason", "again")
 	st, _, b = e.do("POST", action, body, hdr)
 	if st != 404 || !bytes.Contains(b, []byte(`data-testid="error-page"`)) {
 		t.Errorf("POST for a gone lock: %d, want the 404 page", st)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 )
 
 // Every request gets an ID, echoed in X-Request-ID, attached to each log
@@ -40,6 +41,20 @@ func validRequestID(v string) bool {
 	return true
 }
 
+// requestIDs is Echo's RequestID with a check it lacks: a proxy's ID is
+// kept only when validRequestID accepts it, otherwise a fresh one replaces
+// it in the response header too.
+var requestIDs = middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+	Generator: newRequestID,
+	RequestIDHandler: func(c echo.Context, id string) {
+		if !validRequestID(id) {
+			id = newRequestID()
+			c.Response().Header().Set(echo.HeaderXRequestID, id)
+		}
+		c.Set(requestIDKey, id)
+	},
+})
+
 func requestID(c echo.Context) string {
 	id, _ := c.Get(requestIDKey).(string)
 	return id
@@ -55,19 +70,14 @@ func quietPath(p string) bool {
 	return p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/static/")
 }
 
-// observe is the outermost middleware: request ID, the per-class request
-// counter, Redis error counting, and one log line per request. 5xx are
+// observe runs right after requestIDs, outside everything else: the
+// per-class request counter, Redis error counting, and one log line per request. 5xx are
 // logged at error with their cause; 4xx at debug, because a scanner
 // hitting the console must not flood the log.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		id := c.Request().Header.Get(echo.HeaderXRequestID)
-		if !validRequestID(id) {
-			id = newRequestID()
-		}
-		c.Set(requestIDKey, id)
-		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		id := requestID(c)
 
 		err := next(c)
 		status := c.Response().Status

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -84,12 +88,10 @@ func TestSecRolesViewerCannotMutate(t *testing.T) {
 // signIn posts token on the sign-in page and returns the response.
 func (e *testEnv) signIn(token, next string, hdr map[string]string) (int, http.Header, []byte) {
 	e.t.Helper()
-	st, _, b := e.do("GET", "/login", nil, nil)
-	if st != 200 {
+	if st, _, _ := e.do("GET", "/login", nil, nil); st != 200 {
 		e.t.Fatalf("GET /login: %d", st)
 	}
-	tok := csrfToken(e.t, parseHTML(e.t, b))
-	body, h := form("token", token, "next", next, "_csrf", tok)
+	body, h := form("token", token, "next", next)
 	for k, v := range hdr {
 		h[k] = v
 	}
@@ -139,9 +141,9 @@ func TestSecLoginSessionCookie(t *testing.T) {
 	if doc.Find(`[data-testid="limiter-form"]`).Length() != 0 || doc.Find(`[data-testid="whoami-role"]`).Text() != "viewer" {
 		t.Error("a viewer's page offers the edit form or does not say viewer")
 	}
-	// Even with a valid CSRF token, a viewer's form POST is refused.
-	tok := csrfToken(t, doc)
-	body, hdr := form("rate", "5", "interval_ms", "1", "_csrf", tok)
+	// A viewer's same-origin form POST is refused.
+	body, hdr := form("rate", "5", "interval_ms", "1")
+	hdr["Sec-Fetch-Site"] = "same-origin"
 	if st, _, _ := e.do("POST", page, body, hdr); st != 403 {
 		t.Errorf("viewer form POST: %d, want 403", st)
 	}
@@ -154,7 +156,7 @@ func TestSecLoginSessionCookie(t *testing.T) {
 		t.Fatal("admin sign-in failed")
 	}
 	_, _, b = e.do("GET", page, nil, nil)
-	body, hdr = form("rate", "5", "interval_ms", "1", "_csrf", csrfToken(t, parseHTML(t, b)))
+	body, hdr = form("rate", "5", "interval_ms", "1")
 	if st, _, b := e.do("POST", page, body, hdr); st != 303 {
 		t.Fatalf("admin form POST: %d %s", st, b)
 	}
@@ -220,50 +222,131 @@ func TestSecRefusesPublicListenWithoutToken(t *testing.T) {
 	}
 }
 
-// A cross-site POST to force-unlock is 403 and the lock stays, in local
-// mode too, even when the attacker somehow has a valid CSRF pair.
+// A cross-site or cross-origin POST to force-unlock is 403, says why, and
+// the lock stays, in local mode too (where every request is an admin).
 func TestSecCrossSitePostRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	ctx := context.Background()
 	name := e.prefix + "lock"
 	e.makeLock(name, "w1", 1, time.Minute)
-	st, _, b := e.do("GET", "/locks/"+esc(name)+"/force-unlock?holder="+url.QueryEscape(holderID("w1")), nil, nil)
-	if st != 200 {
-		t.Fatal(st)
-	}
-	tok := csrfToken(t, parseHTML(t, b))
 	action := "/locks/" + esc(name) + "/force-unlock"
 	for _, hdr := range []map[string]string{
 		{"Sec-Fetch-Site": "cross-site"},
 		{"Sec-Fetch-Site": "same-site"},
 		{"Origin": "http://evil.example"},
-		{"Sec-Fetch-Site": "cross-site", "Origin": "null"}, // a sandboxed frame on another site
-		{"Sec-Fetch-Site": "none"},
+		{"Sec-Fetch-Site": "cross-site", "Origin": "null"},                    // a sandboxed frame on another site
+		{"Origin": "null"},                                                    // the same, from a browser without Sec-Fetch-Site
 		{"Origin": strings.Replace(e.srv.URL(), "127.0.0.1", "localhost", 1)}, // same port, other origin
+		{"Sec-Fetch-Site": "cross-site", "Authorization": "Bearer local"},     // a page cannot be let in by a header it adds
 	} {
-		body, h := form("holder", holderID("w1"), "_csrf", tok, "reason", "attack")
+		body, h := form("holder", holderID("w1"), "reason", "attack")
 		for k, v := range hdr {
 			h[k] = v
 		}
-		if st, _, _ := e.do("POST", action, body, h); st != 403 {
-			t.Errorf("POST with %v: %d, want 403", hdr, st)
+		st, _, b := e.do("POST", action, body, h)
+		if st != 403 || !strings.Contains(string(b), "cross-origin request refused") {
+			t.Errorf("POST with %v: %d, want 403 saying why; body %.200s", hdr, st, b)
 		}
 	}
-	// Same origin but no token: still 403.
-	body, h := form("holder", holderID("w1"), "reason", "no token")
-	h["Sec-Fetch-Site"] = "same-origin"
-	if st, _, _ := e.do("POST", action, body, h); st != 403 {
-		t.Errorf("same-origin POST without a token: %d, want 403", st)
-	}
-	if n, _ := e.rdb.Exists(ctx, name).Result(); n != 1 {
+	if n, _ := e.rdb.Exists(t.Context(), name).Result(); n != 1 {
 		t.Fatal("a refused request broke the lock")
 	}
-	// What a browser sends for our own form under Referrer-Policy
-	// no-referrer: Sec-Fetch-Site same-origin and Origin null.
-	body, h = form("holder", holderID("w1"), "_csrf", tok, "reason", "real")
-	h["Sec-Fetch-Site"], h["Origin"] = "same-origin", "null"
-	if st, _, b := e.do("POST", action, body, h); st != 303 {
-		t.Fatalf("same-origin POST with token: %d %s", st, b)
+}
+
+// The refusal goes through the one error mapping: JSON for the API and
+// for clients asking for JSON, the HTML error page for browsers.
+func TestSecCrossOriginRefusalFormat(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "rl"
+	e.makeBucket(name, 100, "10")
+	h := map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}
+	st, hdr, b := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5}`), h)
+	var er apiErr
+	if st != 403 || json.Unmarshal(b, &er) != nil || !strings.Contains(er.Error, "Origin does not match Host") {
+		t.Errorf("API refusal: %d %s %s", st, hdr.Get("Content-Type"), b)
+	}
+	body, fh := form("rate", "20", "interval_ms", "5")
+	fh["Sec-Fetch-Site"], fh["Accept"] = "cross-site", "text/html"
+	st, hdr, b = e.do("POST", "/limiters/"+esc(name), body, fh)
+	if st != 403 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/html") ||
+		!strings.Contains(parseHTML(t, b).Text(), "cross-origin request refused") {
+		t.Errorf("page refusal: %d %s %.300s", st, hdr.Get("Content-Type"), b)
+	}
+	if h := e.hgetall(name); h["max_permits"] != "100" {
+		t.Errorf("refused requests changed the limiter: %v", h)
+	}
+}
+
+// What a browser sends for the console's own forms is accepted: Sec-Fetch-
+// Site same-origin (with "Origin: null", which our no-referrer policy can
+// cause), or, from a browser without Sec-Fetch-Site, an Origin naming the
+// Host.
+func TestSecSameOriginPostAccepted(t *testing.T) {
+	e := newEnv(t, nil)
+	for i, hdr := range []map[string]string{
+		{"Sec-Fetch-Site": "same-origin", "Origin": "null"},
+		{"Sec-Fetch-Site": "same-origin", "Origin": e.srv.URL()},
+		{"Origin": e.srv.URL()},
+	} {
+		name := fmt.Sprintf("%slock%d", e.prefix, i)
+		e.makeLock(name, "w1", 1, time.Minute)
+		body, h := form("holder", holderID("w1"), "reason", "real")
+		for k, v := range hdr {
+			h[k] = v
+		}
+		if st, _, b := e.do("POST", "/locks/"+esc(name)+"/force-unlock", body, h); st != 303 {
+			t.Errorf("POST with %v: %d, want 303; %.200s", hdr, st, b)
+		}
+		if n, _ := e.rdb.Exists(t.Context(), name).Result(); n != 0 {
+			t.Errorf("POST with %v left the lock", hdr)
+		}
+	}
+}
+
+// A script (curl) sends neither Origin nor Sec-Fetch-Site and has no page
+// to take a token from: it may change things in local mode and with an
+// admin Bearer token. Before cross-origin protection replaced the CSRF
+// token, the local-mode PUT answered 403 "missing or invalid CSRF token".
+func TestSecScriptMutationWithoutOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  func(*Config)
+		hdr  map[string]string
+	}{
+		{"local mode", nil, map[string]string{"Content-Type": "application/json"}},
+		{"admin Bearer", withTokens, auth(adminTok)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opt)
+			name := e.prefix + "rl"
+			e.makeBucket(name, 100, "10")
+			st, _, b := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5}`), tc.hdr)
+			if st != 200 {
+				t.Fatalf("PUT: %d %s, want 200", st, b)
+			}
+			if h := e.hgetall(name); h["max_permits"] != "20" {
+				t.Errorf("bucket after PUT: %v", h)
+			}
+		})
+	}
+}
+
+// Behind a proxy that rewrites Host, an old browser's Origin names the
+// proxy's host: an --allowed-host entry makes that origin trusted; any
+// other origin is still refused.
+func TestSecAllowedHostOriginTrusted(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AllowedHosts = []string{"console.example:8443"} })
+	name := e.prefix + "rl"
+	e.makeBucket(name, 100, "10")
+	put := func(origin string) int {
+		st, _, _ := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5}`),
+			map[string]string{"Content-Type": "application/json", "Origin": origin})
+		return st
+	}
+	if st := put("https://console.example:9999"); st != 403 {
+		t.Errorf("other port of an allowed host: %d, want 403", st)
+	}
+	if st := put("https://console.example:8443"); st != 200 {
+		t.Errorf("allowed host's origin: %d, want 200", st)
 	}
 }
 
@@ -450,5 +533,27 @@ func TestSecHostileNames(t *testing.T) {
 		if doc := parseHTML(t, b); !strings.Contains(doc.Text(), evil) {
 			t.Errorf("GET %s does not show the name as text", path)
 		}
+	}
+}
+
+// A handler panic is a 500 that reveals nothing, through the one error
+// mapping, and the stack reaches the log with the request ID.
+func TestSecPanicIs500(t *testing.T) {
+	var logBuf bytes.Buffer
+	s := New(Config{Logger: slog.New(slog.NewJSONHandler(&logBuf, nil))})
+	s.echo.GET("/api/panic", func(echo.Context) error { panic("secret detail") })
+	req := httptest.NewRequest(http.MethodGet, "/api/panic", nil)
+	req.Host = "127.0.0.1:8080"
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	var er apiErr
+	if rec.Code != 500 || json.Unmarshal(rec.Body.Bytes(), &er) != nil || er.Error != "internal error" {
+		t.Errorf("panic answered %d %s", rec.Code, rec.Body)
+	}
+	id := rec.Header().Get("X-Request-ID")
+	logged := logBuf.String()
+	if id == "" || !strings.Contains(logged, `"request_id":"`+id+`"`) || !strings.Contains(logged, "secret detail") ||
+		!strings.Contains(logged, "goroutine") {
+		t.Errorf("panic log lacks the request ID %q, the panic or its stack: %s", id, logged)
 	}
 }

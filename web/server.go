@@ -97,9 +97,11 @@ func (c *Config) maxWSClients() int {
 // buffer; a console with more viewers than this is being abused.
 const defaultMaxWSClients = 500
 
-// maxBodyBytes bounds request bodies; no form or JSON body of the console
-// comes close, so anything larger is a mistake or an attack.
-const maxBodyBytes = 64 << 10
+// bodyLimit bounds request bodies (Echo's BodyLimit: 413 at once when the
+// length is declared, while reading when not); no form or JSON body of the
+// console comes close, so anything larger is a mistake or an attack.
+// toHTTPError's 413 message names the same limit.
+const bodyLimit = "64K"
 
 // shutdownTimeout bounds Close so a stuck client cannot hold a deploy.
 const shutdownTimeout = 5 * time.Second
