@@ -159,6 +159,7 @@ type OverviewPage struct {
 	LimiterCount int
 	Busiest      []LimiterRow // already sorted, busiest first
 	Events       []EventRow   // newest first
+	Alerts       []AlertRow   // firing, critical first
 }
 
 // LocksPage is GET /locks.
@@ -313,6 +314,7 @@ type WallPage struct {
 	Limiters  []LimiterRow
 	LockCount int
 	Events    []EventRow // newest first
+	Alerts    []AlertRow // firing, critical first
 }
 
 // LockURL is the detail page of a lock; the name is one escaped segment.

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/views"
 )
 
 // The built-in alert rules. Each alert is one rule applied to one name (a
@@ -363,6 +364,15 @@ func (s *Server) alertsLoop(done <-chan struct{}) {
 func (s *Server) observeSnapshot(sn *snapshot) {
 	s.objects.observe(sn)
 	s.alerts.evaluate(sn, time.Now())
+}
+
+// alertRows are the firing alerts as the overview and the wall show them.
+func (s *Server) alertRows() []views.AlertRow {
+	var rows []views.AlertRow
+	for _, a := range s.alerts.firing() {
+		rows = append(rows, views.AlertRow{Rule: a.Rule, Name: a.Name, Severity: a.Severity, Message: a.Message, Since: a.Since})
+	}
+	return rows
 }
 
 type alertsJSON struct {

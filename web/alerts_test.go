@@ -197,6 +197,9 @@ func TestAlertAPIMetricsAndWebhook(t *testing.T) {
 	if !strings.Contains(string(b), want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
+	if _, _, page := e.do("GET", "/", nil, nil); !strings.Contains(string(page), `data-rule="lock-no-expiry"`) {
+		t.Error("the overview does not show the alert")
+	}
 	p := rcv.next(t)
 	if p.Status != "firing" || len(p.Alerts) != 1 || p.Alerts[0].Labels["alertname"] != RuleLockNoExpiry ||
 		p.Alerts[0].Labels["name"] != name || !p.Alerts[0].StartsAt.Equal(al.Since) {
