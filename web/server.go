@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -177,6 +178,8 @@ func New(cfg Config) *Server {
 	s.hub = newHub(s.metrics)
 	s.sampler = newSampler(s)
 	s.objects = newObjectCounters()
+	// The rules are read while the console runs: its own copy of the maps.
+	s.cfg.Alerts.Off, s.cfg.Alerts.For = maps.Clone(cfg.Alerts.Off), maps.Clone(cfg.Alerts.For)
 	s.alerts = newAlerter(&s.cfg.Alerts, singleNode(redisNodeName(cfg.Store)))
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = newWebhook(cfg.Alerts.Webhook, s.log)
