@@ -41,6 +41,7 @@ deps: deps-redis deps-browser
 
 deps-redis:
 	$(call apt_install,redis-server,redis-server)
+	$(call apt_install,prometheus,promtool)
 
 deps-browser:
 	$(call apt_install,chromium,chromium)
@@ -65,6 +66,8 @@ test-go:
 
 # Browser tests fail (never skip) when make runs them: deps installed the browser.
 test-go test-e2e: export LOCKWARDEN_REQUIRE_BROWSER = 1
+# So does the promtool check of /metrics.
+test-go: export LOCKWARDEN_REQUIRE_PROMTOOL = 1
 
 test-e2e:
 	$(GO) test -count=1 -timeout 10m ./e2e/...

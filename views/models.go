@@ -158,6 +158,7 @@ type OverviewPage struct {
 	LimiterCount int
 	Busiest      []LimiterRow // already sorted, busiest first
 	Events       []EventRow   // newest first
+	Alerts       []AlertRow   // firing, critical first
 }
 
 // LocksPage is GET /locks.
@@ -312,6 +313,7 @@ type WallPage struct {
 	Limiters  []LimiterRow
 	LockCount int
 	Events    []EventRow // newest first
+	Alerts    []AlertRow // firing, critical first
 }
 
 // LockURL is the detail page of a lock; the name is one escaped segment.

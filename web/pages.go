@@ -124,6 +124,7 @@ func (s *Server) handleOverview(c echo.Context) error {
 		LimiterCount: len(d.Limiters),
 		Busiest:      rows,
 		Events:       eventRows(s.events.recent(overviewEvents)),
+		Alerts:       s.alertRows(),
 	}))
 }
 
@@ -401,6 +402,7 @@ func (s *Server) handleWall(c echo.Context) error {
 		Limiters:  rows,
 		LockCount: len(d.Locks),
 		Events:    eventRows(s.events.recent(views.EventRows)),
+		Alerts:    s.alertRows(),
 	}))
 }
 

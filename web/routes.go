@@ -62,6 +62,7 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/stats", s.handleAPIStats)
 	api.GET("/events", s.handleAPIEvents)
 	api.GET("/audit", s.handleAPIAudit)
+	api.GET("/alerts", s.handleAPIAlerts)
 	return e
 }
 

@@ -377,6 +377,7 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 		sm.hist.push(l.Name, point{At: sn.At, Window: st.Window, Newest: st.Newest})
 	}
 	sm.snap.Store(sn)
+	sm.s.observeSnapshot(sn)
 	return sn
 }
 

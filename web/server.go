@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
@@ -56,6 +58,23 @@ type Config struct {
 	// DiscoverInterval is how often the sampler rescans for new objects
 	// (default 1 s).
 	DiscoverInterval time.Duration
+	// Alerts adjusts the alert rules and names the webhook.
+	Alerts AlertConfig
+	// MetricsMatch, a glob, limits which objects get per-object series in
+	// /metrics; MetricsTop caps them per family, busiest first (default
+	// DefaultMetricsTop; negative for none).
+	MetricsMatch string
+	MetricsTop   int
+}
+
+func (c *Config) metricsTop() int {
+	switch {
+	case c == nil || c.MetricsTop == 0:
+		return DefaultMetricsTop
+	case c.MetricsTop < 0:
+		return 0
+	}
+	return c.MetricsTop
 }
 
 func (c *Config) logger() *slog.Logger {
@@ -118,6 +137,11 @@ type Server struct {
 	events  *eventLog
 	metrics *metrics
 	audit   *inspect.Audit
+
+	metricsHandler http.Handler
+	objects        *objectCounters
+	alerts         *alerter
+	webhook        *webhook // nil without Config.Alerts.Webhook
 	// hosts is the Host allow-list; replaced once Open knows the port.
 	hosts        atomic.Pointer[hostPolicy]
 	sessionKey   []byte
@@ -155,6 +179,15 @@ func New(cfg Config) *Server {
 	s.events = newEventLog(eventLogSize)
 	s.hub = newHub(s.metrics)
 	s.sampler = newSampler(s)
+	s.objects = newObjectCounters()
+	// The rules are read while the console runs: its own copy of the maps.
+	s.cfg.Alerts.Off, s.cfg.Alerts.For = maps.Clone(cfg.Alerts.Off), maps.Clone(cfg.Alerts.For)
+	s.alerts = newAlerter(&s.cfg.Alerts, singleNode(redisNodeName(cfg.Inspector)))
+	if cfg.Alerts.Webhook != "" {
+		s.webhook = newWebhook(cfg.Alerts.Webhook, s.log)
+		s.alerts.notify = s.webhook.enqueue
+	}
+	s.metricsHandler = newMetricsHandler(s.newRegistry())
 	s.echo = s.routes()
 	return s
 }
@@ -180,6 +213,11 @@ func (s *Server) Open(ctx context.Context) error {
 	if err := CheckExposure(ctx, s.cfg.Listen, s.cfg.AdminToken, s.cfg.ViewerToken); err != nil {
 		return err
 	}
+	if w := s.cfg.Alerts.Webhook; w != "" {
+		if err := CheckWebhookURL(w); err != nil {
+			return fmt.Errorf("web: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("web: listen %q: %w", s.cfg.Listen, err)
@@ -200,8 +238,13 @@ func (s *Server) Open(ctx context.Context) error {
 	}
 
 	s.hub.start(&s.bg)
-	s.bg.Add(3)
+	s.bg.Add(4)
 	go func() { defer s.bg.Done(); s.sampler.run(runCtx) }()
+	go func() { defer s.bg.Done(); s.alertsLoop(runCtx.Done()) }()
+	if s.webhook != nil {
+		s.bg.Add(1)
+		go func() { defer s.bg.Done(); s.webhook.run(runCtx) }()
+	}
 	go func() { defer s.bg.Done(); s.listenEvents(runCtx) }()
 	go func() {
 		defer s.bg.Done()
@@ -287,6 +330,17 @@ func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) 
 			"and change limiters; set LOCKWARDEN_ADMIN_TOKEN (or --admin-token), or listen on loopback (e.g. 127.0.0.1:8080)", listen)
 	}
 	return nil
+}
+
+// redisNodeName names the node the console reads, for node-down alerts.
+func redisNodeName(st *inspect.Inspector) string {
+	if st == nil {
+		return ""
+	}
+	if c, ok := st.Redis().(*redis.Client); ok {
+		return c.Options().Addr
+	}
+	return "redis"
 }
 
 func deadlineOf(ctx context.Context) time.Time {

@@ -18,6 +18,9 @@ type consoleConfig struct {
 	ViewerToken  string
 	AllowedHosts []string
 	Logger       *slog.Logger
+	Alerts       web.AlertConfig
+	MetricsMatch string
+	MetricsTop   int
 }
 
 // console is the part of web.Server the binary drives.
@@ -37,6 +40,9 @@ func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
 		ViewerToken:  cfg.ViewerToken,
 		AllowedHosts: cfg.AllowedHosts,
 		Logger:       cfg.Logger,
+		Alerts:       cfg.Alerts,
+		MetricsMatch: cfg.MetricsMatch,
+		MetricsTop:   cfg.MetricsTop,
 	})
 	if err := srv.Open(ctx); err != nil {
 		return nil, err

@@ -34,6 +34,8 @@ Usage:
   lockwarden serve [--redis URL] [--listen ADDR] [--match GLOB]
                    [--admin-token TOKEN] [--viewer-token TOKEN] [--allowed-host NAMES]
                    [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
+                   [--alert-webhook URL] [--alert-RULE DURATION|off]... [--alert-reject-ratio RATIO]
+                   [--metrics-match GLOB] [--metrics-top N]
   lockwarden demo  [--listen ADDR] [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
   lockwarden version
   lockwarden help

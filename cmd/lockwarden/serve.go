@@ -44,6 +44,7 @@ type serveConfig struct {
 	// access counters (see objectPatterns).
 	TokenLocks listFlag
 	Counters   listFlag
+	Alerts     alertFlags // --alert-* and --metrics-* (alertflags.go)
 }
 
 // allowedHosts splits the --allowed-host list.
@@ -84,15 +85,21 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&cfg.AllowedHosts, "allowed-host", "", "extra Host `names` the console answers to, comma-separated, \"name\" or \"name:port\" (env LOCKWARDEN_ALLOWED_HOSTS)")
 	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
 	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
+	alertEnv := cfg.Alerts.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	applyEnv(fs, serveEnv, getenv)
+	applyEnv(fs, alertEnv, getenv)
 	if cfg.Match == "" {
 		cfg.Match = "*"
 	}
 	if _, err := objectPatterns(cfg.TokenLocks, cfg.Counters); err != nil {
 		// One line, not the whole flag list: the mistake is in a value.
+		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
+		return cfg, errUsage
+	}
+	if _, _, _, err := cfg.Alerts.console(); err != nil {
 		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
 		return cfg, errUsage
 	}
@@ -153,6 +160,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer rdb.Close()
 
 	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters) // checked by parseServeFlags
+	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console() // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
 		Inspector:    inspect.New(rdb, &inspect.Options{Patterns: patterns}),
 		Listen:       cfg.Listen,
@@ -161,6 +169,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ViewerToken:  cfg.ViewerToken,
 		AllowedHosts: cfg.allowedHosts(),
 		Logger:       log,
+		Alerts:       alerts,
+		MetricsMatch: metricsMatch,
+		MetricsTop:   metricsTop,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)
