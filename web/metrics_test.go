@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
