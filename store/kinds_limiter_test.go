@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -10,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// kindGrant packs a grant as Redisson 3.34 does: struct.pack('Bc0I', len,
+// kindGrant packs a grant as Redisson 3.17.0 and later do: struct.pack('Bc0I', len,
 // id, permits) — a length byte, the id, a native (little-endian) uint32.
 func kindGrant(id string, permits uint32) string {
 	var n [4]byte
@@ -18,7 +19,7 @@ func kindGrant(id string, permits uint32) string {
 	return string([]byte{byte(len(id))}) + id + string(n[:])
 }
 
-// Redisson 3.10's fixed window, built with the commands its trySetRate and
+// Redisson's fixed window (before 3.13.3), built with the commands its trySetRate and
 // tryAcquire send, then inspected and edited both ways.
 func TestKindRedissonFixedWindow(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
@@ -70,8 +71,8 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 		t.Fatalf("fractional Redisson interval = %v", err)
 	}
 
-	// The store handle behaves as 3.10: the window is the value's life.
-	h := c.RedissonLimiter(name, &RedissonLimiterOptions{FixedWindow: true})
+	// The store handle behaves as Redisson before 3.13.3: the window is the value's life.
+	h := c.RedissonLimiter(name, &RedissonLimiterOptions{Mode: RedissonFixed})
 	for i := 0; i < 5; i++ {
 		if r, err := h.TryAcquire(ctx, 1); err != nil || !r.Allowed {
 			t.Fatalf("acquire %d = %+v, %v", i, r, err)
@@ -81,8 +82,10 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	if err != nil || r.Allowed || r.RetryAfter <= 0 || r.RetryAfter > time.Second {
 		t.Fatalf("sixth acquire = %+v, %v, want a rejection with the value's PTTL", r, err)
 	}
-	if ok, err := h.TryAcquireWait(ctx, 1, 3*time.Second); !ok || err != nil {
-		t.Fatalf("TryAcquireWait over a window = %v, %v", ok, err)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if r, err := h.Acquire(wctx, 1); !r.Allowed || err != nil {
+		t.Fatalf("Acquire over a window = %v, %v", r, err)
 	}
 	if cnt := tbRingCounts(t, rdb, name); cnt.Acquired != 6 || cnt.Rejected < 1 {
 		t.Errorf("stats = %+v", cnt)
@@ -92,7 +95,7 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	}
 }
 
-// Redisson 3.34's sliding window: grants in a zset; expired grants return.
+// Redisson's sliding window (3.13.3 and later): grants in a zset; expired grants return.
 func TestKindRedissonSlidingWindow(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "sl"
@@ -138,7 +141,7 @@ func TestKindRedissonSlidingWindow(t *testing.T) {
 	if n := rdb.ZCard(ctx, permits).Val(); n != 4 {
 		t.Fatalf("grants = %d, want 4 (ours packed like Redisson's)", n)
 	}
-	if err := h.Acquire(ctx, 1); err != nil { // waits for the oldest grant
+	if _, err := h.Acquire(ctx, 1); err != nil { // waits for the oldest grant
 		t.Fatal(err)
 	}
 	if _, err := c.ModifyLimiter(ctx, name, 10, 1000); err != nil {
@@ -191,8 +194,8 @@ func TestKindCounter(t *testing.T) {
 	}
 	k := c.Counter(ip, 2, time.Minute)
 	for i, want := range []bool{true, true, false} {
-		h, err := k.Hit(ctx)
-		if err != nil || h.Allowed != want || h.Count != int64(i+1) || h.ResetIn <= 0 {
+		h, err := k.TryAcquire(ctx, 1)
+		if err != nil || h.Allowed != want || h.Count != int64(i+1) || h.ResetAfter <= 0 {
 			t.Fatalf("hit %d = %+v, %v", i, h, err)
 		}
 	}
