@@ -200,3 +200,31 @@ func TestKindCounter(t *testing.T) {
 		}
 	}
 }
+
+// The counter speaks the limiter vocabulary: TryAcquire(n) once, Acquire
+// waiting for the next window, n above the limit refused before Redis.
+func TestKindCounterAcquire(t *testing.T) {
+	ctx, c, rdb, p := kindSetup(t)
+	k := c.Counter(p+"ip:10.1.1.1", 3, 300*time.Millisecond)
+	if r, err := k.TryAcquire(ctx, 2); err != nil || !r.Allowed || r.Count != 2 || r.Remaining != 1 {
+		t.Fatalf("2 hits = %v, %v", r, err)
+	}
+	if r, err := k.TryAcquire(ctx, 2); err != nil || r.Allowed || r.Count != 4 || r.Remaining != 0 || r.RetryAfter <= 0 {
+		t.Fatalf("2 more = %+v, %v, want rejected and counted", r, err)
+	}
+	var ve *ValidationError
+	if _, err := k.TryAcquire(ctx, 4); !errors.As(err, &ve) || ve.Field != "permits" || rdb.Get(ctx, p+"ip:10.1.1.1").Val() != "4" {
+		t.Fatalf("4 hits on a limit of 3 = %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if r, err := k.Acquire(wctx, 3); err != nil || !r.Allowed || r.Count != 3 {
+		t.Fatalf("Acquire into the next window = %+v, %v", r, err)
+	}
+	rdb.PExpire(ctx, p+"ip:10.1.1.1", time.Minute) // the window now ends long after the deadline
+	short, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	if _, err := k.Acquire(short, 1); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("Acquire with too short a deadline = %v, want ErrRateLimited", err)
+	}
+}
