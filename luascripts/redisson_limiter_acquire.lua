@@ -25,6 +25,9 @@
 --         initialized"); nothing is written but the stats ("e")
 --   -4 -> more permits than the rate: can never succeed; stats "e"
 --   -5 -> KEYS[1] is not a hash, or the value is not a number; stats "e"
+--   -6 -> fixed window, but the value key has no expiry: the limiter is run
+--         by a sliding-window Redisson (3.13.3+), whose window would never
+--         end for us; nothing changed, stats "e"
 --
 -- Time is Redis TIME, the clock every lockwarden client shares; Redisson
 -- passes its own clock as the grant score, so mixing the two on one limiter
@@ -109,11 +112,12 @@ if algorithm == 'fixed' then
     record('a')
     return {1, 0, value}
   end
+  local wait = redis.call('PTTL', value_key)
+  if wait < 0 then
+    record('e')
+    return {-6, 0, value}
+  end
   if value < want then
-    local wait = redis.call('PTTL', value_key)
-    if wait < 0 then
-      wait = interval -- a value without expiry (written by another version)
-    end
     record('r')
     return {-1, wait, value}
   end

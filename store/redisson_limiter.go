@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -103,6 +104,12 @@ func (m RedissonMode) String() string {
 	}
 	return "mode " + strconv.Itoa(int(m))
 }
+
+// ErrRedissonMode: a fixed-window (RedissonFixed) handle found a limiter
+// kept by a sliding-window Redisson (3.13.3 and later): its value key has no
+// expiry, so a fixed window would never end. Nothing was changed; use the
+// Redisson version's mode.
+var ErrRedissonMode = errors.New("store: redisson limiter is kept in another mode")
 
 // RedissonLimiterOptions tunes a handle. A nil pointer means the defaults.
 type RedissonLimiterOptions struct {
@@ -258,6 +265,8 @@ func (l *RedissonLimiter) TryAcquire(ctx context.Context, n int64) (Result, erro
 		return out, ErrNotConfigured
 	case -4:
 		return out, invalid("permits", "%d is more than the limiter's rate", n)
+	case -6:
+		return out, fmt.Errorf("%w: %q has a value key without expiry, kept by a sliding-window Redisson", ErrRedissonMode, l.name)
 	}
 	return out, ErrWrongKind
 }

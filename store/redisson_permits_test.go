@@ -193,3 +193,21 @@ func TestRedissonSetRateTypeChangeRemovesOldState(t *testing.T) {
 		t.Fatalf("per client -> overall left %d of this client's keys", n)
 	}
 }
+
+// Before: a fixed-window handle on a limiter a sliding-window Redisson keeps
+// (value key without expiry) waited an interval and tried again forever.
+func TestRedissonFixedModeRefusesSlidingState(t *testing.T) {
+	ctx, c, rdb, p := kindSetup(t)
+	name := p + "fixed-on-sliding"
+	value, _ := redissonWindow(t, ctx, rdb, name, RedissonPermitBc0I)
+	rdb.Set(ctx, value, 0, 0)
+	h := c.RedissonLimiter(name, &RedissonLimiterOptions{Mode: RedissonFixed})
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := h.Acquire(wctx, 1); !errors.Is(err, ErrRedissonMode) {
+		t.Fatalf("fixed-window Acquire on sliding state = %v, want ErrRedissonMode", err)
+	}
+	if v := rdb.Get(ctx, value).Val(); v != "0" {
+		t.Fatalf("value changed to %q", v)
+	}
+}
