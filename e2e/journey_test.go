@@ -342,7 +342,7 @@ func (j *journey) limiterLoad(name string, workers int, period time.Duration) *l
 					return
 				case <-tk.C:
 				}
-				res, err := b.Acquire(ctx, 1)
+				res, err := b.TryAcquire(ctx, 1)
 				switch {
 				case ctx.Err() != nil:
 					return

@@ -1,13 +1,14 @@
--- counter_hit: one hit on a seed-004 access counter (INCR, EXPIRE on the
+-- counter_hit: n hits on a seed-004 access counter (INCRBY, EXPIRE on the
 -- first hit of a window, reject above the limit), counted in the stats.
 --
 -- KEYS[1] -> the counter (STRING): hits in the current window
 -- KEYS[2] -> stats (HASH), store.StatsKey(name)
 -- ARGV[1] -> window in milliseconds
 -- ARGV[2] -> limit: the most hits a window admits
+-- ARGV[3] -> n: hits this call makes, 1..limit (seed 004 makes 1)
 --
 -- Returns {allowed, count, pttl_ms}: allowed 1 ("a") or 0 ("r"); count after
--- this hit (rejected hits count too, as in seed 004); the window's PTTL.
+-- these hits (rejected hits count too, as in seed 004); the window's PTTL.
 -- A counter left without expiry (a client that died between INCR and
 -- EXPIRE in a non-atomic variant) would reject forever, so the window is
 -- started again whenever none is running.
@@ -15,6 +16,7 @@ local counter = KEYS[1]
 local stats = KEYS[2]
 local window = ARGV[1]
 local limit = tonumber(ARGV[2])
+local hits = tonumber(ARGV[3])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -43,9 +45,9 @@ local function record(outcome)
   end
 end
 
-local count = redis.call('INCR', counter)
+local count = redis.call('INCRBY', counter, hits)
 local ttl = redis.call('PTTL', counter)
-if count == 1 or ttl < 0 then
+if count == hits or ttl < 0 then
   redis.call('PEXPIRE', counter, window)
   ttl = tonumber(window)
 end

@@ -10,8 +10,11 @@
 -- KEYS[5] -> this client's grants (ZSET), "{<name>}:permits:<client-id>"
 -- KEYS[6] -> stats (HASH), store.StatsKey(name)
 -- ARGV[1] -> permits wanted, a whole number >= 1
--- ARGV[2] -> "fixed" (Redisson up to 3.33) or "sliding" (3.34 and later)
--- ARGV[3] -> random grant id (sliding window: packed into the zset member)
+-- ARGV[2] -> "fixed" (Redisson before 3.13.3) or "sliding" (3.13.3 and later)
+-- ARGV[3] -> random grant id (sliding window: packed into the zset member;
+--            for "fI" a decimal integer, packed as a float as Redisson does)
+-- ARGV[4] -> struct.pack format of new grant members, the emulated version's:
+--            "fI" (3.13.3-3.16.3), "Lc0I" (3.16.4), "Bc0I" (3.17.0 and later)
 --
 -- Returns {code, wait_ms, value}:
 --    1 -> taken; value is what is left in the window
@@ -22,6 +25,9 @@
 --         initialized"); nothing is written but the stats ("e")
 --   -4 -> more permits than the rate: can never succeed; stats "e"
 --   -5 -> KEYS[1] is not a hash, or the value is not a number; stats "e"
+--   -6 -> fixed window, but the value key has no expiry: the limiter is run
+--         by a sliding-window Redisson (3.13.3+), whose window would never
+--         end for us; nothing changed, stats "e"
 --
 -- Time is Redis TIME, the clock every lockwarden client shares; Redisson
 -- passes its own clock as the grant score, so mixing the two on one limiter
@@ -31,6 +37,7 @@ local stats = KEYS[6]
 local want = tonumber(ARGV[1])
 local algorithm = ARGV[2]
 local grant_id = ARGV[3]
+local member_format = ARGV[4]
 
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -98,18 +105,19 @@ if raw and not value then
 end
 
 if algorithm == 'fixed' then
-  -- 3.10: the window is the life of the value key.
+  -- Before 3.13.3: the window is the life of the value key.
   if not value then
     redis.call('SET', value_key, rate, 'PX', interval)
     value = redis.call('DECRBY', value_key, want)
     record('a')
     return {1, 0, value}
   end
+  local wait = redis.call('PTTL', value_key)
+  if wait < 0 then
+    record('e')
+    return {-6, 0, value}
+  end
   if value < want then
-    local wait = redis.call('PTTL', value_key)
-    if wait < 0 then
-      wait = interval -- a value without expiry (written by another version)
-    end
     record('r')
     return {-1, wait, value}
   end
@@ -118,9 +126,26 @@ if algorithm == 'fixed' then
   return {1, 0, value}
 end
 
--- 3.34: every grant is a zset member scored with its time; members packed as
--- Redisson packs them (length byte, id bytes, uint32 permits) so Redisson and
--- lockwarden clients read each other's grants.
+-- 3.13.3 and later: every grant is a zset member scored with its time,
+-- packed as the emulated version packs it so Redisson and lockwarden clients
+-- read each other's grants. All three layouts end in the permits as a uint32,
+-- so reading the last four bytes decodes a member whichever version wrote it
+-- (a zset left over from an upgrade holds several layouts).
+local function permits_of(member)
+  if string.len(member) < 5 then
+    return 0
+  end
+  local permits = struct.unpack('I', member, string.len(member) - 3)
+  return permits
+end
+
+local function pack_grant()
+  if member_format == 'fI' then
+    return struct.pack('fI', tonumber(grant_id), want)
+  end
+  return struct.pack(member_format, string.len(grant_id), grant_id, want)
+end
+
 local code
 local wait = 0
 if not value then
@@ -130,8 +155,7 @@ else
   local expired = redis.call('ZRANGEBYSCORE', grants_key, 0, now - interval)
   local released = 0
   for _, member in ipairs(expired) do
-    local _, permits = struct.unpack('Bc0I', member)
-    released = released + permits
+    released = released + permits_of(member)
   end
   if released > 0 then
     redis.call('ZREMRANGEBYSCORE', grants_key, 0, now - interval)
@@ -139,8 +163,7 @@ else
       -- The rate was lowered while grants were out: recount what is used.
       local used = 0
       for _, member in ipairs(redis.call('ZRANGE', grants_key, 0, -1)) do
-        local _, permits = struct.unpack('Bc0I', member)
-        used = used + permits
+        used = used + permits_of(member)
       end
       value = rate - used
     else
@@ -159,7 +182,7 @@ if value < want then
   code = -1
   record('r')
 else
-  redis.call('ZADD', grants_key, now, struct.pack('Bc0I', string.len(grant_id), grant_id, want))
+  redis.call('ZADD', grants_key, now, pack_grant())
   value = redis.call('DECRBY', value_key, want)
   code = 1
   record('a')

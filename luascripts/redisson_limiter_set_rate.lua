@@ -6,7 +6,11 @@
 -- KEYS[2..] -> state, in pairs: a value key (STRING, "{<name>}:value" or
 --              "{<name>}:value:<client-id>") then its grants key (ZSET,
 --              "{<name>}:permits[:<client-id>]"); every client's pair when
---              the caller edits for all of them
+--              the caller edits for all of them. When ARGV[3] names a
+--              type, KEYS[2..3] are that type's pair and any further keys
+--              are state of the other type, which only a change of type
+--              deletes (a handle names both its overall and its own
+--              per-client pair; other clients' pairs need a SCAN)
 -- ARGV[1] -> new rate, permits per interval (>= 1)
 -- ARGV[2] -> new interval in ms (>= 1)
 -- ARGV[3] -> type to write: "0", "1", or "" to keep the current one
@@ -38,6 +42,11 @@ local keep_alive = ARGV[4]
 local mode = ARGV[5]
 local algorithm = ARGV[6]
 local create = ARGV[7] == 'create'
+-- last key of the state this call edits in place (see KEYS above)
+local last_own = #KEYS
+if new_type ~= '' and #KEYS > 3 then
+  last_own = 3
+end
 
 local kind = redis.call('TYPE', config)['ok']
 if kind == 'none' and not create then
@@ -63,18 +72,36 @@ if keep_alive ~= '' then
   end
 end
 
-if (old[3] and old[3] ~= new_type) or mode ~= 'keep' then
+if old[3] and old[3] ~= new_type then
   local n = 0
   for i = 2, #KEYS do
     n = n + redis.call('DEL', KEYS[i])
   end
   return {1, n}
 end
+if mode ~= 'keep' then
+  local n = 0
+  for i = 2, last_own do
+    n = n + redis.call('DEL', KEYS[i])
+  end
+  return {1, n}
+end
+
+-- Grant members are packed "fI" (Redisson 3.13.3-3.16.3), "Lc0I" (3.16.4)
+-- or "Bc0I" (3.17.0+); each ends in the permits as a uint32.
+local function permits_of(member)
+  local n = string.len(member)
+  if n < 5 then
+    return 0
+  end
+  local permits = struct.unpack('I', member, n - 3)
+  return permits
+end
 
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local changed = 0
-for i = 2, #KEYS - 1, 2 do
+for i = 2, last_own - 1, 2 do
   local value_key = KEYS[i]
   local grants_key = KEYS[i + 1]
   local value = tonumber(redis.call('GET', value_key))
@@ -90,8 +117,7 @@ for i = 2, #KEYS - 1, 2 do
     redis.call('ZREMRANGEBYSCORE', grants_key, 0, now - interval)
     local used = 0
     for _, member in ipairs(redis.call('ZRANGE', grants_key, 0, -1)) do
-      local _, permits = struct.unpack('Bc0I', member)
-      used = used + permits
+      used = used + permits_of(member)
     end
     redis.call('SET', value_key, math.max(0, rate - used), 'KEEPTTL')
     changed = changed + 1

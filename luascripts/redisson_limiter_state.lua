@@ -13,7 +13,8 @@
 --                 grants that fell out of the sliding window, capped as
 --                 Redisson caps it; -1 when there is no value key yet
 --   value_pttl -> PTTL of the value key (a fixed window's end), Redis codes
---   has_grants -> 1 when the grants zset exists (a 3.34+ sliding window)
+--   has_grants -> 1 when the grants zset exists (a sliding window, Redisson
+--                 3.13.3 and later)
 --   used       -> permits granted within the last interval (sliding)
 --   oldest_ms  -> score of the oldest grant still in the window, 0 if none
 --   truncated  -> 1 when more than ARGV[1] grants were in the window and
@@ -36,12 +37,15 @@ if not rate or not interval or not f[3] then
   return {0, 0, 0, 0, 0, 0, now, 0}
 end
 
+-- Members are packed "fI" (Redisson 3.13.3-3.16.3), "Lc0I" (3.16.4) or
+-- "Bc0I" (3.17.0+); each ends in the permits as a uint32, so the last four
+-- bytes decode all three.
 local function sum(members)
   local total = 0
   for _, member in ipairs(members) do
-    local ok, _, permits = pcall(struct.unpack, 'Bc0I', member)
-    if ok and permits then
-      total = total + permits
+    local n = string.len(member)
+    if n >= 5 then
+      total = total + struct.unpack('I', member, n - 3)
     end
   end
   return total

@@ -33,32 +33,49 @@ func (c *Client) Counter(name string, limit int64, window time.Duration) *Counte
 	return &Counter{c: c, name: name, limit: limit, window: window}
 }
 
-// Hit is one decision.
-type Hit struct {
-	Allowed bool
-	Count   int64         // hits in this window, this one included
-	ResetIn time.Duration // until the window ends
-}
+// Name is the counter's key.
+func (k *Counter) Name() string { return k.name }
 
-// Hit counts one hit and says whether it is within the limit. The outcome
-// is counted in the stats ring.
-func (k *Counter) Hit(ctx context.Context) (Hit, error) {
+// TryAcquire counts n hits (seed 004 counts 1) and says whether the window
+// still admits them; rejected hits are counted too, as in seed 004. The
+// Result's Count is the hits in this window, these included; Remaining the
+// hits left; ResetAfter (and, when rejected, RetryAfter) the time until
+// the window ends. The outcome is counted in the stats ring. n above the
+// limit can never succeed: a *ValidationError, nothing counted.
+func (k *Counter) TryAcquire(ctx context.Context, n int64) (Result, error) {
 	if err := validateName(k.name); err != nil {
-		return Hit{}, err
+		return Result{}, err
 	}
 	if k.limit < 1 {
-		return Hit{}, invalid("limit", "must be at least 1, got %d", k.limit)
+		return Result{}, invalid("limit", "must be at least 1, got %d", k.limit)
 	}
 	if k.window < time.Millisecond {
-		return Hit{}, invalid("window", "must be at least 1ms, got %v", k.window)
+		return Result{}, invalid("window", "must be at least 1ms, got %v", k.window)
+	}
+	if n < 1 || n > k.limit {
+		return Result{}, invalid("permits", "must be between 1 and the limit %d, got %d", k.limit, n)
 	}
 	res, err := counterHitScript.Run(ctx, k.c.rdb, []string{k.name, StatsKey(k.name)},
-		k.window.Milliseconds(), k.limit).Int64Slice()
+		k.window.Milliseconds(), k.limit, n).Int64Slice()
 	if err != nil {
-		return Hit{}, fmt.Errorf("store: counter %q: %w", k.name, bucketRedisErr(err))
+		return Result{}, fmt.Errorf("store: counter %q: %w", k.name, bucketRedisErr(err))
 	}
 	if len(res) != 3 {
-		return Hit{}, fmt.Errorf("store: counter %q: reply of %d elements, want 3", k.name, len(res))
+		return Result{}, fmt.Errorf("store: counter %q: reply of %d elements, want 3", k.name, len(res))
 	}
-	return Hit{Allowed: res[0] == 1, Count: res[1], ResetIn: time.Duration(res[2]) * time.Millisecond}, nil
+	out := Result{Allowed: res[0] == 1, Permits: n, Count: res[1], Remaining: max(0, k.limit-res[1]),
+		ResetAfter: time.Duration(res[2]) * time.Millisecond}
+	if !out.Allowed {
+		out.RetryAfter = out.ResetAfter
+	}
+	return out, nil
+}
+
+// Acquire counts n hits once a window admits them, waiting as long as ctx
+// allows: after a rejection it waits for the window to end and tries again.
+// Every rejected attempt is counted in the window it was made in, as seed
+// 004 counts them. When ctx ends first, or its deadline comes before the
+// window does, the error matches ErrRateLimited and ctx's error.
+func (k *Counter) Acquire(ctx context.Context, n int64) (Result, error) {
+	return acquireLoop(ctx, func(ctx context.Context) (Result, error) { return k.TryAcquire(ctx, n) })
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -17,7 +19,8 @@ import (
 // and 002), so Java services using Redisson and Go services using store
 // share one limiter: config hash <name> (rate, interval, type), value key
 // {<name>}:value (per client {<name>}:value:<client-id>) and, for the
-// sliding window of Redisson 3.34+, grants zset {<name>}:permits. Unlike
+// sliding window of Redisson 3.13.3 and later, grants zset
+// {<name>}:permits[:<client-id>]. Unlike
 // Redisson's own scripts ours count every attempt in the stats ring, so the
 // console sees our clients' rejections (and only theirs).
 
@@ -34,12 +37,85 @@ const (
 	RatePerClient RateType = 1 // PER_CLIENT: each client instance gets the rate
 )
 
+// RedissonMode is the Redisson version (and so the algorithm and grant
+// layout) a handle emulates. Use the mode of the Java services sharing the
+// limiter: they and lockwarden then read each other's state.
+//
+//	mode                  Redisson          window   grant member (struct.pack)
+//	RedissonSliding       3.17.0 and later  sliding  "Bc0I": id length byte, id, uint32 permits
+//	RedissonSliding3164   3.16.4            sliding  "Lc0I": id length uint64, id, uint32 permits
+//	RedissonSliding3133   3.13.3 to 3.16.3  sliding  "fI": float32 random, uint32 permits
+//	RedissonFixed         before 3.13.3     fixed    none (value key expires after interval)
+//
+// Grants are decoded in every layout whatever the mode (see
+// DecodeRedissonPermit); the mode decides the layout of grants written and
+// the algorithm. A fixed-window handle on a sliding-window limiter (or the
+// other way round) disagrees with Redisson: Redisson's fixed window fails on
+// a value key without expiry, and a sliding window never refills a value
+// key nobody records grants for.
+type RedissonMode int
+
+const (
+	RedissonSliding     RedissonMode = iota // Redisson 3.17.0 and later (the default)
+	RedissonSliding3164                     // Redisson 3.16.4
+	RedissonSliding3133                     // Redisson 3.13.3 to 3.16.3
+	RedissonFixed                           // Redisson before 3.13.3
+)
+
+// RedissonModeFor is the mode of a Redisson version such as "3.16.4".
+func RedissonModeFor(version string) (RedissonMode, error) {
+	var major, minor, patch int
+	if n, _ := fmt.Sscanf(version, "%d.%d.%d", &major, &minor, &patch); n < 2 || major < 1 {
+		return 0, invalid("version", "want a Redisson version like 3.17.0, got %q", version)
+	}
+	v := major*1_000_000 + minor*1_000 + patch
+	switch {
+	case v >= 3_017_000:
+		return RedissonSliding, nil
+	case v >= 3_016_004:
+		return RedissonSliding3164, nil
+	case v >= 3_013_003:
+		return RedissonSliding3133, nil
+	}
+	return RedissonFixed, nil
+}
+
+// memberFormat is the struct.pack format of grants the mode writes.
+func (m RedissonMode) memberFormat() string {
+	switch m {
+	case RedissonSliding3164:
+		return "Lc0I"
+	case RedissonSliding3133:
+		return "fI"
+	}
+	return "Bc0I"
+}
+
+func (m RedissonMode) String() string {
+	switch m {
+	case RedissonSliding:
+		return "sliding window (Redisson 3.17.0+)"
+	case RedissonSliding3164:
+		return "sliding window (Redisson 3.16.4)"
+	case RedissonSliding3133:
+		return "sliding window (Redisson 3.13.3-3.16.3)"
+	case RedissonFixed:
+		return "fixed window (Redisson before 3.13.3)"
+	}
+	return "mode " + strconv.Itoa(int(m))
+}
+
+// ErrRedissonMode: a fixed-window (RedissonFixed) handle found a limiter
+// kept by a sliding-window Redisson (3.13.3 and later): its value key has no
+// expiry, so a fixed window would never end. Nothing was changed; use the
+// Redisson version's mode.
+var ErrRedissonMode = errors.New("store: redisson limiter is kept in another mode")
+
 // RedissonLimiterOptions tunes a handle. A nil pointer means the defaults.
 type RedissonLimiterOptions struct {
-	// FixedWindow selects Redisson 3.10's algorithm (value created with PX
-	// interval, refilled all at once); the default is 3.34's sliding window.
-	// Use the one the Java services sharing the limiter run.
-	FixedWindow bool
+	// Mode is the Redisson version the handle emulates; the zero value is
+	// RedissonSliding (3.17.0 and later). See RedissonMode.
+	Mode RedissonMode
 	// ClientID names this client in per-client keys; default Client.ID(),
 	// like Redisson's connection manager id.
 	ClientID string
@@ -47,28 +123,43 @@ type RedissonLimiterOptions struct {
 
 // RedissonLimiter is a handle on the Redisson rate limiter stored at name.
 type RedissonLimiter struct {
-	c         *Client
-	name      string
-	clientID  string
-	algorithm string
+	c        *Client
+	name     string
+	clientID string
+	mode     RedissonMode
+	err      error
 }
 
 // RedissonLimiter returns a handle on the limiter whose config hash is name.
 func (c *Client) RedissonLimiter(name string, opts *RedissonLimiterOptions) *RedissonLimiter {
-	l := &RedissonLimiter{c: c, name: name, clientID: c.ID(), algorithm: "sliding"}
+	l := &RedissonLimiter{c: c, name: name, clientID: c.ID()}
 	if opts != nil {
-		if opts.FixedWindow {
-			l.algorithm = "fixed"
-		}
+		l.mode = opts.Mode
 		if opts.ClientID != "" {
 			l.clientID = opts.ClientID
 		}
+	}
+	switch {
+	case validateName(name) != nil:
+		l.err = validateName(name)
+	case l.mode < RedissonSliding || l.mode > RedissonFixed:
+		l.err = invalid("mode", "unknown Redisson mode %d", int(l.mode))
 	}
 	return l
 }
 
 // Name is the config hash's key.
 func (l *RedissonLimiter) Name() string { return l.name }
+
+// Mode is the Redisson version the handle emulates.
+func (l *RedissonLimiter) Mode() RedissonMode { return l.mode }
+
+func (l *RedissonLimiter) algorithm() string {
+	if l.mode == RedissonFixed {
+		return "fixed"
+	}
+	return "sliding"
+}
 
 func (l *RedissonLimiter) keys() []string {
 	return []string{l.name, RedissonValueKey(l.name, ""), RedissonValueKey(l.name, l.clientID),
@@ -97,25 +188,33 @@ func (l *RedissonLimiter) TrySetRate(ctx context.Context, typ RateType, rate int
 // this client's window (Redisson's setRate). With keepState the permits
 // granted in the running window stay granted instead (Redisson's
 // updateRate with keepState).
+//
+// A change of type (overall <-> per client) deletes the old type's state
+// this handle can name: the overall value and grants, and this client's
+// per-client value and grants. Other clients' per-client keys can only be
+// found with a SCAN; the console's limiter edit removes those.
 func (l *RedissonLimiter) SetRate(ctx context.Context, typ RateType, rate int64, interval time.Duration, keepState bool) error {
 	if err := l.validate(typ, rate, interval); err != nil {
 		return err
 	}
-	value, grants := RedissonValueKey(l.name, ""), RedissonPermitsKey(l.name, "")
+	overall := []string{RedissonValueKey(l.name, ""), RedissonPermitsKey(l.name, "")}
+	own := []string{RedissonValueKey(l.name, l.clientID), RedissonPermitsKey(l.name, l.clientID)}
 	if typ == RatePerClient {
-		value, grants = RedissonValueKey(l.name, l.clientID), RedissonPermitsKey(l.name, l.clientID)
+		overall, own = own, overall
 	}
+	// The new type's pair first, then the other type's (see the script's
+	// header).
+	keys := append(append([]string{l.name}, overall...), own...)
 	alg := wire.AlgorithmSlidingWindow
-	if l.algorithm == "fixed" {
+	if l.mode == RedissonFixed {
 		alg = wire.AlgorithmFixedWindow
 	}
-	return runSetRate(ctx, l.c.rdb, []string{l.name, value, grants}, rate, interval.Milliseconds(),
-		strconv.Itoa(int(typ)), keepState, alg)
+	return runSetRate(ctx, l.c.rdb, keys, rate, interval.Milliseconds(), strconv.Itoa(int(typ)), keepState, alg)
 }
 
 func (l *RedissonLimiter) validate(typ RateType, rate int64, interval time.Duration) error {
-	if err := validateName(l.name); err != nil {
-		return err
+	if l.err != nil {
+		return l.err
 	}
 	if typ != RateOverall && typ != RatePerClient {
 		return invalid("type", "must be 0 (overall) or 1 (per client), got %d", int(typ))
@@ -123,37 +222,34 @@ func (l *RedissonLimiter) validate(typ RateType, rate int64, interval time.Durat
 	return validateRedissonRate(rate, float64(interval.Milliseconds()))
 }
 
-// RedissonResult is one acquire decision.
-type RedissonResult struct {
-	Allowed bool
-	// Available is the value left in the window after the decision.
-	Available int64
-	// RetryAfter is, when not Allowed, Redisson's delay before trying again.
-	RetryAfter time.Duration
-}
-
 // TryAcquire tries once to take n permits (Redisson's tryAcquire(n)). A
-// rejection is Allowed false, not an error. ErrNotConfigured when no
-// limiter is configured at the name; n above the rate is a
+// rejection is Allowed false, not an error; Remaining is the window's value
+// after the decision, RetryAfter Redisson's delay before trying again, and
+// for a fixed window ResetAfter when the window ends. ErrNotConfigured when
+// no limiter is configured at the name; n above the rate is a
 // *ValidationError (the attempt counts as an error in the stats).
-func (l *RedissonLimiter) TryAcquire(ctx context.Context, n int64) (RedissonResult, error) {
-	if err := validateName(l.name); err != nil {
-		return RedissonResult{}, err
+func (l *RedissonLimiter) TryAcquire(ctx context.Context, n int64) (Result, error) {
+	if l.err != nil {
+		return Result{}, l.err
 	}
 	if n < 1 || n > math.MaxUint32 {
-		return RedissonResult{}, invalid("permits", "must be between 1 and %d, got %d", int64(math.MaxUint32), n)
+		return Result{}, invalid("permits", "must be between 1 and %d, got %d", int64(math.MaxUint32), n)
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:]) // crypto/rand never fails on Linux
-	res, err := redissonAcquireScript.Run(ctx, l.c.rdb, l.keys(), n, l.algorithm, string(id[:])).Int64Slice()
+	res, err := redissonAcquireScript.Run(ctx, l.c.rdb, l.keys(), n, l.algorithm(), l.grantID(),
+		l.mode.memberFormat()).Int64Slice()
 	if err != nil {
-		return RedissonResult{}, bucketRedisErr(err)
+		return Result{}, bucketRedisErr(err)
 	}
 	if len(res) != 3 {
-		return RedissonResult{}, fmt.Errorf("store: redisson acquire: reply of %d elements, want 3", len(res))
+		return Result{}, fmt.Errorf("store: redisson acquire: reply of %d elements, want 3", len(res))
 	}
-	out := RedissonResult{Allowed: res[0] == 1, Available: res[2],
-		RetryAfter: time.Duration(res[1]) * time.Millisecond}
+	out := Result{Allowed: res[0] == 1, Permits: n, Remaining: res[2]}
+	if !out.Allowed {
+		out.RetryAfter = time.Duration(res[1]) * time.Millisecond
+		if l.mode == RedissonFixed {
+			out.ResetAfter = out.RetryAfter
+		}
+	}
 	switch res[0] {
 	case 1, -1:
 		return out, nil
@@ -161,43 +257,29 @@ func (l *RedissonLimiter) TryAcquire(ctx context.Context, n int64) (RedissonResu
 		return out, ErrNotConfigured
 	case -4:
 		return out, invalid("permits", "%d is more than the limiter's rate", n)
+	case -6:
+		return out, fmt.Errorf("%w: %q has a value key without expiry, kept by a sliding-window Redisson", ErrRedissonMode, l.name)
 	}
 	return out, ErrWrongKind
 }
 
-// TryAcquireWait takes n permits, waiting up to timeout (Redisson's
-// tryAcquire(n, timeout)): after a rejection it sleeps the returned delay
-// and tries again, and gives up at once when that delay ends after the
-// timeout. It returns whether the permits were taken; ctx ending first is
-// ctx's error.
-func (l *RedissonLimiter) TryAcquireWait(ctx context.Context, n int64, timeout time.Duration) (bool, error) {
-	return l.acquireLoop(ctx, n, time.Now().Add(timeout), true)
-}
-
-// Acquire takes n permits, waiting as long as it takes (Redisson's
-// acquire(n)); only ctx bounds the wait.
-func (l *RedissonLimiter) Acquire(ctx context.Context, n int64) error {
-	_, err := l.acquireLoop(ctx, n, time.Time{}, false)
-	return err
-}
-
-func (l *RedissonLimiter) acquireLoop(ctx context.Context, n int64, deadline time.Time, bounded bool) (bool, error) {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		res, err := l.TryAcquire(ctx, n)
-		if err != nil || res.Allowed {
-			return res.Allowed, err
-		}
-		wait := max(res.RetryAfter, time.Millisecond)
-		if bounded && time.Until(deadline) < wait {
-			return false, nil
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-timer.C:
-		}
+// grantID is the random part of a grant member, as the mode's Redisson
+// makes it: 8 random bytes, or for "fI" a random integer (Redisson packs a
+// random long as a float).
+func (l *RedissonLimiter) grantID() string {
+	var id [8]byte
+	_, _ = rand.Read(id[:]) // crypto/rand never fails on Linux
+	if l.mode == RedissonSliding3133 {
+		return strconv.FormatInt(int64(binary.LittleEndian.Uint64(id[:])>>1), 10)
 	}
+	return string(id[:])
+}
+
+// Acquire takes n permits, waiting as long as ctx allows (Redisson's
+// acquire(n), and tryAcquire(n, timeout) with a ctx deadline): after a
+// rejection it sleeps Redisson's delay and tries again, and gives up at
+// once when ctx's deadline comes before that delay ends. The error then
+// matches ErrRateLimited and ctx's error.
+func (l *RedissonLimiter) Acquire(ctx context.Context, n int64) (Result, error) {
+	return acquireLoop(ctx, func(ctx context.Context) (Result, error) { return l.TryAcquire(ctx, n) })
 }

@@ -88,25 +88,26 @@ func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
 // HolderID is the hash field this handle holds the lock under.
 func (s *SpinLock) HolderID() string { return s.holder }
 
-// TryLock makes one attempt; false when another holder has the lock.
-func (s *SpinLock) TryLock(ctx context.Context) (bool, error) {
+// TryLock makes one attempt. When another holder has the lock the error is
+// a *LockedError with its remaining lease (errors.Is ErrNotObtained).
+func (s *SpinLock) TryLock(ctx context.Context) error {
 	if s.err != nil {
-		return false, s.err
+		return s.err
 	}
 	lease := s.lease.Milliseconds()
 	// No waiter token: a spin lock never queues.
-	err := spinAcquireScript.Run(ctx, s.c.rdb, s.keys(),
-		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Err()
+	ttl, err := spinAcquireScript.Run(ctx, s.c.rdb, s.keys(),
+		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		s.held(ctx)
-		return true, nil
+		return nil
 	case err == nil:
-		return false, nil
+		return &LockedError{Name: s.name, TTL: time.Duration(ttl) * time.Millisecond}
 	case isWrongType(err):
-		return false, fmt.Errorf("store: spin lock %q: %w", s.name, ErrWrongKind)
+		return fmt.Errorf("store: spin lock %q: %w", s.name, ErrWrongKind)
 	}
-	return false, fmt.Errorf("store: spin lock %q: %w", s.name, err)
+	return fmt.Errorf("store: spin lock %q: %w", s.name, err)
 }
 
 // Lock tries every Interval until it holds the lock or ctx ends (then the
@@ -114,9 +115,13 @@ func (s *SpinLock) TryLock(ctx context.Context) (bool, error) {
 func (s *SpinLock) Lock(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	// A ctx already over is the wait ending, not a Redis failure.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotObtained, err)
+	}
 	for {
-		ok, err := s.TryLock(ctx)
-		if err != nil || ok {
+		err := s.TryLock(ctx)
+		if !errors.Is(err, ErrNotObtained) {
 			return err
 		}
 		timer.Reset(s.interval)

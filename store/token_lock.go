@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,54 +25,89 @@ var (
 	tokenLockReleaseScript = redis.NewScript(luascripts.Source("tokenlock_release"))
 )
 
-// TokenLock is one holding of a token lock.
-type TokenLock struct {
-	c     *Client
-	name  string
-	token string
+// Defaults of a token lock's options.
+const (
+	DefaultTokenLease = 30 * time.Second
+	DefaultTokenRetry = 50 * time.Millisecond
+)
+
+// TokenLockOptions tunes a token lock. A nil pointer and zero fields mean
+// the defaults.
+type TokenLockOptions struct {
+	// Token is the value held while the handle has the lock; default 16
+	// random bytes, URL-safe base64 (like bsm/redislock). Pass another
+	// process's token to release a lock it shared.
+	Token string
+	// Lease is the lock's expiry after TryLock, Lock and Refresh; default
+	// DefaultTokenLease.
+	Lease time.Duration
+	// Retry is Lock's sleep between attempts; default DefaultTokenRetry.
+	Retry time.Duration
+	// Attempts bounds Lock's attempts (seed 004's tryNum); 0 means no bound
+	// but ctx.
+	Attempts int
 }
 
-// NewTokenLock returns a handle with a fresh random token (16 random bytes,
-// URL-safe base64, like bsm/redislock). token, when not "", is used instead
-// (e.g. to release a lock taken by another process that shared its token).
-func (c *Client) NewTokenLock(name, token string) *TokenLock {
-	if token == "" {
+// TokenLock is one holding of a token lock.
+type TokenLock struct {
+	c        *Client
+	name     string
+	token    string
+	lease    time.Duration
+	retry    time.Duration
+	attempts int
+	err      error
+}
+
+// NewTokenLock returns a handle; invalid input is reported by its first
+// call.
+func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
+	t := &TokenLock{c: c, name: name, lease: DefaultTokenLease, retry: DefaultTokenRetry}
+	if opts != nil {
+		t.token, t.attempts = opts.Token, opts.Attempts
+		if opts.Lease != 0 {
+			t.lease = opts.Lease
+		}
+		if opts.Retry != 0 {
+			t.retry = opts.Retry
+		}
+	}
+	if t.token == "" {
 		var b [16]byte
 		_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-		token = base64.RawURLEncoding.EncodeToString(b[:])
+		t.token = base64.RawURLEncoding.EncodeToString(b[:])
 	}
-	return &TokenLock{c: c, name: name, token: token}
+	switch {
+	case validateName(name) != nil:
+		t.err = validateName(name)
+	case t.lease < time.Millisecond:
+		t.err = invalid("lease", "must be at least 1ms, got %v", t.lease)
+	case t.retry < time.Millisecond:
+		t.err = invalid("retry", "must be at least 1ms, got %v", t.retry)
+	case t.attempts < 0:
+		t.err = invalid("attempts", "must be 0 (no bound) or more, got %d", t.attempts)
+	case len(t.token) > wire.MaxStringValue:
+		t.err = invalid("token", "must be 1 to %d bytes, got %d", wire.MaxStringValue, len(t.token))
+	}
+	return t
 }
 
 // Name is the lock's key; Token the value it holds while this handle has it.
 func (t *TokenLock) Name() string  { return t.name }
 func (t *TokenLock) Token() string { return t.token }
 
-func (t *TokenLock) validate(lease time.Duration) error {
-	if err := validateName(t.name); err != nil {
-		return err
-	}
-	if lease < time.Millisecond {
-		return invalid("lease", "must be at least 1ms, got %v", lease)
-	}
-	if len(t.token) == 0 || len(t.token) > wire.MaxStringValue {
-		return invalid("token", "must be 1 to %d bytes, got %d", wire.MaxStringValue, len(t.token))
-	}
-	return nil
-}
-
-// TryObtain takes the lock for lease if it is free (or already this
+// TryLock takes the lock for the lease if it is free (or already this
 // token's: the lease restarts). When another token holds it the error is a
 // *LockedError with that holder's remaining lease (errors.Is
 // ErrNotObtained).
-func (t *TokenLock) TryObtain(ctx context.Context, lease time.Duration) error {
-	if err := t.validate(lease); err != nil {
-		return err
+func (t *TokenLock) TryLock(ctx context.Context) error {
+	if t.err != nil {
+		return t.err
 	}
 	res, err := tokenLockObtainScript.Run(ctx, t.c.rdb, []string{t.name, StatsKey(t.name)},
-		t.token, lease.Milliseconds()).Int64Slice()
+		t.token, t.lease.Milliseconds()).Int64Slice()
 	if err != nil {
-		return fmt.Errorf("store: token lock %q: %w", t.name, err)
+		return fmt.Errorf("store: token lock %q: %w", t.name, bucketRedisErr(err))
 	}
 	if len(res) == 2 && res[0] == 1 {
 		return nil
@@ -83,46 +119,38 @@ func (t *TokenLock) TryObtain(ctx context.Context, lease time.Duration) error {
 	return &LockedError{Name: t.name, TTL: ttl}
 }
 
-// Obtain retries TryObtain every retry until it succeeds, attempts run out
-// (seed 004's tryNum) or ctx ends; the last *LockedError or ctx's error
-// (matching ErrNotObtained) is returned.
-func (t *TokenLock) Obtain(ctx context.Context, lease, retry time.Duration, attempts int) error {
-	if retry < time.Millisecond {
-		return invalid("retry", "must be at least 1ms, got %v", retry)
-	}
-	if attempts < 1 {
-		return invalid("attempts", "must be at least 1, got %d", attempts)
-	}
+// Lock tries every Retry until it holds the lock, Attempts run out (the
+// last *LockedError is returned) or ctx ends (the error matches
+// ErrNotObtained and ctx.Err()).
+func (t *TokenLock) Lock(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var err error
-	for i := 0; i < attempts; i++ {
+	// A ctx already over is the wait ending, not a Redis failure.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotObtained, err)
+	}
+	for i := 0; ; i++ {
 		if i > 0 {
-			timer.Reset(retry)
+			timer.Reset(t.retry)
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 			case <-timer.C:
 			}
 		}
-		if err = t.TryObtain(ctx, lease); err == nil || !isNotObtained(err) {
+		err := t.TryLock(ctx)
+		if !errors.Is(err, ErrNotObtained) || (t.attempts > 0 && i+1 >= t.attempts) {
 			return err
 		}
 	}
-	return err
 }
 
-func isNotObtained(err error) bool {
-	_, ok := err.(*LockedError)
-	return ok
-}
-
-// Release deletes the lock if it still holds this handle's token.
+// Unlock deletes the lock if it still holds this handle's token.
 // ErrNotHeld (nothing changed) when it does not: it expired, and maybe
 // someone else holds it now.
-func (t *TokenLock) Release(ctx context.Context) error {
-	if err := validateName(t.name); err != nil {
-		return err
+func (t *TokenLock) Unlock(ctx context.Context) error {
+	if t.err != nil {
+		return t.err
 	}
 	code, err := tokenLockReleaseScript.Run(ctx, t.c.rdb, []string{t.name}, t.token).Int64()
 	if err != nil {
@@ -136,11 +164,11 @@ func (t *TokenLock) Release(ctx context.Context) error {
 
 // Refresh restarts the lease if the lock still holds this handle's token;
 // ErrNotHeld otherwise.
-func (t *TokenLock) Refresh(ctx context.Context, lease time.Duration) error {
-	if err := t.validate(lease); err != nil {
-		return err
+func (t *TokenLock) Refresh(ctx context.Context) error {
+	if t.err != nil {
+		return t.err
 	}
-	n, err := tokenLockRefreshScript.Run(ctx, t.c.rdb, []string{t.name}, t.token, lease.Milliseconds()).Int64()
+	n, err := tokenLockRefreshScript.Run(ctx, t.c.rdb, []string{t.name}, t.token, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}

@@ -260,30 +260,7 @@ func (b *TokenBucket) Delete(ctx context.Context) error {
 	return bucketCodeErr(BucketCode(code), "name")
 }
 
-// Result is the outcome of one acquire decision.
-type Result struct {
-	// Code is the script's answer: BucketSuccess, BucketAcquireFail or
-	// BucketNoLimit (the others come back as errors).
-	Code BucketCode
-	// Allowed reports whether the permits were taken. It is false for
-	// BucketNoLimit too: whether "no limiter" means "go ahead" is the
-	// caller's decision (see ErrNotConfigured).
-	Allowed bool
-	// Permits is the number asked for.
-	Permits int64
-	// Remaining is the whole permits left in the bucket after the decision.
-	Remaining int64
-	// RetryAfter is, when not Allowed, how long until Permits will be there
-	// if nobody else takes them; 0 when Allowed.
-	RetryAfter time.Duration
-	// At is the Redis time of the decision, to the millisecond.
-	At time.Time
-	// Limit is the bucket's configuration at the decision (zero for
-	// BucketNoLimit).
-	Limit Limit
-}
-
-// Acquire tries once to take n permits.
+// TryAcquire tries once to take n permits.
 //
 // A rejection is not an error: Allowed is false and RetryAfter says when to
 // come back. When no bucket is configured at the name the Result has Code
@@ -291,7 +268,7 @@ type Result struct {
 // Redis. n above the capacity is a *ValidationError (Field "permits") found
 // by the script, the attempt counting as an error in the stats; a corrupt
 // bucket is ErrCorrupt.
-func (b *TokenBucket) Acquire(ctx context.Context, n int64) (Result, error) {
+func (b *TokenBucket) TryAcquire(ctx context.Context, n int64) (Result, error) {
 	if b.nameErr != nil {
 		return Result{}, b.nameErr
 	}
@@ -354,42 +331,11 @@ func parseAcquireReply(reply []any) (Result, error) {
 	}, nil
 }
 
-// minRetryWait keeps a retry loop from spinning when permits are due within
-// microseconds.
-const minRetryWait = 100 * time.Microsecond
-
-// TryAcquire takes n permits, waiting up to timeout for them: after a
-// rejection it sleeps for the RetryAfter the script computed and tries again,
-// and it gives up early when that wait would end after the timeout. Other
-// clients may take the permits first, so a wait is a chance, not a
-// reservation. It returns the last Result (Allowed false on timeout, with a
-// nil error), ctx's error when ctx ends first, and Acquire's errors as they are.
-func (b *TokenBucket) TryAcquire(ctx context.Context, n int64, timeout time.Duration) (Result, error) {
-	res, err := b.Acquire(ctx, n)
-	if err != nil || res.Allowed || timeout <= 0 {
-		return res, err
-	}
-	deadline := time.Now().Add(timeout)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	// Every round sleeps at least minRetryWait, so this bounds the loop even
-	// if the clock misbehaves.
-	maxRounds := int(timeout/minRetryWait) + 1
-	for round := 0; round < maxRounds; round++ {
-		wait := max(res.RetryAfter, minRetryWait)
-		if time.Until(deadline) < wait {
-			return res, nil
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-timer.C:
-		}
-		res, err = b.Acquire(ctx, n)
-		if err != nil || res.Allowed {
-			return res, err
-		}
-	}
-	return res, nil
+// Acquire takes n permits, waiting as long as ctx allows: after a rejection
+// it sleeps for the RetryAfter the script computed and tries again (see
+// acquireLoop). When ctx ends first, or its deadline comes before the
+// permits would, the error matches ErrRateLimited and ctx's error and the
+// Result is the last rejection; TryAcquire's errors come back as they are.
+func (b *TokenBucket) Acquire(ctx context.Context, n int64) (Result, error) {
+	return acquireLoop(ctx, func(ctx context.Context) (Result, error) { return b.TryAcquire(ctx, n) })
 }

@@ -84,14 +84,14 @@ func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
 		t.Fatalf("seed init = %d", code)
 	}
 	b := c.TokenBucket(name)
-	res, err := b.Acquire(ctx, 2)
+	res, err := b.TryAcquire(ctx, 2)
 	if err != nil || !res.Allowed || res.Remaining != 1 || res.Code != BucketSuccess {
 		t.Fatalf("Acquire(2) on a seed bucket with 3 = %+v, %v; want allowed, 1 left", res, err)
 	}
 	if res.Limit != (Limit{Capacity: 5, IntervalMS: 60000}) {
 		t.Errorf("Limit = %+v, want 5 per 60000 ms", res.Limit)
 	}
-	res, err = b.Acquire(ctx, 2)
+	res, err = b.TryAcquire(ctx, 2)
 	if err != nil || res.Allowed || res.Code != BucketAcquireFail {
 		t.Fatalf("Acquire(2) with 1 left = %+v, %v; want rejected", res, err)
 	}
@@ -133,7 +133,7 @@ func TestTokenBucketOurInitWorksWithSeedScript(t *testing.T) {
 	if code := tbSeed001(t, rdb, name, "modify", 7, "1000.0"); code != 1 {
 		t.Fatalf("seed modify = %d", code)
 	}
-	res, err := b.Acquire(ctx, 1)
+	res, err := b.TryAcquire(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestTokenBucketModifyMissing(t *testing.T) {
 
 func TestTokenBucketAcquireUnconfigured(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
-	res, err := c.TokenBucket(name).Acquire(context.Background(), 1)
+	res, err := c.TokenBucket(name).TryAcquire(context.Background(), 1)
 	if !errors.Is(err, ErrNotConfigured) || res.Code != BucketNoLimit || res.Allowed {
 		t.Fatalf("Acquire unconfigured = %+v, %v; want NoLimit, ErrNotConfigured", res, err)
 	}
@@ -177,7 +177,7 @@ func TestTokenBucketDelete(t *testing.T) {
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 3, IntervalMS: 10, Initial: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Acquire(ctx, 1); err != nil {
+	if _, err := b.TryAcquire(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	if n := rdb.Exists(ctx, name, StatsKey(name)).Val(); n != 2 {
@@ -230,7 +230,7 @@ func TestTokenBucketInitLeavesForeignKeys(t *testing.T) {
 		t.Errorf("Init over an application hash changed it: %v", m)
 	}
 	rdb.Set(ctx, name+":s", "x", 0)
-	if _, err := c.TokenBucket(name+":s").Acquire(ctx, 1); !errors.Is(err, ErrWrongKind) {
+	if _, err := c.TokenBucket(name+":s").TryAcquire(ctx, 1); !errors.Is(err, ErrWrongKind) {
 		t.Errorf("Acquire on a string key = %v, want ErrWrongKind", err)
 	}
 }
@@ -242,7 +242,7 @@ func TestTokenBucketRefillKeepsRemainder(t *testing.T) {
 		start := float64(tbRedisNowMS(t, rdb) - 1000)
 		rdb.HSet(ctx, name, "last_mill_second", strconv.FormatFloat(start, 'f', -1, 64),
 			"stored_permits", 0, "max_permits", 1000, "interval", interval, "app", "x")
-		res, err := c.TokenBucket(name).Acquire(ctx, 1)
+		res, err := c.TokenBucket(name).TryAcquire(ctx, 1)
 		if err != nil || !res.Allowed {
 			t.Fatalf("interval %v: Acquire = %+v, %v", interval, res, err)
 		}
@@ -264,7 +264,7 @@ func TestTokenBucketFullBucketDoesNotBankTime(t *testing.T) {
 	ctx := context.Background()
 	rdb.HSet(ctx, name, "last_mill_second", tbRedisNowMS(t, rdb)-100000,
 		"stored_permits", 0, "max_permits", 5, "interval", 10, "app", "x")
-	res, err := c.TokenBucket(name).Acquire(ctx, 1)
+	res, err := c.TokenBucket(name).TryAcquire(ctx, 1)
 	if err != nil || !res.Allowed || res.Remaining != 4 {
 		t.Fatalf("Acquire = %+v, %v; want allowed with 4 of 5 left", res, err)
 	}
@@ -311,7 +311,7 @@ func TestTokenBucketCorruptCountsAsError(t *testing.T) {
 	for i, bad := range []string{"abc", "0", "-2", "nan", "inf"} {
 		rdb.HSet(ctx, name, "last_mill_second", tbRedisNowMS(t, rdb), "stored_permits", 1,
 			"max_permits", 5, "interval", bad, "app", "x")
-		if _, err := b.Acquire(ctx, 1); !errors.Is(err, ErrCorrupt) {
+		if _, err := b.TryAcquire(ctx, 1); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("interval %q: Acquire = %v, want ErrCorrupt", bad, err)
 		}
 		if got := tbRingCounts(t, rdb, name); got != (statCounts{Errors: int64(i + 1)}) {
@@ -322,7 +322,7 @@ func TestTokenBucketCorruptCountsAsError(t *testing.T) {
 	if err := b.Modify(ctx, 5, 1000); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := b.Acquire(ctx, 1); err != nil || !res.Allowed {
+	if res, err := b.TryAcquire(ctx, 1); err != nil || !res.Allowed {
 		t.Errorf("Acquire after repairing Modify = %+v, %v", res, err)
 	}
 }
@@ -335,12 +335,12 @@ func TestTokenBucketStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 7; i++ {
-		res, err := b.Acquire(ctx, 1)
+		res, err := b.TryAcquire(ctx, 1)
 		if err != nil || res.Allowed != (i < 4) {
 			t.Fatalf("Acquire #%d = %+v, %v", i+1, res, err)
 		}
 	}
-	if _, err := b.Acquire(ctx, 5); !errors.Is(err, ErrInvalid) {
+	if _, err := b.TryAcquire(ctx, 5); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Acquire(5) of capacity 4 = %v, want a validation error", err)
 	}
 	if got, want := tbRingCounts(t, rdb, name), (statCounts{Acquired: 4, Rejected: 3, Errors: 1}); got != want {
@@ -380,7 +380,7 @@ func TestTokenBucketAdmissionBound(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 20000 && time.Now().Before(stopAfter); i++ {
-				res, err := b.Acquire(ctx, 1)
+				res, err := b.TryAcquire(ctx, 1)
 				mu.Lock()
 				if err != nil {
 					runErr = err
@@ -442,7 +442,7 @@ func TestTokenBucketAdmissionBound(t *testing.T) {
 	t.Logf("admitted %d of %.1f over %d ms (%.1f%%)", len(admitted), possible, run, 100*float64(len(admitted))/possible)
 }
 
-func TestTokenBucketTryAcquireWaits(t *testing.T) {
+func TestTokenBucketAcquireWaits(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.TokenBucket(name)
@@ -450,12 +450,12 @@ func TestTokenBucketTryAcquireWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	created, _, _, _, _ := tbFields(t, rdb, name)
-	res, err := b.Acquire(ctx, 1)
+	res, err := b.TryAcquire(ctx, 1)
 	if err != nil || res.Allowed || res.RetryAfter <= 0 || res.RetryAfter > 300*time.Millisecond {
 		t.Fatalf("first Acquire of an empty bucket = %+v, %v; want a rejection with a retry within 300ms", res, err)
 	}
 	start := time.Now()
-	res, err = b.TryAcquire(ctx, 1, 5*time.Second)
+	res, err = b.Acquire(wctx(t, ctx, 5*time.Second), 1)
 	if err != nil || !res.Allowed {
 		t.Fatalf("TryAcquire = %+v, %v; want the permit that arrives 300ms after creation", res, err)
 	}
@@ -467,7 +467,7 @@ func TestTokenBucketTryAcquireWaits(t *testing.T) {
 	}
 }
 
-func TestTokenBucketTryAcquireGivesUp(t *testing.T) {
+func TestTokenBucketAcquireGivesUp(t *testing.T) {
 	c, _, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.TokenBucket(name)
@@ -475,9 +475,9 @@ func TestTokenBucketTryAcquireGivesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	res, err := b.TryAcquire(ctx, 1, 300*time.Millisecond)
-	if err != nil || res.Allowed || res.RetryAfter < 300*time.Millisecond {
-		t.Errorf("TryAcquire with a permit a minute away = %+v, %v; want not allowed, nil error", res, err)
+	res, err := b.Acquire(wctx(t, ctx, 300*time.Millisecond), 1)
+	if !errors.Is(err, ErrRateLimited) || !errors.Is(err, context.DeadlineExceeded) || res.Allowed || res.RetryAfter < 300*time.Millisecond {
+		t.Errorf("Acquire with a permit a minute away = %+v, %v; want not allowed, ErrRateLimited", res, err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("TryAcquire took %v for a 300ms timeout", d)
@@ -488,8 +488,8 @@ func TestTokenBucketTryAcquireGivesUp(t *testing.T) {
 	if err := b.Modify(ctx, 1, 1000); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = b.Acquire(ctx, 1) // empty it, whatever the refill
-	if _, err := b.TryAcquire(cctx, 1, 10*time.Second); !errors.Is(err, context.DeadlineExceeded) {
+	_, _ = b.TryAcquire(ctx, 1) // empty it, whatever the refill
+	if _, err := b.Acquire(cctx, 1); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("TryAcquire after ctx ended = %v, want context.DeadlineExceeded", err)
 	}
 }
@@ -506,9 +506,9 @@ func TestTokenBucketValidationSendsNothing(t *testing.T) {
 		field string
 		call  func() error
 	}{
-		{"name", func() error { _, err := c.TokenBucket("").Acquire(ctx, 1); return err }},
-		{"permits", func() error { _, err := b.Acquire(ctx, 0); return err }},
-		{"permits", func() error { _, err := b.TryAcquire(ctx, -1, time.Second); return err }},
+		{"name", func() error { _, err := c.TokenBucket("").TryAcquire(ctx, 1); return err }},
+		{"permits", func() error { _, err := b.TryAcquire(ctx, 0); return err }},
+		{"permits", func() error { _, err := b.Acquire(ctx, -1); return err }},
 		{"rate", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 0, IntervalMS: 2}) }},
 		{"interval_ms", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 0}) }},
 		{"interval_ms", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: nan}) }},
@@ -535,7 +535,7 @@ func TestTokenBucketPermitsAboveCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ve *ValidationError
-	if _, err := b.Acquire(ctx, 4); !errors.As(err, &ve) || ve.Field != "permits" {
+	if _, err := b.TryAcquire(ctx, 4); !errors.As(err, &ve) || ve.Field != "permits" {
 		t.Errorf("Acquire(4) of capacity 3 = %v, want a *ValidationError for permits", err)
 	}
 	if _, stored, _, _, _ := tbFields(t, rdb, name); stored != 3 {
@@ -558,4 +558,11 @@ func TestTokenBucketLimitString(t *testing.T) {
 	if got := (Limit{500, 2}).PerSecond(); got != 500 {
 		t.Errorf("PerSecond = %v, want 500", got)
 	}
+}
+
+// wctx bounds an Acquire's wait.
+func wctx(t *testing.T, ctx context.Context, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	t.Cleanup(cancel)
+	return ctx
 }

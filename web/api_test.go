@@ -188,7 +188,7 @@ func TestAPILimiters(t *testing.T) {
 	e.makeBucket(name, 500, "2")
 	tb := e.app.TokenBucket(name)
 	for range 3 {
-		if _, err := tb.Acquire(context.Background(), 1); err != nil {
+		if _, err := tb.TryAcquire(context.Background(), 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -317,7 +317,7 @@ func TestAPIStatsAndEvents(t *testing.T) {
 	e.makeBucket(name, 2, "100000")
 	tb := e.app.TokenBucket(name)
 	for range 5 { // 2 admitted, 3 rejected
-		_, _ = tb.Acquire(context.Background(), 1)
+		_, _ = tb.TryAcquire(context.Background(), 1)
 	}
 	var stats struct {
 		BucketMS int                       `json:"bucket_ms"`

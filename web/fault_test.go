@@ -233,7 +233,7 @@ func TestFaultMetrics(t *testing.T) {
 	e.makeBucket(rl, 2, "100000")
 	e.makeLock(e.prefix+"lock", "w", 1, time.Minute)
 	for range 4 {
-		_, _ = e.app.TokenBucket(rl).Acquire(context.Background(), 1)
+		_, _ = e.app.TokenBucket(rl).TryAcquire(t.Context(), 1)
 	}
 	if st, _, _ := e.do("GET", "/metrics", nil, nil); st != 401 {
 		t.Errorf("anonymous /metrics: %d, want 401", st)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -289,8 +288,8 @@ func (t *traffic) stuckHolder(ctx context.Context) {
 func (t *traffic) tokenLockWorker(ctx context.Context) {
 	name := t.cfg.Prefix + demoTokenLock
 	for sleep(ctx, between(300*time.Millisecond, 1500*time.Millisecond)) {
-		l := t.apps[1].NewTokenLock(name, randomToken())
-		if err := l.TryObtain(ctx, 5*time.Second); err != nil {
+		l := t.apps[1].NewTokenLock(name, &store.TokenLockOptions{Lease: 5 * time.Second})
+		if err := l.TryLock(ctx); err != nil {
 			if ctx.Err() == nil && !errors.Is(err, store.ErrNotObtained) {
 				t.log.Debug("demo token lock", "name", name, "err", err)
 			}
@@ -299,7 +298,7 @@ func (t *traffic) tokenLockWorker(ctx context.Context) {
 		t.n.tokenTaken.Add(1)
 		sleep(ctx, between(500*time.Millisecond, 2500*time.Millisecond))
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		if err := l.Release(rctx); err != nil {
+		if err := l.Unlock(rctx); err != nil {
 			t.log.Debug("demo token unlock", "name", name, "err", err)
 		}
 		cancel()
@@ -325,7 +324,7 @@ func (t *traffic) partnerWorker(ctx context.Context, app *store.Client) {
 func (t *traffic) counterWorker(ctx context.Context) {
 	c := t.apps[0].Counter(t.cfg.Prefix+demoHits, demoHitLimit, demoHitWindow)
 	for sleep(ctx, demoHitEvery) {
-		h, err := c.Hit(ctx)
+		h, err := c.TryAcquire(ctx, 1)
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
@@ -427,9 +426,6 @@ func (t *traffic) release(ctx context.Context, name string, unlock func(context.
 	}
 }
 
-// randomToken is an unguessable lock value, as bsm/redislock makes them.
-func randomToken() string { return crand.Text() }
-
 // sleep waits d or until ctx ends; it reports whether the caller should go on.
 func sleep(ctx context.Context, d time.Duration) bool {
 	tm := time.NewTimer(d)
@@ -466,7 +462,7 @@ func initBucket(ctx context.Context, app *store.Client, name string, initial, ca
 
 // acquireBucket takes n permits once; ok false means rejected.
 func acquireBucket(ctx context.Context, app *store.Client, name string, n int64) (ok bool, err error) {
-	res, err := app.TokenBucket(name).Acquire(ctx, n)
+	res, err := app.TokenBucket(name).TryAcquire(ctx, n)
 	return res.Allowed, err
 }
 

@@ -34,7 +34,7 @@ var limiterPeers = []limiterPeer{
 		b := c.(*store.Client).TokenBucket(key)
 		err := b.Init(ctx, store.TokenBucketConfig{Capacity: capacity, IntervalMS: 1000 / perSec, Initial: capacity})
 		return func(ctx context.Context) (bool, error) {
-			res, err := b.Acquire(ctx, 1)
+			res, err := b.TryAcquire(ctx, 1)
 			return res.Allowed, err
 		}, err
 	}},

@@ -48,7 +48,7 @@ func samplerRounds(ctx context.Context, e *env, nLim, rounds int, w time.Duratio
 		busy = append(busy, bs[i])
 	}
 	stop := paced(ctx, 4, 1000, func(ctx context.Context, g, i int) error {
-		_, err := busy[(g*7+i)%len(busy)].Acquire(ctx, 1)
+		_, err := busy[(g*7+i)%len(busy)].TryAcquire(ctx, 1)
 		return err
 	})
 	defer stop()

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// kindGrant packs a grant as Redisson 3.34 does: struct.pack('Bc0I', len,
+// kindGrant packs a grant as Redisson 3.17.0 and later do: struct.pack('Bc0I', len,
 // id, permits) — a length byte, the id, a native (little-endian) uint32.
 func kindGrant(id string, permits uint32) string {
 	var n [4]byte
@@ -19,7 +20,7 @@ func kindGrant(id string, permits uint32) string {
 	return string([]byte{byte(len(id))}) + id + string(n[:])
 }
 
-// Redisson 3.10's fixed window, built with the commands its trySetRate and
+// Redisson's fixed window (before 3.13.3), built with the commands its trySetRate and
 // tryAcquire send, then inspected and edited both ways.
 func TestKindRedissonFixedWindow(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
@@ -71,8 +72,8 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 		t.Fatalf("fractional Redisson interval = %v", err)
 	}
 
-	// The store handle behaves as 3.10: the window is the value's life.
-	h := c.RedissonLimiter(name, &store.RedissonLimiterOptions{FixedWindow: true})
+	// The store handle behaves as Redisson before 3.13.3: the window is the value's life.
+	h := c.RedissonLimiter(name, &store.RedissonLimiterOptions{Mode: store.RedissonFixed})
 	for i := 0; i < 5; i++ {
 		if r, err := h.TryAcquire(ctx, 1); err != nil || !r.Allowed {
 			t.Fatalf("acquire %d = %+v, %v", i, r, err)
@@ -82,8 +83,10 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	if err != nil || r.Allowed || r.RetryAfter <= 0 || r.RetryAfter > time.Second {
 		t.Fatalf("sixth acquire = %+v, %v, want a rejection with the value's PTTL", r, err)
 	}
-	if ok, err := h.TryAcquireWait(ctx, 1, 3*time.Second); !ok || err != nil {
-		t.Fatalf("TryAcquireWait over a window = %v, %v", ok, err)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if r, err := h.Acquire(wctx, 1); !r.Allowed || err != nil {
+		t.Fatalf("Acquire over a window = %v, %v", r, err)
 	}
 	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 6 || cnt.Rejected < 1 {
 		t.Errorf("stats = %+v", cnt)
@@ -93,7 +96,7 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	}
 }
 
-// Redisson 3.34's sliding window: grants in a zset; expired grants return.
+// Redisson's sliding window (3.13.3 and later): grants in a zset; expired grants return.
 func TestKindRedissonSlidingWindow(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "sl"
@@ -139,7 +142,7 @@ func TestKindRedissonSlidingWindow(t *testing.T) {
 	if n := rdb.ZCard(ctx, permits).Val(); n != 4 {
 		t.Fatalf("grants = %d, want 4 (ours packed like Redisson's)", n)
 	}
-	if err := h.Acquire(ctx, 1); err != nil { // waits for the oldest grant
+	if _, err := h.Acquire(ctx, 1); err != nil { // waits for the oldest grant
 		t.Fatal(err)
 	}
 	if _, err := c.ModifyLimiter(ctx, name, 10, 1000); err != nil {
@@ -192,9 +195,37 @@ func TestKindCounter(t *testing.T) {
 	}
 	k := c.Counter(ip, 2, time.Minute)
 	for i, want := range []bool{true, true, false} {
-		h, err := k.Hit(ctx)
-		if err != nil || h.Allowed != want || h.Count != int64(i+1) || h.ResetIn <= 0 {
+		h, err := k.TryAcquire(ctx, 1)
+		if err != nil || h.Allowed != want || h.Count != int64(i+1) || h.ResetAfter <= 0 {
 			t.Fatalf("hit %d = %+v, %v", i, h, err)
 		}
+	}
+}
+
+// The counter speaks the limiter vocabulary: TryAcquire(n) once, Acquire
+// waiting for the next window, n above the limit refused before Redis.
+func TestKindCounterAcquire(t *testing.T) {
+	ctx, c, rdb, p := kindSetup(t)
+	k := c.Counter(p+"ip:10.1.1.1", 3, 300*time.Millisecond)
+	if r, err := k.TryAcquire(ctx, 2); err != nil || !r.Allowed || r.Count != 2 || r.Remaining != 1 {
+		t.Fatalf("2 hits = %v, %v", r, err)
+	}
+	if r, err := k.TryAcquire(ctx, 2); err != nil || r.Allowed || r.Count != 4 || r.Remaining != 0 || r.RetryAfter <= 0 {
+		t.Fatalf("2 more = %+v, %v, want rejected and counted", r, err)
+	}
+	var ve *store.ValidationError
+	if _, err := k.TryAcquire(ctx, 4); !errors.As(err, &ve) || ve.Field != "permits" || rdb.Get(ctx, p+"ip:10.1.1.1").Val() != "4" {
+		t.Fatalf("4 hits on a limit of 3 = %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if r, err := k.Acquire(wctx, 3); err != nil || !r.Allowed || r.Count != 3 {
+		t.Fatalf("Acquire into the next window = %+v, %v", r, err)
+	}
+	rdb.PExpire(ctx, p+"ip:10.1.1.1", time.Minute) // the window now ends long after the deadline
+	short, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	if _, err := k.Acquire(short, 1); !errors.Is(err, store.ErrRateLimited) {
+		t.Fatalf("Acquire with too short a deadline = %v, want store.ErrRateLimited", err)
 	}
 }

@@ -236,23 +236,49 @@ func TestKindTokenLock(t *testing.T) {
 		t.Fatal("wrong keys deleted")
 	}
 
-	// The store handle: obtain, refuse a second token, compare-and-delete.
-	a, b := c.NewTokenLock(name, ""), c.NewTokenLock(name, "")
-	if err := a.TryObtain(ctx, 10*time.Second); err != nil {
+	// The store handle: lock, refuse a second token, compare-and-delete.
+	a := c.NewTokenLock(name, &store.TokenLockOptions{Lease: 10 * time.Second})
+	b := c.NewTokenLock(name, &store.TokenLockOptions{Lease: 10 * time.Second, Retry: time.Millisecond, Attempts: 2})
+	if err := a.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var le *store.LockedError
-	if err := b.TryObtain(ctx, 10*time.Second); !errors.As(err, &le) || le.TTL <= 0 {
+	if err := b.TryLock(ctx); !errors.As(err, &le) || le.TTL <= 0 {
 		t.Fatalf("second token = %v", err)
 	}
-	if err := b.Release(ctx); !errors.Is(err, store.ErrNotHeld) || rdb.Get(ctx, name).Val() != a.Token() {
-		t.Fatalf("release by another token = %v", err)
+	if err := b.Lock(ctx); !errors.As(err, &le) {
+		t.Fatalf("Lock after its attempts = %v, want the last *store.LockedError", err)
 	}
-	if err := a.Release(ctx); err != nil || rdb.Exists(ctx, name).Val() != 0 {
-		t.Fatalf("release = %v", err)
+	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) || rdb.Get(ctx, name).Val() != a.Token() {
+		t.Fatalf("unlock by another token = %v", err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 1 || cnt.Rejected != 1 {
-		t.Errorf("stats = %+v, want 1 acquired 1 rejected", cnt)
+	if err := b.Refresh(ctx); !errors.Is(err, store.ErrNotHeld) {
+		t.Fatalf("refresh by another token = %v", err)
+	}
+	rdb.PExpire(ctx, name, time.Second)
+	if err := a.Refresh(ctx); err != nil || rdb.PTTL(ctx, name).Val() <= time.Second {
+		t.Fatalf("refresh = %v, pttl %v", err, rdb.PTTL(ctx, name).Val())
+	}
+	if err := a.Unlock(ctx); err != nil || rdb.Exists(ctx, name).Val() != 0 {
+		t.Fatalf("unlock = %v", err)
+	}
+	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 1 || cnt.Rejected != 3 {
+		t.Errorf("stats = %+v, want 1 acquired 3 rejected", cnt)
+	}
+	// Lock bounded by ctx alone (Attempts 0) ends with store.ErrNotObtained and
+	// ctx's error.
+	if err := a.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	w := c.NewTokenLock(name, &store.TokenLockOptions{Retry: time.Millisecond})
+	if err := w.Lock(cctx); !errors.Is(err, store.ErrNotObtained) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock with ctx over = %v", err)
+	}
+	var ve *store.ValidationError
+	if err := c.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Microsecond}).TryLock(ctx); !errors.As(err, &ve) || ve.Field != "lease" {
+		t.Fatalf("sub-ms lease = %v", err)
 	}
 }
 
@@ -265,8 +291,9 @@ func TestKindSpinLock(t *testing.T) {
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := b.TryLock(ctx); ok || err != nil {
-		t.Fatalf("second holder TryLock = %v, %v", ok, err)
+	var le *store.LockedError
+	if err := b.TryLock(ctx); !errors.As(err, &le) || le.TTL <= 0 {
+		t.Fatalf("second holder TryLock = %v, want a *store.LockedError", err)
 	}
 	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
 		t.Fatalf("unlock by a non-holder = %v, want store.ErrNotHeld", err)

@@ -74,6 +74,15 @@ func Shared(t testing.TB) *Server {
 	return shared
 }
 
+// Addr is the shared server's address once Main started it, "" before. It
+// is for Example functions, which get no testing.TB.
+func Addr() string {
+	if shared == nil {
+		return ""
+	}
+	return shared.Addr
+}
+
 // Client returns a new client for the shared server, closed when t ends.
 func Client(t testing.TB) *redis.Client {
 	t.Helper()

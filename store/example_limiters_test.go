@@ -1,0 +1,102 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// Every limiter kind speaks TryAcquire (one attempt) and Acquire (waits as
+// long as ctx allows) and answers with a store.Result.
+func ExampleTokenBucket() {
+	ctx, c, p, done := exampleClient()
+	defer done()
+
+	b := c.TokenBucket(p + "ratelimit:api")
+	// 3 permits, one more a minute: nothing refills while the example runs.
+	_ = b.Init(ctx, store.TokenBucketConfig{Capacity: 3, IntervalMS: 60000, Initial: 3})
+	for range 2 {
+		r, _ := b.TryAcquire(ctx, 1)
+		fmt.Println(r.Allowed, r.Remaining)
+	}
+	r, _ := b.TryAcquire(ctx, 2)
+	fmt.Println(r.Allowed, r.Remaining, r.RetryAfter > 59*time.Second)
+
+	// Acquire would wait over a minute; a ctx deadline sooner makes it give
+	// up at once.
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := b.Acquire(short, 2)
+	fmt.Println(errors.Is(err, store.ErrRateLimited), errors.Is(err, context.DeadlineExceeded))
+	// Output:
+	// true 2
+	// true 1
+	// false 1 true
+	// true true
+}
+
+// The Redisson limiter shares its state with Java services using Redisson's
+// RRateLimiter; Mode says which Redisson version they run.
+func ExampleRedissonLimiter() {
+	ctx, c, p, done := exampleClient()
+	defer done()
+
+	mode, _ := store.RedissonModeFor("3.16.4")
+	l := c.RedissonLimiter(p+"partner", &store.RedissonLimiterOptions{Mode: mode})
+	configured, _ := l.TrySetRate(ctx, store.RateOverall, 2, time.Minute)
+	fmt.Println(l.Mode(), configured)
+	for range 3 {
+		r, _ := l.TryAcquire(ctx, 1)
+		fmt.Println(r.Allowed, r.Remaining)
+	}
+	// Output:
+	// sliding window (Redisson 3.16.4) true
+	// true 1
+	// true 0
+	// false 0
+}
+
+// The access counter (seed 004's INCR and EXPIRE) answers like the other
+// limiters, with the hits counted so far in Count.
+func ExampleCounter() {
+	ctx, c, p, done := exampleClient()
+	defer done()
+
+	k := c.Counter(p+"ip:10.0.0.7", 2, time.Minute)
+	for range 3 {
+		r, _ := k.TryAcquire(ctx, 1)
+		fmt.Println(r.Allowed, r.Count, r.Remaining)
+	}
+	// Output:
+	// true 1 1
+	// true 2 0
+	// false 3 0
+}
+
+// A Result prints as what was decided.
+func ExampleResult_String() {
+	fmt.Println(store.Result{Allowed: true, Permits: 2, Remaining: 3})
+	fmt.Println(store.Result{Permits: 5, Remaining: 1, RetryAfter: 200 * time.Millisecond})
+	// Output:
+	// allowed 2, remaining 3
+	// rejected 5, remaining 1, retry after 200ms
+}
+
+// Grants in a Redisson limiter's permits zset, in each version's layout.
+func ExampleDecodeRedissonPermit() {
+	for _, member := range []string{
+		"\x08" + "8bytesid" + "\x03\x00\x00\x00",                             // 3.17.0+: Bc0I
+		"\x08\x00\x00\x00\x00\x00\x00\x00" + "8bytesid" + "\x02\x00\x00\x00", // 3.16.4: Lc0I
+		"\x9a\x99\x99\x3f" + "\x05\x00\x00\x00",                              // 3.13.3-3.16.3: fI
+	} {
+		permits, layout, err := store.DecodeRedissonPermit([]byte(member))
+		fmt.Println(permits, layout, err)
+	}
+	// Output:
+	// 3 Bc0I <nil>
+	// 2 Lc0I <nil>
+	// 5 fI <nil>
+}
