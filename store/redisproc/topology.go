@@ -42,7 +42,9 @@ type Cluster struct {
 }
 
 // Nodes returns every node, masters first.
-func (c *Cluster) Nodes() []*Server { return append(append([]*Server(nil), c.Masters...), c.Replicas...) }
+func (c *Cluster) Nodes() []*Server {
+	return append(append([]*Server(nil), c.Masters...), c.Replicas...)
+}
 
 // Addrs returns the address of every node, masters first.
 func (c *Cluster) Addrs() []string {
