@@ -122,17 +122,25 @@ func Open(ctx context.Context, rawURL string, opts *Options) (redis.UniversalCli
 	if so.PoolSize == 0 {
 		so.PoolSize = o.PoolSize
 	}
-	single := redis.NewClient(so)
-	info, err := single.Info(pctx, "server", "cluster").Result()
+	// The probe stays on database 0: a Cluster node refuses SELECT, and
+	// that refusal must become "a Cluster has only database 0".
+	probeOpts := *so
+	probeOpts.DB = 0
+	probe := redis.NewClient(&probeOpts)
+	info, err := probe.Info(pctx, "server", "cluster").Result()
+	probe.Close()
 	if err != nil {
-		single.Close()
 		return nil, Info{}, unreachable(rawURL, err)
 	}
 	f := infoFields(info)
 	if f["cluster_enabled"] != "1" {
+		single := redis.NewClient(so)
+		if err := single.Ping(pctx).Err(); err != nil {
+			single.Close()
+			return nil, Info{}, unreachable(rawURL, err)
+		}
 		return single, Info{Topology: Single, Masters: []string{so.Addr}, Version: f["redis_version"]}, nil
 	}
-	single.Close()
 	if so.DB != 0 {
 		return nil, Info{}, badURL(rawURL, fmt.Sprintf("database %d selected, but %s is a Cluster node and a Cluster has only database 0", so.DB, so.Addr))
 	}
