@@ -127,7 +127,9 @@ func Open(ctx context.Context, rawURL string, opts *Options) (redis.UniversalCli
 	probeOpts := *so
 	probeOpts.DB = 0
 	probe := redis.NewClient(&probeOpts)
-	info, err := probe.Info(pctx, "server", "cluster").Result()
+	// Plain INFO has both the server and cluster sections; naming two
+	// sections needs Redis 7.
+	info, err := probe.Info(pctx).Result()
 	probe.Close()
 	if err != nil {
 		return nil, Info{}, unreachable(rawURL, err)
