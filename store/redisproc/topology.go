@@ -94,8 +94,11 @@ func StartCluster(opts *ClusterOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, ErrNoRedisCLI
 	}
+	// A replica that never finished its first sync refuses to take over,
+	// and Redis 7 delays that sync by 5 s by default.
 	args := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-		"--cluster-node-timeout", strconv.FormatInt(o.NodeTimeout.Milliseconds(), 10)}, o.Extra...)
+		"--cluster-node-timeout", strconv.FormatInt(o.NodeTimeout.Milliseconds(), 10),
+		"--repl-diskless-sync-delay", "0"}, o.Extra...)
 	total := o.Masters * (1 + o.ReplicasPerMaster)
 	var nodes []*Server
 	fail := func(err error) (*Cluster, error) {
@@ -132,9 +135,12 @@ func StartCluster(opts *ClusterOptions) (*Cluster, error) {
 		}
 		if role == "master" {
 			c.Masters = append(c.Masters, n)
-		} else {
-			c.Replicas = append(c.Replicas, n)
+			continue
 		}
+		if err := waitReplicaSynced(ctx, n.Addr); err != nil {
+			return fail(err)
+		}
+		c.Replicas = append(c.Replicas, n)
 	}
 	return c, nil
 }
@@ -158,6 +164,23 @@ func waitClusterOK(ctx context.Context, addr string, want int) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("cluster node %s not ready within %s: %s", addr, settleTimeout, strings.TrimSpace(last))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waitReplicaSynced polls INFO replication until the replica's link to its
+// master is up, so it holds data and may be promoted.
+func waitReplicaSynced(ctx context.Context, addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	for {
+		if info, err := c.Info(ctx, "replication").Result(); err == nil && infoFields(info)["master_link_status"] == "up" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replica %s did not sync with its master within %s", addr, settleTimeout)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
