@@ -203,13 +203,6 @@ func redactURL(rawURL string) string {
 	return rawURL
 }
 
-// parseErrText drops the quoted URL that *url.Error carries, keeping only
-// what is wrong with it.
-func parseErrText(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error()
-	}
 	return err.Error()
 }
 
