@@ -203,9 +203,6 @@ func redactURL(rawURL string) string {
 	return rawURL
 }
 
-	return err.Error()
-}
-
 // scrub removes the password of rawURL from msg, as a last line of defence
 // against an error text that quotes it.
 func scrub(msg, rawURL string) string {
