@@ -10,10 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store/inspect"
-	"github.com/lockwarden/lockwarden/store/redisproc"
 )
 
 // trafficStopTimeout bounds how long the demo waits for its traffic to wind
@@ -25,6 +22,8 @@ type demoConfig struct {
 	// TokenLocks and Counters add to the demo's own patterns.
 	TokenLocks listFlag
 	Counters   listFlag
+	// Cluster runs the demo on a private 3-master Redis Cluster.
+	Cluster bool
 }
 
 func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer) (demoConfig, error) {
@@ -34,6 +33,7 @@ func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&cfg.Listen, "listen", defaultListen, "HTTP listen `address` (env LOCKWARDEN_LISTEN; 127.0.0.1:0 picks a free port)")
 	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
 	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
+	fs.BoolVar(&cfg.Cluster, "cluster", false, "run on a private 3-master Redis Cluster instead of one redis-server")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
@@ -83,21 +83,12 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	log := newLogger(stderr)
 
-	// Keyspace expiry notifications let the console tell an expired lock
-	// from one released with an unlock message.
-	rs, err := redisproc.Start("--notify-keyspace-events", "KEx")
+	dr, err := startDemoRedis(cfg.Cluster, stdout)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	defer rs.Stop()
-	fmt.Fprintf(stdout, "lockwarden demo: redis-server at %s (pid %d)\n", rs.URL(), rs.PID())
-
-	consoleRDB := redis.NewClient(&redis.Options{Addr: rs.Addr, ClientName: "lockwarden"})
-	defer consoleRDB.Close()
-	// The traffic has its own pool: 20+ workers blocking in Lock must never
-	// starve the console's sampler of connections.
-	trafficRDB := redis.NewClient(&redis.Options{Addr: rs.Addr, ClientName: "lockwarden-demo", PoolSize: 64})
-	defer trafficRDB.Close()
+	defer dr.Close()
+	consoleRDB, trafficRDB := dr.console, dr.traffic
 
 	patterns, _ := demoPatterns(cfg) // checked by parseDemoFlags
 	con, err := openConsole(ctx, consoleConfig{
@@ -122,7 +113,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down", "reason", context.Cause(ctx))
-	case <-rs.Exited():
+	case <-dr.exited:
 		runErr = errors.New("demo: the private redis-server exited unexpectedly")
 	case err := <-trafficDone:
 		// Traffic only returns early when it could not set itself up.

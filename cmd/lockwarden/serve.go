@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/redisconn"
 	"github.com/lockwarden/lockwarden/web"
 )
 
@@ -77,7 +78,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	var cfg serveConfig
 	fs := flag.NewFlagSet("lockwarden serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.RedisURL, "redis", defaultRedisURL, "Redis `URL` (redis:// or rediss://; env LOCKWARDEN_REDIS_URL)")
+	fs.StringVar(&cfg.RedisURL, "redis", defaultRedisURL, "Redis `URL`: redis:// or rediss:// of a node (a Cluster is detected; more seeds as ?addr=host:port), or redis+sentinel://host:port[,host:port]/<master>[/<db>] (env LOCKWARDEN_REDIS_URL)")
 	fs.StringVar(&cfg.Listen, "listen", defaultListen, "HTTP listen `address` (env LOCKWARDEN_LISTEN)")
 	fs.StringVar(&cfg.Match, "match", "*", "SCAN MATCH `pattern` selecting the keys to show")
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "`TOKEN` of the admin role: sign in with it, or send it as 'Authorization: Bearer' (env LOCKWARDEN_ADMIN_TOKEN; required unless --listen is loopback)")
@@ -183,27 +184,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	return closeBounded(con.Close, closeTimeout)
 }
 
-// connectRedis opens a client for rawURL and checks that Redis answers.
-// Every error it returns names the URL without its password and nothing
-// else that came from the URL's secret part.
-func connectRedis(ctx context.Context, rawURL string) (*redis.Client, error) {
-	shown := redactURL(rawURL)
-	opts, err := redis.ParseURL(rawURL)
+// connectRedis opens a client for whatever rawURL names (a node, a
+// Cluster found through any node, a Sentinel primary; see package
+// redisconn) and checks that Redis answers. Every error it returns names
+// the URL without its password and nothing else from the URL's secret part.
+func connectRedis(ctx context.Context, rawURL string) (redis.UniversalClient, error) {
+	rdb, _, err := redisconn.Open(ctx, rawURL, &redisconn.Options{ClientName: "lockwarden", PingTimeout: pingTimeout})
 	if err != nil {
-		return nil, fmt.Errorf("invalid Redis URL %s: %s", shown, scrub(parseErrText(err), rawURL))
-	}
-	if opts.ClientName == "" {
-		opts.ClientName = "lockwarden"
-	}
-	rdb := redis.NewClient(opts)
-	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	if err := rdb.Ping(pctx).Err(); err != nil {
-		rdb.Close()
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer to PING within %s", pingTimeout)
-		}
-		return nil, fmt.Errorf("cannot reach Redis at %s: %s", shown, scrub(err.Error(), rawURL))
+		return nil, errors.New(strings.TrimPrefix(scrub(err.Error(), rawURL), "redisconn: "))
 	}
 	return rdb, nil
 }
@@ -224,16 +212,6 @@ func redactURL(rawURL string) string {
 		return scheme + "://" + user + ":xxxxx" + rest[at:]
 	}
 	return rawURL
-}
-
-// parseErrText drops the quoted URL that *url.Error carries, keeping only
-// what is wrong with it.
-func parseErrText(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error()
-	}
-	return err.Error()
 }
 
 // scrub removes the password of rawURL from msg, as a last line of defence

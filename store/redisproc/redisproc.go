@@ -38,7 +38,12 @@ type Server struct {
 // Start launches redis-server on a free 127.0.0.1 port with persistence off
 // and waits until it answers PING. extra is appended to the arguments (for
 // example "--notify-keyspace-events", "Ex").
-func Start(extra ...string) (*Server, error) {
+func Start(extra ...string) (*Server, error) { return start(nil, extra) }
+
+// start is Start with a first argument chosen per port: conf, when not nil,
+// returns the arguments that go before the generated ones (a config file
+// written into dir for a sentinel, which insists on one it can rewrite).
+func start(conf func(dir string, port int) ([]string, error), extra []string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotInstalled
@@ -55,11 +60,19 @@ func Start(extra ...string) (*Server, error) {
 			return nil, err
 		}
 		s := &Server{bin: bin, dir: dir, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-		s.args = append([]string{
+		if conf != nil {
+			first, err := conf(dir, port)
+			if err != nil {
+				os.RemoveAll(dir)
+				return nil, err
+			}
+			s.args = first
+		}
+		s.args = append(s.args,
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", dir,
-			"--daemonize", "no", "--logfile", "", "--loglevel", "warning",
-		}, extra...)
+			"--daemonize", "no", "--logfile", "", "--loglevel", "warning")
+		s.args = append(s.args, extra...)
 		if lastErr = s.launch(); lastErr == nil {
 			return s, nil
 		}

@@ -38,10 +38,19 @@ func StartT(t testing.TB, extra ...string) *Server {
 	return s
 }
 
-// NewClient returns a client for s, closed when t ends.
+// NewClient returns a client for s, closed when t ends. When s is the
+// shared server and that is a Cluster (see TopologyEnv), the client's
+// commands go through a Cluster client.
 func NewClient(t testing.TB, s *Server) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	var c *redis.Client
+	if sharedCluster != nil && s == shared {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: sharedCluster.Addrs()})
+		t.Cleanup(func() { cc.Close() })
+		c = clusterBacked(s.Addr, cc)
+	} else {
+		c = redis.NewClient(&redis.Options{Addr: s.Addr})
+	}
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -49,23 +58,23 @@ func NewClient(t testing.TB, s *Server) *redis.Client {
 // The shared server of a test binary, set by Main.
 var shared *Server
 
-// Main starts one redis-server for the whole test binary, runs the tests and
-// stops it. Call it from TestMain:
+// Main starts one redis-server (or a Cluster, see TopologyEnv) for the whole
+// test binary, runs the tests and stops it. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 func Main(m *testing.M) {
-	s, err := Start()
+	s, err := startShared()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redistest:", err)
 		os.Exit(1)
 	}
 	shared = s
 	code := m.Run()
-	s.Stop()
+	stopShared()
 	os.Exit(code)
 }
 
-// Shared returns the server started by Main.
+// Shared returns the server started by Main; on a Cluster, its first master.
 func Shared(t testing.TB) *Server {
 	t.Helper()
 	if shared == nil {

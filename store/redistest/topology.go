@@ -1,0 +1,147 @@
+package redistest
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store/redisproc"
+)
+
+// TopologyEnv names the environment variable that chooses what Main starts
+// for a test binary: unset or "single" is one redis-server, "cluster" a
+// 3-master Redis Cluster. Existing suites then run unchanged on a Cluster:
+//
+//	LOCKWARDEN_TEST_TOPOLOGY=cluster go test ./store/
+const TopologyEnv = "LOCKWARDEN_TEST_TOPOLOGY"
+
+// Cluster is a running Redis Cluster; see package redisproc.
+type Cluster = redisproc.Cluster
+
+// ClusterOptions shape StartCluster's Cluster; nil is 3 masters.
+type ClusterOptions = redisproc.ClusterOptions
+
+// Sentinel is a master, a replica and a sentinel; see package redisproc.
+type Sentinel = redisproc.Sentinel
+
+// SentinelOptions shape StartSentinel's topology; nil is the defaults.
+type SentinelOptions = redisproc.SentinelOptions
+
+// StartCluster starts a private Cluster stopped when t ends.
+func StartCluster(t testing.TB, opts *ClusterOptions) *Cluster {
+	t.Helper()
+	c, err := redisproc.StartCluster(opts)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// NewClusterClient returns a Cluster client seeded with every node of c,
+// closed when t ends.
+func NewClusterClient(t testing.TB, c *Cluster) *redis.ClusterClient {
+	t.Helper()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// StartSentinel starts a private master, replica and sentinel stopped when
+// t ends.
+func StartSentinel(t testing.TB, opts *SentinelOptions) *Sentinel {
+	t.Helper()
+	s, err := redisproc.StartSentinel(opts)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// NewFailoverClient returns a client that finds the master through s's
+// sentinel and follows failovers, closed when t ends.
+func NewFailoverClient(t testing.TB, s *Sentinel) *redis.Client {
+	t.Helper()
+	c := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: []string{s.Sentinel.Addr}})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sharedCluster is Main's Cluster when TopologyEnv is "cluster".
+var sharedCluster *Cluster
+
+// SharedCluster returns Main's Cluster, nil on a single node.
+func SharedCluster() *Cluster { return sharedCluster }
+
+// Universal returns a new client for the shared Redis, closed when t ends:
+// a *redis.ClusterClient on a Cluster, a *redis.Client otherwise. New
+// tests that should run on every topology use it.
+func Universal(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	Shared(t)
+	if sharedCluster != nil {
+		return NewClusterClient(t, sharedCluster)
+	}
+	return NewClient(t, shared)
+}
+
+func startShared() (*Server, error) {
+	if os.Getenv(TopologyEnv) != "cluster" {
+		return Start()
+	}
+	c, err := redisproc.StartCluster(nil)
+	if err != nil {
+		return nil, err
+	}
+	sharedCluster = c
+	return c.Masters[0], nil
+}
+
+func stopShared() {
+	if sharedCluster != nil {
+		sharedCluster.Stop()
+		return
+	}
+	shared.Stop()
+}
+
+// clusterBacked returns a *redis.Client whose every command, pipeline and
+// MULTI/EXEC block is executed by cc, so suites written against
+// *redis.Client run on a Cluster unchanged: keys are routed by slot, and a
+// command or transaction spanning slots fails as it would for any Cluster
+// client. Only what bypasses command processing (Subscribe, Conn, Watch)
+// goes to the one node at addr.
+func clusterBacked(addr string, cc *redis.ClusterClient) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	c.AddHook(clusterRoute{cc})
+	return c
+}
+
+type clusterRoute struct{ cc *redis.ClusterClient }
+
+func (h clusterRoute) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h clusterRoute) ProcessHook(redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { return h.cc.Process(ctx, cmd) }
+}
+
+func (h clusterRoute) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		run := h.cc.Pipelined
+		// A TxPipeline arrives wrapped in MULTI ... EXEC; the Cluster
+		// client wraps per slot itself.
+		if n := len(cmds); n >= 2 && cmds[0].Name() == "multi" && cmds[n-1].Name() == "exec" {
+			cmds, run = cmds[1:n-1], h.cc.TxPipelined
+		}
+		_, err := run(ctx, func(p redis.Pipeliner) error {
+			for _, cmd := range cmds {
+				_ = p.Process(ctx, cmd) // queues; never fails
+			}
+			return nil
+		})
+		return err
+	}
+}
