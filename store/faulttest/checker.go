@@ -1,0 +1,140 @@
+package faulttest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The checker's clock is the test process's monotonic clock (time.Now
+// carries a monotonic reading, and Sub uses it): every worker runs in this
+// process, so one clock orders all grants and releases without Redis TIME
+// round trips, which the faults would delay.
+
+// grant is one holding as its worker saw it.
+type grant struct {
+	holder  string
+	shared  bool          // read side: may overlap other shared grants
+	called  time.Time     // before the Lock call: the lease cannot start earlier
+	granted time.Time     // Lock returned nil
+	release time.Time     // before the Unlock call
+	lease   time.Duration // 0: renewed while held, never runs out
+	token   int64         // fencing token, 0 when the kind has none
+}
+
+// expiry is the latest the lease can end without a renewal.
+func (g grant) expiry() time.Time { return g.called.Add(g.lease) }
+
+// checker collects grants from every worker.
+type checker struct {
+	mu     sync.Mutex
+	grants []grant
+}
+
+func (c *checker) record(g grant) {
+	c.mu.Lock()
+	c.grants = append(c.grants, g)
+	c.mu.Unlock()
+}
+
+// verdict is what the checker found.
+type verdict struct {
+	grants     int
+	violations []string // two holders at once while both leases ran
+	leaseOut   []string // overlaps after the earlier holder's lease ran out
+	tokens     []string // fencing tokens that did not increase
+}
+
+// check compares every pair of grants of different holders whose
+// [granted, release] intervals overlap.
+func (c *checker) check() verdict {
+	c.mu.Lock()
+	gs := append([]grant(nil), c.grants...)
+	c.mu.Unlock()
+	sort.Slice(gs, func(i, j int) bool { return gs[i].granted.Before(gs[j].granted) })
+	v := verdict{grants: len(gs)}
+	for i := range gs {
+		a := gs[i]
+		for j := i + 1; j < len(gs) && gs[j].granted.Before(a.release); j++ {
+			b := gs[j]
+			if a.holder == b.holder || (a.shared && b.shared) {
+				continue
+			}
+			msg := fmt.Sprintf("%s (granted %s, released %s) and %s (granted %s)",
+				a.holder, a.granted.Format(time.StampMicro), a.release.Format(time.StampMicro),
+				b.holder, b.granted.Format(time.StampMicro))
+			if a.lease > 0 && !b.granted.Before(a.expiry()) {
+				v.leaseOut = append(v.leaseOut, msg)
+			} else {
+				v.violations = append(v.violations, msg)
+			}
+		}
+	}
+	// Grants of one lock are serial unless shared, so in grant order each
+	// exclusive grant's token exceeds every earlier one's.
+	var last int64
+	var lastHolder string
+	for _, g := range gs {
+		if g.token == 0 {
+			continue
+		}
+		if g.token <= last {
+			v.tokens = append(v.tokens, fmt.Sprintf("%s got token %d after %s got %d", g.holder, g.token, lastHolder, last))
+		}
+		last, lastHolder = g.token, g.holder
+	}
+	return v
+}
+
+// admission is one limiter decision that granted a permit: it happened in
+// Redis somewhere between start and end.
+type admission struct{ start, end time.Time }
+
+// windowExcess returns a description of the worst 1 s window if it admitted
+// more than bound, else "". Only admissions whose whole call lies inside a
+// window are counted in it, so reply delays cannot invent an excess.
+func windowExcess(as []admission, bound int) string {
+	sort.Slice(as, func(i, j int) bool { return as[i].start.Before(as[j].start) })
+	worst, at := 0, time.Time{}
+	for i, a := range as {
+		end := a.start.Add(time.Second)
+		n := 0
+		for _, b := range as[i:] {
+			if b.start.After(end) {
+				break
+			}
+			if !b.end.After(end) {
+				n++
+			}
+		}
+		if n > worst {
+			worst, at = n, a.start
+		}
+	}
+	if worst > bound {
+		return fmt.Sprintf("%d admissions in the second from %s (bound %d)", worst, at.Format(time.StampMicro), bound)
+	}
+	return ""
+}
+
+// matrix is the kind × fault table the test logs.
+type matrix struct {
+	mu   sync.Mutex
+	rows []string
+}
+
+func (m *matrix) add(kind, fault, result, detail string) {
+	m.mu.Lock()
+	m.rows = append(m.rows, fmt.Sprintf("| %-8s | %-13s | %-6s | %s |", kind, fault, result, detail))
+	m.mu.Unlock()
+}
+
+func (m *matrix) String() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rows := append([]string(nil), m.rows...)
+	sort.Strings(rows)
+	return "\n| kind     | fault         | held   | detail |\n|---|---|---|---|\n" + strings.Join(rows, "\n")
+}
