@@ -2,6 +2,7 @@ package faulttest
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -67,13 +68,39 @@ var lockKinds = []lockKind{
 	}},
 }
 
-// leaseOf is the longest a grant of kind lasts without a renewal; 0 means
-// it is renewed while held, so it never "runs out" in the checker's sense.
-func leaseOf(kind string) time.Duration {
+// leaseOf is the lease each acquire (or renewal) of kind sets, and whether
+// the handle renews it while held.
+func leaseOf(kind string) (time.Duration, bool) {
 	if kind == "spin" {
-		return 0
+		return spinLease, true
 	}
-	return lease
+	return lease, false
+}
+
+// token is the fencing token of l's latest grant, 0 for unfenced kinds.
+func token(l locker) int64 {
+	if f, ok := l.(fenced); ok {
+		return f.Token()
+	}
+	return 0
+}
+
+// documented are the errors store promises its callers (errors.go).
+// Add store.ErrUncertain (or whatever the no-double-apply fix names its
+// "may or may not have run" error) here when it lands.
+var documented = []error{
+	store.ErrNotObtained, store.ErrNotHeld, store.ErrNotFound, store.ErrHolderChanged,
+	store.ErrNotConfigured, store.ErrModify, store.ErrWrongKind, store.ErrInvalid,
+	context.Canceled, context.DeadlineExceeded,
+}
+
+func isDocumented(err error) bool {
+	for _, d := range documented {
+		if errors.Is(err, d) {
+			return true
+		}
+	}
+	return false
 }
 
 type tokenLocker struct{ t *store.TokenLock }

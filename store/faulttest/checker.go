@@ -20,17 +20,48 @@ type grant struct {
 	called  time.Time     // before the Lock call: the lease cannot start earlier
 	granted time.Time     // Lock returned nil
 	release time.Time     // before the Unlock call
-	lease   time.Duration // 0: renewed while held, never runs out
+	lease   time.Duration // the lease set by each acquire or renewal
+	renewed bool          // renewed while held (spin lock): runs out only if Redis loses it
 	token   int64         // fencing token, 0 when the kind has none
 }
-
-// expiry is the latest the lease can end without a renewal.
-func (g grant) expiry() time.Time { return g.called.Add(g.lease) }
 
 // checker collects grants from every worker.
 type checker struct {
 	mu     sync.Mutex
 	grants []grant
+	kills  []time.Time // Redis killed (restart without persistence)
+}
+
+// killed records that Redis lost every key at t.
+func (c *checker) killed(t time.Time) {
+	c.mu.Lock()
+	c.kills = append(c.kills, t)
+	c.mu.Unlock()
+}
+
+// expiry is the latest g's lease can have ended: a fixed lease from before
+// the call; a renewed one a lease after Redis lost it (no renewal can
+// extend a key that is gone), or never.
+func (c *checker) expiry(g grant) (time.Time, bool) {
+	if !g.renewed {
+		return g.called.Add(g.lease), true
+	}
+	for _, k := range c.kills {
+		if !k.Before(g.granted) && k.Before(g.release) {
+			return k.Add(g.lease), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// killedBetween says whether Redis lost its data between a and b.
+func (c *checker) killedBetween(a, b time.Time) bool {
+	for _, k := range c.kills {
+		if k.After(a) && k.Before(b) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) record(g grant) {
@@ -45,14 +76,15 @@ type verdict struct {
 	violations []string // two holders at once while both leases ran
 	leaseOut   []string // overlaps after the earlier holder's lease ran out
 	tokens     []string // fencing tokens that did not increase
+	tokenReset []string // ... across a restart that lost the token key
 }
 
 // check compares every pair of grants of different holders whose
 // [granted, release] intervals overlap.
 func (c *checker) check() verdict {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	gs := append([]grant(nil), c.grants...)
-	c.mu.Unlock()
 	sort.Slice(gs, func(i, j int) bool { return gs[i].granted.Before(gs[j].granted) })
 	v := verdict{grants: len(gs)}
 	for i := range gs {
@@ -65,7 +97,7 @@ func (c *checker) check() verdict {
 			msg := fmt.Sprintf("%s (granted %s, released %s) and %s (granted %s)",
 				a.holder, a.granted.Format(time.StampMicro), a.release.Format(time.StampMicro),
 				b.holder, b.granted.Format(time.StampMicro))
-			if a.lease > 0 && !b.granted.Before(a.expiry()) {
+			if exp, ok := c.expiry(a); ok && !b.granted.Before(exp) {
 				v.leaseOut = append(v.leaseOut, msg)
 			} else {
 				v.violations = append(v.violations, msg)
@@ -74,16 +106,20 @@ func (c *checker) check() verdict {
 	}
 	// Grants of one lock are serial unless shared, so in grant order each
 	// exclusive grant's token exceeds every earlier one's.
-	var last int64
-	var lastHolder string
+	var last grant
 	for _, g := range gs {
 		if g.token == 0 {
 			continue
 		}
-		if g.token <= last {
-			v.tokens = append(v.tokens, fmt.Sprintf("%s got token %d after %s got %d", g.holder, g.token, lastHolder, last))
+		if g.token <= last.token {
+			msg := fmt.Sprintf("%s got token %d after %s got %d", g.holder, g.token, last.holder, last.token)
+			if c.killedBetween(last.granted, g.granted) {
+				v.tokenReset = append(v.tokenReset, msg)
+			} else {
+				v.tokens = append(v.tokens, msg)
+			}
 		}
-		last, lastHolder = g.token, g.holder
+		last = g
 	}
 	return v
 }
