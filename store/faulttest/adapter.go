@@ -37,10 +37,10 @@ type lockKind struct {
 
 // lease of every lock under test, without a watchdog where the kind allows
 // it, so a grant's expiry is known: call start + lease.
-const lease = 2 * time.Second
+const lease = time.Second
 
 // spinLease is the spin lock's (it always renews, every lease/3).
-const spinLease = 3 * time.Second
+const spinLease = 1500 * time.Millisecond
 
 func lockOpts() *store.LockOptions {
 	return &store.LockOptions{Lease: lease, NoWatchdog: true, RetryCap: 100 * time.Millisecond}

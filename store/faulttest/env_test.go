@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"strconv"
 	"testing"
 	"time"
@@ -18,16 +20,16 @@ import (
 const (
 	workers     = 16
 	increments  = 100
-	readTimeout = 150 * time.Millisecond
+	readTimeout = 100 * time.Millisecond
 	// replyDelay trips readTimeout: go-redis then retries the command on
 	// another connection while Redis has already run it.
-	replyDelay = 400 * time.Millisecond
+	replyDelay = 250 * time.Millisecond
 	// downtime of a restart outlasts every lease, as a restart without
 	// persistence must (Redis's own advice for locks): a grant that spans
 	// it counts as "lease ran out", never as a pass.
 	downtime = spinLease + 300*time.Millisecond
 	// caseBudget bounds one kind × fault run.
-	caseBudget = 40 * time.Second
+	caseBudget = 20 * time.Second
 )
 
 // fault is one row of the matrix's fault axis.
@@ -162,12 +164,14 @@ func (e *env) baseline(ctx context.Context) baseline {
 func (e *env) leaks(ctx context.Context, b baseline) string {
 	var g int
 	var s int64
-	for range 100 {
+	for range 260 { // 13 s: store's wait hub idles 10 s before closing
 		g, s = runtime.NumGoroutine(), e.subscriptions(ctx)
 		if g <= b.goroutines && s <= b.subs {
 			return ""
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Sprintf("goroutines %d -> %d, subscriptions %d -> %d", b.goroutines, g, b.subs, s)
+	var stacks strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+	return fmt.Sprintf("goroutines %d -> %d, subscriptions %d -> %d\n%s", b.goroutines, g, b.subs, s, stacks.String())
 }
