@@ -29,7 +29,7 @@ const (
 	// it counts as "lease ran out", never as a pass.
 	downtime = spinLease + 300*time.Millisecond
 	// caseBudget bounds one kind × fault run.
-	caseBudget = 20 * time.Second
+	caseBudget = 15 * time.Second
 )
 
 // fault is one row of the matrix's fault axis.
