@@ -6,8 +6,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,4 +174,9 @@ func (e *env) leaks(ctx context.Context, b baseline) string {
 	var stacks strings.Builder
 	pprof.Lookup("goroutine").WriteTo(&stacks, 1)
 	return fmt.Sprintf("goroutines %d -> %d, subscriptions %d -> %d\n%s", b.goroutines, g, b.subs, s, stacks.String())
+}
+
+// storeClient is an unfaulted store client for setup (over e.admin).
+func storeClient(e *env) *store.Client {
+	return store.New(e.admin, nil)
 }

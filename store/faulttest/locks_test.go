@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // waitingFor lists invariants (by the prefix of their failure) that fail
@@ -58,7 +57,9 @@ func (e *errTally) undocumented() string {
 // the end between failing and skipping for a missing fix.
 type failures struct{ list []string }
 
-func (f *failures) add(format string, args ...any) { f.list = append(f.list, fmt.Sprintf(format, args...)) }
+func (f *failures) add(format string, args ...any) {
+	f.list = append(f.list, fmt.Sprintf(format, args...))
+}
 
 func (f *failures) finish(t *testing.T) {
 	t.Helper()
