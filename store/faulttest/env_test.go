@@ -135,13 +135,8 @@ func (e *env) restart(chk *checker) error {
 	return e.srv.Resume()
 }
 
-// baseline is what must come back after a run: goroutines and Redis
-// subscriptions.
-type baseline struct {
-	goroutines int
-	subs       int64
-}
-
+// subscriptions counts this server's subscribers: PUBSUB NUMSUB of every
+// channel plus PUBSUB NUMPAT.
 func (e *env) subscriptions(ctx context.Context) int64 {
 	chans, _ := e.admin.PubSubChannels(ctx, "*").Result()
 	var n int64
@@ -155,25 +150,45 @@ func (e *env) subscriptions(ctx context.Context) int64 {
 	return n + pat
 }
 
-func (e *env) baseline(ctx context.Context) baseline {
-	return baseline{goroutines: runtime.NumGoroutine(), subs: e.subscriptions(ctx)}
-}
-
-// leaks waits (bounded) for goroutines and subscriptions to fall back to
-// b and describes what did not.
-func (e *env) leaks(ctx context.Context, b baseline) string {
-	var g int
-	var s int64
-	for range 260 { // 13 s: store's wait hub idles 10 s before closing
-		g, s = runtime.NumGoroutine(), e.subscriptions(ctx)
-		if g <= b.goroutines && s <= b.subs {
-			return ""
+// settle polls (bounded: 13 s, store's wait hub idles 10 s before it
+// closes its subscription) until ok, and says whether it got there.
+func settle(ok func() bool) bool {
+	for range 260 {
+		if ok() {
+			return true
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return false
+}
+
+// checkSubscriptions runs once per kind after every fault: this server's
+// subscriptions must fall back to base.
+func checkSubscriptions(t *testing.T, e *env, base int64, kind string, m *matrix) {
+	var fl failures
+	var now int64
+	if settle(func() bool { now = e.subscriptions(t.Context()); return now <= base }) {
+		m.add(kind, "(all) subs", "yes", fmt.Sprintf("PUBSUB NUMSUB+NUMPAT back to %d", base))
+	} else {
+		fl.add("leak: subscriptions %d -> %d", base, now)
+		m.add(kind, "(all) subs", "NO", fmt.Sprintf("subscriptions %d -> %d", base, now))
+	}
+	fl.finish(t)
+}
+
+// checkGoroutines runs after every kind and fault of a test (they run in
+// parallel, so only then is the process's goroutine count comparable).
+func checkGoroutines(t *testing.T, base int) {
+	var now int
+	if settle(func() bool { now = runtime.NumGoroutine(); return now <= base }) {
+		t.Logf("goroutines back to %d", base)
+		return
+	}
 	var stacks strings.Builder
 	pprof.Lookup("goroutine").WriteTo(&stacks, 1)
-	return fmt.Sprintf("goroutines %d -> %d, subscriptions %d -> %d\n%s", b.goroutines, g, b.subs, s, stacks.String())
+	var fl failures
+	fl.add("leak: goroutines %d -> %d\n%s", base, now, stacks.String())
+	fl.finish(t)
 }
 
 // storeClient is an unfaulted store client for setup (over e.admin).

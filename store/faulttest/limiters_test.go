@@ -3,6 +3,7 @@ package faulttest
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -21,17 +22,21 @@ const (
 func TestLimitersUnderFaults(t *testing.T) {
 	m := &matrix{}
 	t.Cleanup(func() { t.Log(m) })
-	for _, kind := range limiterKinds {
-		t.Run(kind.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			base := e.baseline(t.Context())
-			for _, f := range faults {
-				t.Run(f.name, func(t *testing.T) { runLimiterCase(t, e, kind, f, m) })
-			}
-			t.Run("leaks", func(t *testing.T) { checkLeaks(t, e, base, kind.name, m) })
-		})
-	}
+	goroutines := runtime.NumGoroutine()
+	t.Run("kinds", func(t *testing.T) {
+		for _, kind := range limiterKinds {
+			t.Run(kind.name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				subs := e.subscriptions(t.Context())
+				for _, f := range faults {
+					t.Run(f.name, func(t *testing.T) { runLimiterCase(t, e, kind, f, m) })
+				}
+				t.Run("subscriptions", func(t *testing.T) { checkSubscriptions(t, e, subs, kind.name, m) })
+			})
+		}
+	})
+	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
 }
 
 func runLimiterCase(t *testing.T, e *env, kind limiterKind, f fault, m *matrix) {

@@ -3,6 +3,7 @@ package faulttest
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -95,17 +96,21 @@ func (f *failures) finish(t *testing.T) {
 func TestLocksUnderFaults(t *testing.T) {
 	m := &matrix{}
 	t.Cleanup(func() { t.Log(m) })
-	for _, kind := range lockKinds {
-		t.Run(kind.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			base := e.baseline(t.Context())
-			for _, f := range faults {
-				t.Run(f.name, func(t *testing.T) { runLockCase(t, e, kind, f, m) })
-			}
-			t.Run("leaks", func(t *testing.T) { checkLeaks(t, e, base, kind.name, m) })
-		})
-	}
+	goroutines := runtime.NumGoroutine()
+	t.Run("kinds", func(t *testing.T) {
+		for _, kind := range lockKinds {
+			t.Run(kind.name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				subs := e.subscriptions(t.Context())
+				for _, f := range faults {
+					t.Run(f.name, func(t *testing.T) { runLockCase(t, e, kind, f, m) })
+				}
+				t.Run("subscriptions", func(t *testing.T) { checkSubscriptions(t, e, subs, kind.name, m) })
+			})
+		}
+	})
+	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
 }
 
 type lockRun struct {
@@ -282,19 +287,4 @@ func (r *lockRun) unlock(ctx context.Context, l locker) {
 	if err := l.Unlock(ctx); err != nil {
 		r.errs.saw(err)
 	}
-}
-
-// checkLeaks runs once per kind, after every fault: a Client's wait hub
-// keeps its subscription for store's idle close (10 s) after the last
-// waiter, so goroutines settle only then; one bounded wait per kind
-// instead of one per case.
-func checkLeaks(t *testing.T, e *env, base baseline, kind string, m *matrix) {
-	var fl failures
-	if leak := e.leaks(t.Context(), base); leak != "" {
-		fl.add("leak: %s", leak)
-		m.add(kind, "(all) leaks", "NO", strings.SplitN(leak, "\n", 2)[0])
-	} else {
-		m.add(kind, "(all) leaks", "yes", "goroutines and subscriptions back to the baseline")
-	}
-	fl.finish(t)
 }
