@@ -179,6 +179,7 @@ func checkSubscriptions(t *testing.T, e *env, base int64, kind string, m *matrix
 // checkGoroutines runs after every kind and fault of a test (they run in
 // parallel, so only then is the process's goroutine count comparable).
 func checkGoroutines(t *testing.T, base int) {
+	base++ // this check's own subtest goroutine
 	var now int
 	if settle(func() bool { now = runtime.NumGoroutine(); return now <= base }) {
 		t.Logf("goroutines back to %d", base)
