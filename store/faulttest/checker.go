@@ -17,7 +17,7 @@ import (
 type grant struct {
 	holder  string
 	shared  bool          // read side: may overlap other shared grants
-	called  time.Time     // before the Lock call: the lease cannot start earlier
+	called  time.Time     // before the Lock call
 	granted time.Time     // Lock returned nil
 	release time.Time     // before the Unlock call
 	lease   time.Duration // the lease set by each acquire or renewal
@@ -39,12 +39,14 @@ func (c *checker) killed(t time.Time) {
 	c.mu.Unlock()
 }
 
-// expiry is the latest g's lease can have ended: a fixed lease from before
-// the call; a renewed one a lease after Redis lost it (no renewal can
-// extend a key that is gone), or never.
+// expiry is the latest g's lease can have ended: a fixed lease from when
+// the grant was seen (the acquire ran somewhere in [called, granted], and a
+// Lock that waited may have started long before; only the latest bound
+// makes "lease ran out" certain); a renewed one a lease after Redis lost it
+// (no renewal can extend a key that is gone), or never.
 func (c *checker) expiry(g grant) (time.Time, bool) {
 	if !g.renewed {
-		return g.called.Add(g.lease), true
+		return g.granted.Add(g.lease), true
 	}
 	for _, k := range c.kills {
 		if !k.Before(g.granted) && k.Before(g.release) {
