@@ -12,7 +12,7 @@ func TestCheckerFindsOverlaps(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	var c checker
 	c.record(grant{holder: "a", called: at(0), granted: at(0), release: at(50), lease: time.Second, token: 1})
-	c.record(grant{holder: "b", called: at(10), granted: at(20), release: at(60), lease: time.Second, token: 2})   // overlaps a: violation
+	c.record(grant{holder: "b", called: at(10), granted: at(20), release: at(60), lease: time.Second, token: 2})     // overlaps a: violation
 	c.record(grant{holder: "c", called: at(100), granted: at(100), release: at(1500), lease: time.Second, token: 3}) // held past its lease
 	c.record(grant{holder: "d", called: at(1200), granted: at(1200), release: at(1210), lease: time.Second, token: 3})
 	c.record(grant{holder: "r1", shared: true, granted: at(2000), release: at(2100), lease: time.Second})
