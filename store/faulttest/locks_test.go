@@ -16,7 +16,13 @@ import (
 // only because a fix in store has not landed yet; a case whose every
 // failure is listed here is skipped with the reason, never passed. Empty
 // once the fixes are in.
-var waitingFor = map[string]string{}
+var waitingFor = map[string]string{
+	// No implementation can keep this one on a Redis that restarts empty:
+	// the token key goes with the data and the next grant gets token 1. It
+	// stays a reported skip, not a pass, until the lead decides (e.g. seed
+	// a missing token key from TIME in microseconds).
+	"fencing across restart": "fencing token key lost when Redis restarts without persistence (design decision)",
+}
 
 // errTally counts the errors callers saw, by documented or not.
 type errTally struct {
@@ -191,7 +197,7 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
 		r.counter.Load(), workers*increments, v.grants, r.errs.total, len(v.leaseOut),
 		e.proxy.Delayed.Load()-delayed0, e.proxy.Reset.Load()-reset0)
 	if len(v.tokenReset) > 0 {
-		detail += fmt.Sprintf(", fencing tokens reset by restart %d", len(v.tokenReset))
+		fl.add("fencing across restart: %d tokens did not increase, first: %s", len(v.tokenReset), v.tokenReset[0])
 	}
 	for _, lo := range v.leaseOut {
 		t.Logf("lease ran out: %s", lo)
