@@ -53,7 +53,7 @@ func (k *Counter) Hit(ctx context.Context) (Hit, error) {
 	if k.window < time.Millisecond {
 		return Hit{}, invalid("window", "must be at least 1ms, got %v", k.window)
 	}
-	res, err := counterHitScript.Run(ctx, k.c.rdb, []string{k.name, StatsKey(k.name)},
+	res, err := runScript(ctx, k.c.rdb, counterHitScript, []string{k.name, StatsKey(k.name)},
 		k.window.Milliseconds(), k.limit).Int64Slice()
 	if err != nil {
 		return Hit{}, fmt.Errorf("store: counter %q: %w", k.name, bucketRedisErr(err))

@@ -82,7 +82,7 @@ func (l *RedissonLimiter) TrySetRate(ctx context.Context, typ RateType, rate int
 	if err := l.validate(typ, rate, interval); err != nil {
 		return false, err
 	}
-	code, err := redissonTrySetRateScript.Run(ctx, l.c.rdb, []string{l.name},
+	code, err := runScript(ctx, l.c.rdb, redissonTrySetRateScript, []string{l.name},
 		rate, interval.Milliseconds(), int(typ), 0).Int64()
 	if err != nil {
 		return false, bucketRedisErr(err)
@@ -145,7 +145,7 @@ func (l *RedissonLimiter) TryAcquire(ctx context.Context, n int64) (RedissonResu
 	}
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand never fails on Linux
-	res, err := redissonAcquireScript.Run(ctx, l.c.rdb, l.keys(), n, l.algorithm, string(id[:])).Int64Slice()
+	res, err := runScript(ctx, l.c.rdb, redissonAcquireScript, l.keys(), n, l.algorithm, string(id[:])).Int64Slice()
 	if err != nil {
 		return RedissonResult{}, bucketRedisErr(err)
 	}

@@ -95,7 +95,7 @@ func (s *SpinLock) TryLock(ctx context.Context) (bool, error) {
 	}
 	lease := s.lease.Milliseconds()
 	// No waiter token: a spin lock never queues.
-	err := spinAcquireScript.Run(ctx, s.c.rdb, s.keys(),
+	err := runScript(ctx, s.c.rdb, spinAcquireScript, s.keys(),
 		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Err()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -135,7 +135,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
-	res, err := spinReleaseScript.Run(ctx, s.c.rdb, s.keys(),
+	res, err := runScript(ctx, s.c.rdb, spinReleaseScript, s.keys(),
 		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), "").Int64()
 	if errors.Is(err, redis.Nil) {
 		s.released(true)
@@ -198,7 +198,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := spinRenewScript.Run(rctx, s.c.rdb, []string{s.name}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := runScript(rctx, s.c.rdb, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder).Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.mu.Lock()

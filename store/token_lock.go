@@ -66,7 +66,7 @@ func (t *TokenLock) TryObtain(ctx context.Context, lease time.Duration) error {
 	if err := t.validate(lease); err != nil {
 		return err
 	}
-	res, err := tokenLockObtainScript.Run(ctx, t.c.rdb, []string{t.name, StatsKey(t.name)},
+	res, err := runScript(ctx, t.c.rdb, tokenLockObtainScript, []string{t.name, StatsKey(t.name)},
 		t.token, lease.Milliseconds()).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
@@ -122,7 +122,7 @@ func (t *TokenLock) Release(ctx context.Context) error {
 	if err := validateName(t.name); err != nil {
 		return err
 	}
-	code, err := tokenLockReleaseScript.Run(ctx, t.c.rdb, []string{t.name}, t.token).Int64()
+	code, err := runScript(ctx, t.c.rdb, tokenLockReleaseScript, []string{t.name}, t.token).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
@@ -138,7 +138,7 @@ func (t *TokenLock) Refresh(ctx context.Context, lease time.Duration) error {
 	if err := t.validate(lease); err != nil {
 		return err
 	}
-	n, err := tokenLockRefreshScript.Run(ctx, t.c.rdb, []string{t.name}, t.token, lease.Milliseconds()).Int64()
+	n, err := runScript(ctx, t.c.rdb, tokenLockRefreshScript, []string{t.name}, t.token, lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
