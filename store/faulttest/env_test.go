@@ -20,10 +20,10 @@ import (
 const (
 	workers     = 16
 	increments  = 100
-	readTimeout = 100 * time.Millisecond
+	readTimeout = 200 * time.Millisecond
 	// replyDelay trips readTimeout: go-redis then retries the command on
 	// another connection while Redis has already run it.
-	replyDelay = 250 * time.Millisecond
+	replyDelay = 500 * time.Millisecond
 	// downtime of a restart outlasts every lease, as a restart without
 	// persistence must (Redis's own advice for locks): a grant that spans
 	// it counts as "lease ran out", never as a pass.
