@@ -86,10 +86,8 @@ func token(l locker) int64 {
 }
 
 // documented are the errors store promises its callers (errors.go).
-// Add store.ErrUncertain (or whatever the no-double-apply fix names its
-// "may or may not have run" error) here when it lands.
 var documented = []error{
-	store.ErrNotObtained, store.ErrNotHeld, store.ErrNotFound, store.ErrHolderChanged,
+	store.ErrUncertain, store.ErrNotObtained, store.ErrNotHeld, store.ErrNotFound, store.ErrHolderChanged,
 	store.ErrNotConfigured, store.ErrModify, store.ErrWrongKind, store.ErrInvalid,
 	context.Canceled, context.DeadlineExceeded,
 }
