@@ -29,8 +29,10 @@
 -- ARGV[7] -> (with a token) waiter entry lifetime in ms: an entry not
 --            refreshed by a new attempt within it is dropped, so a dead
 --            waiter never gets the lock
--- ARGV[8] -> (with a token) lease in ms to set when the lock is handed to
---            this waiter
+-- ARGV[8] -> (with a token) claim lease in ms to set when the lock is handed
+--            to this waiter: short, so a waiter that died after queueing
+--            blocks the lock briefly; the waiter confirms (lock_renew, or its
+--            next attempt here) with its own lease
 -- ARGV[9] -> (with a token) "1" when an earlier attempt of the same wait
 --            queued this token
 --
@@ -102,7 +104,10 @@ if mine == 1 then
       -- that level is ours already (counted when it was made). Our field
       -- alone proves nothing: another goroutine of the same holder may hold
       -- it while our entry expired, and that is a re-entry like any other.
+      -- This attempt also confirms the claim: the short hand-off lease
+      -- becomes the holder's own.
       redis.call('HDEL', entries, token)
+      redis.call('PEXPIRE', lock, lease)
       return nil
     end
     redis.call('HDEL', entries, token)

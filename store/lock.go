@@ -246,14 +246,19 @@ func (l *Lock) Lock(ctx context.Context) error {
 		timer.Reset(max(wait, time.Millisecond))
 		select {
 		case <-w.H:
-			l.handedOff(ctx)
-			return nil
+			if ok, err := l.handedOff(ctx); ok || err != nil {
+				return err
+			}
+			continue
 		default:
 		}
 		select {
 		case <-w.H:
-			l.handedOff(ctx)
-			return nil
+			if ok, err := l.handedOff(ctx); ok || err != nil {
+				return err
+			}
+			timer.Stop() // no stale tick after Stop since Go 1.23
+			continue
 		case <-w.C:
 			if !timer.Stop() {
 				<-timer.C
@@ -281,13 +286,27 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// handedOff starts the watchdog of a hold that a release gave this waiter.
-// Its lease is at most handoffLease, so the first renewal comes earlier.
-func (l *Lock) handedOff(ctx context.Context) {
+// handedOff confirms a hold that a release gave this waiter: the hand-off
+// set only the short claim lease (handoffLease), and the confirmation sets
+// the handle's own lease, so from here a holder tolerates a pause as long
+// as any acquire gives it. ok is false when the claim ran out before the
+// confirmation (the waiter keeps waiting).
+func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
+	ok, err = l.renew(ctx)
+	if err != nil {
+		if errors.Is(err, ErrUncertain) && l.levels.Load() == 0 {
+			l.withdrawUncertain(ctx, nil)
+		}
+		return false, err
+	}
+	if !ok {
+		return false, nil
+	}
 	l.levels.Add(1)
 	if l.watchdog {
-		l.shared.acquiredFirst(ctx, l, min(l.lease, handoffLease)/3)
+		l.shared.acquired(ctx, l)
 	}
+	return true, nil
 }
 
 // withdraw takes a waiter that gives up out of the queue. If the lock was
@@ -376,10 +395,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		if turn.queued {
 			queued = "1"
 		}
-		handoff := l.lease
-		if l.watchdog {
-			handoff = min(l.lease, handoffLease)
-		}
+		handoff := min(l.lease, handoffLease)
 		cmd = runScript(ctx, l.c.rdb, lockAcquireScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)],
 			turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)...)
 	}
