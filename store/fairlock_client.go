@@ -24,9 +24,12 @@ var (
 	fairWithdrawScript = redis.NewScript(luascripts.Source("fairlock_withdraw"))
 )
 
-// DefaultFairThreadWait is Redisson's threadWaitTime: how long past the
-// holder's lease a queued waiter that stopped asking keeps its place.
-const DefaultFairThreadWait = 5 * time.Second
+// DefaultFairThreadWait is Redisson's threadWaitTime since 3.13.3 (5 s
+// before): how long past the holder's lease a queued waiter that stopped
+// asking keeps its place. Redisson clients on the same lock subtract it
+// from every waiter's deadline when they acquire, so a smaller value here
+// than theirs would drop lockwarden's waiters.
+const DefaultFairThreadWait = 300 * time.Second
 
 // FairLockOptions tunes a fair lock handle. A nil pointer and zero fields
 // mean the defaults.
