@@ -87,7 +87,7 @@ func runLimiterCase(t *testing.T, e *env, kind limiterKind, f fault, m *matrix) 
 				ok, err := l.admit(runCtx)
 				end := time.Now()
 				if err != nil {
-					errs.saw(err)
+					errs.saw("admit", err)
 				}
 				if ok {
 					mu.Lock()

@@ -32,7 +32,7 @@ type errTally struct {
 	samples []string
 }
 
-func (e *errTally) saw(err error) {
+func (e *errTally) saw(op string, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.total++
@@ -46,7 +46,7 @@ func (e *errTally) saw(err error) {
 	if i := strings.LastIndex(msg, ": "); i >= 0 {
 		msg = msg[i+2:] // the cause, without names that differ per call
 	}
-	e.undoc[msg]++
+	e.undoc[op+": "+msg]++
 }
 
 func (e *errTally) undocumented() string {
@@ -243,12 +243,15 @@ func (r *lockRun) writer(ctx context.Context, id int, l locker) {
 				r.unlock(ctx, l)
 			}
 		}
-		if r.fault.restart && id == 0 && done == increments/2 {
-			r.restarted.Do(func() { r.restartEr = r.e.restart(&r.chk) })
-		}
 		v := r.counter.Load()
 		time.Sleep(100 * time.Microsecond)
 		r.counter.Store(v + 1)
+		// Restart while holding, after the increment: the holder's lease
+		// runs out in the downtime and others take the lock before it
+		// releases (the checker's "lease ran out"); its increment is done.
+		if r.fault.restart && id == 0 && done == increments/2 {
+			r.restarted.Do(func() { r.restartEr = r.e.restart(&r.chk) })
+		}
 		done++
 		r.completed.Add(1)
 		g.release = time.Now()
@@ -289,7 +292,7 @@ func (r *lockRun) lock(ctx context.Context, l locker) error {
 	defer cancel()
 	err := l.Lock(ctx)
 	if err != nil {
-		r.errs.saw(err)
+		r.errs.saw("Lock", err)
 	}
 	return err
 }
@@ -300,6 +303,6 @@ func (r *lockRun) unlock(ctx context.Context, l locker) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := l.Unlock(ctx); err != nil {
-		r.errs.saw(err)
+		r.errs.saw("Unlock", err)
 	}
 }
