@@ -9,7 +9,9 @@ import (
 // HTTP statuses in one place.
 var (
 	// ErrNotObtained: the lock is held by someone else (TryLock, or Lock
-	// when ctx ends first).
+	// when ctx ends first), or Lock could not wait for it (its unlock
+	// channel subscription failed; the cause is wrapped). The caller holds
+	// nothing.
 	ErrNotObtained = errors.New("store: lock not obtained")
 	// ErrNotHeld: Unlock or Refresh by a caller that does not hold the lock.
 	// The lock is left untouched.

@@ -220,7 +220,8 @@ func (l *Lock) Lock(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 		}
-		return fmt.Errorf("store: lock %q: subscribe to unlock channel: %w", l.name, err)
+		// Nothing is held or queued: a plain "not obtained", with the cause.
+		return fmt.Errorf("%w: %q: subscribe to unlock channel: %w", ErrNotObtained, l.name, err)
 	}
 	defer w.leave(ctx)
 
