@@ -1,0 +1,352 @@
+package web
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/views"
+)
+
+// Paging bounds for list pages and list APIs.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 500
+)
+
+// Sort columns of the lock and limiter lists. A list's default is by name.
+const (
+	sortName     = "name"
+	sortLease    = "lease"
+	sortAge      = "age"
+	sortHolder   = "holder"
+	sortRate     = "rate"
+	sortAcquired = "acquired"
+	sortRejected = "rejected"
+	sortRatio    = "ratio"
+)
+
+var (
+	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder}
+	limiterSorts = []string{sortName, sortRate, sortAcquired, sortRejected, sortRatio}
+	lockKinds    = []store.Kind{store.KindReentrant, store.KindFairLock, store.KindFencedLock, store.KindRWLock, store.KindTokenLock}
+	limiterKinds = []store.Kind{store.KindTokenBucket, store.KindRedissonLimiter, store.KindCounter}
+)
+
+// noExpiryKey sorts a lock without a lease after every lock with one.
+const noExpiryKey = 1 << 60
+
+// listQuery is a list request: which rows (match, kind), in which order,
+// and where the page starts.
+type listQuery struct {
+	Match  string
+	Kind   store.Kind
+	Sort   string
+	Desc   bool
+	Limit  int
+	Cursor string   // as given; "" is the first page
+	after  *sortKey // Cursor decoded
+}
+
+// sortKey places a row in a list's total order: num, then str, then name.
+// A cursor is the key of the last row sent, so the next page starts after
+// it even when rows were added or removed in between: nothing before it is
+// repeated and nothing after it is skipped. Keys are chosen to stay put
+// between ticks (a lease sorts by its deadline, an age by the first-seen
+// instant), so only a row whose key itself changes can move across it.
+type sortKey struct {
+	Num  float64 `json:"n,omitempty"`
+	Str  string  `json:"s,omitempty"`
+	Name string  `json:"k"`
+}
+
+func (a sortKey) compare(b sortKey) int {
+	if c := cmp.Compare(a.Num, b.Num); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Str, b.Str); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+func encodeCursor(k sortKey) string {
+	b, _ := json.Marshal(k)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (*sortKey, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	var k sortKey
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&k); err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+// parseListQuery reads ?match= ?kind= ?sort= ?order= ?limit= ?cursor=.
+// Every bad value is a 400 naming the parameter; nothing is guessed.
+func parseListQuery(c echo.Context, sorts []string, kinds []store.Kind) (listQuery, error) {
+	q := listQuery{Sort: sortName, Limit: defaultPageSize}
+	var err error
+	if q.Match, err = matchParam(c); err != nil {
+		return q, err
+	}
+	if k := c.QueryParam("kind"); k != "" {
+		if !slices.Contains(kinds, store.Kind(k)) {
+			return q, badRequest("kind", fmt.Sprintf("kind must be one of %s", kindList(kinds)))
+		}
+		q.Kind = store.Kind(k)
+	}
+	if s := c.QueryParam("sort"); s != "" {
+		if !slices.Contains(sorts, s) {
+			return q, badRequest("sort", "sort must be one of "+strings.Join(sorts, ", "))
+		}
+		q.Sort = s
+	}
+	switch o := c.QueryParam("order"); o {
+	case "", "asc":
+	case "desc":
+		q.Desc = true
+	default:
+		return q, badRequest("order", `order must be "asc" or "desc"`)
+	}
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxPageSize {
+			return q, badRequest("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxPageSize))
+		}
+		q.Limit = n
+	}
+	if cur := c.QueryParam("cursor"); cur != "" {
+		k, err := decodeCursor(cur)
+		if err != nil || len(cur) > 4*store.MaxNameLen {
+			return q, badRequest("cursor", "cursor is not one this console issued; start again from the first page")
+		}
+		q.Cursor, q.after = cur, k
+	}
+	return q, nil
+}
+
+func kindList(kinds []store.Kind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// listPage is one page of a filtered, sorted list.
+type listPage[T any] struct {
+	Rows  []T
+	Total int    // rows passing the filters, on every page
+	Next  string // cursor of the next page; "" on the last
+}
+
+// pageOf filters items, sorts them by key and cuts the page q asks for.
+// It sorts only what passed the filters and never copies an item twice.
+func pageOf[T any](items []T, q listQuery, name func(*T) string, kind func(*T) store.Kind, key func(*T) sortKey) listPage[T] {
+	type keyed struct {
+		i int
+		k sortKey
+	}
+	ks := make([]keyed, 0, len(items))
+	for i := range items {
+		it := &items[i]
+		if q.Kind != "" && kind(it) != q.Kind {
+			continue
+		}
+		if q.Match != "" && !store.GlobMatch(q.Match, name(it)) {
+			continue
+		}
+		ks = append(ks, keyed{i, key(it)})
+	}
+	dir := 1
+	if q.Desc {
+		dir = -1
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return dir * a.k.compare(b.k) })
+	start := 0
+	if q.after != nil {
+		start, _ = slices.BinarySearchFunc(ks, *q.after, func(a keyed, k sortKey) int {
+			if c := dir * a.k.compare(k); c != 0 {
+				return c
+			}
+			return -1 // the cursor's own row was sent: start after it
+		})
+	}
+	end := min(start+q.Limit, len(ks))
+	p := listPage[T]{Total: len(ks), Rows: make([]T, 0, end-start)}
+	for _, k := range ks[start:end] {
+		p.Rows = append(p.Rows, items[k.i])
+	}
+	if end < len(ks) && end > start {
+		p.Next = encodeCursor(ks[end-1].k)
+	}
+	return p
+}
+
+// lockKey is a lock's place in the order q.Sort asks for.
+func lockKey(sn *snapshot, sort string) func(*store.LockInfo) sortKey {
+	taken := sn.Taken.UnixMilli()
+	return func(l *store.LockInfo) sortKey {
+		k := sortKey{Name: l.Name}
+		switch sort {
+		case sortLease:
+			// The deadline, not the lease left: it stays put between ticks.
+			if ms := pttlMS(l.PTTL); ms < 0 {
+				k.Num = noExpiryKey
+			} else {
+				k.Num = float64(taken + ms)
+			}
+		case sortAge:
+			// Youngest first: the latest first-seen instant has the least age.
+			k.Num = -noExpiryKey
+			if t, ok := sn.FirstSeen[l.Name]; ok {
+				k.Num = -float64(t.UnixMilli())
+			}
+		case sortHolder:
+			if len(l.Holders) > 0 {
+				k.Str = l.Holders[0].ID
+			}
+		}
+		return k
+	}
+}
+
+// limiterKey is a limiter's place in the order q.Sort asks for.
+func limiterKey(sn *snapshot, sort string) func(*store.LimiterInfo) sortKey {
+	return func(l *store.LimiterInfo) sortKey {
+		k := sortKey{Name: l.Name}
+		w := sn.window(l.Name)
+		switch sort {
+		case sortRate:
+			k.Num = l.PerSecond
+		case sortAcquired:
+			k.Num = float64(w.Acquired)
+		case sortRejected:
+			k.Num = float64(w.Rejected)
+		case sortRatio:
+			if t := w.Acquired + w.Rejected + w.Errors; t > 0 {
+				k.Num = float64(w.Rejected) / float64(t)
+			}
+		}
+		return k
+	}
+}
+
+func lockName(l *store.LockInfo) string           { return l.Name }
+func lockKind(l *store.LockInfo) store.Kind       { return l.Kind }
+func limiterName(l *store.LimiterInfo) string     { return l.Name }
+func limiterKind(l *store.LimiterInfo) store.Kind { return l.Kind }
+
+// snapshotFor is the sampler's snapshot for a list. Lists never read Redis
+// themselves: before the first tick there is nothing to show yet, and the
+// answer says so rather than scanning the keyspace per request.
+func (s *Server) snapshotFor() (*snapshot, error) {
+	sn := s.sampler.latest()
+	if sn == nil {
+		return nil, &httpError{Status: http.StatusServiceUnavailable,
+			Message: "the console is still discovering objects in Redis; try again in a moment"}
+	}
+	if !sn.RedisUp && sn.Taken.IsZero() {
+		return nil, &httpError{Status: http.StatusServiceUnavailable,
+			Message: "Redis is not answering; nothing has been discovered yet"}
+	}
+	return sn, nil
+}
+
+func (s *Server) lockList(c echo.Context) (*snapshot, listQuery, listPage[store.LockInfo], error) {
+	q, err := parseListQuery(c, lockSorts, lockKinds)
+	if err != nil {
+		return nil, q, listPage[store.LockInfo]{}, err
+	}
+	sn, err := s.snapshotFor()
+	if err != nil {
+		return nil, q, listPage[store.LockInfo]{}, err
+	}
+	return sn, q, pageOf(sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort)), nil
+}
+
+func (s *Server) limiterList(c echo.Context) (*snapshot, listQuery, listPage[store.LimiterInfo], error) {
+	q, err := parseListQuery(c, limiterSorts, limiterKinds)
+	if err != nil {
+		return nil, q, listPage[store.LimiterInfo]{}, err
+	}
+	sn, err := s.snapshotFor()
+	if err != nil {
+		return nil, q, listPage[store.LimiterInfo]{}, err
+	}
+	return sn, q, pageOf(sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort)), nil
+}
+
+// listNav is the paging and sorting links of a server-rendered list; they
+// keep the filters and work without JavaScript.
+func listNav(path string, q listQuery, sorts []string, kinds []store.Kind, total, shown int, next string) views.ListNav {
+	base := func(mod func(url.Values)) string {
+		v := url.Values{}
+		if q.Match != "" {
+			v.Set("match", q.Match)
+		}
+		if q.Kind != "" {
+			v.Set("kind", string(q.Kind))
+		}
+		if q.Sort != sortName {
+			v.Set("sort", q.Sort)
+		}
+		if q.Desc {
+			v.Set("order", "desc")
+		}
+		if q.Limit != defaultPageSize {
+			v.Set("limit", strconv.Itoa(q.Limit))
+		}
+		mod(v)
+		if len(v) == 0 {
+			return path
+		}
+		return path + "?" + v.Encode()
+	}
+	n := views.ListNav{Total: total, Shown: shown, Match: q.Match, Kind: string(q.Kind),
+		Sort: q.Sort, Desc: q.Desc, Paged: q.Cursor != ""}
+	if next != "" {
+		n.NextURL = base(func(v url.Values) { v.Set("cursor", next) })
+	}
+	if q.Cursor != "" {
+		n.FirstURL = base(func(url.Values) {})
+	}
+	// Live rows may be added only where the page is the whole list in the
+	// order the script inserts them (by name).
+	n.Complete = q.Cursor == "" && next == "" && q.Sort == sortName && !q.Desc && q.Kind == ""
+	for _, s := range sorts {
+		desc := s == q.Sort && !q.Desc
+		n.Sorts = append(n.Sorts, views.SortLink{Name: s, Active: s == q.Sort, Desc: s == q.Sort && q.Desc,
+			URL: base(func(v url.Values) {
+				v.Del("sort")
+				v.Del("order")
+				if s != sortName {
+					v.Set("sort", s)
+				}
+				if desc {
+					v.Set("order", "desc")
+				}
+			})})
+	}
+	for _, k := range kinds {
+		n.Kinds = append(n.Kinds, string(k))
+	}
+	return n
+}
