@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -41,6 +42,10 @@ var (
 	lockKinds    = []store.Kind{store.KindReentrant, store.KindFairLock, store.KindFencedLock, store.KindRWLock, store.KindTokenLock}
 	limiterKinds = []store.Kind{store.KindTokenBucket, store.KindRedissonLimiter, store.KindCounter}
 )
+
+// errSampleFailed is the cause logged for a list refused because the
+// sampler's last tick could not read Redis.
+var errSampleFailed = errors.New("web: the sampler's last tick failed")
 
 // noExpiryKey sorts a lock without a lease after every lock with one.
 const noExpiryKey = 1 << 60
@@ -263,9 +268,11 @@ func (s *Server) snapshotFor() (*snapshot, error) {
 		return nil, &httpError{Status: http.StatusServiceUnavailable,
 			Message: "the console is still discovering objects in Redis; try again in a moment"}
 	}
-	if !sn.RedisUp && sn.Taken.IsZero() {
+	if !sn.RedisUp {
+		// Stale rows would show leases counting down on locks that may be
+		// long gone; the page says why instead.
 		return nil, &httpError{Status: http.StatusServiceUnavailable,
-			Message: "Redis is not answering; nothing has been discovered yet"}
+			Message: "Redis is not answering; the lists come back when it does", Err: errSampleFailed}
 	}
 	return sn, nil
 }
