@@ -23,7 +23,7 @@ const maxMatchLen = store.MaxNameLen
 func matchParam(c echo.Context) (string, error) {
 	m := c.QueryParam("match")
 	if len(m) > maxMatchLen {
-		return "", badRequest("match", fmt.Sprintf("must be at most %d bytes", maxMatchLen))
+		return "", badRequest("match", fmt.Sprintf("match must be at most %d bytes", maxMatchLen))
 	}
 	return m, nil
 }

@@ -100,6 +100,9 @@ func decodeCursor(s string) (*sortKey, error) {
 	if err := dec.Decode(&k); err != nil {
 		return nil, err
 	}
+	if k.Name == "" {
+		return nil, errors.New("cursor names no row")
+	}
 	return &k, nil
 }
 
@@ -207,7 +210,9 @@ func pageOf[T any](items []T, q listQuery, name func(*T) string, kind func(*T) s
 
 // lockKey is a lock's place in the order q.Sort asks for.
 func lockKey(sn *snapshot, sort string) func(*store.LockInfo) sortKey {
-	taken := sn.Taken.UnixMilli()
+	// Redis's clock when the leases were read, so deadlines computed from
+	// different ticks agree to the millisecond.
+	taken := sn.SampledAt.UnixMilli()
 	return func(l *store.LockInfo) sortKey {
 		k := sortKey{Name: l.Name}
 		switch sort {

@@ -22,6 +22,7 @@ const expiryGrace = 2
 type snapshot struct {
 	Taken     time.Time // local time the tick started
 	At        int64     // epoch ms: the end of the 1 s window (start of the newest bucket)
+	SampledAt time.Time // Redis TIME in the pipeline that read the PTTLs
 	Locks     []store.LockInfo
 	Limiters  []store.LimiterInfo
 	Stats     map[string]store.Summary
@@ -367,6 +368,7 @@ func (sm *sampler) publish(smp *store.Sample, start time.Time) *snapshot {
 	sn := &snapshot{
 		Taken:      start,
 		At:         at.UnixMilli() / store.BucketMS * store.BucketMS,
+		SampledAt:  at,
 		Locks:      smp.Locks,
 		Limiters:   smp.Limiters,
 		Stats:      smp.Stats,
