@@ -40,7 +40,7 @@
       });
       // Rows are added only where the page is the whole list by name;
       // on any other page live updates touch just the rows it has.
-      var adding = tbody.dataset.addRows === "true";
+      var adding = tbody.dataset.partial !== "true";
       Object.keys(f.pttl_ms).sort().forEach(function (name) {
         if (!adding || rows.has(name) || !LW.globMatch(pattern, name)) {
           return;

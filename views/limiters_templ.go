@@ -47,9 +47,9 @@ func Limiters(m LimitersPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
-			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(intStr(m.Nav.Total))
+			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(intStr(max(m.Nav.Total, len(m.Limiters))))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 6, Col: 106}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 6, Col: 128}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -59,7 +59,7 @@ func Limiters(m LimitersPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = listControls("/limiters", m.Nav).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = listControls("/limiters", m.Nav.Match, m.Nav).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -67,7 +67,7 @@ func Limiters(m LimitersPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = limiterTable(m.Limiters, "limiters-table", m.Nav.Complete, m.Nav.Match).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = limiterTable(m.Limiters, "limiters-table", m.Nav.Partial, m.Nav.Match).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -103,7 +103,7 @@ func Limiters(m LimitersPage) templ.Component {
 	})
 }
 
-func limiterTable(rows []LimiterRow, testid string, addRows bool, match string) templ.Component {
+func limiterTable(rows []LimiterRow, testid string, partial bool, match string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -137,14 +137,14 @@ func limiterTable(rows []LimiterRow, testid string, addRows bool, match string) 
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\"><thead><tr><th>Name</th><th>Kind</th><th class=\"num\">Rate</th><th class=\"num\">Interval ms</th><th class=\"num\">Per second</th><th class=\"num\">Available</th><th class=\"num\">Acquired</th><th class=\"num\">Rejected</th><th class=\"num\">Errors</th><th>Last 60 s</th></tr></thead> <tbody data-limiters data-add-rows=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\"><thead><tr><th>Name</th><th>Kind</th><th class=\"num\">Rate</th><th class=\"num\">Interval ms</th><th class=\"num\">Per second</th><th class=\"num\">Available</th><th class=\"num\">Acquired</th><th class=\"num\">Rejected</th><th class=\"num\">Errors</th><th>Last 60 s</th></tr></thead> <tbody data-limiters data-partial=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var6 string
-		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(boolStr(addRows))
+		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(boolStr(partial))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 31, Col: 56}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 31, Col: 55}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {
@@ -157,7 +157,7 @@ func limiterTable(rows []LimiterRow, testid string, addRows bool, match string) 
 		var templ_7745c5c3_Var7 string
 		templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(match)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 31, Col: 77}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 31, Col: 76}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 		if templ_7745c5c3_Err != nil {
@@ -170,7 +170,7 @@ func limiterTable(rows []LimiterRow, testid string, addRows bool, match string) 
 		var templ_7745c5c3_Var8 string
 		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(testid + "-body")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 31, Col: 110}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `limiters.templ`, Line: 31, Col: 109}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 		if templ_7745c5c3_Err != nil {

@@ -183,10 +183,10 @@ type ListNav struct {
 	NextURL  string // "" on the last page
 	FirstURL string // "" on the first page
 	Paged    bool   // this is not the first page
-	// Complete: the page is the whole list by name, so rows of objects
-	// discovered later may be added live; otherwise live updates touch
-	// only the rows on the page.
-	Complete bool
+	// Partial: the page is not the whole list by name, so live updates
+	// touch only the rows on it; on a complete page rows of objects
+	// discovered later are added.
+	Partial bool
 }
 
 // SortLink is one sortable column's link: Active is the current sort,

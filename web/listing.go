@@ -342,7 +342,7 @@ func listNav(path string, q listQuery, sorts []string, kinds []store.Kind, total
 	}
 	// Live rows may be added only where the page is the whole list in the
 	// order the script inserts them (by name).
-	n.Complete = q.Cursor == "" && next == "" && q.Sort == sortName && !q.Desc && q.Kind == ""
+	n.Partial = q.Cursor != "" || next != "" || q.Sort != sortName || q.Desc || q.Kind != ""
 	for _, s := range sorts {
 		desc := s == q.Sort && !q.Desc
 		n.Sorts = append(n.Sorts, views.SortLink{Name: s, Active: s == q.Sort, Desc: s == q.Sort && q.Desc,

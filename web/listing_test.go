@@ -102,8 +102,8 @@ func TestListingLocksPagedSortedFiltered(t *testing.T) {
 	if got := doc.Find(`[data-testid="lock-count"]`).Text(); got != fmt.Sprint(n) {
 		t.Errorf("lock count %q, want %d", got, n)
 	}
-	if add, _ := doc.Find(`tbody[data-locks]`).Attr("data-add-rows"); add != "false" {
-		t.Errorf("a partial page lets the script add rows: data-add-rows=%q", add)
+	if partial, _ := doc.Find(`tbody[data-locks]`).Attr("data-partial"); partial != "true" {
+		t.Errorf("a partial page lets the script add rows: data-partial=%q", partial)
 	}
 	seen := map[string]int{}
 	next, _ := doc.Find(`a[data-testid="pager-next"]`).Attr("href")
