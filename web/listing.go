@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -165,12 +167,22 @@ type listPage[T any] struct {
 	Next  string // cursor of the next page; "" on the last
 }
 
-// pageOf filters items, sorts them by key and cuts the page q asks for.
-// It sorts only what passed the filters and never copies an item twice.
-func pageOf[T any](items []T, q listQuery, name func(*T) string, kind func(*T) store.Kind, key func(*T) sortKey) listPage[T] {
-	type keyed struct {
-		i int
-		k sortKey
+// keyed is an item's index in its snapshot slice and its sort key.
+type keyed struct {
+	i int
+	k sortKey
+}
+
+// order filters items and sorts them as q asks. The result depends only on
+// the snapshot and q's filters and sort, so it is kept on the snapshot and
+// every later page of the same tick is a binary search.
+func order[T any](sn *snapshot, list string, items []T, q listQuery, name func(*T) string, kind func(*T) store.Kind, key func(*T) sortKey) []keyed {
+	ck := orderKey{list: list, match: q.Match, kind: q.Kind, sort: q.Sort, desc: q.Desc}
+	cache := sn.orders
+	if cache != nil {
+		if v, ok := cache.m.Load(ck); ok {
+			return v.([]keyed)
+		}
 	}
 	ks := make([]keyed, 0, len(items))
 	for i := range items {
@@ -188,6 +200,36 @@ func pageOf[T any](items []T, q listQuery, name func(*T) string, kind func(*T) s
 		dir = -1
 	}
 	slices.SortFunc(ks, func(a, b keyed) int { return dir * a.k.compare(b.k) })
+	// Bounded: a snapshot lives one tick, and distinct orders are few
+	// unless a client sweeps patterns; past the cap the order is not kept.
+	if cache != nil && cache.n.Add(1) <= maxOrdersPerSnapshot {
+		cache.m.Store(ck, ks)
+	}
+	return ks
+}
+
+// listOrders is a snapshot's memo of sorted orders.
+type listOrders struct {
+	m sync.Map // orderKey -> []keyed
+	n atomic.Int64
+}
+
+// maxOrdersPerSnapshot caps the orders kept on one snapshot.
+const maxOrdersPerSnapshot = 32
+
+// orderKey names one filtered, sorted order of a snapshot's list.
+type orderKey struct {
+	list, match, sort string
+	kind              store.Kind
+	desc              bool
+}
+
+// pageOf cuts the page q asks for out of a sorted order.
+func pageOf[T any](items []T, ks []keyed, q listQuery) listPage[T] {
+	dir := 1
+	if q.Desc {
+		dir = -1
+	}
 	start := 0
 	if q.after != nil {
 		start, _ = slices.BinarySearchFunc(ks, *q.after, func(a keyed, k sortKey) int {
@@ -291,7 +333,8 @@ func (s *Server) lockList(c echo.Context) (*snapshot, listQuery, listPage[store.
 	if err != nil {
 		return nil, q, listPage[store.LockInfo]{}, err
 	}
-	return sn, q, pageOf(sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort)), nil
+	ks := order(sn, "locks", sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort))
+	return sn, q, pageOf(sn.Locks, ks, q), nil
 }
 
 func (s *Server) limiterList(c echo.Context) (*snapshot, listQuery, listPage[store.LimiterInfo], error) {
@@ -303,7 +346,8 @@ func (s *Server) limiterList(c echo.Context) (*snapshot, listQuery, listPage[sto
 	if err != nil {
 		return nil, q, listPage[store.LimiterInfo]{}, err
 	}
-	return sn, q, pageOf(sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort)), nil
+	ks := order(sn, "limiters", sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort))
+	return sn, q, pageOf(sn.Limiters, ks, q), nil
 }
 
 // listNav is the paging and sorting links of a server-rendered list; they

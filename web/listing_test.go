@@ -266,11 +266,12 @@ func TestListingCursorSurvivesChanges(t *testing.T) {
 		items = append(items, store.LockInfo{Name: fmt.Sprintf("l%03d", i), Kind: store.KindReentrant,
 			PTTL: time.Duration(i%10) * time.Second})
 	}
-	sn := &snapshot{Taken: time.Now()}
+	sn := &snapshot{SampledAt: time.Now()}
 	q := listQuery{Sort: sortLease, Limit: 15}
 	seen := map[string]int{}
 	for round := 0; ; round++ {
-		p := pageOf(items, q, lockName, lockKind, lockKey(sn, q.Sort))
+		sn := &snapshot{SampledAt: sn.SampledAt}
+		p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
 		for _, l := range p.Rows {
 			seen[l.Name]++
 		}

@@ -31,6 +31,9 @@ type snapshot struct {
 	// started (local time); pages rendered later may know newer objects.
 	Discovered time.Time
 	RedisUp    bool
+
+	// orders memoizes the lists' filtered, sorted orders (listing.go).
+	orders *listOrders
 }
 
 // window returns the last complete 1 s window of name.
@@ -375,6 +378,7 @@ func (sm *sampler) publish(smp *store.Sample, start time.Time) *snapshot {
 		FirstSeen:  maps.Clone(sm.firstSeen),
 		Discovered: sm.lastDiscover,
 		RedisUp:    true,
+		orders:     &listOrders{},
 	}
 	if sn.Stats == nil {
 		sn.Stats = map[string]store.Summary{}
