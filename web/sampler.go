@@ -109,7 +109,8 @@ type sampler struct {
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
 	redisUp         *bool
-	lastMeta        []byte // the rarely-changing parts as last broadcast
+	lastMeta        []byte     // the rarely-changing parts as last broadcast
+	delta           deltaState // the numbers as last broadcast
 
 	// Incremental discovery (store.ScanStep), when the store can carry it
 	// in the sample: after the first full pass, every tick walks one SCAN
@@ -193,7 +194,8 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	sm.setRedis(true)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
-	core, meta, err := encodeStats(buildStatsFrame(sn))
+	f := buildStatsFrame(sn)
+	core, meta, err := encodeStats(f)
 	if err != nil {
 		sm.s.log.Error("encoding stats frame", "err", err)
 		return
@@ -201,10 +203,17 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	full := func() []byte { return spliceMeta(core, meta) }
 	if !bytes.Equal(meta, sm.lastMeta) {
 		sm.lastMeta = meta
+		sm.delta.reset(f.statsCore)
 		sm.s.hub.broadcastStats(full(), nil)
 		return
 	}
-	sm.s.hub.broadcastStats(core, full)
+	// Primed viewers get only what changed (frames.go); a new one, full.
+	delta, err := sm.delta.next(f.statsCore)
+	if err != nil || delta == nil {
+		sm.s.hub.broadcastStats(full(), nil)
+		return
+	}
+	sm.s.hub.broadcastStats(delta, full)
 }
 
 // adopt takes a discovery pass as the set of names to sample.
