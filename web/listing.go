@@ -239,13 +239,19 @@ func pageOf[T any](items []T, ks []keyed, q listQuery) listPage[T] {
 			return -1 // the cursor's own row was sent: start after it
 		})
 	}
-	end := min(start+q.Limit, len(ks))
-	p := listPage[T]{Total: len(ks), Rows: make([]T, 0, end-start)}
-	for _, k := range ks[start:end] {
-		p.Rows = append(p.Rows, items[k.i])
+	p := listPage[T]{Total: len(ks), Rows: make([]T, 0, min(q.Limit, len(ks)-start))}
+	last := -1
+	for j := start; j < len(ks) && len(p.Rows) < q.Limit; j++ {
+		// The cursor's own row may sort a hair later than when it was
+		// sent (a lease's deadline is only known to a few ms): never twice.
+		if q.after != nil && ks[j].k.Name == q.after.Name {
+			continue
+		}
+		p.Rows = append(p.Rows, items[ks[j].i])
+		last = j
 	}
-	if end < len(ks) && end > start {
-		p.Next = encodeCursor(ks[end-1].k)
+	if last >= 0 && last < len(ks)-1 {
+		p.Next = encodeCursor(ks[last].k)
 	}
 	return p
 }

@@ -61,7 +61,10 @@ func bigEnv(t *testing.T, n int) (*testEnv, *scanCounter) {
 	for i := range n {
 		name := fmt.Sprintf("%slock:%05d", prefix, i)
 		pipe.HSet(ctx, name, holderID(fmt.Sprintf("w%d", i%7)), 1)
-		pipe.PExpire(ctx, name, time.Hour+time.Duration(i*37%n)*time.Second)
+		// Leases 10 s apart: a deadline is known only to within how long
+		// the sampler's pipeline takes to reach Redis (PTTLs run as the
+		// commands arrive), which under -race on a busy machine is ~1 s.
+		pipe.PExpire(ctx, name, time.Hour+time.Duration(i*37%n)*10*time.Second)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
@@ -134,6 +137,7 @@ func TestListingLocksPagedSortedFiltered(t *testing.T) {
 					t.Fatalf("sort=%s: total %d, %d rows", sort, p.Total, len(p.Locks))
 				}
 				all = append(all, p.Locks...)
+
 				if cursor = p.NextCursor; cursor == "" {
 					break
 				}
