@@ -305,3 +305,48 @@ func TestListingCursorSurvivesChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestWallTopLimiters: the wall's tiles are the alerting limiters (worst
+// first) and then the busiest; the rest are summed in one line.
+func TestWallTopLimiters(t *testing.T) {
+	sn := &snapshot{Stats: map[string]store.Summary{}}
+	for i := range 30 {
+		name := fmt.Sprintf("l%02d", i)
+		sn.Limiters = append(sn.Limiters, store.LimiterInfo{Name: name, Kind: store.KindTokenBucket})
+		sn.Stats[name] = store.Summary{Window: store.Counts{Acquired: int64(100 + i)}}
+	}
+	// l00 rejects 50 % (bad), l01 10 % (warn), l02 hides rejections.
+	sn.Stats["l00"] = store.Summary{Window: store.Counts{Acquired: 1, Rejected: 1}}
+	sn.Stats["l01"] = store.Summary{Window: store.Counts{Acquired: 9, Rejected: 1}}
+	sn.Limiters[2].RejectionsHidden = true
+	sn.Stats["l02"] = store.Summary{Window: store.Counts{Acquired: 1, Rejected: 100}}
+	top := topLimiters(sn, wallTiles)
+	if len(top) != wallTiles {
+		t.Fatalf("%d tiles, want %d", len(top), wallTiles)
+	}
+	want := []string{"l00", "l01", "l29", "l28"}
+	for i, w := range want {
+		if top[i].Name != w {
+			t.Errorf("tile %d is %s, want %s", i, top[i].Name, w)
+		}
+	}
+	if slices.ContainsFunc(top, func(l store.LimiterInfo) bool { return l.Name == "l02" }) {
+		t.Error("a limiter with hidden rejections and little traffic got a tile")
+	}
+}
+
+func TestWallPageBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	for i := range wallTiles + 6 {
+		e.makeBucket(fmt.Sprintf("%srl:%02d", e.prefix, i), 10, "100")
+	}
+	e.synced()
+	st, _, b := e.do("GET", "/wall", nil, nil)
+	doc := parseHTML(t, b)
+	if n := doc.Find(`[data-testid="wall-tile"]`).Length(); st != 200 || n != wallTiles {
+		t.Errorf("wall: %d, %d tiles, want %d", st, n, wallTiles)
+	}
+	if rest := doc.Find(`[data-testid="wall-rest"]`).Text(); !strings.Contains(rest, "6 more limiters") {
+		t.Errorf("wall summary %q, want 6 more limiters", rest)
+	}
+}
