@@ -22,11 +22,6 @@ var waitingFor = map[string]string{
 	// stays a reported skip, not a pass, until the lead decides (e.g. seed
 	// a missing token key from TIME in microseconds).
 	"fencing across restart": "fencing token key lost when Redis restarts without persistence (design decision)",
-	// Seen at 10:56 on ca17b89: Lock (reentrant, fair, fenced, rw) returns
-	// a bare "i/o timeout", "EOF" or "unexpected EOF" under delayed or cut
-	// replies, and spin/rw Lock and Unlock a bare NOSCRIPT after SCRIPT
-	// FLUSH. Remove this line when those paths return documented errors.
-	"errors:": "Lock/Unlock return bare network errors and NOSCRIPT, not store.ErrUncertain (safety stream)",
 }
 
 // errTally counts the errors callers saw, by documented or not.
