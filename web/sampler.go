@@ -200,9 +200,11 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	if smp.Walk != nil {
 		sm.advance(smp, start)
 	}
-	sm.setRedis(true)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
+	// The status frame goes out after the snapshot that agrees with it, so
+	// a viewer that reacts to it (reloads a page) finds the same state.
+	sm.setRedis(true)
 	f := buildStatsFrame(sn)
 	core, meta, err := encodeStats(f)
 	if err != nil {
@@ -311,7 +313,6 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	if sm.redisUp == nil || *sm.redisUp {
 		sm.s.log.Warn("sampling Redis failed", "err", err)
 	}
-	sm.setRedis(false)
 	if prev := sm.latest(); prev != nil && prev.RedisUp {
 		down := *prev
 		down.RedisUp = false
@@ -319,6 +320,8 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	} else if prev == nil {
 		sm.snap.Store(&snapshot{RedisUp: false, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{}})
 	}
+	// After the snapshot: a page loaded on this frame shows the banner.
+	sm.setRedis(false)
 }
 
 // setRedis broadcasts a status frame when Redis reachability changes; the
