@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,9 +18,9 @@ import (
 // the Client's watchdog renews it like a Lock's.
 
 var (
-	fairAcquireScript  = redis.NewScript(luascripts.Source("fairlock_acquire"))
-	fairUnlockScript   = redis.NewScript(luascripts.Source("fairlock_unlock"))
-	fairWithdrawScript = redis.NewScript(luascripts.Source("fairlock_withdraw"))
+	fairAcquireScript  = newScript("fairlock_acquire")
+	fairUnlockScript   = newScript("fairlock_unlock")
+	fairWithdrawScript = newScript("fairlock_withdraw")
 )
 
 // DefaultFairThreadWait is Redisson's threadWaitTime since 3.13.3 (5 s

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,7 +25,7 @@ import (
 // waiter on the same name could be handed the lock by a release, and that
 // hold would carry no new token.
 
-var fencedAcquireScript = redis.NewScript(luascripts.Source("fencedlock_acquire"))
+var fencedAcquireScript = newScript("fencedlock_acquire")
 
 // FencedLock is a handle on one fenced lock for one owner.
 type FencedLock struct {

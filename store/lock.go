@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -23,9 +22,9 @@ import (
 // when the last level is released.
 
 var (
-	lockAcquireScript = redis.NewScript(luascripts.Source("lock_acquire"))
-	lockReleaseScript = redis.NewScript(luascripts.Source("lock_release"))
-	lockRenewScript   = redis.NewScript(luascripts.Source("lock_renew"))
+	lockAcquireScript = newScript("lock_acquire")
+	lockReleaseScript = newScript("lock_release")
+	lockRenewScript   = newScript("lock_renew")
 )
 
 // unlockMessage is what Redisson's LockPubSub reads as "unlocked".

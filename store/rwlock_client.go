@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -28,10 +27,10 @@ import (
 // changes nothing and returns the real one, and the handle retries.
 
 var (
-	rwReadAcquireScript  = redis.NewScript(luascripts.Source("rwlock_read_acquire"))
-	rwWriteAcquireScript = redis.NewScript(luascripts.Source("rwlock_write_acquire"))
-	rwUnlockScript       = redis.NewScript(luascripts.Source("rwlock_unlock"))
-	rwRenewScript        = redis.NewScript(luascripts.Source("rwlock_renew"))
+	rwReadAcquireScript  = newScript("rwlock_read_acquire")
+	rwWriteAcquireScript = newScript("rwlock_write_acquire")
+	rwUnlockScript       = newScript("rwlock_unlock")
+	rwRenewScript        = newScript("rwlock_renew")
 )
 
 // rwCountRetries bounds the attempts of one call whose read-count guess was

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,9 +24,9 @@ import (
 // hand-off serves its queued waiters before a spinning one; keys and
 // arguments follow the headers of lock_acquire.lua and lock_release.lua.
 var (
-	spinAcquireScript = redis.NewScript(luascripts.Source("lock_acquire"))
-	spinReleaseScript = redis.NewScript(luascripts.Source("lock_release"))
-	spinRenewScript   = redis.NewScript(luascripts.Source("lock_renew"))
+	spinAcquireScript = newScript("lock_acquire")
+	spinReleaseScript = newScript("lock_release")
+	spinRenewScript   = newScript("lock_renew")
 )
 
 // Defaults of seed 003.
