@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
 )
 
 // Access counters in seed 004's layout: a string per limited client (an IP,
