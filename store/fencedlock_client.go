@@ -95,7 +95,18 @@ func (f *FencedLock) TryLock(ctx context.Context) error {
 // Lock takes the lock, waiting while another holder has it: it retries on
 // every release message, when the holder's lease would run out, and at
 // least every RetryCap. When ctx ends first the error matches
-// ErrNotObtained and ctx.Err().
+// ErrNotObtained and ctx.Err(); when it cannot subscribe to the unlock
+// channel, ErrNotObtained with the cause (nothing taken).
+//
+// An attempt that gets no reply ends Lock (and TryLock) with ErrUncertain.
+// When the handle held no level before, the level the attempt may have
+// taken is released at once by one lock_release sent once, so no lease
+// outlives a caller told it failed. What remains possible: the token the
+// attempt may have drawn is spent (tokens only ever grow, so that is
+// harmless), and if that release loses its reply too, the level stays
+// until its lease runs out (no watchdog renews it). A handle that already
+// held levels keeps whatever the attempt did: the caller's next Unlock
+// gives back one level.
 func (f *FencedLock) Lock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
@@ -119,6 +130,9 @@ func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
 	res, err := runScript(ctx, f.c.rdb, fencedAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.inner.holder).Int64Slice()
 	if err != nil {
+		if errors.Is(err, ErrUncertain) && f.inner.levels.Load() == 0 {
+			f.inner.withdrawUncertain(ctx, nil)
+		}
 		return 0, false, f.inner.scriptErr("acquire", err)
 	}
 	if len(res) != 2 {
@@ -126,6 +140,7 @@ func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
 	}
 	if res[0] == 1 {
 		f.token.Store(res[1])
+		f.inner.levels.Add(1)
 		if f.inner.watchdog {
 			f.inner.shared.acquired(ctx, f.inner)
 		}

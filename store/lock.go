@@ -354,6 +354,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	res, err := l.c.call(ctx, &l.unlockCall).Int64()
 	if errors.Is(err, redis.Nil) {
+		// The holder holds nothing (lease ran out, force-unlock): a later
+		// uncertain acquire has nothing of the caller's to spare.
+		l.levels.Store(0)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
 	if err != nil {
