@@ -18,6 +18,13 @@ import (
 // holder that lost the lock without noticing (a long GC pause, a lease that
 // ran out, a force-unlock) is then refused once the next holder has
 // written. The token key is never deleted, by release or force-unlock.
+// When it is missing (a new lock, or lost when Redis restarted without
+// persistence) the acquire seeds it from Redis TIME in microseconds before
+// the INCR, so tokens keep growing across such a loss (as long as the lock
+// averaged under a million acquires a second and the clock did not step
+// back): the first token of a lock is about 1.8e15, not 1. Redisson clients
+// continue above a seeded key; one that is first after the loss restarts at
+// 1 (see fencedlock_acquire.lua).
 //
 // Release, renewal and the watchdog are the RLock's (lock_release.lua,
 // lock_renew.lua). Waiting is Redisson's: subscribe to UnlockChannel(name)
