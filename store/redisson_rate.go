@@ -23,7 +23,7 @@ func runSetRate(ctx context.Context, rdb redis.UniversalClient, keys []string, r
 	code, err := wire.SetRedissonRate(ctx, rdb, keys, rate, intervalMS, typ, "", keep, algorithm, true)
 	switch {
 	case err != nil:
-		return bucketRedisErr(err)
+		return bucketRedisErr(markUncertain(err))
 	case code == 1:
 		return nil
 	}

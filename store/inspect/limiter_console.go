@@ -169,6 +169,11 @@ func (c *Inspector) editRedisson(ctx context.Context, info *LimiterInfo, e Limit
 func runSetRate(ctx context.Context, rdb redis.UniversalClient, keys []string, rate, intervalMS int64,
 	keep bool, algorithm string) error {
 	code, err := wire.SetRedissonRate(ctx, rdb, keys, rate, intervalMS, "", "", keep, algorithm, false)
+	var re redis.Error
+	if err != nil && !errors.As(err, &re) {
+		// Sent once and no reply (wire.RunOnce): it may have been applied.
+		err = &store.UncertainError{Err: err}
+	}
 	switch {
 	case err != nil:
 		return wrongKindErr(err)
