@@ -434,6 +434,9 @@ func (l *Lock) scriptErr(op string, err error) error {
 	if isWrongType(err) {
 		return fmt.Errorf("store: lock %s %q: %w", op, l.name, ErrWrongKind)
 	}
+	if op == "acquire" && refused(err) {
+		return fmt.Errorf("%w: store: lock %s %q: %w", ErrNotObtained, op, l.name, err)
+	}
 	return fmt.Errorf("store: lock %s %q: %w", op, l.name, err)
 }
 

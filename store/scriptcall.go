@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -68,6 +69,30 @@ func NewScript(src string) *redis.Script { return wire.NewScript(src) }
 func RunScriptOnce(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys []string, argv ...any) *redis.Cmd {
 	return runScript(ctx, rdb, s, keys, argv...)
 }
+
+// refused reports a Redis error reply that means the script wrote nothing:
+// the command was refused before it ran (LOADING after a restart, BUSY,
+// MASTERDOWN, CLUSTERDOWN, TRYAGAIN, NOREPLICAS, MISCONF), or a write in
+// it was and no earlier one succeeded: Redis answers OOM only for a script
+// that has not written yet, and a read-only replica (READONLY, after a
+// failover) refuses every write. The script ends at the refusal, so an
+// acquire refused this way took nothing: ErrNotObtained.
+func refused(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	for _, p := range refusedPrefixes {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+var refusedPrefixes = []string{"LOADING ", "BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ",
+	"NOREPLICAS ", "MISCONF ", "OOM ", "READONLY "}
 
 // markUncertain wraps an error that leaves the outcome unknown (no reply:
 // timeout, dropped connection, ctx ended) in ErrUncertain. Redis's own

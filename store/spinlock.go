@@ -105,6 +105,8 @@ func (s *SpinLock) TryLock(ctx context.Context) error {
 		return &LockedError{Name: s.name, TTL: time.Duration(ttl) * time.Millisecond}
 	case isWrongType(err):
 		return fmt.Errorf("store: spin lock %q: %w", s.name, ErrWrongKind)
+	case refused(err):
+		return fmt.Errorf("%w: store: spin lock %q: %w", ErrNotObtained, s.name, err)
 	case errors.Is(err, ErrUncertain) && s.levels() == 0:
 		s.withdrawUncertain(ctx)
 	}

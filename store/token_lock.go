@@ -104,6 +104,9 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 	}
 	res, err := runScript(ctx, t.c.rdb, tokenLockObtainScript, []string{t.name, StatsKey(t.name)},
 		t.token, t.lease.Milliseconds()).Int64Slice()
+	if refused(err) {
+		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, bucketRedisErr(err))
 	}

@@ -125,3 +125,30 @@ func TestLockSubscribeFailureIsNotObtained(t *testing.T) {
 		})
 	}
 }
+
+// An acquire Redis refuses before it writes anything (here OOM: Redis
+// refuses a script's first write that may grow memory, which ends it) took
+// nothing: the error is ErrNotObtained with the reply, not a bare Redis
+// error, and nothing is held. Before, every kind returned the bare "OOM
+// command not allowed". The fair lock is not here: its acquire first
+// drops stale waiters (a deletion, allowed under OOM), after which Redis
+// lets the script write on, so it is simply taken.
+func TestRefusedAcquireIsNotObtained(t *testing.T) {
+	s := redistest.StartT(t, "--maxmemory", "1", "--maxmemory-policy", "noeviction")
+	rdb := redistest.NewClient(t, s)
+	c := New(rdb, &Options{NoBatching: true})
+	name := redistest.Prefix(t) + "lock"
+	for _, l := range []interface{ TryLock(context.Context) error }{
+		c.NewLock(name, nil), c.NewFencedLock(name, nil),
+		c.NewRWLock(name, nil).RLock(), c.NewRWLock(name, nil).WLock(), c.NewSpinLock(name, nil),
+		c.NewTokenLock(name, nil),
+	} {
+		err := l.TryLock(t.Context())
+		if !errors.Is(err, ErrNotObtained) || errors.Is(err, ErrUncertain) {
+			t.Errorf("%T TryLock refused by OOM: %v, want ErrNotObtained", l, err)
+		}
+	}
+	if n, _ := rdb.DBSize(t.Context()).Result(); n != 0 {
+		t.Fatalf("refused acquires left %d keys", n)
+	}
+}
