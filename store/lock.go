@@ -294,8 +294,13 @@ func randomHex() string {
 func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
 	ok, err = l.renew(ctx)
 	if err != nil {
-		if errors.Is(err, ErrUncertain) && l.levels.Load() == 0 {
+		if (errors.Is(err, ErrUncertain) || refused(err)) && l.levels.Load() == 0 {
 			l.withdrawUncertain(ctx, nil)
+		}
+		if refused(err) {
+			// The confirmation was refused: the claim was not made ours,
+			// and is given back (or runs out with its short lease).
+			return false, fmt.Errorf("%w: %w", ErrNotObtained, err)
 		}
 		return false, err
 	}
