@@ -67,14 +67,14 @@ func TestFencedMutualExclusion(t *testing.T) {
 func TestFencedLockWaits(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "fenced"
-	a := c.NewFencedLock(name, &LockOptions{Lease: 300 * time.Millisecond})
+	a := c.NewFencedLock(name, &LockOptions{Lease: 900 * time.Millisecond})
 	b := New(rdb, nil).NewFencedLock(name, &LockOptions{RetryCap: time.Minute})
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Lock(ctx) }()
-	time.Sleep(time.Second) // three of a's leases: its watchdog must renew
+	time.Sleep(2 * time.Second) // over two of a's leases: its watchdog must renew
 	select {
 	case err := <-done:
 		t.Fatalf("waiter got in while held: %v", err)

@@ -20,7 +20,7 @@ import (
 func TestFairCancelAndForceUnlock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fair"
-	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 300 * time.Millisecond}})
+	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 900 * time.Millisecond}})
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 		t.Fatal("the waiter that gave up is still queued")
 	}
 
-	time.Sleep(time.Second) // three leases: the watchdog must renew
+	time.Sleep(2 * time.Second) // over two leases: the watchdog must renew
 	next := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryCap: time.Minute}})
 	done := make(chan error, 1)
 	go func() { done <- next.Lock(ctx) }()

@@ -173,15 +173,15 @@ func TestRWReentrancyAndDowngrade(t *testing.T) {
 func TestRWWatchdogAndForceUnlock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "rw"
-	rw := c.NewRWLock(name, &store.LockOptions{Lease: 300 * time.Millisecond})
+	rw := c.NewRWLock(name, &store.LockOptions{Lease: 900 * time.Millisecond})
 	r := rw.RLock()
-	other := store.New(rdb, nil).NewRWLock(name, &store.LockOptions{Lease: 300 * time.Millisecond}).RLock()
+	other := store.New(rdb, nil).NewRWLock(name, &store.LockOptions{Lease: 900 * time.Millisecond}).RLock()
 	for _, s := range []*store.RWLockSide{r, r, other} {
 		if err := s.TryLock(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Second) // over three leases: only renewals keep it
+	time.Sleep(2 * time.Second) // over two leases: only renewals keep it
 	if rwLevelTTL(t, rdb, name, r.HolderID(), 1) <= 0 || rwLevelTTL(t, rdb, name, r.HolderID(), 2) <= 0 || rdb.PTTL(ctx, name).Val() <= 0 {
 		t.Fatal("lock or read levels expired while held")
 	}
