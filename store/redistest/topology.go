@@ -49,6 +49,16 @@ func NewClusterClient(t testing.TB, c *Cluster) *redis.ClusterClient {
 	return cc
 }
 
+// NewClusterBackedClient returns a *redis.Client whose commands cc runs
+// (routed by slot; see clusterBacked), for helpers written against
+// *redis.Client; closed when t ends. Subscriptions go to c's first master.
+func NewClusterBackedClient(t testing.TB, c *Cluster, cc *redis.ClusterClient) *redis.Client {
+	t.Helper()
+	rdb := clusterBacked(c.Masters[0].Addr, cc)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
 // StartSentinel starts a private master, replica and sentinel stopped when
 // t ends.
 func StartSentinel(t testing.TB, opts *SentinelOptions) *Sentinel {
