@@ -103,6 +103,9 @@ func (f *FairLock) TryLock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
+	if err := f.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	ttl, ok, err := f.attempt(ctx, false)
 	if err != nil || ok {
 		return err
@@ -121,6 +124,9 @@ func (f *FairLock) Lock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
+	if err := f.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	return waitRetrying(ctx, &f.inner.shared.hub, f.channel, f.retryCap, f.attempt, f.withdraw)
 }
 
@@ -131,8 +137,11 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
+	if err := f.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	res, err := runScript(ctx, f.c.rdb, fairUnlockScript, f.keys[:3],
-		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage).Int64()
+		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
 	}
@@ -169,5 +178,5 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 // withdraw takes a waiter that gave up out of the queue, so the next one
 // does not wait ThreadWaitTime for it.
 func (f *FairLock) withdraw(ctx context.Context) {
-	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage).Err()
+	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage, f.c.pubsub).Err()
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // On a Cluster of Redis >= 7 Redisson publishes unlocks with SPUBLISH, which
@@ -21,6 +23,29 @@ import (
 // of the locks the sampler knows (Watch), rebuilt when that set changes, a
 // slot moves (Redis then sends sunsubscribe for its channels) or a node's
 // connection fails (a failover).
+
+// pubsubFlag is the release scripts' ARGV flag, "1" when unlock messages
+// must also go out with SPUBLISH (Redisson >= 3.22 waits with SSUBSCRIBE on
+// a Cluster of Redis >= 7), decided once per Inspector with one INFO. A
+// failure decides nothing and is returned before any script is sent.
+func (c *Inspector) pubsubFlag(ctx context.Context) (string, error) {
+	switch c.pubsub.Load() {
+	case 1:
+		return "0", nil
+	case 2:
+		return "1", nil
+	}
+	sharded, err := wire.ShardedPubSub(ctx, c.rdb)
+	if err != nil {
+		return "", fmt.Errorf("inspect: reading the Redis topology (INFO): %w", err)
+	}
+	if sharded {
+		c.pubsub.Store(2)
+		return "1", nil
+	}
+	c.pubsub.Store(1)
+	return "0", nil
+}
 
 // shardReconcileEvery is how often the subscriptions are checked against
 // the Cluster client's slot map, which ReloadState refreshes after errors.
