@@ -133,8 +133,9 @@ type waitHub struct {
 	waiters int
 	idle    *time.Timer
 	// Counters for tests and diagnostics.
-	subscribes int64 // SUBSCRIBE commands sent
-	waits      int64 // joins, i.e. Lock calls that had to wait
+	subscribes     int64 // SUBSCRIBE commands sent
+	waits          int64 // joins, i.e. Lock calls that had to wait
+	shardedWakeUps int64 // messages received by sharded subscriptions
 }
 
 // channelWaiters is the group of one lock: its unlock channel and, for
@@ -341,6 +342,7 @@ func (h *waitHub) receiveSharded(ctx context.Context, cw *channelWaiters, sps *r
 				cw.confirm()
 			}
 		case *redis.Message:
+			h.shardedWakeUps++
 			for w := range cw.members {
 				w.notify()
 			}
