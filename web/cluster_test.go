@@ -115,11 +115,21 @@ func TestClusterAPI(t *testing.T) {
 
 	t.Run("force-unlock on every master", func(t *testing.T) {
 		for i, n := range names[:len(c.Masters)+1] {
+			// A Redisson >= 3.22 waiter on a Redis 7 Cluster: SSUBSCRIBE only.
+			ps := cc.SSubscribe(ctx, store.UnlockChannel(n))
+			if msg, err := ps.ReceiveTimeout(ctx, 10*time.Second); err != nil {
+				t.Fatalf("SSUBSCRIBE: %v %v", msg, err)
+			}
 			path := "/api/locks/" + esc(n) + "/force-unlock"
 			e.sendJSON("POST", path, `{"holder":"`+holderID(fmt.Sprintf("w%d", i))+`","reason":"cluster test"}`, 200, nil)
 			if k, _ := e.rdb.Exists(ctx, n).Result(); k != 0 {
 				t.Errorf("%s still exists after force-unlock", n)
 			}
+			msg, err := ps.ReceiveTimeout(ctx, 10*time.Second)
+			if m, ok := msg.(*redis.Message); err != nil || !ok || m.Payload != "0" {
+				t.Errorf("the sharded waiter of %s got %v (%v), want the unlock message", n, msg, err)
+			}
+			ps.Close()
 		}
 		var audit struct {
 			Records []map[string]any `json:"records"`
