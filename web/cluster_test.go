@@ -266,7 +266,11 @@ func TestClusterTwoReplicas(t *testing.T) {
 // once the Cluster has promoted the replica it is ready again without a
 // restart. Lock traffic keeps going on the other masters throughout.
 func TestClusterMasterDownAndFailover(t *testing.T) {
-	c := redistest.StartCluster(t, &redistest.ClusterOptions{ReplicasPerMaster: 1})
+	// Without full coverage the other masters keep serving while one is
+	// down (by default every node refuses with CLUSTERDOWN once the dead
+	// master is flagged failed, until its replica takes over).
+	c := redistest.StartCluster(t, &redistest.ClusterOptions{ReplicasPerMaster: 1,
+		Extra: []string{"--cluster-require-full-coverage", "no"}})
 	e := newClusterEnv(t, c, func(cfg *Config) { cfg.Alerts.For = map[string]time.Duration{RuleNodeDown: 0} })
 	cc := e.srv.insp.Redis().(*redis.ClusterClient)
 	ctx := t.Context()
@@ -306,6 +310,16 @@ func TestClusterMasterDownAndFailover(t *testing.T) {
 	if want := `lockwarden_redis_node_up{node="` + victim.Addr + `"} 0`; !strings.Contains(string(m), want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
+	eventually(t, 10*time.Second, "a node-down alert naming the dead master", func() bool {
+		var got alertsJSON
+		e.getJSON("/api/alerts", 200, &got)
+		for _, a := range got.Alerts {
+			if a.Rule == RuleNodeDown && a.Name == victim.Addr {
+				return true
+			}
+		}
+		return false
+	})
 	_, _, page := e.do("GET", "/", nil, nil)
 	if doc := parseHTML(t, page); !strings.Contains(doc.Find(`[data-testid="nodes-down"]`).Text(), victim.Addr) {
 		t.Errorf("no banner naming %s", victim.Addr)
