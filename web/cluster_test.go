@@ -42,6 +42,12 @@ func newClusterEnv(t *testing.T, c *redistest.Cluster, mod func(*Config)) *testE
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	// Pages answer 503 until the first tick, which on a Cluster (a
+	// discovery per master) can take longer than a test's first request.
+	eventually(t, 10*time.Second, "the first sampler tick", func() bool {
+		sn := srv.sampler.latest()
+		return sn != nil && sn.RedisUp
+	})
 	jar, _ := cookiejar.New(nil)
 	return &testEnv{t: t, srv: srv, rdb: rdb, app: store.New(cc, nil), prefix: prefix, http: &http.Client{
 		Jar:           jar,
