@@ -72,8 +72,13 @@ test: deps test-go test-cluster test-e2e
 # floor that the Cluster client's extra hop and a busy machine can miss.
 CLUSTER_RUN  := ^Test(Lock|RW|Fair|Fenced|TokenBucket|Limiter)
 CLUSTER_SKIP := ^(TestLockMutualExclusion|TestLockClosedClientWatchdogStops|TestLockWaitSharesOneConnection|TestLockWaitLeavesNoSubscriptions|TestLockUncontendedCommands|TestRWReadersShareWriterExcludes|TestFencedTokenIncreases|TestTokenBucketAdmissionBound)$$
+# Then the console's whole web suite with its console on the Cluster (newEnv
+# builds it over a ClusterClient, as serve does); the Cluster-only tests
+# (TestCluster*, TestSentinel*, store/inspect's sharded events) start private
+# topologies and already run under test-go.
 test-cluster: deps-redis
 	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -timeout 5m -run '$(CLUSTER_RUN)' -skip '$(CLUSTER_SKIP)' ./store/
+	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -timeout 5m -skip '^Test(Cluster|Sentinel)' ./web/
 
 test-go:
 	$(GO) vet ./...

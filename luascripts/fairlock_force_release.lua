@@ -11,6 +11,9 @@
 --            channel is the prefix, ':' and its id
 -- ARGV[2] -> message (Redisson's UNLOCK_MESSAGE "0")
 -- ARGV[3] -> holder field the admin saw
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
+--            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
+--            lock's slot), else "0"
 --
 -- Returns:
 --    2 -> released and the next waiter was told
@@ -24,6 +27,15 @@ local timeouts = KEYS[3]
 local prefix = ARGV[1]
 local message = ARGV[2]
 local holder = ARGV[3]
+local sharded = ARGV[4] == '1'
+
+-- announce publishes both ways when the deployment needs it.
+local function announce(ch, msg)
+  redis.call('PUBLISH', ch, msg)
+  if sharded then
+    redis.call('SPUBLISH', ch, msg)
+  end
+end
 
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'none' then
@@ -55,7 +67,7 @@ end
 redis.call('DEL', lock)
 local next_waiter = redis.call('LINDEX', queue, 0)
 if next_waiter then
-  redis.call('PUBLISH', prefix .. ':' .. next_waiter, message)
+  announce(prefix .. ':' .. next_waiter, message)
   return 2
 end
 return 1

@@ -17,6 +17,9 @@
 -- ARGV[3] -> channel prefix, "redisson_lock__channel:{<name>}"; a waiter's
 --            channel is the prefix, ':' and its id
 -- ARGV[4] -> message (Redisson's UNLOCK_MESSAGE "0")
+-- ARGV[5] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
+--            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
+--            lock's slot), else "0"
 --
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, not a
@@ -30,6 +33,15 @@ local lease = ARGV[1]
 local holder = ARGV[2]
 local prefix = ARGV[3]
 local message = ARGV[4]
+local sharded = ARGV[5] == '1'
+
+-- announce publishes both ways when the deployment needs it.
+local function announce(ch, msg)
+  redis.call('PUBLISH', ch, msg)
+  if sharded then
+    redis.call('SPUBLISH', ch, msg)
+  end
+end
 
 local function wake_head()
   local t = redis.call('TIME')
@@ -41,7 +53,7 @@ local function wake_head()
     end
     local deadline = tonumber(redis.call('ZSCORE', timeouts, first))
     if deadline and deadline > now then
-      redis.call('PUBLISH', prefix .. ':' .. first, message)
+      announce(prefix .. ':' .. first, message)
       return
     end
     redis.call('ZREM', timeouts, first)

@@ -10,6 +10,9 @@
 -- ARGV[1] -> waiter id "<uuid>:<owner>"
 -- ARGV[2] -> channel prefix, "redisson_lock__channel:{<name>}"
 -- ARGV[3] -> message (Redisson's UNLOCK_MESSAGE "0")
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
+--            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
+--            lock's slot), else "0"
 --
 -- Returns:
 --   1 -> the waiter was queued and is gone
@@ -20,6 +23,15 @@ local timeouts = KEYS[3]
 local waiter = ARGV[1]
 local prefix = ARGV[2]
 local message = ARGV[3]
+local sharded = ARGV[4] == '1'
+
+-- announce publishes both ways when the deployment needs it.
+local function announce(ch, msg)
+  redis.call('PUBLISH', ch, msg)
+  if sharded then
+    redis.call('SPUBLISH', ch, msg)
+  end
+end
 
 local was_head = redis.call('LINDEX', queue, 0) == waiter
 local removed = redis.call('LREM', queue, 0, waiter)
@@ -30,7 +42,7 @@ end
 if was_head and redis.call('EXISTS', lock) == 0 then
   local next_waiter = redis.call('LINDEX', queue, 0)
   if next_waiter then
-    redis.call('PUBLISH', prefix .. ':' .. next_waiter, message)
+    announce(prefix .. ':' .. next_waiter, message)
   end
 end
 return 1

@@ -24,16 +24,18 @@
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
 -- ARGV[4] -> unlock message (Redisson's "0")
 -- ARGV[5] -> hand-off channel of the lock (a waiter's token is published on it)
--- ARGV[6] -> waiter token; absent or "" when the caller does not wait
+-- ARGV[6] -> "1" to SPUBLISH the unlock message of a hand-off as well (see
+--            lock_release), else "0"
+-- ARGV[7] -> waiter token; absent or "" when the caller does not wait
 --            (TryLock, or the first attempt of Lock), which is never queued
--- ARGV[7] -> (with a token) waiter entry lifetime in ms: an entry not
+-- ARGV[8] -> (with a token) waiter entry lifetime in ms: an entry not
 --            refreshed by a new attempt within it is dropped, so a dead
 --            waiter never gets the lock
--- ARGV[8] -> (with a token) claim lease in ms to set when the lock is handed
+-- ARGV[9] -> (with a token) claim lease in ms to set when the lock is handed
 --            to this waiter: short, so a waiter that died after queueing
 --            blocks the lock briefly; the waiter confirms (lock_renew, or its
 --            next attempt here) with its own lease
--- ARGV[9] -> (with a token) "1" when an earlier attempt of the same wait
+-- ARGV[10] -> (with a token) "1" when an earlier attempt of the same wait
 --            queued this token
 --
 -- Returns:
@@ -53,7 +55,8 @@ local holder = ARGV[2]
 local unlock_channel = ARGV[3]
 local unlock_message = ARGV[4]
 local wake_channel = ARGV[5]
-local token = ARGV[6] or ''
+local sharded = ARGV[6] == '1'
+local token = ARGV[7] or ''
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -99,7 +102,7 @@ end
 if mine == 1 then
   if token ~= '' then
     redis.call('ZREM', queue, token)
-    if redis.call('HGET', entries, token) == 'h' and ARGV[9] == '1' then
+    if redis.call('HGET', entries, token) == 'h' and ARGV[10] == '1' then
       -- The hand-off to this very token reached us before its message did:
       -- that level is ours already (counted when it was made). Our field
       -- alone proves nothing: another goroutine of the same holder may hold
@@ -160,14 +163,17 @@ if pttl == -2 then
   redis.call('HSET', entries, head, 'h')
   redis.call('PUBLISH', wake_channel, head)
   redis.call('PUBLISH', unlock_channel, unlock_message)
+  if sharded then
+    redis.call('SPUBLISH', unlock_channel, unlock_message)
+  end
   record('a')
   pttl = tonumber(hlease)
 end
 
 if token ~= '' then
-  local entry_ttl = tonumber(ARGV[7])
+  local entry_ttl = tonumber(ARGV[8])
   redis.call('ZADD', queue, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), token)
-  redis.call('HSET', entries, token, (now + entry_ttl) .. ' ' .. ARGV[8] .. ' ' .. holder)
+  redis.call('HSET', entries, token, (now + entry_ttl) .. ' ' .. ARGV[9] .. ' ' .. holder)
   redis.call('PEXPIRE', queue, entry_ttl)
   redis.call('PEXPIRE', entries, entry_ttl)
 end

@@ -7,6 +7,9 @@
 -- ARGV[1] -> unlock channel, store.UnlockChannel(name)
 -- ARGV[2] -> unlock message (Redisson's "0")
 -- ARGV[3] -> holder field the admin saw, "<client-uuid>:<owner>"
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
+--            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
+--            lock's slot), else "0"
 --
 -- Returns:
 --    1 -> released: key deleted (all reentry levels), message published
@@ -18,6 +21,15 @@ local lock = KEYS[1]
 local channel = ARGV[1]
 local message = ARGV[2]
 local holder = ARGV[3]
+local sharded = ARGV[4] == '1'
+
+-- announce publishes both ways when the deployment needs it.
+local function announce(ch, msg)
+  redis.call('PUBLISH', ch, msg)
+  if sharded then
+    redis.call('SPUBLISH', ch, msg)
+  end
+end
 
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'none' then
@@ -30,5 +42,5 @@ if redis.call('HEXISTS', lock, holder) == 0 then
   return -1
 end
 redis.call('DEL', lock)
-redis.call('PUBLISH', channel, message)
+announce(channel, message)
 return 1

@@ -21,10 +21,13 @@
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
 -- ARGV[4] -> unlock message (Redisson's "0")
 -- ARGV[5] -> hand-off channel of the lock
--- ARGV[6] -> absent or "" for a release; a waiter token to withdraw a waiter
+-- ARGV[6] -> "1" to SPUBLISH the unlock message as well as PUBLISH it (a
+--            Cluster of Redis >= 7, where Redisson >= 3.22 waits with
+--            SSUBSCRIBE; the channel is in the lock's slot), else "0"
+-- ARGV[7] -> absent or "" for a release; a waiter token to withdraw a waiter
 --            that gave up: its entry is removed, and if the lock was already
 --            handed to it, that hold is released like any other
--- (ARGV[1..5] are lock_acquire's, so a handle sends the same list to both.)
+-- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, or the
@@ -45,8 +48,17 @@ local holder = ARGV[2]
 local unlock_channel = ARGV[3]
 local unlock_message = ARGV[4]
 local wake_channel = ARGV[5]
-local withdraw = ARGV[6] or ''
+local sharded = ARGV[6] == '1'
+local withdraw = ARGV[7] or ''
 local now -- Redis time in ms, read only for a hand-off
+
+-- announce tells Redisson waiters of both kinds (and the console).
+local function announce()
+  redis.call('PUBLISH', unlock_channel, unlock_message)
+  if sharded then
+    redis.call('SPUBLISH', unlock_channel, unlock_message)
+  end
+end
 
 -- Stats: the same block in every script that counts outcomes (layout in
 -- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
@@ -122,12 +134,12 @@ for _ = 1, 16 do
     redis.call('HSET', lock, hholder, 1)
     redis.call('PEXPIRE', lock, hlease)
     redis.call('PUBLISH', wake_channel, head)
-    redis.call('PUBLISH', unlock_channel, unlock_message)
+    announce()
     record('a')
     return 2
   end
   redis.call('HDEL', entries, head)
 end
 
-redis.call('PUBLISH', unlock_channel, unlock_message)
+announce()
 return 1

@@ -12,6 +12,9 @@
 -- ARGV[1] -> channel, "redisson_rwlock:{<name>}"
 -- ARGV[2] -> holder field the admin saw
 -- ARGV[3] -> its reentry count the caller read (KEYS were built from it)
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
+--            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
+--            lock's slot), else "0"
 --
 -- Published when the lock is freed: "1" (Redisson's READ_UNLOCK_MESSAGE)
 -- after a writer, "0" (UNLOCK_MESSAGE) after the last reader.
@@ -27,6 +30,15 @@ local lock = KEYS[1]
 local channel = ARGV[1]
 local holder = ARGV[2]
 local seen_count = ARGV[3]
+local sharded = ARGV[4] == '1'
+
+-- announce publishes both ways when the deployment needs it.
+local function announce(ch, msg)
+  redis.call('PUBLISH', ch, msg)
+  if sharded then
+    redis.call('SPUBLISH', ch, msg)
+  end
+end
 
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'none' then
@@ -61,8 +73,8 @@ if redis.call('HLEN', lock) > 1 then
 end
 redis.call('DEL', lock)
 if writer then
-  redis.call('PUBLISH', channel, '1')
+  announce(channel, '1')
 else
-  redis.call('PUBLISH', channel, '0')
+  announce(channel, '0')
 end
 return 2

@@ -20,6 +20,9 @@
 -- ARGV[3] -> channel, "redisson_rwlock:{<name>}"
 -- ARGV[4] -> lease in milliseconds, re-armed while write levels remain
 -- ARGV[5] -> (read) the caller's idea of the current read count
+-- ARGV[6] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
+--            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
+--            lock's slot), else "0"
 --
 -- Returns:
 --   nil     -> the caller does not hold that side (absent, someone else's,
@@ -30,6 +33,15 @@
 --              owner's read levels) keep the lock
 --   {count} -> (read) ARGV[5] was wrong: the real count; nothing changed
 local lock = KEYS[1]
+local sharded = ARGV[6] == '1'
+
+-- announce publishes both ways when the deployment needs it.
+local function announce(ch, msg)
+  redis.call('PUBLISH', ch, msg)
+  if sharded then
+    redis.call('SPUBLISH', ch, msg)
+  end
+end
 local side = ARGV[1]
 local field = ARGV[2]
 local channel = ARGV[3]
@@ -58,7 +70,7 @@ if side == 'write' then
     return 2
   end
   redis.call('DEL', lock)
-  redis.call('PUBLISH', channel, '1')
+  announce(channel, '1')
   return 1
 end
 
@@ -75,5 +87,5 @@ if redis.call('HLEN', lock) > 1 then
   return 2
 end
 redis.call('DEL', lock)
-redis.call('PUBLISH', channel, '0')
+announce(channel, '0')
 return 1

@@ -102,6 +102,9 @@ func (f *FairLock) TryLock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
+	if err := f.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	ttl, ok, err := f.attempt(ctx, false)
 	if err != nil || ok {
 		return err
@@ -130,6 +133,9 @@ func (f *FairLock) Lock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
+	if err := f.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	return waitRetrying(ctx, &f.inner.shared.hub, f.channel, f.retryCap, f.attempt, f.withdraw)
 }
 
@@ -140,8 +146,11 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
+	if err := f.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	res, err := runScript(ctx, f.c.rdb, fairUnlockScript, f.keys[:3],
-		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage).Int64()
+		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Store(0)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
@@ -184,7 +193,7 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 // withdraw takes a waiter that gave up out of the queue, so the next one
 // does not wait ThreadWaitTime for it.
 func (f *FairLock) withdraw(ctx context.Context) {
-	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage).Err()
+	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage, f.c.pubsub).Err()
 }
 
 // withdrawUncertain gives back the level an attempt whose reply was lost
@@ -195,5 +204,5 @@ func (f *FairLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	_ = runScript(wctx, f.c.rdb, fairUnlockScript, f.keys[:3],
-		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage).Err()
+		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Err()
 }

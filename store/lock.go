@@ -119,7 +119,7 @@ type Lock struct {
 	keys     []string // lock, stats, waiter queue, waiter entries
 	unlockCh string
 	wakeCh   string
-	// argv is ARGV[1..5], shared by lock_acquire and lock_release; the
+	// argv is ARGV[1..6], shared by lock_acquire and lock_release; the
 	// calls that need no more (an attempt that does not queue, a release, a
 	// renewal) are prepared once.
 	argv                []any
@@ -143,7 +143,7 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.shared = sharedFor(c)
 	l.keys = []string{name, StatsKey(name), lockQueueKey(name), lockEntriesKey(name)}
 	l.unlockCh, l.wakeCh = UnlockChannel(name), lockWakeChannel(name)
-	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh}
+	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
 	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
 	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
 	l.renewCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
@@ -181,6 +181,9 @@ func (l *Lock) TryLock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
 	}
+	if err := l.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	ttl, ok, err := l.tryAcquire(ctx, nil)
 	if err != nil || ok {
 		return err
@@ -202,6 +205,9 @@ func (l *Lock) TryLock(ctx context.Context) error {
 func (l *Lock) Lock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
+	}
+	if err := l.c.decidePubsub(ctx); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
@@ -356,6 +362,9 @@ func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
 func (l *Lock) Unlock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
+	}
+	if err := l.c.decidePubsub(ctx); err != nil {
+		return err
 	}
 	res, err := l.c.call(ctx, &l.unlockCall).Int64()
 	if errors.Is(err, redis.Nil) {

@@ -97,7 +97,7 @@ func sharedFor(c *Client) *lockShared {
 	if v, ok := sharedByClient.Load(key); ok {
 		return v.(*lockShared)
 	}
-	s := &lockShared{hub: waitHub{rdb: c.rdb, idleClose: waitIdleClose}}
+	s := &lockShared{hub: waitHub{rdb: c.rdb, idleClose: waitIdleClose, pubsub: c.pubsub}}
 	v, loaded := sharedByClient.LoadOrStore(key, s)
 	if !loaded {
 		runtime.AddCleanup(c, func(k weak.Pointer[Client]) {
@@ -116,6 +116,10 @@ func sharedFor(c *Client) *lockShared {
 type waitHub struct {
 	rdb       redis.UniversalClient
 	idleClose time.Duration
+	// pubsub says whether Redisson clients release with SPUBLISH only (a
+	// Cluster of Redis >= 7): each lock's group then also SSUBSCRIBEs its
+	// unlock channel, on a connection to the lock's master (sharded.go).
+	pubsub *pubsubMode
 
 	mu       sync.Mutex
 	ps       *redis.PubSub              // nil while there is no connection
@@ -129,8 +133,9 @@ type waitHub struct {
 	waiters int
 	idle    *time.Timer
 	// Counters for tests and diagnostics.
-	subscribes int64 // SUBSCRIBE commands sent
-	waits      int64 // joins, i.e. Lock calls that had to wait
+	subscribes     int64 // SUBSCRIBE commands sent
+	waits          int64 // joins, i.e. Lock calls that had to wait
+	shardedWakeUps int64 // messages received by sharded subscriptions
 }
 
 // channelWaiters is the group of one lock: its unlock channel and, for
@@ -146,6 +151,22 @@ type channelWaiters struct {
 	// free one, so it must not wake everybody (see lock_release.lua).
 	skip    int
 	members map[*unlockWaiter]struct{}
+	// sps is the group's sharded subscription to unlock (nil unless the
+	// hub's deployment has sharded pub/sub), stopped by closing sstop. Its
+	// confirmation counts towards ready. Every message on it wakes the
+	// group: it may be the sharded copy of a hand-off's "0" (a spurious
+	// wake costs an attempt) or Redisson's only announcement of a release
+	// (a missed one would cost the whole wait).
+	sps   *redis.PubSub
+	sstop chan struct{}
+}
+
+// need is how many subscription confirmations make the group ready.
+func (cw *channelWaiters) need() int {
+	if cw.sps != nil {
+		return len(cw.list()) + 1
+	}
+	return len(cw.list())
 }
 
 func (cw *channelWaiters) list() []string {
@@ -189,7 +210,12 @@ func (h *waitHub) join(ctx context.Context, token, unlock, wake string) (*unlock
 			h.pending[ch]++
 		}
 		h.subscribes++
+		if h.pubsub != nil && h.pubsub.sharded() {
+			cw.sps, cw.sstop = h.rdb.SSubscribe(context.WithoutCancel(ctx), unlock), make(chan struct{})
+			go h.receiveSharded(context.WithoutCancel(ctx), cw, cw.sps, cw.sstop)
+		}
 		if err := h.ps.Subscribe(ctx, chans...); err != nil {
+			cw.stopSharded()
 			for _, ch := range chans {
 				h.pending[ch]--
 				if h.pending[ch] <= 0 {
@@ -280,13 +306,77 @@ func (h *waitHub) confirmed(channel string) {
 		return
 	}
 	delete(h.pending, channel)
-	if cw := h.channels[channel]; cw != nil && !cw.isReady {
-		cw.confirmed++
-		if cw.confirmed >= len(cw.list()) {
-			cw.isReady = true
-			close(cw.ready)
+	if cw := h.channels[channel]; cw != nil {
+		cw.confirm()
+	}
+}
+
+// confirm counts one confirmation of the group's subscriptions. Callers
+// hold mu.
+func (cw *channelWaiters) confirm() {
+	if cw.isReady {
+		return
+	}
+	cw.confirmed++
+	if cw.confirmed >= cw.need() {
+		cw.isReady = true
+		close(cw.ready)
+	}
+}
+
+// receiveSharded reads one group's sharded subscription until the group
+// is dropped. After a broken connection go-redis redials the lock's master
+// (a failover's new one) and resubscribes on the next Receive.
+func (h *waitHub) receiveSharded(ctx context.Context, cw *channelWaiters, sps *redis.PubSub, stop chan struct{}) {
+	for {
+		msg, err := sps.Receive(ctx)
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		h.mu.Lock()
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "ssubscribe" {
+				cw.confirm()
+			}
+		case *redis.Message:
+			h.shardedWakeUps++
+			for w := range cw.members {
+				w.notify()
+			}
+		}
+		if err != nil {
+			// As in lost: let the group retry now, and do not keep a
+			// joiner waiting for a confirmation that may never come.
+			if !cw.isReady {
+				cw.isReady = true
+				close(cw.ready)
+			}
+			for w := range cw.members {
+				w.notify()
+			}
+		}
+		h.mu.Unlock()
+		if err != nil {
+			select {
+			case <-stop:
+				return
+			case <-time.After(waitReconnectPause):
+			}
 		}
 	}
+}
+
+// stopSharded ends the group's sharded subscription, if any.
+func (cw *channelWaiters) stopSharded() {
+	if cw.sps == nil {
+		return
+	}
+	close(cw.sstop)
+	_ = cw.sps.Close()
+	cw.sps = nil
 }
 
 // deliver routes one message. On a hand-off channel the payload is the
@@ -372,6 +462,7 @@ func (w *unlockWaiter) leave(ctx context.Context) {
 		// A cancelled ctx would fail the write and force a redial that
 		// drops other channels' messages, so the unsubscribe ignores it.
 		_ = h.ps.Unsubscribe(context.WithoutCancel(ctx), chans...)
+		cw.stopSharded()
 	}
 	h.armIdle()
 }

@@ -174,8 +174,11 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 	if rw.err != nil {
 		return rw.err
 	}
+	if err := rw.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	keys := []string{rw.name}
-	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0}
+	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0, rw.c.pubsub}
 	for range rwCountRetries {
 		var guess int64
 		if !s.write {
@@ -184,7 +187,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 				guess = 1
 			}
 			keys = []string{rw.name, RWReadLevelKey(rw.name, rw.readField, guess)}
-			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess}
+			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess, rw.c.pubsub}
 		}
 		res, err := runScript(ctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
 		if errors.Is(err, redis.Nil) {
@@ -263,10 +266,10 @@ func (s *RWLockSide) withdrawUncertain(ctx context.Context, guess int64) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	keys := []string{rw.name}
-	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0}
+	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0, rw.c.pubsub}
 	if !s.write {
 		keys = []string{rw.name, RWReadLevelKey(rw.name, rw.readField, guess+1)}
-		argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess + 1}
+		argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess + 1, rw.c.pubsub}
 	}
 	res, err := runScript(wctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
 	if err != nil {

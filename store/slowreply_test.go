@@ -102,6 +102,11 @@ func TestLateReplyTryLockNotAppliedTwice(t *testing.T) {
 	direct := redistest.Client(t)
 	name := redistest.Prefix(t) + "lock"
 	c := New(rdb, nil)
+	// The Client's one INFO (sharded.go) goes first, so the armed delay
+	// falls on the script call under test.
+	if err := c.decidePubsub(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	l := c.NewLock(name, &LockOptions{Owner: "o"})
 
 	p.arm()
@@ -133,6 +138,11 @@ func TestLateReplyUnlockNotAppliedTwice(t *testing.T) {
 	direct := redistest.Client(t)
 	name := redistest.Prefix(t) + "lock"
 	c := New(rdb, nil)
+	// The Client's one INFO (sharded.go) goes first, so the armed delay
+	// falls on the script call under test.
+	if err := c.decidePubsub(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	l := c.NewLock(name, &LockOptions{Owner: "o"})
 	unlockAtEnd(t, l)
 	for range 2 {

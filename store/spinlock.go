@@ -120,7 +120,7 @@ func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	_ = runScript(wctx, s.c.rdb, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), "").Err()
+		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Err()
 }
 
 func (s *SpinLock) levels() int {
@@ -167,8 +167,11 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
+	if err := s.c.decidePubsub(ctx); err != nil {
+		return err
+	}
 	res, err := runScript(ctx, s.c.rdb, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), "").Int64()
+		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.released(true)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)

@@ -59,6 +59,8 @@ type Client struct {
 	// batch pipelines the hot script calls of concurrent goroutines (see
 	// batch.go); nil with Options.NoBatching.
 	batch *batcher
+	// pubsub says whether releases also SPUBLISH (sharded.go).
+	pubsub *pubsubMode
 }
 
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
@@ -88,7 +90,7 @@ func (o *Options) getID() string {
 
 // New wraps rdb. The caller keeps ownership of rdb and closes it.
 func New(rdb redis.UniversalClient, opts *Options) *Client {
-	c := &Client{rdb: rdb, id: opts.getID()}
+	c := &Client{rdb: rdb, id: opts.getID(), pubsub: &pubsubMode{}}
 	if !wire.IsHolderField(c.id + ":x") {
 		panic(fmt.Sprintf("store: Options.ID %q is not a canonical UUID", c.id))
 	}

@@ -297,3 +297,11 @@ func intervalLabel(l LimiterRow) string {
 	}
 	return "Interval (ms)"
 }
+
+// nodesDownText is the banner naming the Redis masters that are down.
+func nodesDownText(addrs []string) string {
+	if len(addrs) == 1 {
+		return "Redis node " + addrs[0] + " does not answer; the locks and limiters it holds are missing or stale below."
+	}
+	return "Redis nodes " + strings.Join(addrs, ", ") + " do not answer; the locks and limiters they hold are missing or stale below."
+}

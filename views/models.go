@@ -52,6 +52,9 @@ type Layout struct {
 	Flash     string // one-shot message shown on top, e.g. after a redirect
 	FlashKind string // FlashOK or FlashError
 	RedisDown bool   // the last Redis call failed; pages show a banner
+	// NodesDown are the Redis masters the console's last probe found down
+	// (one of a Cluster's masters, say); pages name them in a banner.
+	NodesDown []string
 	// Role is who is signed in ("admin", "viewer"); "" shows no identity.
 	Role string
 	// ReadOnly hides the forms that change anything (a viewer's pages).

@@ -335,9 +335,9 @@ type nodeStatus struct {
 	Up   bool
 }
 
-// singleNode is today's node status: the sampler reads one connection, so
-// the only node is up exactly when the tick reached Redis. Per-node health
-// from the topology-aware sampler replaces it.
+// singleNode is the node status before the first per-master probe
+// (nodes.go, Server.nodeStatuses): the only node is up exactly when the
+// tick reached Redis.
 func singleNode(name string) func(*snapshot) []nodeStatus {
 	return func(sn *snapshot) []nodeStatus { return []nodeStatus{{Name: name, Up: sn.RedisUp}} }
 }

@@ -146,7 +146,12 @@ func (s *Server) listenEvents(ctx context.Context) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() { defer close(watched); s.watchShardedLocks(watchCtx, stream) }()
 		s.relayEvents(ctx, stream)
+		stopWatch()
+		<-watched
 		if ctx.Err() != nil {
 			// Shutting down: the stream ends with ctx anyway, and waiting
 			// for its goroutines must not hold up Close.
@@ -176,6 +181,40 @@ func (s *Server) relayEvents(ctx context.Context, stream *inspect.EventStream) {
 				at = time.Now()
 			}
 			s.publishEvent(eventFrame{Type: ev.Type, Name: ev.Name, Channel: ev.Channel, Message: ev.Message, At: at})
+		}
+	}
+}
+
+// shardWatchEvery is how often the sharded subscriptions catch up with the
+// locks the sampler knows: a lock found by discovery is heard from within
+// about this long.
+const shardWatchEvery = 500 * time.Millisecond
+
+// watchShardedLocks keeps a sharded stream subscribed to the unlock channels
+// of the locks in the latest snapshot (on a Cluster of Redis >= 7 sharded
+// channels cannot be covered by a pattern). It runs beside the relay, so a
+// slow master delays no event.
+func (s *Server) watchShardedLocks(ctx context.Context, stream *inspect.EventStream) {
+	if !stream.Sharded() {
+		return
+	}
+	t := time.NewTicker(shardWatchEvery)
+	defer t.Stop()
+	var last *snapshot
+	for {
+		if sn := s.sampler.latest(); sn != nil && sn != last {
+			last = sn
+			wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			if err := stream.Watch(wctx, sn.Locks); err != nil && ctx.Err() == nil {
+				s.metrics.redisErrors.Add(1)
+				s.log.Warn("subscribing to sharded unlock channels", "err", err)
+			}
+			cancel()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -37,6 +37,11 @@ type testEnv struct {
 // may adjust the config before the server is built.
 func newEnv(t *testing.T, mod func(*Config)) *testEnv {
 	t.Helper()
+	if c := redistest.SharedCluster(); c != nil {
+		// LOCKWARDEN_TEST_TOPOLOGY=cluster: the console as serve builds it
+		// on a Cluster (see cluster_test.go).
+		return newClusterEnv(t, c, mod)
+	}
 	return newEnvOn(t, redistest.Client(t), mod)
 }
 

@@ -50,6 +50,7 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 	if sn := s.sampler.latest(); sn != nil && !sn.RedisUp {
 		l.RedisDown = true
 	}
+	l.NodesDown = s.nodes.down()
 	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"), c.QueryParam("name"))
 	return l
 }

@@ -116,13 +116,18 @@ func (s *Server) handleHealthz(c echo.Context) error {
 	return c.String(http.StatusOK, "ok")
 }
 
-// handleReadyz answers 200 only when Redis answers PING within a second.
+// handleReadyz answers 200 only when Redis answers PING within a second
+// and the last probe found every master up: with a master down the
+// console can neither show nor break that master's locks.
 func (s *Server) handleReadyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
 	defer cancel()
 	if err := s.insp.Redis().Ping(ctx).Err(); err != nil {
 		s.log.Warn("readiness: Redis ping failed", "err", err)
 		return c.String(http.StatusServiceUnavailable, "redis unavailable")
+	}
+	if down := s.nodes.down(); len(down) > 0 {
+		return c.String(http.StatusServiceUnavailable, "redis node down: "+strings.Join(down, ", "))
 	}
 	return c.String(http.StatusOK, "ready")
 }

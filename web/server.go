@@ -137,6 +137,7 @@ type Server struct {
 	events  *eventLog
 	metrics *metrics
 	audit   *inspect.Audit
+	nodes   nodeHealth
 
 	metricsHandler http.Handler
 	objects        *objectCounters
@@ -182,7 +183,7 @@ func New(cfg Config) *Server {
 	s.objects = newObjectCounters()
 	// The rules are read while the console runs: its own copy of the maps.
 	s.cfg.Alerts.Off, s.cfg.Alerts.For = maps.Clone(cfg.Alerts.Off), maps.Clone(cfg.Alerts.For)
-	s.alerts = newAlerter(&s.cfg.Alerts, singleNode(redisNodeName(cfg.Inspector)))
+	s.alerts = newAlerter(&s.cfg.Alerts, s.nodeStatuses)
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = newWebhook(cfg.Alerts.Webhook, s.log)
 		s.alerts.notify = s.webhook.enqueue
@@ -246,6 +247,8 @@ func (s *Server) Open(ctx context.Context) error {
 		go func() { defer s.bg.Done(); s.webhook.run(runCtx) }()
 	}
 	go func() { defer s.bg.Done(); s.listenEvents(runCtx) }()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.probeNodes(runCtx) }()
 	go func() {
 		defer s.bg.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

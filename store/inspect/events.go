@@ -116,6 +116,8 @@ func eventFromMessage(m *redis.Message, at time.Time) (Event, bool) {
 type EventStream struct {
 	ch      chan Event
 	ps      *redis.PubSub
+	shard   *shardSubs         // nil unless the deployment has sharded pub/sub
+	cancel  context.CancelFunc // ends shard's connections
 	stop    chan struct{}
 	exited  chan struct{}
 	dropped atomic.Int64
@@ -140,15 +142,55 @@ func (s *EventStream) Close() error {
 	return s.closePubSub()
 }
 
+// Sharded reports whether the stream also listens with sharded pub/sub (a
+// Cluster of Redis >= 7); only then does Watch do anything.
+func (s *EventStream) Sharded() bool { return s.shard != nil }
+
+// Watch sets the locks whose unlock channels the stream follows with
+// SSUBSCRIBE on their masters (sharded channels have no patterns, so the
+// stream must be told their names; the console passes what its sampler
+// knows). It returns once the changed subscriptions are confirmed; a master
+// that could not be reached is retried in the background and named in the
+// error. Without sharded pub/sub it does nothing.
+func (s *EventStream) Watch(ctx context.Context, locks []LockInfo) error {
+	if s.shard == nil {
+		return nil
+	}
+	if !s.shard.setWant(lockChannels(locks)) {
+		return nil
+	}
+	return s.shard.reconcile(ctx)
+}
+
 func (s *EventStream) closePubSub() error {
-	s.psOnce.Do(func() { s.psErr = s.ps.Close() })
+	s.psOnce.Do(func() {
+		s.psErr = s.ps.Close()
+		s.cancel()
+		if s.shard != nil {
+			s.shard.wg.Wait()
+		}
+	})
 	return s.psErr
 }
 
 // SubscribeEvents pattern-subscribes to every known unlock channel family and
 // returns once Redis has confirmed the subscriptions, so an unlock published
-// after it returns is delivered. The stream ends at Close or when ctx ends.
+// after it returns is delivered. On a Cluster of Redis >= 7 it also listens
+// with sharded pub/sub to the channels given to Watch, and a message that
+// arrives both ways is one event. The stream ends at Close or when ctx ends.
 func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
+	var shard *shardSubs
+	shardCtx, cancel := context.WithCancel(ctx)
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		sharded, err := wire.ShardedPubSub(ctx, cc)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if sharded {
+			shard = newShardSubs(shardCtx, cc, nil)
+		}
+	}
 	patterns := make([]string, len(channelFamilies))
 	for i, f := range channelFamilies {
 		patterns[i] = f.pattern
@@ -157,6 +199,7 @@ func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
 	for confirmed := 0; confirmed < len(patterns); {
 		msg, err := ps.Receive(ctx)
 		if err != nil {
+			cancel()
 			ps.Close()
 			return nil, err
 		}
@@ -167,14 +210,23 @@ func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
 	s := &EventStream{
 		ch:     make(chan Event, eventBuffer),
 		ps:     ps,
+		shard:  shard,
+		cancel: cancel,
 		stop:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
-	go s.run(ctx, ps.Channel())
+	var sharded <-chan *redis.Message // nil: never ready
+	if shard != nil {
+		shard.dropped = &s.dropped
+		sharded = shard.out
+		shard.wg.Add(1)
+		go func() { defer shard.wg.Done(); shard.loop() }()
+	}
+	go s.run(ctx, ps.Channel(), sharded)
 	return s, nil
 }
 
-func (s *EventStream) run(ctx context.Context, msgs <-chan *redis.Message) {
+func (s *EventStream) run(ctx context.Context, msgs, sharded <-chan *redis.Message) {
 	defer close(s.exited)
 	defer close(s.ch)
 	defer func() {
@@ -184,25 +236,36 @@ func (s *EventStream) run(ctx context.Context, msgs <-chan *redis.Message) {
 		for range msgs {
 		}
 	}()
+	dedup := newPairDedup()
 	for {
+		var m *redis.Message
+		isSharded := false
 		select {
 		case <-s.stop:
 			return
 		case <-ctx.Done():
 			return
-		case m, ok := <-msgs:
+		case m = <-sharded:
+			isSharded = true
+		case classic, ok := <-msgs:
 			if !ok {
 				return
 			}
-			ev, ok := eventFromMessage(m, time.Now())
-			if !ok {
-				continue
-			}
-			select {
-			case s.ch <- ev:
-			default:
-				s.dropped.Add(1)
-			}
+			m = classic
+		}
+		now := time.Now()
+		ev, ok := eventFromMessage(m, now)
+		if !ok {
+			continue
+		}
+		// Only a stream that hears both ways can get two copies.
+		if s.shard != nil && dedup.duplicate(m, isSharded, now) {
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default:
+			s.dropped.Add(1)
 		}
 	}
 }

@@ -40,6 +40,9 @@ type Inspector struct {
 	// per limiter per tick that finds nothing; most of the sampler's Redis
 	// CPU). Entries leave when a name is sampled as anything else.
 	plainBuckets sync.Map
+	// pubsub is whether force-unlocks also SPUBLISH: 0 undecided, 1 no,
+	// 2 yes (a Cluster of Redis >= 7; see events_sharded.go).
+	pubsub atomic.Int32
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.

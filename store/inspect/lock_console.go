@@ -133,11 +133,15 @@ const rwCountChanged = -3
 // 2 both mean released).
 func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder string) (int64, error) {
 	name := info.Name
+	sharded, err := c.pubsubFlag(ctx)
+	if err != nil {
+		return 0, err
+	}
 	switch info.Kind {
 	case KindFairLock:
 		return store.RunScriptOnce(ctx, c.rdb, fairForceReleaseScript,
 			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)},
-			store.UnlockChannel(name), wire.UnlockMessage, holder).Int64()
+			store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
 		keys := []string{name}
 		var count int64
@@ -154,14 +158,14 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 				keys = append(keys, store.RWReadLevelKey(name, holder, level))
 			}
 		}
-		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, store.RWLockChannel(name), holder, count).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, store.RWLockChannel(name), holder, count, sharded).Int64()
 	case KindTokenLock:
 		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
 	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name},
-		store.UnlockChannel(name), wire.UnlockMessage, holder).Int64()
+		store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 
 // maxPlanLevels bounds the read-level keys a plan lists by name; the rest

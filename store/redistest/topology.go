@@ -2,7 +2,9 @@ package redistest
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -47,6 +49,16 @@ func NewClusterClient(t testing.TB, c *Cluster) *redis.ClusterClient {
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	t.Cleanup(func() { cc.Close() })
 	return cc
+}
+
+// NewClusterBackedClient returns a *redis.Client whose commands cc runs
+// (routed by slot; see clusterBacked), for helpers written against
+// *redis.Client; closed when t ends. Subscriptions go to c's first master.
+func NewClusterBackedClient(t testing.TB, c *Cluster, cc *redis.ClusterClient) *redis.Client {
+	t.Helper()
+	rdb := clusterBacked(c.Masters[0].Addr, cc)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }
 
 // StartSentinel starts a private master, replica and sentinel stopped when
@@ -125,7 +137,22 @@ type clusterRoute struct{ cc *redis.ClusterClient }
 func (h clusterRoute) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h clusterRoute) ProcessHook(redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { return h.cc.Process(ctx, cmd) }
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		// SCRIPT LOAD has no key: the Cluster client would send it to one
+		// node, where a Cluster client's own ScriptLoad loads every master.
+		if sc, ok := cmd.(*redis.StringCmd); ok && scriptLoad(cmd) {
+			res := h.cc.ScriptLoad(ctx, fmt.Sprint(cmd.Args()[2]))
+			sc.SetVal(res.Val())
+			sc.SetErr(res.Err())
+			return res.Err()
+		}
+		return h.cc.Process(ctx, cmd)
+	}
+}
+
+func scriptLoad(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	return len(args) == 3 && cmd.Name() == "script" && strings.EqualFold(fmt.Sprint(args[1]), "load")
 }
 
 func (h clusterRoute) ProcessPipelineHook(redis.ProcessPipelineHook) redis.ProcessPipelineHook {
