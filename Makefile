@@ -63,7 +63,8 @@ test: deps test-go test-cluster test-e2e
 
 # The store lock and limiter suites again, on a private 3-master Redis Cluster
 # (redistest.Main starts it). Skipped here, and why (they still run on one
-# node under test-go): MutualExclusion and ClosedClientWatchdogStops dial the
+# node under test-go): MutualExclusion, SubscribeFailureIsNotObtained and
+# ClosedClientWatchdogStops dial the
 # first master directly (MOVED for other slots); WaitSharesOneConnection,
 # WaitLeavesNoSubscriptions count subscribers with PUBSUB NUMSUB, which is
 # per node; RWReadersShareWriterExcludes and FencedTokenIncreases call
@@ -71,7 +72,7 @@ test: deps test-go test-cluster test-e2e
 # runs on its own single node; TokenBucketAdmissionBound asserts a throughput
 # floor that the Cluster client's extra hop and a busy machine can miss.
 CLUSTER_RUN  := ^Test(Lock|RW|Fair|Fenced|TokenBucket|Limiter)
-CLUSTER_SKIP := ^(TestLockMutualExclusion|TestLockClosedClientWatchdogStops|TestLockWaitSharesOneConnection|TestLockWaitLeavesNoSubscriptions|TestLockUncontendedCommands|TestRWReadersShareWriterExcludes|TestFencedTokenIncreases|TestTokenBucketAdmissionBound)$$
+CLUSTER_SKIP := ^(TestLockMutualExclusion|TestLockSubscribeFailureIsNotObtained|TestLockClosedClientWatchdogStops|TestLockWaitSharesOneConnection|TestLockWaitLeavesNoSubscriptions|TestLockUncontendedCommands|TestRWReadersShareWriterExcludes|TestFencedTokenIncreases|TestTokenBucketAdmissionBound)$$
 # Then the console's whole web suite with its console on the Cluster (newEnv
 # builds it over a ClusterClient, as serve does); the Cluster-only tests
 # (TestCluster*, TestSentinel*, store/inspect's sharded events) start private
