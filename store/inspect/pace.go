@@ -1,0 +1,125 @@
+package inspect
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Pacing of the reconciliation walk. Without a limit the walk of a large
+// keyspace was the console's main cost in Redis: a page every tick sized
+// so a pass took a second. A pass now aims at a duration (default a
+// minute), and a Redis CPU budget caps each page further: the walker
+// measures what its SCAN and HLEN calls cost Redis (INFO commandstats,
+// read every paceStatsEvery ticks) per key examined and sizes the page so
+// that cost stays within the budget.
+
+const (
+	// DefaultDiscoveryPass is how long a reconciliation pass over the
+	// keyspace should take.
+	DefaultDiscoveryPass = time.Minute
+	// DefaultDiscoveryBudget is the share of one Redis core the walk may
+	// use: 0.02 is 2 %.
+	DefaultDiscoveryBudget = 0.02
+	// minBudgetPage is the smallest page the budget can ask for, so a pass
+	// always ends.
+	minBudgetPage = 100
+	// paceStatsEvery is how many ticks apart the walker reads INFO
+	// commandstats to measure its cost.
+	paceStatsEvery = 25
+)
+
+// pacer sizes the walk's SCAN pages. It is a pure controller: it is told
+// the keyspace size and what pages cost, and answers the next COUNT.
+type pacer struct {
+	tick   time.Duration
+	pass   time.Duration
+	budget float64 // share of one core
+
+	// costPerKey is the measured Redis CPU (µs) per key a page examined,
+	// smoothed; 0 until the first measurement.
+	costPerKey float64
+
+	// Counters at the last measurement.
+	lastUsec float64
+	lastKeys int64
+	keys     int64 // keys examined so far (sum of COUNTs sent)
+	measured bool
+}
+
+func newPacer(tick, pass time.Duration, budget float64) *pacer {
+	if pass <= 0 {
+		pass = DefaultDiscoveryPass
+	}
+	if budget <= 0 {
+		budget = DefaultDiscoveryBudget
+	}
+	return &pacer{tick: tick, pass: max(pass, tick), budget: budget}
+}
+
+// count is the next page's SCAN COUNT for a keyspace of dbSize keys: the
+// share that ends a pass in p.pass, lowered to what the budget pays for.
+func (p *pacer) count(dbSize int64) int64 {
+	n := int64(float64(dbSize) * float64(p.tick) / float64(p.pass))
+	n = max(n, MinScanPage)
+	if limit := p.budgetCount(); limit > 0 {
+		n = min(n, limit)
+	}
+	return min(max(n, minBudgetPage), MaxScanPage)
+}
+
+// budgetCount is the page the budget pays for each tick; 0 when the cost
+// is not known yet.
+func (p *pacer) budgetCount() int64 {
+	if p.costPerKey <= 0 {
+		return 0
+	}
+	perTick := p.budget * float64(p.tick.Microseconds())
+	return int64(perTick / p.costPerKey)
+}
+
+// sent records a page of count keys.
+func (p *pacer) sent(count int64) { p.keys += count }
+
+// observe takes a reading of Redis's cumulative µs spent in the walk's
+// commands. The first reading only sets the baseline; later ones update
+// the cost per key (weighted towards the newest, so the pace follows load).
+func (p *pacer) observe(usec float64) {
+	if !p.measured || usec < p.lastUsec { // first reading, or CONFIG RESETSTAT
+		p.measured, p.lastUsec, p.lastKeys = true, usec, p.keys
+		return
+	}
+	dk := p.keys - p.lastKeys
+	if dk <= 0 {
+		return
+	}
+	cost := (usec - p.lastUsec) / float64(dk)
+	if p.costPerKey == 0 {
+		p.costPerKey = cost
+	} else {
+		p.costPerKey = 0.5*p.costPerKey + 0.5*cost
+	}
+	p.lastUsec, p.lastKeys = usec, p.keys
+}
+
+// walkUsec sums the usec of the commands the walk sends alone (SCAN and
+// HLEN) in an INFO commandstats reply. Other clients' SCANs count too, which
+// only makes the walk slower.
+func walkUsec(info string) float64 {
+	var sum float64
+	for line := range strings.SplitSeq(info, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "cmdstat_scan:") && !strings.HasPrefix(line, "cmdstat_hlen:") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, ":")
+		for kv := range strings.SplitSeq(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "usec="); ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					sum += f
+				}
+			}
+		}
+	}
+	return sum
+}
