@@ -72,6 +72,7 @@ func (s *Server) newRegistry() *prometheus.Registry {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&consoleCollector{s: s},
 		&objectCollector{s: s},
+		&discoveryCollector{s: s},
 	)
 	return reg
 }

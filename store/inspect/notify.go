@@ -70,6 +70,9 @@ type KeyEvents struct {
 // for failures to talk to Redis. Close it when done.
 func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*KeyEvents, error) {
 	ke := &KeyEvents{pending: map[string]struct{}{}}
+	if mode == "" {
+		mode = KeyEventsAuto
+	}
 	if mode == KeyEventsOff {
 		ke.State = "off (--keyspace-events=off)"
 		return ke, nil
