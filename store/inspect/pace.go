@@ -75,7 +75,7 @@ func (p *pacer) budgetCount() int64 {
 		return 0
 	}
 	perTick := p.budget * float64(p.tick.Microseconds())
-	return int64(perTick / p.costPerKey)
+	return max(1, int64(perTick/p.costPerKey))
 }
 
 // sent records a page of count keys.

@@ -60,6 +60,9 @@ type WalkOptions struct {
 	// IdleEvery is how many ticks apart idle objects are read (default
 	// DefaultIdleEvery; 1 reads every object every tick).
 	IdleEvery int
+	// NoScan turns the paced walk off: only announced and notified names
+	// are discovered (the caller reconciles some other way).
+	NoScan bool
 }
 
 func (o *WalkOptions) get() WalkOptions {
@@ -115,7 +118,7 @@ func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
 	if opt.Budget < 0 || opt.Budget > 1 {
 		return nil, &store.ValidationError{Field: "budget", Message: fmt.Sprintf("discovery budget %g is not a share of one core in (0, 1]", opt.Budget)}
 	}
-	w := &Walker{in: c, match: match, scans: c.CanWalk(),
+	w := &Walker{in: c, match: match, scans: c.CanWalk() && !opt.NoScan,
 		pace: newPacer(opt.Tick, opt.Pass, opt.Budget), reg: newRegistryReader(),
 		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}}
 	w.next = scanStep{match: match, noScan: !w.scans}
