@@ -173,7 +173,12 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 
 	sm.watchKeyEvents(ctx, start)
 	if sm.lastDiscover.IsZero() || (!sm.walker.Scans() && start.Sub(sm.lastDiscover) >= sm.fullPassEvery()) {
-		if err := sm.fullPass(ctx, start); err != nil {
+		// A full pass over millions of keys takes seconds: it gets its own
+		// bound, not the tick's.
+		pctx, cancel := context.WithTimeout(runCtx, fullPassTimeout)
+		err := sm.fullPass(pctx, start)
+		cancel()
+		if err != nil {
 			sm.fail(runCtx, err)
 			return
 		}

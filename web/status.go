@@ -18,6 +18,9 @@ import (
 // recentFinds bounds the newly discovered objects /status lists.
 const recentFinds = 100
 
+// fullPassTimeout bounds one full discovery pass.
+const fullPassTimeout = 2 * time.Minute
+
 // keyEventsRetry is how long the sampler waits before subscribing to
 // keyspace notifications again after Redis failed the attempt.
 const keyEventsRetry = 5 * time.Second
