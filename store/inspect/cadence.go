@@ -39,6 +39,8 @@ type cadence struct {
 	tick  int64
 	objs  map[string]*objState
 	hot   map[string]bool // named by a notification since the last tick
+	// lastAt is the Redis time of the last sample.
+	lastAt time.Time
 }
 
 func newCadence(every int) *cadence {
@@ -48,10 +50,17 @@ func newCadence(every int) *cadence {
 	return &cadence{every: int64(every), objs: map[string]*objState{}, hot: map[string]bool{}}
 }
 
+// leaseSoon is how close to its end a lease makes an idle lock read every
+// tick: its expiry should show as promptly as a busy lock's.
+const leaseSoon = time.Second
+
 // due reports whether name is read this tick.
 func (c *cadence) due(name string) bool {
 	st := c.objs[name]
-	return st == nil || st.quiet < idleAfter || c.hot[name] || (c.tick+st.slot)%c.every == 0
+	if st == nil || st.quiet < idleAfter || c.hot[name] || (c.tick+st.slot)%c.every == 0 {
+		return true
+	}
+	return st.lock != nil && st.lock.PTTL > 0 && st.readAt.Add(st.lock.PTTL).Sub(c.lastAt) < leaseSoon
 }
 
 // touch marks name busy: read it next tick.
@@ -82,6 +91,7 @@ func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string)
 // not read, and updates those states from what was read.
 func (c *cadence) merge(s *Sample, locks, limiters, readLocks, readLims []string) {
 	clear(c.hot)
+	c.lastAt = s.At
 	bucket := BucketOf(s.At)
 	gotLock := make(map[string]*LockInfo, len(s.Locks))
 	for i := range s.Locks {

@@ -362,3 +362,18 @@ func TestRegistryReaderPagesWithinOneScore(t *testing.T) {
 		t.Errorf("overlap handed over %v again", got)
 	}
 }
+
+func TestCadenceReadsIdleLockNearItsExpiry(t *testing.T) {
+	c := newCadence(5)
+	at := time.UnixMilli(1_700_000_000_000)
+	c.lastAt = at
+	c.tick = 1
+	c.objs["long"] = &objState{lock: &LockInfo{PTTL: time.Minute}, quiet: idleAfter, slot: 1, readAt: at}
+	c.objs["ending"] = &objState{lock: &LockInfo{PTTL: 1500 * time.Millisecond}, quiet: idleAfter, slot: 1, readAt: at.Add(-time.Second)}
+	if c.due("long") {
+		t.Error("an idle lock with a minute left is read off its turn")
+	}
+	if !c.due("ending") {
+		t.Error("an idle lock half a second from expiry is not read")
+	}
+}
