@@ -377,3 +377,49 @@ func TestCadenceReadsIdleLockNearItsExpiry(t *testing.T) {
 		t.Error("an idle lock half a second from expiry is not read")
 	}
 }
+
+// On a Cluster every master publishes its own keyevents: the console
+// subscribes to each, so locks on every master are found, and the names
+// are sized and read through the one pipeline split per node.
+func TestWalkClusterKeyEventsPerMaster(t *testing.T) {
+	cl := redistest.StartCluster(t, nil)
+	cc := redistest.NewClusterClient(t, cl)
+	insp := New(cc, nil)
+	ke, err := insp.WatchKeyEvents(t.Context(), KeyEventsOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ke.Close() })
+	if !ke.Active() {
+		t.Fatalf("not subscribed: %s", ke.State)
+	}
+	w, err := insp.NewWalker("*", nil)
+	if err != nil || w.Scans() {
+		t.Fatalf("walker on a Cluster: %v, scans %v", err, w.Scans())
+	}
+	holder := store.New(cc, nil).ID() + ":3"
+	want := map[string]bool{}
+	for i := range 12 { // names in slots all over, so on every master
+		name := fmt.Sprintf("cl:lock:%d", i)
+		cc.HSet(t.Context(), name, holder, 1)
+		cc.PExpire(t.Context(), name, time.Minute)
+		want[name] = true
+	}
+	var locks []string
+	for i := 0; i < 200 && len(want) > 0; i++ {
+		w.Suggest(ke.Drain())
+		s, err := w.Tick(t.Context(), locks, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range s.Walk.Locks {
+			locks = append(locks, l.Name)
+			delete(want, l.Name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(want) > 0 {
+		rec, drop := ke.Counts()
+		t.Errorf("not found through notifications: %v (received %d, dropped %d, status %+v)", want, rec, drop, w.Status())
+	}
+}
