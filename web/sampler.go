@@ -120,6 +120,7 @@ type sampler struct {
 	passes    []finishedPass     // passes whose last keys are still being classified
 	tickNo    int64
 	disc      discoveryLog // full passes and recent finds, for /status
+	eventsAt  int64        // the event log's count when last read
 	status    atomic.Pointer[discoveryStatus]
 }
 
@@ -184,6 +185,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 		}
 	}
 	sm.walker.Suggest(sm.keyEvents.Drain())
+	sm.walker.Suggest(sm.heardEvents())
 	smp, err := sm.walker.Tick(ctx, sm.locks, sm.limiters)
 	if err != nil {
 		sm.fail(runCtx, err)

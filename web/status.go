@@ -110,6 +110,22 @@ func (sm *sampler) fullPassEvery() time.Duration {
 	return max(time.Second, time.Duration(float64(sm.disc.lastFullTook)/budget))
 }
 
+// heardEvents names the locks that had an event since the last tick: an
+// idle lock is read on its next tick instead of its turn.
+func (sm *sampler) heardEvents() []string {
+	n := sm.s.events.count()
+	if n == sm.eventsAt {
+		return nil
+	}
+	evs := sm.s.events.recent(int(min(n-sm.eventsAt, eventLogSize)))
+	sm.eventsAt = n
+	names := make([]string, 0, len(evs))
+	for _, e := range evs {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
 // watchKeyEvents subscribes to keyspace notifications as configured, once;
 // a failure to reach Redis is retried after keyEventsRetry.
 func (sm *sampler) watchKeyEvents(ctx context.Context, now time.Time) {

@@ -30,6 +30,9 @@ type steadyResult struct {
 	singles      int64 // commands sent outside pipelines
 	scans        int64 // SCAN calls (commandstats)
 	passSeconds  float64
+	keysPerSec   float64 // keys the walk examined per second
+	page         int64   // the walk's SCAN COUNT at the end
+	costPerKey   float64 // its measured µs per key
 }
 
 // apiStatus is the part of /api/status the bench reads.
@@ -37,6 +40,10 @@ type apiStatus struct {
 	Passes          int64   `json:"passes"`
 	LastPassSeconds float64 `json:"last_pass_seconds"`
 	KeyspaceEvents  string  `json:"keyspace_events"`
+	Locks           int     `json:"locks"`
+	PageCount       int64   `json:"page_count"`
+	CostPerKeyUsec  float64 `json:"cost_per_key_usec"`
+	KeysScanned     int64   `json:"keys_scanned_total"`
 	Recent          []struct {
 		Name   string `json:"name"`
 		Source string `json:"source"`
@@ -63,7 +70,7 @@ func getStatus(ctx context.Context, rig *consoleRig) (apiStatus, error) {
 func settle(ctx context.Context, rig *consoleRig) error {
 	for i := 0; i < 1200; i++ { // 2 min at most
 		st, err := getStatus(ctx, rig)
-		if err == nil && st.Passes > 0 {
+		if err == nil && st.Locks > 0 { // the first tick's full pass is in
 			sleepCtx(ctx, 3*time.Second)
 			return ctx.Err()
 		}
@@ -71,13 +78,17 @@ func settle(ctx context.Context, rig *consoleRig) error {
 			return ctx.Err()
 		}
 	}
-	return fmt.Errorf("the console did not finish its first pass in 2 minutes")
+	return fmt.Errorf("the console listed no lock in 2 minutes")
 }
 
 // steadyWindow measures an idle console over window.
 func steadyWindow(ctx context.Context, rdb *redis.Client, rig *consoleRig, window time.Duration) (steadyResult, error) {
 	var r steadyResult
 	u0, err := readRedisUsage(ctx, rdb)
+	if err != nil {
+		return r, err
+	}
+	s0, err := getStatus(ctx, rig)
 	if err != nil {
 		return r, err
 	}
@@ -102,6 +113,8 @@ func steadyWindow(ctx context.Context, rdb *redis.Client, rig *consoleRig, windo
 		return r, err
 	}
 	r.passSeconds = st.LastPassSeconds
+	r.keysPerSec = float64(st.KeysScanned-s0.KeysScanned) / secs
+	r.page, r.costPerKey = st.PageCount, st.CostPerKeyUsec
 	return r, nil
 }
 
@@ -154,7 +167,9 @@ func visibility(ctx context.Context, rig *consoleRig, n int, gap, limit time.Dur
 		return nil, nil, err
 	}
 	if len(seen) < n {
-		return nil, nil, fmt.Errorf("%d of %d locks listed within %v", len(seen), n, limit)
+		st, _ := getStatus(ctx, rig)
+		return nil, nil, fmt.Errorf("%d of %d locks listed within %v (walk: page %d, %.3f µs/key, %d keys examined, last pass %.1f s)",
+			len(seen), n, limit, st.PageCount, st.CostPerKeyUsec, st.KeysScanned, st.LastPassSeconds)
 	}
 	out := make([]time.Duration, 0, n)
 	for _, d := range seen {
@@ -217,13 +232,13 @@ func runSteadyCase(ctx context.Context, rdb *redis.Client, window time.Duration,
 	}
 	rig.close()
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 
 	// Notifications on (the console sets notify-keyspace-events).
 	rig, err = startConsole(ctx, addr, consoleOpts{match: "*", keyEvents: inspect.KeyEventsOn})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer rig.close()
 	err = settle(ctx, rig)
@@ -238,20 +253,18 @@ func runSteadyCase(ctx context.Context, rdb *redis.Client, window time.Duration,
 	if err == nil {
 		out.notified, out.srcNotified, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, foreign)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // rows writes the case's tables.
 func (c *steadyCase) rows(w func(string, ...any)) {
-	w("| console | Redis CPU, %% of one core | pipelines per tick | commands per tick | single calls | SCAN calls | last pass (s) |\n|---|---|---|---|---|---|---|\n")
+	w("| console | Redis CPU, %% of one core | pipelines per tick | commands per tick | single calls | SCAN calls | keys examined/s | SCAN COUNT | µs per key | last pass (s) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range []struct {
 		label string
 		v     steadyResult
 	}{{"defaults (no notifications on the server)", c.steady}, {"--keyspace-events=on", c.steadyOn}} {
-		w("| %s | %.2f | %.2f | %.0f | %d | %d | %.1f |\n", r.label, r.v.redisCPUPct, r.v.pipesPerTick, r.v.cmdsPerTick, r.v.singles, r.v.scans, r.v.passSeconds)
+		w("| %s | %.2f | %.2f | %.0f | %d | %d | %.0f | %d | %.3f | %.1f |\n", r.label, r.v.redisCPUPct, r.v.pipesPerTick, r.v.cmdsPerTick, r.v.singles, r.v.scans,
+			r.v.keysPerSec, r.v.page, r.v.costPerKey, r.v.passSeconds)
 	}
 	w("\n| a new lock, listed by | p50 (ms) | p99 (ms) | max (ms) | found by |\n|---|---|---|---|---|\n")
 	for _, r := range []struct {
@@ -301,9 +314,10 @@ func TestBenchCase8(t *testing.T) {
 	}
 	w("one full pass (the first tick): %.2f s, Redis CPU %.0f %%, PING p99 %.2f ms\n\n", pass.seconds, pass.redisCPUPct, pass.p99)
 	c, err := runSteadyCase(ctx, rdb, 20*time.Second, 20)
+	c.rows(w)
 	if err != nil {
+		t.Log("\n" + out.String())
 		t.Fatal(err)
 	}
-	c.rows(w)
 	t.Log("\n" + out.String())
 }

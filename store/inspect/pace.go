@@ -45,6 +45,12 @@ type pacer struct {
 	lastKeys int64
 	keys     int64 // keys examined so far (sum of COUNTs sent)
 	measured bool
+
+	// The walk's HGETALL and PTTL of candidates share their commandstats
+	// with sampling, so they are costed at the measured µs per call:
+	// readCost per candidate read, readUsec their estimated sum so far.
+	readCost float64
+	readUsec float64
 }
 
 func newPacer(tick, pass time.Duration, budget float64) *pacer {
@@ -78,13 +84,19 @@ func (p *pacer) budgetCount() int64 {
 	return max(1, int64(perTick/p.costPerKey))
 }
 
-// sent records a page of count keys.
-func (p *pacer) sent(count int64) { p.keys += count }
+// sent records a page of count keys and reads candidate reads.
+func (p *pacer) sent(count int64, reads int) {
+	p.keys += count
+	p.readUsec += float64(reads) * p.readCost
+}
 
-// observe takes a reading of Redis's cumulative µs spent in the walk's
-// commands. The first reading only sets the baseline; later ones update
-// the cost per key (weighted towards the newest, so the pace follows load).
-func (p *pacer) observe(usec float64) {
+// observe takes a reading of INFO commandstats: Redis's cumulative µs in
+// the walk's own commands and the µs per call of a candidate read. The
+// first reading only sets the baseline; later ones update the cost per key
+// (weighted towards the newest, so the pace follows load).
+func (p *pacer) observe(usec, readCost float64) {
+	p.readCost = readCost
+	usec += p.readUsec
 	if !p.measured || usec < p.lastUsec { // first reading, or CONFIG RESETSTAT
 		p.measured, p.lastUsec, p.lastKeys = true, usec, p.keys
 		return
@@ -102,24 +114,33 @@ func (p *pacer) observe(usec float64) {
 	p.lastUsec, p.lastKeys = usec, p.keys
 }
 
-// walkUsec sums the usec of the commands the walk sends alone (SCAN and
-// HLEN) in an INFO commandstats reply. Other clients' SCANs count too, which
-// only makes the walk slower.
-func walkUsec(info string) float64 {
-	var sum float64
+// walkUsec reads an INFO commandstats reply: the usec of the commands the
+// walk sends alone (SCAN and HLEN; other clients' SCANs count too, which
+// only makes the walk slower), and the usec per call of HGETALL plus PTTL,
+// what one candidate read costs.
+func walkUsec(info string) (usec, readCost float64) {
 	for line := range strings.SplitSeq(info, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "cmdstat_scan:") && !strings.HasPrefix(line, "cmdstat_hlen:") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
 			continue
 		}
-		_, rest, _ := strings.Cut(line, ":")
-		for kv := range strings.SplitSeq(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "usec="); ok {
-				if f, err := strconv.ParseFloat(v, 64); err == nil {
-					sum += f
-				}
+		switch name {
+		case "cmdstat_scan", "cmdstat_hlen":
+			usec += statField(rest, "usec=")
+		case "cmdstat_hgetall", "cmdstat_pttl":
+			readCost += statField(rest, "usec_per_call=")
+		}
+	}
+	return usec, readCost
+}
+
+func statField(fields, prefix string) float64 {
+	for kv := range strings.SplitSeq(fields, ",") {
+		if v, ok := strings.CutPrefix(kv, prefix); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				return f
 			}
 		}
 	}
-	return sum
+	return 0
 }

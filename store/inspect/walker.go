@@ -289,9 +289,9 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
 		return
 	}
 	if r.infoOK {
-		w.pace.observe(r.infoUsec)
+		w.pace.observe(r.infoUsec, r.readCost)
 	}
-	w.pace.sent(step.count)
+	w.pace.sent(step.count, len(step.read))
 	if step.cursor == 0 {
 		w.status.PassStarted = at
 	}
@@ -339,6 +339,7 @@ type scanResult struct {
 	dbSize    int64    // keys in the database, for sizing the next pages
 	announced []string // names the registry announced since the last read
 	infoUsec  float64  // the walk commands' Redis µs so far (when infoOK)
+	readCost  float64  // µs per candidate read (HGETALL and PTTL)
 	infoOK    bool
 }
 
@@ -401,7 +402,8 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	}
 	if r.info != nil {
 		if v, err := r.info.Result(); err == nil {
-			out.infoUsec, out.infoOK = walkUsec(v), true
+			out.infoUsec, out.readCost = walkUsec(v)
+			out.infoOK = true
 		}
 	}
 	if r.names != nil {

@@ -243,17 +243,17 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	}
 	// Cheap pages: the budget (4,000 µs a tick) pays for more than the
 	// pass needs, so the pass target decides.
-	p.observe(0)
-	p.sent(3333)
-	p.observe(333.3) // 0.1 µs a key
+	p.observe(0, 0)
+	p.sent(3333, 0)
+	p.observe(333.3, 0) // 0.1 µs a key
 	if got := p.count(1_000_000); got != 3333 {
 		t.Errorf("count with cheap keys = %d, want the pass target 3333", got)
 	}
 	// Expensive pages (4 µs a key, e.g. a loaded server): the budget caps
 	// the page at 1,000 keys and the pass takes longer.
 	for range 10 {
-		p.sent(1000)
-		p.observe(p.lastUsec + 4000)
+		p.sent(1000, 0)
+		p.observe(p.lastUsec-p.readUsec+4000, 0)
 	}
 	if got := p.count(1_000_000); got < 990 || got > 1010 {
 		t.Errorf("count with 4 µs keys = %d, want about 1000 (4,000 µs a tick)", got)
@@ -275,7 +275,7 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	// A statistics reset (usec going down) re-baselines instead of a
 	// negative cost.
 	p.costPerKey = 1
-	p.observe(0)
+	p.observe(-1, 0)
 	if p.costPerKey != 1 {
 		t.Errorf("cost after a reset = %v, want unchanged", p.costPerKey)
 	}
@@ -284,8 +284,16 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 func TestPacerReadsCommandStats(t *testing.T) {
 	info := "# Commandstats\r\ncmdstat_scan:calls=10,usec=250,usec_per_call=25.00,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_hgetall:calls=5,usec=99,usec_per_call=19.80\r\ncmdstat_hlen:calls=100,usec=50,usec_per_call=0.50\r\n"
-	if got := walkUsec(info); got != 300 {
-		t.Errorf("walkUsec = %v, want 300 (scan and hlen only)", got)
+	if usec, read := walkUsec(info + "cmdstat_pttl:calls=4,usec=4,usec_per_call=1.00\r\n"); usec != 300 || read != 20.8 {
+		t.Errorf("walkUsec = %v, %v; want 300 (scan and hlen) and 20.8 (hgetall and pttl per call)", usec, read)
+	}
+	// Candidate reads count at their measured cost.
+	p := newPacer(200*time.Millisecond, time.Minute, 0.02)
+	p.observe(0, 2)
+	p.sent(1000, 100) // 1,000 keys and 100 reads at 2 µs
+	p.observe(800, 2)
+	if p.costPerKey != 1 {
+		t.Errorf("cost per key %v, want 1 ((800 + 100 x 2) / 1000)", p.costPerKey)
 	}
 }
 
