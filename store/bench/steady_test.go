@@ -228,7 +228,7 @@ func runSteadyCase(ctx context.Context, rdb *redis.Client, window time.Duration,
 		out.announced, out.srcAnn, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, announced)
 	}
 	if err == nil {
-		out.scan, out.srcScan, err = visibility(ctx, rig, visN, 500*time.Millisecond, 150*time.Second, foreign)
+		out.scan, out.srcScan, err = visibility(ctx, rig, visN, 500*time.Millisecond, 6*time.Minute, foreign)
 	}
 	rig.close()
 	if err != nil {
@@ -290,14 +290,14 @@ func sourceCounts(m map[string]int) string {
 // TestBenchCase8 runs case 8 on its own (the one-pass rows and the steady
 // state), for measuring discovery without the whole report:
 //
-//	LOCKWARDEN_BENCH_CASE=8 go test -run '^TestBenchCase8$' -count=1 -v -timeout 20m ./store/bench/
+//	LOCKWARDEN_BENCH_CASE=8 go test -run '^TestBenchCase8$' -count=1 -v -timeout 30m ./store/bench/
 //
 // LOCKWARDEN_BENCH_KEYS sets the other keys (default 1,000,000).
 func TestBenchCase8(t *testing.T) {
 	if os.Getenv("LOCKWARDEN_BENCH_CASE") != "8" {
 		t.Skip("set LOCKWARDEN_BENCH_CASE=8 to run case 8 on its own")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	k := discoveryKeys{other: envInt("LOCKWARDEN_BENCH_KEYS", 1_000_000), locks: 10_000, limiters: 1_000}
 	t0 := time.Now()

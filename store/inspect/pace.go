@@ -24,6 +24,9 @@ const (
 	// minBudgetPage is the smallest page the budget can ask for, so a pass
 	// always ends.
 	minBudgetPage = 100
+	// maxStretch bounds how much longer than its target the budget may
+	// make a pass.
+	maxStretch = 5
 	// paceStatsEvery is how many ticks apart the walker reads INFO
 	// commandstats to measure its cost.
 	paceStatsEvery = 25
@@ -66,10 +69,14 @@ func newPacer(tick, pass time.Duration, budget float64) *pacer {
 // count is the next page's SCAN COUNT for a keyspace of dbSize keys: the
 // share that ends a pass in p.pass, lowered to what the budget pays for.
 func (p *pacer) count(dbSize int64) int64 {
-	n := int64(float64(dbSize) * float64(p.tick) / float64(p.pass))
-	n = max(n, MinScanPage)
+	share := float64(p.tick) / float64(p.pass)
+	n := max(int64(float64(dbSize)*share), MinScanPage)
 	if limit := p.budgetCount(); limit > 0 {
-		n = min(n, limit)
+		// The budget may stretch a pass, up to maxStretch times its
+		// target: the measured cost includes time Redis was descheduled
+		// on a busy host, and a walk that never ends finds nothing.
+		floor := int64(float64(dbSize) * share / maxStretch)
+		n = min(n, max(limit, floor))
 	}
 	return min(max(n, minBudgetPage), MaxScanPage)
 }

@@ -258,6 +258,12 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	if got := p.count(1_000_000); got < 990 || got > 1010 {
 		t.Errorf("count with 4 µs keys = %d, want about 1000 (4,000 µs a tick)", got)
 	}
+	// However expensive, a pass takes at most maxStretch times its target.
+	p.costPerKey = 100
+	if got := p.count(10_000_000); got != 10_000_000/300/maxStretch {
+		t.Errorf("count at 100 µs a key over 10M keys = %d, want the stretch floor %d", got, 10_000_000/300/maxStretch)
+	}
+	p.costPerKey = 4
 	// A bigger budget pays for more.
 	p.budget = 0.05
 	if got := p.count(1_000_000); got < 2450 || got > 2550 {
@@ -265,7 +271,7 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	}
 	// Bounds: never below minBudgetPage, never above MaxScanPage.
 	p.costPerKey = 1e6
-	if got := p.count(1_000_000); got != minBudgetPage {
+	if got := p.count(100_000); got != minBudgetPage {
 		t.Errorf("count at huge cost = %d, want %d", got, minBudgetPage)
 	}
 	p.costPerKey = 0
