@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/lockwarden/lockwarden/luascripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // Access counters in seed 004's layout: a string per limited client (an IP,
@@ -16,7 +13,7 @@ import (
 // remaining window, and can reset one.
 
 var (
-	counterHitScript = redis.NewScript(luascripts.Source("counter_hit"))
+	counterHitScript = newScript("counter_hit")
 )
 
 // Counter is a handle on one access counter.
@@ -55,7 +52,7 @@ func (k *Counter) TryAcquire(ctx context.Context, n int64) (Result, error) {
 	if n < 1 || n > k.limit {
 		return Result{}, invalid("permits", "must be between 1 and the limit %d, got %d", k.limit, n)
 	}
-	res, err := counterHitScript.Run(ctx, k.c.rdb, []string{k.name, StatsKey(k.name)},
+	res, err := runScript(ctx, k.c.rdb, counterHitScript, []string{k.name, StatsKey(k.name)},
 		k.window.Milliseconds(), k.limit, n).Int64Slice()
 	if err != nil {
 		return Result{}, fmt.Errorf("store: counter %q: %w", k.name, bucketRedisErr(err))

@@ -10,9 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/redis/go-redis/v9"
 )
 
 // Redisson's RRateLimiter for Go applications, in its wire layout (seeds 000
@@ -25,8 +23,8 @@ import (
 // console sees our clients' rejections (and only theirs).
 
 var (
-	redissonAcquireScript    = redis.NewScript(luascripts.Source("redisson_limiter_acquire"))
-	redissonTrySetRateScript = redis.NewScript(luascripts.Source("redisson_limiter_try_set_rate"))
+	redissonAcquireScript    = newScript("redisson_limiter_acquire")
+	redissonTrySetRateScript = newScript("redisson_limiter_try_set_rate")
 )
 
 // RateType is Redisson's RateType: one window for everyone, or one per client.
@@ -173,7 +171,7 @@ func (l *RedissonLimiter) TrySetRate(ctx context.Context, typ RateType, rate int
 	if err := l.validate(typ, rate, interval); err != nil {
 		return false, err
 	}
-	code, err := redissonTrySetRateScript.Run(ctx, l.c.rdb, []string{l.name},
+	code, err := runScript(ctx, l.c.rdb, redissonTrySetRateScript, []string{l.name},
 		rate, interval.Milliseconds(), int(typ), 0).Int64()
 	if err != nil {
 		return false, bucketRedisErr(err)
@@ -235,7 +233,7 @@ func (l *RedissonLimiter) TryAcquire(ctx context.Context, n int64) (Result, erro
 	if n < 1 || n > math.MaxUint32 {
 		return Result{}, invalid("permits", "must be between 1 and %d, got %d", int64(math.MaxUint32), n)
 	}
-	res, err := redissonAcquireScript.Run(ctx, l.c.rdb, l.keys(), n, l.algorithm(), l.grantID(),
+	res, err := runScript(ctx, l.c.rdb, redissonAcquireScript, l.keys(), n, l.algorithm(), l.grantID(),
 		l.mode.memberFormat()).Int64Slice()
 	if err != nil {
 		return Result{}, bucketRedisErr(err)

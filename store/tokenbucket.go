@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,10 +19,10 @@ import (
 // part of an interval on refill, so the admitted rate is the configured one.
 
 var (
-	tokenBucketInit    = redis.NewScript(luascripts.Source("tokenbucket_init"))
-	tokenBucketModify  = redis.NewScript(luascripts.Source("tokenbucket_modify"))
-	tokenBucketDelete  = redis.NewScript(luascripts.Source("tokenbucket_delete"))
-	tokenBucketAcquire = redis.NewScript(luascripts.Source("tokenbucket_acquire"))
+	tokenBucketInit    = newScript("tokenbucket_init")
+	tokenBucketModify  = newScript("tokenbucket_modify")
+	tokenBucketDelete  = newScript("tokenbucket_delete")
+	tokenBucketAcquire = newScript("tokenbucket_acquire")
 )
 
 // ErrCorrupt: the bucket's fields cannot be used (not numbers, interval <= 0,
@@ -211,7 +210,7 @@ func (b *TokenBucket) Init(ctx context.Context, cfg TokenBucketConfig) error {
 	if cfg.Initial < 0 || cfg.Initial > cfg.Capacity {
 		return invalid("initial", "must be between 0 and the capacity %d, got %d", cfg.Capacity, cfg.Initial)
 	}
-	code, err := tokenBucketInit.Run(ctx, b.c.rdb, []string{b.name},
+	code, err := runScript(ctx, b.c.rdb, tokenBucketInit, []string{b.name},
 		cfg.Initial, cfg.Capacity, bucketFormatMS(cfg.IntervalMS), cfg.getApp(b.name)).Int64()
 	if err != nil {
 		return bucketRedisErr(err)
@@ -235,7 +234,7 @@ func (c *Client) modifyBucket(ctx context.Context, name string, l Limit) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	code, err := tokenBucketModify.Run(ctx, c.rdb, []string{name},
+	code, err := runScript(ctx, c.rdb, tokenBucketModify, []string{name},
 		l.Capacity, bucketFormatMS(l.IntervalMS)).Int64()
 	if err != nil {
 		return bucketRedisErr(err)
@@ -250,7 +249,7 @@ func (b *TokenBucket) Delete(ctx context.Context) error {
 	if err := validateName(b.name); err != nil {
 		return err
 	}
-	code, err := tokenBucketDelete.Run(ctx, b.c.rdb, b.keys).Int64()
+	code, err := runScript(ctx, b.c.rdb, tokenBucketDelete, b.keys).Int64()
 	if err != nil {
 		return bucketRedisErr(err)
 	}
@@ -279,7 +278,7 @@ func (b *TokenBucket) TryAcquire(ctx context.Context, n int64) (Result, error) {
 	if n == 1 {
 		cmd = b.c.call(ctx, &b.one)
 	} else {
-		cmd = tokenBucketAcquire.Run(ctx, b.c.rdb, b.keys, n)
+		cmd = runScript(ctx, b.c.rdb, tokenBucketAcquire, b.keys, n)
 	}
 	reply, err := cmd.Slice()
 	if err != nil {

@@ -22,6 +22,7 @@ const expiryGrace = 2
 type snapshot struct {
 	Taken     time.Time // local time the tick started
 	At        int64     // epoch ms: the end of the 1 s window (start of the newest bucket)
+	SampledAt time.Time // Redis TIME in the pipeline that read the PTTLs
 	Locks     []inspect.LockInfo
 	Limiters  []inspect.LimiterInfo
 	Stats     map[string]inspect.Summary
@@ -30,6 +31,9 @@ type snapshot struct {
 	// started (local time); pages rendered later may know newer objects.
 	Discovered time.Time
 	RedisUp    bool
+
+	// orders memoizes the lists' filtered, sorted orders (listing.go).
+	orders *listOrders
 }
 
 // window returns the last complete 1 s window of name.
@@ -105,7 +109,8 @@ type sampler struct {
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
 	redisUp         *bool
-	lastMeta        []byte // the rarely-changing parts as last broadcast
+	lastMeta        []byte     // the rarely-changing parts as last broadcast
+	delta           deltaState // the numbers as last broadcast
 
 	// Discovery after the first full pass is an inspect.Walker riding in
 	// every tick's pipeline: names store clients announce, names keyspace
@@ -194,10 +199,13 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	sm.tickNo++
 	sm.advance(smp, start)
 	sm.publishStatus()
-	sm.setRedis(true)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
-	core, meta, err := encodeStats(buildStatsFrame(sn))
+	// The status frame goes out after the snapshot that agrees with it, so
+	// a viewer that reacts to it (reloads a page) finds the same state.
+	sm.setRedis(true)
+	f := buildStatsFrame(sn)
+	core, meta, err := encodeStats(f)
 	if err != nil {
 		sm.s.log.Error("encoding stats frame", "err", err)
 		return
@@ -205,10 +213,17 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	full := func() []byte { return spliceMeta(core, meta) }
 	if !bytes.Equal(meta, sm.lastMeta) {
 		sm.lastMeta = meta
+		sm.delta.reset(f.statsCore)
 		sm.s.hub.broadcastStats(full(), nil)
 		return
 	}
-	sm.s.hub.broadcastStats(core, full)
+	// Primed viewers get only what changed (frames.go); a new one, full.
+	delta, err := sm.delta.next(f.statsCore)
+	if err != nil || delta == nil {
+		sm.s.hub.broadcastStats(full(), nil)
+		return
+	}
+	sm.s.hub.broadcastStats(delta, full)
 }
 
 // adopt takes a discovery pass as the set of names to sample.
@@ -299,7 +314,6 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	if sm.redisUp == nil || *sm.redisUp {
 		sm.s.log.Warn("sampling Redis failed", "err", err)
 	}
-	sm.setRedis(false)
 	if prev := sm.latest(); prev != nil && prev.RedisUp {
 		down := *prev
 		down.RedisUp = false
@@ -307,6 +321,8 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	} else if prev == nil {
 		sm.snap.Store(&snapshot{RedisUp: false, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{}})
 	}
+	// After the snapshot: a page loaded on this frame shows the banner.
+	sm.setRedis(false)
 }
 
 // setRedis broadcasts a status frame when Redis reachability changes; the
@@ -363,12 +379,14 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 	sn := &snapshot{
 		Taken:      start,
 		At:         at.UnixMilli() / inspect.BucketMS * inspect.BucketMS,
+		SampledAt:  at,
 		Locks:      smp.Locks,
 		Limiters:   smp.Limiters,
 		Stats:      smp.Stats,
 		FirstSeen:  maps.Clone(sm.firstSeen),
 		Discovered: sm.lastDiscover,
 		RedisUp:    true,
+		orders:     &listOrders{},
 	}
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}

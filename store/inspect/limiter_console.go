@@ -12,7 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var counterResetScript = redis.NewScript(luascripts.Source("counter_reset"))
+// Sent once (store.RunScriptOnce): a lost reply is store.ErrUncertain.
+var counterResetScript = store.NewScript(luascripts.Source("counter_reset"))
 
 // The console's view of limiters: read one, change its rate. The key
 // decides the kind by what it holds (a hash's fields; a string only when its
@@ -165,9 +166,14 @@ func (c *Inspector) editRedisson(ctx context.Context, info *LimiterInfo, e Limit
 
 // runSetRate changes an existing Redisson limiter's rate through the
 // script the application's SetRate uses; see its header.
-func runSetRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
+func runSetRate(ctx context.Context, rdb redis.UniversalClient, keys []string, rate, intervalMS int64,
 	keep bool, algorithm string) error {
 	code, err := wire.SetRedissonRate(ctx, rdb, keys, rate, intervalMS, "", "", keep, algorithm, false)
+	var re redis.Error
+	if err != nil && !errors.As(err, &re) {
+		// Sent once and no reply (wire.RunOnce): it may have been applied.
+		err = &store.UncertainError{Err: err}
+	}
 	switch {
 	case err != nil:
 		return wrongKindErr(err)
@@ -231,7 +237,7 @@ func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
 		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
 	}
-	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
+	code, err := store.RunScriptOnce(ctx, c.rdb, counterResetScript, []string{name}).Int64()
 	if err != nil {
 		return fmt.Errorf("store: reset counter %q: %w", name, err)
 	}

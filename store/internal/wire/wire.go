@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // Redisson's read-write lock hash: a "mode" field and one field per holder,
@@ -102,13 +101,14 @@ func CheckRedissonRate(rate int64, intervalMS float64) (field, msg string) {
 	return "", ""
 }
 
-var redissonSetRateScript = redis.NewScript(luascripts.Source("redisson_limiter_set_rate"))
+var redissonSetRateScript = NewScript(luascripts.Source("redisson_limiter_set_rate"))
 
 // SetRedissonRate runs redisson_limiter_set_rate over keys (config hash,
 // then value and permits pairs) and returns the script's code: 1 done, 0 no
 // limiter to change (create false), anything else a key of another kind.
-// algorithm is AlgorithmFixedWindow, AlgorithmSlidingWindow or "" (keep).
-func SetRedissonRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
+// The call is sent once (RunScriptOnce); a network error leaves its outcome
+// unknown. algorithm is AlgorithmFixedWindow, AlgorithmSlidingWindow or "" (keep).
+func SetRedissonRate(ctx context.Context, rdb Processor, keys []string, rate, intervalMS int64,
 	typ, keepAlive string, keep bool, algorithm string, create bool) (int64, error) {
 	mode, alg, creates := "reset", "", "existing"
 	if keep {
@@ -123,7 +123,7 @@ func SetRedissonRate(ctx context.Context, rdb redis.Scripter, keys []string, rat
 	if create {
 		creates = "create"
 	}
-	res, err := redissonSetRateScript.Run(ctx, rdb, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates).Int64Slice()
+	res, err := RunScriptOnce(ctx, rdb, redissonSetRateScript, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates).Int64Slice()
 	if err != nil {
 		return 0, err
 	}
