@@ -167,9 +167,7 @@ func visibility(ctx context.Context, rig *consoleRig, n int, gap, limit time.Dur
 		return nil, nil, err
 	}
 	if len(seen) < n {
-		st, _ := getStatus(ctx, rig)
-		return nil, nil, fmt.Errorf("%d of %d locks listed within %v (walk: page %d, %.3f µs/key, %d keys examined, last pass %.1f s)",
-			len(seen), n, limit, st.PageCount, st.CostPerKeyUsec, st.KeysScanned, st.LastPassSeconds)
+		sources[fmt.Sprintf("not listed within %v", limit)] = n - len(seen)
 	}
 	out := make([]time.Duration, 0, n)
 	for _, d := range seen {
@@ -228,7 +226,7 @@ func runSteadyCase(ctx context.Context, rdb *redis.Client, window time.Duration,
 		out.announced, out.srcAnn, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, announced)
 	}
 	if err == nil {
-		out.scan, out.srcScan, err = visibility(ctx, rig, visN, 500*time.Millisecond, 6*time.Minute, foreign)
+		out.scan, out.srcScan, err = visibility(ctx, rig, visN, 500*time.Millisecond, 3*time.Minute, foreign)
 	}
 	rig.close()
 	if err != nil {

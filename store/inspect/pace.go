@@ -26,7 +26,7 @@ const (
 	minBudgetPage = 100
 	// maxStretch bounds how much longer than its target the budget may
 	// make a pass.
-	maxStretch = 5
+	maxStretch = 2
 	// paceStatsEvery is how many ticks apart the walker reads INFO
 	// commandstats to measure its cost.
 	paceStatsEvery = 25
