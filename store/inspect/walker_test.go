@@ -249,29 +249,29 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	if got := p.count(1_000_000); got != 3333 {
 		t.Errorf("count with cheap keys = %d, want the pass target 3333", got)
 	}
-	// Expensive pages (4 µs a key, e.g. a loaded server): the budget caps
-	// the page at 1,000 keys and the pass takes longer.
+	// Expensive pages (2 µs a key, e.g. a loaded server): the budget caps
+	// the page at 2,000 keys and the pass takes longer.
 	for range 10 {
-		p.sent(1000, 0)
+		p.sent(2000, 0)
 		p.observe(p.lastUsec-p.readUsec+4000, 0)
 	}
-	if got := p.count(1_000_000); got < 990 || got > 1010 {
-		t.Errorf("count with 4 µs keys = %d, want about 1000 (4,000 µs a tick)", got)
+	if got := p.count(1_000_000); got < 1990 || got > 2010 {
+		t.Errorf("count with 2 µs keys = %d, want about 2000 (4,000 µs a tick)", got)
 	}
 	// However expensive, a pass takes at most maxStretch times its target.
 	p.costPerKey = 100
-	if got := p.count(10_000_000); got != 10_000_000/300/maxStretch {
-		t.Errorf("count at 100 µs a key over 10M keys = %d, want the stretch floor %d", got, 10_000_000/300/maxStretch)
+	if got := p.count(1_000_000); got != 1_000_000/300/maxStretch {
+		t.Errorf("count at 100 µs a key = %d, want the stretch floor %d", got, 1_000_000/300/maxStretch)
 	}
-	p.costPerKey = 4
-	// A bigger budget pays for more.
+	// A bigger budget pays for the pass target again.
+	p.costPerKey = 2
 	p.budget = 0.05
-	if got := p.count(1_000_000); got < 2450 || got > 2550 {
-		t.Errorf("count at 5 %% = %d, want about 2500", got)
+	if got := p.count(1_000_000); got != 3333 {
+		t.Errorf("count at 5 %% = %d, want 3333", got)
 	}
 	// Bounds: never below minBudgetPage, never above MaxScanPage.
 	p.costPerKey = 1e6
-	if got := p.count(100_000); got != minBudgetPage {
+	if got := p.count(30_000); got != minBudgetPage {
 		t.Errorf("count at huge cost = %d, want %d", got, minBudgetPage)
 	}
 	p.costPerKey = 0
