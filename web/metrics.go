@@ -73,6 +73,7 @@ func (s *Server) newRegistry() *prometheus.Registry {
 		&consoleCollector{s: s},
 		&objectCollector{s: s},
 		&nodeCollector{s: s},
+		&discoveryCollector{s: s},
 	)
 	return reg
 }

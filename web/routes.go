@@ -50,6 +50,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/events", s.handleEventsPage)
 	e.GET("/audit", s.handleAuditPage)
 	e.GET("/wall", s.handleWall)
+	e.GET("/status", s.handleStatusPage)
 
 	api := e.Group("/api")
 	api.GET("/locks", s.handleAPILocks)
@@ -63,6 +64,7 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/events", s.handleAPIEvents)
 	api.GET("/audit", s.handleAPIAudit)
 	api.GET("/alerts", s.handleAPIAlerts)
+	api.GET("/status", s.handleAPIStatus)
 	return e
 }
 

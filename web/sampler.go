@@ -112,14 +112,21 @@ type sampler struct {
 	lastMeta        []byte     // the rarely-changing parts as last broadcast
 	delta           deltaState // the numbers as last broadcast
 
-	// Incremental discovery (inspect.Walker), when the Inspector can walk
-	// in the sample: after the first full pass, every tick walks one SCAN
-	// page in the same pipeline, sized so a pass takes about the discovery
-	// interval, and the sampler drops objects as the sample misses them.
-	walker    *inspect.Walker // nil while discovery is by full passes
-	passStart time.Time       // start of the tick before the pass's first page
-	passes    []finishedPass  // passes whose last keys are still being classified
+	// Discovery after the first full pass is an inspect.Walker riding in
+	// every tick's pipeline: names store clients announce, names keyspace
+	// notifications report, and (on one node without string patterns) a
+	// SCAN page paced to the pass duration and the Redis CPU budget.
+	// Without the SCAN page (a Cluster), a full pass runs once per pass
+	// duration. The sampler drops objects as the sample misses them.
+	walker    *inspect.Walker
+	keyEvents *inspect.KeyEvents // nil until decided (see watchKeyEvents)
+	keRetry   time.Time          // when to try subscribing again after a failure
+	passStart time.Time          // start of the tick before the pass's first page
+	passes    []finishedPass     // passes whose last keys are still being classified
 	tickNo    int64
+	disc      discoveryLog // full passes and recent finds, for /status
+	eventsAt  int64        // the event log's count when last read
+	status    atomic.Pointer[discoveryStatus]
 }
 
 // finishedPass is a pass whose last page was read at tick readyAt-2: its
@@ -146,6 +153,7 @@ func (sm *sampler) run(ctx context.Context) {
 	every := sm.s.cfg.tickInterval()
 	t := time.NewTicker(every)
 	defer t.Stop()
+	defer func() { sm.keyEvents.Close() }()
 	for {
 		sm.tick(ctx, every)
 		select {
@@ -169,37 +177,28 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, max(2*time.Second, 5*every))
 	defer cancel()
 
-	if sm.lastDiscover.IsZero() || (sm.walker == nil && start.Sub(sm.lastDiscover) >= sm.s.cfg.discoverInterval()) {
-		d, err := sm.s.insp.Discover(ctx, sm.s.cfg.match())
+	sm.watchKeyEvents(ctx, start)
+	if sm.lastDiscover.IsZero() || (!sm.walker.Scans() && start.Sub(sm.lastDiscover) >= sm.fullPassEvery()) {
+		// A full pass over millions of keys takes seconds: it gets its own
+		// bound, not the tick's.
+		pctx, cancel := context.WithTimeout(runCtx, fullPassTimeout)
+		err := sm.fullPass(pctx, start)
+		cancel()
 		if err != nil {
 			sm.fail(runCtx, err)
 			return
 		}
-		sm.lastDiscover = start
-		sm.adopt(d, start)
-		if sm.s.insp.CanWalk() {
-			if sm.walker, err = sm.s.insp.NewWalker(sm.s.cfg.match(), every, sm.s.cfg.discoverInterval()); err != nil {
-				sm.fail(runCtx, err)
-				return
-			}
-			sm.passStart = start
-		}
 	}
-	var smp *inspect.Sample
-	var err error
-	if sm.walker != nil {
-		smp, err = sm.walker.Tick(ctx, sm.locks, sm.limiters)
-	} else {
-		smp, err = sm.s.insp.Sample(ctx, sm.locks, sm.limiters)
-	}
+	sm.walker.Suggest(sm.keyEvents.Drain())
+	sm.walker.Suggest(sm.heardEvents())
+	smp, err := sm.walker.Tick(ctx, sm.locks, sm.limiters)
 	if err != nil {
 		sm.fail(runCtx, err)
 		return
 	}
 	sm.tickNo++
-	if smp.Walk != nil {
-		sm.advance(smp, start)
-	}
+	sm.advance(smp, start)
+	sm.publishStatus()
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
 	// The status frame goes out after the snapshot that agrees with it, so
@@ -262,9 +261,11 @@ func (sm *sampler) advance(smp *inspect.Sample, start time.Time) {
 		if _, ok := sm.firstSeen[l.Name]; !ok {
 			sm.firstSeen[l.Name] = start
 		}
+		sm.disc.found(l.Name, "lock", w.Sources[l.Name], start)
 	}
 	for _, l := range w.Limiters {
 		sm.limiters = append(sm.limiters, l.Name)
+		sm.disc.found(l.Name, "limiter", w.Sources[l.Name], start)
 	}
 	if w.PassEnded {
 		sm.passes = append(sm.passes, finishedPass{start: sm.passStart, readyAt: sm.tickNo + 2})

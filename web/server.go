@@ -55,9 +55,18 @@ type Config struct {
 	Logger       *slog.Logger
 	// TickInterval is the sampler period (default 200 ms, one stats bucket).
 	TickInterval time.Duration
-	// DiscoverInterval is how often the sampler rescans for new objects
-	// (default 1 s).
+	// DiscoverInterval is how long a reconciliation pass over the keyspace
+	// should take (default inspect.DefaultDiscoveryPass, a minute): the
+	// paced walk's target, or the period of full passes where the walk
+	// cannot SCAN (a Cluster). Names store clients announce and keyspace
+	// notifications report are listed within a tick or two regardless.
 	DiscoverInterval time.Duration
+	// DiscoveryBudget is the share of one Redis core the walk's SCAN and
+	// HLEN may use (default inspect.DefaultDiscoveryBudget).
+	DiscoveryBudget float64
+	// KeyspaceEvents says whether discovery uses keyspace notifications
+	// (default auto: when the server publishes them).
+	KeyspaceEvents inspect.KeyEventsMode
 	// Alerts adjusts the alert rules and names the webhook.
 	Alerts AlertConfig
 	// MetricsMatch, a glob, limits which objects get per-object series in
@@ -93,7 +102,7 @@ func (c *Config) tickInterval() time.Duration {
 
 func (c *Config) discoverInterval() time.Duration {
 	if c == nil || c.DiscoverInterval <= 0 {
-		return time.Second
+		return inspect.DefaultDiscoveryPass
 	}
 	return c.DiscoverInterval
 }

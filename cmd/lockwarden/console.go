@@ -21,6 +21,8 @@ type consoleConfig struct {
 	Alerts       web.AlertConfig
 	MetricsMatch string
 	MetricsTop   int
+	// Discovery is serve's discovery flags; zero keeps web's defaults.
+	Discovery discoverySettings
 }
 
 // console is the part of web.Server the binary drives.
@@ -32,7 +34,7 @@ type console interface {
 // openConsole starts the web console in the background; its sampling and
 // event subscription stop when ctx ends, and Close releases the rest.
 func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
-	srv := web.New(web.Config{
+	wcfg := web.Config{
 		Inspector:    cfg.Inspector,
 		Listen:       cfg.Listen,
 		Match:        cfg.Match,
@@ -43,7 +45,9 @@ func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
 		Alerts:       cfg.Alerts,
 		MetricsMatch: cfg.MetricsMatch,
 		MetricsTop:   cfg.MetricsTop,
-	})
+	}
+	cfg.Discovery.apply(&wcfg)
+	srv := web.New(wcfg)
 	if err := srv.Open(ctx); err != nil {
 		return nil, err
 	}

@@ -45,7 +45,8 @@ type serveConfig struct {
 	// access counters (see objectPatterns).
 	TokenLocks listFlag
 	Counters   listFlag
-	Alerts     alertFlags // --alert-* and --metrics-* (alertflags.go)
+	Alerts     alertFlags     // --alert-* and --metrics-* (alertflags.go)
+	Discovery  discoveryFlags // --keyspace-events, --discovery-* (discoveryflags.go)
 }
 
 // allowedHosts splits the --allowed-host list.
@@ -87,11 +88,17 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
 	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
 	alertEnv := cfg.Alerts.register(fs)
+	discEnv := cfg.Discovery.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	applyEnv(fs, serveEnv, getenv)
 	applyEnv(fs, alertEnv, getenv)
+	applyEnv(fs, discEnv, getenv)
+	if _, err := cfg.Discovery.settings(); err != nil {
+		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
+		return cfg, errUsage
+	}
 	if cfg.Match == "" {
 		cfg.Match = "*"
 	}
@@ -162,6 +169,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters) // checked by parseServeFlags
 	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console() // checked by parseServeFlags
+	discovery, _ := cfg.Discovery.settings()                    // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
 		Inspector:    inspect.New(rdb, &inspect.Options{Patterns: patterns}),
 		Listen:       cfg.Listen,
@@ -173,6 +181,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Alerts:       alerts,
 		MetricsMatch: metricsMatch,
 		MetricsTop:   metricsTop,
+		Discovery:    discovery,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)

@@ -32,10 +32,13 @@ type consoleRig struct {
 
 type consoleOpts struct {
 	match string
-	// discoverEvery is the rescan period; 0 keeps the console's default
-	// (1 s). An hour means: discover once, at the first tick, then sample.
+	// discoverEvery is the discovery pass duration; 0 keeps the console's
+	// default (a paced 60 s pass). An hour means: a walk so slow that it
+	// is all but off.
 	discoverEvery time.Duration
 	maxWS         int // 0: the console's default cap
+	// keyEvents is the console's --keyspace-events ("" is auto).
+	keyEvents inspect.KeyEventsMode
 }
 
 func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig, error) {
@@ -44,7 +47,7 @@ func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig,
 	rdb.AddHook(h)
 	srv := web.New(web.Config{
 		Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0", Match: o.match,
-		MaxWSClients: o.maxWS, DiscoverInterval: o.discoverEvery,
+		MaxWSClients: o.maxWS, DiscoverInterval: o.discoverEvery, KeyspaceEvents: o.keyEvents,
 	})
 	if err := srv.Open(ctx); err != nil {
 		rdb.Close()

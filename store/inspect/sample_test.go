@@ -238,7 +238,7 @@ func TestWalkerIncrementalDiscovery(t *testing.T) {
 	hook := &sampleHook{}
 	counted.AddHook(hook)
 	c := New(counted, nil)
-	w, err := c.NewWalker(p+"*", time.Second, time.Second)
+	w, err := c.NewWalker(p+"*", &WalkOptions{Tick: time.Second, Pass: time.Second})
 	if err != nil {
 		t.Fatalf("one node without patterns cannot walk: %v", err)
 	}

@@ -2,20 +2,31 @@ package inspect
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/redis/go-redis/v9"
 )
 
-// Incremental discovery. A console that rediscovers every second with full
-// passes makes a SCAN call per scanCount keys and two pipelines per batch,
-// about ten round trips a second on a modest keyspace. Instead a Walker
-// rides in the sample pipeline: each Tick sends one SCAN page, the HLEN of
-// the hashes the previous page listed, and HGETALL+PTTL of the ones that
-// passed their HLEN. A key listed by tick n is classified by tick n+2, so
-// the walk never transfers a large hash, and every tick stays one round
-// trip.
+// Incremental discovery. A Walker rides in the sample pipeline, so every
+// tick stays one round trip per node, and finds new objects three ways:
+//
+//   - announced: store clients list the names they use in the registry's
+//     names zset; each tick reads what was added since the last (ZRANGE
+//     BYSCORE), and the next tick reads and classifies those names;
+//   - notified: keyspace notifications (see KeyEvents) name keys that were
+//     written; Suggest hands them over, the next tick sizes them with HLEN
+//     (a large application hash is never transferred) and the one after
+//     reads the small ones;
+//   - reconciled: one SCAN page per tick walks the keyspace (one node, no
+//     string patterns; see CanWalk), paced so a pass takes about the pass
+//     duration and its measured cost stays within the budget (pace.go).
+//     A key listed by tick n is classified by tick n+2.
+//
+// Known objects are read on a cadence (cadence.go): busy ones every tick,
+// idle ones every few ticks.
 
 // Scan page bounds: a page is one SCAN call, so a large page blocks Redis
 // for longer; the cap keeps that to a few milliseconds.
@@ -24,32 +35,102 @@ const (
 	MaxScanPage = 50000
 )
 
-// Walker samples named objects and walks the keyspace one page per tick.
-// It keeps its own cursor and the keys in flight between ticks; it is not
-// safe for concurrent use (one sampler goroutine owns it).
-type Walker struct {
-	in    *Inspector
-	match string
-	// share is the part of the keyspace one page covers: the tick interval
-	// over the time a pass should take.
-	share float64
-	next  scanStep
+// maxCandidates bounds the notified names one tick sizes; the rest wait.
+const maxCandidates = 2000
+
+// Source says how the walker found an object.
+type Source string
+
+const (
+	SourceAnnounced Source = "announced" // the registry's names zset
+	SourceNotified  Source = "notified"  // a keyspace notification
+	SourceScan      Source = "scan"      // the reconciliation walk
+)
+
+// WalkOptions tune a Walker. A nil *WalkOptions is the defaults.
+type WalkOptions struct {
+	// Tick is how often Tick runs (default 200 ms).
+	Tick time.Duration
+	// Pass is how long a reconciliation pass should take (default
+	// DefaultDiscoveryPass).
+	Pass time.Duration
+	// Budget is the share of one Redis core the walk's SCAN and HLEN may
+	// use, 0 < Budget <= 1 (default DefaultDiscoveryBudget).
+	Budget float64
+	// IdleEvery is how many ticks apart idle objects are read (default
+	// DefaultIdleEvery; 1 reads every object every tick).
+	IdleEvery int
+	// NoScan turns the paced walk off: only announced and notified names
+	// are discovered (the caller reconciles some other way).
+	NoScan bool
 }
 
-// NewWalker starts a walk of the keys matching match ("" means every key)
-// that covers the keyspace about once per pass when Tick runs every tick.
-// It fails with store.ErrInvalid unless CanWalk.
-func (c *Inspector) NewWalker(match string, tick, pass time.Duration) (*Walker, error) {
-	if !c.CanWalk() {
-		return nil, &store.ValidationError{Field: "walker", Message: "incremental discovery needs one node and no string patterns"}
+func (o *WalkOptions) get() WalkOptions {
+	var v WalkOptions
+	if o != nil {
+		v = *o
 	}
-	return &Walker{in: c, match: match, share: float64(tick) / float64(max(tick, pass)),
-		next: scanStep{match: match}}, nil
+	if v.Tick <= 0 {
+		v.Tick = 200 * time.Millisecond
+	}
+	return v
 }
 
-// CanWalk reports whether a Walker can ride in the sample: one node (a
+// Walker samples named objects and discovers new ones, one step per tick.
+// It is not safe for concurrent use (one sampler goroutine owns it).
+type Walker struct {
+	in     *Inspector
+	match  string
+	scans  bool
+	pace   *pacer
+	reg    *registryReader
+	cad    *cadence
+	next   scanStep
+	notify []string          // suggested names not yet sized
+	origin map[string]Source // candidates in flight, by name
+	ticks  int64
+	status WalkStatus
+}
+
+// WalkStatus is the walk's progress, for the status page and metrics.
+type WalkStatus struct {
+	Scanning bool // the walk SCANs in the sample (else full passes do)
+	// PassStarted is when the current pass's first page was read;
+	// LastPassEnded and LastPassDuration describe the last complete pass.
+	PassStarted      time.Time
+	LastPassEnded    time.Time
+	LastPassDuration time.Duration
+	Passes           int64
+	KeysScanned      int64   // SCAN COUNTs sent, summed
+	PageCount        int64   // the current SCAN COUNT
+	CostPerKeyUsec   float64 // measured Redis µs per key examined; 0 until known
+	Budget           float64
+	PassTarget       time.Duration
+	Announced        int64 // names read from the registry
+	Notified         int64 // suggested names queued for sizing
+	IdleSkipped      int64 // object reads skipped as idle
+}
+
+// NewWalker starts discovery of the keys matching match ("" means every
+// key). It fails with store.ErrInvalid on a budget outside (0, 1].
+func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
+	opt := o.get()
+	if opt.Budget < 0 || opt.Budget > 1 {
+		return nil, &store.ValidationError{Field: "budget", Message: fmt.Sprintf("discovery budget %g is not a share of one core in (0, 1]", opt.Budget)}
+	}
+	w := &Walker{in: c, match: match, scans: c.CanWalk() && !opt.NoScan,
+		pace: newPacer(opt.Tick, opt.Pass, opt.Budget), reg: newRegistryReader(),
+		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}}
+	w.next = scanStep{match: match, noScan: !w.scans}
+	w.status = WalkStatus{Scanning: w.scans, Budget: w.pace.budget, PassTarget: w.pace.pass}
+	return w, nil
+}
+
+// CanWalk reports whether a Walker can SCAN in the sample: one node (a
 // Cluster or Ring pipeline routes by key, and SCAN has none), and no string
-// patterns (token locks and counters need a second SCAN type).
+// patterns (token locks and counters need a second SCAN type). Otherwise
+// the console runs full passes (Discover) and the Walker only takes
+// announced and notified names.
 func (c *Inspector) CanWalk() bool {
 	switch c.rdb.(type) {
 	case *redis.ClusterClient, *redis.Ring:
@@ -58,13 +139,50 @@ func (c *Inspector) CanWalk() bool {
 	return c.ObjectPatterns().empty()
 }
 
-// WalkStep is what one Tick's page of the walk found.
+// Scans reports whether the walker SCANs the keyspace itself.
+func (w *Walker) Scans() bool { return w.scans }
+
+// Status is the walk's progress so far.
+func (w *Walker) Status() WalkStatus { return w.status }
+
+// Suggest hands over names a keyspace notification reported written: a
+// known object is read next tick, an unknown one sized and classified.
+func (w *Walker) Suggest(names []string) {
+	for _, n := range names {
+		if store.IsInternalKey(n) {
+			if owner, ok := statsOwner(n); ok {
+				w.cad.touch(owner)
+			}
+			continue
+		}
+		if _, known := w.cad.objs[n]; known {
+			w.cad.touch(n)
+			continue
+		}
+		if _, busy := w.origin[n]; busy || !GlobMatch(w.match, n) {
+			continue
+		}
+		w.origin[n] = SourceNotified
+		w.notify = append(w.notify, n)
+		w.status.Notified++
+	}
+}
+
+// statsOwner is the object name of a stats ring key.
+func statsOwner(key string) (string, bool) {
+	_, name, ok := strings.Cut(key, "}:stats:")
+	return name, ok && strings.HasPrefix(key, "lw:{")
+}
+
+// WalkStep is what one Tick's step of discovery found.
 type WalkStep struct {
-	// Locks and Limiters are objects the walk classified this tick that
-	// were not among the names sampled; they carry what their hash says
-	// (their side keys are read by the next sample that names them).
+	// Locks and Limiters are objects classified this tick that were not
+	// among the names sampled; they carry what their hash says (their side
+	// keys are read by the next sample that names them). Sources says how
+	// each was found.
 	Locks    []LockInfo
 	Limiters []LimiterInfo
+	Sources  map[string]Source
 	// PassEnded says this page was the last of a pass: every key that
 	// existed when the pass began has now been listed. Its last keys are
 	// classified two ticks later.
@@ -74,64 +192,155 @@ type WalkStep struct {
 	Skipped int
 }
 
-// Tick is Inspector.Sample of locks and limiters with the walk's next step
-// in the same pipeline; the step's findings are in Sample.Walk.
+// Tick samples locks and limiters (idle ones only on their turn) with the
+// walk's next step in the same pipeline; the step's findings are in
+// Sample.Walk.
 func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	s, err := w.in.sampleWith(ctx, locks, limiters, &w.next)
+	w.ticks++
+	step := w.next
+	step.registry = w.reg
+	step.info = w.scans && w.ticks%paceStatsEvery == 1
+	if w.scans {
+		step.count = w.pace.count(w.next.dbSize)
+	}
+	readLocks, readLims := w.cad.split(locks, limiters)
+	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step)
 	if err != nil {
-		return nil, err // the same step is sent again next tick
+		w.cad.tick-- // the same names are due again next tick
+		return nil, err
 	}
+	w.status.IdleSkipped += int64(len(locks) - len(readLocks) + len(limiters) - len(readLims))
+	w.cad.merge(s, locks, limiters, readLocks, readLims)
+	w.cad.forget(locks, limiters)
 	r := s.scan
-	known := make(map[string]bool, len(s.Locks)+len(s.Limiters)+len(r.locks)+len(r.limiters))
-	for _, l := range s.Locks {
-		known[l.Name] = true
+	w.account(&step, r, s.At)
+
+	known := make(map[string]bool, len(locks)+len(limiters)+len(r.locks)+len(r.limiters))
+	for _, names := range [][]string{locks, limiters} {
+		for _, n := range names {
+			known[n] = true
+		}
 	}
-	for _, l := range s.Limiters {
-		known[l.Name] = true
-	}
-	step := &WalkStep{PassEnded: r.cursor == 0, Skipped: r.skipped}
+	ws := &WalkStep{PassEnded: w.scans && r.cursor == 0, Skipped: r.skipped, Sources: map[string]Source{}}
 	for _, l := range r.locks {
 		if !known[l.Name] {
 			known[l.Name] = true
-			step.Locks = append(step.Locks, l)
+			ws.Locks = append(ws.Locks, l)
+			ws.Sources[l.Name] = w.sourceOf(l.Name)
 		}
 	}
 	for _, l := range r.limiters {
 		if !known[l.Name] {
 			known[l.Name] = true
-			step.Limiters = append(step.Limiters, l)
+			ws.Limiters = append(ws.Limiters, l)
+			ws.Sources[l.Name] = w.sourceOf(l.Name)
 		}
 	}
-	next := scanStep{match: w.match, cursor: r.cursor, read: r.small,
-		count: int64(float64(r.dbSize) * w.share)}
+	for _, n := range step.read { // read and classified (or not an object)
+		delete(w.origin, n)
+	}
+	next := scanStep{match: w.match, noScan: !w.scans, cursor: r.cursor, dbSize: r.dbSize}
+	for _, k := range r.small {
+		if !known[k] {
+			next.read = append(next.read, k)
+		}
+	}
+	for _, k := range step.size {
+		if !slicesContains(r.small, k) && w.origin[k] == SourceNotified {
+			delete(w.origin, k) // sized out: gone, empty or large
+		}
+	}
+	for _, k := range r.announced {
+		if !known[k] && GlobMatch(w.match, k) && !store.IsInternalKey(k) {
+			if _, busy := w.origin[k]; !busy || w.origin[k] == SourceNotified {
+				w.origin[k] = SourceAnnounced
+				next.read = append(next.read, k)
+			}
+		}
+	}
 	for _, k := range r.keys {
 		if !known[k] {
 			next.size = append(next.size, k)
 		}
 	}
+	n := min(len(w.notify), maxCandidates)
+	for _, k := range w.notify[:n] {
+		if !known[k] && w.origin[k] == SourceNotified {
+			next.size = append(next.size, k)
+		}
+	}
+	w.notify = append(w.notify[:0], w.notify[n:]...)
 	w.next = next
-	s.Walk = step
+	s.Walk = ws
 	return s, nil
 }
 
-// scanStep is one page of the walk.
+func (w *Walker) sourceOf(name string) Source {
+	if src, ok := w.origin[name]; ok {
+		return src
+	}
+	return SourceScan
+}
+
+// account updates pacing and status after a step.
+func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
+	w.status.Announced += int64(len(r.announced))
+	if !w.scans {
+		return
+	}
+	if r.infoOK {
+		w.pace.observe(r.infoUsec, r.readCost)
+	}
+	w.pace.sent(step.count, len(step.read))
+	if step.cursor == 0 {
+		w.status.PassStarted = at
+	}
+	w.status.KeysScanned += step.count
+	w.status.PageCount = step.count
+	w.status.CostPerKeyUsec = w.pace.costPerKey
+	if r.cursor == 0 && !w.status.PassStarted.IsZero() {
+		w.status.Passes++
+		w.status.LastPassEnded = at
+		w.status.LastPassDuration = at.Sub(w.status.PassStarted)
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// scanStep is one step of the walk.
 type scanStep struct {
 	match  string   // SCAN MATCH ("" means "*")
+	noScan bool     // no SCAN page (a Cluster, or string patterns)
 	cursor uint64   // the previous page's cursor; 0 starts a pass
-	count  int64    // SCAN COUNT, clamped to MinScanPage..MaxScanPage
-	size   []string // keys to HLEN (a previous page's new keys)
-	read   []string // keys to read and classify (a previous step's small)
+	count  int64    // SCAN COUNT
+	dbSize int64    // keys in the database at the previous page
+	size   []string // keys to HLEN (a previous page's new keys, notified names)
+	read   []string // keys to read and classify (sized small, or announced)
+	info   bool     // read INFO commandstats for the pacer
+
+	registry *registryReader
 }
 
 // scanResult is what one scanStep found.
 type scanResult struct {
-	cursor   uint64   // the next step's cursor; 0 when this page ended a pass
-	keys     []string // hashes this page listed, internal keys left out
-	small    []string // size keys with 1..maxCandidateFields fields
-	skipped  int      // size keys with more fields than any known layout
-	locks    []LockInfo
-	limiters []LimiterInfo
-	dbSize   int64 // keys in the database, for sizing the next pages
+	cursor    uint64   // the next step's cursor; 0 when this page ended a pass
+	keys      []string // hashes this page listed, internal keys left out
+	small     []string // size keys with 1..maxCandidateFields fields
+	skipped   int      // size keys with more fields than any known layout
+	locks     []LockInfo
+	limiters  []LimiterInfo
+	dbSize    int64    // keys in the database, for sizing the next pages
+	announced []string // names the registry announced since the last read
+	infoUsec  float64  // the walk commands' Redis µs so far (when infoOK)
+	readCost  float64  // µs per candidate read (HGETALL and PTTL)
+	infoOK    bool
 }
 
 // scanReads is a scanStep queued in a pipeline.
@@ -139,22 +348,32 @@ type scanReads struct {
 	step   *scanStep
 	scan   *redis.ScanCmd
 	dbsize *redis.IntCmd
+	names  *redis.ZSliceCmd
+	info   *redis.StringCmd
 	lens   []*redis.IntCmd
 	gets   []*redis.MapStringStringCmd
 	ttls   []*redis.DurationCmd
 }
 
 func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
-	match := step.match
-	if match == "" {
-		match = "*"
-	}
 	r := &scanReads{step: step,
-		scan:   pipe.ScanType(ctx, step.cursor, match, min(max(step.count, MinScanPage), MaxScanPage), "hash"),
-		dbsize: pipe.DBSize(ctx),
-		lens:   make([]*redis.IntCmd, len(step.size)),
-		gets:   make([]*redis.MapStringStringCmd, len(step.read)),
-		ttls:   make([]*redis.DurationCmd, len(step.read)),
+		lens: make([]*redis.IntCmd, len(step.size)),
+		gets: make([]*redis.MapStringStringCmd, len(step.read)),
+		ttls: make([]*redis.DurationCmd, len(step.read)),
+	}
+	if !step.noScan {
+		match := step.match
+		if match == "" {
+			match = "*"
+		}
+		r.scan = pipe.ScanType(ctx, step.cursor, match, step.count, "hash")
+		r.dbsize = pipe.DBSize(ctx)
+	}
+	if step.info {
+		r.info = pipe.Info(ctx, "commandstats")
+	}
+	if step.registry != nil {
+		r.names = step.registry.queue(ctx, pipe)
 	}
 	for i, k := range step.size {
 		r.lens[i] = pipe.HLen(ctx, k)
@@ -168,15 +387,27 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 
 // result classifies what the step read.
 func (r *scanReads) result(nowMS int64) (*scanResult, error) {
-	keys, cursor, err := r.scan.Result()
-	if err != nil {
-		return nil, err
-	}
-	out := &scanResult{cursor: cursor, dbSize: r.dbsize.Val()}
-	for _, k := range keys {
-		if !store.IsInternalKey(k) {
-			out.keys = append(out.keys, k)
+	out := &scanResult{}
+	if r.scan != nil {
+		keys, cursor, err := r.scan.Result()
+		if err != nil {
+			return nil, err
 		}
+		out.cursor, out.dbSize = cursor, r.dbsize.Val()
+		for _, k := range keys {
+			if !store.IsInternalKey(k) {
+				out.keys = append(out.keys, k)
+			}
+		}
+	}
+	if r.info != nil {
+		if v, err := r.info.Result(); err == nil {
+			out.infoUsec, out.readCost = walkUsec(v)
+			out.infoOK = true
+		}
+	}
+	if r.names != nil {
+		out.announced = r.step.registry.result(r.names)
 	}
 	out.small, out.skipped = smallHashes(r.step.size, r.lens)
 	out.locks, out.limiters = classifyHashes(r.step.read, r.gets, r.ttls, nowMS)

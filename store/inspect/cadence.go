@@ -1,0 +1,214 @@
+package inspect
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+)
+
+// Read cadence of known objects. Reading every lock's hash, side keys and
+// stats ring every tick made 10,000 idle locks cost tens of thousands of
+// commands a tick. An object whose last idleAfter reads showed no change
+// and no new counts is read only every idleEvery-th tick (staggered by
+// name, so each tick reads an even share); between reads the walker
+// repeats its last state (with the lease counted down) and zero counts.
+// A change seen by a read, or a keyspace notification naming the object
+// or its stats ring, makes it busy again at once.
+
+const (
+	// DefaultIdleEvery is how many ticks apart idle objects are read (5 s
+	// at the default tick). Their changes show sooner when something says
+	// so: a keyspace notification, an unlock message, a lease about to end.
+	DefaultIdleEvery = 25
+	// idleAfter is how many unchanged reads make an object idle.
+	idleAfter = 3
+)
+
+// objState is what the walker knows of one sampled object.
+type objState struct {
+	lock   *LockInfo
+	lim    *LimiterInfo
+	print  string    // what a change of state changes (not time-varying fields)
+	quiet  int       // consecutive reads without change or counts
+	slot   int64     // stagger: read when (tick+slot) % idleEvery == 0
+	readAt time.Time // Redis time of the last read
+}
+
+// cadence decides which names a tick reads.
+type cadence struct {
+	every int64
+	tick  int64
+	objs  map[string]*objState
+	hot   map[string]bool // named by a notification since the last tick
+	// lastAt is the Redis time of the last sample.
+	lastAt time.Time
+}
+
+func newCadence(every int) *cadence {
+	if every <= 0 {
+		every = DefaultIdleEvery
+	}
+	return &cadence{every: int64(every), objs: map[string]*objState{}, hot: map[string]bool{}}
+}
+
+// leaseSoon is how close to its end a lease makes an idle lock read every
+// tick: its expiry should show as promptly as a busy lock's.
+const leaseSoon = time.Second
+
+// due reports whether name is read this tick.
+func (c *cadence) due(name string) bool {
+	st := c.objs[name]
+	if st == nil || st.quiet < idleAfter || c.hot[name] || (c.tick+st.slot)%c.every == 0 {
+		return true
+	}
+	return st.lock != nil && st.lock.PTTL > 0 && st.readAt.Add(st.lock.PTTL).Sub(c.lastAt) < leaseSoon
+}
+
+// touch marks name busy: read it next tick.
+func (c *cadence) touch(name string) {
+	if st := c.objs[name]; st != nil {
+		c.hot[name] = true
+	}
+}
+
+// split returns the names of locks and limiters to read this tick.
+func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string) {
+	c.tick++
+	for _, n := range locks {
+		if c.due(n) {
+			readLocks = append(readLocks, n)
+		}
+	}
+	for _, n := range limiters {
+		if c.due(n) {
+			readLims = append(readLims, n)
+		}
+	}
+	return readLocks, readLims
+}
+
+// merge completes s, read for readLocks and readLims, into a Sample of
+// every requested name (in request order), from the states of the names
+// not read, and updates those states from what was read.
+func (c *cadence) merge(s *Sample, locks, limiters, readLocks, readLims []string) {
+	clear(c.hot)
+	c.lastAt = s.At
+	bucket := BucketOf(s.At)
+	gotLock := make(map[string]*LockInfo, len(s.Locks))
+	for i := range s.Locks {
+		gotLock[s.Locks[i].Name] = &s.Locks[i]
+	}
+	gotLim := make(map[string]*LimiterInfo, len(s.Limiters))
+	for i := range s.Limiters {
+		gotLim[s.Limiters[i].Name] = &s.Limiters[i]
+	}
+	for _, n := range readLocks {
+		c.update(n, gotLock[n], nil, s)
+	}
+	for _, n := range readLims {
+		c.update(n, nil, gotLim[n], s)
+	}
+	if len(readLocks) == len(locks) && len(readLims) == len(limiters) {
+		return
+	}
+	outLocks := make([]LockInfo, 0, len(locks))
+	for _, n := range locks {
+		if l := gotLock[n]; l != nil {
+			outLocks = append(outLocks, *l)
+		} else if st := c.objs[n]; st != nil && st.lock != nil && !wasRead(s, n) {
+			l := *st.lock
+			if l.PTTL > 0 {
+				l.PTTL = max(l.PTTL-s.At.Sub(st.readAt), time.Millisecond)
+			}
+			outLocks = append(outLocks, l)
+			s.Stats[n] = Summary{Bucket: bucket}
+		}
+	}
+	outLims := make([]LimiterInfo, 0, len(limiters))
+	for _, n := range limiters {
+		if l := gotLim[n]; l != nil {
+			outLims = append(outLims, *l)
+		} else if st := c.objs[n]; st != nil && st.lim != nil && !wasRead(s, n) {
+			outLims = append(outLims, *st.lim)
+			s.Stats[n] = Summary{Bucket: bucket}
+		}
+	}
+	s.Locks, s.Limiters = outLocks, outLims
+}
+
+// wasRead reports whether name was read this tick (it has a fresh
+// Summary): then its absence from the reads means it is gone.
+func wasRead(s *Sample, name string) bool {
+	_, ok := s.Stats[name]
+	return ok
+}
+
+// update records one read of name: its state, or that it is gone.
+func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sample) {
+	if lock == nil && lim == nil {
+		delete(c.objs, name)
+		return
+	}
+	st := c.objs[name]
+	if st == nil {
+		st = &objState{slot: int64(nameHash(name) % uint32(c.every))}
+		c.objs[name] = st
+	}
+	var print string
+	if lock != nil {
+		print = lockPrint(lock)
+	} else {
+		print = limiterPrint(lim)
+	}
+	sum := s.Stats[name]
+	if print != st.print || sum.Window != (Counts{}) || sum.Newest != (Counts{}) {
+		st.quiet = 0
+	} else {
+		st.quiet++
+	}
+	st.print, st.lock, st.lim, st.readAt = print, lock, lim, s.At
+}
+
+// forget drops the states of names no longer sampled.
+func (c *cadence) forget(locks, limiters []string) {
+	if len(c.objs) <= len(locks)+len(limiters) {
+		return
+	}
+	keep := make(map[string]bool, len(locks)+len(limiters))
+	for _, n := range locks {
+		keep[n] = true
+	}
+	for _, n := range limiters {
+		keep[n] = true
+	}
+	for n := range c.objs {
+		if !keep[n] {
+			delete(c.objs, n)
+		}
+	}
+}
+
+func lockPrint(l *LockInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%d|%d|%s|", l.Kind, l.Mode, l.WaitersTotal, l.FencingToken, l.Channel)
+	for _, h := range l.Holders {
+		fmt.Fprintf(&b, "%s=%d/%s;", h.ID, h.Count, h.Mode)
+	}
+	for _, w := range l.Waiters {
+		fmt.Fprintf(&b, "%s;", w.ID)
+	}
+	return b.String()
+}
+
+func limiterPrint(l *LimiterInfo) string {
+	v := *l
+	v.ResetIn, v.NextFreeIn, v.TTL = 0, 0, 0
+	return fmt.Sprintf("%+v", v)
+}
+
+func nameHash(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
+}

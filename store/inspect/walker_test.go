@@ -1,0 +1,439 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// cmdCounter counts the commands a client sends, by name.
+type cmdCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (h *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.add(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.add(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (h *cmdCounter) add(cmd redis.Cmder) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n == nil {
+		h.n = map[string]int{}
+	}
+	h.n[cmd.Name()]++
+}
+
+func (h *cmdCounter) take(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := h.n[name]
+	h.n[name] = 0
+	return v
+}
+
+// walkEnv is a private redis-server (the registry key and the keyspace
+// notification settings are server-wide), a writer client and an
+// Inspector whose commands are counted.
+type walkEnv struct {
+	rdb     *redis.Client
+	insp    *Inspector
+	counted *cmdCounter
+}
+
+func newWalkEnv(t *testing.T) walkEnv {
+	srv := redistest.StartT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	ic := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { ic.Close() })
+	h := &cmdCounter{}
+	ic.AddHook(h)
+	return walkEnv{rdb: rdb, insp: New(ic, nil), counted: h}
+}
+
+// foreignLock writes a Redisson-layout lock as a client that announces
+// nothing would.
+func (e walkEnv) foreignLock(t *testing.T, name string) {
+	t.Helper()
+	holder := store.New(e.rdb, nil).ID() + ":7"
+	if err := e.rdb.HSet(t.Context(), name, holder, 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.PExpire(t.Context(), name, time.Minute)
+}
+
+// tickUntil ticks w (as the console does, adding what it finds to the
+// sampled names) until name is found or ticks run out, and returns how
+// it was found.
+func tickUntil(t *testing.T, w *Walker, locks *[]string, name string, ticks int) (Source, bool) {
+	t.Helper()
+	for range ticks {
+		s, err := w.Tick(t.Context(), *locks, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range s.Walk.Locks {
+			*locks = append(*locks, l.Name)
+			if l.Name == name {
+				return s.Walk.Sources[name], true
+			}
+		}
+	}
+	return "", false
+}
+
+func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
+	e := newWalkEnv(t)
+	ctx := t.Context()
+	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locks []string
+	if _, ok := tickUntil(t, w, &locks, "", 2); ok || len(locks) != 0 {
+		t.Fatalf("an empty server listed %v", locks)
+	}
+	// A store client's lock and its announcement (registry-format.md).
+	name := "orders:lock:announced"
+	e.foreignLock(t, name)
+	now, _ := e.rdb.Time(ctx).Result()
+	e.rdb.ZAdd(ctx, RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli()), Member: name})
+	e.counted.take("scan")
+
+	src, ok := tickUntil(t, w, &locks, name, 2) // read the zset, then the hash
+	if !ok || src != SourceAnnounced {
+		t.Fatalf("announced lock not found in two ticks (found %v, source %q)", ok, src)
+	}
+	if n := e.counted.take("scan"); n != 0 {
+		t.Errorf("%d SCAN calls to find an announced name, want none", n)
+	}
+	// Announced again (a beat) it is not read as new again.
+	e.rdb.ZAdd(ctx, RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli() + 5), Member: name})
+	e.counted.take("hgetall")
+	if _, ok := tickUntil(t, w, &locks, name, 3); ok {
+		t.Error("a known name was listed again after its next announcement")
+	}
+}
+
+func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
+	e := newWalkEnv(t)
+	ctx := t.Context()
+	ke, err := e.insp.WatchKeyEvents(ctx, KeyEventsOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ke.Close() })
+	if !ke.Active() {
+		t.Fatalf("notifications not subscribed: %s", ke.State)
+	}
+	flags, _ := e.rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
+	if !hasKeyEventFlags(flags["notify-keyspace-events"]) {
+		t.Fatalf("notify-keyspace-events %q after on", flags)
+	}
+	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "orders:lock:foreign"
+	e.foreignLock(t, name)
+	e.rdb.HSet(ctx, "app:user:1", "name", "someone") // a candidate that is not an object
+
+	var locks []string
+	var src Source
+	found := false
+	for i := 0; i < 100 && !found; i++ { // the message travels on its own connection
+		w.Suggest(ke.Drain())
+		src, found = tickUntil(t, w, &locks, name, 1)
+		if !found {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !found || src != SourceNotified {
+		t.Fatalf("foreign lock not found from notifications (found %v, source %q, %s)", found, src, ke.State)
+	}
+	if n := e.counted.take("scan"); n != 0 {
+		t.Errorf("%d SCAN calls, want none", n)
+	}
+	if slices.Contains(locks, "app:user:1") {
+		t.Error("an application hash was listed as a lock")
+	}
+}
+
+func TestWalkKeyEventsAutoAndOff(t *testing.T) {
+	e := newWalkEnv(t)
+	ke, err := e.insp.WatchKeyEvents(t.Context(), KeyEventsAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ke.Active() {
+		t.Errorf("auto subscribed on a server without notifications: %s", ke.State)
+	}
+	ke, err = e.insp.WatchKeyEvents(t.Context(), KeyEventsOff)
+	if err != nil || ke.Active() {
+		t.Errorf("off: %v %s", err, ke.State)
+	}
+	if _, err := ParseKeyEventsMode("sometimes"); err == nil {
+		t.Error("ParseKeyEventsMode accepted sometimes")
+	}
+}
+
+func TestWalkForeignLockByPacedPassWithoutNotifications(t *testing.T) {
+	e := newWalkEnv(t)
+	ctx := t.Context()
+	// Enough other keys that a pass takes several pages.
+	if err := e.rdb.Do(ctx, "DEBUG", "POPULATE", 5000, "app:str", 8).Err(); err != nil {
+		// DEBUG is off on this server: fill by pipeline instead.
+		p := e.rdb.Pipeline()
+		for i := range 5000 {
+			p.Set(ctx, fmt.Sprintf("app:str:%d", i), "v", 0)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ke, err := e.insp.WatchKeyEvents(ctx, KeyEventsAuto)
+	if err != nil || ke.Active() {
+		t.Fatalf("notifications: %v %s", err, ke.State)
+	}
+	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "orders:lock:unannounced"
+	e.foreignLock(t, name)
+	var locks []string
+	src, ok := tickUntil(t, w, &locks, name, 200)
+	if !ok || src != SourceScan {
+		t.Fatalf("the paced pass did not find the lock (found %v, source %q)", ok, src)
+	}
+	st := w.Status()
+	if st.KeysScanned == 0 || st.PageCount < minBudgetPage {
+		t.Errorf("status %+v", st)
+	}
+}
+
+func TestPacerCountFollowsPassAndBudget(t *testing.T) {
+	p := newPacer(200*time.Millisecond, time.Minute, 0.02)
+	// Unknown cost: the pass target alone. 1M keys in 300 ticks.
+	if got := p.count(1_000_000); got != 3333 {
+		t.Fatalf("count before any measurement = %d, want 3333", got)
+	}
+	// Cheap pages: the budget (4,000 µs a tick) pays for more than the
+	// pass needs, so the pass target decides.
+	p.observe(0, 0)
+	p.sent(3333, 0)
+	p.observe(333.3, 0) // 0.1 µs a key
+	if got := p.count(1_000_000); got != 3333 {
+		t.Errorf("count with cheap keys = %d, want the pass target 3333", got)
+	}
+	// Expensive pages (2 µs a key, e.g. a loaded server): the budget caps
+	// the page at 2,000 keys and the pass takes longer.
+	for range 10 {
+		p.sent(2000, 0)
+		p.observe(p.lastUsec-p.readUsec+4000, 0)
+	}
+	if got := p.count(1_000_000); got < 1990 || got > 2010 {
+		t.Errorf("count with 2 µs keys = %d, want about 2000 (4,000 µs a tick)", got)
+	}
+	// However expensive, a pass takes at most maxStretch times its target.
+	p.costPerKey = 100
+	if got := p.count(1_000_000); got != 1_000_000/300/maxStretch {
+		t.Errorf("count at 100 µs a key = %d, want the stretch floor %d", got, 1_000_000/300/maxStretch)
+	}
+	// A bigger budget pays for the pass target again.
+	p.costPerKey = 2
+	p.budget = 0.05
+	if got := p.count(1_000_000); got != 3333 {
+		t.Errorf("count at 5 %% = %d, want 3333", got)
+	}
+	// Bounds: never below minBudgetPage, never above MaxScanPage.
+	p.costPerKey = 1e6
+	if got := p.count(30_000); got != minBudgetPage {
+		t.Errorf("count at huge cost = %d, want %d", got, minBudgetPage)
+	}
+	p.costPerKey = 0
+	if got := p.count(1e9); got != MaxScanPage {
+		t.Errorf("count of a huge keyspace = %d, want %d", got, MaxScanPage)
+	}
+	// A statistics reset (usec going down) re-baselines instead of a
+	// negative cost.
+	p.costPerKey = 1
+	p.observe(-1, 0)
+	if p.costPerKey != 1 {
+		t.Errorf("cost after a reset = %v, want unchanged", p.costPerKey)
+	}
+}
+
+func TestPacerReadsCommandStats(t *testing.T) {
+	info := "# Commandstats\r\ncmdstat_scan:calls=10,usec=250,usec_per_call=25.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_hgetall:calls=5,usec=99,usec_per_call=19.80\r\ncmdstat_hlen:calls=100,usec=50,usec_per_call=0.50\r\n"
+	if usec, read := walkUsec(info + "cmdstat_pttl:calls=4,usec=4,usec_per_call=1.00\r\n"); usec != 300 || read != 20.8 {
+		t.Errorf("walkUsec = %v, %v; want 300 (scan and hlen) and 20.8 (hgetall and pttl per call)", usec, read)
+	}
+	// Candidate reads count at their measured cost.
+	p := newPacer(200*time.Millisecond, time.Minute, 0.02)
+	p.observe(0, 2)
+	p.sent(1000, 100) // 1,000 keys and 100 reads at 2 µs
+	p.observe(800, 2)
+	if p.costPerKey != 1 {
+		t.Errorf("cost per key %v, want 1 ((800 + 100 x 2) / 1000)", p.costPerKey)
+	}
+}
+
+func TestWalkIdleObjectsReadLessOften(t *testing.T) {
+	e := newWalkEnv(t)
+	const n = 20
+	var locks []string
+	for i := range n {
+		name := fmt.Sprintf("idle:lock:%d", i)
+		e.foreignLock(t, name)
+		locks = append(locks, name)
+	}
+	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true, IdleEvery: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := func() *Sample {
+		t.Helper()
+		s, err := w.Tick(t.Context(), locks, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Locks) != n {
+			t.Fatalf("tick %d listed %d locks, want all %d", w.ticks, len(s.Locks), n)
+		}
+		return s
+	}
+	for range idleAfter + 1 { // every object read unchanged: now idle
+		tick()
+	}
+	e.counted.take("pttl")
+	for range 10 {
+		tick()
+	}
+	// Two turns each in 10 ticks instead of ten reads.
+	if got := e.counted.take("pttl"); got != 2*n {
+		t.Errorf("10 ticks read %d lock leases, want %d (each idle lock every 5th tick)", got, 2*n)
+	}
+	// A notification about one makes it read on the next tick.
+	w.Suggest([]string{locks[3]})
+	tick()
+	e.counted.take("pttl")
+	w.Suggest([]string{locks[3]})
+	fields, _ := e.rdb.HKeys(t.Context(), locks[3]).Result()
+	e.rdb.HIncrBy(t.Context(), locks[3], fields[0], 1) // re-entered
+	s := tick()
+	if got := e.counted.take("pttl"); got < 1 {
+		t.Errorf("a notified lock was not read (%d reads)", got)
+	}
+	for _, l := range s.Locks {
+		if l.Name == locks[3] && (len(l.Holders) != 1 || l.Holders[0].Count != 2) {
+			t.Errorf("the notified lock shows holders %+v, want one entered twice (read fresh)", l.Holders)
+		}
+	}
+}
+
+func TestRegistryReaderPagesWithinOneScore(t *testing.T) {
+	r := newRegistryReader()
+	page := func(from int, score float64, n int) *redis.ZSliceCmd {
+		zs := make([]redis.Z, n)
+		for i := range zs {
+			zs[i] = redis.Z{Score: score, Member: fmt.Sprintf("n%d", from+i)}
+		}
+		return redis.NewZSliceCmdResult(zs, nil)
+	}
+	if got := r.result(page(0, 100, registryPage)); len(got) != registryPage || r.offset != registryPage || r.from != "-inf" {
+		t.Fatalf("first full page: %d names, from %s offset %d", len(got), r.from, r.offset)
+	}
+	if got := r.result(page(registryPage, 100, 10)); len(got) != 10 || r.offset != 0 || r.from != "-900" {
+		t.Fatalf("rest of the score: %d names, from %s offset %d", len(got), r.from, r.offset)
+	}
+	// The overlap returns names already handed over: not again.
+	if got := r.result(page(registryPage, 100, 10)); len(got) != 0 {
+		t.Errorf("overlap handed over %v again", got)
+	}
+}
+
+func TestCadenceReadsIdleLockNearItsExpiry(t *testing.T) {
+	c := newCadence(5)
+	at := time.UnixMilli(1_700_000_000_000)
+	c.lastAt = at
+	c.tick = 1
+	c.objs["long"] = &objState{lock: &LockInfo{PTTL: time.Minute}, quiet: idleAfter, slot: 1, readAt: at}
+	c.objs["ending"] = &objState{lock: &LockInfo{PTTL: 1500 * time.Millisecond}, quiet: idleAfter, slot: 1, readAt: at.Add(-time.Second)}
+	if c.due("long") {
+		t.Error("an idle lock with a minute left is read off its turn")
+	}
+	if !c.due("ending") {
+		t.Error("an idle lock half a second from expiry is not read")
+	}
+}
+
+// On a Cluster every master publishes its own keyevents: the console
+// subscribes to each, so locks on every master are found, and the names
+// are sized and read through the one pipeline split per node.
+func TestWalkClusterKeyEventsPerMaster(t *testing.T) {
+	cl := redistest.StartCluster(t, nil)
+	cc := redistest.NewClusterClient(t, cl)
+	insp := New(cc, nil)
+	ke, err := insp.WatchKeyEvents(t.Context(), KeyEventsOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ke.Close() })
+	if !ke.Active() {
+		t.Fatalf("not subscribed: %s", ke.State)
+	}
+	w, err := insp.NewWalker("*", nil)
+	if err != nil || w.Scans() {
+		t.Fatalf("walker on a Cluster: %v, scans %v", err, w.Scans())
+	}
+	holder := store.New(cc, nil).ID() + ":3"
+	want := map[string]bool{}
+	for i := range 12 { // names in slots all over, so on every master
+		name := fmt.Sprintf("cl:lock:%d", i)
+		cc.HSet(t.Context(), name, holder, 1)
+		cc.PExpire(t.Context(), name, time.Minute)
+		want[name] = true
+	}
+	var locks []string
+	for i := 0; i < 200 && len(want) > 0; i++ {
+		w.Suggest(ke.Drain())
+		s, err := w.Tick(t.Context(), locks, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range s.Walk.Locks {
+			locks = append(locks, l.Name)
+			delete(want, l.Name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(want) > 0 {
+		rec, drop := ke.Counts()
+		t.Errorf("not found through notifications: %v (received %d, dropped %d, status %+v)", want, rec, drop, w.Status())
+	}
+}

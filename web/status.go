@@ -1,0 +1,246 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views"
+)
+
+// Discovery status: how the console finds objects and what it costs, on
+// /status, /api/status and /metrics.
+
+// recentFinds bounds the newly discovered objects /status lists.
+const recentFinds = 100
+
+// fullPassTimeout bounds one full discovery pass.
+const fullPassTimeout = 2 * time.Minute
+
+// keyEventsRetry is how long the sampler waits before subscribing to
+// keyspace notifications again after Redis failed the attempt.
+const keyEventsRetry = 5 * time.Second
+
+// discoveryLog is what the sampler records of discovery besides the walk.
+type discoveryLog struct {
+	fullPasses   int64
+	lastFull     time.Time
+	lastFullTook time.Duration
+	recent       []foundJSON // newest last
+}
+
+func (d *discoveryLog) found(name, kind string, src inspect.Source, at time.Time) {
+	if src == "" {
+		src = inspect.SourceScan
+	}
+	if len(d.recent) >= recentFinds {
+		d.recent = append(d.recent[:0], d.recent[1:]...)
+	}
+	d.recent = append(d.recent, foundJSON{Name: name, Kind: kind, Source: string(src), At: at})
+}
+
+type foundJSON struct {
+	Name   string    `json:"name"`
+	Kind   string    `json:"kind"` // "lock" or "limiter"
+	Source string    `json:"source"`
+	At     time.Time `json:"at"` // start of the tick that listed it
+}
+
+// discoveryStatus is /api/status.
+type discoveryStatus struct {
+	KeyspaceEvents string `json:"keyspace_events"`
+	// Scanning says the reconciliation walk SCANs one page per tick;
+	// otherwise (a Cluster, string patterns) full passes run every
+	// pass_target_seconds.
+	Scanning          bool        `json:"scanning"`
+	PassTargetSeconds float64     `json:"pass_target_seconds"`
+	Budget            float64     `json:"budget"`
+	Passes            int64       `json:"passes"`
+	LastPassEnded     *time.Time  `json:"last_pass_ended,omitempty"`
+	LastPassSeconds   float64     `json:"last_pass_seconds"`
+	KeysScanned       int64       `json:"keys_scanned_total"`
+	PageCount         int64       `json:"page_count"`
+	CostPerKeyUsec    float64     `json:"cost_per_key_usec"`
+	Announced         int64       `json:"announced_total"`
+	Notified          int64       `json:"notified_total"`
+	NotifyReceived    int64       `json:"notifications_received_total"`
+	NotifyDropped     int64       `json:"notifications_dropped_total"`
+	IdleSkipped       int64       `json:"idle_reads_skipped_total"`
+	Locks             int         `json:"locks"`
+	Limiters          int         `json:"limiters"`
+	Recent            []foundJSON `json:"recent"`
+}
+
+// fullPass runs Discover and adopts its result (the first tick, and on a
+// node the walker cannot SCAN, once per pass duration).
+func (sm *sampler) fullPass(ctx context.Context, start time.Time) error {
+	d, err := sm.s.insp.Discover(ctx, sm.s.cfg.match())
+	if err != nil {
+		return err
+	}
+	sm.disc.fullPasses++
+	sm.disc.lastFull, sm.disc.lastFullTook = start, time.Since(start)
+	sm.lastDiscover = start
+	sm.adopt(d, start)
+	if sm.walker == nil {
+		w, err := sm.s.insp.NewWalker(sm.s.cfg.match(), &inspect.WalkOptions{
+			Tick: sm.s.cfg.tickInterval(), Pass: sm.s.cfg.discoverInterval(), Budget: sm.s.cfg.DiscoveryBudget})
+		if err != nil {
+			return err
+		}
+		sm.walker = w
+		sm.passStart = start
+	}
+	return nil
+}
+
+// fullPassEvery is the period of full passes where the walk cannot SCAN:
+// as often as the budget pays for, taking a pass's wall time as its Redis
+// CPU (an overestimate: it includes the round trips), but not more than
+// once a second, the rate before pacing.
+func (sm *sampler) fullPassEvery() time.Duration {
+	budget := sm.s.cfg.DiscoveryBudget
+	if budget <= 0 {
+		budget = inspect.DefaultDiscoveryBudget
+	}
+	return max(time.Second, time.Duration(float64(sm.disc.lastFullTook)/budget))
+}
+
+// heardEvents names the locks that had an event since the last tick: an
+// idle lock is read on its next tick instead of its turn.
+func (sm *sampler) heardEvents() []string {
+	n := sm.s.events.count()
+	if n == sm.eventsAt {
+		return nil
+	}
+	evs := sm.s.events.recent(int(min(n-sm.eventsAt, eventLogSize)))
+	sm.eventsAt = n
+	names := make([]string, 0, len(evs))
+	for _, e := range evs {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// watchKeyEvents subscribes to keyspace notifications as configured, once;
+// a failure to reach Redis is retried after keyEventsRetry.
+func (sm *sampler) watchKeyEvents(ctx context.Context, now time.Time) {
+	if sm.keyEvents != nil || now.Before(sm.keRetry) {
+		return
+	}
+	ke, err := sm.s.insp.WatchKeyEvents(ctx, sm.s.cfg.KeyspaceEvents)
+	if err != nil {
+		sm.keRetry = now.Add(keyEventsRetry)
+		sm.s.log.Warn("subscribing to keyspace notifications failed; retrying", "err", err)
+		return
+	}
+	sm.keyEvents = ke
+	sm.s.log.Info("keyspace notifications", "state", ke.State)
+}
+
+// publishStatus stores the discovery status for /status and /metrics.
+func (sm *sampler) publishStatus() {
+	ws := sm.walker.Status()
+	st := &discoveryStatus{
+		KeyspaceEvents:    "not yet decided",
+		Scanning:          ws.Scanning,
+		PassTargetSeconds: ws.PassTarget.Seconds(),
+		Budget:            ws.Budget,
+		KeysScanned:       ws.KeysScanned,
+		PageCount:         ws.PageCount,
+		CostPerKeyUsec:    ws.CostPerKeyUsec,
+		Announced:         ws.Announced,
+		Notified:          ws.Notified,
+		IdleSkipped:       ws.IdleSkipped,
+		Locks:             len(sm.locks),
+		Limiters:          len(sm.limiters),
+		Recent:            append([]foundJSON(nil), sm.disc.recent...),
+	}
+	if sm.keyEvents != nil {
+		st.KeyspaceEvents = sm.keyEvents.State
+		st.NotifyReceived, st.NotifyDropped = sm.keyEvents.Counts()
+	}
+	if ws.Scanning {
+		st.Passes = ws.Passes
+		if !ws.LastPassEnded.IsZero() {
+			t := ws.LastPassEnded
+			st.LastPassEnded, st.LastPassSeconds = &t, ws.LastPassDuration.Seconds()
+		}
+	} else {
+		st.Passes = sm.disc.fullPasses
+		st.PassTargetSeconds = sm.fullPassEvery().Seconds()
+		t := sm.disc.lastFull.Add(sm.disc.lastFullTook)
+		st.LastPassEnded, st.LastPassSeconds = &t, sm.disc.lastFullTook.Seconds()
+	}
+	sm.status.Store(st)
+}
+
+func (s *Server) discoveryStatus() *discoveryStatus {
+	if st := s.sampler.status.Load(); st != nil {
+		return st
+	}
+	return &discoveryStatus{KeyspaceEvents: "not yet decided", Recent: []foundJSON{}}
+}
+
+func (s *Server) handleAPIStatus(c echo.Context) error {
+	return c.JSON(http.StatusOK, s.discoveryStatus())
+}
+
+func (s *Server) handleStatusPage(c echo.Context) error {
+	st := s.discoveryStatus()
+	m := views.StatusPage{
+		Layout:          s.layout(c, "Status", ""),
+		KeyspaceEvents:  st.KeyspaceEvents,
+		Scanning:        st.Scanning,
+		PassTarget:      time.Duration(st.PassTargetSeconds * float64(time.Second)),
+		Budget:          st.Budget,
+		Passes:          st.Passes,
+		LastPassSeconds: st.LastPassSeconds,
+		KeysScanned:     st.KeysScanned,
+		PageCount:       st.PageCount,
+		CostPerKeyUsec:  st.CostPerKeyUsec,
+		Announced:       st.Announced,
+		Notified:        st.Notified,
+		IdleSkipped:     st.IdleSkipped,
+		Locks:           st.Locks,
+		Limiters:        st.Limiters,
+	}
+	if st.LastPassEnded != nil {
+		m.LastPassEnded = *st.LastPassEnded
+	}
+	for i := len(st.Recent) - 1; i >= 0; i-- {
+		r := st.Recent[i]
+		m.Recent = append(m.Recent, views.FoundRow{Name: r.Name, Kind: r.Kind, Source: r.Source, At: r.At})
+	}
+	return s.render(c, http.StatusOK, views.Status(m))
+}
+
+var (
+	descDiscLastPass = desc("lockwarden_discovery_last_pass_timestamp_seconds", "When the last complete discovery pass over the keyspace ended (Unix seconds; 0 before the first).")
+	descDiscPassDur  = desc("lockwarden_discovery_pass_duration_seconds", "How long the last complete discovery pass took.")
+	descDiscScanned  = desc("lockwarden_discovery_keys_scanned_total", "Keys the paced reconciliation walk asked SCAN to examine (COUNT hints, summed).")
+)
+
+// discoveryCollector exports the discovery status at scrape time.
+type discoveryCollector struct{ s *Server }
+
+func (d *discoveryCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descDiscLastPass
+	ch <- descDiscPassDur
+	ch <- descDiscScanned
+}
+
+func (d *discoveryCollector) Collect(ch chan<- prometheus.Metric) {
+	st := d.s.discoveryStatus()
+	var last float64
+	if st.LastPassEnded != nil {
+		last = float64(st.LastPassEnded.UnixMilli()) / 1000
+	}
+	ch <- prometheus.MustNewConstMetric(descDiscLastPass, prometheus.GaugeValue, last)
+	ch <- prometheus.MustNewConstMetric(descDiscPassDur, prometheus.GaugeValue, st.LastPassSeconds)
+	ch <- prometheus.MustNewConstMetric(descDiscScanned, prometheus.CounterValue, float64(st.KeysScanned))
+}

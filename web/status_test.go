@@ -1,0 +1,71 @@
+package web
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/redistest"
+)
+
+// A lock a store client announces after the console started is listed
+// from the registry and shows on /status and /api/status with its source;
+// /metrics carries the discovery series.
+func TestStatusDiscoveryOfAnnouncedLock(t *testing.T) {
+	srv := redistest.StartT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	e := newEnvOn(t, rdb, func(c *Config) {
+		c.TickInterval = 50 * time.Millisecond
+		c.KeyspaceEvents = inspect.KeyEventsOff
+	})
+	var st discoveryStatus
+	eventually(t, 5*time.Second, "a first status", func() bool {
+		e.getJSON("/api/status", 200, &st)
+		return st.Passes > 0
+	})
+	if !strings.HasPrefix(st.KeyspaceEvents, "off") || !st.Scanning || st.PassTargetSeconds != 60 || st.Budget != inspect.DefaultDiscoveryBudget {
+		t.Errorf("status %+v", st)
+	}
+	name := e.prefix + "announced"
+	e.makeLock(name, "1", 1, time.Minute)
+	now, _ := rdb.Time(t.Context()).Result()
+	rdb.ZAdd(t.Context(), inspect.RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli()), Member: name})
+	t.Cleanup(func() { rdb.ZRem(context.Background(), inspect.RegistryNamesKey, name) })
+	eventually(t, 5*time.Second, "the announced lock on /api/status", func() bool {
+		e.getJSON("/api/status", 200, &st)
+		for _, r := range st.Recent {
+			if r.Name == name {
+				return true
+			}
+		}
+		return false
+	})
+	var src string
+	for _, r := range st.Recent {
+		if r.Name == name {
+			src = r.Source
+		}
+	}
+	// The walk covers this tiny keyspace every tick too, so either source
+	// may win; what matters is that the registry was read.
+	if st.Announced < 1 || (src != string(inspect.SourceAnnounced) && src != string(inspect.SourceScan)) {
+		t.Errorf("announced %d, source %q", st.Announced, src)
+	}
+	code, _, body := e.do("GET", "/status", nil, nil)
+	doc := parseHTML(t, body)
+	if code != 200 || !strings.Contains(doc.Find(`[data-testid="status-recent"]`).Text(), name) ||
+		!strings.HasPrefix(doc.Find(`[data-testid="status-keyspace-events"]`).Text(), "off") {
+		t.Errorf("/status %d:\n%s", code, body)
+	}
+	_, _, metrics := e.do("GET", "/metrics", nil, nil)
+	for _, m := range []string{"lockwarden_discovery_last_pass_timestamp_seconds", "lockwarden_discovery_pass_duration_seconds", "lockwarden_discovery_keys_scanned_total"} {
+		if !strings.Contains(string(metrics), "\n"+m+" ") {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+}
