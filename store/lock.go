@@ -130,6 +130,7 @@ type Lock struct {
 // NewLock returns a handle on the lock stored at name. Invalid input is
 // reported by the handle's first call, with nothing sent to Redis.
 func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
+	c.reg.announce(name)
 	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryCap(), watchdog: opts.watchdog()}
 	if l.err = validateName(name); l.err == nil {
 		l.err = opts.validate()

@@ -41,6 +41,7 @@ func (p *preparedCall) run(ctx context.Context, rdb redis.UniversalClient) *redi
 
 // call sends p through the Client's batcher, or alone when batching is off.
 func (c *Client) call(ctx context.Context, p *preparedCall) *redis.Cmd {
+	c.reg.touch(p.keys[0])
 	if c.batch == nil {
 		return p.run(ctx, c.rdb)
 	}
