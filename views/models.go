@@ -82,6 +82,14 @@ type HolderRow struct {
 	Mode string
 	// LeaseMS is a reader's own remaining lease (0: not known).
 	LeaseMS int64
+	// Who names the holder's client in words ("" when not known); HeldMS
+	// is how long it has held the lock (HeldSinceSeen: counted from the
+	// console's first sight, a foreign holder); RenewedAgoMS when it last
+	// renewed (0: not recorded).
+	Who           string
+	HeldMS        int64
+	HeldSinceSeen bool
+	RenewedAgoMS  int64
 }
 
 // WaiterRow is one thread queued on a fair lock, in queue order.

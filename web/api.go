@@ -68,7 +68,7 @@ func (s *Server) handleAPILocks(c echo.Context) error {
 	}
 	out := make([]lockJSON, 0, len(locks))
 	for _, l := range locks {
-		out = append(out, toLockJSON(l))
+		out = append(out, toLockJSON(s.annotated(l)))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"locks": out})
 }
@@ -82,7 +82,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
-	return c.JSON(http.StatusOK, toLockDetailJSON(*l))
+	return c.JSON(http.StatusOK, toLockDetailJSON(s.annotated(*l)))
 }
 
 // checkReason validates the reason an admin gives for breaking a lock.

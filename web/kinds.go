@@ -128,7 +128,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel}
-	row.Holders = holderRows(l.Holders)
+	row.Holders = holderRows(s.annotated(l).Holders)
 	for _, w := range l.Waiters {
 		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Deadline: w.Deadline,
 			RemainingMS: w.RemainingMS, Channel: w.Channel})
@@ -142,7 +142,8 @@ func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 func holderRows(hs []inspect.Holder) []views.HolderRow {
 	var out []views.HolderRow
 	for _, h := range hs {
-		out = append(out, views.HolderRow{ID: h.ID, Count: h.Count, Mode: h.Mode, LeaseMS: h.LeaseMS})
+		out = append(out, views.HolderRow{ID: h.ID, Count: h.Count, Mode: h.Mode, LeaseMS: h.LeaseMS,
+			Who: h.Who, HeldMS: h.HeldMS, HeldSinceSeen: h.HeldSinceSeen, RenewedAgoMS: h.RenewedAgoMS})
 	}
 	return out
 }

@@ -49,6 +49,8 @@ func (s *Server) routes() *echo.Echo {
 	e.POST("/limiters/:name/reset", s.handleResetCounterForm)
 	e.GET("/events", s.handleEventsPage)
 	e.GET("/audit", s.handleAuditPage)
+	e.GET("/clients", s.handleClientsPage)
+	e.POST("/clients/:id/release-all", s.handleReleaseAllForm)
 	e.GET("/wall", s.handleWall)
 
 	api := e.Group("/api")
@@ -63,6 +65,8 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/events", s.handleAPIEvents)
 	api.GET("/audit", s.handleAPIAudit)
 	api.GET("/alerts", s.handleAPIAlerts)
+	api.GET("/clients", s.handleAPIClients)
+	api.POST("/clients/:id/release-all", s.handleAPIReleaseAll)
 	return e
 }
 

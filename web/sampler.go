@@ -30,6 +30,13 @@ type snapshot struct {
 	// started (local time); pages rendered later may know newer objects.
 	Discovered time.Time
 	RedisUp    bool
+	// Registry is the client registry as last read (at most once a second,
+	// see clients.go); nil until the first read succeeds.
+	Registry *inspect.Registry
+	// HolderSeen is when the console first saw each current holder of each
+	// lock (key holderKey(name, holder)): the hold time of holders whose
+	// scripts record none.
+	HolderSeen map[string]time.Time
 }
 
 // window returns the last complete 1 s window of name.
@@ -106,6 +113,9 @@ type sampler struct {
 	pending         map[string]pendingExpiry
 	redisUp         *bool
 	lastMeta        []byte // the rarely-changing parts as last broadcast
+	registry        *inspect.Registry
+	registryRead    time.Time
+	holderSeen      map[string]time.Time
 
 	// Incremental discovery (inspect.Walker), when the Inspector can walk
 	// in the sample: after the first full pass, every tick walks one SCAN
@@ -196,6 +206,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 		sm.advance(smp, start)
 	}
 	sm.setRedis(true)
+	sm.readRegistry(ctx, start)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
 	core, meta, err := encodeStats(buildStatsFrame(sn))
@@ -368,6 +379,8 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 		FirstSeen:  maps.Clone(sm.firstSeen),
 		Discovered: sm.lastDiscover,
 		RedisUp:    true,
+		Registry:   sm.registry,
+		HolderSeen: sm.seeHolders(smp.Locks, start),
 	}
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}

@@ -201,3 +201,22 @@ func DescribeHolder(reg *Registry, holder string) string {
 	}
 	return s
 }
+
+// AnnotateHolder fills h's identity and hold time from the registry and
+// seen (when the console first saw this holder; zero if never), as of now.
+func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
+	h.Who = DescribeHolder(reg, h.ID)
+	if ci, ok := reg.Lookup(h.ID); ok {
+		h.Client = &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
+			HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone()}
+	}
+	switch {
+	case h.AcquiredMS > 0:
+		h.HeldMS, h.HeldSinceSeen = max(0, now.UnixMilli()-h.AcquiredMS), false
+	case !seen.IsZero():
+		h.HeldMS, h.HeldSinceSeen = max(0, now.Sub(seen).Milliseconds()), true
+	}
+	if h.RenewedMS > 0 {
+		h.RenewedAgoMS = max(0, now.UnixMilli()-h.RenewedMS)
+	}
+}
