@@ -121,7 +121,23 @@ func holdersText(hs []HolderRow) string {
 	}
 	parts := make([]string, len(hs))
 	for i, h := range hs {
-		parts[i] = holderText(h)
+		parts[i] = h.ID + " ×" + itoa(h.Count)
+		if h.Mode != "" {
+			parts[i] += " (" + h.Mode + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// holdersWhoText says who the holders are and since when, for those the
+// console knows anything about ("" when none); the list shows it under
+// holdersText, which live frames keep current.
+func holdersWhoText(hs []HolderRow) string {
+	var parts []string
+	for _, h := range hs {
+		if h.Who != "" {
+			parts = append(parts, holderWhoText(h))
+		}
 	}
 	return strings.Join(parts, "; ")
 }
