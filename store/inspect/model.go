@@ -38,6 +38,12 @@ const (
 	// Strings carry no marker, so only keys matching
 	// ObjectPatterns.TokenLocks are treated as locks.
 	KindTokenLock Kind = "token-lock"
+	// KindDeadlineLock is seed 004's timestamp lock: a string SETNX to a
+	// deadline in epoch ms, usually without expiry, which a client takes
+	// over with GETSET once the deadline has passed. Only keys matching
+	// ObjectPatterns.DeadlineLocks whose value is a number are listed; the
+	// value is the holder (LockInfo.Deadline says it as a time).
+	KindDeadlineLock Kind = "deadline-lock"
 
 	// KindRedissonLimiter is Redisson's RRateLimiter: config hash <name>
 	// with rate, interval (ms), type (0 overall, 1 per client) and, from
@@ -140,6 +146,8 @@ type LockInfo struct {
 	// MaxWaitersShown; WaitersTotal is the full queue length).
 	Waiters      []Waiter
 	WaitersTotal int64
+	// Deadline is a deadline lock's value as a time.
+	Deadline time.Time
 	// FencingToken is a fenced lock's current token (the last one handed
 	// out; the holder has this one). Never reset by a force-unlock.
 	FencingToken int64
