@@ -175,6 +175,14 @@ func holderWhoText(h HolderRow) string {
 		HeldSinceSeen: h.HeldSinceSeen, RenewedAgoMS: h.RenewedAgoMS})
 }
 
+// deadlineText says how far a deadline is from now, either way.
+func deadlineText(d, now time.Time) string {
+	if d.Before(now) {
+		return "passed " + durText(now.Sub(d).Milliseconds()) + " ago"
+	}
+	return "in " + durText(d.Sub(now).Milliseconds())
+}
+
 // durText is a duration to the second: "3m12s", "2h0m5s", "4s".
 func durText(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).Truncate(time.Second).String()

@@ -121,6 +121,8 @@ type LockRow struct {
 	WaitersTotal int64
 	// FencingToken is a fenced lock's current token.
 	FencingToken int64
+	// Deadline is a deadline lock's deadline.
+	Deadline time.Time
 	// Channel is where releases are announced ("" for token locks).
 	Channel string
 }
@@ -193,6 +195,7 @@ const (
 	KindFencedLock      = "fenced"
 	KindRWLock          = "rwlock"
 	KindTokenLock       = "token-lock"
+	KindDeadlineLock    = "deadline-lock"
 )
 
 // FieldReason is the force-unlock form's required reason, recorded in the
