@@ -77,7 +77,7 @@ test-cluster: deps-redis
 
 test-go:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v /e2e)
 
 # Browser tests fail (never skip) when make runs them: deps installed the browser.
 test-go test-e2e: export LOCKWARDEN_REQUIRE_BROWSER = 1
@@ -85,7 +85,7 @@ test-go test-e2e: export LOCKWARDEN_REQUIRE_BROWSER = 1
 test-go: export LOCKWARDEN_REQUIRE_PROMTOOL = 1
 
 test-e2e:
-	$(GO) test -count=1 -timeout 10m ./e2e/...
+	$(GO) test -race -count=1 -timeout 10m ./e2e/...
 
 # Starts its own redis-server, runs every case interleaved with the peers and
 # writes BENCHMARKS.md (see store/bench). make test runs only a smoke pass.

@@ -33,6 +33,9 @@ type journey struct {
 	rdb   *redis.Client
 	con   *console
 	tab   *tab
+	// written are the locks and limiters the journey wrote; lists wait
+	// for the console's snapshot to show the ones that still exist.
+	written map[string]string // name -> "locks" or "limiters"
 }
 
 func newJourney(t *testing.T) *journey {
@@ -75,12 +78,55 @@ func (j *journey) allowStatus(path string, status int) {
 
 func (j *journey) open(path string) playwright.Response {
 	j.t.Helper()
+	if p, _, _ := strings.Cut(path, "?"); p == "/" || p == "/locks" || p == "/limiters" || p == "/wall" {
+		j.listed()
+	}
 	resp, err := j.tab.Goto(j.con.URL + path)
 	if err != nil {
 		j.t.Fatalf("open %s: %v", path, err)
 	}
 	j.checkRedisShownUp()
 	return resp
+}
+
+// listed waits until the console's lists (served from its sampler's
+// snapshot, which discovers new keys within about a second) show every
+// object the journey wrote that still exists.
+func (j *journey) listed() {
+	j.t.Helper()
+	want := map[string]map[string]bool{"locks": {}, "limiters": {}}
+	for name, list := range j.written {
+		if j.rdb.Exists(j.ctx, name).Val() == 1 {
+			want[list][name] = true
+		}
+	}
+	for list, names := range want {
+		if len(names) == 0 {
+			continue
+		}
+		eventually(j.t, 15*time.Second, "the console lists the journey's "+list, func() bool {
+			resp, err := http.Get(j.con.URL + "/api/" + list + "?limit=500")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			var body map[string]json.RawMessage
+			if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&body) != nil {
+				return false
+			}
+			var rows []struct{ Name string }
+			if json.Unmarshal(body[list], &rows) != nil {
+				return false
+			}
+			seen := 0
+			for _, r := range rows {
+				if names[r.Name] {
+					seen++
+				}
+			}
+			return seen == len(names)
+		})
+	}
 }
 
 // navigate runs action (a click) and waits for the page it leads to.
@@ -277,6 +323,7 @@ func (j *journey) redissonLock(name, holder string, count int64, lease time.Dura
 	_, err := j.rdb.TxPipelined(j.ctx, func(p redis.Pipeliner) error {
 		p.Del(j.ctx, name)
 		p.HIncrBy(j.ctx, name, holder, count)
+		j.wrote(name, "locks")
 		p.PExpire(j.ctx, name, lease)
 		return nil
 	})
@@ -369,8 +416,16 @@ func (l *load) stop() {
 }
 
 // bucket creates a seed-001 token bucket through store, full at start.
+func (j *journey) wrote(name, list string) {
+	if j.written == nil {
+		j.written = map[string]string{}
+	}
+	j.written[name] = list
+}
+
 func (j *journey) bucket(name string, capacity int64, intervalMS float64) {
 	j.t.Helper()
+	j.wrote(name, "limiters")
 	err := store.New(j.rdb, nil).TokenBucket(name).Init(j.ctx, store.TokenBucketConfig{
 		Capacity: capacity, IntervalMS: intervalMS, Initial: capacity})
 	if err != nil {
@@ -386,6 +441,7 @@ func (j *journey) holdLock(app *store.Client, name, owner string) *store.Lock {
 	if err := l.TryLock(j.ctx); err != nil {
 		j.t.Fatalf("take %q: %v", name, err)
 	}
+	j.wrote(name, "locks")
 	j.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), 2*time.Second)
 		defer cancel()

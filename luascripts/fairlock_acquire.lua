@@ -10,13 +10,15 @@
 -- head whose deadline has passed is taken for dead and dropped, so a
 -- crashed waiter delays the others by at most its deadline.
 --
--- Deadlines differ from Redisson's in one respect: a queued caller pushes
--- its own deadline to at least now + the holder's remaining lease + the
--- thread wait time on every attempt, and an acquisition does not pull the
--- other waiters' deadlines forward. A lockwarden waiter attempts at least
--- every half thread wait time, so it never goes stale while alive, whatever
--- the holder's renewals; deadlines Redisson clients write are kept as they
--- are.
+-- Deadlines follow Redisson's arithmetic (3.13.3 and later, thread wait
+-- time 300 s by default): a new waiter's deadline is the last waiter's (or
+-- now + the holder's remaining lease) plus the wait time, and the head's
+-- acquisition moves every other deadline one wait time earlier, as a
+-- Redisson client's does; so a Redisson client taking the lock never pushes
+-- a lockwarden waiter's deadline into the past. In addition a queued caller
+-- pushes its own deadline to at least now + the holder's remaining lease +
+-- the wait time on every attempt, so it never goes stale while alive,
+-- whatever the holder's renewals.
 --
 -- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
 -- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
@@ -102,6 +104,16 @@ local pttl = redis.call('PTTL', lock)
 if pttl == -2 and (not head or head == holder) then
   if head then
     redis.call('LPOP', queue)
+    -- Redisson's arithmetic: each deadline was chained one wait time
+    -- behind the one before it, so when the head leaves the queue every
+    -- remaining deadline moves one wait time earlier. Redisson clients do
+    -- this on their acquires too; doing the same keeps both kinds of
+    -- deadline on one scale, so neither drops the other's live waiters.
+    for _, id in ipairs(redis.call('ZRANGE', timeouts, 0, -1)) do
+      if id ~= holder then
+        redis.call('ZINCRBY', timeouts, -wait, id)
+      end
+    end
   end
   redis.call('ZREM', timeouts, holder)
   redis.call('HSET', lock, holder, 1)

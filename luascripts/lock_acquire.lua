@@ -16,7 +16,9 @@
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
--- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
+-- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
+--            or "h" once the lock was handed to that token (read by its
+--            next attempt or withdraw; gone with the hash's expiry)
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
@@ -27,8 +29,10 @@
 -- ARGV[7] -> (with a token) waiter entry lifetime in ms: an entry not
 --            refreshed by a new attempt within it is dropped, so a dead
 --            waiter never gets the lock
--- ARGV[8] -> (with a token) lease in ms to set when the lock is handed to
---            this waiter
+-- ARGV[8] -> (with a token) claim lease in ms to set when the lock is handed
+--            to this waiter: short, so a waiter that died after queueing
+--            blocks the lock briefly; the waiter confirms (lock_renew, or its
+--            next attempt here) with its own lease
 -- ARGV[9] -> (with a token) "1" when an earlier attempt of the same wait
 --            queued this token
 --
@@ -93,13 +97,19 @@ if type(mine) == 'table' then
 end
 
 if mine == 1 then
-  if token ~= '' and redis.call('ZREM', queue, token) == 0 and ARGV[9] == '1' then
-    -- Our entry is gone and our field is there: the hand-off reached us
-    -- before its message did. It was counted when it was made.
-    redis.call('HDEL', entries, token)
-    return nil
-  end
   if token ~= '' then
+    redis.call('ZREM', queue, token)
+    if redis.call('HGET', entries, token) == 'h' and ARGV[9] == '1' then
+      -- The hand-off to this very token reached us before its message did:
+      -- that level is ours already (counted when it was made). Our field
+      -- alone proves nothing: another goroutine of the same holder may hold
+      -- it while our entry expired, and that is a re-entry like any other.
+      -- This attempt also confirms the claim: the short hand-off lease
+      -- becomes the holder's own.
+      redis.call('HDEL', entries, token)
+      redis.call('PEXPIRE', lock, lease)
+      return nil
+    end
     redis.call('HDEL', entries, token)
   end
   redis.call('HINCRBY', lock, holder, 1)
@@ -147,7 +157,7 @@ if pttl == -2 then
   redis.call('HSET', lock, hholder, 1)
   redis.call('PEXPIRE', lock, hlease)
   redis.call('ZREM', queue, head)
-  redis.call('HDEL', entries, head)
+  redis.call('HSET', entries, head, 'h')
   redis.call('PUBLISH', wake_channel, head)
   redis.call('PUBLISH', unlock_channel, unlock_message)
   record('a')

@@ -14,7 +14,8 @@
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
--- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
+-- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
+--            or "h" once the lock was handed to that token
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
@@ -33,6 +34,8 @@
 --   2   -> released and handed to the next waiter (counted "a"), messages
 --          published
 --   3   -> withdraw: the token was still queued and is removed; nothing else
+--   4   -> withdraw: the token was neither queued nor handed the lock (its
+--          entry expired); nothing else
 local lock = KEYS[1]
 local stats = KEYS[2]
 local queue = KEYS[3]
@@ -70,9 +73,15 @@ local function record(outcome)
 end
 
 if withdraw ~= '' then
+  local handed = redis.call('HGET', entries, withdraw) == 'h'
   redis.call('HDEL', entries, withdraw)
   if redis.call('ZREM', queue, withdraw) == 1 then
     return 3
+  end
+  if not handed then
+    -- Its entry expired unserved: the holder's field, if present, is not a
+    -- hand-off to this waiter.
+    return 4
   end
 end
 
@@ -103,18 +112,21 @@ for _ = 1, 16 do
   end
   local entry = redis.call('HGET', entries, head)
   redis.call('ZREM', queue, head)
-  redis.call('HDEL', entries, head)
+  local deadline, hlease, hholder
   if entry then
-    local deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
-    if deadline and tonumber(deadline) >= now then
-      redis.call('HSET', lock, hholder, 1)
-      redis.call('PEXPIRE', lock, hlease)
-      redis.call('PUBLISH', wake_channel, head)
-      redis.call('PUBLISH', unlock_channel, unlock_message)
-      record('a')
-      return 2
-    end
+    deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
   end
+  if deadline and tonumber(deadline) >= now then
+    -- The entry is overwritten, not deleted, so the hash keeps its expiry.
+    redis.call('HSET', entries, head, 'h')
+    redis.call('HSET', lock, hholder, 1)
+    redis.call('PEXPIRE', lock, hlease)
+    redis.call('PUBLISH', wake_channel, head)
+    redis.call('PUBLISH', unlock_channel, unlock_message)
+    record('a')
+    return 2
+  end
+  redis.call('HDEL', entries, head)
 end
 
 redis.call('PUBLISH', unlock_channel, unlock_message)

@@ -232,8 +232,12 @@
           rows.set(name, tr);
         }
       });
+      // Rows are added only where the page is the whole list by name;
+      // on any other page live updates touch just the rows it has.
+      var adding = tbody.dataset.partial !== "true";
+      var pattern = tbody.dataset.match || "";
       Object.keys(f.limiter_info).sort().forEach(function (name) {
-        if (rows.has(name)) {
+        if (!adding || rows.has(name) || !LW.globMatch(pattern, name)) {
           return;
         }
         var tr = newLimiterRow(name, f.limiter_info[name]);

@@ -15,6 +15,12 @@
   // means "as last sent", so they are kept here and filled back in.
   var META_FIELDS = ["kinds", "first_seen", "limiter_info", "holders"];
   var meta = {};
+  // numbers are the counts, availability and leases as of the last stats
+  // frame: a delta frame (delta: true) carries only what changed since the
+  // previous frame, plus the names that are gone. pttlAt is the frame time
+  // each lease was sent at; between sends the lease counts down.
+  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms"];
+  var numbers = null;
 
   var frames = 0;
   var failures = 0;
@@ -53,6 +59,7 @@
     }
     socket = ws;
     meta = {}; // a new connection's first stats frame carries them all
+    numbers = null; // and all the numbers
     ws.onopen = function () {
       failures = 0;
       setConnection(true);
@@ -113,7 +120,57 @@
     });
   }
 
+  // withNumbers turns a delta frame into the full frame it stands for, so
+  // every handler sees whole maps. It returns false for a delta without a
+  // full frame before it (it cannot be applied).
+  function withNumbers(f) {
+    var at = typeof f.at === "number" ? f.at : 0;
+    if (f.delta !== true) {
+      numbers = { pttlAt: {} };
+      NUMBER_FIELDS.forEach(function (k) {
+        numbers[k] = Object.assign({}, f[k] !== null && typeof f[k] === "object" ? f[k] : {});
+      });
+      Object.keys(numbers.pttl_ms).forEach(function (name) {
+        numbers.pttlAt[name] = at;
+      });
+      return true;
+    }
+    if (numbers === null) {
+      return false;
+    }
+    (Array.isArray(f.removed) ? f.removed : []).forEach(function (name) {
+      NUMBER_FIELDS.forEach(function (k) {
+        delete numbers[k][name];
+      });
+      delete numbers.pttlAt[name];
+    });
+    ["limiters", "locks", "available"].forEach(function (k) {
+      if (f[k] !== null && typeof f[k] === "object") {
+        Object.assign(numbers[k], f[k]);
+      }
+    });
+    if (f.pttl_ms !== null && typeof f.pttl_ms === "object") {
+      Object.keys(f.pttl_ms).forEach(function (name) {
+        numbers.pttl_ms[name] = f.pttl_ms[name];
+        numbers.pttlAt[name] = at;
+      });
+    }
+    var pttl = {};
+    Object.keys(numbers.pttl_ms).forEach(function (name) {
+      var v = Number(numbers.pttl_ms[name]);
+      pttl[name] = v < 0 ? v : Math.max(0, v - (at - numbers.pttlAt[name]));
+    });
+    f.limiters = Object.assign({}, numbers.limiters);
+    f.locks = Object.assign({}, numbers.locks);
+    f.available = Object.assign({}, numbers.available);
+    f.pttl_ms = pttl;
+    return true;
+  }
+
   function onStats(f) {
+    if (!withNumbers(f)) {
+      return;
+    }
     withMeta(f);
     frames++;
     body.dataset.frames = String(frames);

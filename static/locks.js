@@ -38,8 +38,11 @@
           rows.set(name, tr);
         }
       });
+      // Rows are added only where the page is the whole list by name;
+      // on any other page live updates touch just the rows it has.
+      var adding = tbody.dataset.partial !== "true";
       Object.keys(f.pttl_ms).sort().forEach(function (name) {
-        if (rows.has(name) || !LW.globMatch(pattern, name)) {
+        if (!adding || rows.has(name) || !LW.globMatch(pattern, name)) {
           return;
         }
         var tr = newLockRow(f, name);

@@ -101,7 +101,7 @@ func (b *batcher) run(ctx context.Context, p *preparedCall) *redis.Cmd {
 	case <-ctx.Done():
 		// The call may still run (see batcher); its reply is dropped.
 		cmd := redis.NewCmd(ctx, p.cmd...)
-		cmd.SetErr(ctx.Err())
+		cmd.SetErr(markUncertain(ctx.Err()))
 		return cmd
 	}
 }
@@ -168,6 +168,7 @@ func (b *batcher) send(batch []*batchCall) {
 		b.exec(ctx, missing)
 	}
 	for _, c := range live {
+		c.cmd.SetErr(markUncertain(c.cmd.Err()))
 		close(c.done)
 	}
 }

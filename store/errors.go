@@ -9,7 +9,9 @@ import (
 // HTTP statuses in one place.
 var (
 	// ErrNotObtained: the lock is held by someone else (TryLock, or Lock
-	// when ctx ends first).
+	// when ctx ends first), or Lock could not wait for it (its unlock
+	// channel subscription failed; the cause is wrapped). The caller holds
+	// nothing.
 	ErrNotObtained = errors.New("store: lock not obtained")
 	// ErrNotHeld: Unlock or Refresh by a caller that does not hold the lock.
 	// The lock is left untouched.
@@ -25,6 +27,12 @@ var (
 	// ErrWrongKind: the key exists but holds something else (another kind
 	// of object, or an application's own data).
 	ErrWrongKind = errors.New("store: key holds a different kind of object")
+	// ErrUncertain: a call that changes state got no reply (timeout,
+	// dropped connection, ctx ended while it was on the wire), so it may or
+	// may not have been applied. It is never re-sent for you; the error is
+	// an *UncertainError wrapping the cause. Acquires that may have taken
+	// something withdraw it before returning (see the package doc).
+	ErrUncertain = errors.New("store: outcome unknown (no reply from Redis)")
 	// ErrInvalid is matched by every *ValidationError.
 	ErrInvalid = errors.New("store: invalid input")
 )

@@ -24,9 +24,12 @@ var (
 	fairWithdrawScript = redis.NewScript(luascripts.Source("fairlock_withdraw"))
 )
 
-// DefaultFairThreadWait is Redisson's threadWaitTime: how long past the
-// holder's lease a queued waiter that stopped asking keeps its place.
-const DefaultFairThreadWait = 5 * time.Second
+// DefaultFairThreadWait is Redisson's threadWaitTime since 3.13.3 (5 s
+// before): how long past the holder's lease a queued waiter that stopped
+// asking keeps its place. Redisson clients on the same lock subtract it
+// from every waiter's deadline when they acquire, so a smaller value here
+// than theirs would drop lockwarden's waiters.
+const DefaultFairThreadWait = 300 * time.Second
 
 // FairLockOptions tunes a fair lock handle. A nil pointer and zero fields
 // mean the defaults.
@@ -129,7 +132,7 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
-	res, err := fairUnlockScript.Run(ctx, f.c.rdb, f.keys[:3],
+	res, err := runScript(ctx, f.c.rdb, fairUnlockScript, f.keys[:3],
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage).Int64()
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
@@ -150,7 +153,7 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 	if queue {
 		q = "1"
 	}
-	ms, err := fairAcquireScript.Run(ctx, f.c.rdb, f.keys,
+	ms, err := runScript(ctx, f.c.rdb, fairAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q).Int64()
 	if errors.Is(err, redis.Nil) {
 		if f.inner.watchdog {
@@ -167,5 +170,5 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 // withdraw takes a waiter that gave up out of the queue, so the next one
 // does not wait ThreadWaitTime for it.
 func (f *FairLock) withdraw(ctx context.Context) {
-	_ = fairWithdrawScript.Run(ctx, f.c.rdb, f.keys[:3], f.holder, f.prefix, unlockMessage).Err()
+	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage).Err()
 }

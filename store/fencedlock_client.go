@@ -118,7 +118,7 @@ func (f *FencedLock) Unlock(ctx context.Context) error {
 
 // attempt runs one acquire: ok, or the holder's remaining lease.
 func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
-	res, err := fencedAcquireScript.Run(ctx, f.c.rdb, f.keys,
+	res, err := runScript(ctx, f.c.rdb, fencedAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.inner.holder).Int64Slice()
 	if err != nil {
 		return 0, false, f.inner.scriptErr("acquire", err)

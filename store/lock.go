@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
@@ -125,6 +126,11 @@ type Lock struct {
 	argv                []any
 	tryCall, unlockCall preparedCall
 	renewCall           preparedCall
+	// levels is how many levels this handle's calls took and did not give
+	// back. An acquire whose outcome is unknown is withdrawn only when it is
+	// 0: then any level of this holder that the call may have added is one
+	// nobody else of the handle believes it holds.
+	levels atomic.Int64
 }
 
 // NewLock returns a handle on the lock stored at name. Invalid input is
@@ -215,7 +221,8 @@ func (l *Lock) Lock(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 		}
-		return fmt.Errorf("store: lock %q: subscribe to unlock channel: %w", l.name, err)
+		// Nothing is held or queued: a plain "not obtained", with the cause.
+		return fmt.Errorf("%w: %q: subscribe to unlock channel: %w", ErrNotObtained, l.name, err)
 	}
 	defer w.leave(ctx)
 
@@ -241,14 +248,19 @@ func (l *Lock) Lock(ctx context.Context) error {
 		timer.Reset(max(wait, time.Millisecond))
 		select {
 		case <-w.H:
-			l.handedOff(ctx)
-			return nil
+			if ok, err := l.handedOff(ctx); ok || err != nil {
+				return err
+			}
+			continue
 		default:
 		}
 		select {
 		case <-w.H:
-			l.handedOff(ctx)
-			return nil
+			if ok, err := l.handedOff(ctx); ok || err != nil {
+				return err
+			}
+			timer.Stop() // no stale tick after Stop since Go 1.23
+			continue
 		case <-w.C:
 			if !timer.Stop() {
 				<-timer.C
@@ -276,12 +288,27 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// handedOff starts the watchdog of a hold that a release gave this waiter.
-// Its lease is at most handoffLease, so the first renewal comes earlier.
-func (l *Lock) handedOff(ctx context.Context) {
-	if l.watchdog {
-		l.shared.acquiredFirst(ctx, l, min(l.lease, handoffLease)/3)
+// handedOff confirms a hold that a release gave this waiter: the hand-off
+// set only the short claim lease (handoffLease), and the confirmation sets
+// the handle's own lease, so from here a holder tolerates a pause as long
+// as any acquire gives it. ok is false when the claim ran out before the
+// confirmation (the waiter keeps waiting).
+func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
+	ok, err = l.renew(ctx)
+	if err != nil {
+		if errors.Is(err, ErrUncertain) && l.levels.Load() == 0 {
+			l.withdrawUncertain(ctx, nil)
+		}
+		return false, err
 	}
+	if !ok {
+		return false, nil
+	}
+	l.levels.Add(1)
+	if l.watchdog {
+		l.shared.acquired(ctx, l)
+	}
+	return true, nil
 }
 
 // withdraw takes a waiter that gives up out of the queue. If the lock was
@@ -294,7 +321,29 @@ func (l *Lock) withdraw(ctx context.Context, turn *waitTurn) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = lockReleaseScript.Run(wctx, l.c.rdb, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Err()
+	_ = runScript(wctx, l.c.rdb, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Err()
+}
+
+// withdrawUncertain undoes an acquire attempt whose reply was lost, when
+// the handle held no level before it. The release is sent once: if this
+// holder's field is absent nothing changes; with a token the release script
+// first removes a queue entry and releases a hold handed to that token.
+// A lost reply here too leaves at most one level that expires with its
+// lease (no watchdog renews it).
+func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if turn == nil {
+		_ = l.unlockCall.run(wctx, l.c.rdb).Err()
+		return
+	}
+	turn.queued = false // the entry goes too
+	res, err := runScript(wctx, l.c.rdb, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Int64()
+	if err == nil && res == 4 {
+		// Neither queued nor handed: the attempt may have found the lock
+		// free and taken it itself.
+		_ = l.unlockCall.run(wctx, l.c.rdb).Err()
+	}
 }
 
 // Unlock releases one level of reentry; the last level hands the lock to the
@@ -310,8 +359,11 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
 	if err != nil {
+		// An unknown outcome is reported as it is: resending could release
+		// a second level, or another holder's lock.
 		return l.scriptErr("unlock", err)
 	}
+	l.levels.Add(-1)
 	if l.watchdog {
 		l.shared.released(l, res >= 1)
 	}
@@ -345,19 +397,23 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		if turn.queued {
 			queued = "1"
 		}
-		handoff := l.lease
-		if l.watchdog {
-			handoff = min(l.lease, handoffLease)
-		}
-		cmd = lockAcquireScript.Run(ctx, l.c.rdb, l.keys, append(l.argv[:len(l.argv):len(l.argv)],
+		handoff := min(l.lease, handoffLease)
+		cmd = runScript(ctx, l.c.rdb, lockAcquireScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)],
 			turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)...)
 	}
 	ms, err := cmd.Int64()
 	if errors.Is(err, redis.Nil) {
+		l.levels.Add(1)
 		if l.watchdog {
 			l.shared.acquired(ctx, l)
 		}
 		return 0, true, nil
+	}
+	if errors.Is(err, ErrUncertain) && l.levels.Load() == 0 {
+		// The attempt may have taken the lock (or been handed it while
+		// queued) with its reply lost: give back what it may hold, so no
+		// lease outlives a caller who was told it failed.
+		l.withdrawUncertain(ctx, turn)
 	}
 	if err != nil {
 		return 0, false, l.scriptErr("acquire", err)

@@ -37,9 +37,11 @@ import (
 //     hands it to that waiter instead of taking it; TryLock does the same.
 //   - An entry lives waitEntryTTL unless its waiter refreshes it with a new
 //     attempt (every waitEntryTTL/3 at most), so a waiter that died is
-//     skipped; and a hand-off sets a lease of at most handoffLease until
-//     the new holder's watchdog renews it, so a waiter that died just after
-//     its last refresh blocks the lock for seconds, not a whole lease.
+//     skipped; and a hand-off sets a claim lease of at most handoffLease
+//     until the waiter confirms it (one renewal with its own lease, watchdog
+//     or not), so a waiter that died just after its last refresh blocks the
+//     lock for seconds, not a whole lease, and a live holder's lease after
+//     the confirmation is its full lease, tolerant of any normal pause.
 //   - Each Client shares one PubSub for all its waiters: a lock's unlock and
 //     hand-off channels are subscribed when its first waiter arrives and
 //     unsubscribed when its last leaves, and the connection is closed after
@@ -62,8 +64,8 @@ const waitIdleClose = 10 * time.Second
 // a waiter refreshes it at least every waitEntryTTL/3.
 const waitEntryTTL = 3 * time.Second
 
-// handoffLease caps the lease a hand-off sets for a waiter whose watchdog
-// will renew it; see above.
+// handoffLease caps the claim lease a hand-off sets until the waiter
+// confirms; see above.
 const handoffLease = 3 * time.Second
 
 // lockQueueKey, lockEntriesKey and lockWakeChannel name a lock's waiter

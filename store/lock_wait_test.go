@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -407,7 +408,94 @@ func TestLockHandoffSkipsExpiredWaiter(t *testing.T) {
 	if fields := rdb.HGetAll(ctx, name).Val(); len(fields) != 1 || fields[live.HolderID()] != "1" {
 		t.Fatalf("lock hash = %v, want only the live waiter", fields)
 	}
-	if pttl := rdb.PTTL(ctx, name).Val(); pttl <= 0 || pttl > handoffLease {
-		t.Fatalf("hand-off lease PTTL = %v, want (0, %v]", pttl, handoffLease)
+	// The waiter confirmed its claim before Lock returned: its lease is its
+	// own (30 s), not the claim's, so a pause of a few seconds right after
+	// the hand-off does not lose the lock (before: handoffLease, 3 s).
+	if pttl := rdb.PTTL(ctx, name).Val(); pttl <= handoffLease {
+		t.Fatalf("lease after a confirmed hand-off: PTTL = %v, want above the claim's %v", pttl, handoffLease)
+	}
+}
+
+// A NoWatchdog waiter is handed only the short claim lease: if it died
+// after queueing, the lock is blocked for handoffLease, not for its whole
+// lease. Before the fix its queue entry carried the full lease.
+func TestLockHandoffClaimLeaseNoWatchdog(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	holder := c.NewLock(name, nil)
+	unlockAtEnd(t, holder)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := lockTestClient(t)
+	waiter := other.NewLock(name, &LockOptions{Lease: time.Minute, NoWatchdog: true, RetryCap: time.Minute})
+	unlockAtEnd(t, waiter)
+	wctx, cancel := context.WithCancel(ctx)
+	got := make(chan error, 1)
+	go func() { got <- waiter.Lock(wctx) }()
+	var entry string
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if vals := rdb.HVals(ctx, lockEntriesKey(name)).Val(); len(vals) == 1 {
+			entry = vals[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("waiter never queued")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	var dl, lease int64
+	var who string
+	if _, err := fmt.Sscanf(entry, "%d %d %s", &dl, &lease, &who); err != nil {
+		t.Fatalf("entry %q: %v", entry, err)
+	}
+	if time.Duration(lease)*time.Millisecond > handoffLease {
+		t.Fatalf("a hand-off to a NoWatchdog waiter would set %d ms, want at most the claim lease %v", lease, handoffLease)
+	}
+	// Alive, it confirms and holds its own lease.
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if pttl := rdb.PTTL(ctx, name).Val(); pttl <= handoffLease {
+		t.Fatalf("NoWatchdog lease after a confirmed hand-off: PTTL = %v, want its own minute", pttl)
+	}
+}
+
+// Two goroutines sharing a handle: one holds the lock, the other's queue
+// entry expired (it was paused) and its next attempt finds the holder field
+// present. That is a re-entry and must count, or the first Unlock frees the
+// lock under the second. Before the fix the script took "entry gone, field
+// present" for a hand-off and returned "taken" at count 1.
+func TestLockSharedHandleReentryAfterExpiredEntry(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := lockTestCtx(t, 30*time.Second)
+	l := c.NewLock(name, nil)
+	unlockAtEnd(t, l)
+	if err := l.TryLock(ctx); err != nil { // goroutine 1
+		t.Fatal(err)
+	}
+	// Goroutine 2 queued earlier; its entry is gone (expired, dropped).
+	turn := &waitTurn{token: newWaitToken(), queued: true}
+	if _, ok, err := l.tryAcquire(ctx, turn); err != nil || !ok {
+		t.Fatalf("second goroutine's attempt: ok=%v err=%v, want a re-entry", ok, err)
+	}
+	if n, _ := rdb.HGet(ctx, name, l.HolderID()).Int64(); n != 2 {
+		t.Fatalf("reentry count after two holds = %d, want 2", n)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.HGet(ctx, name, l.HolderID()).Int64(); n != 1 {
+		t.Fatalf("after one Unlock the other goroutine's level is gone: count %d", n)
+	}
+	if err := c.NewLock(name, nil).TryLock(ctx); !errors.Is(err, ErrNotObtained) {
+		t.Fatalf("another owner's TryLock while one level is held: %v", err)
 	}
 }

@@ -174,7 +174,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 			keys = []string{rw.name, RWReadLevelKey(rw.name, rw.readField, guess)}
 			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess}
 		}
-		res, err := rwUnlockScript.Run(ctx, rw.c.rdb, keys, argv...).Result()
+		res, err := runScript(ctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
 		if errors.Is(err, redis.Nil) {
 			// The watchdog finds out on its own if the hold was lost.
 			return fmt.Errorf("%w: %q by %s", ErrNotHeld, rw.name, s.HolderID())
@@ -205,13 +205,13 @@ func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
 		var cmd *redis.Cmd
 		var guess int64
 		if s.write {
-			cmd = rwWriteAcquireScript.Run(ctx, rw.c.rdb, []string{rw.name, StatsKey(rw.name)}, lease, rw.writeField)
+			cmd = runScript(ctx, rw.c.rdb, rwWriteAcquireScript, []string{rw.name, StatsKey(rw.name)}, lease, rw.writeField)
 		} else {
 			guess = rw.guess()
 			if guess >= wire.MaxRWLevelKeys {
 				return 0, false, invalid("read levels", "%s already holds %d read levels of %q", rw.readField, guess, rw.name)
 			}
-			cmd = rwReadAcquireScript.Run(ctx, rw.c.rdb,
+			cmd = runScript(ctx, rw.c.rdb, rwReadAcquireScript,
 				[]string{rw.name, StatsKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1)},
 				lease, rw.readField, rw.writeField, guess)
 		}
@@ -341,7 +341,7 @@ func (rw *RWLock) renew(ctx context.Context) (bool, error) {
 		for level := int64(1); level <= guess; level++ {
 			keys = append(keys, RWReadLevelKey(rw.name, rw.readField, level))
 		}
-		res, err := rwRenewScript.Run(ctx, rw.c.rdb, keys,
+		res, err := runScript(ctx, rw.c.rdb, rwRenewScript, keys,
 			rw.lease.Milliseconds(), rw.readField, rw.writeField, strconv.FormatInt(guess, 10)).Result()
 		if err != nil {
 			return false, rw.scriptErr("renew", err)

@@ -97,7 +97,7 @@ func (s *SpinLock) TryLock(ctx context.Context) error {
 	}
 	lease := s.lease.Milliseconds()
 	// No waiter token: a spin lock never queues.
-	ttl, err := spinAcquireScript.Run(ctx, s.c.rdb, s.keys(),
+	ttl, err := runScript(ctx, s.c.rdb, spinAcquireScript, s.keys(),
 		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -141,7 +141,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
-	res, err := spinReleaseScript.Run(ctx, s.c.rdb, s.keys(),
+	res, err := runScript(ctx, s.c.rdb, spinReleaseScript, s.keys(),
 		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), "").Int64()
 	if errors.Is(err, redis.Nil) {
 		s.released(true)
@@ -204,7 +204,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := spinRenewScript.Run(rctx, s.c.rdb, []string{s.name}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := runScript(rctx, s.c.rdb, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder).Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.mu.Lock()

@@ -12,6 +12,31 @@
 //
 // Reading, classifying and editing these objects from the outside (what the
 // console does) is package store/inspect's job; store does not import it.
+//
+// # No call applied twice
+//
+// go-redis re-sends a single command after a read timeout or a dropped
+// connection (MaxRetries, 3 by default), exactly when the first send may
+// already have run; lockwarden's scripts are not idempotent (an acquire
+// re-enters, a release drops a level, a limiter grants again). Every script
+// call therefore goes out once (scriptcall.go: each EVALSHA carries
+// go-redis's NoRetry marker, which v9.23 honours for single commands and,
+// as batch.go relies on, for pipelines; a NOSCRIPT reply, which means the
+// script did not run, is followed by SCRIPT LOAD and one more send). A call
+// that got no reply fails with ErrUncertain (an *UncertainError wrapping
+// the network or ctx error): it ran once or not at all, and the caller is
+// told so. This was chosen over Redisson's per-request outcome records
+// (redisson_unlock_latch:...) because it needs no extra keys or writes on
+// the hot path, keeps every script's wire format as Redisson clients and the
+// console know it, and covers every kind (locks, renewals, limiter grants,
+// counters, token locks) with one mechanism. A Lock whose acquire ends
+// ErrUncertain while the handle held no level withdraws whatever the call
+// may have taken, with one release sent once, so no lease outlives a caller
+// who was told it failed; if that withdrawal also loses its reply, the
+// level left has no watchdog and expires with its lease. An uncertain
+// Unlock is never resent: the handle may still hold that level (Unlock
+// again returns ErrNotHeld once it does not). Renewals are idempotent, but
+// go out once too; the watchdog's next tick is the retry.
 package store
 
 import (

@@ -105,7 +105,7 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	res, err := tokenLockObtainScript.Run(ctx, t.c.rdb, []string{t.name, StatsKey(t.name)},
+	res, err := runScript(ctx, t.c.rdb, tokenLockObtainScript, []string{t.name, StatsKey(t.name)},
 		t.token, t.lease.Milliseconds()).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, bucketRedisErr(err))
@@ -153,7 +153,7 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	code, err := tokenLockReleaseScript.Run(ctx, t.c.rdb, []string{t.name}, t.token).Int64()
+	code, err := runScript(ctx, t.c.rdb, tokenLockReleaseScript, []string{t.name}, t.token).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
@@ -169,7 +169,7 @@ func (t *TokenLock) Refresh(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	n, err := tokenLockRefreshScript.Run(ctx, t.c.rdb, []string{t.name}, t.token, t.lease.Milliseconds()).Int64()
+	n, err := runScript(ctx, t.c.rdb, tokenLockRefreshScript, []string{t.name}, t.token, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}

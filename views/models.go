@@ -171,11 +171,41 @@ type OverviewPage struct {
 	Alerts       []AlertRow   // firing, critical first
 }
 
-// LocksPage is GET /locks.
+// LocksPage is GET /locks: one page of the filtered, sorted list.
 type LocksPage struct {
 	Layout
 	Match string // the glob filter; "" shows every lock
 	Locks []LockRow
+	Nav   ListNav
+}
+
+// ListNav is a list page's filters, sort links and paging links; every
+// link is a plain URL so paging works without JavaScript.
+type ListNav struct {
+	Total    int // rows passing the filters, on every page
+	Shown    int // rows on this page
+	Match    string
+	Kind     string
+	Kinds    []string // the kinds ?kind= accepts
+	Sort     string
+	Desc     bool
+	Sorts    []SortLink
+	NextURL  string // "" on the last page
+	FirstURL string // "" on the first page
+	Paged    bool   // this is not the first page
+	// Partial: the page is not the whole list by name, so live updates
+	// touch only the rows on it; on a complete page rows of objects
+	// discovered later are added.
+	Partial bool
+}
+
+// SortLink is one sortable column's link: Active is the current sort,
+// and the link flips its order.
+type SortLink struct {
+	Name   string
+	URL    string
+	Active bool
+	Desc   bool
 }
 
 // LockDetailPage is GET /locks/{name}.
@@ -245,6 +275,7 @@ type ErrorPage struct {
 type LimitersPage struct {
 	Layout
 	Limiters []LimiterRow
+	Nav      ListNav
 }
 
 // Edit form field names, shared with the handler that parses the form.
@@ -321,10 +352,18 @@ type EventRow struct {
 // WallPage is GET /wall.
 type WallPage struct {
 	Layout
-	Limiters  []LimiterRow
+	Limiters  []LimiterRow // the tiles: alerting first, then the busiest
 	LockCount int
 	Events    []EventRow // newest first
 	Alerts    []AlertRow // firing, critical first
+	Rest      WallRest
+}
+
+// WallRest sums up the limiters without a tile.
+type WallRest struct {
+	Count    int
+	Acquired int64
+	Rejected int64
 }
 
 // LockURL is the detail page of a lock; the name is one escaped segment.

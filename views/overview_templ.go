@@ -84,12 +84,12 @@ func Overview(m OverviewPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(m.Busiest) > busiestShown {
-				templ_7745c5c3_Err = limiterTable(m.Busiest[:busiestShown], "busiest-table").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = limiterTable(m.Busiest[:busiestShown], "busiest-table", true, "").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = limiterTable(m.Busiest, "busiest-table").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = limiterTable(m.Busiest, "busiest-table", true, "").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -24,7 +24,7 @@ const maxMatchLen = store.MaxNameLen
 func matchParam(c echo.Context) (string, error) {
 	m := c.QueryParam("match")
 	if len(m) > maxMatchLen {
-		return "", badRequest("match", fmt.Sprintf("must be at most %d bytes", maxMatchLen))
+		return "", badRequest("match", fmt.Sprintf("match must be at most %d bytes", maxMatchLen))
 	}
 	return m, nil
 }
@@ -42,35 +42,18 @@ func objectError(err error, what, name string) error {
 	return err
 }
 
-// listLocks discovers the locks the console may show, narrowed by glob.
-func (s *Server) listLocks(c echo.Context, glob string) ([]inspect.LockInfo, error) {
-	d, err := s.insp.Discover(c.Request().Context(), s.cfg.match())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]inspect.LockInfo, 0, len(d.Locks))
-	for _, l := range d.Locks {
-		if glob == "" || inspect.GlobMatch(glob, l.Name) {
-			out = append(out, l)
-		}
-	}
-	return out, nil
-}
-
+// handleAPILocks is one page of the snapshot's locks:
+// {"locks": [...], "total": N, "next_cursor": "..."} ("" on the last page).
 func (s *Server) handleAPILocks(c echo.Context) error {
-	glob, err := matchParam(c)
+	_, _, p, err := s.lockList(c)
 	if err != nil {
 		return err
 	}
-	locks, err := s.listLocks(c, glob)
-	if err != nil {
-		return err
-	}
-	out := make([]lockJSON, 0, len(locks))
-	for _, l := range locks {
+	out := make([]lockJSON, 0, len(p.Rows))
+	for _, l := range p.Rows {
 		out = append(out, toLockJSON(s.annotated(l)))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"locks": out})
+	return c.JSON(http.StatusOK, map[string]any{"locks": out, "total": p.Total, "next_cursor": p.Next})
 }
 
 func (s *Server) handleAPILock(c echo.Context) error {
@@ -161,16 +144,18 @@ func (s *Server) handleAPIForceUnlock(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]bool{"released": true})
 }
 
+// handleAPILimiters is one page of the snapshot's limiters, shaped like
+// handleAPILocks.
 func (s *Server) handleAPILimiters(c echo.Context) error {
-	d, stats, err := s.discoverLimiters(c)
+	sn, _, p, err := s.limiterList(c)
 	if err != nil {
 		return err
 	}
-	out := make([]limiterJSON, 0, len(d.Limiters))
-	for _, l := range d.Limiters {
-		out = append(out, toLimiterJSON(l, stats[l.Name].Window))
+	out := make([]limiterJSON, 0, len(p.Rows))
+	for _, l := range p.Rows {
+		out = append(out, toLimiterJSON(l, sn.window(l.Name)))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"limiters": out})
+	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "next_cursor": p.Next})
 }
 
 // limiterWithWindow reads one limiter and its current window.

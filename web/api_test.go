@@ -43,6 +43,7 @@ func TestAPILocksListAndFilter(t *testing.T) {
 	// An application hash that is not a lock must not be listed.
 	e.rdb.HSet(context.Background(), e.prefix+"profile", "name", "x")
 
+	e.synced()
 	var all struct{ Locks []apiLock }
 	e.getJSON("/api/locks", 200, &all)
 	if len(all.Locks) != 3 {
@@ -193,6 +194,7 @@ func TestAPILimiters(t *testing.T) {
 		}
 	}
 
+	e.synced()
 	var list struct{ Limiters []apiLimiter }
 	e.getJSON("/api/limiters", 200, &list)
 	if len(list.Limiters) != 1 {

@@ -246,6 +246,7 @@ func TestKindsConsoleTokenLock(t *testing.T) {
 	e.rdb.Set(ctx, e.prefix+"cache:x", "f00dfeed", time.Minute) // a string, but no pattern names it
 	t.Cleanup(func() { e.rdb.Del(context.Background(), name, e.prefix+"cache:x") })
 
+	e.synced()
 	var all struct{ Locks []lockJSON }
 	e.getJSON("/api/locks", 200, &all)
 	if len(all.Locks) != 1 || all.Locks[0].Kind != inspect.KindTokenLock || all.Locks[0].Holders[0].ID != "f00dfeed" ||
@@ -328,6 +329,7 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 	}
 
 	// The wall never shows a rejected count or ratio for it.
+	e.synced()
 	_, _, b = e.do("GET", "/wall", nil, nil)
 	tile := parseHTML(t, b).Find(`[data-testid="wall-tile"]`)
 	if tile.Find(`[data-field="rejected"], [data-field="ratio"]`).Length() != 0 || tile.Find(`[data-testid="rejected-hidden"]`).Length() != 1 {

@@ -60,6 +60,8 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey) })
+	// Lists come from the sampler's snapshot: wait for the first one.
+	eventually(t, 10*time.Second, "first snapshot", func() bool { return srv.sampler.latest() != nil })
 	jar, _ := cookiejar.New(nil)
 	return &testEnv{t: t, srv: srv, rdb: rdb, app: store.New(rdb, nil), prefix: prefix, http: &http.Client{
 		Jar:     jar,
@@ -67,6 +69,17 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 		// Tests look at redirects themselves.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
+}
+
+// synced waits until the sampler's snapshot comes from a discovery that
+// started after this call, so lists show what the test wrote before it.
+func (e *testEnv) synced() {
+	e.t.Helper()
+	since := time.Now()
+	eventually(e.t, 15*time.Second, "a discovery after the test's writes", func() bool {
+		sn := e.srv.sampler.latest()
+		return sn != nil && sn.RedisUp && !sn.Discovered.Before(since)
+	})
 }
 
 const testUUID = "0f8a2c1e-7b3d-4e9f-a6c5-123456789abc"

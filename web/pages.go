@@ -22,6 +22,13 @@ import (
 // overviewEvents is how many events the overview passes to its list.
 const overviewEvents = 20
 
+// overviewBusiest is how many limiters the overview lists; wallTiles is
+// how many get a tile on the wall.
+const (
+	overviewBusiest = 10
+	wallTiles       = 24
+)
+
 // render writes a page. It renders into memory first, so a failing
 // component ends in a clean error page rather than half a document.
 func (s *Server) render(c echo.Context, status int, comp templ.Component) error {
@@ -77,68 +84,78 @@ func eventRows(evs []eventFrame) []views.EventRow {
 	return out
 }
 
-// discoverLimiters discovers the objects and reads every limiter's window
-// now, so a page or API call shows what a reload would, not what the last
-// tick happened to see.
-func (s *Server) discoverLimiters(c echo.Context) (*inspect.Discovered, map[string]inspect.Summary, error) {
-	ctx := c.Request().Context()
-	d, err := s.insp.Discover(ctx, s.cfg.match())
-	if err != nil {
-		return nil, nil, err
+// limiterRows are the pages' rows for ls, with the snapshot's windows.
+func (s *Server) limiterRows(sn *snapshot, ls []inspect.LimiterInfo) []views.LimiterRow {
+	rows := make([]views.LimiterRow, 0, len(ls))
+	for _, l := range ls {
+		rows = append(rows, s.limiterRow(l, sn.window(l.Name)))
 	}
-	names := make([]string, 0, len(d.Limiters))
-	for _, l := range d.Limiters {
-		names = append(names, l.Name)
-	}
-	smp, err := s.insp.Sample(ctx, nil, names)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, smp.Stats, nil
+	return rows
 }
 
-// currentLimiters is discoverLimiters as the pages' limiter rows.
-func (s *Server) currentLimiters(c echo.Context) ([]views.LimiterRow, *inspect.Discovered, error) {
-	d, stats, err := s.discoverLimiters(c)
-	if err != nil {
-		return nil, nil, err
+// topLimiters is the n limiters a summary shows first: those over the
+// alert thresholds (worst first), then the busiest; ties by name.
+func topLimiters(sn *snapshot, n int) []inspect.LimiterInfo {
+	type ranked struct {
+		l     *inspect.LimiterInfo
+		level int
+		total int64
 	}
-	rows := make([]views.LimiterRow, 0, len(d.Limiters))
-	for _, l := range d.Limiters {
-		rows = append(rows, s.limiterRow(l, stats[l.Name].Window))
+	rs := make([]ranked, 0, len(sn.Limiters))
+	for i := range sn.Limiters {
+		l := &sn.Limiters[i]
+		w := counts(sn.window(l.Name))
+		level := 0
+		if !l.RejectionsHidden {
+			switch views.RatioClass(w) {
+			case "ratio-bad":
+				level = 2
+			case "ratio-warn":
+				level = 1
+			}
+		}
+		rs = append(rs, ranked{l, level, w.Total()})
 	}
-	return rows, d, nil
+	slices.SortFunc(rs, func(a, b ranked) int {
+		if c := cmp.Compare(b.level, a.level); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.total, a.total); c != 0 {
+			return c
+		}
+		return strings.Compare(a.l.Name, b.l.Name)
+	})
+	out := make([]inspect.LimiterInfo, 0, min(n, len(rs)))
+	for _, r := range rs[:min(n, len(rs))] {
+		out = append(out, *r.l)
+	}
+	return out
 }
 
 func (s *Server) handleOverview(c echo.Context) error {
-	rows, d, err := s.currentLimiters(c)
+	sn, err := s.snapshotFor()
 	if err != nil {
 		return err
 	}
-	slices.SortStableFunc(rows, func(a, b views.LimiterRow) int {
-		return cmp.Compare(b.Window.Total(), a.Window.Total())
-	})
 	return s.render(c, http.StatusOK, views.Overview(views.OverviewPage{
 		Layout:       s.layout(c, "Overview", views.NavOverview),
-		LockCount:    len(d.Locks),
-		LimiterCount: len(d.Limiters),
-		Busiest:      rows,
+		LockCount:    len(sn.Locks),
+		LimiterCount: len(sn.Limiters),
+		Busiest:      s.limiterRows(sn, topLimiters(sn, overviewBusiest)),
 		Events:       eventRows(s.events.recent(overviewEvents)),
 		Alerts:       s.alertRows(),
 	}))
 }
 
 func (s *Server) handleLocksPage(c echo.Context) error {
-	glob, err := matchParam(c)
+	_, q, p, err := s.lockList(c)
 	if err != nil {
 		return err
 	}
-	locks, err := s.listLocks(c, glob)
-	if err != nil {
-		return err
-	}
-	page := views.LocksPage{Layout: s.layout(c, "Locks", views.NavLocks), Match: glob}
-	for _, l := range locks {
+	page := views.LocksPage{Layout: s.layout(c, "Locks", views.NavLocks), Match: q.Match,
+		Nav: listNav("/locks", q, lockSorts, lockKinds, p.Total, len(p.Rows), p.Next)}
+	page.Locks = make([]views.LockRow, 0, len(p.Rows))
+	for _, l := range p.Rows {
 		page.Locks = append(page.Locks, s.lockRow(l))
 	}
 	return s.render(c, http.StatusOK, views.Locks(page))
@@ -219,13 +236,14 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 }
 
 func (s *Server) handleLimitersPage(c echo.Context) error {
-	rows, _, err := s.currentLimiters(c)
+	sn, q, p, err := s.limiterList(c)
 	if err != nil {
 		return err
 	}
 	return s.render(c, http.StatusOK, views.Limiters(views.LimitersPage{
 		Layout:   s.layout(c, "Limiters", views.NavLimiters),
-		Limiters: rows,
+		Limiters: s.limiterRows(sn, p.Rows),
+		Nav:      listNav("/limiters", q, limiterSorts, limiterKinds, p.Total, len(p.Rows), p.Next),
 	}))
 }
 
@@ -392,18 +410,35 @@ func (s *Server) handleEventsPage(c echo.Context) error {
 	}))
 }
 
+// handleWall shows a tile for each of the wallTiles most urgent limiters
+// and one line for the rest, so the page stays readable and bounded at any
+// number of limiters.
 func (s *Server) handleWall(c echo.Context) error {
-	rows, d, err := s.currentLimiters(c)
+	sn, err := s.snapshotFor()
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.Wall(views.WallPage{
+	top := topLimiters(sn, wallTiles)
+	page := views.WallPage{
 		Layout:    s.layout(c, "Wall", views.NavWall),
-		Limiters:  rows,
-		LockCount: len(d.Locks),
+		Limiters:  s.limiterRows(sn, top),
+		LockCount: len(sn.Locks),
 		Events:    eventRows(s.events.recent(views.EventRows)),
 		Alerts:    s.alertRows(),
-	}))
+	}
+	shown := make(map[string]bool, len(top))
+	for _, l := range top {
+		shown[l.Name] = true
+	}
+	for _, l := range sn.Limiters {
+		if !shown[l.Name] {
+			w := sn.window(l.Name)
+			page.Rest.Count++
+			page.Rest.Acquired += w.Acquired
+			page.Rest.Rejected += w.Rejected
+		}
+	}
+	return s.render(c, http.StatusOK, views.Wall(page))
 }
 
 // renderErrorPage is the HTML side of handleError.

@@ -41,6 +41,7 @@ func TestPageEveryPageRenders(t *testing.T) {
 	e.makeLock(lock, "w", 1, time.Minute)
 	lim := e.prefix + "rl:<b>page</b>"
 	e.makeBucket(lim, 10, "100")
+	e.synced()
 	pages := []string{
 		"/", "/locks", "/locks?match=" + url.QueryEscape(e.prefix+"*"), "/locks/" + esc(lock),
 		"/locks/" + esc(lock) + "/force-unlock?holder=" + url.QueryEscape(holderID("w")),

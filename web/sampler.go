@@ -22,6 +22,7 @@ const expiryGrace = 2
 type snapshot struct {
 	Taken     time.Time // local time the tick started
 	At        int64     // epoch ms: the end of the 1 s window (start of the newest bucket)
+	SampledAt time.Time // Redis TIME in the pipeline that read the PTTLs
 	Locks     []inspect.LockInfo
 	Limiters  []inspect.LimiterInfo
 	Stats     map[string]inspect.Summary
@@ -37,6 +38,9 @@ type snapshot struct {
 	// lock (key holderKey(name, holder)): the hold time of holders whose
 	// scripts record none.
 	HolderSeen map[string]time.Time
+
+	// orders memoizes the lists' filtered, sorted orders (listing.go).
+	orders *listOrders
 }
 
 // window returns the last complete 1 s window of name.
@@ -112,10 +116,11 @@ type sampler struct {
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
 	redisUp         *bool
-	lastMeta        []byte // the rarely-changing parts as last broadcast
 	registry        *inspect.Registry
 	registryRead    time.Time
 	holderSeen      map[string]time.Time
+	lastMeta        []byte     // the rarely-changing parts as last broadcast
+	delta           deltaState // the numbers as last broadcast
 
 	// Incremental discovery (inspect.Walker), when the Inspector can walk
 	// in the sample: after the first full pass, every tick walks one SCAN
@@ -205,11 +210,14 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	if smp.Walk != nil {
 		sm.advance(smp, start)
 	}
-	sm.setRedis(true)
 	sm.readRegistry(ctx, start)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
-	core, meta, err := encodeStats(buildStatsFrame(sn))
+	// The status frame goes out after the snapshot that agrees with it, so
+	// a viewer that reacts to it (reloads a page) finds the same state.
+	sm.setRedis(true)
+	f := buildStatsFrame(sn)
+	core, meta, err := encodeStats(f)
 	if err != nil {
 		sm.s.log.Error("encoding stats frame", "err", err)
 		return
@@ -217,10 +225,17 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	full := func() []byte { return spliceMeta(core, meta) }
 	if !bytes.Equal(meta, sm.lastMeta) {
 		sm.lastMeta = meta
+		sm.delta.reset(f.statsCore)
 		sm.s.hub.broadcastStats(full(), nil)
 		return
 	}
-	sm.s.hub.broadcastStats(core, full)
+	// Primed viewers get only what changed (frames.go); a new one, full.
+	delta, err := sm.delta.next(f.statsCore)
+	if err != nil || delta == nil {
+		sm.s.hub.broadcastStats(full(), nil)
+		return
+	}
+	sm.s.hub.broadcastStats(delta, full)
 }
 
 // adopt takes a discovery pass as the set of names to sample.
@@ -309,7 +324,6 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	if sm.redisUp == nil || *sm.redisUp {
 		sm.s.log.Warn("sampling Redis failed", "err", err)
 	}
-	sm.setRedis(false)
 	if prev := sm.latest(); prev != nil && prev.RedisUp {
 		down := *prev
 		down.RedisUp = false
@@ -317,6 +331,8 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	} else if prev == nil {
 		sm.snap.Store(&snapshot{RedisUp: false, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{}})
 	}
+	// After the snapshot: a page loaded on this frame shows the banner.
+	sm.setRedis(false)
 }
 
 // setRedis broadcasts a status frame when Redis reachability changes; the
@@ -373,6 +389,7 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 	sn := &snapshot{
 		Taken:      start,
 		At:         at.UnixMilli() / inspect.BucketMS * inspect.BucketMS,
+		SampledAt:  at,
 		Locks:      smp.Locks,
 		Limiters:   smp.Limiters,
 		Stats:      smp.Stats,
@@ -381,6 +398,7 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 		RedisUp:    true,
 		Registry:   sm.registry,
 		HolderSeen: sm.seeHolders(smp.Locks, start),
+		orders:     &listOrders{},
 	}
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}

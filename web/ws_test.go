@@ -31,9 +31,13 @@ func TestWSStatsFrames(t *testing.T) {
 	// Holders come only in frames where they (or kinds, first_seen,
 	// limiter_info) changed, and in the first stats frame: keep the latest.
 	var holders any
+	nums := statsNumbers{}
 	keep := func(f frame) {
 		if h, ok := f["holders"]; ok && f.typ() == "stats" {
 			holders = h
+		}
+		if f.typ() == "stats" {
+			nums.apply(t, f)
 		}
 	}
 	readFrames(t, c, 5*time.Second, func(f frame) bool {
@@ -63,19 +67,50 @@ func TestWSStatsFrames(t *testing.T) {
 	if at, _ := last["at"].(float64); int64(at)%200 != 0 || at == 0 {
 		t.Errorf("at = %v, want a bucket boundary", last["at"])
 	}
-	if _, ok := last["limiters"].(map[string]any)[lim]; !ok {
-		t.Errorf("limiter missing from frame: %v", last["limiters"])
+	if _, ok := nums["limiters"][lim]; !ok {
+		t.Errorf("limiter missing from frames: %v", nums["limiters"])
 	}
-	if av := last["available"].(map[string]any)[lim]; av != float64(10) {
+	if av := nums["available"][lim]; av != float64(10) {
 		t.Errorf("available = %v, want 10", av)
 	}
-	pttl, _ := last["pttl_ms"].(map[string]any)[lock].(float64)
+	pttl, _ := nums["pttl_ms"][lock].(float64)
 	if pttl <= 0 || pttl > 60000 {
 		t.Errorf("pttl_ms = %v", pttl)
 	}
 	hs, _ := holders.(map[string]any)[lock].([]any)
 	if len(hs) != 1 || hs[0].(map[string]any)["id"] != holderID("w") || hs[0].(map[string]any)["count"] != float64(2) {
 		t.Errorf("holders = %v", holders)
+	}
+}
+
+// statsNumbers is what a viewer knows after applying stats frames: a full
+// frame replaces it, a delta frame (delta: true) adds what changed and
+// drops what was removed.
+type statsNumbers map[string]map[string]any
+
+func (n statsNumbers) apply(t *testing.T, f frame) {
+	t.Helper()
+	fields := []string{"limiters", "locks", "available", "pttl_ms"}
+	if f["delta"] != true {
+		for _, k := range fields {
+			n[k] = map[string]any{}
+		}
+	} else if n["limiters"] == nil {
+		t.Fatalf("a delta frame before any full frame: %v", f)
+	}
+	if f["delta"] == true {
+		rm, _ := f["removed"].([]any)
+		for _, name := range rm {
+			for _, k := range fields {
+				delete(n[k], name.(string))
+			}
+		}
+	}
+	for _, k := range fields {
+		m, _ := f[k].(map[string]any)
+		for name, v := range m {
+			n[k][name] = v
+		}
 	}
 }
 

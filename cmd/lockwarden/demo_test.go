@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -126,9 +127,31 @@ func TestCmdDemoPortTaken(t *testing.T) {
 	}
 }
 
+// getJSON reads url into v. A console answers 503 until its first sampler
+// tick (lists are served from the snapshot, never from a SCAN), so a 503 is
+// retried for a bounded while.
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, body := getOnce(t, url)
+		if status == http.StatusServiceUnavailable && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: status %d: %s", url, status, body)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		return
+	}
+}
+
+func getOnce(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -139,10 +162,9 @@ func getJSON(t *testing.T, url string, v any) {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: status %d", url, resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
+	return resp.StatusCode, body
 }

@@ -188,6 +188,9 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 	target("8. discovery lists all 11,000 objects among 1,000,000 keys in < 5 s", secs < 5, fmt.Sprintf("%.2f s", secs))
 	dp99 := dcol(func(r discoveryResult) float64 { return r.p99 }).median()
 	target("8. other clients' p99 < 2 ms during the scan", dp99 < 2, fmt.Sprintf("%.2f ms", dp99))
+	if err := pagesReport(ctx, e, w, target); err != nil {
+		t.Fatalf("case 9: %v", err)
+	}
 	w("\n%s\n", consoleNotes)
 }
 

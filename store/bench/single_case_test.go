@@ -22,7 +22,7 @@ import (
 func TestBenchCase(t *testing.T) {
 	which := os.Getenv("LOCKWARDEN_BENCH_CASE")
 	if which == "" {
-		t.Skip("set LOCKWARDEN_BENCH_CASE=5 or 6 to run one console case")
+		t.Skip("set LOCKWARDEN_BENCH_CASE=5, 6 or 9 to run one console case")
 	}
 	rounds := envInt("LOCKWARDEN_BENCH_ROUNDS", 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
@@ -78,8 +78,13 @@ func TestBenchCase(t *testing.T) {
 			}
 			cleanup()
 		}
+	case "9":
+		target := func(what string, ok bool, got string) { w("target %s: %v (%s)\n", what, ok, got) }
+		if err := pagesReport(ctx, e, w, target); err != nil {
+			t.Fatal(err)
+		}
 	default:
-		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5 and 6 run on their own", which)
+		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5, 6 and 9 run on their own", which)
 	}
 	t.Log("\n" + out.String())
 }

@@ -172,12 +172,13 @@ func fanout(ctx context.Context, e *env, prefix string, n int, d time.Duration) 
 	}
 	// A viewer's first frame is the full one (kinds, holders, first seen);
 	// later ones carry those only when they change. Report a steady frame.
-	firstBytes, firstFrames := fc.bytes.Load(), fc.stats.Load()
+	// (Stats frames after the first are deltas: only changed numbers.)
+	// fc.bytes holds the size of the newest frame.
 	if err := fc.waitFrames(ctx, 3, 30*time.Second); err != nil {
 		fc.close()
 		return res, err
 	}
-	res.frameKB = float64(fc.bytes.Load()-firstBytes) / float64(max(1, fc.stats.Load()-firstFrames)) / 1024
+	res.frameKB = float64(fc.bytes.Load()) / 1024
 	fc.close()
 
 	out, err := os.CreateTemp("", "lockwarden-ws-*.bin")

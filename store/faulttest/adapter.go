@@ -1,0 +1,174 @@
+package faulttest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// Every call the suite makes into store's lock and limiter handles is in
+// this file, so the API changes under way (SpinLock.TryLock returning
+// error, TokenLock's TryLock/Lock/Unlock, limiters' TryAcquire/Acquire with
+// n) are adjusted here and nowhere else.
+
+// locker is one holder's handle on one lock.
+type locker interface {
+	Lock(ctx context.Context) error
+	Unlock(ctx context.Context) error
+}
+
+// fenced is a locker whose grants carry a fencing token.
+type fenced interface{ Token() int64 }
+
+// lockKind builds a holder's handle on the lock at key.
+type lockKind struct {
+	name string
+	// reentrant kinds take a second level inside the critical section and
+	// release it before the counter is touched: a release applied twice
+	// would free the lock under the holder, which the checker sees.
+	reentrant bool
+	// readers: this many extra workers take the read side (RWLock only).
+	readers int
+	newLock func(c *store.Client, key string) locker
+	newRead func(c *store.Client, key string) locker
+}
+
+// lease of every lock under test, without a watchdog where the kind allows
+// it, so a grant's expiry is known: call start + lease.
+const lease = time.Second
+
+// spinLease is the spin lock's (it always renews, every lease/3).
+const spinLease = 1500 * time.Millisecond
+
+func lockOpts() *store.LockOptions {
+	return &store.LockOptions{Lease: lease, NoWatchdog: true, RetryCap: 100 * time.Millisecond}
+}
+
+var lockKinds = []lockKind{
+	{name: "lock", reentrant: true, newLock: func(c *store.Client, key string) locker {
+		return c.NewLock(key, lockOpts())
+	}},
+	{name: "fair", reentrant: true, newLock: func(c *store.Client, key string) locker {
+		return c.NewFairLock(key, &store.FairLockOptions{LockOptions: *lockOpts(), ThreadWaitTime: time.Second})
+	}},
+	{name: "fenced", reentrant: true, newLock: func(c *store.Client, key string) locker {
+		return c.NewFencedLock(key, lockOpts())
+	}},
+	{name: "rw", reentrant: true, readers: 4,
+		newLock: func(c *store.Client, key string) locker { return c.NewRWLock(key, lockOpts()).WLock() },
+		newRead: func(c *store.Client, key string) locker { return c.NewRWLock(key, lockOpts()).RLock() },
+	},
+	{name: "spin", reentrant: true, newLock: func(c *store.Client, key string) locker {
+		return c.NewSpinLock(key, &store.SpinLockOptions{Lease: spinLease, Interval: 2 * time.Millisecond})
+	}},
+	{name: "token", newLock: func(c *store.Client, key string) locker {
+		return tokenLocker{c.NewTokenLock(key, &store.TokenLockOptions{Lease: lease, Retry: 2 * time.Millisecond})}
+	}},
+}
+
+// leaseOf is the lease each acquire (or renewal) of kind sets, and whether
+// the handle renews it while held.
+func leaseOf(kind string) (time.Duration, bool) {
+	if kind == "spin" {
+		return spinLease, true
+	}
+	return lease, false
+}
+
+// token is the fencing token of l's latest grant, 0 for unfenced kinds.
+func token(l locker) int64 {
+	if f, ok := l.(fenced); ok {
+		return f.Token()
+	}
+	return 0
+}
+
+// documented are the errors store promises its callers (errors.go).
+var documented = []error{
+	store.ErrUncertain, store.ErrNotObtained, store.ErrNotHeld, store.ErrNotFound, store.ErrRateLimited, store.ErrRedissonMode,
+	store.ErrNotConfigured, store.ErrModify, store.ErrWrongKind, store.ErrInvalid,
+	context.Canceled, context.DeadlineExceeded,
+}
+
+func isDocumented(err error) bool {
+	for _, d := range documented {
+		if errors.Is(err, d) {
+			return true
+		}
+	}
+	return false
+}
+
+type tokenLocker struct{ t *store.TokenLock }
+
+func (l tokenLocker) Lock(ctx context.Context) error {
+	return l.t.Lock(ctx)
+}
+
+func (l tokenLocker) Unlock(ctx context.Context) error { return l.t.Unlock(ctx) }
+
+// limiter is one caller's handle on one limiter: admit says whether one
+// permit was granted.
+type limiter interface {
+	admit(ctx context.Context) (bool, error)
+}
+
+// limiterKind builds a limiter and says its bound: the most admissions any
+// 1 s window may see (capacity + refill in that second).
+type limiterKind struct {
+	name  string
+	bound int
+	setup func(ctx context.Context, c *store.Client, key string) error
+	open  func(c *store.Client, key string) limiter
+}
+
+// Limits: small enough that 16 callers hit them all the time.
+const (
+	bucketCapacity = 20
+	bucketPerSec   = 50 // IntervalMS 20
+	windowRate     = 40
+)
+
+var limiterKinds = []limiterKind{
+	{name: "bucket", bound: bucketCapacity + bucketPerSec,
+		setup: func(ctx context.Context, c *store.Client, key string) error {
+			return c.TokenBucket(key).Init(ctx, store.TokenBucketConfig{Capacity: bucketCapacity, IntervalMS: 1000.0 / bucketPerSec, Initial: bucketCapacity})
+		},
+		open: func(c *store.Client, key string) limiter { return bucketLimiter{c.TokenBucket(key)} }},
+	{name: "redisson", bound: windowRate + windowRate,
+		setup: func(ctx context.Context, c *store.Client, key string) error {
+			_, err := c.RedissonLimiter(key, nil).TrySetRate(ctx, store.RateOverall, windowRate, time.Second)
+			return err
+		},
+		open: func(c *store.Client, key string) limiter { return redissonLimiter{c.RedissonLimiter(key, nil)} }},
+	// A fixed 1 s window admits limit in each window, so a sliding second
+	// straddling a boundary may see two windows' worth.
+	{name: "counter", bound: windowRate + windowRate,
+		setup: func(context.Context, *store.Client, string) error { return nil },
+		open: func(c *store.Client, key string) limiter {
+			return counterLimiter{c.Counter(key, windowRate, time.Second)}
+		}},
+}
+
+type bucketLimiter struct{ b *store.TokenBucket }
+
+func (l bucketLimiter) admit(ctx context.Context) (bool, error) {
+	res, err := l.b.TryAcquire(ctx, 1)
+	return err == nil && res.Allowed, err
+}
+
+type redissonLimiter struct{ l *store.RedissonLimiter }
+
+func (l redissonLimiter) admit(ctx context.Context) (bool, error) {
+	res, err := l.l.TryAcquire(ctx, 1)
+	return err == nil && res.Allowed, err
+}
+
+type counterLimiter struct{ k *store.Counter }
+
+func (l counterLimiter) admit(ctx context.Context) (bool, error) {
+	h, err := l.k.TryAcquire(ctx, 1)
+	return err == nil && h.Allowed, err
+}

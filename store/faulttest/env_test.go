@@ -1,0 +1,200 @@
+package faulttest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redisproc"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	workers     = 16
+	increments  = 100
+	readTimeout = 200 * time.Millisecond
+	// replyDelay trips readTimeout: go-redis then retries the command on
+	// another connection while Redis has already run it.
+	replyDelay = 500 * time.Millisecond
+	// downtime of a restart outlasts every lease, as a restart without
+	// persistence must (Redis's own advice for locks): a grant that spans
+	// it counts as "lease ran out", never as a pass.
+	downtime = spinLease + 300*time.Millisecond
+	// caseBudget bounds one kind × fault run; the fault-free run, which
+	// must finish all 1,600 increments, gets longer.
+	caseBudget     = 10 * time.Second
+	baselineBudget = 30 * time.Second
+)
+
+// fault is one row of the matrix's fault axis.
+type fault struct {
+	name  string
+	proxy Fault
+	// background runs beside the workers until ctx ends.
+	background func(ctx context.Context, e *env)
+	// restart: Redis restarts without persistence while a lock is held
+	// (from inside a critical section), or mid-run for limiters.
+	restart bool
+}
+
+var faults = []fault{
+	{name: "none"},
+	{name: "delay-once", background: func(ctx context.Context, e *env) {
+		// "Once" per quarter second: one reply at a time is late.
+		every(ctx, 250*time.Millisecond, func() { e.proxy.SetFault(Fault{DelayOnce: true, Delay: replyDelay}) })
+	}},
+	{name: "delay-5%", proxy: Fault{DelayProb: 0.05, Delay: replyDelay}},
+	{name: "reset", proxy: Fault{ResetProb: 0.01}},
+	{name: "restart", restart: true},
+	{name: "script-flush", background: func(ctx context.Context, e *env) {
+		every(ctx, 150*time.Millisecond, func() { e.admin.ScriptFlush(ctx) })
+	}},
+	{name: "pause-write", background: func(ctx context.Context, e *env) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+			e.admin.Do(ctx, "CLIENT", "PAUSE", "2000", "WRITE")
+		}
+	}},
+}
+
+func every(ctx context.Context, d time.Duration, f func()) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		f()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// env is one private redis-server behind one proxy.
+type env struct {
+	srv   *redisproc.Server
+	proxy *Proxy
+	admin *redis.Client // straight to Redis, never faulted
+	seed  int64
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("FAULTTEST_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
+			t.Fatalf("FAULTTEST_SEED: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("fault RNG seed %d (rerun with FAULTTEST_SEED=%d)", seed, seed)
+		}
+	})
+	srv := redistest.StartT(t)
+	p, err := NewProxy(srv.Addr, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return &env{srv: srv, proxy: p, admin: redistest.NewClient(t, srv), seed: seed}
+}
+
+// clients are the callers under test: go-redis DEFAULT retries (MaxRetries
+// 3) through the proxy, with a ReadTimeout a delayed reply trips.
+func (e *env) clients(n int) ([]*store.Client, func()) {
+	rdbs := make([]*redis.Client, n)
+	cs := make([]*store.Client, n)
+	for i := range cs {
+		rdbs[i] = redis.NewClient(&redis.Options{Addr: e.proxy.Addr(), ReadTimeout: readTimeout, DialTimeout: time.Second})
+		cs[i] = store.New(rdbs[i], nil)
+	}
+	return cs, func() {
+		for _, r := range rdbs {
+			r.Close()
+		}
+	}
+}
+
+// restart kills Redis (every key lost), tells chk when, and starts it
+// again on the same port after downtime.
+func (e *env) restart(chk *checker) error {
+	e.srv.Pause()
+	if chk != nil {
+		chk.killed(time.Now())
+	}
+	time.Sleep(downtime)
+	return e.srv.Resume()
+}
+
+// subscriptions counts this server's subscribers: PUBSUB NUMSUB of every
+// channel plus PUBSUB NUMPAT.
+func (e *env) subscriptions(ctx context.Context) int64 {
+	chans, _ := e.admin.PubSubChannels(ctx, "*").Result()
+	var n int64
+	if len(chans) > 0 {
+		m, _ := e.admin.PubSubNumSub(ctx, chans...).Result()
+		for _, v := range m {
+			n += v
+		}
+	}
+	pat, _ := e.admin.PubSubNumPat(ctx).Result()
+	return n + pat
+}
+
+// settle polls (bounded: 13 s, store's wait hub idles 10 s before it
+// closes its subscription) until ok, and says whether it got there.
+func settle(ok func() bool) bool {
+	for range 260 {
+		if ok() {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// checkSubscriptions runs once per kind after every fault: this server's
+// subscriptions must fall back to base.
+func checkSubscriptions(t *testing.T, e *env, base int64, kind string, m *matrix) {
+	var fl failures
+	var now int64
+	if settle(func() bool { now = e.subscriptions(t.Context()); return now <= base }) {
+		m.add(kind, "(all) subs", "yes", fmt.Sprintf("PUBSUB NUMSUB+NUMPAT back to %d", base))
+	} else {
+		fl.add("leak: subscriptions %d -> %d", base, now)
+		m.add(kind, "(all) subs", "NO", fmt.Sprintf("subscriptions %d -> %d", base, now))
+	}
+	fl.finish(t)
+}
+
+// checkGoroutines runs after every kind and fault of a test (they run in
+// parallel, so only then is the process's goroutine count comparable).
+func checkGoroutines(t *testing.T, base int) {
+	base++ // this check's own subtest goroutine
+	var now int
+	if settle(func() bool { now = runtime.NumGoroutine(); return now <= base }) {
+		t.Logf("goroutines back to %d", base)
+		return
+	}
+	var stacks strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+	var fl failures
+	fl.add("leak: goroutines %d -> %d\n%s", base, now, stacks.String())
+	fl.finish(t)
+}
+
+// storeClient is an unfaulted store client for setup (over e.admin).
+func storeClient(e *env) *store.Client {
+	return store.New(e.admin, nil)
+}

@@ -1,0 +1,308 @@
+package faulttest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitingFor lists invariants (by the prefix of their failure) that fail
+// only because a fix in store has not landed yet; a case whose every
+// failure is listed here is skipped with the reason, never passed. Empty
+// once the fixes are in.
+var waitingFor = map[string]string{
+	// No implementation can keep this one on a Redis that restarts empty:
+	// the token key goes with the data and the next grant gets token 1. It
+	// stays a reported skip, not a pass, until the lead decides (e.g. seed
+	// a missing token key from TIME in microseconds).
+	"fencing across restart": "fencing token key lost when Redis restarts without persistence (design decision)",
+}
+
+// errTally counts the errors callers saw, by documented or not.
+type errTally struct {
+	mu      sync.Mutex
+	total   int
+	undoc   map[string]int
+	samples []string
+}
+
+func (e *errTally) saw(op string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.total++
+	if isDocumented(err) {
+		return
+	}
+	if e.undoc == nil {
+		e.undoc = map[string]int{}
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:] // the cause, without names that differ per call
+	}
+	e.undoc[op+": "+msg]++
+}
+
+func (e *errTally) undocumented() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var parts []string
+	for m, n := range e.undoc {
+		parts = append(parts, fmt.Sprintf("%d× %q", n, m))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// failures collects a case's broken invariants so the case can decide at
+// the end between failing and skipping for a missing fix.
+type failures struct{ list []string }
+
+func (f *failures) add(format string, args ...any) {
+	f.list = append(f.list, fmt.Sprintf(format, args...))
+}
+
+func (f *failures) finish(t *testing.T) {
+	t.Helper()
+	if len(f.list) == 0 {
+		return
+	}
+	var reasons []string
+	for _, msg := range f.list {
+		reason := ""
+		for prefix, r := range waitingFor {
+			if strings.HasPrefix(msg, prefix) {
+				reason = r
+			}
+		}
+		if reason == "" {
+			for _, m := range f.list {
+				t.Error(m)
+			}
+			return
+		}
+		reasons = append(reasons, reason)
+	}
+	for _, m := range f.list {
+		t.Log(m)
+	}
+	t.Skip("waiting for fix: " + strings.Join(reasons, "; "))
+}
+
+// TestLocksUnderFaults is the anchor test (16 clients × 100 unguarded
+// increments → exactly 1,600) of every lock kind under every fault, with
+// the checker proving no double grant, increasing fencing tokens, only
+// documented errors and no leaks.
+func TestLocksUnderFaults(t *testing.T) {
+	m := &matrix{}
+	t.Cleanup(func() { t.Log(m) })
+	goroutines := runtime.NumGoroutine()
+	t.Run("kinds", func(t *testing.T) {
+		for _, kind := range lockKinds {
+			t.Run(kind.name, func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t)
+				subs := e.subscriptions(t.Context())
+				for _, f := range faults {
+					t.Run(f.name, func(t *testing.T) { runLockCase(t, e, kind, f, m) })
+				}
+				t.Run("subscriptions", func(t *testing.T) { checkSubscriptions(t, e, subs, kind.name, m) })
+			})
+		}
+	})
+	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
+}
+
+type lockRun struct {
+	e         *env
+	kind      lockKind
+	fault     fault
+	key       string
+	chk       checker
+	errs      errTally
+	counter   atomic.Int64 // the unguarded counter: Load, sleep, Store
+	completed atomic.Int64
+	readDirty atomic.Int64 // reads that saw the counter change under a read lock
+	restarted sync.Once
+	restartEr error
+}
+
+func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
+	budget := caseBudget
+	if f.name == "none" {
+		budget = baselineBudget
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), budget)
+	defer cancel()
+	r := &lockRun{e: e, kind: kind, fault: f, key: "faulttest:" + kind.name + ":" + f.name}
+	delayed0, reset0 := e.proxy.Delayed.Load(), e.proxy.Reset.Load()
+
+	clients, closeClients := e.clients(workers + kind.readers)
+	e.proxy.SetFault(f.proxy)
+	bgCtx, stopBG := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	if f.background != nil {
+		bg.Add(1)
+		go func() { defer bg.Done(); f.background(bgCtx, e) }()
+	}
+	var writers, readers sync.WaitGroup
+	writersDone := make(chan struct{})
+	for i := range workers {
+		writers.Add(1)
+		go func() { defer writers.Done(); r.writer(ctx, i, kind.newLock(clients[i], r.key)) }()
+	}
+	for i := range kind.readers {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			r.reader(ctx, workers+i, kind.newRead(clients[workers+i], r.key), writersDone)
+		}()
+	}
+	writers.Wait()
+	close(writersDone)
+	readers.Wait()
+	stopBG()
+	bg.Wait()
+	e.proxy.SetFault(Fault{})
+	closeClients()
+	e.admin.Do(ctx, "CLIENT", "UNPAUSE")
+
+	v := r.chk.check()
+	var fl failures
+	if len(v.violations) > 0 {
+		fl.add("double grant: %d overlaps, first: %s", len(v.violations), v.violations[0])
+	}
+	if n := r.readDirty.Load(); n > 0 {
+		fl.add("double grant: %d reads saw the counter change under a read lock", n)
+	}
+	if got, done := r.counter.Load(), r.completed.Load(); got != done {
+		fl.add("anchor: counter %d after %d critical sections (lost updates)", got, done)
+	}
+	// Completing all 1,600 under a fault is liveness within a time bound:
+	// with 5 % of replies lost, each uncertain release leaves the lock to
+	// its 1 s lease, so a run needs minutes. Only the fault-free run must
+	// complete; under faults the matrix reports how far it got, and every
+	// increment that did happen must be in the counter (above).
+	if done := r.completed.Load(); f.name == "none" && done != workers*increments {
+		fl.add("anchor: %d of %d increments within %v", done, workers*increments, budget)
+	}
+	if len(v.tokens) > 0 {
+		fl.add("fencing: %d tokens did not increase, first: %s", len(v.tokens), v.tokens[0])
+	}
+	if u := r.errs.undocumented(); u != "" {
+		fl.add("errors: undocumented errors: %s", u)
+	}
+	if r.restartEr != nil {
+		fl.add("setup: restart: %v", r.restartEr)
+	}
+
+	detail := fmt.Sprintf("%d/%d increments, %d grants, %d errors, lease ran out %d, delayed %d, reset %d",
+		r.counter.Load(), workers*increments, v.grants, r.errs.total, len(v.leaseOut),
+		e.proxy.Delayed.Load()-delayed0, e.proxy.Reset.Load()-reset0)
+	if len(v.tokenReset) > 0 {
+		fl.add("fencing across restart: %d tokens did not increase, first: %s", len(v.tokenReset), v.tokenReset[0])
+	}
+	for _, lo := range v.leaseOut {
+		t.Logf("lease ran out: %s", lo)
+	}
+	for _, tr := range v.tokenReset {
+		t.Logf("fencing token key lost with the restart (no persistence): %s", tr)
+	}
+	held := "yes"
+	if len(fl.list) > 0 {
+		held = "NO"
+		var heads []string
+		for _, s := range fl.list {
+			heads = append(heads, s[:strings.Index(s, ":")])
+		}
+		detail = strings.Join(heads, "+") + "; " + detail
+	}
+	m.add(kind.name, f.name, held, detail)
+	fl.finish(t)
+}
+
+// writer takes the lock increments times and bumps the unguarded counter
+// inside; reentrant kinds take and release a second level first.
+func (r *lockRun) writer(ctx context.Context, id int, l locker) {
+	holder := fmt.Sprintf("writer-%d", id)
+	ls, renewed := leaseOf(r.kind.name)
+	for done := 0; done < increments && ctx.Err() == nil; {
+		called := time.Now()
+		if err := r.lock(ctx, l); err != nil {
+			continue // not acquired: the worker must not believe it holds
+		}
+		g := grant{holder: holder, called: called, granted: time.Now(), lease: ls, renewed: renewed, token: token(l)}
+		if r.kind.reentrant {
+			if err := r.lock(ctx, l); err == nil {
+				r.unlock(ctx, l)
+			}
+		}
+		v := r.counter.Load()
+		time.Sleep(100 * time.Microsecond)
+		r.counter.Store(v + 1)
+		// Restart while holding, after the increment: the holder's lease
+		// runs out in the downtime and others take the lock before it
+		// releases (the checker's "lease ran out"); its increment is done.
+		if r.fault.restart && id == 0 && done == increments/2 {
+			r.restarted.Do(func() { r.restartEr = r.e.restart(&r.chk) })
+		}
+		done++
+		r.completed.Add(1)
+		g.release = time.Now()
+		r.chk.record(g)
+		r.unlock(ctx, l)
+	}
+}
+
+// reader takes the read side until the writers are done, and checks the
+// counter does not move while it holds it.
+func (r *lockRun) reader(ctx context.Context, id int, l locker, writersDone <-chan struct{}) {
+	holder := fmt.Sprintf("reader-%d", id)
+	ls, renewed := leaseOf(r.kind.name)
+	for range increments {
+		select {
+		case <-writersDone:
+			return
+		default:
+		}
+		called := time.Now()
+		if err := r.lock(ctx, l); err != nil {
+			continue
+		}
+		g := grant{holder: holder, shared: true, called: called, granted: time.Now(), lease: ls, renewed: renewed}
+		before := r.counter.Load()
+		time.Sleep(200 * time.Microsecond)
+		if r.counter.Load() != before {
+			r.readDirty.Add(1)
+		}
+		g.release = time.Now()
+		r.chk.record(g)
+		r.unlock(ctx, l)
+	}
+}
+
+func (r *lockRun) lock(ctx context.Context, l locker) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := l.Lock(ctx)
+	if err != nil {
+		r.errs.saw("Lock", err)
+	}
+	return err
+}
+
+// unlock's error means "may or may not be released": tallied, never a
+// violation.
+func (r *lockRun) unlock(ctx context.Context, l locker) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := l.Unlock(ctx); err != nil {
+		r.errs.saw("Unlock", err)
+	}
+}

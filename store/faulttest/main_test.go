@@ -1,0 +1,21 @@
+package faulttest
+
+import (
+	"flag"
+	"os"
+	"testing"
+)
+
+// The kinds wait on timeouts and leases, not on CPU: run all of them at
+// once (go test's default -parallel is GOMAXPROCS, 2 on the target
+// machine, which would run the lock kinds three rounds deep). An explicit
+// -parallel wins.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "8")
+	}
+	os.Exit(m.Run())
+}

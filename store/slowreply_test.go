@@ -1,0 +1,159 @@
+package store
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// slowReplyProxy is a loopback TCP proxy in front of the shared test server
+// that can hold back the next reply Redis sends: the command has run, its
+// reply arrives after the client's ReadTimeout. That is the case in which
+// go-redis, left to itself, sends the command again.
+type slowReplyProxy struct {
+	ln    net.Listener
+	delay time.Duration
+	armed atomic.Bool
+	wg    sync.WaitGroup
+}
+
+func startSlowReplyProxy(t *testing.T, delay time.Duration) *slowReplyProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &slowReplyProxy{ln: ln, delay: delay}
+	target := redistest.Shared(t).Addr
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			cli, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			srv, err := net.Dial("tcp", target)
+			if err != nil {
+				cli.Close()
+				continue
+			}
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); _, _ = io.Copy(srv, cli); srv.Close() }()
+			go func() { defer p.wg.Done(); p.replies(cli, srv); cli.Close() }()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return p
+}
+
+// replies copies srv to cli, holding back the first read after arm.
+func (p *slowReplyProxy) replies(cli, srv net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := srv.Read(buf)
+		if n > 0 {
+			if p.armed.CompareAndSwap(true, false) {
+				time.Sleep(p.delay)
+			}
+			if _, werr := cli.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// arm makes the next reply late.
+func (p *slowReplyProxy) arm() { p.armed.Store(true) }
+
+// slowClient is a go-redis client through the proxy with go-redis's default
+// retry settings (MaxRetries 3) and a short ReadTimeout, the only way to
+// make a read time out without waiting seconds. A connection is warmed
+// before the test arms the proxy, so only the call under test is delayed.
+func slowClient(t *testing.T, p *slowReplyProxy) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: p.ln.Addr().String(), ReadTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Scripts are loaded first: a NOSCRIPT reply would take the delay.
+	for _, s := range []*redis.Script{lockAcquireScript, lockReleaseScript, lockRenewScript} {
+		if err := s.Load(t.Context(), rdb).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rdb
+}
+
+func TestLateReplyTryLockNotAppliedTwice(t *testing.T) {
+	p := startSlowReplyProxy(t, 400*time.Millisecond)
+	rdb := slowClient(t, p)
+	direct := redistest.Client(t)
+	name := redistest.Prefix(t) + "lock"
+	c := New(rdb, nil)
+	l := c.NewLock(name, &LockOptions{Owner: "o"})
+
+	p.arm()
+	err := l.TryLock(t.Context())
+	// Before the fix go-redis re-sent the EVALSHA: the lock held count 2
+	// for a caller told of one success. Now the one send ran and the handle
+	// withdrew it: nobody holds a lease the caller does not know of.
+	time.Sleep(500 * time.Millisecond) // the held-back reply is written and dropped
+	if n, _ := direct.HGet(t.Context(), name, l.HolderID()).Int64(); n != 0 {
+		t.Fatalf("after one TryLock (err %v): reentry count %d, want the lock withdrawn", err, n)
+	}
+	if !errors.Is(err, ErrUncertain) {
+		t.Fatalf("TryLock with a late reply: %v, want ErrUncertain", err)
+	}
+	if err := l.TryLock(t.Context()); err != nil {
+		t.Fatalf("TryLock after: %v", err)
+	}
+	if err := l.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := direct.Exists(t.Context(), name).Result(); n != 0 {
+		t.Fatalf("one TryLock and one Unlock left the lock held")
+	}
+}
+
+func TestLateReplyUnlockNotAppliedTwice(t *testing.T) {
+	p := startSlowReplyProxy(t, 400*time.Millisecond)
+	rdb := slowClient(t, p)
+	direct := redistest.Client(t)
+	name := redistest.Prefix(t) + "lock"
+	c := New(rdb, nil)
+	l := c.NewLock(name, &LockOptions{Owner: "o"})
+	unlockAtEnd(t, l)
+	for range 2 {
+		if err := l.TryLock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.arm()
+	unlockErr := l.Unlock(t.Context())
+	time.Sleep(500 * time.Millisecond)
+	// Before the fix the re-sent release freed a lock whose owner still
+	// held a level; another client could take it.
+	n, err := direct.HGet(t.Context(), name, l.HolderID()).Int64()
+	if err != nil || n != 1 {
+		t.Fatalf("after one uncertain Unlock of two levels: count=%d err=%v, want 1", n, err)
+	}
+	if !errors.Is(unlockErr, ErrUncertain) {
+		t.Fatalf("Unlock with a late reply: %v, want ErrUncertain", unlockErr)
+	}
+	other := New(direct, nil).NewLock(name, nil)
+	if err := other.TryLock(t.Context()); !errors.Is(err, ErrNotObtained) {
+		t.Fatalf("another client's TryLock: %v, want ErrNotObtained", err)
+	}
+}
