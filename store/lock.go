@@ -117,7 +117,7 @@ type Lock struct {
 	err      error // invalid input; every method returns it before any I/O
 
 	// Derived once: every acquire and release names them.
-	keys     []string // lock, stats, waiter queue, waiter entries
+	keys     []string // lock, stats, waiter queue, waiter entries, hold times
 	unlockCh string
 	wakeCh   string
 	// argv is ARGV[1..5], shared by lock_acquire and lock_release; the
@@ -143,12 +143,12 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)
-	l.keys = []string{name, StatsKey(name), lockQueueKey(name), lockEntriesKey(name)}
+	l.keys = []string{name, StatsKey(name), lockQueueKey(name), lockEntriesKey(name), HeldKey(name)}
 	l.unlockCh, l.wakeCh = UnlockChannel(name), lockWakeChannel(name)
 	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh}
 	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
 	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
-	l.renewCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
+	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
 	return l
 }
 

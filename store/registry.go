@@ -268,3 +268,9 @@ func (r *registry) close() error {
 // beats. It waits up to a second for Redis. Locks still held stay held.
 // The Redis client stays open (the caller owns it).
 func (c *Client) Close() error { return c.reg.close() }
+
+// HeldKey is the hash beside a lock where lockwarden's lock scripts record
+// each holder's hold times, "<acquired ms> <renewed ms>" (Redis time; an
+// acquisition of 0 means it was not recorded), expiring with the lock.
+// Redisson's own layout is untouched; Redisson holders have no entry.
+func HeldKey(name string) string { return internalKey("held", name) }
