@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
 )
 
 // Who holds a lock: a holder field starts with the UUID of the store.Client
@@ -218,5 +220,35 @@ func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	}
 	if h.RenewedMS > 0 {
 		h.RenewedAgoMS = max(0, now.UnixMilli()-h.RenewedMS)
+	}
+}
+
+// queueHoldTimes queues the read of the hold times lockwarden's lock
+// scripts keep beside a lock (store.HeldKey).
+func queueHoldTimes(ctx context.Context, pipe redis.Pipeliner, name string) *redis.MapStringStringCmd {
+	return pipe.HGetAll(ctx, store.HeldKey(name))
+}
+
+// applyHoldTimes copies the recorded times of info's current holders;
+// fields of holders gone (force-unlocked) are ignored.
+func applyHoldTimes(info *LockInfo, cmd *redis.MapStringStringCmd) {
+	if cmd == nil || cmd.Err() != nil {
+		return
+	}
+	times := cmd.Val()
+	for i := range info.Holders {
+		v, ok := times[info.Holders[i].ID]
+		if !ok {
+			continue
+		}
+		acq, ren, ok := strings.Cut(v, " ")
+		if !ok {
+			continue
+		}
+		a, errA := strconv.ParseInt(acq, 10, 64)
+		r, errR := strconv.ParseInt(ren, 10, 64)
+		if errA == nil && errR == nil && a >= 0 && r > 0 {
+			info.Holders[i].AcquiredMS, info.Holders[i].RenewedMS = a, r
+		}
 	}
 }

@@ -137,3 +137,49 @@ func TestReleaseAllIsHolderChecked(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestHoldTimesRecordedByLockScripts(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := t.Context()
+	app := store.New(rdb, &store.Options{NoRegistry: true})
+	insp := New(rdb, nil)
+	name := redistest.Prefix(t) + "held"
+	l := app.NewLock(name, &store.LockOptions{NoWatchdog: true, Lease: time.Minute})
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unlockAtEnd(t, l)
+	info, err := insp.GetLock(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := info.Holders[0]
+	if h.AcquiredMS <= 0 || h.RenewedMS != h.AcquiredMS {
+		t.Fatalf("after acquire: %+v", h)
+	}
+	if rdb.PTTL(ctx, store.HeldKey(name)).Val() <= 0 {
+		t.Fatal("hold times do not expire with the lock")
+	}
+	time.Sleep(5 * time.Millisecond) // so the renewal's Redis time differs
+	if err := l.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	smp, err := insp.Sample(ctx, []string{name}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := smp.Locks[0].Holders[0]
+	if r.AcquiredMS != h.AcquiredMS || r.RenewedMS <= h.RenewedMS {
+		t.Fatalf("after renew: %+v (before %+v)", r, h)
+	}
+	AnnotateHolder(nil, &r, time.Time{}, time.UnixMilli(r.AcquiredMS+3000))
+	if r.HeldMS != 3000 || r.HeldSinceSeen {
+		t.Fatalf("annotated: %+v", r)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rdb.Exists(ctx, store.HeldKey(name)).Val() != 0 {
+		t.Fatal("hold times outlive the release")
+	}
+}
