@@ -113,7 +113,8 @@ func New(rdb redis.UniversalClient, opts *Options) *Client {
 	if opts.batching() {
 		c.batch = newBatcher(rdb)
 	}
-	if opts.registryOn() {
+	// A nil rdb (a Client only asked for its ID) has nowhere to register.
+	if opts.registryOn() && rdb != nil {
 		c.reg = newRegistry(rdb, c.id, opts)
 	}
 	return c
