@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,32 @@ func TestCmdTrafficIdentitiesAndStuckLocks(t *testing.T) {
 		if rdb.HExists(bg, "lw:{lw-clients}:clients", id).Val() {
 			t.Errorf("%s still registered after the traffic stopped", app)
 		}
+	}
+}
+
+func TestDeadlineLockPatternFlag(t *testing.T) {
+	var stderr strings.Builder
+	cfg, err := parseServeFlags([]string{"--deadline-lock-pattern", "jobs:*,batch:*"}, func(string) string { return "" }, &stderr)
+	if err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	p, err := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks)
+	if err != nil || len(p.DeadlineLocks) != 2 || p.DeadlineLocks[1] != "batch:*" {
+		t.Fatalf("patterns = %+v, %v", p, err)
+	}
+	env := map[string]string{"LOCKWARDEN_DEADLINE_LOCK_PATTERNS": "env:deadline:*"}
+	cfg, err = parseServeFlags(nil, func(k string) string { return env[k] }, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks); len(p.DeadlineLocks) != 1 || p.DeadlineLocks[0] != "env:deadline:*" {
+		t.Fatalf("from the environment: %+v", p)
+	}
+	dcfg, err := parseDemoFlags([]string{"--deadline-lock-pattern", "mine:*"}, func(string) string { return "" }, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dp, _ := demoPatterns(dcfg); len(dp.DeadlineLocks) != 2 || dp.DeadlineLocks[1] != "mine:*" {
+		t.Fatalf("demo patterns = %+v", dp.DeadlineLocks)
 	}
 }
