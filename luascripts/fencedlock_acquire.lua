@@ -11,6 +11,23 @@
 -- that lost the lock (lease ran out, force-unlock) cannot write after the
 -- next one did.
 --
+-- Seeding: a missing token key (first use, or lost when Redis restarted
+-- without persistence, or was failed over to a replica that had not got
+-- it) is first SET to Redis TIME in microseconds, then INCRemented. Tokens
+-- then keep growing across such a loss: the tokens handed out before it
+-- were at most the older seed plus one per acquire since, which stays
+-- below the new seed as long as the lock averaged fewer than a million
+-- acquires a second and the server clock did not step back. The first
+-- token of a new lock is therefore about 1.8e15, not 1; it fits a signed
+-- 64-bit integer and a Lua/JSON double (below 2^53) for centuries.
+--
+-- Redisson compatibility: Redisson's RFencedLock only INCRs this key, so
+-- its clients continue above a seeded value and the layout is unchanged.
+-- A Redisson client that is the first to acquire after the key was lost
+-- still starts again from 1 (it does not seed); mixed deployments that
+-- need fencing across restarts must let a lockwarden client take the lock
+-- first, or enable persistence.
+--
 -- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
 -- KEYS[2] -> fencing token (STRING counter), "redisson_lock_token:{<name>}"
 -- KEYS[3] -> stats of the lock (HASH), store.StatsKey(name)
@@ -18,7 +35,8 @@
 -- ARGV[2] -> holder field "<uuid>:<owner>"
 --
 -- Returns {taken, n}:
---   {1, token} -> taken (new hold or re-entry); token is this acquisition's.
+--   {1, token} -> taken (new hold or re-entry); token is this acquisition's
+--                 (seeded from TIME when the key was missing).
 --                 Counted "a".
 --   {0, pttl}  -> another holder has it: its PTTL in ms, -1 when the key has
 --                 no expiry. Counted "r".
@@ -67,7 +85,11 @@ if mine == 0 and redis.call('EXISTS', lock) == 1 then
   return {0, redis.call('PTTL', lock)}
 end
 -- The token first: a key that is not a counter fails here, before the lock
--- is touched.
+-- is touched. A missing key is seeded (see the header); the seed is built
+-- as text so that no float formatting can round it.
+if redis.call('EXISTS', token_key) == 0 then
+  redis.call('SET', token_key, t[1] .. string.format('%06d', tonumber(t[2])))
+end
 local token = redis.pcall('INCR', token_key)
 if type(token) == 'table' then
   record('e')

@@ -17,8 +17,14 @@
 -- ARGV[4] -> keepAliveTime in ms to write; "" leaves the field as it is
 -- ARGV[5] -> "reset" or "keep"
 -- ARGV[6] -> "fixed" or "sliding": how the clients of this limiter keep
---            state ("" when nobody has acquired yet: nothing to keep)
+--            state; "" to infer it from each window (a grants zset or a
+--            value without expiry is sliding, a value with one is fixed),
+--            as for a per-client limiter whose overall state says nothing
 -- ARGV[7] -> "create" to configure a missing limiter, "existing" to refuse
+-- ARGV[8] -> (optional) the rate before the edit, for a call that carries
+--            the next batch of a per-client limiter's pairs after an earlier
+--            call changed the config: "keep" must count what was taken
+--            against the old rate, which the config no longer holds
 --
 -- reset: every state key given is deleted; the next acquire opens a full
 --        window at the new rate.
@@ -30,8 +36,8 @@
 --        value = max(0, new rate - permits granted in the new interval).
 -- A change of type always resets (the old state belongs to other keys).
 --
--- Returns {code, states_changed}:
---    1 -> changed
+-- Returns {code, states_changed, old_rate}:
+--    1 -> changed (old_rate: the rate "keep" counted against)
 --    0 -> no limiter at KEYS[1] and ARGV[7] is "existing"; nothing changed
 --   -5 -> KEYS[1] is not a Redisson limiter config; nothing changed
 local config = KEYS[1]
@@ -59,7 +65,7 @@ local old = redis.call('HMGET', config, 'rate', 'interval', 'type')
 if kind == 'hash' and (not old[1] or not old[2] or not old[3]) then
   return {-5, 0}
 end
-local old_rate = tonumber(old[1]) or rate
+local old_rate = tonumber(ARGV[8] or '') or tonumber(old[1]) or rate
 if new_type == '' then
   new_type = old[3] or '0'
 end
@@ -77,14 +83,14 @@ if old[3] and old[3] ~= new_type then
   for i = 2, #KEYS do
     n = n + redis.call('DEL', KEYS[i])
   end
-  return {1, n}
+  return {1, n, old_rate}
 end
 if mode ~= 'keep' then
   local n = 0
   for i = 2, last_own do
     n = n + redis.call('DEL', KEYS[i])
   end
-  return {1, n}
+  return {1, n, old_rate}
 end
 
 -- Grant members are packed "fI" (Redisson 3.13.3-3.16.3), "Lc0I" (3.16.4)
@@ -105,6 +111,14 @@ for i = 2, last_own - 1, 2 do
   local value_key = KEYS[i]
   local grants_key = KEYS[i + 1]
   local value = tonumber(redis.call('GET', value_key))
+  local algorithm = algorithm
+  if algorithm == '' then
+    if redis.call('EXISTS', grants_key) == 1 or (value and redis.call('PTTL', value_key) == -1) then
+      algorithm = 'sliding'
+    elseif value then
+      algorithm = 'fixed'
+    end
+  end
   if algorithm == 'fixed' and value then
     local taken = math.max(0, old_rate - value)
     redis.call('SET', value_key, math.max(0, rate - taken), 'KEEPTTL')
@@ -123,4 +137,4 @@ for i = 2, last_own - 1, 2 do
     changed = changed + 1
   end
 end
-return {1, changed}
+return {1, changed, old_rate}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,8 +32,9 @@ import (
 //     whose deadline is the latest of theirs, or none if one of them has none.
 //   - Errors are per call: each call gets its own reply or error.
 //   - NOSCRIPT (Redis restarted, SCRIPT FLUSH): a call Redis did not run for
-//     lack of its script is not lost; each missing script is loaded once and
-//     those calls are sent again (they never ran, so this runs them once).
+//     lack of its script is not lost; those calls are sent again, once, as
+//     EVAL with the script's text (they never ran, so this runs them once,
+//     and EVAL cannot meet a NOSCRIPT from the next flush).
 //   - No new double execution. go-redis retries a pipeline as a whole after
 //     a network error (generalProcessPipelineFrom in redis.go, v9.23), even
 //     when it had already read some of the replies: calls that ran and were
@@ -68,12 +70,6 @@ type batchCall struct {
 	cmd  *redis.Cmd
 	done chan struct{}
 }
-
-// noRetryCmd is a batched EVALSHA: go-redis must not replay its pipeline
-// (see batcher).
-type noRetryCmd struct{ *redis.Cmd }
-
-func (noRetryCmd) NoRetry() bool { return true }
 
 func newBatcher(rdb redis.UniversalClient) *batcher { return &batcher{rdb: rdb} }
 
@@ -150,22 +146,15 @@ func (b *batcher) send(batch []*batchCall) {
 	}
 	ctx, cancel := batchContext(live)
 	defer cancel()
-	b.exec(ctx, live)
+	b.exec(ctx, live, false)
 	var missing []*batchCall
 	for _, c := range live {
-		if err := c.cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if wire.IsNoScript(c.cmd.Err()) {
 			missing = append(missing, c)
 		}
 	}
 	if len(missing) > 0 {
-		loaded := map[*redis.Script]bool{}
-		for _, c := range missing {
-			if !loaded[c.p.script] {
-				loaded[c.p.script] = true
-				_ = c.p.script.Load(ctx, b.rdb).Err() // a failure shows in the resend
-			}
-		}
-		b.exec(ctx, missing)
+		b.exec(ctx, missing, true)
 	}
 	for _, c := range live {
 		c.cmd.SetErr(markUncertain(c.cmd.Err()))
@@ -173,12 +162,22 @@ func (b *batcher) send(batch []*batchCall) {
 	}
 }
 
-// exec sends calls as one pipeline, each with a new Cmd.
-func (b *batcher) exec(ctx context.Context, calls []*batchCall) {
+// exec sends calls as one pipeline, each with a new Cmd: their EVALSHA, or
+// with eval their script's text as EVAL (a call whose script text is not
+// known keeps its NOSCRIPT reply: it did not run).
+func (b *batcher) exec(ctx context.Context, calls []*batchCall, eval bool) {
 	pipe := b.rdb.Pipeline()
 	for _, c := range calls {
-		c.cmd = redis.NewCmd(ctx, c.p.cmd...)
-		_ = pipe.Process(ctx, noRetryCmd{c.cmd})
+		args := c.p.cmd
+		if eval {
+			e, ok := wire.EvalArgs(args)
+			if !ok {
+				continue
+			}
+			args = e
+		}
+		c.cmd = redis.NewCmd(ctx, args...)
+		_ = pipe.Process(ctx, wire.NoRetryCmd{Cmd: c.cmd})
 	}
 	_, _ = pipe.Exec(ctx) // errors are on each Cmd
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/lockwarden/lockwarden/luascripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // Access counters in seed 004's layout: a string per limited client (an IP,
@@ -16,7 +13,7 @@ import (
 // remaining window, and can reset one.
 
 var (
-	counterHitScript = redis.NewScript(luascripts.Source("counter_hit"))
+	counterHitScript = newScript("counter_hit")
 )
 
 // Counter is a handle on one access counter.

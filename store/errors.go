@@ -10,8 +10,9 @@ import (
 var (
 	// ErrNotObtained: the lock is held by someone else (TryLock, or Lock
 	// when ctx ends first), or Lock could not wait for it (its unlock
-	// channel subscription failed; the cause is wrapped). The caller holds
-	// nothing.
+	// channel subscription failed; the cause is wrapped), or Redis refused
+	// the acquire before it wrote anything (LOADING, OOM, READONLY, BUSY,
+	// ...; the reply is wrapped). The caller holds nothing.
 	ErrNotObtained = errors.New("store: lock not obtained")
 	// ErrNotHeld: Unlock or Refresh by a caller that does not hold the lock.
 	// The lock is left untouched.

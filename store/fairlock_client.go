@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,9 +18,9 @@ import (
 // the Client's watchdog renews it like a Lock's.
 
 var (
-	fairAcquireScript  = redis.NewScript(luascripts.Source("fairlock_acquire"))
-	fairUnlockScript   = redis.NewScript(luascripts.Source("fairlock_unlock"))
-	fairWithdrawScript = redis.NewScript(luascripts.Source("fairlock_withdraw"))
+	fairAcquireScript  = newScript("fairlock_acquire")
+	fairUnlockScript   = newScript("fairlock_unlock")
+	fairWithdrawScript = newScript("fairlock_withdraw")
 )
 
 // DefaultFairThreadWait is Redisson's threadWaitTime since 3.13.3 (5 s
@@ -117,7 +116,17 @@ func (f *FairLock) TryLock(ctx context.Context) error {
 // woken, when the hint of the last attempt runs out, and at least every
 // min(RetryCap, ThreadWaitTime/2), which keeps its place in the queue
 // fresh. When ctx ends first it leaves the queue and the error matches
-// ErrNotObtained and ctx.Err().
+// ErrNotObtained and ctx.Err(); when it cannot subscribe to its channel,
+// ErrNotObtained with the cause (it was not queued).
+//
+// An attempt that gets no reply ends Lock (and TryLock) with ErrUncertain.
+// When the handle held no level before, what the attempt may have taken is
+// given back at once: one fairlock_unlock sent once releases a level it may
+// have taken (a no-op when it took none), and a waiting Lock then leaves
+// the queue (fairlock_withdraw, also sent once). What remains possible: if
+// those lose their replies too, the level stays until its lease runs out
+// (no watchdog renews it) and the queue entry until ThreadWaitTime. A
+// handle that already held levels keeps whatever the attempt did.
 func (f *FairLock) Lock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
@@ -135,11 +144,13 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	res, err := runScript(ctx, f.c.rdb, fairUnlockScript, f.keys[:3],
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage).Int64()
 	if errors.Is(err, redis.Nil) {
+		f.inner.levels.Store(0)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
 	}
 	if err != nil {
 		return f.inner.scriptErr("unlock", err)
 	}
+	f.inner.levels.Add(-1)
 	if f.inner.watchdog {
 		f.inner.shared.released(f.inner, res == 1)
 	}
@@ -156,12 +167,16 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 	ms, err := runScript(ctx, f.c.rdb, fairAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q).Int64()
 	if errors.Is(err, redis.Nil) {
+		f.inner.levels.Add(1)
 		if f.inner.watchdog {
 			f.inner.shared.acquired(ctx, f.inner)
 		}
 		return 0, true, nil
 	}
 	if err != nil {
+		if errors.Is(err, ErrUncertain) && f.inner.levels.Load() == 0 {
+			f.withdrawUncertain(ctx)
+		}
 		return 0, false, f.inner.scriptErr("acquire", err)
 	}
 	return time.Duration(ms) * time.Millisecond, false, nil
@@ -171,4 +186,15 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 // does not wait ThreadWaitTime for it.
 func (f *FairLock) withdraw(ctx context.Context) {
 	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage).Err()
+}
+
+// withdrawUncertain gives back the level an attempt whose reply was lost
+// may have taken, when the handle held none before: the unlock is sent
+// once and changes nothing when this holder holds no level. A queue entry
+// the attempt may have made is left to the waiting Lock's withdraw.
+func (f *FairLock) withdrawUncertain(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = runScript(wctx, f.c.rdb, fairUnlockScript, f.keys[:3],
+		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage).Err()
 }

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,6 +18,13 @@ import (
 // holder that lost the lock without noticing (a long GC pause, a lease that
 // ran out, a force-unlock) is then refused once the next holder has
 // written. The token key is never deleted, by release or force-unlock.
+// When it is missing (a new lock, or lost when Redis restarted without
+// persistence) the acquire seeds it from Redis TIME in microseconds before
+// the INCR, so tokens keep growing across such a loss (as long as the lock
+// averaged under a million acquires a second and the clock did not step
+// back): the first token of a lock is about 1.8e15, not 1. Redisson clients
+// continue above a seeded key; one that is first after the loss restarts at
+// 1 (see fencedlock_acquire.lua).
 //
 // Release, renewal and the watchdog are the RLock's (lock_release.lua,
 // lock_renew.lua). Waiting is Redisson's: subscribe to UnlockChannel(name)
@@ -26,7 +32,7 @@ import (
 // waiter on the same name could be handed the lock by a release, and that
 // hold would carry no new token.
 
-var fencedAcquireScript = redis.NewScript(luascripts.Source("fencedlock_acquire"))
+var fencedAcquireScript = newScript("fencedlock_acquire")
 
 // FencedLock is a handle on one fenced lock for one owner.
 type FencedLock struct {
@@ -97,7 +103,18 @@ func (f *FencedLock) TryLock(ctx context.Context) error {
 // Lock takes the lock, waiting while another holder has it: it retries on
 // every release message, when the holder's lease would run out, and at
 // least every RetryCap. When ctx ends first the error matches
-// ErrNotObtained and ctx.Err().
+// ErrNotObtained and ctx.Err(); when it cannot subscribe to the unlock
+// channel, ErrNotObtained with the cause (nothing taken).
+//
+// An attempt that gets no reply ends Lock (and TryLock) with ErrUncertain.
+// When the handle held no level before, the level the attempt may have
+// taken is released at once by one lock_release sent once, so no lease
+// outlives a caller told it failed. What remains possible: the token the
+// attempt may have drawn is spent (tokens only ever grow, so that is
+// harmless), and if that release loses its reply too, the level stays
+// until its lease runs out (no watchdog renews it). A handle that already
+// held levels keeps whatever the attempt did: the caller's next Unlock
+// gives back one level.
 func (f *FencedLock) Lock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
@@ -121,6 +138,9 @@ func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
 	res, err := runScript(ctx, f.c.rdb, fencedAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.inner.holder).Int64Slice()
 	if err != nil {
+		if errors.Is(err, ErrUncertain) && f.inner.levels.Load() == 0 {
+			f.inner.withdrawUncertain(ctx, nil)
+		}
 		return 0, false, f.inner.scriptErr("acquire", err)
 	}
 	if len(res) != 2 {
@@ -128,6 +148,7 @@ func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
 	}
 	if res[0] == 1 {
 		f.token.Store(res[1])
+		f.inner.levels.Add(1)
 		if f.inner.watchdog {
 			f.inner.shared.acquired(ctx, f.inner)
 		}

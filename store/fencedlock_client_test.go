@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // Holders waiting in Lock take turns, one at a time, and each turn's token
@@ -14,6 +16,8 @@ import (
 func TestFencedMutualExclusion(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "fenced"
+	// An existing counter is continued, not re-seeded: tokens count from 1.
+	rdb.Set(ctx, FencingTokenKey(name), 0, 0)
 	var inside, overlaps atomic.Int64
 	var mu sync.Mutex
 	var last int64
@@ -81,7 +85,7 @@ func TestFencedLockWaits(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if err != nil || b.Token() != 2 {
+		if err != nil || b.Token() != a.Token()+1 {
 			t.Fatalf("waiter: token %d, %v", b.Token(), err)
 		}
 	case <-time.After(10 * time.Second):
@@ -116,5 +120,56 @@ func TestFencedWrongKind(t *testing.T) {
 	}
 	if _, err := c.NewFencedLock(p+"x", &LockOptions{Lease: -1}).CurrentToken(ctx); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("invalid options = %v", err)
+	}
+}
+
+// A missing token key is seeded from Redis TIME in microseconds, so tokens
+// keep growing when Redis restarts without persistence and loses the key.
+// Before the seed, the first acquire after the restart got token 1.
+func TestFencedTokenGrowsAcrossRestart(t *testing.T) {
+	s := redistest.StartT(t)
+	rdb := redistest.NewClient(t, s)
+	ctx := t.Context()
+	name := redistest.Prefix(t) + "fenced"
+	c := New(rdb, nil)
+	l := c.NewFencedLock(name, &LockOptions{NoWatchdog: true})
+
+	before, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := l.Token()
+	if first <= before.UnixMicro() {
+		t.Fatalf("first token %d, want above Redis TIME %d µs", first, before.UnixMicro())
+	}
+	if err := l.TryLock(ctx); err != nil || l.Token() != first+1 {
+		t.Fatalf("re-entry: token %d, %v; want %d", l.Token(), err, first+1)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// The pooled connection died with the server; a PING (go-redis may
+	// re-send it) gets a fresh one, so the script call is not the one that
+	// finds the dead connection.
+	for range 3 {
+		if rdb.Ping(ctx).Err() == nil {
+			break
+		}
+	}
+	if n := rdb.Exists(ctx, FencingTokenKey(name)).Val(); n != 0 {
+		t.Fatal("the restart kept the token key: this test needs a server without persistence")
+	}
+	l2 := New(rdb, nil).NewFencedLock(name, &LockOptions{NoWatchdog: true})
+	if err := l2.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l2.Token() <= first+1 {
+		t.Fatalf("token after restart %d, want above %d", l2.Token(), first+1)
+	}
+	if err := l2.Unlock(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -23,9 +22,9 @@ import (
 // when the last level is released.
 
 var (
-	lockAcquireScript = redis.NewScript(luascripts.Source("lock_acquire"))
-	lockReleaseScript = redis.NewScript(luascripts.Source("lock_release"))
-	lockRenewScript   = redis.NewScript(luascripts.Source("lock_renew"))
+	lockAcquireScript = newScript("lock_acquire")
+	lockReleaseScript = newScript("lock_release")
+	lockRenewScript   = newScript("lock_renew")
 )
 
 // unlockMessage is what Redisson's LockPubSub reads as "unlocked".
@@ -296,8 +295,13 @@ func randomHex() string {
 func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
 	ok, err = l.renew(ctx)
 	if err != nil {
-		if errors.Is(err, ErrUncertain) && l.levels.Load() == 0 {
+		if (errors.Is(err, ErrUncertain) || refused(err)) && l.levels.Load() == 0 {
 			l.withdrawUncertain(ctx, nil)
+		}
+		if refused(err) {
+			// The confirmation was refused: the claim was not made ours,
+			// and is given back (or runs out with its short lease).
+			return false, fmt.Errorf("%w: %w", ErrNotObtained, err)
 		}
 		return false, err
 	}
@@ -356,6 +360,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	res, err := l.c.call(ctx, &l.unlockCall).Int64()
 	if errors.Is(err, redis.Nil) {
+		// The holder holds nothing (lease ran out, force-unlock): a later
+		// uncertain acquire has nothing of the caller's to spare.
+		l.levels.Store(0)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
 	if err != nil {
@@ -432,6 +439,9 @@ func (l *Lock) renew(ctx context.Context) (bool, error) {
 func (l *Lock) scriptErr(op string, err error) error {
 	if isWrongType(err) {
 		return fmt.Errorf("store: lock %s %q: %w", op, l.name, ErrWrongKind)
+	}
+	if op == "acquire" && refused(err) {
+		return fmt.Errorf("%w: store: lock %s %q: %w", ErrNotObtained, op, l.name, err)
 	}
 	return fmt.Errorf("store: lock %s %q: %w", op, l.name, err)
 }

@@ -10,9 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/redis/go-redis/v9"
 )
 
 // Redisson's RRateLimiter for Go applications, in its wire layout (seeds 000
@@ -25,8 +23,8 @@ import (
 // console sees our clients' rejections (and only theirs).
 
 var (
-	redissonAcquireScript    = redis.NewScript(luascripts.Source("redisson_limiter_acquire"))
-	redissonTrySetRateScript = redis.NewScript(luascripts.Source("redisson_limiter_try_set_rate"))
+	redissonAcquireScript    = newScript("redisson_limiter_acquire")
+	redissonTrySetRateScript = newScript("redisson_limiter_try_set_rate")
 )
 
 // RateType is Redisson's RateType: one window for everyone, or one per client.

@@ -18,12 +18,12 @@ func validateRedissonRate(rate int64, intervalMS float64) error {
 
 // runSetRate configures a Redisson limiter (creating it when absent) with
 // the set-rate script the console's edit uses too.
-func runSetRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
+func runSetRate(ctx context.Context, rdb redis.UniversalClient, keys []string, rate, intervalMS int64,
 	typ string, keep bool, algorithm string) error {
 	code, err := wire.SetRedissonRate(ctx, rdb, keys, rate, intervalMS, typ, "", keep, algorithm, true)
 	switch {
 	case err != nil:
-		return bucketRedisErr(err)
+		return bucketRedisErr(markUncertain(err))
 	case code == 1:
 		return nil
 	}

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -45,7 +44,9 @@ const (
 	closeTimeout = time.Second
 )
 
-var clientBeatScript = redis.NewScript(luascripts.Source("client_beat"))
+// A beat applied twice is harmless (the same record and scores), but it
+// goes out once like every script of this package.
+var clientBeatScript = newScript("client_beat")
 
 // nameUse records that a name was used since the last beat.
 type nameUse struct{ used atomic.Bool }
@@ -232,7 +233,7 @@ func (r *registry) run(ctx context.Context, record string, names []string) {
 	for _, n := range names {
 		argv = append(argv, n)
 	}
-	reply, err := clientBeatScript.Run(ctx, r.rdb, []string{ClientsKey, ClientNamesKey}, argv...).Slice()
+	reply, err := runScript(ctx, r.rdb, clientBeatScript, []string{ClientsKey, ClientNamesKey}, argv...).Slice()
 	if err != nil {
 		r.lastErr.Store(&err)
 		return

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -28,10 +27,10 @@ import (
 // changes nothing and returns the real one, and the handle retries.
 
 var (
-	rwReadAcquireScript  = redis.NewScript(luascripts.Source("rwlock_read_acquire"))
-	rwWriteAcquireScript = redis.NewScript(luascripts.Source("rwlock_write_acquire"))
-	rwUnlockScript       = redis.NewScript(luascripts.Source("rwlock_unlock"))
-	rwRenewScript        = redis.NewScript(luascripts.Source("rwlock_renew"))
+	rwReadAcquireScript  = newScript("rwlock_read_acquire")
+	rwWriteAcquireScript = newScript("rwlock_write_acquire")
+	rwUnlockScript       = newScript("rwlock_unlock")
+	rwRenewScript        = newScript("rwlock_renew")
 )
 
 // rwCountRetries bounds the attempts of one call whose read-count guess was
@@ -57,9 +56,13 @@ type RWLock struct {
 	read, write RWLockSide
 
 	mu        sync.Mutex
-	readCount int64         // the owner's read count as last seen in Redis
-	holds     int           // levels of both sides taken through this handle
-	stop      chan struct{} // closes the renewal goroutine; nil when none
+	readCount int64 // the owner's read count as last seen in Redis
+	holds     int   // levels of both sides taken through this handle
+	// levels counts, per side (0 read, 1 write), the levels this handle's
+	// calls took and did not give back, whatever the watchdog: an acquire
+	// whose outcome is unknown is withdrawn only from a side at 0.
+	levels [2]int64
+	stop   chan struct{} // closes the renewal goroutine; nil when none
 }
 
 // RWLockSide is the read or the write side of an RWLock.
@@ -142,9 +145,19 @@ func (s *RWLockSide) TryLock(ctx context.Context) error {
 // before subscribing, so an uncontended lock costs one round trip; then the
 // handle listens on RWLockChannel(name) and tries again on every release,
 // when the holder's lease would run out, and at least every RetryCap. When
-// ctx ends first the error matches ErrNotObtained and ctx.Err(). Readers are
-// not queued: a steady stream of readers can keep a writer waiting, as in
-// Redisson.
+// ctx ends first the error matches ErrNotObtained and ctx.Err(); when it
+// cannot subscribe to the channel, ErrNotObtained with the cause (nothing
+// taken). Readers are not queued: a steady stream of readers can keep a
+// writer waiting, as in Redisson.
+//
+// An attempt that gets no reply ends Lock (and TryLock) with ErrUncertain.
+// When the handle held no level of this side before, the level the attempt
+// may have taken is released at once by one rwlock_unlock sent once (a
+// no-op when it took none), so no lease outlives a caller told it failed.
+// What remains possible: if that release loses its reply too, or finds
+// another handle of the same owner changed the read count meanwhile, the
+// level stays until its lease runs out (no watchdog renews it). A handle
+// that already held levels of this side keeps whatever the attempt did.
 func (s *RWLockSide) Lock(ctx context.Context) error {
 	if s.rw.err != nil {
 		return s.rw.err
@@ -177,6 +190,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		res, err := runScript(ctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
 		if errors.Is(err, redis.Nil) {
 			// The watchdog finds out on its own if the hold was lost.
+			rw.clearLevels(s.write)
 			return fmt.Errorf("%w: %q by %s", ErrNotHeld, rw.name, s.HolderID())
 		}
 		if err != nil {
@@ -190,6 +204,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		if !s.write {
 			rw.setGuess(guess - 1)
 		}
+		rw.addLevels(s.write, -1)
 		rw.released(code == 1)
 		return nil
 	}
@@ -220,10 +235,14 @@ func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
 			if !s.write {
 				rw.setGuess(guess + 1)
 			}
+			rw.addLevels(s.write, 1)
 			rw.held(ctx)
 			return 0, true, nil
 		}
 		if err != nil {
+			if errors.Is(err, ErrUncertain) && rw.addLevels(s.write, 0) == 0 {
+				s.withdrawUncertain(ctx, guess)
+			}
 			return 0, false, rw.scriptErr("acquire", err)
 		}
 		if count, retry := rwRecount(res); retry {
@@ -235,6 +254,47 @@ func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
 	}
 	return 0, false, fmt.Errorf("store: rwlock acquire %q: the read count of %s keeps changing", rw.name, rw.readField)
 }
+
+// withdrawUncertain releases the level an acquire whose reply was lost may
+// have taken, when this side held none before; guess is the read count the
+// acquire was sent with (it would have made it guess+1). The release is
+// sent once: it changes nothing when the owner holds no such level.
+func (s *RWLockSide) withdrawUncertain(ctx context.Context, guess int64) {
+	rw := s.rw
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	keys := []string{rw.name}
+	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0}
+	if !s.write {
+		keys = []string{rw.name, RWReadLevelKey(rw.name, rw.readField, guess+1)}
+		argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess + 1}
+	}
+	res, err := runScript(wctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
+	if err != nil {
+		return
+	}
+	if count, retry := rwRecount(res); retry {
+		rw.setGuess(count)
+	} else if !s.write {
+		rw.setGuess(guess)
+	}
+}
+
+// addLevels adds d to a side's level count and returns the new count.
+func (rw *RWLock) addLevels(write bool, d int64) int64 {
+	i := 0
+	if write {
+		i = 1
+	}
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.levels[i] = max(rw.levels[i]+d, 0)
+	return rw.levels[i]
+}
+
+// clearLevels records that the owner holds no level of a side (an unlock
+// was told so).
+func (rw *RWLock) clearLevels(write bool) { rw.addLevels(write, -1<<62) }
 
 // rwRecount reads a script's "your count was wrong" reply, {count}.
 func rwRecount(res any) (int64, bool) {
@@ -360,6 +420,9 @@ func (rw *RWLock) scriptErr(op string, err error) error {
 	if isWrongType(err) {
 		return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, ErrWrongKind)
 	}
+	if op == "acquire" && refused(err) {
+		return fmt.Errorf("%w: store: rwlock %s %q: %w", ErrNotObtained, op, rw.name, err)
+	}
 	return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, err)
 }
 
@@ -385,7 +448,9 @@ func waitRetrying(ctx context.Context, hub *waitHub, channel string, retryCap ti
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 		}
-		return fmt.Errorf("store: subscribe to %q: %w", channel, err)
+		// Nothing is held or queued (only the first attempt, which found
+		// the lock taken, went out): a plain "not obtained", with the cause.
+		return fmt.Errorf("%w: subscribe to %q: %w", ErrNotObtained, channel, err)
 	}
 	defer w.leave(ctx)
 	abandon := func() {

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
-// Every script call in this package goes out through sendOnce: never
+// Every script call in this package goes out through wire.RunOnce: never
 // re-sent by go-redis, its network errors reported as ErrUncertain (see the
 // package doc for why, and for what acquires do about it).
 
@@ -19,10 +22,7 @@ import (
 // and boxes no key or argument; go-redis only reads the slice, so
 // concurrent calls share it.
 type preparedCall struct {
-	script *redis.Script
-	keys   []string
-	argv   []any
-	cmd    []any // "evalsha", sha, numkeys, keys..., argv...
+	cmd []any // "evalsha", sha, numkeys, keys..., argv...
 }
 
 func prepare(s *redis.Script, keys []string, argv ...any) preparedCall {
@@ -31,35 +31,22 @@ func prepare(s *redis.Script, keys []string, argv ...any) preparedCall {
 	for _, k := range keys {
 		cmd = append(cmd, k)
 	}
-	return preparedCall{script: s, keys: keys, argv: argv, cmd: append(cmd, argv...)}
+	return preparedCall{cmd: append(cmd, argv...)}
 }
 
 // run sends the call once. When Redis does not have the script (restarted,
-// SCRIPT FLUSH, a new Cluster node) it did not run it, so the script is
-// loaded (idempotent) and the call sent again: still one execution.
+// SCRIPT FLUSH, a new Cluster node) it did not run it, so the script's text
+// goes out once with EVAL, which cannot answer NOSCRIPT (a SCRIPT LOAD and
+// another EVALSHA could meet the next flush): still one execution.
 func (p *preparedCall) run(ctx context.Context, rdb redis.UniversalClient) *redis.Cmd {
-	cmd := sendOnce(ctx, rdb, p.cmd)
-	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		if err := p.script.Load(ctx, rdb).Err(); err != nil {
-			cmd.SetErr(markUncertain(err))
-			return cmd
-		}
-		cmd = sendOnce(ctx, rdb, p.cmd)
-	}
+	cmd := wire.RunOnce(ctx, rdb, p.cmd)
 	cmd.SetErr(markUncertain(cmd.Err()))
 	return cmd
 }
 
-// sendOnce sends one command that go-redis must not re-send: its single
-// command retry (redis.go _process, v9.23) fires after a read timeout or a
-// dropped connection, exactly when the first send may have run, and is
-// skipped for a command whose NoRetry is true (processWithRetry; the
-// Cluster client's process checks it too).
-func sendOnce(ctx context.Context, rdb redis.UniversalClient, args []any) *redis.Cmd {
-	cmd := redis.NewCmd(ctx, args...)
-	_ = rdb.Process(ctx, noRetryCmd{cmd})
-	return cmd
-}
+// newScript declares a script of this package: its text is kept for the
+// EVAL that follows a NOSCRIPT (see preparedCall.run).
+func newScript(name string) *redis.Script { return wire.NewScript(luascripts.Source(name)) }
 
 // runScript is Script.Run without go-redis's re-sends: the one way this
 // package sends a script that is not prepared.
@@ -67,6 +54,45 @@ func runScript(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, 
 	p := prepare(s, keys, argv...)
 	return p.run(ctx, rdb)
 }
+
+// NewScript declares a script for RunScriptOnce: like redis.NewScript, but
+// the text is kept so that a NOSCRIPT reply can be answered with one EVAL.
+func NewScript(src string) *redis.Script { return wire.NewScript(src) }
+
+// RunScriptOnce runs s over keys and argv at most once, which Script.Run
+// does not promise (go-redis re-sends a command whose reply was lost). A
+// NOSCRIPT reply is followed by one EVAL of the text when s was declared
+// with NewScript (otherwise the NOSCRIPT error is returned: nothing ran).
+// An error that leaves the outcome unknown (timeout, dropped connection,
+// ctx ended on the wire) matches ErrUncertain; replies of Redis (redis.Nil,
+// script errors) are returned as they are.
+func RunScriptOnce(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys []string, argv ...any) *redis.Cmd {
+	return runScript(ctx, rdb, s, keys, argv...)
+}
+
+// refused reports a Redis error reply that means the script wrote nothing:
+// the command was refused before it ran (LOADING after a restart, BUSY,
+// MASTERDOWN, CLUSTERDOWN, TRYAGAIN, NOREPLICAS, MISCONF), or a write in
+// it was and no earlier one succeeded: Redis answers OOM only for a script
+// that has not written yet, and a read-only replica (READONLY, after a
+// failover) refuses every write. The script ends at the refusal, so an
+// acquire refused this way took nothing: ErrNotObtained.
+func refused(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	for _, p := range refusedPrefixes {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+var refusedPrefixes = []string{"LOADING ", "BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ",
+	"NOREPLICAS ", "MISCONF ", "OOM ", "READONLY "}
 
 // markUncertain wraps an error that leaves the outcome unknown (no reply:
 // timeout, dropped connection, ctx ended) in ErrUncertain. Redis's own
@@ -97,7 +123,11 @@ func (e *UncertainError) Unwrap() error { return e.Err }
 
 // call sends p through the Client's batcher, or alone when batching is off.
 func (c *Client) call(ctx context.Context, p *preparedCall) *redis.Cmd {
-	c.reg.touch(p.keys[0])
+	if len(p.cmd) > 3 { // "evalsha", sha, numkeys, the object's own key, ...
+		if name, ok := p.cmd[3].(string); ok {
+			c.reg.touch(name)
+		}
+	}
 	if c.batch == nil {
 		return p.run(ctx, c.rdb)
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,9 +24,9 @@ import (
 // hand-off serves its queued waiters before a spinning one; keys and
 // arguments follow the headers of lock_acquire.lua and lock_release.lua.
 var (
-	spinAcquireScript = redis.NewScript(luascripts.Source("lock_acquire"))
-	spinReleaseScript = redis.NewScript(luascripts.Source("lock_release"))
-	spinRenewScript   = redis.NewScript(luascripts.Source("lock_renew"))
+	spinAcquireScript = newScript("lock_acquire")
+	spinReleaseScript = newScript("lock_release")
+	spinRenewScript   = newScript("lock_renew")
 )
 
 // Defaults of seed 003.
@@ -107,12 +106,40 @@ func (s *SpinLock) TryLock(ctx context.Context) error {
 		return &LockedError{Name: s.name, TTL: time.Duration(ttl) * time.Millisecond}
 	case isWrongType(err):
 		return fmt.Errorf("store: spin lock %q: %w", s.name, ErrWrongKind)
+	case refused(err):
+		return fmt.Errorf("%w: store: spin lock %q: %w", ErrNotObtained, s.name, err)
+	case errors.Is(err, ErrUncertain) && s.levels() == 0:
+		s.withdrawUncertain(ctx)
 	}
 	return fmt.Errorf("store: spin lock %q: %w", s.name, err)
 }
 
+// withdrawUncertain releases the level an attempt whose reply was lost may
+// have taken, when the handle held none before. The release is sent once
+// and changes nothing when this holder holds no level.
+func (s *SpinLock) withdrawUncertain(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = runScript(wctx, s.c.rdb, spinReleaseScript, s.keys(),
+		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), "").Err()
+}
+
+func (s *SpinLock) levels() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.holds
+}
+
 // Lock tries every Interval until it holds the lock or ctx ends (then the
 // error matches ErrNotObtained and ctx.Err()).
+//
+// An attempt that gets no reply ends Lock (and TryLock) with ErrUncertain.
+// When the handle held no level before, the level the attempt may have
+// taken is released at once by one lock_release sent once (a no-op when it
+// took none), so no lease outlives a caller told it failed. What remains
+// possible: if that release loses its reply too, the level stays until its
+// lease runs out (the renewal timer was never started for it). A handle
+// that already held levels keeps whatever the attempt did.
 func (s *SpinLock) Lock(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

@@ -22,18 +22,21 @@
 // call therefore goes out once (scriptcall.go: each EVALSHA carries
 // go-redis's NoRetry marker, which v9.23 honours for single commands and,
 // as batch.go relies on, for pipelines; a NOSCRIPT reply, which means the
-// script did not run, is followed by SCRIPT LOAD and one more send). A call
+// script did not run, is followed by one EVAL of the script's text, which
+// cannot answer NOSCRIPT however often the cache is flushed). A call
 // that got no reply fails with ErrUncertain (an *UncertainError wrapping
 // the network or ctx error): it ran once or not at all, and the caller is
 // told so. This was chosen over Redisson's per-request outcome records
 // (redisson_unlock_latch:...) because it needs no extra keys or writes on
 // the hot path, keeps every script's wire format as Redisson clients and the
 // console know it, and covers every kind (locks, renewals, limiter grants,
-// counters, token locks) with one mechanism. A Lock whose acquire ends
-// ErrUncertain while the handle held no level withdraws whatever the call
-// may have taken, with one release sent once, so no lease outlives a caller
-// who was told it failed; if that withdrawal also loses its reply, the
-// level left has no watchdog and expires with its lease. An uncertain
+// counters, token locks) with one mechanism. A Lock, FencedLock, FairLock,
+// RWLock side or SpinLock whose acquire ends ErrUncertain while the handle
+// held no level withdraws whatever the call may have taken, with one
+// release sent once, so no lease outlives a caller who was told it failed;
+// if that withdrawal also loses its reply, the level left has no watchdog
+// and expires with its lease. Applications and tools that run scripts of
+// their own get the same with NewScript and RunScriptOnce. An uncertain
 // Unlock is never resent: the handle may still hold that level (Unlock
 // again returns ErrNotHeld once it does not). Renewals are idempotent, but
 // go out once too; the watchdog's next tick is the retry.

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/redis/go-redis/v9"
 )
 
 // Token locks in the layout of seed 004, redsync and bsm/redislock: a string
@@ -20,9 +18,9 @@ import (
 // token as the holder.
 
 var (
-	tokenLockObtainScript  = redis.NewScript(luascripts.Source("tokenlock_obtain"))
-	tokenLockRefreshScript = redis.NewScript(luascripts.Source("tokenlock_refresh"))
-	tokenLockReleaseScript = redis.NewScript(luascripts.Source("tokenlock_release"))
+	tokenLockObtainScript  = newScript("tokenlock_obtain")
+	tokenLockRefreshScript = newScript("tokenlock_refresh")
+	tokenLockReleaseScript = newScript("tokenlock_release")
 )
 
 // Defaults of a token lock's options.
@@ -107,6 +105,9 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 	}
 	res, err := runScript(ctx, t.c.rdb, tokenLockObtainScript, []string{t.name, StatsKey(t.name)},
 		t.token, t.lease.Milliseconds()).Int64Slice()
+	if refused(err) {
+		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, bucketRedisErr(err))
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,10 +19,10 @@ import (
 // part of an interval on refill, so the admitted rate is the configured one.
 
 var (
-	tokenBucketInit    = redis.NewScript(luascripts.Source("tokenbucket_init"))
-	tokenBucketModify  = redis.NewScript(luascripts.Source("tokenbucket_modify"))
-	tokenBucketDelete  = redis.NewScript(luascripts.Source("tokenbucket_delete"))
-	tokenBucketAcquire = redis.NewScript(luascripts.Source("tokenbucket_acquire"))
+	tokenBucketInit    = newScript("tokenbucket_init")
+	tokenBucketModify  = newScript("tokenbucket_modify")
+	tokenBucketDelete  = newScript("tokenbucket_delete")
+	tokenBucketAcquire = newScript("tokenbucket_acquire")
 )
 
 // ErrCorrupt: the bucket's fields cannot be used (not numbers, interval <= 0,

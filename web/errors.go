@@ -77,6 +77,11 @@ func toHTTPError(err error) *httpError {
 		return &httpError{Status: http.StatusNotFound, Message: "the key holds a different kind of object", Err: err}
 	case errors.Is(err, inspect.ErrHolderChanged):
 		return &httpError{Status: http.StatusConflict, Message: "the lock is no longer held by that holder; nothing was changed", Err: err}
+	case errors.Is(err, store.ErrUncertain):
+		// The script went out once and no reply came back: it ran or it
+		// did not. Saying so is the only honest answer; a retry could apply
+		// the change twice.
+		return &httpError{Status: http.StatusGatewayTimeout, Message: "Redis did not answer: the change may or may not have been applied; reload the object before trying again", Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &httpError{Status: http.StatusServiceUnavailable, Message: "Redis did not answer in time", Err: err}
 	case isNetError(err):

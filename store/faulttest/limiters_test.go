@@ -47,7 +47,7 @@ func runLimiterCase(t *testing.T, e *env, kind limiterKind, f fault, m *matrix) 
 		t.Fatalf("setup: %v", err)
 	}
 	delayed0, reset0 := e.proxy.Delayed.Load(), e.proxy.Reset.Load()
-	clients, closeClients := e.clients(workers)
+	clients, closeClients := e.clients(workers, false)
 	defer closeClients()
 	e.proxy.SetFault(f.proxy)
 	runCtx, stop := context.WithTimeout(ctx, limiterRun)

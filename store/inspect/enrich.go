@@ -2,8 +2,10 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
@@ -255,28 +257,15 @@ func (c *Inspector) RedissonClients(ctx context.Context, name string) ([]ClientW
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	prefix := store.RedissonValueKey(name, "") + ":"
 	var ids []string
-	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
-		var cursor uint64
-		for round := 0; round < 100000 && len(ids) < MaxClientsShown; round++ {
-			keys, next, err := node.ScanType(ctx, cursor, escapeGlob(prefix)+"*", scanCount, "string").Result()
-			if err != nil {
-				return err
-			}
-			for _, k := range keys {
-				if id := strings.TrimPrefix(k, prefix); id != "" && len(ids) < MaxClientsShown {
-					ids = append(ids, id)
-				}
-			}
-			if next == 0 {
-				break
-			}
-			cursor = next
+	err := c.redissonClientIDs(ctx, name, func(page []string) error {
+		ids = append(ids, page[:min(len(page), MaxClientsShown-len(ids))]...)
+		if len(ids) >= MaxClientsShown {
+			return errEnoughClients
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnoughClients) {
 		return nil, err
 	}
 	sort.Strings(ids)
@@ -327,4 +316,48 @@ func escapeGlob(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// errEnoughClients stops a client walk early; never returned to callers.
+var errEnoughClients = errors.New("inspect: enough clients")
+
+// redissonClientIDs walks the per-client state keys of the Redisson limiter
+// at name ("{name}:value:<client-id>") with SCAN on every master and hands
+// each page of client ids to page, one page at a time even when a Cluster's
+// masters are scanned concurrently (page needs no locking of its own). A
+// page holds at most what one SCAN call returns (COUNT scanCount), so a
+// caller acting on each page acts in bounded steps; an error from page
+// stops the walk and is returned.
+func (c *Inspector) redissonClientIDs(ctx context.Context, name string, page func(ids []string) error) error {
+	prefix := store.RedissonValueKey(name, "") + ":"
+	var mu sync.Mutex
+	return c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+		var cursor uint64
+		// Bounded: a pass over a node ends with cursor 0 long before this.
+		for round := 0; round < 1_000_000; round++ {
+			keys, next, err := node.ScanType(ctx, cursor, escapeGlob(prefix)+"*", scanCount, "string").Result()
+			if err != nil {
+				return err
+			}
+			ids := make([]string, 0, len(keys))
+			for _, k := range keys {
+				if id := strings.TrimPrefix(k, prefix); id != "" {
+					ids = append(ids, id)
+				}
+			}
+			if len(ids) > 0 {
+				mu.Lock()
+				err := page(ids)
+				mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ package inspect
 // and check what the console reads of it or does to it.
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ func TestFencedTokenIncreases(t *testing.T) {
 	name := p + "fenced"
 	a := c.NewFencedLock(name, nil)
 	b := store.New(rdb, nil).NewFencedLock(name, nil)
+	// An existing counter is continued (a missing one is seeded from TIME).
+	rdb.Set(ctx, store.FencingTokenKey(name), 0, 0)
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), store.FencingTokenKey(name)) })
 	if err := a.TryLock(ctx); err != nil || a.Token() != 1 {
 		t.Fatalf("first acquire: token %d, %v", a.Token(), err)
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var counterResetScript = redis.NewScript(luascripts.Source("counter_reset"))
+// Sent once (store.RunScriptOnce): a lost reply is store.ErrUncertain.
+var counterResetScript = store.NewScript(luascripts.Source("counter_reset"))
 
 // The console's view of limiters: read one, change its rate. The key
 // decides the kind by what it holds (a hash's fields; a string only when its
@@ -148,35 +149,66 @@ func (c *Inspector) editRedisson(ctx context.Context, info *LimiterInfo, e Limit
 	if field, msg := wire.CheckRedissonRate(e.Rate, e.IntervalMS); field != "" {
 		return &store.ValidationError{Field: field, Message: msg}
 	}
-	keys := []string{info.Name}
 	if info.PerClient {
-		clients, err := c.RedissonClients(ctx, info.Name)
-		if err != nil {
-			return err
-		}
-		for _, cl := range clients {
-			keys = append(keys, store.RedissonValueKey(info.Name, cl.ClientID), store.RedissonPermitsKey(info.Name, cl.ClientID))
-		}
-	} else {
-		keys = append(keys, store.RedissonValueKey(info.Name, ""), store.RedissonPermitsKey(info.Name, ""))
+		return c.editRedissonPerClient(ctx, info, e)
 	}
-	return runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), e.KeepState, info.Algorithm)
+	keys := []string{info.Name, store.RedissonValueKey(info.Name, ""), store.RedissonPermitsKey(info.Name, "")}
+	_, err := runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), e.KeepState, info.Algorithm, 0)
+	return err
+}
+
+// maxPairsPerEdit bounds the client windows one set-rate call edits, so a
+// limiter with any number of clients is edited in bounded steps.
+const maxPairsPerEdit = 100
+
+// editRedissonPerClient edits a per-client Redisson limiter of any number
+// of clients: the first call changes the config (and no window), then every
+// client's window found by SCAN is edited in batches of maxPairsPerEdit,
+// each batch one atomic script counting "keep" against the rate the first
+// call replaced. Between batches a client whose window is not yet edited
+// keeps its old window for those milliseconds, as if it had acquired just
+// before the edit.
+func (c *Inspector) editRedissonPerClient(ctx context.Context, info *LimiterInfo, e LimiterEdit) error {
+	oldRate, err := runSetRate(ctx, c.rdb, []string{info.Name}, e.Rate, int64(e.IntervalMS), e.KeepState, info.Algorithm, 0)
+	if err != nil {
+		return err
+	}
+	return c.redissonClientIDs(ctx, info.Name, func(ids []string) error {
+		for len(ids) > 0 {
+			n := min(len(ids), maxPairsPerEdit)
+			keys := make([]string, 0, 1+2*n)
+			keys = append(keys, info.Name)
+			for _, id := range ids[:n] {
+				keys = append(keys, store.RedissonValueKey(info.Name, id), store.RedissonPermitsKey(info.Name, id))
+			}
+			if _, err := runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), e.KeepState, info.Algorithm, oldRate); err != nil {
+				return err
+			}
+			ids = ids[n:]
+		}
+		return nil
+	})
 }
 
 // runSetRate changes an existing Redisson limiter's rate through the
 // script the application's SetRate uses; see its header.
-func runSetRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
-	keep bool, algorithm string) error {
-	code, err := wire.SetRedissonRate(ctx, rdb, keys, rate, intervalMS, "", "", keep, algorithm, false)
+func runSetRate(ctx context.Context, rdb redis.UniversalClient, keys []string, rate, intervalMS int64,
+	keep bool, algorithm string, oldRate int64) (int64, error) {
+	code, old, err := wire.SetRedissonRateBatch(ctx, rdb, keys, rate, intervalMS, "", "", keep, algorithm, false, oldRate)
+	var re redis.Error
+	if err != nil && !errors.As(err, &re) {
+		// Sent once and no reply (wire.RunOnce): it may have been applied.
+		err = &store.UncertainError{Err: err}
+	}
 	switch {
 	case err != nil:
-		return wrongKindErr(err)
+		return 0, wrongKindErr(err)
 	case code == 1:
-		return nil
+		return old, nil
 	case code == 0:
-		return store.ErrModify
+		return 0, store.ErrModify
 	}
-	return store.ErrWrongKind
+	return 0, store.ErrWrongKind
 }
 
 // DescribeEdit says, before it happens, what ModifyLimiterWith(e) will do
@@ -231,7 +263,7 @@ func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
 		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
 	}
-	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
+	code, err := store.RunScriptOnce(ctx, c.rdb, counterResetScript, []string{name}).Int64()
 	if err != nil {
 		return fmt.Errorf("store: reset counter %q: %w", name, err)
 	}

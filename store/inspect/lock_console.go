@@ -12,12 +12,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// The force-unlock scripts change state, so they are sent once
+// (store.RunScriptOnce): a lost reply is reported as store.ErrUncertain, not
+// re-sent by go-redis.
 var (
-	lockForceReleaseScript = redis.NewScript(luascripts.Source("lock_force_release"))
-	fairForceReleaseScript = redis.NewScript(luascripts.Source("fairlock_force_release"))
-	rwForceReleaseScript   = redis.NewScript(luascripts.Source("rwlock_force_release"))
-	tokenLockReleaseScript = redis.NewScript(luascripts.Source("tokenlock_release"))
-	deadlineReleaseScript  = redis.NewScript(luascripts.Source("deadlinelock_force_release"))
+	lockForceReleaseScript = store.NewScript(luascripts.Source("lock_force_release"))
+	fairForceReleaseScript = store.NewScript(luascripts.Source("fairlock_force_release"))
+	rwForceReleaseScript   = store.NewScript(luascripts.Source("rwlock_force_release"))
+	tokenLockReleaseScript = store.NewScript(luascripts.Source("tokenlock_release"))
+	deadlineReleaseScript  = store.NewScript(luascripts.Source("deadlinelock_force_release"))
 )
 
 // The console's side of locks: read one as it is, and break one that is
@@ -134,7 +137,7 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	name := info.Name
 	switch info.Kind {
 	case KindFairLock:
-		return fairForceReleaseScript.Run(ctx, c.rdb,
+		return store.RunScriptOnce(ctx, c.rdb, fairForceReleaseScript,
 			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)},
 			store.UnlockChannel(name), wire.UnlockMessage, holder).Int64()
 	case KindRWLock:
@@ -153,15 +156,15 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 				keys = append(keys, store.RWReadLevelKey(name, holder, level))
 			}
 		}
-		return rwForceReleaseScript.Run(ctx, c.rdb, keys, store.RWLockChannel(name), holder, count).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, store.RWLockChannel(name), holder, count).Int64()
 	case KindTokenLock:
-		return tokenLockReleaseScript.Run(ctx, c.rdb, []string{name}, holder).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name}, holder).Int64()
 	case KindDeadlineLock:
-		return deadlineReleaseScript.Run(ctx, c.rdb, []string{name}, holder).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name},
+	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name},
 		store.UnlockChannel(name), wire.UnlockMessage, holder).Int64()
 }
 

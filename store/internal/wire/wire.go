@@ -8,10 +8,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
-	"github.com/redis/go-redis/v9"
 )
 
 // Redisson's read-write lock hash: a "mode" field and one field per holder,
@@ -102,14 +102,25 @@ func CheckRedissonRate(rate int64, intervalMS float64) (field, msg string) {
 	return "", ""
 }
 
-var redissonSetRateScript = redis.NewScript(luascripts.Source("redisson_limiter_set_rate"))
+var redissonSetRateScript = NewScript(luascripts.Source("redisson_limiter_set_rate"))
 
 // SetRedissonRate runs redisson_limiter_set_rate over keys (config hash,
 // then value and permits pairs) and returns the script's code: 1 done, 0 no
 // limiter to change (create false), anything else a key of another kind.
-// algorithm is AlgorithmFixedWindow, AlgorithmSlidingWindow or "" (keep).
-func SetRedissonRate(ctx context.Context, rdb redis.Scripter, keys []string, rate, intervalMS int64,
+// The call is sent once (RunScriptOnce); a network error leaves its outcome
+// unknown. algorithm is AlgorithmFixedWindow, AlgorithmSlidingWindow or "" (keep).
+func SetRedissonRate(ctx context.Context, rdb Processor, keys []string, rate, intervalMS int64,
 	typ, keepAlive string, keep bool, algorithm string, create bool) (int64, error) {
+	code, _, err := SetRedissonRateBatch(ctx, rdb, keys, rate, intervalMS, typ, keepAlive, keep, algorithm, create, 0)
+	return code, err
+}
+
+// SetRedissonRateBatch is SetRedissonRate for one batch of a per-client
+// limiter's pairs: oldRate > 0 is the rate before the edit (what "keep"
+// counts against, which a config changed by the first batch no longer
+// holds). It returns the script's code and the old rate it used.
+func SetRedissonRateBatch(ctx context.Context, rdb Processor, keys []string, rate, intervalMS int64,
+	typ, keepAlive string, keep bool, algorithm string, create bool, oldRate int64) (int64, int64, error) {
 	mode, alg, creates := "reset", "", "existing"
 	if keep {
 		mode = "keep"
@@ -123,11 +134,18 @@ func SetRedissonRate(ctx context.Context, rdb redis.Scripter, keys []string, rat
 	if create {
 		creates = "create"
 	}
-	res, err := redissonSetRateScript.Run(ctx, rdb, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates).Int64Slice()
-	if err != nil {
-		return 0, err
+	old := ""
+	if oldRate > 0 {
+		old = strconv.FormatInt(oldRate, 10)
 	}
-	return res[0], nil
+	res, err := RunScriptOnce(ctx, rdb, redissonSetRateScript, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates, old).Int64Slice()
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(res) < 3 {
+		return res[0], 0, nil
+	}
+	return res[0], res[2], nil
 }
 
 // The client registry (registry-format.md): every key carries the
