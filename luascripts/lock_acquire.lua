@@ -10,7 +10,7 @@
 --
 -- The common case, a free lock nobody waits for, is found with one EXISTS of
 -- the lock and its queue, and costs TIME, EXISTS, HSET, PEXPIRE and the
--- stats HINCRBY. A key of another type is found by the WRONGTYPE error of
+-- stats HINCRBY, plus HSET and PEXPIRE of the hold times. A key of another type is found by the WRONGTYPE error of
 -- HEXISTS rather than a TYPE on every call.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
@@ -19,6 +19,9 @@
 -- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
 --            or "h" once the lock was handed to that token (read by its
 --            next attempt or withdraw; gone with the hash's expiry)
+-- KEYS[5] -> (optional) hold times (HASH), lw:{<tag>}:held:<name>: field
+--            holder -> "<acquired ms> <renewed ms>" (Redis time), expiring
+--            with the lock; callers that pass only four keys skip it
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
@@ -57,9 +60,27 @@ local unlock_message = ARGV[4]
 local wake_channel = ARGV[5]
 local sharded = ARGV[6] == '1'
 local token = ARGV[7] or ''
+local held = KEYS[5]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Hold times, beside the lock and expiring with it: a new hold records its
+-- acquisition, a re-entry or confirmation its renewal.
+local function hold_started(who, ms)
+  if held then
+    redis.call('HSET', held, who, now .. ' ' .. now)
+    redis.call('PEXPIRE', held, ms)
+  end
+end
+local function hold_renewed(who, ms)
+  if held then
+    local v = redis.call('HGET', held, who)
+    local since = v and string.match(v, '^(%d+) ') or '0'
+    redis.call('HSET', held, who, since .. ' ' .. now)
+    redis.call('PEXPIRE', held, ms)
+  end
+end
 
 -- Stats: the same block in every script that counts outcomes (layout in
 -- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
@@ -89,6 +110,9 @@ end
 if redis.call('EXISTS', lock, queue) == 0 then
   redis.call('HSET', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
+  -- A release deletes the hold times with the lock and an expiry expires
+  -- them together, so there is nothing older to clear here.
+  hold_started(holder, lease)
   record('a')
   return nil
 end
@@ -111,12 +135,14 @@ if mine == 1 then
       -- becomes the holder's own.
       redis.call('HDEL', entries, token)
       redis.call('PEXPIRE', lock, lease)
+      hold_renewed(holder, lease)
       return nil
     end
     redis.call('HDEL', entries, token)
   end
   redis.call('HINCRBY', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
+  hold_renewed(holder, lease)
   record('a')
   return nil
 end
@@ -152,6 +178,7 @@ if pttl == -2 then
     end
     redis.call('HSET', lock, holder, 1)
     redis.call('PEXPIRE', lock, lease)
+    hold_started(holder, lease)
     record('a')
     return nil
   end
@@ -159,6 +186,7 @@ if pttl == -2 then
   -- that does not hand off, or the lease ran out): it is theirs.
   redis.call('HSET', lock, hholder, 1)
   redis.call('PEXPIRE', lock, hlease)
+  hold_started(hholder, hlease)
   redis.call('ZREM', queue, head)
   redis.call('HSET', entries, head, 'h')
   redis.call('PUBLISH', wake_channel, head)

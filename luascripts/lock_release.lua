@@ -16,6 +16,8 @@
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
 -- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
 --            or "h" once the lock was handed to that token
+-- KEYS[5] -> (optional) hold times (HASH), as in lock_acquire: deleted with
+--            the lock, re-recorded for the waiter a hand-off picks
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
@@ -50,6 +52,7 @@ local unlock_message = ARGV[4]
 local wake_channel = ARGV[5]
 local sharded = ARGV[6] == '1'
 local withdraw = ARGV[7] or ''
+local held = KEYS[5] -- optional: hold times, as in lock_acquire
 local now -- Redis time in ms, read only for a hand-off
 
 -- announce tells Redisson waiters of both kinds (and the console).
@@ -106,10 +109,16 @@ if not n or n > 1 then
   -- HINCRBY refuses a count that is not an integer, as it always did.
   if redis.call('HINCRBY', lock, holder, -1) > 0 then
     redis.call('PEXPIRE', lock, lease)
+    if held then
+      redis.call('PEXPIRE', held, lease)
+    end
     return 0
   end
 end
 redis.call('DEL', lock)
+if held then
+  redis.call('DEL', held)
+end
 
 -- The longest-queued waiter whose entry is still fresh, dropping expired
 -- ones met on the way (bounded; a later call drops more).
@@ -133,6 +142,10 @@ for _ = 1, 16 do
     redis.call('HSET', entries, head, 'h')
     redis.call('HSET', lock, hholder, 1)
     redis.call('PEXPIRE', lock, hlease)
+    if held then
+      redis.call('HSET', held, hholder, now .. ' ' .. now)
+      redis.call('PEXPIRE', held, hlease)
+    end
     redis.call('PUBLISH', wake_channel, head)
     announce()
     record('a')

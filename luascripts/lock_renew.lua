@@ -3,6 +3,9 @@
 -- so it only touches the key while the caller's holder field is present.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
+-- KEYS[2] -> (optional) hold times (HASH), as in lock_acquire: the
+--            holder's renewal time is recorded ("0 <now>" when its
+--            acquisition was not)
 -- ARGV[1] -> lease in milliseconds
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 --
@@ -18,4 +21,13 @@ if redis.pcall('HEXISTS', lock, holder) ~= 1 then
   return 0
 end
 redis.call('PEXPIRE', lock, lease)
+local held = KEYS[2]
+if held then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local v = redis.call('HGET', held, holder)
+  local since = v and string.match(v, '^(%d+) ') or '0'
+  redis.call('HSET', held, holder, since .. ' ' .. now)
+  redis.call('PEXPIRE', held, lease)
+end
 return 1

@@ -115,7 +115,7 @@ func TestBatchConcurrentCallsSharePipelines(t *testing.T) {
 
 func TestBatchOffSendsEveryCallAlone(t *testing.T) {
 	rdb, h := hookedClient(t)
-	c := New(rdb, &Options{NoBatching: true})
+	c := New(rdb, &Options{NoBatching: true, NoRegistry: true})
 	lockUnlockLoad(t, c, redistest.Prefix(t), 16, 20)
 	if n := h.pipelines.Load(); n != 0 {
 		t.Fatalf("NoBatching client sent %d pipelines", n)

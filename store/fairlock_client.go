@@ -63,6 +63,7 @@ type FairLock struct {
 // NewFairLock returns a handle on the fair lock stored at name. Invalid
 // input is reported by the handle's first call, with nothing sent to Redis.
 func (c *Client) NewFairLock(name string, opts *FairLockOptions) *FairLock {
+	c.reg.announce(name)
 	var lo *LockOptions
 	wait := DefaultFairThreadWait
 	if opts != nil {

@@ -48,6 +48,7 @@ type FencedLock struct {
 // for NewLock. Invalid input is reported by the handle's first call, with
 // nothing sent to Redis.
 func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
+	c.reg.announce(name)
 	inner := c.NewLock(name, &LockOptions{Lease: opts.getLease(), Owner: opts.getOwner(),
 		RetryCap: opts.getRetryCap(), NoWatchdog: !opts.watchdog()})
 	f := &FencedLock{c: c, inner: inner, name: name,

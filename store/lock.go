@@ -116,7 +116,7 @@ type Lock struct {
 	err      error // invalid input; every method returns it before any I/O
 
 	// Derived once: every acquire and release names them.
-	keys     []string // lock, stats, waiter queue, waiter entries
+	keys     []string // lock, stats, waiter queue, waiter entries, hold times
 	unlockCh string
 	wakeCh   string
 	// argv is ARGV[1..6], shared by lock_acquire and lock_release; the
@@ -135,18 +135,19 @@ type Lock struct {
 // NewLock returns a handle on the lock stored at name. Invalid input is
 // reported by the handle's first call, with nothing sent to Redis.
 func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
+	c.reg.announce(name)
 	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryCap(), watchdog: opts.watchdog()}
 	if l.err = validateName(name); l.err == nil {
 		l.err = opts.validate()
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)
-	l.keys = []string{name, StatsKey(name), lockQueueKey(name), lockEntriesKey(name)}
+	l.keys = []string{name, StatsKey(name), lockQueueKey(name), lockEntriesKey(name), HeldKey(name)}
 	l.unlockCh, l.wakeCh = UnlockChannel(name), lockWakeChannel(name)
 	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
 	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
 	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
-	l.renewCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
+	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
 	return l
 }
 

@@ -130,6 +130,7 @@ type RedissonLimiter struct {
 
 // RedissonLimiter returns a handle on the limiter whose config hash is name.
 func (c *Client) RedissonLimiter(name string, opts *RedissonLimiterOptions) *RedissonLimiter {
+	c.reg.announce(name)
 	l := &RedissonLimiter{c: c, name: name, clientID: c.ID()}
 	if opts != nil {
 		l.mode = opts.Mode

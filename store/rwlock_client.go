@@ -76,6 +76,7 @@ type RWLockSide struct {
 // Redis. opts is as for NewLock; Owner must not end in ":write", which
 // would read as a writer's field.
 func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
+	c.reg.announce(name)
 	rw := &RWLock{c: c, shared: sharedFor(c), name: name, lease: opts.getLease(),
 		retryCap: opts.getRetryCap(), watchdog: opts.watchdog(), channel: RWLockChannel(name)}
 	rw.readField = c.ID() + ":" + opts.getOwner()

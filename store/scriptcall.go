@@ -123,6 +123,11 @@ func (e *UncertainError) Unwrap() error { return e.Err }
 
 // call sends p through the Client's batcher, or alone when batching is off.
 func (c *Client) call(ctx context.Context, p *preparedCall) *redis.Cmd {
+	if len(p.cmd) > 3 { // "evalsha", sha, numkeys, the object's own key, ...
+		if name, ok := p.cmd[3].(string); ok {
+			c.reg.touch(name)
+		}
+	}
 	if c.batch == nil {
 		return p.run(ctx, c.rdb)
 	}

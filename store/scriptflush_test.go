@@ -65,7 +65,7 @@ func TestScriptCallsRunOnceWhenEveryEvalshaMeetsAFlush(t *testing.T) {
 		}
 	}
 
-	c := New(rdb, &Options{NoBatching: true})
+	c := New(rdb, &Options{NoBatching: true, NoRegistry: true})
 	name := redistest.Prefix(t) + "lock"
 	for _, l := range []interface {
 		TryLock(context.Context) error

@@ -101,7 +101,9 @@ func TestLateReplyTryLockNotAppliedTwice(t *testing.T) {
 	rdb := slowClient(t, p)
 	direct := redistest.Client(t)
 	name := redistest.Prefix(t) + "lock"
-	c := New(rdb, nil)
+	// Out of the client registry: the proxy holds back the next reply on any
+	// connection, which must be this test's call, not a beat's.
+	c := New(rdb, &Options{NoRegistry: true})
 	// The Client's one INFO (sharded.go) goes first, so the armed delay
 	// falls on the script call under test.
 	if err := c.decidePubsub(t.Context()); err != nil {
@@ -137,7 +139,9 @@ func TestLateReplyUnlockNotAppliedTwice(t *testing.T) {
 	rdb := slowClient(t, p)
 	direct := redistest.Client(t)
 	name := redistest.Prefix(t) + "lock"
-	c := New(rdb, nil)
+	// Out of the client registry: the proxy holds back the next reply on any
+	// connection, which must be this test's call, not a beat's.
+	c := New(rdb, &Options{NoRegistry: true})
 	// The Client's one INFO (sharded.go) goes first, so the armed delay
 	// falls on the script call under test.
 	if err := c.decidePubsub(t.Context()); err != nil {

@@ -59,6 +59,7 @@ type SpinLock struct {
 
 // NewSpinLock returns a handle; invalid input is reported by its first call.
 func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
+	c.reg.announce(name)
 	s := &SpinLock{c: c, name: name, lease: DefaultSpinLease, interval: DefaultSpinInterval}
 	var lo *LockOptions
 	if opts != nil {

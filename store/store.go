@@ -45,6 +45,7 @@ package store
 import (
 	"crypto/rand"
 	"fmt"
+	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -61,6 +62,9 @@ type Client struct {
 	batch *batcher
 	// pubsub says whether releases also SPUBLISH (sharded.go).
 	pubsub *pubsubMode
+	// reg is the client registry record and name announcements (see
+	// registry.go); nil with Options.NoRegistry.
+	reg *registry
 }
 
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
@@ -76,6 +80,18 @@ type Options struct {
 	// together as one pipeline (see batch.go), which costs Redis and the
 	// client far less per call under concurrency.
 	NoBatching bool
+	// App is the application name the client registers under (the
+	// console's "orders-api on host-7"). Default: the binary's name.
+	App string
+	// Version is the application's version, shown next to App.
+	Version string
+	// Beat is the registry heartbeat period. Default: DefaultBeat. The
+	// console calls a client gone after three periods without a beat.
+	Beat time.Duration
+	// NoRegistry keeps the client out of the client registry: no record,
+	// no name announcements, no background goroutine. The console's own
+	// client sets it.
+	NoRegistry bool
 }
 
 // batching is nil-safe: batching is on unless turned off.
@@ -88,7 +104,8 @@ func (o *Options) getID() string {
 	return o.ID
 }
 
-// New wraps rdb. The caller keeps ownership of rdb and closes it.
+// New wraps rdb. The caller keeps ownership of rdb and closes it; Close
+// ends the client's registration (see registry.go).
 func New(rdb redis.UniversalClient, opts *Options) *Client {
 	c := &Client{rdb: rdb, id: opts.getID(), pubsub: &pubsubMode{}}
 	if !wire.IsHolderField(c.id + ":x") {
@@ -100,6 +117,10 @@ func New(rdb redis.UniversalClient, opts *Options) *Client {
 	c.opts.ID = c.id
 	if opts.batching() {
 		c.batch = newBatcher(rdb)
+	}
+	// A nil rdb (a Client only asked for its ID) has nowhere to register.
+	if opts.registryOn() && rdb != nil {
+		c.reg = newRegistry(rdb, c.id, opts)
 	}
 	return c
 }

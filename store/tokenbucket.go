@@ -188,6 +188,7 @@ type TokenBucket struct {
 // e.g. "ratelimit:test" for buckets written by seed 001's client). Keep the
 // handle: it prepares the acquire call once.
 func (c *Client) TokenBucket(name string) *TokenBucket {
+	c.reg.announce(name)
 	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, StatsKey(name)}}
 	b.one = prepare(tokenBucketAcquire, b.keys, "1")
 	return b

@@ -129,6 +129,76 @@ func holdersText(hs []HolderRow) string {
 	return strings.Join(parts, ", ")
 }
 
+// holdersWhoText says who the holders are and since when, for those the
+// console knows anything about ("" when none); the list shows it under
+// holdersText, which live frames keep current.
+func holdersWhoText(hs []HolderRow) string {
+	var parts []string
+	for _, h := range hs {
+		if h.Who != "" {
+			parts = append(parts, holderWhoText(h))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// holderText says who holds it and since when: "orders-api on host-7 (pid
+// 4211), owner 77, held 3m12s, renewed 4 s ago", or the raw id with its
+// count when nothing more is known.
+func holderText(h HolderRow) string {
+	s := h.ID
+	if h.Who != "" {
+		s = h.Who
+	}
+	if h.Count != 1 || h.Who == "" {
+		s += " ×" + itoa(h.Count)
+	}
+	if h.Mode != "" {
+		s += " (" + h.Mode + ")"
+	}
+	if h.HeldMS > 0 {
+		s += ", held " + durText(h.HeldMS)
+		if h.HeldSinceSeen {
+			s += " (since the console first saw it)"
+		}
+	}
+	if h.RenewedAgoMS > 0 {
+		s += ", renewed " + agoText(h.RenewedAgoMS)
+	}
+	return s
+}
+
+// holderWhoText is holderText without the id and count, under the id on
+// the lock's page.
+func holderWhoText(h HolderRow) string {
+	return holderText(HolderRow{ID: h.Who, Who: h.Who, Count: 1, HeldMS: h.HeldMS,
+		HeldSinceSeen: h.HeldSinceSeen, RenewedAgoMS: h.RenewedAgoMS})
+}
+
+// deadlineText says how far a deadline is from now, either way.
+func deadlineText(d, now time.Time) string {
+	if d.Before(now) {
+		return "passed " + durText(now.Sub(d).Milliseconds()) + " ago"
+	}
+	return "in " + durText(d.Sub(now).Milliseconds())
+}
+
+// durText is a duration to the second: "3m12s", "2h0m5s", "4s".
+func durText(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Truncate(time.Second).String()
+}
+
+// agoText is "4 s ago" for a past instant ms milliseconds back.
+func agoText(ms int64) string {
+	if ms < 0 {
+		return "never"
+	}
+	if ms < 60_000 {
+		return itoa(ms/1000) + " s ago"
+	}
+	return durText(ms) + " ago"
+}
+
 // eventDetail is the part of an event line after the lock name.
 func eventDetail(e EventRow) string {
 	switch e.Type {

@@ -85,6 +85,14 @@ type HolderRow struct {
 	Mode string
 	// LeaseMS is a reader's own remaining lease (0: not known).
 	LeaseMS int64
+	// Who names the holder's client in words ("" when not known); HeldMS
+	// is how long it has held the lock (HeldSinceSeen: counted from the
+	// console's first sight, a foreign holder); RenewedAgoMS when it last
+	// renewed (0: not recorded).
+	Who           string
+	HeldMS        int64
+	HeldSinceSeen bool
+	RenewedAgoMS  int64
 }
 
 // WaiterRow is one thread queued on a fair lock, in queue order.
@@ -116,6 +124,8 @@ type LockRow struct {
 	WaitersTotal int64
 	// FencingToken is a fenced lock's current token.
 	FencingToken int64
+	// Deadline is a deadline lock's deadline.
+	Deadline time.Time
 	// Channel is where releases are announced ("" for token locks).
 	Channel string
 }
@@ -218,6 +228,7 @@ const (
 	KindFencedLock      = "fenced"
 	KindRWLock          = "rwlock"
 	KindTokenLock       = "token-lock"
+	KindDeadlineLock    = "deadline-lock"
 )
 
 // FieldReason is the force-unlock form's required reason, recorded in the

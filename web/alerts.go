@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
@@ -312,22 +313,59 @@ func (a *alerter) conditions(sn *snapshot, now time.Time) ([]condition, map[stri
 	return out, scopes
 }
 
-// lockHoldStart is when l's holder took it. Today that is the console's
-// own first sight of the lock; once the store scripts record acquisition
-// times, read them here.
+// lockHoldStart is when l's holder took it: the earliest acquisition
+// lockwarden's scripts recorded for a current holder, else the console's
+// own first sight of the lock.
 func lockHoldStart(sn *snapshot, l inspect.LockInfo) (time.Time, bool) {
+	var first int64
+	for _, h := range l.Holders {
+		if h.AcquiredMS > 0 && (first == 0 || h.AcquiredMS < first) {
+			first = h.AcquiredMS
+		}
+	}
+	if first > 0 {
+		return time.UnixMilli(first), true
+	}
 	t, ok := sn.FirstSeen[l.Name]
 	return t, ok
 }
 
-// lockDeadline is l's deadline, for the lock kind that carries one; no
-// kind does yet, so lock-deadline-passed has nothing to evaluate.
-func lockDeadline(inspect.LockInfo) (time.Time, bool) { return time.Time{}, false }
+// lockDeadline is a deadline lock's deadline; other kinds carry none.
+func lockDeadline(l inspect.LockInfo) (time.Time, bool) {
+	if l.Kind != inspect.KindDeadlineLock || l.Deadline.IsZero() {
+		return time.Time{}, false
+	}
+	return l.Deadline, true
+}
 
-// lockRenewedByGoneClient names a holder of l whose client registration
-// has ended while the lock still has a lease, once the store records client
-// identities and renewals; until then there is none.
-func lockRenewedByGoneClient(*snapshot, inspect.LockInfo) (string, bool) { return "", false }
+// goneLeaseSlack is how long after its client's last heartbeat a lease may
+// still be alive without renewal: Redisson's default lease (a longer lease
+// set on purpose would read as renewed, hence twice that).
+const goneLeaseSlack = 2 * store.DefaultLockLease
+
+// lockRenewedByGoneClient names a holder of l whose registered client has
+// stopped beating while the lock's lease is still being renewed: its
+// renewal was recorded after the last heartbeat, or (no renewal recorded)
+// the lease is alive long after the heartbeat stopped. A process whose
+// registry beat died while its watchdog lives on, or a zombie behind a
+// partition, holds the lock that way until someone breaks it.
+func lockRenewedByGoneClient(sn *snapshot, l inspect.LockInfo) (string, bool) {
+	if sn == nil || sn.Registry == nil || l.PTTL <= 0 {
+		return "", false
+	}
+	for _, h := range l.Holders {
+		ci, ok := sn.Registry.Lookup(h.ID)
+		if !ok || !ci.Gone() {
+			continue
+		}
+		renewedAfter := h.RenewedMS > ci.Heartbeat.UnixMilli()
+		leaseOutlived := h.RenewedMS == 0 && time.Duration(ci.HeartbeatAgeMS)*time.Millisecond > goneLeaseSlack
+		if renewedAfter || leaseOutlived {
+			return inspect.DescribeHolder(sn.Registry, h.ID), true
+		}
+	}
+	return "", false
+}
 
 // nodeStatus is one Redis node as the sampler last saw it.
 type nodeStatus struct {

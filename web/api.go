@@ -51,7 +51,7 @@ func (s *Server) handleAPILocks(c echo.Context) error {
 	}
 	out := make([]lockJSON, 0, len(p.Rows))
 	for _, l := range p.Rows {
-		out = append(out, toLockJSON(l))
+		out = append(out, toLockJSON(s.annotated(l)))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"locks": out, "total": p.Total, "next_cursor": p.Next})
 }
@@ -65,7 +65,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
-	return c.JSON(http.StatusOK, toLockDetailJSON(*l))
+	return c.JSON(http.StatusOK, toLockDetailJSON(s.annotated(*l)))
 }
 
 // checkReason validates the reason an admin gives for breaking a lock.

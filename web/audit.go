@@ -37,6 +37,8 @@ func auditAction(method, route string) string {
 	switch {
 	case strings.HasSuffix(route, "/force-unlock"):
 		return "force-unlock"
+	case strings.HasSuffix(route, "/release-all"):
+		return "release-all"
 	case strings.HasSuffix(route, "/reset"):
 		return "reset"
 	case route == "/limiters/:name" || route == "/api/limiters/:name":

@@ -28,6 +28,8 @@ type lockJSON struct {
 	WaitersTotal int64            `json:"waiters_total,omitempty"`
 	// FencingToken is a fenced lock's current token.
 	FencingToken *int64 `json:"fencing_token,omitempty"`
+	// DeadlineMS is a deadline lock's deadline (epoch ms).
+	DeadlineMS *int64 `json:"deadline_ms,omitempty"`
 	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
 	// lock only).
 	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
@@ -45,6 +47,10 @@ func toLockJSON(l inspect.LockInfo) lockJSON {
 	}
 	if l.Kind == inspect.KindFencedLock {
 		out.FencingToken = &l.FencingToken
+	}
+	if l.Kind == inspect.KindDeadlineLock {
+		ms := l.Deadline.UnixMilli()
+		out.DeadlineMS = &ms
 	}
 	return out
 }
@@ -127,8 +133,8 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 // lockRow is a lock as the pages show it.
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL), Mode: l.Mode,
-		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel}
-	row.Holders = holderRows(l.Holders)
+		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline}
+	row.Holders = holderRows(s.annotated(l).Holders)
 	for _, w := range l.Waiters {
 		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Deadline: w.Deadline,
 			RemainingMS: w.RemainingMS, Channel: w.Channel})
@@ -142,7 +148,8 @@ func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 func holderRows(hs []inspect.Holder) []views.HolderRow {
 	var out []views.HolderRow
 	for _, h := range hs {
-		out = append(out, views.HolderRow{ID: h.ID, Count: h.Count, Mode: h.Mode, LeaseMS: h.LeaseMS})
+		out = append(out, views.HolderRow{ID: h.ID, Count: h.Count, Mode: h.Mode, LeaseMS: h.LeaseMS,
+			Who: h.Who, HeldMS: h.HeldMS, HeldSinceSeen: h.HeldSinceSeen, RenewedAgoMS: h.RenewedAgoMS})
 	}
 	return out
 }

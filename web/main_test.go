@@ -68,7 +68,9 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 	// Lists come from the sampler's snapshot: wait for the first one.
 	eventually(t, 10*time.Second, "first snapshot", func() bool { return srv.sampler.latest() != nil })
 	jar, _ := cookiejar.New(nil)
-	return &testEnv{t: t, srv: srv, rdb: rdb, app: store.New(rdb, nil), prefix: prefix, http: &http.Client{
+	// The application client stays out of the client registry, so tests
+	// that count keys see only their own.
+	return &testEnv{t: t, srv: srv, rdb: rdb, app: store.New(rdb, &store.Options{NoRegistry: true}), prefix: prefix, http: &http.Client{
 		Jar:     jar,
 		Timeout: 10 * time.Second,
 		// Tests look at redirects themselves.

@@ -49,6 +49,8 @@ func (s *Server) routes() *echo.Echo {
 	e.POST("/limiters/:name/reset", s.handleResetCounterForm)
 	e.GET("/events", s.handleEventsPage)
 	e.GET("/audit", s.handleAuditPage)
+	e.GET("/clients", s.handleClientsPage)
+	e.POST("/clients/:id/release-all", s.handleReleaseAllForm)
 	e.GET("/wall", s.handleWall)
 	e.GET("/status", s.handleStatusPage)
 
@@ -65,6 +67,8 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/audit", s.handleAPIAudit)
 	api.GET("/alerts", s.handleAPIAlerts)
 	api.GET("/status", s.handleAPIStatus)
+	api.GET("/clients", s.handleAPIClients)
+	api.POST("/clients/:id/release-all", s.handleAPIReleaseAll)
 	return e
 }
 

@@ -31,6 +31,13 @@ type snapshot struct {
 	// started (local time); pages rendered later may know newer objects.
 	Discovered time.Time
 	RedisUp    bool
+	// Registry is the client registry as last read (at most once a second,
+	// see clients.go); nil until the first read succeeds.
+	Registry *inspect.Registry
+	// HolderSeen is when the console first saw each current holder of each
+	// lock (key holderKey(name, holder)): the hold time of holders whose
+	// scripts record none.
+	HolderSeen map[string]time.Time
 
 	// orders memoizes the lists' filtered, sorted orders (listing.go).
 	orders *listOrders
@@ -109,6 +116,9 @@ type sampler struct {
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
 	redisUp         *bool
+	registry        *inspect.Registry
+	registryRead    time.Time
+	holderSeen      map[string]time.Time
 	lastMeta        []byte     // the rarely-changing parts as last broadcast
 	delta           deltaState // the numbers as last broadcast
 
@@ -199,6 +209,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	sm.tickNo++
 	sm.advance(smp, start)
 	sm.publishStatus()
+	sm.readRegistry(ctx, start)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
 	// The status frame goes out after the snapshot that agrees with it, so
@@ -386,6 +397,8 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 		FirstSeen:  maps.Clone(sm.firstSeen),
 		Discovered: sm.lastDiscover,
 		RedisUp:    true,
+		Registry:   sm.registry,
+		HolderSeen: sm.seeHolders(smp.Locks, start),
 		orders:     &listOrders{},
 	}
 	if sn.Stats == nil {

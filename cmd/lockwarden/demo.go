@@ -20,8 +20,9 @@ const trafficStopTimeout = time.Second
 type demoConfig struct {
 	Listen string
 	// TokenLocks and Counters add to the demo's own patterns.
-	TokenLocks listFlag
-	Counters   listFlag
+	TokenLocks    listFlag
+	Counters      listFlag
+	DeadlineLocks listFlag
 	// Cluster runs the demo on a private 3-master Redis Cluster.
 	Cluster bool
 }
@@ -33,12 +34,14 @@ func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&cfg.Listen, "listen", defaultListen, "HTTP listen `address` (env LOCKWARDEN_LISTEN; 127.0.0.1:0 picks a free port)")
 	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
 	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
+	fs.Var(&cfg.DeadlineLocks, "deadline-lock-pattern", deadlineLockFlagUsage)
 	fs.BoolVar(&cfg.Cluster, "cluster", false, "run on a private 3-master Redis Cluster instead of one redis-server")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	applyEnv(fs, map[string]string{"listen": "LOCKWARDEN_LISTEN",
-		"token-lock-pattern": "LOCKWARDEN_TOKEN_LOCK_PATTERNS", "counter": "LOCKWARDEN_COUNTERS"}, getenv)
+		"token-lock-pattern": "LOCKWARDEN_TOKEN_LOCK_PATTERNS", "counter": "LOCKWARDEN_COUNTERS",
+		"deadline-lock-pattern": "LOCKWARDEN_DEADLINE_LOCK_PATTERNS"}, getenv)
 	if _, err := demoPatterns(cfg); err != nil {
 		fmt.Fprintf(stderr, "lockwarden demo: %v\n", err)
 		return cfg, errUsage
@@ -50,21 +53,23 @@ func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer)
 // locks and counters: strings carry no marker of their own.
 func trafficPatterns(prefix string) inspect.ObjectPatterns {
 	return inspect.ObjectPatterns{
-		TokenLocks: []string{prefix + "demo:token:*"},
-		Counters:   []inspect.CounterRule{{Pattern: prefix + "demo:hits:*", Limit: demoHitLimit, Window: demoHitWindow}},
+		TokenLocks:    []string{prefix + "demo:token:*"},
+		Counters:      []inspect.CounterRule{{Pattern: prefix + "demo:hits:*", Limit: demoHitLimit, Window: demoHitWindow}},
+		DeadlineLocks: []string{prefix + "demo:deadline:*"},
 	}
 }
 
 // demoPatterns are the demo traffic's token lock and counter patterns plus
 // any the operator added.
 func demoPatterns(cfg demoConfig) (inspect.ObjectPatterns, error) {
-	p, err := objectPatterns(cfg.TokenLocks, cfg.Counters)
+	p, err := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks)
 	if err != nil {
 		return p, err
 	}
 	own := trafficPatterns("")
 	p.TokenLocks = append(own.TokenLocks, p.TokenLocks...)
 	p.Counters = append(own.Counters, p.Counters...)
+	p.DeadlineLocks = append(own.DeadlineLocks, p.DeadlineLocks...)
 	return p, p.Validate()
 }
 

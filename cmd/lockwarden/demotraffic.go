@@ -111,7 +111,12 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 	t := &traffic{cfg: cfg, log: cfg.logger(), n: n}
 	// Two application instances, as if two pods of one service shared
 	// these locks: holders then differ in their client UUID too.
-	t.apps = []*store.Client{store.New(rdb, nil), store.New(rdb, nil)}
+	t.apps = demoApps(rdb)
+	defer func() {
+		for _, app := range t.apps {
+			_ = app.Close()
+		}
+	}()
 
 	// Seed 001's test bucket: 500 permits, one more every 2 ms (500/s).
 	if err := initBucket(ctx, t.apps[0], cfg.Prefix+demoAPI, 500, 500, 2); err != nil {
@@ -121,6 +126,16 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 	if err := initBucket(ctx, t.apps[0], cfg.Prefix+demoLogin, 20, 20, 100); err != nil {
 		return fmt.Errorf("init %s: %w", cfg.Prefix+demoLogin, err)
 	}
+
+	// Flooded far above its 10 permits a second.
+	if err := initBucket(ctx, t.apps[1], cfg.Prefix+demoFlood, 10, 10, 100); err != nil {
+		return fmt.Errorf("init %s: %w", cfg.Prefix+demoFlood, err)
+	}
+	removeStuck, err := t.leaveStuckLocks(ctx)
+	if err != nil {
+		return fmt.Errorf("stuck locks: %w", err)
+	}
+	defer removeStuck()
 
 	// A Redisson limiter as a Java service's trySetRate leaves it.
 	if _, err := t.apps[1].RedissonLimiter(cfg.Prefix+demoPartner, nil).TrySetRate(ctx, store.RateOverall, 20, time.Second); err != nil {
@@ -159,6 +174,7 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		spawn(func() { t.partnerWorker(ctx, app) })
 	}
 	spawn(func() { t.counterWorker(ctx) })
+	spawn(func() { t.floodWorker(ctx) })
 	for i := range 3 {
 		app := t.apps[i%len(t.apps)]
 		spawn(func() { t.rwWorker(ctx, app, fmt.Sprintf("reader-%d", i+1), false) })
@@ -173,9 +189,9 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		spawn(func() { t.fencedWorker(ctx, app, fmt.Sprintf("ledger-%d", i+1)) })
 	}
 
-	t.log.Info("demo traffic running", "limiters", []string{cfg.Prefix + demoAPI, cfg.Prefix + demoLogin, cfg.Prefix + demoPartner},
+	t.log.Info("demo traffic running", "limiters", []string{cfg.Prefix + demoAPI, cfg.Prefix + demoLogin, cfg.Prefix + demoPartner, cfg.Prefix + demoFlood},
 		"locks", append(prefixed(cfg.Prefix, demoLocks), cfg.Prefix+demoStuck, cfg.Prefix+demoTokenLock,
-			cfg.Prefix+demoRW, cfg.Prefix+demoFair, cfg.Prefix+demoFenced),
+			cfg.Prefix+demoRW, cfg.Prefix+demoFair, cfg.Prefix+demoFenced, cfg.Prefix+demoSetnxStuck, cfg.Prefix+demoDeadline),
 		"counters", []string{cfg.Prefix + demoHits})
 	wg.Wait()
 	return nil

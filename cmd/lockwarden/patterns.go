@@ -40,15 +40,17 @@ func (l listFlag) items() []string {
 }
 
 const (
-	tokenLockFlagUsage = "Redis glob of string keys that are SET NX PX token locks (repeatable or comma-separated; env LOCKWARDEN_TOKEN_LOCK_PATTERNS)"
-	counterFlagUsage   = "INCR+EXPIRE access counters as `pattern=limit/window`, e.g. 'ip:*=30/10s'; '=limit/window' may be left out when the limit is not known (repeatable or comma-separated; env LOCKWARDEN_COUNTERS)"
+	tokenLockFlagUsage    = "Redis glob of string keys that are SET NX PX token locks (repeatable or comma-separated; env LOCKWARDEN_TOKEN_LOCK_PATTERNS)"
+	deadlineLockFlagUsage = "Redis glob of string keys that are timestamp locks: SETNX of a deadline in epoch ms, taken over with GETSET once it passed (repeatable or comma-separated; env LOCKWARDEN_DEADLINE_LOCK_PATTERNS)"
+	counterFlagUsage      = "INCR+EXPIRE access counters as `pattern=limit/window`, e.g. 'ip:*=30/10s'; '=limit/window' may be left out when the limit is not known (repeatable or comma-separated; env LOCKWARDEN_COUNTERS)"
 )
 
-// objectPatterns turns the two flags into store patterns. Errors are one
+// objectPatterns turns the three flags into store patterns. Errors are one
 // line naming the flag and the value.
-func objectPatterns(tokenLocks, counters listFlag) (inspect.ObjectPatterns, error) {
+func objectPatterns(tokenLocks, counters, deadlineLocks listFlag) (inspect.ObjectPatterns, error) {
 	var p inspect.ObjectPatterns
 	p.TokenLocks = tokenLocks.items()
+	p.DeadlineLocks = deadlineLocks.items()
 	for _, s := range counters.items() {
 		r, err := parseCounterRule(s)
 		if err != nil {

@@ -25,7 +25,7 @@ func TestKindsFlagsParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := objectPatterns(cfg.TokenLocks, cfg.Counters)
+	p, err := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestKindsFlagsParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, _ = objectPatterns(cfg.TokenLocks, cfg.Counters); len(p.TokenLocks) != 1 || p.TokenLocks[0] != "env:lock:*" ||
+	if p, _ = objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks); len(p.TokenLocks) != 1 || p.TokenLocks[0] != "env:lock:*" ||
 		len(p.Counters) != 1 || p.Counters[0] != (inspect.CounterRule{Pattern: "env:ip:*", Limit: 5, Window: time.Minute}) {
 		t.Errorf("from the environment: %+v", p)
 	}

@@ -45,8 +45,10 @@ type serveConfig struct {
 	// access counters (see objectPatterns).
 	TokenLocks listFlag
 	Counters   listFlag
-	Alerts     alertFlags     // --alert-* and --metrics-* (alertflags.go)
-	Discovery  discoveryFlags // --keyspace-events, --discovery-* (discoveryflags.go)
+	// DeadlineLocks are seed 004's timestamp locks (--deadline-lock-pattern).
+	DeadlineLocks listFlag
+	Alerts        alertFlags     // --alert-* and --metrics-* (alertflags.go)
+	Discovery     discoveryFlags // --keyspace-events, --discovery-* (discoveryflags.go)
 }
 
 // allowedHosts splits the --allowed-host list.
@@ -63,13 +65,14 @@ func (c serveConfig) allowedHosts() []string {
 // serveEnv names, per flag, the environment variable used when the flag
 // is absent from the command line.
 var serveEnv = map[string]string{
-	"redis":              "LOCKWARDEN_REDIS_URL",
-	"listen":             "LOCKWARDEN_LISTEN",
-	"admin-token":        "LOCKWARDEN_ADMIN_TOKEN",
-	"viewer-token":       "LOCKWARDEN_VIEWER_TOKEN",
-	"allowed-host":       "LOCKWARDEN_ALLOWED_HOSTS",
-	"token-lock-pattern": "LOCKWARDEN_TOKEN_LOCK_PATTERNS",
-	"counter":            "LOCKWARDEN_COUNTERS",
+	"redis":                 "LOCKWARDEN_REDIS_URL",
+	"listen":                "LOCKWARDEN_LISTEN",
+	"admin-token":           "LOCKWARDEN_ADMIN_TOKEN",
+	"viewer-token":          "LOCKWARDEN_VIEWER_TOKEN",
+	"allowed-host":          "LOCKWARDEN_ALLOWED_HOSTS",
+	"token-lock-pattern":    "LOCKWARDEN_TOKEN_LOCK_PATTERNS",
+	"counter":               "LOCKWARDEN_COUNTERS",
+	"deadline-lock-pattern": "LOCKWARDEN_DEADLINE_LOCK_PATTERNS",
 }
 
 // parseServeFlags merges flags over the environment over the defaults. The
@@ -87,6 +90,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&cfg.AllowedHosts, "allowed-host", "", "extra Host `names` the console answers to, comma-separated, \"name\" or \"name:port\" (env LOCKWARDEN_ALLOWED_HOSTS)")
 	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
 	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
+	fs.Var(&cfg.DeadlineLocks, "deadline-lock-pattern", deadlineLockFlagUsage)
 	alertEnv := cfg.Alerts.register(fs)
 	discEnv := cfg.Discovery.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -102,7 +106,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	if cfg.Match == "" {
 		cfg.Match = "*"
 	}
-	if _, err := objectPatterns(cfg.TokenLocks, cfg.Counters); err != nil {
+	if _, err := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks); err != nil {
 		// One line, not the whole flag list: the mistake is in a value.
 		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
 		return cfg, errUsage
@@ -167,9 +171,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer rdb.Close()
 
-	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters) // checked by parseServeFlags
-	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console() // checked by parseServeFlags
-	discovery, _ := cfg.Discovery.settings()                    // checked by parseServeFlags
+	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks) // checked by parseServeFlags
+	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console()                    // checked by parseServeFlags
+	discovery, _ := cfg.Discovery.settings()                                       // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
 		Inspector:    inspect.New(rdb, &inspect.Options{Patterns: patterns}),
 		Listen:       cfg.Listen,

@@ -287,6 +287,15 @@ func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl tim
 			return nil, &lim
 		}
 	}
+	if p.isDeadlineLockName(name) {
+		// A deadline lock's value is its deadline; anything else under
+		// the pattern is not one (and is never offered for deletion).
+		if n, ok := parseCanonicalInt(value); ok && n > 0 {
+			return &LockInfo{Name: name, Kind: KindDeadlineLock, Holders: []Holder{{ID: value, Count: 1}},
+				PTTL: pttl, Deadline: time.UnixMilli(n)}, nil
+		}
+		return nil, nil
+	}
 	if p.isTokenLockName(name) {
 		return &LockInfo{
 			Name:    name,

@@ -55,6 +55,7 @@ type lockSides struct {
 	timeouts *redis.ZSliceCmd
 	token    *redis.StringCmd
 	leases   []*redis.DurationCmd // rwlock: one per holder, nil for writers
+	held     *redis.MapStringStringCmd
 }
 
 // queueLockSides queues the side reads info's family needs.
@@ -83,6 +84,7 @@ func queueRLockSides(ctx context.Context, pipe redis.Pipeliner, name string) *lo
 		qlen:     pipe.LLen(ctx, store.FairLockQueueKey(name)),
 		timeouts: pipe.ZRangeWithScores(ctx, store.FairLockTimeoutKey(name), 0, MaxWaitersShown-1),
 		token:    pipe.Get(ctx, store.FencingTokenKey(name)),
+		held:     queueHoldTimes(ctx, pipe, name),
 	}
 }
 
@@ -118,6 +120,7 @@ func (s *lockSides) apply(info *LockInfo, nowMS int64) {
 			info.Waiters = append(info.Waiters, w)
 		}
 	}
+	applyHoldTimes(info, s.held)
 	for i, cmd := range s.leases {
 		if cmd != nil && i < len(info.Holders) && cmd.Err() == nil && cmd.Val() > 0 {
 			info.Holders[i].LeaseMS = cmd.Val().Milliseconds()

@@ -63,7 +63,7 @@ func (o *Options) getPatterns() ObjectPatterns {
 
 // New wraps rdb. The caller keeps ownership of rdb and closes it.
 func New(rdb redis.UniversalClient, opts *Options) *Inspector {
-	in := &Inspector{rdb: rdb, app: store.New(rdb, &store.Options{NoBatching: true})}
+	in := &Inspector{rdb: rdb, app: store.New(rdb, &store.Options{NoBatching: true, NoRegistry: true})}
 	p := opts.getPatterns()
 	if err := p.Validate(); err != nil {
 		panic(fmt.Sprintf("inspect: Options.Patterns: %v", err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
@@ -19,6 +20,7 @@ var (
 	fairForceReleaseScript = store.NewScript(luascripts.Source("fairlock_force_release"))
 	rwForceReleaseScript   = store.NewScript(luascripts.Source("rwlock_force_release"))
 	tokenLockReleaseScript = store.NewScript(luascripts.Source("tokenlock_release"))
+	deadlineReleaseScript  = store.NewScript(luascripts.Source("deadlinelock_force_release"))
 )
 
 // The console's side of locks: read one as it is, and break one that is
@@ -161,6 +163,8 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, store.RWLockChannel(name), holder, count, sharded).Int64()
 	case KindTokenLock:
 		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name}, holder).Int64()
+	case KindDeadlineLock:
+		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
@@ -197,6 +201,9 @@ type ForceUnlockPlan struct {
 // doing something else (ErrHolderChanged).
 func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 	switch l.Kind {
+	case KindDeadlineLock:
+		return ForceUnlockPlan{Deletes: []string{l.Name},
+			Summary: fmt.Sprintf("deletes %q if its value is still %s (the deadline %s); a client that took it over meanwhile wrote another and keeps it; nothing is published", l.Name, holder, l.Deadline.UTC().Format(time.RFC3339))}
 	case KindTokenLock:
 		return ForceUnlockPlan{Deletes: []string{l.Name},
 			Summary: fmt.Sprintf("deletes %q if it still holds this token; token locks announce nothing, so waiters find it free on their next retry", l.Name)}

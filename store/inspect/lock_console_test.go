@@ -133,7 +133,7 @@ func TestLockGetLock(t *testing.T) {
 	if info.Name != name || info.Kind != KindReentrant {
 		t.Errorf("info = %+v, want name %q kind %q", info, name, KindReentrant)
 	}
-	if len(info.Holders) != 1 || info.Holders[0] != (Holder{ID: l.HolderID(), Count: 2}) {
+	if len(info.Holders) != 1 || info.Holders[0].ID != l.HolderID() || info.Holders[0].Count != 2 || info.Holders[0].AcquiredMS <= 0 {
 		t.Errorf("holders = %+v, want [{%s 2}]", info.Holders, l.HolderID())
 	}
 	if info.PTTL <= 0 || info.PTTL > 20*time.Second {

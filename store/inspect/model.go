@@ -38,6 +38,12 @@ const (
 	// Strings carry no marker, so only keys matching
 	// ObjectPatterns.TokenLocks are treated as locks.
 	KindTokenLock Kind = "token-lock"
+	// KindDeadlineLock is seed 004's timestamp lock: a string SETNX to a
+	// deadline in epoch ms, usually without expiry, which a client takes
+	// over with GETSET once the deadline has passed. Only keys matching
+	// ObjectPatterns.DeadlineLocks whose value is a number are listed; the
+	// value is the holder (LockInfo.Deadline says it as a time).
+	KindDeadlineLock Kind = "deadline-lock"
 
 	// KindRedissonLimiter is Redisson's RRateLimiter: config hash <name>
 	// with rate, interval (ms), type (0 overall, 1 per client) and, from
@@ -93,6 +99,38 @@ type Holder struct {
 	// LeaseMS is a read holder's longest remaining level lease in ms (its
 	// rwlock_timeout keys); 0 when not applicable or not read.
 	LeaseMS int64 `json:"lease_ms,omitempty"`
+
+	// Who holds it and since when: filled by the console (AnnotateHolder)
+	// from the client registry and hold times, never by reads.
+	//
+	// Client is the holder's registered client; nil when unregistered
+	// (Redisson, other libraries) or not a client's id (a token).
+	Client *HolderClient `json:"client,omitempty"`
+	// HeldMS is how long this holder has held the lock: since the
+	// acquisition lockwarden's scripts recorded, or, with HeldSinceSeen,
+	// since the console first saw it (a foreign holder). 0: unknown.
+	HeldMS        int64 `json:"held_ms,omitempty"`
+	HeldSinceSeen bool  `json:"held_since_seen,omitempty"`
+	// RenewedAgoMS is how long ago the holder last renewed its lease
+	// (recorded by lockwarden's scripts); 0 when unknown.
+	RenewedAgoMS int64 `json:"renewed_ago_ms,omitempty"`
+	// Who says it in words (DescribeHolder).
+	Who string `json:"who,omitempty"`
+	// AcquiredMS and RenewedMS are the recorded times (epoch ms, Redis
+	// time) of lockwarden's lock scripts; 0 when none were recorded.
+	AcquiredMS int64 `json:"-"`
+	RenewedMS  int64 `json:"-"`
+}
+
+// HolderClient is what the registry says about a holder's client.
+type HolderClient struct {
+	App            string `json:"app"`
+	Host           string `json:"host"`
+	PID            int    `json:"pid"`
+	Version        string `json:"version"`
+	HeartbeatAgeMS int64  `json:"heartbeat_age_ms"`
+	// Gone: no heartbeat for three beat periods.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // LockInfo is a lock as it is in Redis right now.
@@ -108,6 +146,8 @@ type LockInfo struct {
 	// MaxWaitersShown; WaitersTotal is the full queue length).
 	Waiters      []Waiter
 	WaitersTotal int64
+	// Deadline is a deadline lock's value as a time.
+	Deadline time.Time
 	// FencingToken is a fenced lock's current token (the last one handed
 	// out; the holder has this one). Never reset by a force-unlock.
 	FencingToken int64

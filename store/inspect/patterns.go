@@ -31,6 +31,9 @@ type ObjectPatterns struct {
 	TokenLocks []string
 	// Counters are the INCR+EXPIRE access counters.
 	Counters []CounterRule
+	// DeadlineLocks are Redis globs of seed 004's timestamp locks: SETNX of
+	// a deadline (epoch ms), taken over with GETSET once it has passed.
+	DeadlineLocks []string
 }
 
 // MaxPatterns bounds each list of ObjectPatterns.
@@ -40,12 +43,17 @@ const MaxPatterns = 64
 // MaxPatterns per kind, non-empty patterns of at most store.MaxNameLen bytes,
 // no negative limit or window. The error is a *store.ValidationError.
 func (p ObjectPatterns) Validate() error {
-	if len(p.TokenLocks) > MaxPatterns || len(p.Counters) > MaxPatterns {
+	if len(p.TokenLocks) > MaxPatterns || len(p.Counters) > MaxPatterns || len(p.DeadlineLocks) > MaxPatterns {
 		return invalid("patterns", "at most %d per kind", MaxPatterns)
 	}
 	for _, s := range p.TokenLocks {
 		if s == "" || len(s) > store.MaxNameLen {
 			return invalid("token_lock_pattern", "must be 1 to %d bytes, got %d", store.MaxNameLen, len(s))
+		}
+	}
+	for _, s := range p.DeadlineLocks {
+		if s == "" || len(s) > store.MaxNameLen {
+			return invalid("deadline_lock_pattern", "must be 1 to %d bytes, got %d", store.MaxNameLen, len(s))
 		}
 	}
 	for _, r := range p.Counters {
@@ -63,11 +71,26 @@ func (p ObjectPatterns) Validate() error {
 
 // empty reports whether no string kind is configured (discovery then skips
 // the string pass entirely).
-func (p ObjectPatterns) empty() bool { return len(p.TokenLocks) == 0 && len(p.Counters) == 0 }
+func (p ObjectPatterns) empty() bool {
+	return len(p.TokenLocks) == 0 && len(p.Counters) == 0 && len(p.DeadlineLocks) == 0
+}
 
-// isTokenLockName reports whether name is configured as a token lock.
+// isTokenLockName reports whether name is configured as a string lock: a
+// token lock or a deadline lock. Both are read the same way (the value is
+// the holder), so discovery and sampling need not tell them apart;
+// classifyString does.
 func (p ObjectPatterns) isTokenLockName(name string) bool {
 	for _, pat := range p.TokenLocks {
+		if GlobMatch(pat, name) {
+			return true
+		}
+	}
+	return p.isDeadlineLockName(name)
+}
+
+// isDeadlineLockName reports whether name is configured as a deadline lock.
+func (p ObjectPatterns) isDeadlineLockName(name string) bool {
+	for _, pat := range p.DeadlineLocks {
 		if GlobMatch(pat, name) {
 			return true
 		}
@@ -90,6 +113,7 @@ func (p ObjectPatterns) counterRule(name string) (CounterRule, bool) {
 func (p ObjectPatterns) clone() *ObjectPatterns {
 	p.TokenLocks = append([]string(nil), p.TokenLocks...)
 	p.Counters = append([]CounterRule(nil), p.Counters...)
+	p.DeadlineLocks = append([]string(nil), p.DeadlineLocks...)
 	return &p
 }
 

@@ -147,3 +147,24 @@ func SetRedissonRateBatch(ctx context.Context, rdb Processor, keys []string, rat
 	}
 	return res[0], res[2], nil
 }
+
+// The client registry (registry-format.md): every key carries the
+// {lw-clients} tag so the beat script touches one slot.
+const (
+	ClientsKey     = "lw:{lw-clients}:clients"
+	ClientNamesKey = "lw:{lw-clients}:names"
+	// ClientGoneBeats is how many beat periods without a heartbeat make a
+	// client gone.
+	ClientGoneBeats = 3
+)
+
+// ClientRecord is one client's registry value (JSON).
+type ClientRecord struct {
+	App         string `json:"app"`
+	Host        string `json:"host"`
+	PID         int    `json:"pid"`
+	Version     string `json:"version"`
+	StartedMS   int64  `json:"started_ms"`
+	HeartbeatMS int64  `json:"heartbeat_ms"`
+	BeatMS      int64  `json:"beat_ms"`
+}

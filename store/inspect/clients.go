@@ -1,0 +1,254 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
+)
+
+// Who holds a lock: a holder field starts with the UUID of the store.Client
+// (or Redisson instance) that took it, and lockwarden's store clients
+// register that UUID with their application, host and pid (the registry in
+// store/registry.go). The console reads the registry once per sampler tick
+// at most and joins it with the holders it sees; Redisson clients do not
+// register, so their holders stay "unregistered".
+
+// ClientInfo is one registered client as the registry shows it.
+type ClientInfo struct {
+	ID      string `json:"id"`
+	App     string `json:"app"`
+	Host    string `json:"host"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	// Started and Heartbeat are the client's start (its own clock) and
+	// its last beat (Redis time); BeatMS its beat period.
+	Started   time.Time `json:"-"`
+	Heartbeat time.Time `json:"-"`
+	BeatMS    int64     `json:"-"`
+	// HeartbeatAgeMS is Redis time at the read minus the last beat.
+	HeartbeatAgeMS int64 `json:"heartbeat_age_ms"`
+}
+
+// Gone reports whether the client missed wire.ClientGoneBeats beats.
+func (ci ClientInfo) Gone() bool {
+	period := ci.BeatMS
+	if period <= 0 {
+		period = store.DefaultBeat.Milliseconds()
+	}
+	return ci.HeartbeatAgeMS > wire.ClientGoneBeats*period
+}
+
+// Registry is the client registry at one read.
+type Registry struct {
+	Clients map[string]ClientInfo
+	// At is Redis time at the read.
+	At time.Time
+}
+
+// Lookup returns the registered client of a holder field or waiter id
+// ("<uuid>:<owner>"); false for unregistered and foreign ids.
+func (r *Registry) Lookup(holder string) (ClientInfo, bool) {
+	if r == nil {
+		return ClientInfo{}, false
+	}
+	ci, ok := r.Clients[ClientIDOf(holder)]
+	return ci, ok
+}
+
+// ClientIDOf is the client UUID that starts a holder field or waiter id;
+// "" when the id is not in that shape (a token lock's token).
+func ClientIDOf(holder string) string {
+	if !wire.IsHolderField(holder) {
+		return ""
+	}
+	return holder[:36]
+}
+
+// maxRegistryFields bounds the registry read: the beat script keeps the
+// hash to clients seen in the last hour, so more means something is wrong
+// and the console reads nobody rather than a huge hash every second.
+const maxRegistryFields = 10000
+
+// ReadRegistry reads the client registry (HLEN, then HGETALL and TIME in one
+// pipeline). Records that do not parse are skipped.
+func (c *Inspector) ReadRegistry(ctx context.Context) (*Registry, error) {
+	n, err := c.rdb.HLen(ctx, store.ClientsKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
+	}
+	if n > maxRegistryFields {
+		return nil, fmt.Errorf("store: client registry holds %d records (more than %d)", n, maxRegistryFields)
+	}
+	pipe := c.rdb.Pipeline()
+	all := pipe.HGetAll(ctx, store.ClientsKey)
+	now := pipe.Time(ctx)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
+	}
+	return parseRegistry(all.Val(), now.Val()), nil
+}
+
+func parseRegistry(fields map[string]string, now time.Time) *Registry {
+	r := &Registry{Clients: make(map[string]ClientInfo, len(fields)), At: now}
+	for id, v := range fields {
+		var rec wire.ClientRecord
+		if json.Unmarshal([]byte(v), &rec) != nil || rec.HeartbeatMS <= 0 {
+			continue
+		}
+		r.Clients[id] = ClientInfo{ID: id, App: rec.App, Host: rec.Host, PID: rec.PID, Version: rec.Version,
+			Started: time.UnixMilli(rec.StartedMS), Heartbeat: time.UnixMilli(rec.HeartbeatMS), BeatMS: rec.BeatMS,
+			HeartbeatAgeMS: max(0, now.UnixMilli()-rec.HeartbeatMS)}
+	}
+	return r
+}
+
+// Hold is one thing a client holds or waits for.
+type Hold struct {
+	Lock   string `json:"lock"`
+	Kind   Kind   `json:"kind"`
+	Holder string `json:"holder"` // the holder field or waiter id
+	// What is "holds", "read", "write" or "waits" (a fair-queue place).
+	What  string `json:"what"`
+	Count int64  `json:"count,omitempty"` // reentry count or read levels
+	// Place is a waiter's 1-based position in the fair queue.
+	Place int `json:"place,omitempty"`
+}
+
+// ClientHolds groups what locks' holders and fair-lock waiters belong to
+// each client id, in lock name order. Ids that are not "<uuid>:<owner>"
+// (token-lock tokens) belong to nobody.
+func ClientHolds(locks []LockInfo) map[string][]Hold {
+	out := map[string][]Hold{}
+	for _, l := range locks {
+		for _, h := range l.Holders {
+			id := ClientIDOf(h.ID)
+			if id == "" {
+				continue
+			}
+			what := "holds"
+			if h.Mode != "" {
+				what = h.Mode
+			}
+			out[id] = append(out[id], Hold{Lock: l.Name, Kind: l.Kind, Holder: h.ID, What: what, Count: h.Count})
+		}
+		for i, w := range l.Waiters {
+			if id := ClientIDOf(w.ID); id != "" {
+				out[id] = append(out[id], Hold{Lock: l.Name, Kind: l.Kind, Holder: w.ID, What: "waits", Place: i + 1})
+			}
+		}
+	}
+	for _, hs := range out {
+		sort.SliceStable(hs, func(i, j int) bool { return hs[i].Lock < hs[j].Lock })
+	}
+	return out
+}
+
+// ReleaseResult is the outcome of breaking one hold for ReleaseAll.
+type ReleaseResult struct {
+	Lock   string `json:"lock"`
+	Holder string `json:"holder"`
+	// Err is nil when released; ErrHolderChanged or store.ErrNotFound when
+	// the holder let go first (nothing changed).
+	Err error `json:"-"`
+}
+
+// ReleaseAll force-unlocks every hold of client id among holds (as the
+// console last saw them), each checked against the holder seen with
+// ForceUnlock, so a lock the client released meanwhile and someone else
+// took is left alone. Fair-queue places are not holds and are left to
+// time out. Each call is reported, released or not; the error is only for
+// an invalid id.
+func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]ReleaseResult, error) {
+	if !wire.IsHolderField(id + ":x") {
+		return nil, invalid("id", "must be a client UUID (36 characters, 8-4-4-4-12 hex digits)")
+	}
+	var out []ReleaseResult
+	for _, h := range holds {
+		if h.What == "waits" || ClientIDOf(h.Holder) != id {
+			continue
+		}
+		err := c.ForceUnlock(ctx, h.Lock, h.Holder)
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		out = append(out, ReleaseResult{Lock: h.Lock, Holder: h.Holder, Err: err})
+	}
+	return out, nil
+}
+
+// DescribeHolder says who a holder is in words: "orders-api on host-7
+// (pid 4211), owner 77", or "unregistered client <uuid> (Redisson or
+// other)", or the id itself when it is not a client's (a token).
+func DescribeHolder(reg *Registry, holder string) string {
+	id := ClientIDOf(holder)
+	if id == "" {
+		return holder
+	}
+	owner := strings.TrimSuffix(holder[37:], wire.RWWriteSuffix)
+	ci, ok := reg.Lookup(holder)
+	if !ok {
+		return fmt.Sprintf("unregistered client %s (Redisson or other), owner %s", id, owner)
+	}
+	s := fmt.Sprintf("%s on %s (pid %d), owner %s", ci.App, ci.Host, ci.PID, owner)
+	if ci.Gone() {
+		s += ", client gone"
+	}
+	return s
+}
+
+// AnnotateHolder fills h's identity and hold time from the registry and
+// seen (when the console first saw this holder; zero if never), as of now.
+func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
+	h.Who = DescribeHolder(reg, h.ID)
+	if ci, ok := reg.Lookup(h.ID); ok {
+		h.Client = &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
+			HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone()}
+	}
+	switch {
+	case h.AcquiredMS > 0:
+		h.HeldMS, h.HeldSinceSeen = max(0, now.UnixMilli()-h.AcquiredMS), false
+	case !seen.IsZero():
+		h.HeldMS, h.HeldSinceSeen = max(0, now.Sub(seen).Milliseconds()), true
+	}
+	if h.RenewedMS > 0 {
+		h.RenewedAgoMS = max(0, now.UnixMilli()-h.RenewedMS)
+	}
+}
+
+// queueHoldTimes queues the read of the hold times lockwarden's lock
+// scripts keep beside a lock (store.HeldKey).
+func queueHoldTimes(ctx context.Context, pipe redis.Pipeliner, name string) *redis.MapStringStringCmd {
+	return pipe.HGetAll(ctx, store.HeldKey(name))
+}
+
+// applyHoldTimes copies the recorded times of info's current holders;
+// fields of holders gone (force-unlocked) are ignored.
+func applyHoldTimes(info *LockInfo, cmd *redis.MapStringStringCmd) {
+	if cmd == nil || cmd.Err() != nil {
+		return
+	}
+	times := cmd.Val()
+	for i := range info.Holders {
+		v, ok := times[info.Holders[i].ID]
+		if !ok {
+			continue
+		}
+		acq, ren, ok := strings.Cut(v, " ")
+		if !ok {
+			continue
+		}
+		a, errA := strconv.ParseInt(acq, 10, 64)
+		r, errR := strconv.ParseInt(ren, 10, 64)
+		if errA == nil && errR == nil && a >= 0 && r > 0 {
+			info.Holders[i].AcquiredMS, info.Holders[i].RenewedMS = a, r
+		}
+	}
+}
