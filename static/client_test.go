@@ -76,7 +76,10 @@ func (fs *fakeServer) conn(t *testing.T) *websocket.Conn {
 	t.Helper()
 	select {
 	case c := <-fs.conns:
-		t.Cleanup(func() { c.Close() })
+		// Not closed here: the page's own close ends it (the reader above
+		// then closes it). Closing it first made the page reconnect while
+		// the test wound down, and that stale connection was the next
+		// subtest's "conn" (write frame: websocket: close sent).
 		return c
 	case <-time.After(15 * time.Second):
 		t.Fatal("the page did not open a websocket")

@@ -47,7 +47,13 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 			}
 			direct := redistest.Client(t)
 			name := redistest.Prefix(t) + "lock"
-			l := tc.make(New(rdb, &Options{NoBatching: true, NoRegistry: true}), name)
+			c := New(rdb, &Options{NoBatching: true, NoRegistry: true})
+			// The Client's one INFO (sharded.go) goes first, so the armed
+			// delay falls on the acquire under test.
+			if err := c.decidePubsub(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			l := tc.make(c, name)
 
 			p.arm()
 			err := l.TryLock(t.Context())
