@@ -104,7 +104,7 @@ func (f *FairLock) TryLock(ctx context.Context) error {
 		return f.err
 	}
 	if err := f.c.decidePubsub(ctx); err != nil {
-		return err
+		return notObtained(err)
 	}
 	ttl, ok, err := f.attempt(ctx, false)
 	if err != nil || ok {
@@ -135,7 +135,7 @@ func (f *FairLock) Lock(ctx context.Context) error {
 		return f.err
 	}
 	if err := f.c.decidePubsub(ctx); err != nil {
-		return err
+		return notObtained(err)
 	}
 	return waitRetrying(ctx, &f.inner.shared.hub, f.channel, f.retryCap, f.attempt, f.withdraw)
 }

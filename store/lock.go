@@ -183,7 +183,7 @@ func (l *Lock) TryLock(ctx context.Context) error {
 		return l.err
 	}
 	if err := l.c.decidePubsub(ctx); err != nil {
-		return err
+		return notObtained(err)
 	}
 	ttl, ok, err := l.tryAcquire(ctx, nil)
 	if err != nil || ok {
@@ -208,7 +208,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 		return l.err
 	}
 	if err := l.c.decidePubsub(ctx); err != nil {
-		return err
+		return notObtained(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -37,14 +38,16 @@ func (m *pubsubMode) sharded() bool { return m.state.Load() == 2 }
 
 // decidePubsub asks Redis once per Client whether unlocks must also go out
 // sharded. A failure decides nothing (the next call asks again) and is
-// returned before any script is sent, so the caller's call did not happen.
+// returned before any script is sent, so the caller's call did not happen:
+// an acquire reports it as ErrNotObtained (see notObtained), a release as
+// an *UncertainError (a documented error; retrying the release is safe).
 func (c *Client) decidePubsub(ctx context.Context) error {
 	if c.pubsub.state.Load() != 0 {
 		return nil
 	}
 	sharded, err := wire.ShardedPubSub(ctx, c.rdb)
 	if err != nil {
-		return fmt.Errorf("store: reading the Redis topology (INFO): %w", err)
+		return &UncertainError{Err: fmt.Errorf("reading the Redis topology (INFO), nothing was sent: %w", err)}
 	}
 	v := int32(1)
 	if sharded {
@@ -52,4 +55,14 @@ func (c *Client) decidePubsub(ctx context.Context) error {
 	}
 	c.pubsub.state.CompareAndSwap(0, v)
 	return nil
+}
+
+// notObtained is decidePubsub's failure as an acquire sees it: nothing was
+// sent, so the lock was simply not obtained.
+func notObtained(err error) error {
+	var ue *UncertainError
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("%w: %w", ErrNotObtained, err)
 }

@@ -40,7 +40,7 @@ func discoveryServer(ctx context.Context, t testing.TB, k discoveryKeys) (*redis
 	if err := rdb.Do(ctx, "DEBUG", "POPULATE", strs, "app:str", 16).Err(); err != nil {
 		return nil, fmt.Errorf("DEBUG POPULATE: %w", err)
 	}
-	holder := store.New(rdb, nil).ID() + ":1"
+	holder := store.New(rdb, &store.Options{NoRegistry: true}).ID() + ":1"
 	fill := func(n int, write func(p redis.Pipeliner, i int)) error {
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)

@@ -192,7 +192,7 @@ type steadyCase struct {
 func runSteadyCase(ctx context.Context, rdb *redis.Client, window time.Duration, visN int) (*steadyCase, error) {
 	out := &steadyCase{}
 	addr := rdb.Options().Addr
-	holder := store.New(rdb, nil).ID() + ":9"
+	holder := store.New(rdb, &store.Options{NoRegistry: true}).ID() + ":9"
 	foreign := func(name string) error {
 		p := rdb.Pipeline()
 		p.HSet(ctx, name, holder, 1)
