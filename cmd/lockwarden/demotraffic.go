@@ -209,7 +209,10 @@ func (t *traffic) apiWorker(ctx context.Context, app *store.Client) {
 	for sleep(ctx, 30*time.Millisecond) {
 		ok, err := acquireBucket(ctx, app, name, 1)
 		switch {
-		case ctx.Err() != nil:
+		case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+			// The traffic is ending. A call cut by ctx's deadline can fail
+			// (its socket deadline is ctx's) a moment before ctx.Err() says
+			// so; it is the end, not an error.
 			return
 		case err != nil:
 			t.n.apiErrors.Add(1)
