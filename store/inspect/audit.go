@@ -35,7 +35,7 @@ const maxAuditField = 2048
 // Audit outcomes.
 const (
 	OutcomeOK       = "ok"        // the change was made
-	OutcomeDenied   = "denied"    // sign-in, role, origin or CSRF checks refused it
+	OutcomeDenied   = "denied"    // sign-in, role or cross-origin checks refused it
 	OutcomeInvalid  = "invalid"   // bad input; nothing was changed
 	OutcomeNotFound = "not-found" // no such object
 	OutcomeConflict = "conflict"  // the object changed meanwhile; nothing changed
