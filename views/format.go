@@ -354,9 +354,9 @@ func rateTypeText(perClient bool) string {
 func algorithmText(a string) string {
 	switch a {
 	case "fixed-window":
-		return "fixed window (Redisson up to 3.33)"
+		return "fixed window (Redisson before 3.13.3)"
 	case "sliding-window":
-		return "sliding window (Redisson 3.34 and later)"
+		return "sliding window (Redisson 3.13.3 and later)"
 	}
 	return "not known yet: nobody has acquired"
 }

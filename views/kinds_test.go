@@ -134,7 +134,7 @@ func TestViewKindsLimiters(t *testing.T) {
 	if d.Find(`[data-field="rejected"]`).Length() != 0 || d.Find(tid("rejected")).Length() != 0 {
 		t.Errorf("a rejected count is shown for a Redisson limiter")
 	}
-	if text(t, d.Selection, "limiter-algorithm") != "sliding window (Redisson 3.34 and later)" || text(t, d.Selection, "limiter-grants") != "4" ||
+	if text(t, d.Selection, "limiter-algorithm") != "sliding window (Redisson 3.13.3 and later)" || text(t, d.Selection, "limiter-grants") != "4" ||
 		text(t, d.Selection, "limiter-next-free") != "59.0 s" {
 		t.Errorf("facts %q", d.Find("dl").Text())
 	}

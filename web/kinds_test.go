@@ -70,7 +70,7 @@ func rwLevelKeys(name, holder string, n int) []string {
 	return out
 }
 
-// grant packs one sliding-window grant as Redisson 3.34 does: a length
+// grant packs one sliding-window grant as Redisson 3.17.0 and later do: a length
 // byte, a random id, the permits as a little-endian uint32.
 func grant(id string, permits uint32) string {
 	var n [4]byte
@@ -78,7 +78,7 @@ func grant(id string, permits uint32) string {
 	return string([]byte{byte(len(id))}) + id + string(n[:])
 }
 
-// makeSlidingLimiter writes a Redisson 3.34 limiter of 10 per minute that
+// makeSlidingLimiter writes a Redisson sliding-window (3.13.3+) limiter of 10 per minute that
 // granted 4 permits 100 ms ago.
 func (e *testEnv) makeSlidingLimiter(name string) {
 	e.t.Helper()

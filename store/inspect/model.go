@@ -49,7 +49,7 @@ const (
 	// with rate, interval (ms), type (0 overall, 1 per client) and, from
 	// 3.35, keepAliveTime; state in {<name>}:value (and per client
 	// {<name>}:value:<client-id>). LimiterInfo.Algorithm says whether the
-	// state is 3.10's fixed window or 3.34's sliding window.
+	// state is the fixed window (before 3.13.3) or the sliding window (3.13.3+).
 	KindRedissonLimiter Kind = "redisson-rate-limiter"
 	// KindCounter is seed 004's access counter: a string INCRemented per
 	// hit, EXPIREd on the first hit of a window. Only keys matching
@@ -59,10 +59,10 @@ const (
 
 // Algorithm values of a Redisson rate limiter (LimiterInfo.Algorithm).
 const (
-	// AlgorithmFixedWindow is Redisson up to 3.33: the whole window refills
+	// AlgorithmFixedWindow is Redisson before 3.13.3: the whole window refills
 	// at once.
 	AlgorithmFixedWindow = wire.AlgorithmFixedWindow
-	// AlgorithmSlidingWindow is Redisson 3.34 and later: each grant returns
+	// AlgorithmSlidingWindow is Redisson 3.13.3 and later: each grant returns
 	// one interval after it was made.
 	AlgorithmSlidingWindow = wire.AlgorithmSlidingWindow
 )

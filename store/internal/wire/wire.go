@@ -39,10 +39,10 @@ const MaxStringValue = 512
 
 // Algorithm values of a Redisson rate limiter.
 const (
-	// AlgorithmFixedWindow is Redisson up to 3.33: the value key is created
+	// AlgorithmFixedWindow is Redisson before 3.13.3: the value key is created
 	// with the rate and PX interval, so the whole window refills at once.
 	AlgorithmFixedWindow = "fixed-window"
-	// AlgorithmSlidingWindow is Redisson 3.34 and later: the value key has
+	// AlgorithmSlidingWindow is Redisson 3.13.3 and later: the value key has
 	// no window expiry and {<name>}:permits records every grant; grants
 	// older than the interval are returned to the value one by one.
 	AlgorithmSlidingWindow = "sliding-window"
