@@ -174,6 +174,11 @@ func (s *Server) releaseAll(c echo.Context, id, reason string) ([]releasedJSON, 
 		holds = inspect.ClientHolds(sn.Locks)[id]
 	}
 	results, err := s.insp.ReleaseAll(ctx, id, holds)
+	touchedLocks := make([]string, 0, len(results))
+	for _, r := range results {
+		touchedLocks = append(touchedLocks, r.Lock)
+	}
+	s.changed(ctx, touchedLocks...)
 	out := make([]releasedJSON, 0, len(results))
 	released := 0
 	for _, r := range results {

@@ -108,6 +108,10 @@ type sampler struct {
 	s    *Server
 	snap atomic.Pointer[snapshot]
 	hist *history
+	// touch holds objects a console change asked to be read next tick;
+	// published counts snapshots published (see fresh.go).
+	touch     touched
+	published atomic.Int64
 
 	// Owned by the run goroutine.
 	locks, limiters []string
@@ -201,6 +205,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	}
 	sm.walker.Suggest(sm.keyEvents.Drain())
 	sm.walker.Suggest(sm.heardEvents())
+	sm.walker.Suggest(sm.touch.drain())
 	smp, err := sm.walker.Tick(ctx, sm.locks, sm.limiters)
 	if err != nil {
 		sm.fail(runCtx, err)
@@ -409,6 +414,7 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 		sm.hist.push(l.Name, point{At: sn.At, Window: st.Window, Newest: st.Newest})
 	}
 	sm.snap.Store(sn)
+	sm.published.Add(1)
 	sm.s.observeSnapshot(sn)
 	return sn
 }
