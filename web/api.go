@@ -97,7 +97,7 @@ func (s *Server) forceUnlock(c echo.Context, name, holder, reason string) (inspe
 	}
 	err := s.insp.ForceUnlock(ctx, name, holder)
 	if err == nil {
-		s.changed(ctx, name)
+		s.changed(c, name)
 	}
 	if errors.Is(err, inspect.ErrHolderChanged) {
 		cur, gerr := s.insp.GetLock(ctx, name)
@@ -286,7 +286,7 @@ func (s *Server) modifyLimiter(c echo.Context, name string, edit limiterEdit) (*
 	}
 	s.reqLog(c).Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS,
 		"keep_state", edit.KeepState, "remote", c.RealIP())
-	s.changed(ctx, name)
+	s.changed(c, name)
 	return l, nil
 }
 
@@ -302,7 +302,7 @@ func (s *Server) resetCounter(c echo.Context, name string) error {
 	if err := s.insp.ResetCounter(ctx, name); err != nil {
 		return objectError(err, "counter", name)
 	}
-	s.changed(ctx, name)
+	s.changed(c, name)
 	rec.After = "reset (key deleted)"
 	s.reqLog(c).Info("counter reset", "name", name, "remote", c.RealIP())
 	return nil

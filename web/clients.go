@@ -178,7 +178,7 @@ func (s *Server) releaseAll(c echo.Context, id, reason string) ([]releasedJSON, 
 	for _, r := range results {
 		touchedLocks = append(touchedLocks, r.Lock)
 	}
-	s.changed(ctx, touchedLocks...)
+	s.changed(c, touchedLocks...)
 	out := make([]releasedJSON, 0, len(results))
 	released := 0
 	for _, r := range results {

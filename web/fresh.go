@@ -1,9 +1,10 @@
 package web
 
 import (
-	"context"
 	"sync"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 // After a change made through the console (modify, force-unlock, reset,
@@ -37,15 +38,21 @@ func (t *touched) drain() []string {
 	return out
 }
 
-// changed marks names to be read on the next tick and waits until a
-// snapshot taken after that tick is published, or freshWait passes, or ctx
-// ends. It never fails the change it follows.
-func (s *Server) changed(ctx context.Context, names ...string) {
+// changed marks names to be read on the next tick. For a browser form it
+// then waits until a snapshot taken after that tick is published, or
+// freshWait passes, or the request ends: the redirect renders a list. An
+// API caller gets the object's new state in its reply, so it does not wait.
+// It never fails the change it follows.
+func (s *Server) changed(c echo.Context, names ...string) {
 	sm := s.sampler
 	if sm == nil || len(names) == 0 {
 		return
 	}
 	sm.touch.add(names...)
+	if wantsJSON(c) {
+		return
+	}
+	ctx := c.Request().Context()
 	// The tick running now may have drained before the names arrived; the
 	// one after it has read them.
 	want := sm.published.Load() + 2
