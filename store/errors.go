@@ -52,15 +52,21 @@ func (e *ValidationError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true for every validation error.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
-func invalid(field, format string, args ...any) error {
+// Invalid builds a ValidationError; store/inspect uses it too, so the
+// console maps every validation error with one errors.Is(err, ErrInvalid).
+func Invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
+
+func invalid(field, format string, args ...any) error { return Invalid(field, format, args...) }
 
 // MaxNameLen bounds object names accepted from callers (Redis allows 512 MB;
 // a console does not need to).
 const MaxNameLen = 1024
 
-func validateName(name string) error {
+// ValidateName applies MaxNameLen and refuses an empty name; the console
+// checks names it is given with the same rule.
+func ValidateName(name string) error {
 	switch {
 	case name == "":
 		return invalid("name", "must not be empty")
@@ -69,3 +75,5 @@ func validateName(name string) error {
 	}
 	return nil
 }
+
+func validateName(name string) error { return ValidateName(name) }

@@ -28,7 +28,7 @@ func TestLockUncontendedCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	const pairs = 200
-	before := statsCommandCalls(t, rdb)
+	before := redistest.CommandCalls(t, rdb)
 	start := time.Now()
 	for i := 0; i < pairs; i++ {
 		if err := l.TryLock(ctx); err != nil {
@@ -39,7 +39,7 @@ func TestLockUncontendedCommands(t *testing.T) {
 		}
 	}
 	buckets := int64(time.Since(start)/(wire.BucketMS*time.Millisecond)) + 2
-	after := statsCommandCalls(t, rdb)
+	after := redistest.CommandCalls(t, rdb)
 	var inside int64
 	for cmd, n := range after {
 		if cmd != "evalsha" && cmd != "info" {

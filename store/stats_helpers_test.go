@@ -1,9 +1,7 @@
 package store
 
 import (
-	"context"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -41,26 +39,4 @@ func statsRecentSum(t *testing.T, rdb *redis.Client, name string) statCounts {
 		}
 	}
 	return sum
-}
-
-// statsCommandCalls reads INFO commandstats: calls per command name.
-func statsCommandCalls(t *testing.T, rdb *redis.Client) map[string]int64 {
-	t.Helper()
-	txt, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, line := range strings.Split(txt, "\r\n") {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-		if !ok || !strings.HasPrefix(line, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				out[name], _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-	}
-	return out
 }

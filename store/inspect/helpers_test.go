@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -64,35 +63,6 @@ func tbNewBucket(t *testing.T) (testPair, *redis.Client, string) {
 	t.Helper()
 	rdb := redistest.Client(t)
 	return newPair(rdb), rdb, redistest.Prefix(t) + "ratelimit:b"
-}
-
-func tbRedisNowMS(t *testing.T, rdb *redis.Client) int64 {
-	t.Helper()
-	tm, err := rdb.Time(t.Context()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tm.UnixMilli()
-}
-
-// tbFields reads the bucket's five fields as numbers (app as is).
-func tbFields(t *testing.T, rdb *redis.Client, name string) (last, stored, maxPermits, interval float64, app string) {
-	t.Helper()
-	m, err := rdb.HGetAll(t.Context(), name).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 5 {
-		t.Fatalf("bucket %s has fields %v, want exactly the five of seed 001", name, m)
-	}
-	num := func(f string) float64 {
-		v, err := strconv.ParseFloat(m[f], 64)
-		if err != nil {
-			t.Fatalf("field %s = %q is not a number", f, m[f])
-		}
-		return v
-	}
-	return num("last_mill_second"), num("stored_permits"), num("max_permits"), num("interval"), m["app"]
 }
 
 func queueLen(rdb *redis.Client, name string) int64 {

@@ -79,23 +79,13 @@ func (c *Inspector) Redis() redis.UniversalClient { return c.rdb }
 // lock; nothing was changed.
 var ErrHolderChanged = errors.New("inspect: lock holder changed")
 
-// invalid builds the validation error applications get from store too, so
-// the console maps both with one errors.Is(err, store.ErrInvalid).
-func invalid(field, format string, args ...any) error {
-	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
-// validateName applies store's bound on object names to names the console
-// is given.
-func validateName(name string) error {
-	switch {
-	case name == "":
-		return invalid("name", "must not be empty")
-	case len(name) > store.MaxNameLen:
-		return invalid("name", "must be at most %d bytes, got %d", store.MaxNameLen, len(name))
-	}
-	return nil
-}
+// invalid and validateName are store's, so the console and applications
+// refuse the same names with the same error (mapped once, by
+// errors.Is(err, store.ErrInvalid)).
+var (
+	invalid      = store.Invalid
+	validateName = store.ValidateName
+)
 
 // wrongKindErr marks a WRONGTYPE reply as store.ErrWrongKind.
 func wrongKindErr(err error) error {

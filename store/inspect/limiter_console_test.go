@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 func TestLimiterModify(t *testing.T) {
@@ -46,7 +47,7 @@ func TestLimiterModify(t *testing.T) {
 	// The write is checked in Redis first, so a missing parseTokenBucket
 	// shows up below as a read failure, not as a silent non-change.
 	info, err := c.ModifyLimiter(ctx, name, 3, 0.5)
-	_, stored, maxPermits, interval, _ := tbFields(t, rdb, name)
+	_, stored, maxPermits, interval, _ := redistest.BucketFields(t, rdb, name)
 	if maxPermits != 3 || interval != 0.5 || stored != 3 {
 		t.Errorf("after ModifyLimiter(3, 0.5): max %v interval %v stored %v, want 3, 0.5, 3", maxPermits, interval, stored)
 	}
@@ -76,7 +77,7 @@ func TestLimiterGet(t *testing.T) {
 
 	// Stored 1 long ago with a 10 ms interval: the read must include the
 	// refill up to Redis now, capped at the capacity.
-	rdb.HSet(ctx, name, "last_mill_second", tbRedisNowMS(t, rdb)-100000, "stored_permits", 1,
+	rdb.HSet(ctx, name, "last_mill_second", redistest.NowMS(t, rdb)-100000, "stored_permits", 1,
 		"max_permits", 500, "interval", "2.0", "app", "orders")
 	info, err := c.GetLimiter(ctx, name)
 	if err != nil {

@@ -3,7 +3,6 @@ package inspect
 import (
 	"context"
 	"math/rand"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,41 +191,19 @@ func TestStatsOneCommandPerCount(t *testing.T) {
 	if err := script.Run(ctx, rdb, []string{key}, ms, "a").Err(); err != nil {
 		t.Fatal(err)
 	}
-	before := statsCommandCalls(t, rdb)
+	before := redistest.CommandCalls(t, rdb)
 	for i := 0; i < 100; i++ {
 		if err := script.Run(ctx, rdb, []string{key}, ms+int64(i%BucketMS), "a").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	after := statsCommandCalls(t, rdb)
+	after := redistest.CommandCalls(t, rdb)
 	// The test script adds one HLEN per call of its own.
 	for cmd, want := range map[string]int64{"hincrby": 100, "pexpire": 0, "hkeys": 0, "hdel": 0, "hlen": 100} {
 		if got := after[cmd] - before[cmd]; got != want {
 			t.Errorf("%s ran %d times for 100 counts, want %d", cmd, got, want)
 		}
 	}
-}
-
-// statsCommandCalls reads calls per command from INFO commandstats.
-func statsCommandCalls(t *testing.T, rdb *redis.Client) map[string]int64 {
-	t.Helper()
-	txt, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, line := range strings.Split(txt, "\r\n") {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-		if !ok || !strings.HasPrefix(line, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				out[name], _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-	}
-	return out
 }
 
 // statsRecentSum adds up name's counters of the last StatsRing buckets of

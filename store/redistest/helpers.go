@@ -1,0 +1,68 @@
+package redistest
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// NowMS is Redis's own clock in Unix milliseconds, the time every script
+// reads with TIME.
+func NowMS(t testing.TB, rdb redis.UniversalClient) int64 {
+	t.Helper()
+	tm, err := rdb.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm.UnixMilli()
+}
+
+// CommandCalls reads INFO commandstats of the server behind rdb: calls
+// per command name, scripts' own calls included.
+func CommandCalls(t testing.TB, rdb *redis.Client) map[string]int64 {
+	t.Helper()
+	txt, err := rdb.Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(txt, "\r\n") {
+		rest, ok := strings.CutPrefix(line, "cmdstat_")
+		if !ok {
+			continue
+		}
+		name, stats, ok := strings.Cut(rest, ":")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(stats, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				out[name], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+	}
+	return out
+}
+
+// BucketFields reads a seed-001 token bucket's five fields, the four
+// numbers parsed and app as stored; any other field count fails t.
+func BucketFields(t testing.TB, rdb redis.UniversalClient, name string) (last, stored, maxPermits, interval float64, app string) {
+	t.Helper()
+	m, err := rdb.HGetAll(t.Context(), name).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 5 {
+		t.Fatalf("bucket %s has fields %v, want exactly the five of seed 001", name, m)
+	}
+	num := func(f string) float64 {
+		v, err := strconv.ParseFloat(m[f], 64)
+		if err != nil {
+			t.Fatalf("field %s = %q is not a number", f, m[f])
+		}
+		return v
+	}
+	return num("last_mill_second"), num("stored_permits"), num("max_permits"), num("interval"), m["app"]
+}
