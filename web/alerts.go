@@ -53,8 +53,9 @@ var ruleDefaults = map[string]ruleDefault{
 	// A deadline is the holder's own promise; once passed, nothing waits.
 	RuleLockDeadlinePassed:      {severityCritical, 0},
 	RuleLockRenewedByGoneClient: {severityCritical, 30 * time.Second},
-	RuleLimiterRejectRatio:      {severityWarning, 10 * time.Second},
-	RuleLimiterErrors:           {severityWarning, 10 * time.Second},
+	// The ratio is already taken over 10 s (rejectSpan).
+	RuleLimiterRejectRatio: {severityWarning, 0},
+	RuleLimiterErrors:      {severityWarning, 10 * time.Second},
 	// Long enough to ride out a failover or a slow tick.
 	RuleRedisDown: {severityCritical, 10 * time.Second},
 	RuleNodeDown:  {severityCritical, 10 * time.Second},
@@ -147,6 +148,8 @@ type alerter struct {
 	cfg    *AlertConfig
 	notify func([]alertChange) // nil without a webhook
 	nodes  func(sn *snapshot) []nodeStatus
+
+	spans rejectSpans
 
 	mu       sync.Mutex
 	states   map[alertKey]*alertState
@@ -297,19 +300,23 @@ func (a *alerter) conditions(sn *snapshot, now time.Time) ([]condition, map[stri
 	}
 	ratioOn, errorsOn := on(RuleLimiterRejectRatio), on(RuleLimiterErrors)
 	ratio := a.cfg.rejectRatio()
+	seen := make(map[string]bool, len(sn.Limiters))
 	for _, l := range sn.Limiters {
+		seen[l.Name] = true
 		w := sn.window(l.Name)
+		span, covered := a.spans.observe(l.Name, now, w)
 		// Redisson limiters' rejections happen in clients' own scripts and
 		// are not counted, so their ratio would be made up.
-		if attempts := w.Acquired + w.Rejected; ratioOn && !l.RejectionsHidden && attempts > 0 &&
-			float64(w.Rejected) > ratio*float64(attempts) {
-			add(RuleLimiterRejectRatio, l.Name, "limiter %s rejects %d of %d attempts per second (over %.0f%%)",
-				l.Name, w.Rejected, attempts, ratio*100)
+		if attempts := span.Acquired + span.Rejected; ratioOn && covered && !l.RejectionsHidden && attempts > 0 &&
+			float64(span.Rejected) > ratio*float64(attempts) {
+			add(RuleLimiterRejectRatio, l.Name, "limiter %s rejected %d of %d attempts in the last %v (over %.0f%%)",
+				l.Name, span.Rejected, attempts, rejectSpan, ratio*100)
 		}
 		if errorsOn && w.Errors > 0 {
 			add(RuleLimiterErrors, l.Name, "limiter %s: %d errors in the last second", l.Name, w.Errors)
 		}
 	}
+	a.spans.retain(seen)
 	return out, scopes
 }
 

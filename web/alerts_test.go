@@ -94,13 +94,16 @@ func limiterSnap(w inspect.Counts, hidden bool) *snapshot {
 }
 
 func TestAlertRejectRatioAndErrors(t *testing.T) {
-	cfg := &AlertConfig{For: map[string]time.Duration{RuleLimiterRejectRatio: 0, RuleLimiterErrors: 0}}
+	cfg := &AlertConfig{For: map[string]time.Duration{RuleLimiterErrors: 0}}
 	a, _ := testAlerter(cfg, nil)
-	a.evaluate(limiterSnap(inspect.Counts{Acquired: 5, Rejected: 5}, false), t0) // exactly 50 %: not over
+	// Exactly 50 % over 10 s is not over the threshold.
+	for i := 0; i < 12; i++ {
+		a.evaluate(limiterSnap(inspect.Counts{Acquired: 5, Rejected: 5}, false), t0.Add(time.Duration(i)*time.Second))
+	}
 	if len(a.firing()) != 0 {
 		t.Fatalf("fired at 50 %%: %+v", a.firing())
 	}
-	a.evaluate(limiterSnap(inspect.Counts{Acquired: 4, Rejected: 6, Errors: 1}, false), t0.Add(time.Second))
+	a.evaluate(limiterSnap(inspect.Counts{Acquired: 0, Rejected: 60, Errors: 1}, false), t0.Add(12*time.Second))
 	got := a.firing()
 	if len(got) != 2 {
 		t.Fatalf("firing = %+v", got)
@@ -111,9 +114,45 @@ func TestAlertRejectRatioAndErrors(t *testing.T) {
 	}
 	// Redisson limiters' rejections are not visible: no ratio alert.
 	b, _ := testAlerter(cfg, nil)
-	b.evaluate(limiterSnap(inspect.Counts{Acquired: 1, Rejected: 9}, true), t0)
+	for i := 0; i < 12; i++ {
+		b.evaluate(limiterSnap(inspect.Counts{Acquired: 1, Rejected: 9}, true), t0.Add(time.Duration(i)*time.Second))
+	}
 	if got := b.firing(); len(got) != 0 {
 		t.Fatalf("ratio of a limiter with hidden rejections: %+v", got)
+	}
+}
+
+// A flooded limiter whose per-second ratio dips below the threshold every
+// other second still rejects most attempts over 10 s: the alert fires (the
+// old rule, a 1 s ratio that had to hold for 10 s, never did), and a
+// limiter seen for less than the span does not fire yet.
+func TestAlertRejectRatioOverTenSecondsOfBurstyTraffic(t *testing.T) {
+	a, _ := testAlerter(nil, nil)
+	for i := 0; i < 20; i++ {
+		w := inspect.Counts{Acquired: 2, Rejected: 8} // 80 %
+		if i%2 == 1 {
+			w = inspect.Counts{Acquired: 6, Rejected: 4} // 40 %
+		}
+		a.evaluate(limiterSnap(w, false), t0.Add(time.Duration(i)*time.Second))
+		if i < 7 && len(a.firing()) != 0 {
+			t.Fatalf("fired after %d s, before 10 s were seen: %+v", i, a.firing())
+		}
+	}
+	got := a.firing()
+	if len(got) != 1 || got[0].Rule != RuleLimiterRejectRatio || !strings.Contains(got[0].Message, "in the last 10s") {
+		t.Fatalf("firing = %+v, want limiter-reject-ratio over the last 10 s", got)
+	}
+	// Ticks every 200 ms see overlapping windows; they are counted once a
+	// second, so the sum is not five times the traffic.
+	c, _ := testAlerter(nil, nil)
+	for i := 0; i < 60; i++ {
+		c.evaluate(limiterSnap(inspect.Counts{Acquired: 10, Rejected: 0}, false), t0.Add(time.Duration(i)*200*time.Millisecond))
+	}
+	for i := 60; i < 66; i++ { // 1.2 s of full rejection after 12 s of none
+		c.evaluate(limiterSnap(inspect.Counts{Acquired: 0, Rejected: 10}, false), t0.Add(time.Duration(i)*200*time.Millisecond))
+	}
+	if got := c.firing(); len(got) != 0 {
+		t.Fatalf("one bad second in ten fired: %+v", got)
 	}
 }
 

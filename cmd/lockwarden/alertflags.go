@@ -26,7 +26,7 @@ var ruleFlags = [...]struct{ flag, rule, what string }{
 	{"alert-lock-no-expiry", web.RuleLockNoExpiry, "how long a lock may exist without expiry (default 30s)"},
 	{"alert-lock-deadline-passed", web.RuleLockDeadlinePassed, "how long a lock may outlive its deadline (default 0s)"},
 	{"alert-lock-renewed-by-gone-client", web.RuleLockRenewedByGoneClient, "how long a lock may be renewed for a gone client (default 30s)"},
-	{"alert-reject-ratio-for", web.RuleLimiterRejectRatio, "how long a limiter's reject ratio must stay over the threshold (default 10s)"},
+	{"alert-reject-ratio-for", web.RuleLimiterRejectRatio, "how long a limiter's reject ratio over the last 10 s must stay over the threshold before it fires (default 0s)"},
 	{"alert-limiter-errors", web.RuleLimiterErrors, "how long a limiter must keep failing acquires (default 10s)"},
 	{"alert-redis-down", web.RuleRedisDown, "how long Redis may not answer (default 10s)"},
 	{"alert-node-down", web.RuleNodeDown, "how long one Redis node of several may not answer (default 10s)"},

@@ -24,7 +24,7 @@ const (
 	demoDeadline   = "demo:deadline:invoice-batch"
 	demoDeadlineIn = 5 * time.Second
 	// demoFlood is a bucket of 10 permits per second asked for 50:
-	// limiter-reject-ratio fires after ten seconds.
+	// limiter-reject-ratio fires once ten seconds of it are seen.
 	demoFlood      = "demo:flood"
 	demoFloodEvery = 20 * time.Millisecond
 )
