@@ -67,6 +67,10 @@ func slotTag(slot uint16) string {
 	return slotTags[slot]
 }
 
+// SlotKey returns a short key that hashes to slot, for sending a command to
+// the node that owns slot through a Cluster client's routing.
+func SlotKey(slot uint16) string { return "{" + slotTag(slot%numSlots) + "}" }
+
 // StatsKey is the hash holding the 200 ms outcome counters of the lock or limiter
 // stored at name (layout in the comment above BucketMS).
 func StatsKey(name string) string { return internalKey("stats", name) }

@@ -43,6 +43,10 @@ type Inspector struct {
 	// pubsub is whether force-unlocks also SPUBLISH: 0 undecided, 1 no,
 	// 2 yes (a Cluster of Redis >= 7; see events_sharded.go).
 	pubsub atomic.Int32
+	// slots is a Cluster's slot ranges as last read (nodes.go), kept so a
+	// health check can name every master while the map cannot be read.
+	slots     atomic.Pointer[[]redis.ClusterSlot]
+	slotsBusy atomic.Bool
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.

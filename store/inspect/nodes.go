@@ -2,10 +2,13 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,40 +21,110 @@ type NodeStatus struct {
 }
 
 // Nodes pings every master the client routes to, concurrently, one PING
-// each: on a Cluster the masters of the client's slot map, otherwise the
-// one node (a Sentinel client's current primary). A master that does not
-// answer is reported down and the Cluster client is told to reload its
-// slot map, so that a failover is followed without a restart: go-redis
-// otherwise keeps dialing a dead master until something reloads the map.
-// Once the Cluster has promoted a replica the dead master owns no slots and
-// leaves the list. The error is for a Cluster whose map cannot be read at
-// all (every node unreachable); ctx bounds the whole call.
+// each: on a Cluster the masters of the slot map, otherwise the one node (a
+// Sentinel client's current primary). A master that does not answer is
+// reported down and the Cluster client is told to reload its slot map in
+// the background, so that a failover is followed without a restart:
+// go-redis otherwise keeps dialing a dead master until something reloads
+// the map. Once the Cluster has promoted a replica the dead master owns no
+// slots and leaves the list. The error is for a Cluster whose map has
+// never been read; ctx bounds the whole call.
+//
+// It does not use ForEachMaster: that reloads the slot map first, from a
+// random node, synchronously, so a hung master (stopped, or behind a
+// partition, rather than refusing connections) took the whole deadline one
+// call in three and every master read as down.
 func (c *Inspector) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	cc, ok := c.rdb.(*redis.ClusterClient)
 	if !ok {
 		return []NodeStatus{pingNode(ctx, nodeName(c.rdb), c.rdb)}, nil
 	}
-	var mu sync.Mutex
-	var out []NodeStatus
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		st := pingNode(ctx, node.Options().Addr, node)
-		mu.Lock()
-		out = append(out, st)
-		mu.Unlock()
-		return nil
-	})
-	down := err != nil
-	for _, n := range out {
-		down = down || !n.Up
-	}
-	if down {
-		cc.ReloadState(ctx)
-	}
-	if err != nil && len(out) == 0 {
+	slots, err := c.clusterSlots(ctx, cc)
+	if err != nil {
 		return nil, err
+	}
+	masters := map[string]*redis.Client{}
+	for _, r := range slots {
+		// The client go-redis routes this range to, from its cached map.
+		node, err := cc.MasterForKey(ctx, store.SlotKey(uint16(r.Start)))
+		if err != nil {
+			return nil, err
+		}
+		masters[node.Options().Addr] = node
+	}
+	var (
+		mu  sync.Mutex
+		out []NodeStatus
+		wg  sync.WaitGroup
+	)
+	for addr, node := range masters {
+		wg.Go(func() {
+			st := NodeStatus{Addr: addr, Up: true}
+			if err := within(ctx, func(ctx context.Context) error { return node.Ping(ctx).Err() }); err != nil {
+				st = NodeStatus{Addr: addr, Err: err.Error()}
+			}
+			mu.Lock()
+			out = append(out, st)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, n := range out {
+		if !n.Up {
+			cc.ReloadState(ctx)
+			break
+		}
 	}
 	slices.SortFunc(out, func(a, b NodeStatus) int { return strings.Compare(a.Addr, b.Addr) })
 	return out, nil
+}
+
+// slotsTimeout bounds the slot map read of a health check: the reply comes
+// from one node, possibly the one that hangs, and the PINGs need the rest
+// of the caller's deadline.
+const slotsTimeout = 300 * time.Millisecond
+
+// clusterSlots reads the Cluster's slot ranges, falling back to the last
+// ranges read when no answer comes in time (a late answer is kept for the
+// next call).
+func (c *Inspector) clusterSlots(ctx context.Context, cc *redis.ClusterClient) ([]redis.ClusterSlot, error) {
+	sctx, cancel := context.WithTimeout(ctx, slotsTimeout)
+	defer cancel()
+	err := errSlotsBusy
+	if c.slotsBusy.CompareAndSwap(false, true) {
+		err = within(sctx, func(sctx context.Context) error {
+			defer c.slotsBusy.Store(false)
+			slots, err := cc.ClusterSlots(sctx).Result()
+			if err == nil && len(slots) == 0 {
+				err = errors.New("inspect: the Cluster reports no slots")
+			}
+			if err == nil {
+				c.slots.Store(&slots)
+			}
+			return err
+		})
+	}
+	if last := c.slots.Load(); last != nil {
+		return *last, nil
+	}
+	return nil, err
+}
+
+var errSlotsBusy = errors.New("inspect: the last slot map read has not returned")
+
+// within runs f and returns its error, or ctx's as soon as ctx ends: a
+// client without ContextTimeoutEnabled waits for a hung node until its own
+// read timeout, and f is then left to finish on its own (one call per node
+// per check; the slot map read is never started twice).
+func within(ctx context.Context, f func(context.Context) error) error {
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func pingNode(ctx context.Context, addr string, rdb redis.Cmdable) NodeStatus {

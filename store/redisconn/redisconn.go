@@ -72,7 +72,10 @@ type Info struct {
 }
 
 // Open parses rawURL, connects and checks that Redis answers. The caller
-// closes the client.
+// closes the client. The client honours ctx deadlines
+// (ContextTimeoutEnabled): a call whose ctx expires returns then, not after
+// go-redis's read timeout, so one hung node cannot hold the console's tick
+// or health check past the deadline they set.
 func Open(ctx context.Context, rawURL string, opts *Options) (redis.UniversalClient, Info, error) {
 	var o Options
 	if opts != nil {
@@ -92,6 +95,7 @@ func Open(ctx context.Context, rawURL string, opts *Options) (redis.UniversalCli
 			return nil, Info{}, err
 		}
 		fo.ClientName = firstNonEmpty(fo.ClientName, o.ClientName)
+		fo.ContextTimeoutEnabled = true
 		if fo.PoolSize == 0 {
 			fo.PoolSize = o.PoolSize
 		}
@@ -119,6 +123,7 @@ func Open(ctx context.Context, rawURL string, opts *Options) (redis.UniversalCli
 		return nil, Info{}, badURL(rawURL, parseErrText(err))
 	}
 	so.ClientName = firstNonEmpty(so.ClientName, o.ClientName)
+	so.ContextTimeoutEnabled = true
 	if so.PoolSize == 0 {
 		so.PoolSize = o.PoolSize
 	}
@@ -173,6 +178,7 @@ func clusterOptions(rawURL string, u *url.URL) (*redis.ClusterOptions, error) {
 
 func applyCluster(co *redis.ClusterOptions, o Options) {
 	co.ClientName = firstNonEmpty(co.ClientName, o.ClientName)
+	co.ContextTimeoutEnabled = true
 	if co.PoolSize == 0 {
 		co.PoolSize = o.PoolSize
 	}
