@@ -39,18 +39,9 @@ func (c *Inspector) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	if !ok {
 		return []NodeStatus{pingNode(ctx, nodeName(c.rdb), c.rdb)}, nil
 	}
-	slots, err := c.clusterSlots(ctx, cc)
+	masters, err := c.masterClients(ctx, cc)
 	if err != nil {
 		return nil, err
-	}
-	masters := map[string]*redis.Client{}
-	for _, r := range slots {
-		// The client go-redis routes this range to, from its cached map.
-		node, err := cc.MasterForKey(ctx, store.SlotKey(uint16(r.Start)))
-		if err != nil {
-			return nil, err
-		}
-		masters[node.Options().Addr] = node
 	}
 	var (
 		mu  sync.Mutex
@@ -77,6 +68,25 @@ func (c *Inspector) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	}
 	slices.SortFunc(out, func(a, b NodeStatus) int { return strings.Compare(a.Addr, b.Addr) })
 	return out, nil
+}
+
+// masterClients returns go-redis's client of each master in the slot map,
+// by address, without the synchronous reload ForEachMaster starts with.
+func (c *Inspector) masterClients(ctx context.Context, cc *redis.ClusterClient) (map[string]*redis.Client, error) {
+	slots, err := c.clusterSlots(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	masters := map[string]*redis.Client{}
+	for _, r := range slots {
+		// The client go-redis routes this range to, from its cached map.
+		node, err := cc.MasterForKey(ctx, store.SlotKey(uint16(r.Start)))
+		if err != nil {
+			return nil, err
+		}
+		masters[node.Options().Addr] = node
+	}
+	return masters, nil
 }
 
 // slotsTimeout bounds the slot map read of a health check: the reply comes
