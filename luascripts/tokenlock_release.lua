@@ -4,6 +4,8 @@
 -- a lock that expired and was taken by someone else is never broken.
 --
 -- KEYS[1] -> the lock (STRING): the holder's token
+-- KEYS[2] -> (optional) hold times (HASH), store.HeldKey(name): deleted with
+--            the lock (one holder at a time, so the whole hash goes)
 -- ARGV[1] -> the token expected
 --
 -- Returns:
@@ -14,6 +16,7 @@
 -- Token locks have no unlock channel: nothing is published.
 local lock = KEYS[1]
 local token = ARGV[1]
+local held = KEYS[2]
 
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'none' then
@@ -26,4 +29,7 @@ if redis.call('GET', lock) ~= token then
   return -1
 end
 redis.call('DEL', lock)
+if held then
+  redis.call('DEL', held)
+end
 return 1

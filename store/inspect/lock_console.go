@@ -66,7 +66,7 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 		if l == nil {
 			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 		}
-		return l, nil
+		info = *l // its hold times are a side read, as for hashes
 	case t == "hash" && all.Err() == nil:
 		var ok bool
 		if info, ok = classifyLock(name, all.Val(), pttl.Val()); !ok {
@@ -142,10 +142,10 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	switch info.Kind {
 	case KindFairLock:
 		return store.RunScriptOnce(ctx, c.rdb, fairForceReleaseScript,
-			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)},
+			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name), store.HeldKey(name)},
 			store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
-		keys := []string{name}
+		keys := []string{name, store.HeldKey(name)}
 		var count int64
 		for _, h := range info.Holders {
 			if h.ID == holder {
@@ -162,13 +162,13 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 		}
 		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, store.RWLockChannel(name), holder, count, sharded).Int64()
 	case KindTokenLock:
-		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name}, holder).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name, store.HeldKey(name)}, holder).Int64()
 	case KindDeadlineLock:
-		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name}, holder).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name, store.HeldKey(name)}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name},
+	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name, store.HeldKey(name)},
 		store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 
