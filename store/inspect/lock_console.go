@@ -21,6 +21,7 @@ var (
 	rwForceReleaseScript   = store.NewScript(luascripts.Source("rwlock_force_release"))
 	tokenLockReleaseScript = store.NewScript(luascripts.Source("tokenlock_release"))
 	deadlineReleaseScript  = store.NewScript(luascripts.Source("deadlinelock_force_release"))
+	fairDropClientScript   = store.NewScript(luascripts.Source("fairlock_drop_client"))
 )
 
 // The console's side of locks: read one as it is, and break one that is
