@@ -79,9 +79,10 @@ if redis.call('HINCRBY', lock, holder, -1) > 0 then
   end
   return 0
 end
-redis.call('DEL', lock)
 if held then
-  redis.call('DEL', held)
+  redis.call('DEL', lock, held)
+else
+  redis.call('DEL', lock)
 end
 wake_head()
 return 1

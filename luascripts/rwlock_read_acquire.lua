@@ -53,8 +53,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- Hold times beside the lock, one field per holder field: a new hold
 -- records its acquisition, a re-entry its renewal ("0" acquired when none
--- was kept). Like the lock's, their expiry is raised, never lowered.
-local function hold(field, fresh)
+-- was kept). Like the lock's, their expiry is raised, never lowered,
+-- except by the lock's first holder, who sets both.
+local function hold(field, fresh, first)
   if held then
     local since = now
     if not fresh then
@@ -62,7 +63,7 @@ local function hold(field, fresh)
       since = v and string.match(v, '^(%d+) ') or '0'
     end
     redis.call('HSET', held, field, since .. ' ' .. now)
-    if redis.call('PTTL', held) < lease then
+    if first or redis.call('PTTL', held) < lease then
       redis.call('PEXPIRE', held, lease)
     end
   end
@@ -110,7 +111,7 @@ if mode == false then
   redis.call('HSET', lock, 'mode', 'read', read_field, 1)
   redis.call('SET', level_key, 1, 'PX', lease)
   redis.call('PEXPIRE', lock, lease)
-  hold(read_field, true)
+  hold(read_field, true, true)
   record('a')
   return nil
 end
@@ -130,7 +131,7 @@ if mode == 'read' or redis.call('HEXISTS', lock, write_field) == 1 then
   if redis.call('PTTL', lock) < lease then
     redis.call('PEXPIRE', lock, lease)
   end
-  hold(read_field, count == 0)
+  hold(read_field, count == 0, false)
   record('a')
   return nil
 end

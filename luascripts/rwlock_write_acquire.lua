@@ -31,8 +31,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- Hold times beside the lock, one field per holder field: a new hold
 -- records its acquisition, a re-entry its renewal ("0" acquired when none
--- was kept). Like the lock's, their expiry is raised, never lowered.
-local function hold(field, fresh)
+-- was kept). Like the lock's, their expiry is raised, never lowered,
+-- except by the lock's first holder, who sets both.
+local function hold(field, fresh, first)
   if held then
     local since = now
     if not fresh then
@@ -40,7 +41,7 @@ local function hold(field, fresh)
       since = v and string.match(v, '^(%d+) ') or '0'
     end
     redis.call('HSET', held, field, since .. ' ' .. now)
-    if redis.call('PTTL', held) < lease then
+    if first or redis.call('PTTL', held) < lease then
       redis.call('PEXPIRE', held, lease)
     end
   end
@@ -83,7 +84,7 @@ if mode == false then
   end
   redis.call('HSET', lock, 'mode', 'write', write_field, 1)
   redis.call('PEXPIRE', lock, lease)
-  hold(write_field, true)
+  hold(write_field, true, true)
   record('a')
   return nil
 end
@@ -98,7 +99,7 @@ if mode == 'write' and redis.call('HEXISTS', lock, write_field) == 1 then
   if redis.call('PTTL', lock) < lease then
     redis.call('PEXPIRE', lock, lease)
   end
-  hold(write_field, false)
+  hold(write_field, false, false)
   record('a')
   return nil
 end

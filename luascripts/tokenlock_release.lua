@@ -28,8 +28,9 @@ end
 if redis.call('GET', lock) ~= token then
   return -1
 end
-redis.call('DEL', lock)
 if held then
-  redis.call('DEL', held)
+  redis.call('DEL', lock, held)
+else
+  redis.call('DEL', lock)
 end
 return 1
