@@ -74,6 +74,14 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			if first.AcquiredMS <= 0 || first.RenewedMS < first.AcquiredMS {
 				t.Fatalf("after TryLock: %+v", first)
 			}
+			// The sampler's read (lists, live frames) finds the same record.
+			smp, err := insp.Sample(ctx, []string{name}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(smp.Locks) != 1 || len(smp.Locks[0].Holders) != 1 || smp.Locks[0].Holders[0].AcquiredMS != first.AcquiredMS {
+				t.Fatalf("sampled: %+v (detail %+v)", smp.Locks, first)
+			}
 			// The console's own first sight would say 1 s; the record says 3 s.
 			annotated := first
 			AnnotateHolder(nil, &annotated, time.UnixMilli(first.AcquiredMS+2000), time.UnixMilli(first.AcquiredMS+3000))
