@@ -217,3 +217,36 @@ func TestDeadlineForceUnlockDeletesHoldTimes(t *testing.T) {
 		t.Fatal("hold times outlive the deadline lock")
 	}
 }
+
+// The console's force-unlock of a token lock announces the release, so a
+// lockwarden waiter (retrying only every hour) takes it at once.
+func TestTokenForceUnlockWakesWaiter(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	p := redistest.Prefix(t)
+	name := p + "token:w"
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, store.HeldKey(name)) })
+	insp := New(rdb, &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
+	app := store.New(rdb, &store.Options{NoRegistry: true})
+	t.Cleanup(func() { _ = app.Close() })
+	stuck := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute})
+	if err := stuck.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiter := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute, Retry: time.Hour})
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(ctx) }()
+	eventually(t, "the waiter listens", func() bool {
+		return rdb.PubSubNumSub(ctx, store.TokenLockChannel(name)).Val()[store.TokenLockChannel(name)] > 0
+	})
+	if err := insp.ForceUnlock(ctx, name, stuck.Token()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if err := waiter.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
