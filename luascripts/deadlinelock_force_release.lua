@@ -6,6 +6,9 @@
 -- nothing is published; waiters find the key gone on their next SETNX.
 --
 -- KEYS[1] -> the lock (STRING): the holder's deadline, epoch ms
+-- KEYS[2] -> (optional) hold times (HASH), store.HeldKey(name): lockwarden
+--            records none for this kind, but any record there is deleted
+--            with the lock so it cannot outlive it
 -- ARGV[1] -> the value the admin saw
 --
 -- Returns:
@@ -15,6 +18,7 @@
 --   -2 -> the key is not a string; nothing changed
 local lock = KEYS[1]
 local seen = ARGV[1]
+local held = KEYS[2]
 
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'none' then
@@ -27,4 +31,7 @@ if redis.call('GET', lock) ~= seen then
   return -1
 end
 redis.call('DEL', lock)
+if held then
+  redis.call('DEL', held)
+end
 return 1

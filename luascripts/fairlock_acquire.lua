@@ -24,6 +24,9 @@
 -- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
 -- KEYS[3] -> deadlines (ZSET), "redisson_lock_timeout:{<name>}"
 -- KEYS[4] -> stats of the lock (HASH), store.StatsKey(name)
+-- KEYS[5] -> (optional) hold times (HASH), store.HeldKey(name): holder ->
+--            "<acquired ms> <renewed ms>" (Redis time), expiring with the
+--            lock; a re-entry keeps "acquired" and moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field and waiter id "<uuid>:<owner>"
 -- ARGV[3] -> thread wait time in milliseconds (Redisson's threadWaitTime)
@@ -45,9 +48,24 @@ local lease = ARGV[1]
 local holder = ARGV[2]
 local wait = tonumber(ARGV[3])
 local enqueue = ARGV[4] == '1'
+local held = KEYS[5]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Hold times beside the lock, expiring with it: a new hold records its
+-- acquisition, a re-entry its renewal ("0" acquired when none was kept).
+local function hold(fresh)
+  if held then
+    local since = now
+    if not fresh then
+      local v = redis.call('HGET', held, holder)
+      since = v and string.match(v, '^(%d+) ') or '0'
+    end
+    redis.call('HSET', held, holder, since .. ' ' .. now)
+    redis.call('PEXPIRE', held, lease)
+  end
+end
 
 -- Stats: the same block in every script that counts outcomes (layout in
 -- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
@@ -95,6 +113,7 @@ end
 if mine == 1 then
   redis.call('HINCRBY', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
+  hold(false)
   record('a')
   return nil
 end
@@ -118,6 +137,7 @@ if pttl == -2 and (not head or head == holder) then
   redis.call('ZREM', timeouts, holder)
   redis.call('HSET', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
+  hold(true)
   record('a')
   return nil
 end

@@ -7,6 +7,8 @@
 -- KEYS[1] -> the lock (HASH): "<uuid>:<thread>" -> reentry count
 -- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}": waiter ids in order
 -- KEYS[3] -> timeouts (ZSET), "redisson_lock_timeout:{<name>}": waiter -> deadline ms
+-- KEYS[4] -> (optional) hold times (HASH), store.HeldKey(name): deleted with
+--            the lock
 -- ARGV[1] -> channel prefix, "redisson_lock__channel:{<name>}"; a waiter's
 --            channel is the prefix, ':' and its id
 -- ARGV[2] -> message (Redisson's UNLOCK_MESSAGE "0")
@@ -28,6 +30,7 @@ local prefix = ARGV[1]
 local message = ARGV[2]
 local holder = ARGV[3]
 local sharded = ARGV[4] == '1'
+local held = KEYS[4]
 
 -- announce publishes both ways when the deployment needs it.
 local function announce(ch, msg)
@@ -65,6 +68,9 @@ while true do
 end
 
 redis.call('DEL', lock)
+if held then
+  redis.call('DEL', held)
+end
 local next_waiter = redis.call('LINDEX', queue, 0)
 if next_waiter then
   announce(prefix .. ':' .. next_waiter, message)

@@ -12,6 +12,9 @@
 -- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
 -- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
 -- KEYS[3] -> deadlines (ZSET), "redisson_lock_timeout:{<name>}"
+-- KEYS[4] -> (optional) hold times (HASH), store.HeldKey(name): "<acquired
+--            ms> <renewed ms>" per holder; re-armed with the lock, deleted
+--            with it
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<uuid>:<owner>"
 -- ARGV[3] -> channel prefix, "redisson_lock__channel:{<name>}"; a waiter's
@@ -34,6 +37,7 @@ local holder = ARGV[2]
 local prefix = ARGV[3]
 local message = ARGV[4]
 local sharded = ARGV[5] == '1'
+local held = KEYS[4]
 
 -- announce publishes both ways when the deployment needs it.
 local function announce(ch, msg)
@@ -70,8 +74,15 @@ if type(count) ~= 'string' then
 end
 if redis.call('HINCRBY', lock, holder, -1) > 0 then
   redis.call('PEXPIRE', lock, lease)
+  if held then
+    redis.call('PEXPIRE', held, lease)
+  end
   return 0
 end
-redis.call('DEL', lock)
+if held then
+  redis.call('DEL', lock, held)
+else
+  redis.call('DEL', lock)
+end
 wake_head()
 return 1

@@ -1,8 +1,10 @@
 -- fairlock_withdraw: take a waiter that gives up out of a Redisson
 -- RFairLock's queue (layout in fairlock_acquire.lua), as Redisson does when
--- a tryLock times out. If it was at the head of the queue and the lock is
--- free, the waiter behind it is woken on its own channel: it may have the
--- lock now, and nobody else would tell it.
+-- a tryLock times out: every waiter behind it has its deadline moved one
+-- thread wait time earlier (deadlines are chained one wait time apart), as
+-- Redisson's removal does. If it was at the head of the queue and the lock
+-- is free, the waiter behind it is woken on its own channel: it may have
+-- the lock now, and nobody else would tell it.
 --
 -- KEYS[1] -> lock (HASH)
 -- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
@@ -13,6 +15,8 @@
 -- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
 --            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
 --            lock's slot), else "0"
+-- ARGV[5] -> (optional) thread wait time in milliseconds by which the
+--            deadlines behind the waiter move; absent: none move
 --
 -- Returns:
 --   1 -> the waiter was queued and is gone
@@ -24,6 +28,7 @@ local waiter = ARGV[1]
 local prefix = ARGV[2]
 local message = ARGV[3]
 local sharded = ARGV[4] == '1'
+local wait = tonumber(ARGV[5])
 
 -- announce publishes both ways when the deployment needs it.
 local function announce(ch, msg)
@@ -34,6 +39,19 @@ local function announce(ch, msg)
 end
 
 local was_head = redis.call('LINDEX', queue, 0) == waiter
+if wait then
+  -- The whole queue is read, as Redisson's removal does: the shift needs
+  -- every place behind the waiter.
+  local behind = false
+  for _, id in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+    if behind then
+      -- XX: a place without a deadline is not given one.
+      redis.call('ZADD', timeouts, 'XX', 'INCR', -wait, id)
+    elseif id == waiter then
+      behind = true
+    end
+  end
+end
 local removed = redis.call('LREM', queue, 0, waiter)
 redis.call('ZREM', timeouts, waiter)
 if removed == 0 then

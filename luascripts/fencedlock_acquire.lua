@@ -31,6 +31,9 @@
 -- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
 -- KEYS[2] -> fencing token (STRING counter), "redisson_lock_token:{<name>}"
 -- KEYS[3] -> stats of the lock (HASH), store.StatsKey(name)
+-- KEYS[4] -> (optional) hold times (HASH), store.HeldKey(name), as in
+--            lock_acquire.lua: a new hold records "<now> <now>", a re-entry
+--            keeps "acquired" and moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<uuid>:<owner>"
 --
@@ -47,6 +50,7 @@ local token_key = KEYS[2]
 local stats = KEYS[3]
 local lease = ARGV[1]
 local holder = ARGV[2]
+local held = KEYS[4]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -97,5 +101,14 @@ if type(token) == 'table' then
 end
 redis.call('HINCRBY', lock, holder, 1)
 redis.call('PEXPIRE', lock, lease)
+if held then
+  local since = now
+  if mine == 1 then
+    local v = redis.call('HGET', held, holder)
+    since = v and string.match(v, '^(%d+) ') or '0'
+  end
+  redis.call('HSET', held, holder, since .. ' ' .. now)
+  redis.call('PEXPIRE', held, lease)
+end
 record('a')
 return {1, token}

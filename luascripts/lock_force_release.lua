@@ -4,6 +4,8 @@
 -- same way a normal release tells them.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
+-- KEYS[2] -> (optional) hold times (HASH), store.HeldKey(name): deleted with
+--            the lock
 -- ARGV[1] -> unlock channel, store.UnlockChannel(name)
 -- ARGV[2] -> unlock message (Redisson's "0")
 -- ARGV[3] -> holder field the admin saw, "<client-uuid>:<owner>"
@@ -22,6 +24,7 @@ local channel = ARGV[1]
 local message = ARGV[2]
 local holder = ARGV[3]
 local sharded = ARGV[4] == '1'
+local held = KEYS[2]
 
 -- announce publishes both ways when the deployment needs it.
 local function announce(ch, msg)
@@ -42,5 +45,8 @@ if redis.call('HEXISTS', lock, holder) == 0 then
   return -1
 end
 redis.call('DEL', lock)
+if held then
+  redis.call('DEL', held)
+end
 announce(channel, message)
 return 1

@@ -7,8 +7,8 @@
 -- that the "0" after it is not a free lock. Channels travel in ARGV because
 -- they are not keys (Cluster would reject them as CROSSSLOT).
 --
--- The common case, the last level with nobody queued, costs HGET, DEL, an
--- empty ZRANGE and PUBLISH; a key of another type is found by the WRONGTYPE
+-- The common case, the last level with nobody queued, costs HGET, DEL (of
+-- the lock and its hold times), an empty ZRANGE and PUBLISH; a key of another type is found by the WRONGTYPE
 -- error of HGET rather than a TYPE on every call.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
@@ -115,9 +115,10 @@ if not n or n > 1 then
     return 0
   end
 end
-redis.call('DEL', lock)
 if held then
-  redis.call('DEL', held)
+  redis.call('DEL', lock, held)
+else
+  redis.call('DEL', lock)
 end
 
 -- The longest-queued waiter whose entry is still fresh, dropping expired

@@ -6,7 +6,9 @@
 -- Redisson's write unlock does.
 --
 -- KEYS[1]   -> the lock (HASH): mode -> read|write, holder -> reentry count
--- KEYS[2..] -> the holder's read-level keys,
+-- KEYS[2]   -> hold times (HASH), store.HeldKey(name): the holder's record
+--              goes with it, the hash with the lock
+-- KEYS[3..] -> the holder's read-level keys,
 --              "{<name>}:<holder>:rwlock_timeout:<1..count>" (none for a
 --              writer field "<uuid>:<thread>:write")
 -- ARGV[1] -> channel, "redisson_rwlock:{<name>}"
@@ -31,6 +33,7 @@ local channel = ARGV[1]
 local holder = ARGV[2]
 local seen_count = ARGV[3]
 local sharded = ARGV[4] == '1'
+local held = KEYS[2]
 
 -- announce publishes both ways when the deployment needs it.
 local function announce(ch, msg)
@@ -60,7 +63,8 @@ if count ~= seen_count then
 end
 
 redis.call('HDEL', lock, holder)
-for i = 2, #KEYS do
+redis.call('HDEL', held, holder)
+for i = 3, #KEYS do
   redis.call('DEL', KEYS[i])
 end
 
@@ -71,7 +75,7 @@ if redis.call('HLEN', lock) > 1 then
   end
   return 1
 end
-redis.call('DEL', lock)
+redis.call('DEL', lock, held)
 if writer then
   announce(channel, '1')
 else

@@ -21,6 +21,9 @@
 -- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
 -- KEYS[3] -> the level key to create, "...:rwlock_timeout:<ARGV[4] + 1>"
+-- KEYS[4] -> (optional) hold times (HASH), store.HeldKey(name): holder field
+--            -> "<acquired ms> <renewed ms>" (Redis time); a new read holder
+--            records both, a re-entry moves "renewed"
 -- ARGV[1] -> lease in milliseconds (PEXPIRE of the level key; the lock's
 --            expiry is raised to it, never lowered: other readers may hold
 --            longer leases)
@@ -43,9 +46,28 @@ local lease = tonumber(ARGV[1])
 local read_field = ARGV[2]
 local write_field = ARGV[3]
 local expected = tonumber(ARGV[4])
+local held = KEYS[4]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Hold times beside the lock, one field per holder field: a new hold
+-- records its acquisition, a re-entry its renewal ("0" acquired when none
+-- was kept). Like the lock's, their expiry is raised, never lowered,
+-- except by the lock's first holder, who sets both.
+local function hold(field, fresh, first)
+  if held then
+    local since = now
+    if not fresh then
+      local v = redis.call('HGET', held, field)
+      since = v and string.match(v, '^(%d+) ') or '0'
+    end
+    redis.call('HSET', held, field, since .. ' ' .. now)
+    if first or redis.call('PTTL', held) < lease then
+      redis.call('PEXPIRE', held, lease)
+    end
+  end
+end
 
 -- Stats: the same block in every script that counts outcomes (layout in
 -- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
@@ -89,6 +111,7 @@ if mode == false then
   redis.call('HSET', lock, 'mode', 'read', read_field, 1)
   redis.call('SET', level_key, 1, 'PX', lease)
   redis.call('PEXPIRE', lock, lease)
+  hold(read_field, true, true)
   record('a')
   return nil
 end
@@ -108,6 +131,7 @@ if mode == 'read' or redis.call('HEXISTS', lock, write_field) == 1 then
   if redis.call('PTTL', lock) < lease then
     redis.call('PEXPIRE', lock, lease)
   end
+  hold(read_field, count == 0, false)
   record('a')
   return nil
 end

@@ -13,7 +13,9 @@
 -- died holds it at most one lease longer.
 --
 -- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
--- KEYS[2] -> (read) the key of the level being released,
+-- KEYS[2] -> hold times (HASH), store.HeldKey(name): the holder field's
+--            record goes with its last level, the hash with the lock
+-- KEYS[3] -> (read) the key of the level being released,
 --            "...:rwlock_timeout:<ARGV[5]>"
 -- ARGV[1] -> "read" or "write"
 -- ARGV[2] -> the holder field ("<uuid>:<owner>" or "<uuid>:<owner>:write")
@@ -33,6 +35,7 @@
 --              owner's read levels) keep the lock
 --   {count} -> (read) ARGV[5] was wrong: the real count; nothing changed
 local lock = KEYS[1]
+local held = KEYS[2]
 local sharded = ARGV[6] == '1'
 
 -- announce publishes both ways when the deployment needs it.
@@ -67,9 +70,10 @@ if side == 'write' then
   redis.call('HDEL', lock, field)
   if redis.call('HLEN', lock) > 1 then
     redis.call('HSET', lock, 'mode', 'read')
+    redis.call('HDEL', held, field)
     return 2
   end
-  redis.call('DEL', lock)
+  redis.call('DEL', lock, held)
   announce(channel, '1')
   return 1
 end
@@ -77,15 +81,16 @@ end
 if count ~= tonumber(ARGV[5]) then
   return {count}
 end
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[3])
 if count > 1 then
   redis.call('HINCRBY', lock, field, -1)
   return 0
 end
 redis.call('HDEL', lock, field)
 if redis.call('HLEN', lock) > 1 then
+  redis.call('HDEL', held, field)
   return 2
 end
-redis.call('DEL', lock)
+redis.call('DEL', lock, held)
 announce(channel, '0')
 return 1

@@ -7,6 +7,9 @@
 --
 -- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
+-- KEYS[3] -> (optional) hold times (HASH), store.HeldKey(name): write field
+--            -> "<acquired ms> <renewed ms>" (Redis time); a new hold records
+--            both, a re-entry moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE; a re-entry only
 --            ever raises the expiry)
 -- ARGV[2] -> write field "<uuid>:<owner>:write"
@@ -21,9 +24,28 @@ local lock = KEYS[1]
 local stats = KEYS[2]
 local lease = tonumber(ARGV[1])
 local write_field = ARGV[2]
+local held = KEYS[3]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- Hold times beside the lock, one field per holder field: a new hold
+-- records its acquisition, a re-entry its renewal ("0" acquired when none
+-- was kept). Like the lock's, their expiry is raised, never lowered,
+-- except by the lock's first holder, who sets both.
+local function hold(field, fresh, first)
+  if held then
+    local since = now
+    if not fresh then
+      local v = redis.call('HGET', held, field)
+      since = v and string.match(v, '^(%d+) ') or '0'
+    end
+    redis.call('HSET', held, field, since .. ' ' .. now)
+    if first or redis.call('PTTL', held) < lease then
+      redis.call('PEXPIRE', held, lease)
+    end
+  end
+end
 
 -- Stats: the same block in every script that counts outcomes (layout in
 -- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
@@ -62,6 +84,7 @@ if mode == false then
   end
   redis.call('HSET', lock, 'mode', 'write', write_field, 1)
   redis.call('PEXPIRE', lock, lease)
+  hold(write_field, true, true)
   record('a')
   return nil
 end
@@ -76,6 +99,7 @@ if mode == 'write' and redis.call('HEXISTS', lock, write_field) == 1 then
   if redis.call('PTTL', lock) < lease then
     redis.call('PEXPIRE', lock, lease)
   end
+  hold(write_field, false, false)
   record('a')
   return nil
 end

@@ -3,6 +3,9 @@
 --
 -- KEYS[1] -> the lock (STRING): the holder's random token
 -- KEYS[2] -> stats (HASH), store.StatsKey(name)
+-- KEYS[3] -> (optional) hold times (HASH), store.HeldKey(name): token ->
+--            "<acquired ms> <renewed ms>" (Redis time), expiring with the
+--            lock; a re-obtain keeps "acquired" and moves "renewed"
 -- ARGV[1] -> token
 -- ARGV[2] -> lease in milliseconds (PX)
 --
@@ -16,6 +19,7 @@ local lock = KEYS[1]
 local stats = KEYS[2]
 local token = ARGV[1]
 local lease = ARGV[2]
+local held = KEYS[3]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -44,13 +48,28 @@ local function record(outcome)
   end
 end
 
+-- hold records the holder's times; fresh for a new hold.
+local function hold(fresh)
+  if held then
+    local since = now
+    if not fresh then
+      local v = redis.call('HGET', held, token)
+      since = v and string.match(v, '^(%d+) ') or '0'
+    end
+    redis.call('HSET', held, token, since .. ' ' .. now)
+    redis.call('PEXPIRE', held, lease)
+  end
+end
+
 if redis.call('SET', lock, token, 'NX', 'PX', lease) then
+  hold(true)
   record('a')
   return {1, tonumber(lease)}
 end
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'string' and redis.call('GET', lock) == token then
   redis.call('PEXPIRE', lock, lease)
+  hold(false)
   record('a')
   return {1, tonumber(lease)}
 end

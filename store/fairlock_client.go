@@ -55,7 +55,8 @@ type FairLock struct {
 	retryCap time.Duration
 	err      error
 
-	keys    []string // lock, queue, deadlines, stats
+	keys    []string // lock, queue, deadlines, stats, hold times
+	relKeys []string // lock, queue, deadlines, hold times (fairlock_unlock)
 	prefix  string   // waiters' channel prefix, UnlockChannel(name)
 	channel string   // this holder's own channel
 }
@@ -77,7 +78,8 @@ func (c *Client) NewFairLock(name string, opts *FairLockOptions) *FairLock {
 	f := &FairLock{c: c, inner: inner, name: name, holder: inner.holder, wait: wait,
 		retryCap: min(lo.getRetryCap(), wait/2), prefix: UnlockChannel(name)}
 	f.channel = f.prefix + ":" + f.holder
-	f.keys = []string{name, FairLockQueueKey(name), FairLockTimeoutKey(name), StatsKey(name)}
+	f.keys = []string{name, FairLockQueueKey(name), FairLockTimeoutKey(name), StatsKey(name), HeldKey(name)}
+	f.relKeys = []string{name, FairLockQueueKey(name), FairLockTimeoutKey(name), HeldKey(name)}
 	switch {
 	case inner.err != nil:
 		f.err = inner.err
@@ -150,7 +152,7 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if err := f.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := runScript(ctx, f.c.rdb, fairUnlockScript, f.keys[:3],
+	res, err := runScript(ctx, f.c.rdb, fairUnlockScript, f.relKeys,
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Store(0)
@@ -194,7 +196,7 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 // withdraw takes a waiter that gave up out of the queue, so the next one
 // does not wait ThreadWaitTime for it.
 func (f *FairLock) withdraw(ctx context.Context) {
-	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage, f.c.pubsub).Err()
+	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage, f.c.pubsub, f.wait.Milliseconds()).Err()
 }
 
 // withdrawUncertain gives back the level an attempt whose reply was lost
@@ -204,6 +206,6 @@ func (f *FairLock) withdraw(ctx context.Context) {
 func (f *FairLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = runScript(wctx, f.c.rdb, fairUnlockScript, f.keys[:3],
+	_ = runScript(wctx, f.c.rdb, fairUnlockScript, f.relKeys,
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Err()
 }

@@ -129,3 +129,36 @@ func TestFairAttemptRefreshesDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A waiter that gives up moves the deadlines behind it one thread wait
+// time earlier, as Redisson's removal does, so a Redisson waiter queued
+// behind it is not kept alive a wait time longer than Redisson would.
+func TestFairWithdrawShiftsLaterDeadlines(t *testing.T) {
+	ctx, c, rdb, p := handleSetup(t)
+	name := p + "fair"
+	holder := c.NewFairLock(name, nil)
+	const wait = 10 * time.Second
+	w := New(rdb, nil).NewFairLock(name, &FairLockOptions{ThreadWaitTime: wait})
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := w.attempt(ctx, true); ok || err != nil {
+		t.Fatalf("queueing attempt = %v, %v", ok, err)
+	}
+	// A Redisson client queued behind it, its deadline chained one wait on.
+	const behind = "0badc0de-0000-4000-8000-00000000000b:9"
+	mine := rdb.ZScore(ctx, FairLockTimeoutKey(name), w.HolderID()).Val()
+	rdb.RPush(ctx, FairLockQueueKey(name), behind)
+	rdb.ZAdd(ctx, FairLockTimeoutKey(name), redis.Z{Score: mine + float64(wait.Milliseconds()), Member: behind})
+	w.withdraw(ctx)
+	if got := rdb.ZScore(ctx, FairLockTimeoutKey(name), behind).Val(); got != mine {
+		t.Fatalf("deadline behind the withdrawn waiter = %v, want %v (one wait earlier)", got, mine)
+	}
+	if got := rdb.LRange(ctx, FairLockQueueKey(name), 0, -1).Val(); len(got) != 1 || got[0] != behind {
+		t.Fatalf("queue = %q", got)
+	}
+	rdb.Del(ctx, FairLockQueueKey(name), FairLockTimeoutKey(name))
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -40,7 +40,7 @@ type FencedLock struct {
 	inner *Lock // the RLock hold: lease, holder, release, watchdog
 	name  string
 	err   error
-	keys  []string // lock, token, stats
+	keys  []string // lock, token, stats, hold times
 	token atomic.Int64
 }
 
@@ -52,7 +52,7 @@ func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
 	inner := c.NewLock(name, &LockOptions{Lease: opts.getLease(), Owner: opts.getOwner(),
 		RetryCap: opts.getRetryCap(), NoWatchdog: !opts.watchdog()})
 	f := &FencedLock{c: c, inner: inner, name: name,
-		keys: []string{name, FencingTokenKey(name), StatsKey(name)}}
+		keys: []string{name, FencingTokenKey(name), StatsKey(name), HeldKey(name)}}
 	if f.err = inner.err; f.err == nil {
 		f.err = c.redissonSlotCheck(name, FencingTokenKey(name))
 	}

@@ -85,6 +85,11 @@ func internalKey(kind, name string) string {
 	return internalPrefix + hashTagFor(name) + "}:" + kind + ":" + name
 }
 
+// TokenLockChannel is where lockwarden's token-lock releases (and the
+// console's force-unlocks) say the lock is free, so waiters need not poll.
+// Other clients of the layout neither publish nor listen.
+func TokenLockChannel(name string) string { return internalKey("tokenlock", name) }
+
 // UnlockChannel is the channel Redisson's RLock publishes on when name is
 // released. Redisson wraps the name in braces unless it already holds one.
 func UnlockChannel(name string) string {

@@ -178,7 +178,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 	if err := rw.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	keys := []string{rw.name}
+	keys := []string{rw.name, HeldKey(rw.name)}
 	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0, rw.c.pubsub}
 	for range rwCountRetries {
 		var guess int64
@@ -187,7 +187,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 			if guess < 1 {
 				guess = 1
 			}
-			keys = []string{rw.name, RWReadLevelKey(rw.name, rw.readField, guess)}
+			keys = []string{rw.name, HeldKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess)}
 			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess, rw.c.pubsub}
 		}
 		res, err := runScript(ctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
@@ -223,14 +223,14 @@ func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
 		var cmd *redis.Cmd
 		var guess int64
 		if s.write {
-			cmd = runScript(ctx, rw.c.rdb, rwWriteAcquireScript, []string{rw.name, StatsKey(rw.name)}, lease, rw.writeField)
+			cmd = runScript(ctx, rw.c.rdb, rwWriteAcquireScript, []string{rw.name, StatsKey(rw.name), HeldKey(rw.name)}, lease, rw.writeField)
 		} else {
 			guess = rw.guess()
 			if guess >= wire.MaxRWLevelKeys {
 				return 0, false, invalid("read levels", "%s already holds %d read levels of %q", rw.readField, guess, rw.name)
 			}
 			cmd = runScript(ctx, rw.c.rdb, rwReadAcquireScript,
-				[]string{rw.name, StatsKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1)},
+				[]string{rw.name, StatsKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1), HeldKey(rw.name)},
 				lease, rw.readField, rw.writeField, guess)
 		}
 		res, err := cmd.Result()
@@ -266,10 +266,10 @@ func (s *RWLockSide) withdrawUncertain(ctx context.Context, guess int64) {
 	rw := s.rw
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	keys := []string{rw.name}
+	keys := []string{rw.name, HeldKey(rw.name)}
 	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0, rw.c.pubsub}
 	if !s.write {
-		keys = []string{rw.name, RWReadLevelKey(rw.name, rw.readField, guess+1)}
+		keys = []string{rw.name, HeldKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1)}
 		argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess + 1, rw.c.pubsub}
 	}
 	res, err := runScript(wctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
@@ -399,8 +399,8 @@ func (rw *RWLock) renewLoop(ctx context.Context, stop chan struct{}) {
 func (rw *RWLock) renew(ctx context.Context) (bool, error) {
 	for range rwCountRetries {
 		guess := min(rw.guess(), wire.MaxRWLevelKeys)
-		keys := make([]string, 0, 1+guess)
-		keys = append(keys, rw.name)
+		keys := make([]string, 0, 2+guess)
+		keys = append(keys, rw.name, HeldKey(rw.name))
 		for level := int64(1); level <= guess; level++ {
 			keys = append(keys, RWReadLevelKey(rw.name, rw.readField, level))
 		}

@@ -184,10 +184,10 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	return nil
 }
 
-// keys are the reentrant lock's: the hash, its stats ring and its waiter
-// queue and entries (see lock_wait.go).
+// keys are the reentrant lock's: the hash, its stats ring, its waiter
+// queue and entries (see lock_wait.go) and its hold times.
 func (s *SpinLock) keys() []string {
-	return []string{s.name, StatsKey(s.name), lockQueueKey(s.name), lockEntriesKey(s.name)}
+	return []string{s.name, StatsKey(s.name), lockQueueKey(s.name), lockEntriesKey(s.name), HeldKey(s.name)}
 }
 
 // held counts a level and starts the renewal on the first one.
@@ -234,7 +234,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := runScript(rctx, s.c.rdb, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := runScript(rctx, s.c.rdb, spinRenewScript, []string{s.name, HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.mu.Lock()

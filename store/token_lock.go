@@ -39,7 +39,9 @@ type TokenLockOptions struct {
 	// Lease is the lock's expiry after TryLock, Lock and Refresh; default
 	// DefaultTokenLease.
 	Lease time.Duration
-	// Retry is Lock's sleep between attempts; default DefaultTokenRetry.
+	// Retry is the longest Lock waits between attempts when no release is
+	// announced (a holder of another library, a lost message); default
+	// DefaultTokenRetry.
 	Retry time.Duration
 	// Attempts bounds Lock's attempts (seed 004's tryNum); 0 means no bound
 	// but ctx.
@@ -103,7 +105,7 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	res, err := runScript(ctx, t.c.rdb, tokenLockObtainScript, []string{t.name, StatsKey(t.name)},
+	res, err := runScript(ctx, t.c.rdb, tokenLockObtainScript, []string{t.name, StatsKey(t.name), HeldKey(t.name)},
 		t.token, t.lease.Milliseconds()).Int64Slice()
 	if refused(err) {
 		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
@@ -121,30 +123,31 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 	return &LockedError{Name: t.name, TTL: ttl}
 }
 
-// Lock tries every Retry until it holds the lock, Attempts run out (the
-// last *LockedError is returned) or ctx ends (the error matches
-// ErrNotObtained and ctx.Err()).
+// Lock tries until it holds the lock, Attempts run out (the last
+// *LockedError is returned) or ctx ends (the error matches ErrNotObtained
+// and ctx.Err()). After a first attempt it listens on TokenLockChannel(name)
+// and tries again on every release lockwarden announces there, when the
+// holder's lease runs out, and at least every Retry (clients of the layout
+// that announce nothing release unheard). When it cannot subscribe the
+// error matches ErrNotObtained, with the cause (nothing taken).
 func (t *TokenLock) Lock(ctx context.Context) error {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	// A ctx already over is the wait ending, not a Redis failure.
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrNotObtained, err)
+	if t.err != nil {
+		return t.err
 	}
-	for i := 0; ; i++ {
-		if i > 0 {
-			timer.Reset(t.retry)
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
-			case <-timer.C:
-			}
-		}
+	tries := 0
+	attempt := func(ctx context.Context, _ bool) (time.Duration, bool, error) {
+		tries++
 		err := t.TryLock(ctx)
-		if !errors.Is(err, ErrNotObtained) || (t.attempts > 0 && i+1 >= t.attempts) {
-			return err
+		if err == nil || !errors.Is(err, ErrNotObtained) || (t.attempts > 0 && tries >= t.attempts) {
+			return 0, err == nil, err
 		}
+		var le *LockedError
+		if errors.As(err, &le) {
+			return le.TTL, false, nil
+		}
+		return -1, false, nil // refused (a replica, OOM): try again later
 	}
+	return waitRetrying(ctx, &sharedFor(t.c).hub, TokenLockChannel(t.name), t.retry, attempt, nil)
 }
 
 // Unlock deletes the lock if it still holds this handle's token.
@@ -154,7 +157,7 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	code, err := runScript(ctx, t.c.rdb, tokenLockReleaseScript, []string{t.name}, t.token).Int64()
+	code, err := runScript(ctx, t.c.rdb, tokenLockReleaseScript, []string{t.name, HeldKey(t.name)}, t.token, TokenLockChannel(t.name)).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
@@ -170,7 +173,7 @@ func (t *TokenLock) Refresh(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	n, err := runScript(ctx, t.c.rdb, tokenLockRefreshScript, []string{t.name}, t.token, t.lease.Milliseconds()).Int64()
+	n, err := runScript(ctx, t.c.rdb, tokenLockRefreshScript, []string{t.name, HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}

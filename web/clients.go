@@ -185,7 +185,15 @@ func (s *Server) releaseAll(c echo.Context, id, reason string) ([]releasedJSON, 
 		one := inspect.AuditRecord{Action: "force-unlock", Target: r.Lock, Reason: reason,
 			Before: "held by " + r.Holder + " (release-all of client " + id + ")"}
 		rj := releasedJSON{Lock: r.Lock, Holder: r.Holder, Released: r.Err == nil}
+		if r.What == "waits" {
+			one.Action, one.Before = "drop-waiters", "queued as "+r.Holder+" (release-all of client "+id+")"
+		}
 		switch {
+		case r.Err == nil && r.What == "waits":
+			released++
+			one.After, one.Outcome = "fair-queue places removed ("+r.Holder+")", inspect.OutcomeOK
+		case r.What == "waits" && errors.Is(r.Err, inspect.ErrHolderChanged):
+			one.Outcome, rj.Error = inspect.OutcomeConflict, "no longer queued; nothing was changed"
 		case r.Err == nil:
 			released++
 			one.After, one.Outcome = "released (holder "+r.Holder+")", inspect.OutcomeOK

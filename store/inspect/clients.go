@@ -151,26 +151,56 @@ func ClientHolds(locks []LockInfo) map[string][]Hold {
 	return out
 }
 
-// ReleaseResult is the outcome of breaking one hold for ReleaseAll.
+// ReleaseResult is the outcome of breaking one hold, or of removing a
+// client's places from one fair lock's queue, for ReleaseAll.
 type ReleaseResult struct {
-	Lock   string `json:"lock"`
+	Lock string `json:"lock"`
+	// Holder is the holder field released, or for What "waits" the waiter
+	// ids removed (those seen when none was still queued), ", "-separated.
 	Holder string `json:"holder"`
+	// What is the Hold's: "holds", "read", "write", or "waits" for the
+	// client's places in a fair lock's queue.
+	What string `json:"what"`
 	// Err is nil when released; ErrHolderChanged or store.ErrNotFound when
 	// the holder let go first (nothing changed).
 	Err error `json:"-"`
 }
 
-// ReleaseAll force-unlocks every hold of client id among holds (as the
-// console last saw them), each checked against the holder seen with
-// ForceUnlock, so a lock the client released meanwhile and someone else
-// took is left alone. Fair-queue places are not holds and are left to
-// time out. Each call is reported, released or not; the error is only for
-// an invalid id.
+// ReleaseAll frees everything of client id among holds (as the console
+// last saw them). First its fair-queue places, one script per lock
+// (DropWaiters), so the force-unlocks after them wake a live waiter; then
+// every hold, each checked against the holder seen with ForceUnlock, so a
+// lock the client released meanwhile and someone else took is left alone.
+// Each lock is reported once per kind of change, done or not; the error
+// is only for an invalid id or the end of ctx.
 func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]ReleaseResult, error) {
 	if !wire.IsHolderField(id + ":x") {
 		return nil, invalid("id", "must be a client UUID (36 characters, 8-4-4-4-12 hex digits)")
 	}
 	var out []ReleaseResult
+	var queued []string // fair locks, in holds' order
+	places := map[string][]string{}
+	for _, h := range holds {
+		if h.What != "waits" || ClientIDOf(h.Holder) != id {
+			continue
+		}
+		if places[h.Lock] == nil {
+			queued = append(queued, h.Lock)
+		}
+		places[h.Lock] = append(places[h.Lock], h.Holder)
+	}
+	for _, lock := range queued {
+		removed, err := c.DropWaiters(ctx, lock, id, places[lock])
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		r := ReleaseResult{Lock: lock, What: "waits", Holder: strings.Join(removed, ", "), Err: err}
+		if err == nil && len(removed) == 0 {
+			r.Holder = strings.Join(places[lock], ", ")
+			r.Err = fmt.Errorf("store: drop waiters of %q: %w: none of its places is still queued", lock, ErrHolderChanged)
+		}
+		out = append(out, r)
+	}
 	for _, h := range holds {
 		if h.What == "waits" || ClientIDOf(h.Holder) != id {
 			continue
@@ -179,9 +209,46 @@ func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
-		out = append(out, ReleaseResult{Lock: h.Lock, Holder: h.Holder, Err: err})
+		out = append(out, ReleaseResult{Lock: h.Lock, Holder: h.Holder, What: h.What, Err: err})
 	}
 	return out, nil
+}
+
+// maxDropWaiters bounds the waiter ids one DropWaiters call names.
+const maxDropWaiters = 1000
+
+// DropWaiters removes the places of client id (a client UUID) listed in
+// waiters from the queue of the fair lock at name, moving the deadlines of
+// the waiters behind them earlier as Redisson's own removal does, and
+// wakes the new head when the lock is free (fairlock_drop_client.lua). A
+// place no longer queued, or not the client's, is left alone. It returns
+// the ids removed, in queue order; none when nothing changed. The script is
+// sent once: a lost reply is store.ErrUncertain.
+func (c *Inspector) DropWaiters(ctx context.Context, name, id string, waiters []string) ([]string, error) {
+	if err := validateName(name); err != nil {
+		return nil, err
+	}
+	if !wire.IsHolderField(id + ":x") {
+		return nil, invalid("id", "must be a client UUID (36 characters, 8-4-4-4-12 hex digits)")
+	}
+	if len(waiters) == 0 || len(waiters) > maxDropWaiters {
+		return nil, invalid("waiters", "must name 1 to %d waiter ids, got %d", maxDropWaiters, len(waiters))
+	}
+	sharded, err := c.pubsubFlag(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, 0, 5+len(waiters))
+	args = append(args, id+":", store.DefaultFairThreadWait.Milliseconds(), store.UnlockChannel(name), wire.UnlockMessage, sharded)
+	for _, w := range waiters {
+		args = append(args, w)
+	}
+	removed, err := store.RunScriptOnce(ctx, c.rdb, fairDropClientScript,
+		[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)}, args...).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("store: drop waiters of %q: %w", name, wrongKindErr(err))
+	}
+	return removed, nil
 }
 
 // DescribeHolder says who a holder is in words: "orders-api on host-7

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestReadRegistryDescribesHolders(t *testing.T) {
@@ -181,5 +183,117 @@ func TestHoldTimesRecordedByLockScripts(t *testing.T) {
 	}
 	if rdb.Exists(ctx, store.HeldKey(name)).Val() != 0 {
 		t.Fatal("hold times outlive the release")
+	}
+}
+
+// DropWaiters removes only the named places of the named client and moves
+// every later deadline one thread wait time earlier per place removed
+// before it, as Redisson's own removal of a waiter does.
+func TestDropWaitersShiftsLaterDeadlines(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := t.Context()
+	insp := New(rdb, nil)
+	name := redistest.Prefix(t) + "fair"
+	const dead, other = "0badc0de-0000-4000-8000-00000000000a", "0badc0de-0000-4000-8000-00000000000b"
+	queue := []string{dead + ":1", other + ":2", dead + ":3", other + ":4"}
+	t.Cleanup(func() {
+		rdb.Del(context.WithoutCancel(ctx), store.FairLockQueueKey(name), store.FairLockTimeoutKey(name))
+	})
+	const base, wait = int64(4_000_000_000_000), store.DefaultFairThreadWait / time.Millisecond
+	for i, id := range queue {
+		rdb.RPush(ctx, store.FairLockQueueKey(name), id)
+		rdb.ZAdd(ctx, store.FairLockTimeoutKey(name), redis.Z{Score: float64(base + int64(i)*int64(wait)), Member: id})
+	}
+	// other's place is listed too, under dead's id: it must stay.
+	removed, err := insp.DropWaiters(ctx, name, dead, []string{dead + ":3", dead + ":1", other + ":2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(removed, " ") != dead+":1 "+dead+":3" {
+		t.Fatalf("removed %q", removed)
+	}
+	if got := rdb.LRange(ctx, store.FairLockQueueKey(name), 0, -1).Val(); strings.Join(got, " ") != other+":2 "+other+":4" {
+		t.Fatalf("queue %q", got)
+	}
+	// other:2 was 1 wait behind base with one removal before it; other:4
+	// was 3 waits behind with two before it.
+	for id, want := range map[string]int64{other + ":2": base, other + ":4": base + int64(wait)} {
+		if got := int64(rdb.ZScore(ctx, store.FairLockTimeoutKey(name), id).Val()); got != want {
+			t.Errorf("deadline of %s = %d, want %d", id, got, want)
+		}
+	}
+	if n := rdb.ZCard(ctx, store.FairLockTimeoutKey(name)).Val(); n != 2 {
+		t.Errorf("%d deadlines left, want 2", n)
+	}
+	if again, err := insp.DropWaiters(ctx, name, dead, []string{dead + ":1"}); err != nil || len(again) != 0 {
+		t.Fatalf("second drop: %q, %v", again, err)
+	}
+	if _, err := insp.DropWaiters(ctx, name, "not-a-uuid", []string{dead + ":1"}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("bad id: %v", err)
+	}
+}
+
+// A crashed client's fair-queue place ahead of a live waiter: release-all
+// removes it, so when the holder lets go the live waiter gets the lock at
+// once instead of after the dead one's deadline (five minutes away).
+func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	insp := New(rdb, nil)
+	name := redistest.Prefix(t) + "fair"
+	t.Cleanup(func() {
+		rdb.Del(context.WithoutCancel(ctx), name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name), store.HeldKey(name))
+	})
+	app := store.New(rdb, &store.Options{NoRegistry: true})
+	t.Cleanup(func() { _ = app.Close() })
+	holder := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: time.Minute, NoWatchdog: true}})
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The crashed client queued as a Redisson client does and never came
+	// back: its deadline is the holder's lease plus the thread wait ahead.
+	const dead = "0badc0de-0000-4000-8000-00000000000a"
+	now := rdb.Time(ctx).Val()
+	deadline := now.Add(time.Minute + store.DefaultFairThreadWait).UnixMilli()
+	rdb.RPush(ctx, store.FairLockQueueKey(name), dead+":1")
+	rdb.ZAdd(ctx, store.FairLockTimeoutKey(name), redis.Z{Score: float64(deadline), Member: dead + ":1"})
+
+	live := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: time.Minute, NoWatchdog: true}})
+	done := make(chan error, 1)
+	go func() { done <- live.Lock(ctx) }()
+	eventually(t, "the live waiter is queued", func() bool { return queueLen(rdb, name) == 2 })
+
+	info, err := insp.GetLock(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds := ClientHolds([]LockInfo{*info})[dead]
+	if len(holds) != 1 || holds[0].What != "waits" || holds[0].Place != 1 {
+		t.Fatalf("holds of the crashed client = %+v", holds)
+	}
+	res, err := insp.ReleaseAll(ctx, dead, holds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Err != nil || res[0].What != "waits" || res[0].Holder != dead+":1" || res[0].Lock != name {
+		t.Fatalf("results = %+v", res)
+	}
+	if got := rdb.LRange(ctx, store.FairLockQueueKey(name), 0, -1).Val(); len(got) != 1 || got[0] != live.HolderID() {
+		t.Fatalf("queue after release-all: %q", got)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the live waiter did not get the lock: %v", err)
+	}
+	if err := live.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing of the client is left: a second release-all finds no place.
+	res, err = insp.ReleaseAll(ctx, dead, holds)
+	if err != nil || len(res) != 1 || !errors.Is(res[0].Err, ErrHolderChanged) {
+		t.Fatalf("second release-all: %+v, %v", res, err)
 	}
 }

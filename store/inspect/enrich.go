@@ -64,7 +64,12 @@ func queueLockSides(ctx context.Context, pipe redis.Pipeliner, info *LockInfo) *
 	switch info.Kind {
 	case KindReentrant, KindFairLock, KindFencedLock:
 		return queueRLockSides(ctx, pipe, info.Name)
-	case KindRWLock:
+	case KindRWLock, KindTokenLock:
+		// Hold times: a field per read or write holder, or the token.
+		s.held = queueHoldTimes(ctx, pipe, info.Name)
+		if info.Kind == KindTokenLock {
+			break
+		}
 		s.leases = make([]*redis.DurationCmd, len(info.Holders))
 		for i, h := range info.Holders {
 			if h.Mode == wire.RWModeRead {

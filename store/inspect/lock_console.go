@@ -21,6 +21,7 @@ var (
 	rwForceReleaseScript   = store.NewScript(luascripts.Source("rwlock_force_release"))
 	tokenLockReleaseScript = store.NewScript(luascripts.Source("tokenlock_release"))
 	deadlineReleaseScript  = store.NewScript(luascripts.Source("deadlinelock_force_release"))
+	fairDropClientScript   = store.NewScript(luascripts.Source("fairlock_drop_client"))
 )
 
 // The console's side of locks: read one as it is, and break one that is
@@ -66,7 +67,7 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 		if l == nil {
 			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 		}
-		return l, nil
+		info = *l // its hold times are a side read, as for hashes
 	case t == "hash" && all.Err() == nil:
 		var ok bool
 		if info, ok = classifyLock(name, all.Val(), pttl.Val()); !ok {
@@ -96,7 +97,8 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 //     when nobody is left the hash is deleted and store.RWLockChannel(name) gets
 //     "1" after a writer, "0" after the last reader. A writer leaving read
 //     levels of its own thread turns the lock into a read lock.
-//   - token: compare-and-delete; nothing is published (nobody listens).
+//   - token: compare-and-delete; "0" is published on
+//     store.TokenLockChannel(name), where lockwarden's waiters listen.
 //
 // store.ErrNotFound: no such key. ErrHolderChanged: someone else holds it now.
 // store.ErrWrongKind: the key is not a lock. In all three nothing changed.
@@ -142,10 +144,10 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	switch info.Kind {
 	case KindFairLock:
 		return store.RunScriptOnce(ctx, c.rdb, fairForceReleaseScript,
-			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)},
+			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name), store.HeldKey(name)},
 			store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
-		keys := []string{name}
+		keys := []string{name, store.HeldKey(name)}
 		var count int64
 		for _, h := range info.Holders {
 			if h.ID == holder {
@@ -162,13 +164,13 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 		}
 		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, store.RWLockChannel(name), holder, count, sharded).Int64()
 	case KindTokenLock:
-		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name}, holder).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name, store.HeldKey(name)}, holder, store.TokenLockChannel(name)).Int64()
 	case KindDeadlineLock:
-		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name}, holder).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name, store.HeldKey(name)}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name},
+	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name, store.HeldKey(name)},
 		store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 
@@ -206,7 +208,8 @@ func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 			Summary: fmt.Sprintf("deletes %q if its value is still %s (the deadline %s); a client that took it over meanwhile wrote another and keeps it; nothing is published", l.Name, holder, l.Deadline.UTC().Format(time.RFC3339))}
 	case KindTokenLock:
 		return ForceUnlockPlan{Deletes: []string{l.Name},
-			Summary: fmt.Sprintf("deletes %q if it still holds this token; token locks announce nothing, so waiters find it free on their next retry", l.Name)}
+			Channel: store.TokenLockChannel(l.Name), Message: wire.UnlockMessage,
+			Summary: fmt.Sprintf("deletes %q if it still holds this token and publishes %q on %s, which wakes lockwarden's waiters; other clients find it free on their next retry", l.Name, wire.UnlockMessage, store.TokenLockChannel(l.Name))}
 	case KindFairLock:
 		p := ForceUnlockPlan{Deletes: []string{l.Name}, Message: wire.UnlockMessage,
 			Keeps: []string{store.FairLockQueueKey(l.Name), store.FairLockTimeoutKey(l.Name)}}

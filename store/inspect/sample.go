@@ -67,7 +67,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	for i, name := range locks {
 		if patterns.isTokenLockName(name) {
 			sr := queueStringRead(ctx, pipe, name)
-			lockReads[i] = lockRead{str: &sr}
+			lockReads[i] = lockRead{str: &sr, sides: &lockSides{held: queueHoldTimes(ctx, pipe, name)}}
 			continue
 		}
 		lockReads[i] = lockRead{fields: pipe.HGetAll(ctx, name), pttl: pipe.PTTL(ctx, name),
@@ -119,6 +119,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	for i, name := range locks {
 		if r := lockReads[i].str; r != nil {
 			if info, _ := r.classify(patterns, name); info != nil {
+				lockReads[i].sides.apply(info, nowMS) // hold times
 				s.Locks = append(s.Locks, *info)
 			}
 			continue
