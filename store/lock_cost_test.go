@@ -89,7 +89,7 @@ func TestLockKindsUncontendedCommands(t *testing.T) {
 			t.Fatal(k.name, err)
 		}
 		const pairs = 100
-		before := statsCommandCalls(t, rdb)
+		before := redistest.CommandCalls(t, rdb)
 		start := time.Now()
 		for i := 0; i < pairs; i++ {
 			if err := p.take(ctx); err != nil {
@@ -100,7 +100,7 @@ func TestLockKindsUncontendedCommands(t *testing.T) {
 			}
 		}
 		buckets := int64(time.Since(start)/(wire.BucketMS*time.Millisecond)) + 2
-		after := statsCommandCalls(t, rdb)
+		after := redistest.CommandCalls(t, rdb)
 		var inside int64
 		for cmd, n := range after {
 			if cmd != "evalsha" && cmd != "info" {

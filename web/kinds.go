@@ -18,8 +18,9 @@ type lockJSON struct {
 	Kind    inspect.Kind     `json:"kind"`
 	Holders []inspect.Holder `json:"holders"`
 	PTTLMS  int64            `json:"pttl_ms"`
-	// Channel is where a release is announced; "" for token locks, which
-	// announce nothing.
+	// Channel is the Redisson-style channel a release is announced on; ""
+	// for token locks, whose releases wake only lockwarden's own waiters
+	// (store.TokenLockChannel) and are not in the event stream.
 	Channel string `json:"channel"`
 	// Mode is a read-write lock's "read" or "write".
 	Mode string `json:"mode,omitempty"`
