@@ -43,6 +43,10 @@ type Inspector struct {
 	// pubsub is whether force-unlocks also SPUBLISH: 0 undecided, 1 no,
 	// 2 yes (a Cluster of Redis >= 7; see events_sharded.go).
 	pubsub atomic.Int32
+	// down is the masters the last Nodes call found down, and those a
+	// sample found not answering since (see nodes.go); Sample leaves their
+	// keys unread instead of dialing them.
+	down atomic.Pointer[map[string]downMark]
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.
