@@ -54,8 +54,11 @@ type StaleRead struct {
 // with the number of viewers.
 //
 // On a Cluster one master that does not answer fails only its own objects
-// (Sample.Unreadable); TIME then comes from a master that answers. The
-// call fails when no node answers or ctx ends.
+// (Sample.Unreadable); TIME then comes from a master that answers. Masters
+// the last Nodes call found down, or a recent sample found not answering,
+// are not sent anything: their objects are Unreadable with ErrNodeDown. The
+// call fails when no master answers or ctx ends; on one node, when Redis
+// does not answer.
 func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
 	return c.sampleWith(ctx, locks, limiters, nil)
 }
