@@ -2,8 +2,6 @@ package web
 
 import (
 	"fmt"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -86,9 +84,7 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 	// Without full coverage the other masters keep serving while one is
 	// down (by default every node refuses once the dead master is flagged).
 	c := redistest.StartCluster(t, &redistest.ClusterOptions{Extra: []string{"--cluster-require-full-coverage", "no"}})
-	e := newClusterEnv(t, c, func(cfg *Config) {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	})
+	e := newClusterEnv(t, c, nil)
 	cc := e.srv.insp.Redis().(*redis.ClusterClient)
 	ctx := t.Context()
 
