@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -168,6 +169,12 @@ func (c *Inspector) markFailedNodes(ctx context.Context, cmds []redis.Cmder) boo
 			if key, ok := args[1].(string); ok {
 				unread[key] = Unread{Node: c.nodeOf(ctx, key), Err: err}
 			}
+			continue
+		}
+		// A keyless command (TIME): its node is the address it dialed.
+		var op *net.OpError
+		if errors.As(err, &op) && op.Addr != nil {
+			unread[""] = Unread{Node: op.Addr.String(), Err: err}
 		}
 	}
 	c.markDown(unread)

@@ -155,6 +155,9 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		// commands of the masters that answered lost their replies too. The
 		// dead one's kept their dial errors; leave it out and read again.
 		var mains []redis.Cmder
+		if now != nil {
+			mains = append(mains, now)
+		}
 		for i, name := range locks {
 			mains = append(mains, lockReads[i].main(), rings[name])
 		}
