@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -22,6 +23,21 @@ type apiStaleLimiter struct {
 		LastReadMS int64  `json:"last_read_ms"`
 		Reason     string `json:"reason"`
 	} `json:"stale"`
+}
+
+// apiStaleLock is what the API says of a lock and its freshness.
+type apiStaleLock struct {
+	Name    string           `json:"name"`
+	Holders []inspect.Holder `json:"holders"`
+	Stale   *struct {
+		Node string `json:"node"`
+	} `json:"stale"`
+}
+
+func (e *testEnv) staleLocks() []apiStaleLock {
+	var all struct{ Locks []apiStaleLock }
+	e.getJSON("/api/locks", 200, &all)
+	return all.Locks
 }
 
 // staleLimiters is GET /api/limiters by name.
@@ -101,7 +117,19 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 	for _, name := range buckets {
 		acquire(t, e, name, 1)
 	}
-	eventually(t, 15*time.Second, "every bucket listed live at capacity-1", func() bool {
+	// A held lock on the master that goes down.
+	var deadLock string
+	for i := 0; deadLock == ""; i++ {
+		n := fmt.Sprintf("%slock:%d", e.prefix, i)
+		if node, err := cc.MasterForKey(ctx, n); err == nil && node.Options().Addr == victim.Addr {
+			deadLock = n
+		}
+	}
+	e.makeLock(deadLock, "w1", 1, time.Hour)
+	eventually(t, 15*time.Second, "every bucket listed live at capacity-1, and the lock", func() bool {
+		if !slices.ContainsFunc(e.staleLocks(), func(l apiStaleLock) bool { return l.Name == deadLock && l.Stale == nil }) {
+			return false
+		}
 		got := e.staleLimiters()
 		for _, name := range buckets {
 			if l, ok := got[name]; !ok || l.Available != bucketCap-1 || l.Stale != nil {
@@ -136,7 +164,23 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 	if st, _, body := e.do("GET", "/readyz", nil, nil); st != 503 || !strings.Contains(string(body), victim.Addr) {
 		t.Errorf("/readyz with a master down = %d %s, want 503 naming it", st, body)
 	}
-	_, _, page := e.do("GET", "/limiters", nil, nil)
+	_, _, m := e.do("GET", "/metrics", nil, nil)
+	if want := `lockwarden_redis_node_up{node="` + victim.Addr + `"} 0`; !strings.Contains(string(m), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+	i := slices.IndexFunc(e.staleLocks(), func(l apiStaleLock) bool { return l.Name == deadLock })
+	if locks := e.staleLocks(); i < 0 || locks[i].Stale == nil || locks[i].Stale.Node != victim.Addr || len(locks[i].Holders) != 1 {
+		t.Errorf("the dead master's lock is not listed stale with its holder: %+v", locks)
+	}
+	_, _, lockPage := e.do("GET", "/locks", nil, nil)
+	if mark := parseHTML(t, lockPage).Find(fmt.Sprintf(`[data-lock=%q] [data-testid="stale"]`, deadLock)).Text(); !strings.Contains(mark, victim.Addr) {
+		t.Errorf("lock row marker = %q, want it naming %s", mark, victim.Addr)
+	}
+	_, _, page := e.do("GET", "/", nil, nil)
+	if doc := parseHTML(t, page); !strings.Contains(doc.Find(`[data-testid="nodes-down"]`).Text(), victim.Addr) {
+		t.Errorf("no banner naming %s", victim.Addr)
+	}
+	_, _, page = e.do("GET", "/limiters", nil, nil)
 	doc := parseHTML(t, page)
 	for name := range got {
 		mark := doc.Find(fmt.Sprintf(`[data-testid="limiter-row"][data-limiter=%q] [data-testid="stale"]`, name)).Text()
@@ -144,8 +188,8 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 			t.Errorf("row of %s: stale marker %q (dead %v)", name, mark, want)
 		}
 	}
-	if f := buildStatsFrame(e.srv.sampler.latest()); f.Stale[dead].Node != victim.Addr || len(f.Stale) != 1 {
-		t.Errorf("stats frame's stale = %+v, want only %s on %s", f.Stale, dead, victim.Addr)
+	if f := buildStatsFrame(e.srv.sampler.latest()); f.Stale[dead].Node != victim.Addr || f.Stale[deadLock].Node != victim.Addr || len(f.Stale) != 2 {
+		t.Errorf("stats frame's stale = %+v, want only %s and %s on %s", f.Stale, dead, deadLock, victim.Addr)
 	}
 	// TIME has no key, so a Cluster pipeline sends it to the masters in
 	// turn: some of these go to the dead one and must still succeed.
