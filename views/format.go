@@ -375,3 +375,12 @@ func nodesDownText(addrs []string) string {
 	}
 	return "Redis nodes " + strings.Join(addrs, ", ") + " do not answer; the locks and limiters they hold are missing or stale below."
 }
+
+// staleText says why a row's numbers are old.
+func staleText(m *StaleMark) string {
+	node := m.Node
+	if node == "" {
+		node = "unknown"
+	}
+	return "node " + node + " down, last read " + clock(m.LastRead) + " UTC"
+}

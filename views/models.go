@@ -128,6 +128,15 @@ type LockRow struct {
 	Deadline time.Time
 	// Channel is where releases are announced ("" for token locks).
 	Channel string
+	// Stale is set when the row shows the lock as last read.
+	Stale *StaleMark
+}
+
+// StaleMark is an object shown as last read because its Redis node did
+// not answer the latest sample.
+type StaleMark struct {
+	Node     string
+	LastRead time.Time
 }
 
 // LimiterRow is one limiter as the tables and wall tiles show it.
@@ -162,6 +171,8 @@ type LimiterRow struct {
 	// Spark holds window summaries oldest first, one per SparkStepMS, at
 	// most SparkPoints of them.
 	Spark []Counts
+	// Stale is set when the row shows the limiter as last read.
+	Stale *StaleMark
 }
 
 // OverviewPage is GET /.

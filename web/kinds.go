@@ -34,11 +34,13 @@ type lockJSON struct {
 	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
 	// lock only).
 	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
+	// Stale: the lock is shown as last read, its node not answering.
+	Stale *staleJSON `json:"stale,omitempty"`
 }
 
 func toLockJSON(l inspect.LockInfo) lockJSON {
 	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: holdersOrEmpty(l.Holders), PTTLMS: pttlMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode}
+		Channel: l.Channel, Mode: l.Mode, Stale: toStaleJSON(l.Stale)}
 	if l.Kind == inspect.KindFairLock {
 		out.Waiters = l.Waiters
 		if out.Waiters == nil {
@@ -103,6 +105,9 @@ type limiterJSON struct {
 	Limit      *int64 `json:"limit,omitempty"`
 	LimitKnown *bool  `json:"limit_known,omitempty"`
 	TTLMS      *int64 `json:"ttl_ms,omitempty"`
+
+	// Stale: the limiter is shown as last read, its node not answering.
+	Stale *staleJSON `json:"stale,omitempty"`
 }
 
 func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
@@ -110,7 +115,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 		PerSecond: l.PerSecond, Available: l.Available,
 		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
 		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Grants: l.Grants, GrantsKnown: l.GrantsKnown}
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: toStaleJSON(l.Stale)}
 	if !l.RejectionsHidden {
 		out.Window.Rejected = &w.Rejected
 	}
@@ -134,7 +139,8 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 // lockRow is a lock as the pages show it.
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL), Mode: l.Mode,
-		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline}
+		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
+		Stale: staleMark(l.Stale)}
 	row.Holders = holderRows(s.annotated(l).Holders)
 	for _, w := range l.Waiters {
 		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Deadline: w.Deadline,
@@ -163,7 +169,8 @@ func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.Limit
 		Grants: l.Grants, GrantsKnown: l.GrantsKnown,
 		Algorithm: l.Algorithm, PerClient: l.PerClient, ResetInMS: l.ResetIn.Milliseconds(),
 		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
-		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: pttlMS(l.TTL)}
+		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: pttlMS(l.TTL),
+		Stale: staleMark(l.Stale)}
 	for _, p := range s.sampler.hist.spark(l.Name, views.SparkPoints, views.SparkStepMS) {
 		row.Spark = append(row.Spark, counts(p))
 	}

@@ -90,6 +90,10 @@ type statsMeta struct {
 	// which limiters' rejections are not visible.
 	LimiterInfo map[string]limiterInfoJSON  `json:"limiter_info"`
 	Holders     map[string][]inspect.Holder `json:"holders"`
+	// Stale names the objects shown as last read because their node did
+	// not answer (its reason is left out: it would change every tick and
+	// resend the meta).
+	Stale map[string]staleJSON `json:"stale"`
 }
 
 type statusFrame struct {
@@ -116,6 +120,8 @@ type sampler struct {
 	// Owned by the run goroutine.
 	locks, limiters []string
 	lastDiscover    time.Time
+	passRetry       time.Time // no full pass before this: the last one failed
+	passFailing     bool      // the last full pass failed (logged once)
 	firstSeen       map[string]time.Time
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
@@ -192,16 +198,21 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	defer cancel()
 
 	sm.watchKeyEvents(ctx, start)
-	if sm.lastDiscover.IsZero() || (!sm.walker.Scans() && start.Sub(sm.lastDiscover) >= sm.fullPassEvery()) {
+	// A full pass needs every master; while the probe finds one down it
+	// would only stall the tick on dialing it, so the walker's announced
+	// and notified names are all the discovery until the node is back.
+	if sm.lastDiscover.IsZero() || (!sm.walker.Scans() && start.Sub(sm.lastDiscover) >= sm.fullPassEvery() &&
+		!start.Before(sm.passRetry) && len(sm.s.nodes.down()) == 0) {
 		// A full pass over millions of keys takes seconds: it gets its own
 		// bound, not the tick's.
 		pctx, cancel := context.WithTimeout(runCtx, fullPassTimeout)
 		err := sm.fullPass(pctx, start)
 		cancel()
-		if err != nil {
+		if err != nil && (sm.walker == nil || runCtx.Err() != nil) {
 			sm.fail(runCtx, err)
 			return
 		}
+		sm.passFailed(start, err)
 	}
 	sm.walker.Suggest(sm.keyEvents.Drain())
 	sm.walker.Suggest(sm.heardEvents())
@@ -269,6 +280,9 @@ func (sm *sampler) advance(smp *inspect.Sample, start time.Time) {
 	}
 	for _, l := range smp.Limiters {
 		known[l.Name] = true
+	}
+	for n := range smp.Unreadable { // its node did not answer: not gone
+		known[n] = true
 	}
 	sm.locks = slices.DeleteFunc(sm.locks, func(n string) bool { return !known[n] })
 	sm.limiters = slices.DeleteFunc(sm.limiters, func(n string) bool { return !known[n] })
@@ -364,6 +378,9 @@ func (sm *sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
 		now[l.Name] = true
 	}
 	for name, last := range sm.present {
+		if _, unread := smp.Unreadable[name]; unread {
+			continue // its node did not answer: neither seen nor gone
+		}
 		if !now[name] {
 			sm.pending[name] = pendingExpiry{lastPresent: last}
 			delete(sm.present, name)
@@ -388,6 +405,7 @@ func (sm *sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
 }
 
 func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
+	sm.keepStale(smp)
 	at := smp.At
 	if at.IsZero() {
 		at = start
@@ -410,6 +428,9 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 		sn.Stats = map[string]inspect.Summary{}
 	}
 	for _, l := range smp.Limiters {
+		if l.Stale != nil {
+			continue // no new point: the numbers are last tick's
+		}
 		st := sn.Stats[l.Name]
 		sm.hist.push(l.Name, point{At: sn.At, Window: st.Window, Newest: st.Newest})
 	}
@@ -436,6 +457,7 @@ func buildStatsFrame(sn *snapshot) statsFrame {
 		FirstSeen:   make(map[string]int64, len(sn.Locks)),
 		LimiterInfo: make(map[string]limiterInfoJSON, len(sn.Limiters)),
 		Holders:     make(map[string][]inspect.Holder, len(sn.Locks)),
+		Stale:       map[string]staleJSON{},
 	}}
 	if !sn.Discovered.IsZero() {
 		f.DiscoveredAt = sn.Discovered.UnixMilli()
@@ -447,6 +469,7 @@ func buildStatsFrame(sn *snapshot) statsFrame {
 		}
 		f.Kinds[l.Name] = l.Kind
 		f.LimiterInfo[l.Name] = toLimiterInfoJSON(l)
+		f.markStale(l.Name, l.Stale)
 	}
 	for _, l := range sn.Locks {
 		f.Locks[l.Name] = sn.window(l.Name)
@@ -456,6 +479,7 @@ func buildStatsFrame(sn *snapshot) statsFrame {
 		if t, ok := sn.FirstSeen[l.Name]; ok {
 			f.FirstSeen[l.Name] = t.UnixMilli()
 		}
+		f.markStale(l.Name, l.Stale)
 	}
 	return f
 }

@@ -195,6 +195,7 @@ func TestBenchReport(t *testing.T) {
 	w("\n- %s\n- %s\n\n%s\n", inPhase, seedLoop, seedLossNote)
 	w("\n%s\n", speedGaps)
 	consoleReport(ctx, t, e, w, target)
+	clusterReport(ctx, t, w)
 	w("## Targets in this run (medians)\n\n| target | result |\n|---|---|\n")
 	for _, tg := range targets {
 		w("| %s | %s |\n", tg.what, tg.result)

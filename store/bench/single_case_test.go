@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestBenchCase runs one console case (5 or 6) on its own and prints its
+// TestBenchCase runs one console case (5, 6, 9 or 10) on its own and prints its
 // rows, for measuring a change without the whole 15-minute report:
 //
 //	LOCKWARDEN_BENCH_CASE=5 go test -run '^TestBenchCase$' -count=1 -v ./store/bench/
@@ -22,7 +22,7 @@ import (
 func TestBenchCase(t *testing.T) {
 	which := os.Getenv("LOCKWARDEN_BENCH_CASE")
 	if which == "" {
-		t.Skip("set LOCKWARDEN_BENCH_CASE=5, 6 or 9 to run one console case")
+		t.Skip("set LOCKWARDEN_BENCH_CASE=5, 6, 9 or 10 to run one console case")
 	}
 	if which == "8" {
 		t.Skip("case 8 runs in TestBenchCase8")
@@ -81,13 +81,15 @@ func TestBenchCase(t *testing.T) {
 			}
 			cleanup()
 		}
+	case "10":
+		clusterReport(ctx, t, w)
 	case "9":
 		target := func(what string, ok bool, got string) { w("target %s: %v (%s)\n", what, ok, got) }
 		if err := pagesReport(ctx, e, w, target); err != nil {
 			t.Fatal(err)
 		}
 	default:
-		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5, 6 and 9 run on their own", which)
+		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5, 6, 9 and 10 run on their own", which)
 	}
 	t.Log("\n" + out.String())
 }

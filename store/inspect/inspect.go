@@ -47,6 +47,10 @@ type Inspector struct {
 	// health check can name every master while the map cannot be read.
 	slots     atomic.Pointer[[]redis.ClusterSlot]
 	slotsBusy atomic.Bool
+	// down is the masters the last Nodes call found down, and those a
+	// sample found not answering since (see nodes.go); Sample leaves their
+	// keys unread instead of dialing them.
+	down atomic.Pointer[map[string]downMark]
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.

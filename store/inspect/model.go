@@ -155,6 +155,9 @@ type LockInfo struct {
 	// lock, the prefix of its per-waiter channels); "" for token locks,
 	// which announce nothing.
 	Channel string
+	// Stale is set when the console shows the lock as last read: its
+	// node did not answer the latest sample.
+	Stale *StaleRead
 }
 
 // MaxWaitersShown bounds the fair-lock waiters read per lock.
@@ -213,6 +216,10 @@ type LimiterInfo struct {
 	// TTL is the remaining window; negative when the counter has no expiry
 	// (its EXPIRE never ran: it will block until reset).
 	TTL time.Duration
+
+	// Stale is set when the console shows the limiter as last read: its
+	// node did not answer the latest sample.
+	Stale *StaleRead
 }
 
 // MaxClientsShown bounds the per-client windows RedissonClients reads.

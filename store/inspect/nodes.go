@@ -3,6 +3,9 @@ package inspect
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -27,8 +30,11 @@ type NodeStatus struct {
 // the background, so that a failover is followed without a restart:
 // go-redis otherwise keeps dialing a dead master until something reloads
 // the map. Once the Cluster has promoted a replica the dead master owns no
-// slots and leaves the list. The error is for a Cluster whose map has
-// never been read; ctx bounds the whole call.
+// slots and leaves the list. Until a later call finds a master up again,
+// Sample reports its keys unreadable without sending them anything: each
+// dial of a dead node costs go-redis several retries, more than a tick.
+// The error is for a Cluster whose map has never been read; ctx bounds the
+// whole call.
 //
 // It does not use ForEachMaster: that reloads the slot map first, from a
 // random node, synchronously, so a hung master (stopped, or behind a
@@ -60,11 +66,15 @@ func (c *Inspector) Nodes(ctx context.Context) ([]NodeStatus, error) {
 		})
 	}
 	wg.Wait()
+	gone := map[string]downMark{}
 	for _, n := range out {
 		if !n.Up {
-			cc.ReloadState(ctx)
-			break
+			gone[n.Addr] = downMark{reason: n.Err}
 		}
+	}
+	c.down.Store(&gone)
+	if len(gone) > 0 {
+		cc.ReloadState(ctx)
 	}
 	slices.SortFunc(out, func(a, b NodeStatus) int { return strings.Compare(a.Addr, b.Addr) })
 	return out, nil
@@ -151,4 +161,272 @@ func nodeName(rdb redis.UniversalClient) string {
 		return c.Options().Addr
 	}
 	return "primary"
+}
+
+// execPartial runs a sample's pipeline. On one node a failure to talk to
+// Redis fails the sample, as before. On a Cluster each master's part runs
+// on its own, so a master that does not answer only leaves its commands
+// failed (the caller sorts them out per object). But go-redis retries a
+// dead master's dials for longer than a tick, and a pipeline whose context
+// ends marks every command failed: so the pipeline gets two thirds of
+// ctx's time, and cut says it used them up (the caller finds the dead
+// master by its commands' dial errors and reads again without it).
+func (c *Inspector) execPartial(ctx context.Context, pipe redis.Pipeliner) (cut bool, err error) {
+	if _, ok := c.rdb.(*redis.ClusterClient); !ok {
+		return false, execTolerant(ctx, pipe)
+	}
+	ectx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithTimeout(ctx, time.Until(dl)*2/3)
+		defer cancel()
+	}
+	if _, err := pipe.Exec(ectx); err != nil && ectx.Err() != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// errSampleCut is a Cluster sample that ran out of time without any
+// master failing to answer: the Cluster is slow, not partly down.
+var errSampleCut = errors.New("inspect: sample pipeline ran out of time")
+
+// downMark is a master taken as down. One a sample found (until set) is
+// dialed again after downMarkTTL even if no Nodes call says it is back.
+type downMark struct {
+	reason string
+	until  time.Time // zero: until the next Nodes call
+}
+
+const downMarkTTL = 5 * time.Second
+
+// markDown takes the masters of the objects a sample could not read as
+// down, so the next samples skip them without waiting on their dials.
+func (c *Inspector) markDown(unread map[string]Unread) {
+	nodes := map[string]string{}
+	for _, u := range unread {
+		if u.Node != "" && !errors.Is(u.Err, ErrNodeDown) {
+			nodes[u.Node] = u.Err.Error()
+		}
+	}
+	if len(nodes) == 0 {
+		return
+	}
+	if _, ok := c.rdb.(*redis.ClusterClient); !ok {
+		return // one node: nothing else to read instead
+	}
+	until := time.Now().Add(downMarkTTL)
+	for {
+		old := c.down.Load()
+		next := map[string]downMark{}
+		if old != nil {
+			maps.Copy(next, *old)
+		}
+		for n, reason := range nodes {
+			next[n] = downMark{reason: reason, until: until}
+		}
+		if c.down.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// markFailedNodes marks down the masters of the commands that failed to
+// reach their node (not those cut by the context) and reports whether
+// there were any.
+func (c *Inspector) markFailedNodes(ctx context.Context, cmds []redis.Cmder) bool {
+	unread := map[string]Unread{}
+	for _, cmd := range cmds {
+		err := cmd.Err()
+		if !nodeFailure(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			continue
+		}
+		if args := cmd.Args(); len(args) > 1 {
+			if key, ok := args[1].(string); ok {
+				unread[key] = Unread{Node: c.nodeOf(ctx, key), Err: err}
+			}
+			continue
+		}
+		// A keyless command (TIME): its node is the address it dialed.
+		var op *net.OpError
+		if errors.As(err, &op) && op.Addr != nil {
+			unread[""] = Unread{Node: op.Addr.String(), Err: err}
+		}
+	}
+	c.markDown(unread)
+	return len(unread) > 0
+}
+
+// ErrNodeDown is why Sample left an object unread whose master the last
+// Nodes call found down.
+var ErrNodeDown = errors.New("inspect: Redis node down")
+
+// downNodes is the masters the last Nodes call found down; nil off a
+// Cluster or when all answered.
+func (c *Inspector) downNodes() map[string]string {
+	if _, ok := c.rdb.(*redis.ClusterClient); !ok {
+		return nil
+	}
+	p := c.down.Load()
+	if p == nil {
+		return nil
+	}
+	var out map[string]string
+	now := time.Now()
+	for addr, m := range *p {
+		if m.until.IsZero() || now.Before(m.until) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[addr] = m.reason
+		}
+	}
+	return out
+}
+
+// skipDown splits names into those to read and those whose key or stats
+// ring lives on a master in down (recorded in skipped).
+func (c *Inspector) skipDown(ctx context.Context, names []string, down map[string]string, skipped map[string]Unread) []string {
+	keep := make([]string, 0, len(names))
+	for _, n := range names {
+		node := c.nodeOf(ctx, n)
+		if _, bad := down[node]; !bad {
+			if ring := c.nodeOf(ctx, store.StatsKey(n)); ring != node {
+				if _, bad = down[ring]; bad {
+					node = ring
+				}
+			}
+		}
+		if reason, bad := down[node]; bad {
+			skipped[n] = Unread{Node: node, Err: fmt.Errorf("%w: %s", ErrNodeDown, reason)}
+			continue
+		}
+		keep = append(keep, n)
+	}
+	return keep
+}
+
+// timeFromLiveMaster asks every master not in down for TIME at once and
+// takes the first answer: the pipeline's own TIME failed with failed, or
+// was not sent because a master is down (failed nil). Only a Cluster has
+// another node to ask; this costs one TIME per master, and only in a tick
+// with a master down.
+func (c *Inspector) timeFromLiveMaster(ctx context.Context, failed error, down map[string]string) (time.Time, error) {
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if !ok || (failed != nil && !nodeFailure(failed)) {
+		return time.Time{}, failed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := make(chan time.Time, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			if _, bad := down[node.Options().Addr]; bad {
+				return nil
+			}
+			t, err := node.Time(ctx).Result()
+			if err != nil {
+				return err
+			}
+			select {
+			case got <- t:
+				cancel() // the slower masters' answers are not needed
+			default:
+			}
+			return nil
+		})
+	}()
+	select {
+	case t := <-got:
+		return t, nil
+	case err := <-done:
+		select {
+		case t := <-got:
+			return t, nil
+		default:
+		}
+		if err == nil {
+			err = failed
+		}
+		if err == nil {
+			err = errors.New("every master is down")
+		}
+		return time.Time{}, fmt.Errorf("inspect: no Redis master answered TIME: %w", err)
+	}
+}
+
+// unreadable records name in s.Unreadable when any of its reads failed for
+// want of an answer from its node; nil commands are skipped.
+func (c *Inspector) unreadable(ctx context.Context, s *Sample, name string, cmds ...redis.Cmder) bool {
+	for _, cmd := range cmds {
+		if cmd == nil || !nodeFailure(cmd.Err()) {
+			continue
+		}
+		if s.Unreadable == nil {
+			s.Unreadable = map[string]Unread{}
+		}
+		s.Unreadable[name] = Unread{Node: c.nodeOf(ctx, name), Err: cmd.Err()}
+		return true
+	}
+	return false
+}
+
+// nodeOf names the master that holds key: on a Cluster, by the client's
+// slot map (no round trip once the map is loaded).
+func (c *Inspector) nodeOf(ctx context.Context, key string) string {
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if !ok {
+		return nodeName(c.rdb)
+	}
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return ""
+	}
+	return node.Options().Addr
+}
+
+// nodeUnavailable are the error replies of a node that cannot serve reads
+// for now, whatever the key: they say nothing about the key itself.
+var nodeUnavailable = []string{"CLUSTERDOWN", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY ", "READONLY"}
+
+// nodeFailure reports whether err means the node did not answer a read
+// (unreachable, or refusing every key), as opposed to an answer about the
+// key (a nil or an error such as WRONGTYPE).
+func nodeFailure(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return false
+	}
+	if !isReplyError(err) {
+		return true
+	}
+	msg := err.Error()
+	for _, p := range nodeUnavailable {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// stepOffDown is step without the walk's reads of keys on a master in
+// down (and without the registry read when the registry lives there).
+func (c *Inspector) stepOffDown(ctx context.Context, step *scanStep, down map[string]string) *scanStep {
+	if step == nil {
+		return nil
+	}
+	up := func(key string) bool {
+		_, bad := down[c.nodeOf(ctx, key)]
+		return !bad
+	}
+	out := *step
+	if out.registry != nil && !up(RegistryNamesKey) {
+		out.registry = nil
+	}
+	out.size = slices.DeleteFunc(slices.Clone(out.size), func(k string) bool { return !up(k) })
+	out.read = slices.DeleteFunc(slices.Clone(out.read), func(k string) bool { return !up(k) })
+	return &out
 }

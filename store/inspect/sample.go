@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -16,7 +17,27 @@ type Sample struct {
 	Limiters []LimiterInfo      // requested limiters that still exist, in request order
 	Stats    map[string]Summary // by object name, for every requested name
 	Walk     *WalkStep          // Walker.Tick's page of discovery; nil for Sample
-	scan     *scanResult
+	// Unreadable holds the requested objects whose reads failed because
+	// their node did not answer (down, unreachable, or refusing with
+	// CLUSTERDOWN, LOADING and the like). They are in neither Locks,
+	// Limiters nor Stats, yet not gone: the caller keeps what it last knew.
+	// Nil when every node answered.
+	Unreadable map[string]Unread
+	scan       *scanResult
+}
+
+// Unread is why one object could not be read in a sample.
+type Unread struct {
+	Node string // the master the object's slot maps to (the node's name off a Cluster)
+	Err  error
+}
+
+// StaleRead marks an object shown as last read because its node did not
+// answer the latest sample (the console sets it; Sample never does).
+type StaleRead struct {
+	Node     string
+	LastRead time.Time // Redis TIME of the last sample that read it
+	Reason   string
 }
 
 // Sample reads state and stats of the named locks and limiters: TIME, then
@@ -31,6 +52,13 @@ type Sample struct {
 // still gets a Summary, so a vanished object's last outcomes stay visible
 // until its ring expires. The cost grows with the number of names, never
 // with the number of viewers.
+//
+// On a Cluster one master that does not answer fails only its own objects
+// (Sample.Unreadable); TIME then comes from a master that answers. Masters
+// the last Nodes call found down, or a recent sample found not answering,
+// are not sent anything: their objects are Unreadable with ErrNodeDown. The
+// call fails when no master answers or ctx ends; on one node, when Redis
+// does not answer.
 func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
 	return c.sampleWith(ctx, locks, limiters, nil)
 }
@@ -38,30 +66,54 @@ func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Samp
 // sampleWith is Sample with one step of the walk in the same pipeline (its
 // findings in Sample.scan); step may be nil.
 func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep) (*Sample, error) {
-	s, retry, err := c.sample(ctx, locks, limiters, step)
-	if retry { // Redis lost the window script: load it and read once more
-		if err := c.loadStateScript(ctx); err != nil {
-			return nil, err
+	for attempt := 0; ; attempt++ {
+		s, again, err := c.sample(ctx, locks, limiters, step)
+		if again == readDone || err != nil {
+			return s, err
 		}
-		s, _, err = c.sample(ctx, locks, limiters, step)
+		if attempt == 2 {
+			return nil, errSampleRetries
+		}
+		if again == readNoScript { // Redis lost the window script: load it
+			if err := c.loadStateScript(ctx); err != nil {
+				return nil, err
+			}
+		}
+		// readNodeDown: the nodes that stalled the read are now known
+		// down, and the next read leaves them out.
 	}
-	return s, err
 }
 
-// sample is one pipelined read; retry says a window read found no script.
-func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep) (*Sample, bool, error) {
+// readAgain says why a sample must be read again.
+type readAgain int
+
+const (
+	readDone     readAgain = iota
+	readNoScript           // a window read found no script
+	readNodeDown           // a master that does not answer held up the whole read
+)
+
+var errSampleRetries = errors.New("inspect: sample read again too often")
+
+// sample is one pipelined read.
+func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep) (*Sample, readAgain, error) {
 	patterns := c.ObjectPatterns()
+	down := c.downNodes()
+	var skipped map[string]Unread
+	if down != nil {
+		skipped = map[string]Unread{}
+		locks = c.skipDown(ctx, locks, down, skipped)
+		limiters = c.skipDown(ctx, limiters, down, skipped)
+		step = c.stepOffDown(ctx, step, down)
+	}
 	pipe := c.rdb.Pipeline()
-	now := pipe.Time(ctx)
+	var now *redis.TimeCmd
+	if down == nil { // a keyless command may be sent to any master
+		now = pipe.Time(ctx)
+	}
 	var scan *scanReads
 	if step != nil {
 		scan = queueScan(ctx, pipe, step)
-	}
-	type lockRead struct {
-		fields *redis.MapStringStringCmd
-		pttl   *redis.DurationCmd
-		sides  *lockSides
-		str    *stringRead // token locks are strings
 	}
 	lockReads := make([]lockRead, len(locks))
 	for i, name := range locks {
@@ -72,11 +124,6 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		}
 		lockReads[i] = lockRead{fields: pipe.HGetAll(ctx, name), pttl: pipe.PTTL(ctx, name),
 			sides: queueRLockSides(ctx, pipe, name)}
-	}
-	type limRead struct {
-		fields *redis.MapStringStringCmd
-		window *redis.Cmd  // a Redisson limiter's window (nothing for others)
-		str    *stringRead // counters are strings
 	}
 	limReads := make([]limRead, len(limiters))
 	for i, name := range limiters {
@@ -99,24 +146,57 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 			}
 		}
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
-		return nil, false, err
+	cut, err := c.execPartial(ctx, pipe)
+	if err != nil {
+		return nil, readDone, err
 	}
-	if err := now.Err(); err != nil {
-		return nil, false, err
+	if cut {
+		// Cut short while a dead master's dials were being retried: the
+		// commands of the masters that answered lost their replies too. The
+		// dead one's kept their dial errors; leave it out and read again.
+		var mains []redis.Cmder
+		if now != nil {
+			mains = append(mains, now)
+		}
+		for i, name := range locks {
+			mains = append(mains, lockReads[i].main(), rings[name])
+		}
+		for i, name := range limiters {
+			mains = append(mains, limReads[i].main(), rings[name])
+		}
+		if !c.markFailedNodes(ctx, mains) {
+			return nil, readDone, errSampleCut
+		}
+		return nil, readNodeDown, nil
+	}
+	var at time.Time
+	if now != nil {
+		at, err = now.Result()
+	}
+	if now == nil || err != nil {
+		// TIME has no key: a Cluster pipeline sends it to any master,
+		// possibly the one that is down.
+		if at, err = c.timeFromLiveMaster(ctx, err, down); err != nil {
+			return nil, readDone, err
+		}
 	}
 	windows := make([]*redis.Cmd, 0, len(limReads))
 	for _, r := range limReads {
 		windows = append(windows, r.window)
 	}
 	if noScript(windows) {
-		return nil, true, nil
+		return nil, readNoScript, nil
 	}
 
-	at := now.Val()
 	nowMS, bucket := at.UnixMilli(), BucketOf(at)
 	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings))}
+	if len(skipped) > 0 {
+		s.Unreadable = skipped
+	}
 	for i, name := range locks {
+		if c.unreadable(ctx, s, name, lockReads[i].main(), rings[name]) {
+			continue
+		}
 		if r := lockReads[i].str; r != nil {
 			if info, _ := r.classify(patterns, name); info != nil {
 				lockReads[i].sides.apply(info, nowMS) // hold times
@@ -134,6 +214,13 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		}
 	}
 	for i, name := range limiters {
+		var window redis.Cmder
+		if limReads[i].window != nil {
+			window = limReads[i].window
+		}
+		if c.unreadable(ctx, s, name, limReads[i].main(), window, rings[name]) {
+			continue
+		}
 		if r := limReads[i].str; r != nil {
 			if _, info := r.classify(patterns, name); info != nil {
 				s.Limiters = append(s.Limiters, *info)
@@ -161,6 +248,9 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		}
 	}
 	for name, cmd := range rings {
+		if _, down := s.Unreadable[name]; down {
+			continue
+		}
 		// A ring that is missing or unreadable is an idle object: zero counts.
 		fields, _ := cmd.Result()
 		s.Stats[name] = summarizeFields(fields, bucket)
@@ -168,9 +258,41 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	if scan != nil {
 		res, err := scan.result(nowMS)
 		if err != nil {
-			return nil, false, err
+			return nil, readDone, err
 		}
 		s.scan = res
 	}
-	return s, false, nil
+	c.markDown(s.Unreadable)
+	return s, readDone, nil
+}
+
+// lockRead is one lock's commands in a sample's pipeline.
+type lockRead struct {
+	fields *redis.MapStringStringCmd
+	pttl   *redis.DurationCmd
+	sides  *lockSides
+	str    *stringRead // token locks are strings
+}
+
+// main is the read of the lock's own key.
+func (r lockRead) main() redis.Cmder {
+	if r.str != nil {
+		return r.str.strlen
+	}
+	return r.fields
+}
+
+// limRead is one limiter's commands in a sample's pipeline.
+type limRead struct {
+	fields *redis.MapStringStringCmd
+	window *redis.Cmd  // a Redisson limiter's window (nothing for others)
+	str    *stringRead // counters are strings
+}
+
+// main is the read of the limiter's own key.
+func (r limRead) main() redis.Cmder {
+	if r.str != nil {
+		return r.str.strlen
+	}
+	return r.fields
 }
