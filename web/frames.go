@@ -19,8 +19,11 @@ const pttlSlackMS = 250
 // A lease is sent only when it left the countdown the viewer already runs.
 // The rarely-changing meta fields follow the same rule as in full frames.
 type statsDelta struct {
-	Type         string                    `json:"type"`
-	Delta        bool                      `json:"delta"`
+	Type  string `json:"type"`
+	Delta bool   `json:"delta"`
+	// Seq numbers the deltas since the last full frame, so a viewer (or
+	// a benchmark) tells two deltas with the same contents apart.
+	Seq          uint64                    `json:"seq"`
 	BucketMS     int                       `json:"bucket_ms"`
 	WindowMS     int                       `json:"window_ms"`
 	At           int64                     `json:"at"`
@@ -42,6 +45,7 @@ type deltaState struct {
 	available map[string]int64
 	pttl      map[string]int64 // as last sent
 	pttlAt    map[string]int64 // the frame's at when it was sent
+	seq       uint64           // deltas sent since the last reset
 }
 
 // next returns the delta from the previous frame to f and makes f the
@@ -57,6 +61,8 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 		d.reset(f)
 		return nil, nil
 	}
+	d.seq++
+	out.Seq = d.seq
 	changedCounts(d.limiters, f.Limiters, out.Limiters)
 	changedCounts(d.locks, f.Locks, out.Locks)
 	for name, v := range f.Available {
@@ -98,6 +104,7 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 func (d *deltaState) reset(f statsCore) {
 	d.limiters, d.locks, d.available = maps.Clone(f.Limiters), maps.Clone(f.Locks), maps.Clone(f.Available)
 	d.pttl = maps.Clone(f.PTTLMS)
+	d.seq = 0
 	d.pttlAt = make(map[string]int64, len(f.PTTLMS))
 	for name := range f.PTTLMS {
 		d.pttlAt[name] = f.At
