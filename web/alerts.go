@@ -392,6 +392,7 @@ func (s *Server) alertsLoop(done <-chan struct{}) {
 		case now := <-t.C:
 			if s.alerts.sinceLastEval(now) >= time.Second {
 				s.alerts.evaluate(s.sampler.latest(), now)
+				s.publishAlerts()
 			}
 		}
 	}
@@ -402,6 +403,7 @@ func (s *Server) alertsLoop(done <-chan struct{}) {
 func (s *Server) observeSnapshot(sn *snapshot) {
 	s.objects.observe(sn)
 	s.alerts.evaluate(sn, time.Now())
+	s.publishAlerts()
 }
 
 // alertRows are the firing alerts as the overview and the wall show them.

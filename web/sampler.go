@@ -72,6 +72,7 @@ type statsCore struct {
 	Locks        map[string]inspect.Counts `json:"locks"`
 	Available    map[string]int64          `json:"available"`
 	PTTLMS       map[string]int64          `json:"pttl_ms"`
+	Who          map[string]holdersWho     `json:"who"` // frames.go
 	LockCount    int                       `json:"lock_count"`
 	LimiterCount int                       `json:"limiter_count"`
 	// DiscoveredAt is when the discovery behind this frame's object set
@@ -221,6 +222,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	// a viewer that reacts to it (reloads a page) finds the same state.
 	sm.setRedis(true)
 	f := buildStatsFrame(sn)
+	f.Who = sm.delta.holders(sn)
 	core, meta, err := encodeStats(f)
 	if err != nil {
 		sm.s.log.Error("encoding stats frame", "err", err)
