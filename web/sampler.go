@@ -223,12 +223,11 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	sm.setRedis(true)
 	f := buildStatsFrame(sn)
 	f.Who = sm.delta.holders(sn)
-	core, meta, err := encodeStats(f)
+	meta, full, err := encodeStatsLazily(f) // frames.go
 	if err != nil {
 		sm.s.log.Error("encoding stats frame", "err", err)
 		return
 	}
-	full := func() []byte { return spliceMeta(core, meta) }
 	if !bytes.Equal(meta, sm.lastMeta) {
 		sm.lastMeta = meta
 		sm.delta.reset(f.statsCore)
