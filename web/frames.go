@@ -52,6 +52,7 @@ type deltaState struct {
 	who       map[string]holdersWho
 	seq       uint64 // deltas sent since the last reset
 	names     whoNames
+	meta      *statsMeta // the rarely-changing parts as last broadcast
 }
 
 // next returns the delta from the previous frame to f and makes f the
@@ -124,23 +125,76 @@ func (d *deltaState) reset(f statsCore) {
 	}
 }
 
-// encodeStatsLazily encodes f's rarely-changing parts, which the sampler
-// compares with the previous tick's, and returns the full frame as a
-// function: primed viewers get a delta, so the full frame (every count,
-// every lease) is encoded only on a tick where a viewer needs it, once.
-// f must not be modified afterwards (the hub may call full later).
-func encodeStatsLazily(f statsFrame) (meta []byte, full func() []byte, err error) {
-	meta, err = json.Marshal(f.statsMeta)
-	if err != nil {
-		return nil, nil, err
-	}
-	return meta, sync.OnceValue(func() []byte {
+// broadcastStats sends sn's stats frame. When its rarely-changing parts
+// (statsMeta) changed, every viewer gets the whole frame; otherwise
+// primed viewers get a delta and a new viewer the whole frame. The whole
+// frame is encoded only on a tick where a viewer needs it, once: at 1,000
+// objects, encoding it every tick just to compare was a third of the
+// tick's work.
+func (sm *sampler) broadcastStats(sn *snapshot) {
+	f := buildStatsFrame(sn)
+	f.Who = sm.delta.holders(sn)
+	// f is not modified after this point: the hub may encode it later.
+	full := sync.OnceValues(func() ([]byte, error) {
 		core, err := json.Marshal(f.statsCore)
-		if err != nil { // maps of strings and numbers: cannot fail
-			panic(err)
+		if err != nil {
+			return nil, err
 		}
-		return spliceMeta(core, meta)
-	}), nil
+		meta, err := json.Marshal(f.statsMeta)
+		if err != nil {
+			return nil, err
+		}
+		return spliceMeta(core, meta), nil
+	})
+	whole := func() {
+		b, err := full()
+		if err != nil {
+			sm.s.log.Error("encoding stats frame", "err", err)
+			return
+		}
+		sm.delta.meta = &f.statsMeta
+		sm.s.hub.broadcastStats(b, nil)
+	}
+	if !metaEqual(sm.delta.meta, &f.statsMeta) {
+		sm.delta.reset(f.statsCore)
+		whole()
+		return
+	}
+	delta, err := sm.delta.next(f.statsCore)
+	if err != nil || delta == nil {
+		sm.delta.reset(f.statsCore)
+		whole()
+		return
+	}
+	sm.s.hub.broadcastStats(delta, func() []byte {
+		b, _ := full() // its meta and numbers encoded before; cannot fail
+		return b
+	})
+}
+
+// metaEqual says whether b encodes as a, the meta last broadcast (nil
+// when none was), without encoding either.
+func metaEqual(a, b *statsMeta) bool {
+	return a != nil && maps.Equal(a.Kinds, b.Kinds) && maps.Equal(a.FirstSeen, b.FirstSeen) &&
+		maps.EqualFunc(a.LimiterInfo, b.LimiterInfo, limiterInfoEqual) &&
+		maps.EqualFunc(a.Holders, b.Holders, func(x, y []inspect.Holder) bool {
+			return slices.EqualFunc(x, y, holderJSONEqual)
+		})
+}
+
+func limiterInfoEqual(x, y limiterInfoJSON) bool {
+	gx, gy := x.Grants, y.Grants
+	x.Grants, y.Grants = nil, nil
+	return x == y && (gx == gy || (gx != nil && gy != nil && *gx == *gy))
+}
+
+// holderJSONEqual compares what a holder's JSON says: the recorded
+// instants are not in it (they travel in who, per lock).
+func holderJSONEqual(x, y inspect.Holder) bool {
+	x.AcquiredMS, x.RenewedMS, y.AcquiredMS, y.RenewedMS = 0, 0, 0, 0
+	cx, cy := x.Client, y.Client
+	x.Client, y.Client = nil, nil
+	return x == y && (cx == cy || (cx != nil && cy != nil && *cx == *cy))
 }
 
 // holderWho is who one holder of a lock is and since when, as instants:

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -91,5 +92,43 @@ func TestHubStickyAlertsOnChangeOnly(t *testing.T) {
 	pub("")
 	if b, _ := recvWithin(t, c.send, time.Second); string(b) != "alerts:" {
 		t.Errorf("after the alerts resolved the viewer got %q", b)
+	}
+}
+
+// metaEqual must agree with comparing the encoded meta, which it replaces:
+// equal exactly when the JSON is, so a renewal (not in the JSON) sends no
+// full frame and a new holder or a changed rate does.
+func TestMetaEqualMatchesJSON(t *testing.T) {
+	g1, g2 := int64(3), int64(3)
+	base := func() *statsMeta {
+		return &statsMeta{
+			Kinds:       map[string]inspect.Kind{"a": "lock", "l": "bucket"},
+			FirstSeen:   map[string]int64{"a": 1},
+			LimiterInfo: map[string]limiterInfoJSON{"l": {Kind: "bucket", Rate: 10, Grants: &g1}},
+			Holders:     map[string][]inspect.Holder{"a": {{ID: "x:1", Count: 1, AcquiredMS: 5, RenewedMS: 6}}},
+		}
+	}
+	cases := map[string]func(m *statsMeta){
+		"same":           func(m *statsMeta) {},
+		"renewed":        func(m *statsMeta) { m.Holders["a"][0].RenewedMS = 9 },
+		"grants copy":    func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfoJSON{Kind: "bucket", Rate: 10, Grants: &g2} },
+		"new holder":     func(m *statsMeta) { m.Holders["a"][0].ID = "y:1" },
+		"reentered":      func(m *statsMeta) { m.Holders["a"][0].Count = 2 },
+		"rate":           func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfoJSON{Kind: "bucket", Rate: 11, Grants: &g1} },
+		"grants unknown": func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfoJSON{Kind: "bucket", Rate: 10} },
+		"new lock":       func(m *statsMeta) { m.Kinds["b"] = "lock" },
+		"first seen":     func(m *statsMeta) { m.FirstSeen["a"] = 2 },
+	}
+	for name, change := range cases {
+		a, b := base(), base()
+		change(b)
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if got, want := metaEqual(a, b), string(ja) == string(jb); got != want {
+			t.Errorf("%s: metaEqual %v, JSON equal %v", name, got, want)
+		}
+	}
+	if metaEqual(nil, base()) {
+		t.Error("no meta sent yet, yet equal")
 	}
 }

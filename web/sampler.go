@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
@@ -124,7 +123,6 @@ type sampler struct {
 	registry        *inspect.Registry
 	registryRead    time.Time
 	holderSeen      map[string]time.Time
-	lastMeta        []byte     // the rarely-changing parts as last broadcast
 	delta           deltaState // the numbers as last broadcast
 
 	// Discovery after the first full pass is an inspect.Walker riding in
@@ -221,26 +219,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	// The status frame goes out after the snapshot that agrees with it, so
 	// a viewer that reacts to it (reloads a page) finds the same state.
 	sm.setRedis(true)
-	f := buildStatsFrame(sn)
-	f.Who = sm.delta.holders(sn)
-	meta, full, err := encodeStatsLazily(f) // frames.go
-	if err != nil {
-		sm.s.log.Error("encoding stats frame", "err", err)
-		return
-	}
-	if !bytes.Equal(meta, sm.lastMeta) {
-		sm.lastMeta = meta
-		sm.delta.reset(f.statsCore)
-		sm.s.hub.broadcastStats(full(), nil)
-		return
-	}
-	// Primed viewers get only what changed (frames.go); a new one, full.
-	delta, err := sm.delta.next(f.statsCore)
-	if err != nil || delta == nil {
-		sm.s.hub.broadcastStats(full(), nil)
-		return
-	}
-	sm.s.hub.broadcastStats(delta, full)
+	sm.broadcastStats(sn) // frames.go
 }
 
 // adopt takes a discovery pass as the set of names to sample.
@@ -410,10 +389,7 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}
 	}
-	for _, l := range smp.Limiters {
-		st := sn.Stats[l.Name]
-		sm.hist.push(l.Name, point{At: sn.At, Window: st.Window, Newest: st.Newest})
-	}
+	sm.hist.pushTick(sn.At, smp.Limiters, sn.Stats)
 	sm.snap.Store(sn)
 	sm.published.Add(1)
 	sm.s.observeSnapshot(sn)
