@@ -152,17 +152,18 @@ func (sm *sampler) broadcastStats(sn *snapshot) {
 			sm.s.log.Error("encoding stats frame", "err", err)
 			return
 		}
+		// Every viewer holds f from now on; until it is sent, the state
+		// stays what they hold.
+		sm.delta.reset(f.statsCore)
 		sm.delta.meta = &f.statsMeta
 		sm.s.hub.broadcastStats(b, nil)
 	}
 	if !metaEqual(sm.delta.meta, &f.statsMeta) {
-		sm.delta.reset(f.statsCore)
 		whole()
 		return
 	}
 	delta, err := sm.delta.next(f.statsCore)
 	if err != nil || delta == nil {
-		sm.delta.reset(f.statsCore)
 		whole()
 		return
 	}
