@@ -72,6 +72,33 @@ func TestJourneyLiveHolderChange(t *testing.T) {
 		t.Errorf("holder ids shown %q, want billing-api's %s:22", ids, appB.ID())
 	}
 	j.checkNotReloaded()
+
+	// The lock's own page: the lock goes back to orders-api, and a holder
+	// row for it appears, saying who it is, with its force-unlock form.
+	j.open("/locks/" + name)
+	j.waitLive(1)
+	j.markPage()
+	if err := lb.Unlock(j.ctx); err != nil {
+		t.Fatal(err)
+	}
+	la = appA.NewLock(name, &store.LockOptions{Owner: "33"})
+	if err := la.TryLock(j.ctx); err != nil {
+		t.Fatalf("orders-api takes %s back: %v", name, err)
+	}
+	t.Cleanup(func() { _ = la.Unlock(j.ctx) })
+	hrow := `[data-testid=holder-row][data-holder="` + appA.ID() + `:33"]`
+	who = j.waitText("a holder row for orders-api, owner 33", hrow+` [data-testid=holder-who]`, 15*time.Second,
+		func(s string) bool { return strings.HasPrefix(s, "orders-api on ") && strings.Contains(s, ", held ") })
+	if !strings.Contains(who, "owner 33") {
+		t.Errorf("new holder row says %q", who)
+	}
+	if v := j.eval(`sel => document.querySelector(sel + ' input[name=holder]').value`, hrow); v != appA.ID()+":33" {
+		t.Errorf("the new row's force-unlock form names holder %v", v)
+	}
+	if n := j.count(`[data-testid=holder-row][data-holder="` + appB.ID() + `:22"].stale`); n != 1 {
+		t.Errorf("billing-api's row is not marked as gone (%d stale rows)", n)
+	}
+	j.checkNotReloaded()
 }
 
 // Journey: a wall is open when a SETNX lock without expiry appears
