@@ -140,4 +140,19 @@ func TestJourneyLiveWallAlert(t *testing.T) {
 		t.Error("the wall says \"No alerts firing.\"; it shows nothing when quiet")
 	}
 	j.checkNotReloaded()
+
+	// The overview the same way, where no alert reads "No alerts firing.".
+	j.open("/")
+	j.waitLive(1)
+	j.markPage()
+	if err := rdb.SetNX(j.ctx, "job:nightly-export", "export-2", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	j.waitJS("the alert on the open overview", `sel => document.querySelector(sel) !== null`, alert, 20*time.Second)
+	if err := rdb.Del(j.ctx, "job:nightly-export").Err(); err != nil {
+		t.Fatal(err)
+	}
+	j.waitText("the overview to say no alert fires", `[data-testid=alerts-empty]`, 20*time.Second,
+		func(s string) bool { return s == "No alerts firing." })
+	j.checkNotReloaded()
 }
