@@ -17,9 +17,12 @@
     // built from an older discovery must not undo what the page shows.
     renderedAt: Number(document.body.dataset.renderedAt) || 0,
     // statsHandlers run in order on every stats frame; eventHandlers on
-    // every lock event. The page parts register themselves.
+    // every lock event; alertHandlers on every alerts frame. The page
+    // parts register themselves.
     statsHandlers: [],
-    eventHandlers: []
+    eventHandlers: [],
+    // alertHandlers run on every "alerts" frame (the whole firing set).
+    alertHandlers: []
   };
   window.lockwarden = LW;
 
@@ -83,6 +86,51 @@
       return Math.floor(s / 60) + "m " + pad2(s % 60) + "s";
     }
     return Math.floor(s / 3600) + "h " + pad2(Math.floor(s / 60) % 60) + "m";
+  };
+
+  // durText mirrors views.durText (Go's Duration.String to the second):
+  // "4s", "3m12s", "2h0m5s".
+  LW.durText = function (ms) {
+    var s = Math.floor(ms / 1000);
+    if (s <= 0) {
+      return "0s";
+    }
+    var h = Math.floor(s / 3600);
+    var m = Math.floor(s / 60) % 60;
+    if (h > 0) {
+      return h + "h" + m + "m" + (s % 60) + "s";
+    }
+    if (m > 0) {
+      return m + "m" + (s % 60) + "s";
+    }
+    return s + "s";
+  };
+
+  // agoText mirrors views.agoText: "4 s ago", "3m12s ago".
+  LW.agoText = function (ms) {
+    if (ms < 0) {
+      return "never";
+    }
+    if (ms < 60000) {
+      return Math.floor(ms / 1000) + " s ago";
+    }
+    return LW.durText(ms) + " ago";
+  };
+
+  // whoText mirrors views.holderWhoText from a frame's who entry (the
+  // holder in words and its instants) at server time now.
+  LW.whoText = function (e, now) {
+    var s = String(e.who);
+    if (typeof e.held_since === "number" && e.held_since > 0 && now - e.held_since > 0) {
+      s += ", held " + LW.durText(now - e.held_since);
+      if (e.since_seen === true) {
+        s += " (since the console first saw it)";
+      }
+    }
+    if (typeof e.renewed_at === "number" && e.renewed_at > 0 && now - e.renewed_at > 0) {
+      s += ", renewed " + LW.agoText(now - e.renewed_at);
+    }
+    return s;
   };
 
   // numText mirrors views.num: at most two decimals, no trailing zeros.

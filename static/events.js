@@ -1,5 +1,5 @@
 // lockwarden live client, part 4 of 5: the event lists (events page,
-// overview, wall), newest first.
+// overview, wall), newest first, and the firing alerts (overview, wall).
 (function () {
   "use strict";
 
@@ -46,5 +46,43 @@
     });
   }
 
+  // alertClass mirrors views.alertClass.
+  function alertClass(a) {
+    return a.severity === "critical" ? "banner banner-error alert alert-critical" : "banner warn alert alert-warning";
+  }
+
+  // newAlert mirrors one alert of views.Alerts.
+  function newAlert(a) {
+    var since = LW.toDate(a.since);
+    var el = make("div", {
+      className: alertClass(a),
+      data: { testid: "alert", rule: String(a.rule), name: String(a.name || ""), severity: String(a.severity) },
+      attrs: { role: "alert" },
+      spaced: true
+    }, [
+      make("strong", { className: "alert-rule" }, [String(a.rule)]),
+      make("span", { className: "alert-message" }, [String(a.message || "")]),
+      make("time", { className: "alert-since", attrs: { datetime: since.toISOString().slice(0, 19) + "Z" } },
+        ["· since " + since.toISOString().slice(11, 19) + " UTC"])
+    ]);
+    return el;
+  }
+
+  // onAlerts redraws every alerts box with the firing set, in the order
+  // the server sent it (critical first, then oldest), as a reload would.
+  function onAlerts(alerts) {
+    LW.all(document, "[data-alerts-box]").forEach(function (box) {
+      var children = [];
+      if (alerts.length > 0) {
+        children.push(make("section", { className: "alerts", data: { testid: "alerts" }, attrs: { "aria-label": "Alerts" } },
+          alerts.map(newAlert)));
+      } else if (box.dataset.quiet !== "true") {
+        children.push(make("p", { className: "empty", data: { testid: "alerts-empty" } }, ["No alerts firing."]));
+      }
+      box.replaceChildren.apply(box, children);
+    });
+  }
+
   LW.eventHandlers.push(onEvent);
+  LW.alertHandlers.push(onAlerts);
 })();

@@ -19,7 +19,9 @@
   // frame: a delta frame (delta: true) carries only what changed since the
   // previous frame, plus the names that are gone. pttlAt is the frame time
   // each lease was sent at; between sends the lease counts down.
-  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms"];
+  // who (each lock's holders' identities and instants) follows the same
+  // rule, a lock's whole entry at a time.
+  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms", "who"];
   var numbers = null;
 
   var frames = 0;
@@ -89,6 +91,10 @@
       onStats(f);
     } else if (f.type === "status") {
       onStatus(f);
+    } else if (f.type === "alerts" && Array.isArray(f.alerts)) {
+      LW.alertHandlers.forEach(function (h) {
+        h(f.alerts);
+      });
     } else if (LW.own(EVENT_TYPES, f.type)) {
       LW.eventHandlers.forEach(function (h) {
         h(f);
@@ -144,7 +150,7 @@
       });
       delete numbers.pttlAt[name];
     });
-    ["limiters", "locks", "available"].forEach(function (k) {
+    ["limiters", "locks", "available", "who"].forEach(function (k) {
       if (f[k] !== null && typeof f[k] === "object") {
         Object.assign(numbers[k], f[k]);
       }
@@ -163,6 +169,7 @@
     f.limiters = Object.assign({}, numbers.limiters);
     f.locks = Object.assign({}, numbers.locks);
     f.available = Object.assign({}, numbers.available);
+    f.who = Object.assign({}, numbers.who);
     f.pttl_ms = pttl;
     return true;
   }

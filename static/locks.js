@@ -11,6 +11,9 @@
   var setField = LW.setField;
   // pttlBase remembers when each countdown element last got a fresh value.
   var pttlBase = new WeakMap();
+  // last is the newest frame's holders and who, so hold times age
+  // between frames.
+  var last = null;
 
   function lockPresent(f, name) {
     return own(f.pttl_ms, name) || own(f.holders, name);
@@ -68,7 +71,7 @@
     return make("tr", { data: { testid: "lock-row", lock: name } }, [
       make("td", {}, [link]),
       make("td", { className: "kind", data: { field: "kind" } }, [kind]),
-      make("td", { data: { field: "holders", testid: "lock-holders" } }),
+      make("td", {}, [make("span", { data: { field: "holders", testid: "lock-holders" } })]),
       make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1" } }),
       make("td", { data: { field: "age", firstSeen: String(seen) }, spaced: true }, [
         LW.timeEl(new Date(seen)),
@@ -100,6 +103,7 @@
       if (own(f.holders, name)) {
         var hs = Array.isArray(f.holders[name]) ? f.holders[name] : [];
         setField(el, "holders", LW.holdersText(hs));
+        renderWho(el, name, hs, f.who, Date.now() + LW.serverSkew);
         all(el, "tr[data-holder]").forEach(function (tr) {
           var h = hs.find(function (x) {
             return x.id === tr.dataset.holder;
@@ -117,7 +121,103 @@
         setField(el, "errors", num(c.errors));
       }
     });
+    last = { holders: f.holders, who: f.who };
     tickCountdowns();
+  }
+
+  // whoOf is the who entry of holder id of lock name, or null.
+  function whoOf(who, name, id) {
+    var w = own(who, name) ? who[name] : null;
+    return own(w, id) && w[id] !== null && typeof w[id] === "object" && typeof w[id].who === "string" ? w[id] : null;
+  }
+
+  // renderWho writes who holds lock name and since when: under the holder
+  // ids of a list row (views.holdersWhoText), and in each holder row of a
+  // lock's page (views.holderWhoText), adding a row for a new holder.
+  function renderWho(el, name, hs, who, now) {
+    var parts = [];
+    hs.forEach(function (h) {
+      var e = whoOf(who, name, h.id);
+      if (e) {
+        parts.push(LW.whoText(e, now));
+      }
+    });
+    all(el, '[data-testid="lock-holders"]').forEach(function (span) {
+      var cell = span.parentNode;
+      var div = null;
+      Array.prototype.forEach.call(cell.children, function (c) {
+        if (c.dataset.testid === "lock-holders-who") {
+          div = c;
+        }
+      });
+      if (div === null && parts.length > 0) {
+        div = make("div", { className: "muted", data: { testid: "lock-holders-who" } });
+        cell.appendChild(div);
+      }
+      if (div !== null) {
+        LW.setText(div, parts.join("; "));
+        div.hidden = parts.length === 0;
+      }
+    });
+    all(el, '[data-field="holder-rows"]').forEach(function (tbody) {
+      var rows = all(tbody, "tr[data-holder]");
+      hs.forEach(function (h) {
+        var e = whoOf(who, name, h.id);
+        var tr = rows.find(function (r) {
+          return r.dataset.holder === h.id;
+        });
+        if (!tr && rows.length > 0) {
+          tr = newHolderRow(rows[0], h);
+          tbody.appendChild(tr);
+          rows.push(tr);
+        }
+        if (!tr || !e) {
+          return;
+        }
+        all(tr, '[data-testid="holder-who"]').forEach(function (d) {
+          LW.setText(d, LW.whoText(e, now));
+        });
+      });
+    });
+  }
+
+  // newHolderRow is a row for holder h on a lock's page, shaped like the
+  // rows the server rendered (proto is one of them): id, who, count and
+  // the force-unlock form for this holder.
+  function newHolderRow(proto, h) {
+    var tr = proto.cloneNode(true);
+    tr.dataset.holder = h.id;
+    tr.classList.remove("stale");
+    all(tr, '[data-testid="holder-id"]').forEach(function (c) {
+      c.textContent = h.id;
+    });
+    all(tr, 'input[name="holder"]').forEach(function (i) {
+      i.value = h.id;
+    });
+    all(tr, '[data-testid="holder-mode"]').forEach(function (c) {
+      c.textContent = typeof h.mode === "string" ? h.mode : "";
+    });
+    all(tr, '[data-testid="holder-lease"]').forEach(function (c) {
+      c.textContent = "–";
+    });
+    var idCell = all(tr, '[data-testid="holder-id"]')[0];
+    if (idCell && all(tr, '[data-testid="holder-who"]').length === 0) {
+      idCell.parentNode.appendChild(make("div", { className: "muted", data: { testid: "holder-who" } }));
+    }
+    return tr;
+  }
+
+  function tickWho() {
+    if (last === null) {
+      return;
+    }
+    var now = Date.now() + LW.serverSkew;
+    all(document, "[data-lock]").forEach(function (el) {
+      var name = el.dataset.lock;
+      if (own(last.holders, name) && Array.isArray(last.holders[name])) {
+        renderWho(el, name, last.holders[name], last.who, now);
+      }
+    });
   }
 
   function tickCountdowns() {
@@ -152,4 +252,5 @@
   LW.statsHandlers.push(updateLockRows, updateLocks);
   setInterval(tickCountdowns, 100);
   setInterval(tickAges, 1000);
+  setInterval(tickWho, 1000);
 })();

@@ -399,6 +399,7 @@ func (s *Server) alertsLoop(done <-chan struct{}) {
 		case now := <-t.C:
 			if s.alerts.sinceLastEval(now) >= time.Second {
 				s.alerts.evaluate(s.sampler.latest(), now)
+				s.publishAlerts()
 			}
 		}
 	}
@@ -409,6 +410,7 @@ func (s *Server) alertsLoop(done <-chan struct{}) {
 func (s *Server) observeSnapshot(sn *snapshot) {
 	s.objects.observe(sn)
 	s.alerts.evaluate(sn, time.Now())
+	s.publishAlerts()
 }
 
 // alertRows are the firing alerts as the overview and the wall show them.

@@ -2,8 +2,11 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
@@ -19,8 +22,11 @@ const pttlSlackMS = 250
 // A lease is sent only when it left the countdown the viewer already runs.
 // The rarely-changing meta fields follow the same rule as in full frames.
 type statsDelta struct {
-	Type         string                    `json:"type"`
-	Delta        bool                      `json:"delta"`
+	Type  string `json:"type"`
+	Delta bool   `json:"delta"`
+	// Seq numbers the deltas since the last full frame, so a viewer (or
+	// a benchmark) tells two deltas with the same contents apart.
+	Seq          uint64                    `json:"seq"`
 	BucketMS     int                       `json:"bucket_ms"`
 	WindowMS     int                       `json:"window_ms"`
 	At           int64                     `json:"at"`
@@ -28,6 +34,7 @@ type statsDelta struct {
 	Locks        map[string]inspect.Counts `json:"locks"`
 	Available    map[string]int64          `json:"available"`
 	PTTLMS       map[string]int64          `json:"pttl_ms"`
+	Who          map[string]holdersWho     `json:"who"`
 	Removed      []string                  `json:"removed"`
 	LockCount    int                       `json:"lock_count"`
 	LimiterCount int                       `json:"limiter_count"`
@@ -42,21 +49,27 @@ type deltaState struct {
 	available map[string]int64
 	pttl      map[string]int64 // as last sent
 	pttlAt    map[string]int64 // the frame's at when it was sent
+	who       map[string]holdersWho
+	seq       uint64 // deltas sent since the last reset
+	names     whoNames
+	meta      *statsMeta // the rarely-changing parts as last broadcast
 }
 
 // next returns the delta from the previous frame to f and makes f the
-// previous frame. The hub sends every stats frame to every primed viewer
+// previous frame; f's maps must not be modified afterwards. The hub sends every stats frame to every primed viewer
 // in order (a viewer that cannot keep up is disconnected), so each of
 // them holds exactly this state.
 func (d *deltaState) next(f statsCore) ([]byte, error) {
 	out := statsDelta{Type: f.Type, Delta: true, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
 		Limiters: map[string]inspect.Counts{}, Locks: map[string]inspect.Counts{}, Available: map[string]int64{},
-		PTTLMS: map[string]int64{}, Removed: []string{}, LockCount: f.LockCount, LimiterCount: f.LimiterCount,
+		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, Removed: []string{}, LockCount: f.LockCount, LimiterCount: f.LimiterCount,
 		DiscoveredAt: f.DiscoveredAt}
 	if d.limiters == nil {
 		d.reset(f)
 		return nil, nil
 	}
+	d.seq++
+	out.Seq = d.seq
 	changedCounts(d.limiters, f.Limiters, out.Limiters)
 	changedCounts(d.locks, f.Locks, out.Locks)
 	for name, v := range f.Available {
@@ -77,6 +90,11 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 		out.PTTLMS[name] = v
 		d.pttl[name], d.pttlAt[name] = v, f.At
 	}
+	for name, w := range f.Who {
+		if old, ok := d.who[name]; !ok || !maps.Equal(old, w) {
+			out.Who[name] = w
+		}
+	}
 	for name := range d.limiters {
 		if _, ok := f.Limiters[name]; !ok {
 			out.Removed = append(out.Removed, name)
@@ -90,18 +108,161 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 		}
 	}
 	slices.Sort(out.Removed)
-	d.limiters, d.locks, d.available = maps.Clone(f.Limiters), maps.Clone(f.Locks), maps.Clone(f.Available)
+	// f's maps are built afresh each tick and never modified afterwards,
+	// so they are kept, not copied (three 1,000-entry copies a tick).
+	d.limiters, d.locks, d.available, d.who = f.Limiters, f.Locks, f.Available, f.Who
 	return json.Marshal(out)
 }
 
 // reset makes f, sent whole, the state every viewer holds.
 func (d *deltaState) reset(f statsCore) {
-	d.limiters, d.locks, d.available = maps.Clone(f.Limiters), maps.Clone(f.Locks), maps.Clone(f.Available)
+	d.limiters, d.locks, d.available, d.who = f.Limiters, f.Locks, f.Available, f.Who
 	d.pttl = maps.Clone(f.PTTLMS)
+	d.seq = 0
 	d.pttlAt = make(map[string]int64, len(f.PTTLMS))
 	for name := range f.PTTLMS {
 		d.pttlAt[name] = f.At
 	}
+}
+
+// broadcastStats sends sn's stats frame. When its rarely-changing parts
+// (statsMeta) changed, every viewer gets the whole frame; otherwise
+// primed viewers get a delta and a new viewer the whole frame. The whole
+// frame is encoded only on a tick where a viewer needs it, once: at 1,000
+// objects, encoding it every tick just to compare was a third of the
+// tick's work.
+func (sm *sampler) broadcastStats(sn *snapshot) {
+	f := buildStatsFrame(sn)
+	f.Who = sm.delta.holders(sn)
+	// f is not modified after this point: the hub may encode it later.
+	full := sync.OnceValues(func() ([]byte, error) {
+		core, err := json.Marshal(f.statsCore)
+		if err != nil {
+			return nil, err
+		}
+		meta, err := json.Marshal(f.statsMeta)
+		if err != nil {
+			return nil, err
+		}
+		return spliceMeta(core, meta), nil
+	})
+	whole := func() {
+		b, err := full()
+		if err != nil {
+			sm.s.log.Error("encoding stats frame", "err", err)
+			return
+		}
+		// Every viewer holds f from now on; until it is sent, the state
+		// stays what they hold.
+		sm.delta.reset(f.statsCore)
+		sm.delta.meta = &f.statsMeta
+		sm.s.hub.broadcastStats(b, nil)
+	}
+	if !metaEqual(sm.delta.meta, &f.statsMeta) {
+		whole()
+		return
+	}
+	delta, err := sm.delta.next(f.statsCore)
+	if err != nil || delta == nil {
+		whole()
+		return
+	}
+	sm.s.hub.broadcastStats(delta, func() []byte {
+		b, _ := full() // its meta and numbers encoded before; cannot fail
+		return b
+	})
+}
+
+// metaEqual says whether b encodes as a, the meta last broadcast (nil
+// when none was), without encoding either.
+func metaEqual(a, b *statsMeta) bool {
+	return a != nil && maps.Equal(a.Kinds, b.Kinds) && maps.Equal(a.FirstSeen, b.FirstSeen) &&
+		maps.EqualFunc(a.LimiterInfo, b.LimiterInfo, limiterInfoEqual) &&
+		maps.EqualFunc(a.Holders, b.Holders, func(x, y []inspect.Holder) bool {
+			return slices.EqualFunc(x, y, holderJSONEqual)
+		})
+}
+
+func limiterInfoEqual(x, y limiterInfoJSON) bool {
+	gx, gy := x.Grants, y.Grants
+	x.Grants, y.Grants = nil, nil
+	return x == y && (gx == gy || (gx != nil && gy != nil && *gx == *gy))
+}
+
+// holderJSONEqual compares what a holder's JSON says: the recorded
+// instants are not in it (they travel in who, per lock).
+func holderJSONEqual(x, y inspect.Holder) bool {
+	x.AcquiredMS, x.RenewedMS, y.AcquiredMS, y.RenewedMS = 0, 0, 0, 0
+	cx, cy := x.Client, y.Client
+	x.Client, y.Client = nil, nil
+	return x == y && (cx == cy || (cx != nil && cy != nil && *cx == *cy))
+}
+
+// holderWho is who one holder of a lock is and since when, as instants:
+// the browser turns them into "held 3m12s, renewed 4 s ago" against the
+// frame's clock, so the entry changes only when the holder, its identity
+// or its renewal does, not every tick.
+type holderWho struct {
+	// Who is the holder in words (inspect.DescribeHolder): "orders-api on
+	// host-7 (pid 4211), owner 77", "unregistered client <uuid> (Redisson
+	// or other), owner 77", or a token itself.
+	Who string `json:"who"`
+	// HeldSince is when the holder acquired (epoch ms, Redis time, from
+	// lockwarden's scripts) or, with SinceSeen, when the console first saw
+	// it; 0 when unknown.
+	HeldSince int64 `json:"held_since,omitempty"`
+	SinceSeen bool  `json:"since_seen,omitempty"`
+	// RenewedAt is the holder's last renewal recorded by lockwarden's
+	// scripts (epoch ms, Redis time); 0 when none was.
+	RenewedAt int64 `json:"renewed_at,omitempty"`
+}
+
+// holdersWho is a lock's holders by id.
+type holdersWho map[string]holderWho
+
+// whoNames memoizes DescribeHolder per holder id for one registry read:
+// the registry is read at most once a second, and at 10,000 locks the
+// words would otherwise be formatted again on every tick.
+type whoNames struct {
+	reg   *inspect.Registry
+	byID  map[string]string
+	valid bool
+}
+
+func (w *whoNames) describe(reg *inspect.Registry, id string) string {
+	// A registry that fails to read for long keeps its pointer; churning
+	// holders must not grow the memo without end meanwhile.
+	if !w.valid || w.reg != reg || len(w.byID) > maxWhoNames {
+		w.reg, w.byID, w.valid = reg, make(map[string]string), true
+	}
+	s, ok := w.byID[id]
+	if !ok {
+		s = inspect.DescribeHolder(reg, id)
+		w.byID[id] = s
+	}
+	return s
+}
+
+// maxWhoNames bounds whoNames between registry reads.
+const maxWhoNames = 100_000
+
+// holders returns who holds each lock of sn and since when.
+func (d *deltaState) holders(sn *snapshot) map[string]holdersWho {
+	out := make(map[string]holdersWho, len(sn.Locks))
+	for _, l := range sn.Locks {
+		hw := make(holdersWho, len(l.Holders))
+		for _, h := range l.Holders {
+			e := holderWho{Who: d.names.describe(sn.Registry, h.ID), RenewedAt: h.RenewedMS}
+			if h.AcquiredMS > 0 {
+				e.HeldSince = h.AcquiredMS
+			} else if t, ok := sn.HolderSeen[holderKey(l.Name, h.ID)]; ok {
+				e.HeldSince, e.SinceSeen = t.UnixMilli(), true
+			}
+			hw[h.ID] = e
+		}
+		out[l.Name] = hw
+	}
+	return out
 }
 
 func changedCounts(prev, cur, out map[string]inspect.Counts) {
@@ -117,4 +278,29 @@ func abs(n int64) int64 {
 		return -n
 	}
 	return n
+}
+
+// alertsFrame is the websocket "alerts" frame: every firing alert, in the
+// order the pages list them. It is sent when the set changes (an alert
+// fires or resolves) and to each viewer on connect; a message that only
+// ages (a hold time growing) is no change.
+type alertsFrame struct {
+	Type   string  `json:"type"`
+	Alerts []Alert `json:"alerts"`
+}
+
+// publishAlerts hands the firing alerts to the hub, which sends them only
+// when they differ from what it sent last.
+func (s *Server) publishAlerts() {
+	firing := s.alerts.firing()
+	var sig strings.Builder
+	for _, a := range firing {
+		fmt.Fprintf(&sig, "%q %q %s %d\n", a.Rule, a.Name, a.Severity, a.Since.UnixNano())
+	}
+	err := s.hub.publishSticky(stickyAlerts, sig.String(), func() ([]byte, error) {
+		return json.Marshal(alertsFrame{Type: "alerts", Alerts: firing})
+	})
+	if err != nil {
+		s.log.Error("encoding alerts frame", "err", err)
+	}
 }

@@ -74,6 +74,25 @@ func (h *history) push(name string, p point) {
 	r.push(p)
 }
 
+// pushTick records one tick's window of every limiter, under one lock
+// (at 1,000 limiters, a lock per push was a tenth of the tick's work).
+func (h *history) pushTick(at int64, lims []inspect.LimiterInfo, stats map[string]inspect.Summary) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range lims {
+		if l.Stale != nil {
+			continue // its node did not answer: no new point, the numbers are old
+		}
+		r := h.byName[l.Name]
+		if r == nil {
+			r = &ring{buf: make([]point, h.size)}
+			h.byName[l.Name] = r
+		}
+		st := stats[l.Name]
+		r.push(point{At: at, Window: st.Window, Newest: st.Newest})
+	}
+}
+
 // retain forgets limiters that are no longer discovered.
 func (h *history) retain(names map[string]bool) {
 	h.mu.Lock()

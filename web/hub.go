@@ -52,14 +52,24 @@ const (
 	opRegister hubOpKind = iota
 	opUnregister
 	opBroadcast
-	opStatus // a broadcast that is also replayed to every later client
+	opSticky // a broadcast that is also replayed to every later client
 	opStats  // a stats frame, full for viewers not yet primed
+)
+
+// Sticky frames: the newest of each kind is replayed to a client that
+// connects later, in this order, so a new viewer learns Redis's state and
+// the firing alerts before any stats frame.
+const (
+	stickyStatus = iota
+	stickyAlerts
+	stickyKinds
 )
 
 type hubOp struct {
 	kind   hubOpKind
 	client *wsClient
 	frame  outFrame
+	sticky int // which sticky frame an opSticky replaces
 	// full builds the full form of a stats frame whose frame leaves out
 	// the unchanged parts; nil when frame is full already. Called at most
 	// once, and only when a viewer needs it.
@@ -81,6 +91,11 @@ type hub struct {
 	// used only through Handler (never opened) cannot block on a full
 	// queue nobody drains.
 	started atomic.Bool
+
+	// stickyMu orders publishSticky's callers, so the newest state is
+	// queued last; stickySig is the signature of each kind as last queued.
+	stickyMu  sync.Mutex
+	stickySig [stickyKinds]string
 }
 
 func newHub(m *metrics) *hub {
@@ -102,7 +117,7 @@ func (h *hub) start(wg *sync.WaitGroup) {
 func (h *hub) run() {
 	defer close(h.done)
 	clients := make(map[*wsClient]struct{})
-	var status *outFrame
+	var sticky [stickyKinds]*outFrame
 	end := func(c *wsClient, code int) {
 		delete(clients, c)
 		c.closeCode = code
@@ -116,16 +131,18 @@ func (h *hub) run() {
 			case opRegister:
 				clients[op.client] = struct{}{}
 				h.m.wsClients.Store(int64(len(clients)))
-				if status != nil {
-					op.client.send <- *status // a new client's buffer is empty
+				for _, f := range sticky {
+					if f != nil {
+						op.client.send <- *f // a new client's buffer has room
+					}
 				}
 			case opUnregister:
 				if _, ok := clients[op.client]; ok {
 					end(op.client, websocket.CloseNormalClosure)
 				}
-			case opStatus, opBroadcast, opStats:
-				if op.kind == opStatus {
-					status = &op.frame
+			case opSticky, opBroadcast, opStats:
+				if op.kind == opSticky {
+					sticky[op.sticky] = &op.frame
 				}
 				var full *outFrame
 				for c := range clients {
@@ -194,7 +211,28 @@ func (h *hub) broadcast(frame []byte) { h.send(hubOp{kind: opBroadcast}, frame) 
 
 // broadcastStatus is broadcast, and the frame is also sent to clients that
 // connect later.
-func (h *hub) broadcastStatus(frame []byte) { h.send(hubOp{kind: opStatus}, frame) }
+func (h *hub) broadcastStatus(frame []byte) {
+	h.send(hubOp{kind: opSticky, sticky: stickyStatus}, frame)
+}
+
+// publishSticky broadcasts the frame of kind built by build, and keeps it
+// for clients that connect later, unless sig (what the frame says) is
+// what was last published for kind: such frames go out only on a change.
+// The signature starts empty: a kind's initial state is what pages render.
+func (h *hub) publishSticky(kind int, sig string, build func() ([]byte, error)) error {
+	h.stickyMu.Lock()
+	defer h.stickyMu.Unlock()
+	if h.stickySig[kind] == sig {
+		return nil
+	}
+	frame, err := build()
+	if err != nil {
+		return err
+	}
+	h.stickySig[kind] = sig
+	h.send(hubOp{kind: opSticky, sticky: kind}, frame)
+	return nil
+}
 
 // broadcastStats queues a stats frame. When frame leaves out the parts
 // that did not change since the previous one, full returns the complete

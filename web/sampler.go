@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
@@ -72,6 +71,7 @@ type statsCore struct {
 	Locks        map[string]inspect.Counts `json:"locks"`
 	Available    map[string]int64          `json:"available"`
 	PTTLMS       map[string]int64          `json:"pttl_ms"`
+	Who          map[string]holdersWho     `json:"who"` // frames.go
 	LockCount    int                       `json:"lock_count"`
 	LimiterCount int                       `json:"limiter_count"`
 	// DiscoveredAt is when the discovery behind this frame's object set
@@ -129,7 +129,6 @@ type sampler struct {
 	registry        *inspect.Registry
 	registryRead    time.Time
 	holderSeen      map[string]time.Time
-	lastMeta        []byte     // the rarely-changing parts as last broadcast
 	delta           deltaState // the numbers as last broadcast
 
 	// Discovery after the first full pass is an inspect.Walker riding in
@@ -231,26 +230,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	// The status frame goes out after the snapshot that agrees with it, so
 	// a viewer that reacts to it (reloads a page) finds the same state.
 	sm.setRedis(true)
-	f := buildStatsFrame(sn)
-	core, meta, err := encodeStats(f)
-	if err != nil {
-		sm.s.log.Error("encoding stats frame", "err", err)
-		return
-	}
-	full := func() []byte { return spliceMeta(core, meta) }
-	if !bytes.Equal(meta, sm.lastMeta) {
-		sm.lastMeta = meta
-		sm.delta.reset(f.statsCore)
-		sm.s.hub.broadcastStats(full(), nil)
-		return
-	}
-	// Primed viewers get only what changed (frames.go); a new one, full.
-	delta, err := sm.delta.next(f.statsCore)
-	if err != nil || delta == nil {
-		sm.s.hub.broadcastStats(full(), nil)
-		return
-	}
-	sm.s.hub.broadcastStats(delta, full)
+	sm.broadcastStats(sn) // frames.go
 }
 
 // adopt takes a discovery pass as the set of names to sample.
@@ -427,13 +407,7 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}
 	}
-	for _, l := range smp.Limiters {
-		if l.Stale != nil {
-			continue // no new point: the numbers are last tick's
-		}
-		st := sn.Stats[l.Name]
-		sm.hist.push(l.Name, point{At: sn.At, Window: st.Window, Newest: st.Newest})
-	}
+	sm.hist.pushTick(sn.At, smp.Limiters, sn.Stats)
 	sm.snap.Store(sn)
 	sm.published.Add(1)
 	sm.s.observeSnapshot(sn)

@@ -63,7 +63,7 @@ func (c *consoleRig) close() {
 
 // rtHook counts round trips: single calls (Process) and pipelines apart, the
 // commands in them, the time spent in pipelines, and (while recording) when
-// each pipeline started, which case 6 takes as the start of a tick.
+// each sampling pipeline started, which case 6 takes as the start of a tick.
 type rtHook struct {
 	calls, pipes, cmds, pipeNanos atomic.Int64
 
@@ -110,7 +110,9 @@ func (h *rtHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 		h.pipes.Add(1)
 		h.cmds.Add(int64(len(cmds)))
 		h.mu.Lock()
-		if h.recording {
+		// A tick's sample opens with TIME; the registry read (once a
+		// second, HGETALL then TIME) and others are not tick starts.
+		if h.recording && len(cmds) > 0 && cmds[0].Name() == "time" {
 			h.starts = append(h.starts, start.UnixNano())
 		}
 		h.mu.Unlock()
