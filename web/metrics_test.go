@@ -126,7 +126,7 @@ func TestMetricsPromtoolCheck(t *testing.T) {
 	}
 	e := newEnv(t, func(c *Config) {
 		fastTicks(c)
-		c.Alerts = AlertConfig{For: map[string]time.Duration{RuleLimiterRejectRatio: 0}}
+		c.Alerts = AlertConfig{HeldTooLong: time.Millisecond} // an alert at once: the held lock
 	})
 	rl := e.prefix + "rl \"quoted\"\\back\nline"
 	e.makeBucket(rl, 1, "100000")
