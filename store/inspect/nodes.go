@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -319,44 +320,58 @@ func (c *Inspector) timeFromLiveMaster(ctx context.Context, failed error, down m
 	if !ok || (failed != nil && !nodeFailure(failed)) {
 		return time.Time{}, failed
 	}
+	masters, err := c.masterClients(ctx, cc)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("inspect: no Redis master answered TIME: %w", err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	got := make(chan time.Time, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			if _, bad := down[node.Options().Addr]; bad {
-				return nil
-			}
-			t, err := node.Time(ctx).Result()
-			if err != nil {
+	errs := make(chan error, len(masters))
+	asked := 0
+	for addr, node := range masters {
+		if _, bad := down[addr]; bad {
+			continue
+		}
+		asked++
+		go func() {
+			var t time.Time
+			err := within(ctx, func(ctx context.Context) (err error) {
+				t, err = node.Time(ctx).Result()
 				return err
+			})
+			if err != nil {
+				errs <- err
+				return
 			}
 			select {
 			case got <- t:
-				cancel() // the slower masters' answers are not needed
 			default:
 			}
-			return nil
-		})
-	}()
+			errs <- nil
+		}()
+	}
+	var firstErr error
+	for range asked {
+		select {
+		case t := <-got:
+			return t, nil // the slower masters' answers are not needed
+		case err := <-errs:
+			firstErr = cmp.Or(firstErr, err)
+		}
+	}
 	select {
 	case t := <-got:
 		return t, nil
-	case err := <-done:
-		select {
-		case t := <-got:
-			return t, nil
-		default:
-		}
-		if err == nil {
-			err = failed
-		}
-		if err == nil {
-			err = errors.New("every master is down")
-		}
-		return time.Time{}, fmt.Errorf("inspect: no Redis master answered TIME: %w", err)
+	default:
 	}
+	if firstErr == nil {
+		firstErr = failed
+	}
+	if firstErr == nil {
+		firstErr = errors.New("every master is down")
+	}
+	return time.Time{}, fmt.Errorf("inspect: no Redis master answered TIME: %w", firstErr)
 }
 
 // unreadable records name in s.Unreadable when any of its reads failed for

@@ -2,10 +2,12 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -65,5 +67,61 @@ func TestNodesHungMasterLeavesOthersUp(t *testing.T) {
 			t.Fatalf("after SIGCONT: %+v, %v", nodes, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// While a master hangs, every sample still succeeds: the locks on the
+// masters that answer are read live and the hung master's are Unreadable.
+// Before, TIME fell back to ForEachMaster, whose synchronous reload waited
+// on the hung node, and every tick failed with "no Redis master answered
+// TIME" (seen by hand with SIGSTOP on demo --cluster).
+func TestSampleHungMasterLeavesOthersLive(t *testing.T) {
+	// With the default cluster-require-full-coverage the other masters
+	// refuse every key (CLUSTERDOWN) once the node timeout passes, and all
+	// objects are rightly unreadable.
+	c := redistest.StartCluster(t, &redistest.ClusterOptions{Extra: []string{"--cluster-require-full-coverage", "no"}})
+	cc := redistest.NewClusterClient(t, c)
+	in := New(cc, nil)
+	app := store.New(cc, &store.Options{NoRegistry: true})
+	ctx := t.Context()
+	hung := c.Nodes()[0]
+	var names []string
+	onHung := map[string]bool{}
+	for i := range 12 {
+		name := fmt.Sprintf("hang-lock-%d", i)
+		if err := app.NewLock(name, nil).TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		onHung[name] = in.nodeOf(ctx, name) == hung.Addr
+	}
+	if _, err := in.Nodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(hung.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(hung.PID(), syscall.SIGCONT) })
+
+	for i := range 6 {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, _ = in.Nodes(cctx)
+		cancel()
+		cctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+		s, err := in.Sample(cctx, names, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("sample %d with a master hung: %v", i, err)
+		}
+		live := map[string]bool{}
+		for _, l := range s.Locks {
+			live[l.Name] = true
+		}
+		for _, n := range names {
+			_, unread := s.Unreadable[n]
+			if onHung[n] != unread || onHung[n] == live[n] {
+				t.Fatalf("sample %d: %s on the hung master=%v, read live=%v, unreadable=%v (%+v)", i, n, onHung[n], live[n], unread, s.Unreadable[n])
+			}
+		}
 	}
 }
