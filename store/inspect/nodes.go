@@ -128,7 +128,31 @@ func (c *Inspector) clusterSlots(ctx context.Context, cc *redis.ClusterClient) (
 	if last := c.slots.Load(); last != nil {
 		return *last, nil
 	}
+	if ranges := cachedRanges(ctx, cc); len(ranges) > 0 {
+		return ranges, nil
+	}
 	return nil, err
+}
+
+// cachedRanges rebuilds slot ranges from go-redis's own cached slot map
+// (MasterForKey needs no round trip once the map is loaded): for a first
+// check that finds the node it asks for the map hung. It costs a lookup per
+// slot, about a millisecond, and only until one read of the map succeeds.
+func cachedRanges(ctx context.Context, cc *redis.ClusterClient) []redis.ClusterSlot {
+	var out []redis.ClusterSlot
+	for slot := 0; slot < 16384; slot++ {
+		node, err := cc.MasterForKey(ctx, store.SlotKey(uint16(slot)))
+		if err != nil {
+			return nil
+		}
+		addr := node.Options().Addr
+		if n := len(out); n > 0 && out[n-1].Nodes[0].Addr == addr && out[n-1].End == slot-1 {
+			out[n-1].End = slot
+			continue
+		}
+		out = append(out, redis.ClusterSlot{Start: slot, End: slot, Nodes: []redis.ClusterNode{{Addr: addr}}})
+	}
+	return out
 }
 
 var errSlotsBusy = errors.New("inspect: the last slot map read has not returned")
@@ -330,7 +354,7 @@ func (c *Inspector) timeFromLiveMaster(ctx context.Context, failed error, down m
 	errs := make(chan error, len(masters))
 	asked := 0
 	for addr, node := range masters {
-		if _, bad := down[addr]; bad {
+		if reason, bad := down[addr]; bad && !refusesKeysOnly(reason) {
 			continue
 		}
 		asked++
@@ -407,6 +431,19 @@ func (c *Inspector) nodeOf(ctx context.Context, key string) string {
 // nodeUnavailable are the error replies of a node that cannot serve reads
 // for now, whatever the key: they say nothing about the key itself.
 var nodeUnavailable = []string{"CLUSTERDOWN", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY ", "READONLY"}
+
+// refusesKeysOnly says a down reason is a reply of a node that answers but
+// serves no keys (CLUSTERDOWN when a master without a replica is gone and
+// the Cluster requires full coverage): it still answers TIME, which has no
+// key, so a sample can stand with every object marked unreadable.
+func refusesKeysOnly(reason string) bool {
+	for _, p := range nodeUnavailable {
+		if strings.Contains(reason, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // nodeFailure reports whether err means the node did not answer a read
 // (unreachable, or refusing every key), as opposed to an answer about the

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -122,6 +123,60 @@ func TestSampleHungMasterLeavesOthersLive(t *testing.T) {
 			if onHung[n] != unread || onHung[n] == live[n] {
 				t.Fatalf("sample %d: %s on the hung master=%v, read live=%v, unreadable=%v (%+v)", i, n, onHung[n], live[n], unread, s.Unreadable[n])
 			}
+		}
+	}
+}
+
+// With the default cluster-require-full-coverage, a hung master without a
+// replica takes the whole Cluster down: the others answer every key with
+// CLUSTERDOWN. The sample still stands (TIME has no key and they answer
+// it), every object unreadable with that reason, so the console keeps its
+// last numbers marked stale instead of failing every tick with "no Redis
+// master answered TIME: every master is down" (seen by hand on demo
+// --cluster).
+func TestSampleClusterDownKeepsSampling(t *testing.T) {
+	c := redistest.StartCluster(t, nil)
+	cc := redistest.NewClusterClient(t, c)
+	in := New(cc, nil)
+	app := store.New(cc, &store.Options{NoRegistry: true})
+	ctx := t.Context()
+	var names []string
+	for i := range 6 {
+		name := fmt.Sprintf("cdown-lock-%d", i)
+		if err := app.NewLock(name, nil).TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	hung := c.Nodes()[0]
+	if err := syscall.Kill(hung.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(hung.PID(), syscall.SIGCONT) })
+	live := c.Nodes()[1]
+	probe := redistest.NewClient(t, live)
+	deadline := time.Now().Add(20 * time.Second)
+	for { // the others see the Cluster fail after the node timeout
+		if info, _ := probe.ClusterInfo(ctx).Result(); strings.Contains(info, "cluster_state:fail") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Cluster never went down")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := range 4 {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, _ = in.Nodes(cctx)
+		cancel()
+		cctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+		s, err := in.Sample(cctx, names, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("sample %d with the Cluster down: %v", i, err)
+		}
+		if len(s.Locks) != 0 || len(s.Unreadable) != len(names) {
+			t.Fatalf("sample %d: %d read, %d unreadable (%v), want all %d unreadable", i, len(s.Locks), len(s.Unreadable), s.Unreadable, len(names))
 		}
 	}
 }
