@@ -382,5 +382,11 @@ func staleText(m *StaleMark) string {
 	if node == "" {
 		node = "unknown"
 	}
-	return "node " + node + " down, last read " + clock(m.LastRead) + " UTC"
+	last := ", last read " + clock(m.LastRead) + " UTC"
+	if strings.Contains(m.Reason, "CLUSTERDOWN") {
+		// The node answers but serves no key: the Cluster lost a master
+		// with no replica and requires every slot to be served.
+		return "Cluster down: node " + node + " refuses every key (CLUSTERDOWN)" + last
+	}
+	return "node " + node + " down" + last
 }

@@ -137,6 +137,7 @@ type LockRow struct {
 type StaleMark struct {
 	Node     string
 	LastRead time.Time
+	Reason   string // why it could not be read, as the sampler got it
 }
 
 // LimiterRow is one limiter as the tables and wall tiles show it.

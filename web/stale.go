@@ -24,7 +24,7 @@ func staleMark(st *inspect.StaleRead) *views.StaleMark {
 	if st == nil {
 		return nil
 	}
-	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead}
+	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead, Reason: st.Reason}
 }
 
 func toStaleJSON(st *inspect.StaleRead) *staleJSON {
