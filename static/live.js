@@ -13,7 +13,7 @@
   // The server sends these parts of a stats frame only when one of them
   // changed and in a connection's first stats frame; a frame without them
   // means "as last sent", so they are kept here and filled back in.
-  var META_FIELDS = ["kinds", "first_seen", "limiter_info", "holders"];
+  var META_FIELDS = ["kinds", "first_seen", "limiter_info", "holders", "stale"];
   var meta = {};
   // numbers are the counts, availability and leases as of the last stats
   // frame: a delta frame (delta: true) carries only what changed since the
@@ -174,11 +174,50 @@
     return true;
   }
 
+  // staleText matches views.staleText: why a row shows its last read.
+  function staleText(st) {
+    var last = ", last read " + LW.clock(new Date(st.last_read_ms)) + " UTC";
+    if (typeof st.reason === "string" && st.reason.indexOf("CLUSTERDOWN") >= 0) {
+      return "Cluster down: node " + (st.node || "unknown") + " refuses every key (CLUSTERDOWN)" + last;
+    }
+    return "node " + (st.node || "unknown") + " down" + last;
+  }
+
+  // markStale flags the rows of objects whose node did not answer, and
+  // clears the flag once they are read again.
+  function markStale(stale) {
+    all(document, "tr[data-lock], tr[data-limiter]").forEach(function (tr) {
+      var name = tr.dataset.lock !== undefined ? tr.dataset.lock : tr.dataset.limiter;
+      var st = LW.own(stale, name) ? stale[name] : null;
+      var mark = tr.querySelector('[data-testid="stale"]');
+      if (!st) {
+        if (mark) {
+          mark.remove();
+        }
+        return;
+      }
+      if (!mark) {
+        var link = tr.querySelector("td a");
+        if (!link) {
+          return;
+        }
+        mark = LW.make("span", { className: "stale muted", data: { testid: "stale" } });
+        link.after(" ", mark);
+      }
+      var text = staleText(st);
+      mark.title = text;
+      LW.setText(mark, "(" + text + ")");
+    });
+  }
+
   function onStats(f) {
     if (!withNumbers(f)) {
       return;
     }
     withMeta(f);
+    if (f.stale !== null && typeof f.stale === "object") {
+      markStale(f.stale);
+    }
     frames++;
     body.dataset.frames = String(frames);
     all(document, "[data-frame-counter]").forEach(function (el) {

@@ -176,7 +176,7 @@ func (sm *sampler) broadcastStats(sn *snapshot) {
 // metaEqual says whether b encodes as a, the meta last broadcast (nil
 // when none was), without encoding either.
 func metaEqual(a, b *statsMeta) bool {
-	return a != nil && maps.Equal(a.Kinds, b.Kinds) && maps.Equal(a.FirstSeen, b.FirstSeen) &&
+	return a != nil && maps.Equal(a.Kinds, b.Kinds) && maps.Equal(a.FirstSeen, b.FirstSeen) && maps.Equal(a.Stale, b.Stale) &&
 		maps.EqualFunc(a.LimiterInfo, b.LimiterInfo, limiterInfoEqual) &&
 		maps.EqualFunc(a.Holders, b.Holders, func(x, y []inspect.Holder) bool {
 			return slices.EqualFunc(x, y, holderJSONEqual)

@@ -118,6 +118,7 @@ func TestMetaEqualMatchesJSON(t *testing.T) {
 		"grants unknown": func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfoJSON{Kind: "bucket", Rate: 10} },
 		"new lock":       func(m *statsMeta) { m.Kinds["b"] = "lock" },
 		"first seen":     func(m *statsMeta) { m.FirstSeen["a"] = 2 },
+		"node down":      func(m *statsMeta) { m.Stale = map[string]staleJSON{"a": {Node: "n:1", LastReadMS: 1}} },
 	}
 	for name, change := range cases {
 		a, b := base(), base()
