@@ -103,9 +103,15 @@ type WalkStatus struct {
 	Passes           int64
 	KeysScanned      int64   // SCAN COUNTs sent, summed
 	PageCount        int64   // the current SCAN COUNT
-	CostPerKeyUsec   float64 // measured Redis µs per key examined; 0 until known
+	CostPerKeyUsec   float64 // measured Redis CPU µs per key examined; 0 until known
 	Budget           float64
 	PassTarget       time.Duration
+	// Keyspace is the keys in the database at the last page; BudgetPass
+	// the shortest pass over them the budget pays for at the measured
+	// cost (0 until known). A pass takes the longer of PassTarget and
+	// BudgetPass.
+	Keyspace   int64
+	BudgetPass time.Duration
 	Announced        int64 // names read from the registry
 	Notified         int64 // suggested names queued for sizing
 	IdleSkipped      int64 // object reads skipped as idle
@@ -201,7 +207,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	step.registry = w.reg
 	step.info = w.scans && w.ticks%paceStatsEvery == 1
 	if w.scans {
-		step.count = w.pace.count(w.next.dbSize)
+		step.count = w.pace.count(w.next.dbSize, time.Now(), w.next.cursor == 0)
 	}
 	readLocks, readLims := w.cad.split(locks, limiters)
 	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step)
@@ -289,7 +295,7 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
 		return
 	}
 	if r.infoOK {
-		w.pace.observe(r.infoUsec, r.readCost)
+		w.pace.observe(r.cost)
 	}
 	w.pace.sent(step.count, len(step.read))
 	if step.cursor == 0 {
@@ -298,6 +304,8 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
 	w.status.KeysScanned += step.count
 	w.status.PageCount = step.count
 	w.status.CostPerKeyUsec = w.pace.costPerKey
+	w.status.Keyspace = r.dbSize
+	w.status.BudgetPass = w.pace.budgetPass(r.dbSize)
 	if r.cursor == 0 && !w.status.PassStarted.IsZero() {
 		w.status.Passes++
 		w.status.LastPassEnded = at
@@ -337,9 +345,8 @@ type scanResult struct {
 	locks     []LockInfo
 	limiters  []LimiterInfo
 	dbSize    int64    // keys in the database, for sizing the next pages
-	announced []string // names the registry announced since the last read
-	infoUsec  float64  // the walk commands' Redis µs so far (when infoOK)
-	readCost  float64  // µs per candidate read (HGETALL and PTTL)
+	announced []string  // names the registry announced since the last read
+	cost      redisCost // the walk's Redis cost so far (when infoOK)
 	infoOK    bool
 }
 
@@ -370,7 +377,7 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 		r.dbsize = pipe.DBSize(ctx)
 	}
 	if step.info {
-		r.info = pipe.Info(ctx, "commandstats")
+		r.info = pipe.Info(ctx, "commandstats", "cpu")
 	}
 	if step.registry != nil {
 		r.names = step.registry.queue(ctx, pipe)
@@ -402,8 +409,7 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	}
 	if r.info != nil {
 		if v, err := r.info.Result(); err == nil {
-			out.infoUsec, out.readCost = walkUsec(v)
-			out.infoOK = true
+			out.cost, out.infoOK = parseRedisCost(v), true
 		}
 	}
 	if r.names != nil {
