@@ -63,7 +63,11 @@ func TestStatusDiscoveryOfAnnouncedLock(t *testing.T) {
 		t.Errorf("/status %d:\n%s", code, body)
 	}
 	_, _, metrics := e.do("GET", "/metrics", nil, nil)
-	for _, m := range []string{"lockwarden_discovery_last_pass_timestamp_seconds", "lockwarden_discovery_pass_duration_seconds", "lockwarden_discovery_keys_scanned_total"} {
+	if st.Keyspace < 1 {
+		t.Errorf("keyspace_keys %d, want the database's size", st.Keyspace)
+	}
+	for _, m := range []string{"lockwarden_discovery_last_pass_timestamp_seconds", "lockwarden_discovery_pass_duration_seconds", "lockwarden_discovery_keys_scanned_total",
+		"lockwarden_discovery_pass_target_seconds", "lockwarden_discovery_budget_pass_seconds", "lockwarden_discovery_cost_per_key_seconds", "lockwarden_discovery_keyspace_keys"} {
 		if !strings.Contains(string(metrics), "\n"+m+" ") {
 			t.Errorf("/metrics lacks %s", m)
 		}

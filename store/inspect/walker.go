@@ -110,11 +110,11 @@ type WalkStatus struct {
 	// the shortest pass over them the budget pays for at the measured
 	// cost (0 until known). A pass takes the longer of PassTarget and
 	// BudgetPass.
-	Keyspace   int64
-	BudgetPass time.Duration
-	Announced        int64 // names read from the registry
-	Notified         int64 // suggested names queued for sizing
-	IdleSkipped      int64 // object reads skipped as idle
+	Keyspace    int64
+	BudgetPass  time.Duration
+	Announced   int64 // names read from the registry
+	Notified    int64 // suggested names queued for sizing
+	IdleSkipped int64 // object reads skipped as idle
 }
 
 // NewWalker starts discovery of the keys matching match ("" means every
@@ -344,7 +344,7 @@ type scanResult struct {
 	skipped   int      // size keys with more fields than any known layout
 	locks     []LockInfo
 	limiters  []LimiterInfo
-	dbSize    int64    // keys in the database, for sizing the next pages
+	dbSize    int64     // keys in the database, for sizing the next pages
 	announced []string  // names the registry announced since the last read
 	cost      redisCost // the walk's Redis cost so far (when infoOK)
 	infoOK    bool
