@@ -88,6 +88,9 @@ func (sm *sampler) fullPass(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return err
 	}
+	if sm.disc.fullPasses > 0 { // after the first, a pass's new names are finds
+		sm.recordFinds(d, start)
+	}
 	sm.disc.fullPasses++
 	sm.disc.lastFull, sm.disc.lastFullTook = start, time.Since(start)
 	sm.lastDiscover = start
@@ -102,6 +105,28 @@ func (sm *sampler) fullPass(ctx context.Context, start time.Time) error {
 		sm.passStart = start
 	}
 	return nil
+}
+
+// recordFinds lists on /status the objects a full pass found that the
+// sampler did not sample (where full passes are the reconciliation, a
+// Cluster or string patterns, they are how foreign objects show up).
+func (sm *sampler) recordFinds(d *inspect.Discovered, start time.Time) {
+	known := make(map[string]bool, len(sm.locks)+len(sm.limiters))
+	for _, names := range [][]string{sm.locks, sm.limiters} {
+		for _, n := range names {
+			known[n] = true
+		}
+	}
+	for _, l := range d.Locks {
+		if !known[l.Name] {
+			sm.disc.found(l.Name, "lock", inspect.SourceScan, start)
+		}
+	}
+	for _, l := range d.Limiters {
+		if !known[l.Name] {
+			sm.disc.found(l.Name, "limiter", inspect.SourceScan, start)
+		}
+	}
 }
 
 // fullPassEvery is the period of full passes where the walk cannot SCAN:

@@ -73,3 +73,36 @@ func TestStatusDiscoveryOfAnnouncedLock(t *testing.T) {
 		}
 	}
 }
+
+// Where full passes are the reconciliation (string patterns here; a
+// Cluster too), a foreign lock they find is listed on /api/status like the
+// walk's finds (full passes only adopted their result, so /status never
+// said a foreign lock had been found).
+func TestStatusListsFullPassFinds(t *testing.T) {
+	srv := redistest.StartT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	e := newEnvOn(t, rdb, func(c *Config) {
+		c.Inspector = inspect.New(rdb, &inspect.Options{Patterns: inspect.ObjectPatterns{TokenLocks: []string{"nothing-matches:*"}}})
+		c.TickInterval = 50 * time.Millisecond
+		c.DiscoverInterval = time.Second
+		c.DiscoveryBudget = 1
+		c.KeyspaceEvents = inspect.KeyEventsOff
+	})
+	var st discoveryStatus
+	e.getJSON("/api/status", 200, &st)
+	if st.Scanning {
+		t.Fatalf("with a string pattern the walk should not SCAN: %+v", st)
+	}
+	name := e.prefix + "foreign"
+	e.makeLock(name, "1", 1, time.Minute)
+	eventually(t, 10*time.Second, "the foreign lock among the finds", func() bool {
+		e.getJSON("/api/status", 200, &st)
+		for _, r := range st.Recent {
+			if r.Name == name {
+				return r.Source == string(inspect.SourceScan) && r.Kind == "lock"
+			}
+		}
+		return false
+	})
+}
