@@ -8,6 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/faulttest"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
@@ -104,5 +106,38 @@ func TestStatusListsFullPassFinds(t *testing.T) {
 			}
 		}
 		return false
+	})
+}
+
+// A full pass longer than the tick's bound (seconds over millions of keys)
+// left the tick's sample an expired context: with full passes every tick
+// (a Cluster, string patterns), no sample ever succeeded. Every reply here
+// comes 600 ms late, so the pass's five round trips outlast the 2 s bound.
+func TestStatusSampleAfterASlowFullPass(t *testing.T) {
+	srv := redistest.StartT(t)
+	direct := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { direct.Close() })
+	px, err := faulttest.NewProxy(srv.Addr, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	px.SetFault(faulttest.Fault{DelayProb: 1, Delay: 1100 * time.Millisecond})
+	slow := redis.NewClient(&redis.Options{Addr: px.Addr(), ReadTimeout: 5 * time.Second})
+	t.Cleanup(func() { slow.Close() })
+	e := newEnvOn(t, slow, func(c *Config) {
+		c.Inspector = inspect.New(slow, &inspect.Options{Patterns: inspect.ObjectPatterns{TokenLocks: []string{"nothing-matches:*"}}})
+		c.TickInterval = 50 * time.Millisecond
+		c.DiscoverInterval = time.Second
+		c.DiscoveryBudget = 1
+		c.KeyspaceEvents = inspect.KeyEventsOff
+	})
+	holder := store.New(direct, &store.Options{NoRegistry: true}).ID() + ":1"
+	direct.HSet(t.Context(), e.prefix+"held", holder, 1)
+	direct.PExpire(t.Context(), e.prefix+"held", time.Minute)
+	var st discoveryStatus
+	eventually(t, 20*time.Second, "a sample after the full pass", func() bool {
+		e.getJSON("/api/status", 200, &st)
+		return st.Locks > 0
 	})
 }
