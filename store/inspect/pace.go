@@ -41,6 +41,11 @@ const (
 	// paceStatsEvery is how many ticks apart the walker reads INFO
 	// commandstats and cpu to measure its cost.
 	paceStatsEvery = 25
+	// assumedCostPerKey (µs of Redis CPU) sizes pages until the first
+	// measurement: above what SCAN TYPE hash costs a quiet Redis 7.0, so a
+	// walk that starts on 10M keys does not spend its first seconds at
+	// tens of thousands of keys a tick.
+	assumedCostPerKey = 2.0
 	// maxPageGap bounds, in ticks, the time since the last page the budget
 	// pays for (a stalled sampler does not earn one huge page).
 	maxPageGap = 5
@@ -103,26 +108,25 @@ func (p *pacer) count(dbSize int64, now time.Time, first bool) int64 {
 	left := max(dbSize-p.passKeys, share)
 	ticksLeft := int64(p.passStart.Add(p.pass).Sub(now) / p.tick)
 	n := max(left/max(ticksLeft, 1), MinScanPage)
-	if limit := p.budgetCount(now); limit > 0 {
-		n = min(n, limit)
-	}
+	n = min(n, p.budgetCount(now))
 	n = min(max(n, minBudgetPage), MaxScanPage)
 	p.lastPage = now
 	return n
 }
 
 // budgetCount is the page the budget pays for at now: its share of the
-// time since the last page (a tick at the first); 0 when the cost is not
-// known yet.
+// time since the last page (a tick at the first), at the measured cost
+// or, before any measurement, at assumedCostPerKey.
 func (p *pacer) budgetCount(now time.Time) int64 {
-	if p.costPerKey <= 0 {
-		return 0
+	cost := p.costPerKey
+	if cost <= 0 {
+		cost = assumedCostPerKey
 	}
 	gap := p.tick
 	if !p.lastPage.IsZero() {
 		gap = min(max(now.Sub(p.lastPage), p.tick), maxPageGap*p.tick)
 	}
-	return max(1, int64(p.budget*float64(gap.Microseconds())/p.costPerKey))
+	return max(1, int64(p.budget*float64(gap.Microseconds())/cost))
 }
 
 // budgetPass is the shortest pass over dbSize keys the budget pays for; 0

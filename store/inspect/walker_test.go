@@ -310,14 +310,18 @@ func TestWalkForeignLockByPacedPassWithoutNotifications(t *testing.T) {
 func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	p := newPacer(200*time.Millisecond, time.Minute, 0.02)
 	t0 := time.Unix(1_000_000, 0)
-	// Unknown cost: the pass target alone. 1M keys in 300 ticks.
+	// Unknown cost: the budget at assumedCostPerKey (2 µs) pays for 2,000.
+	if got := p.count(1_000_000, t0, true); got != 2000 {
+		t.Fatalf("count before any measurement = %d, want 2000", got)
+	}
+	// Cheap enough: the pass target alone. 1M keys in 300 ticks.
+	p.costPerKey = 0.1
 	if got := p.count(1_000_000, t0, true); got != 3333 {
-		t.Fatalf("count before any measurement = %d, want 3333", got)
+		t.Fatalf("count with cheap keys = %d, want 3333", got)
 	}
 	p.sent(3333, 0)
 	// Cheap pages: the budget (4,000 µs a tick) pays for more than the
 	// pass needs, so the pass target decides.
-	p.costPerKey = 0.1
 	if got := p.count(1_000_000, t0.Add(200*time.Millisecond), false); got != 3333 {
 		t.Errorf("count with cheap keys = %d, want the pass target 3333", got)
 	}
@@ -342,7 +346,7 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	if got := p.count(30_000, t0.Add(800*time.Millisecond), false); got != minBudgetPage {
 		t.Errorf("count at huge cost = %d, want %d", got, minBudgetPage)
 	}
-	p.costPerKey = 0
+	p.costPerKey = 0.001
 	if got := p.count(1e9, t0.Add(time.Second), false); got != MaxScanPage {
 		t.Errorf("count of a huge keyspace = %d, want %d", got, MaxScanPage)
 	}
@@ -352,6 +356,7 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 // host) stretched every pass; they now follow the keys and time left.
 func TestPacerCatchesUpAfterLateTicks(t *testing.T) {
 	p := newPacer(200*time.Millisecond, time.Minute, 0.03)
+	p.costPerKey = 0.01 // the budget is not what limits here
 	t0 := time.Unix(1_000_000, 0)
 	p.count(1_000_000, t0, true)
 	p.sent(333_000, 0) // half the pass's time went by with a third of its keys
