@@ -27,7 +27,7 @@ type Counter struct {
 // Counter returns a handle on the counter at name admitting limit hits per
 // window (seed 004's ip_limit(ip, limit_time, limit_count)).
 func (c *Client) Counter(name string, limit int64, window time.Duration) *Counter {
-	c.reg.announce(name)
+	c.reg.announceAs(name, AnnounceCounter)
 	return &Counter{c: c, name: name, limit: limit, window: window}
 }
 

@@ -32,8 +32,9 @@ const DefaultBeat = 5 * time.Second
 
 const (
 	// nameFlushDelay is how long a first use waits for others to share its
-	// announcement.
-	nameFlushDelay = 200 * time.Millisecond
+	// announcement: short, since it adds to the time until the console
+	// lists the object (within a second of its first use).
+	nameFlushDelay = 50 * time.Millisecond
 	// maxNamesPerCall bounds the names one script call announces.
 	maxNamesPerCall = 1000
 	// maxTrackedNames bounds the names a client remembers having
@@ -48,8 +49,42 @@ const (
 // goes out once like every script of this package.
 var clientBeatScript = newScript("client_beat")
 
-// nameUse records that a name was used since the last beat.
-type nameUse struct{ used atomic.Bool }
+// nameUse records that a name was used since the last beat, and the
+// member that announces it.
+type nameUse struct {
+	used   atomic.Bool
+	member string
+}
+
+// String kinds carry no marker in Redis (a token lock and a counter are
+// plain strings), so store announces them with their kind: the names
+// zset's member is "\x00<kind>\x00<name>". The console then reads them as
+// that kind at once, without any configured pattern. Hash kinds are
+// announced by their bare name (their layout says what they are).
+const (
+	AnnounceTokenLock = "token-lock"
+	AnnounceCounter   = "counter"
+)
+
+// AnnouncedMember is the names zset member announcing name as kind ("" for
+// a hash kind: the bare name).
+func AnnouncedMember(kind, name string) string {
+	if kind == "" {
+		return name
+	}
+	return "\x00" + kind + "\x00" + name
+}
+
+// ParseAnnounced splits a names zset member into the object's name and its
+// announced kind ("" for a bare name).
+func ParseAnnounced(member string) (name, kind string) {
+	if rest, ok := strings.CutPrefix(member, "\x00"); ok {
+		if k, n, ok := strings.Cut(rest, "\x00"); ok && (k == AnnounceTokenLock || k == AnnounceCounter) {
+			return n, k
+		}
+	}
+	return member, ""
+}
 
 type registry struct {
 	rdb    redis.UniversalClient
@@ -129,7 +164,11 @@ func newRegistry(rdb redis.UniversalClient, id string, opts *Options) *registry 
 
 // announce notes a handle on name; the first one is announced within
 // nameFlushDelay, later ones with the next beat.
-func (r *registry) announce(name string) {
+func (r *registry) announce(name string) { r.announceAs(name, "") }
+
+// announceAs is announce of a string kind (AnnounceTokenLock or
+// AnnounceCounter; "" for a hash kind).
+func (r *registry) announceAs(name, kind string) {
 	if r == nil {
 		return
 	}
@@ -141,11 +180,12 @@ func (r *registry) announce(name string) {
 		r.names.Clear()
 		r.tracked.Store(1)
 	}
-	if _, loaded := r.names.LoadOrStore(name, &nameUse{}); loaded {
+	member := AnnouncedMember(kind, name)
+	if _, loaded := r.names.LoadOrStore(name, &nameUse{member: member}); loaded {
 		return
 	}
 	r.mu.Lock()
-	r.pending = append(r.pending, name)
+	r.pending = append(r.pending, member)
 	r.mu.Unlock()
 	select {
 	case r.kick <- struct{}{}:
@@ -216,8 +256,8 @@ func (r *registry) beat(ctx context.Context) {
 		if len(names) >= maxNamesPerCall {
 			return false
 		}
-		if v.(*nameUse).used.Swap(false) {
-			names = append(names, k.(string))
+		if u := v.(*nameUse); u.used.Swap(false) {
+			names = append(names, u.member)
 		}
 		return true
 	})

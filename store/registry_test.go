@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -165,5 +166,47 @@ func TestRegistryBeatSweepsStaleRecordsAndNames(t *testing.T) {
 	}
 	if rdb.ZScore(ctx, ClientNamesKey, newName).Err() != nil {
 		t.Error("recent name trimmed")
+	}
+}
+
+// Token locks and counters are plain strings: they are announced with
+// their kind, so the console reads them as such without a pattern (they
+// were announced by bare name, which the console read as a hash).
+func TestRegistryAnnouncesStringKinds(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := t.Context()
+	p := redistest.Prefix(t)
+	tokenName, counterName, lockName := p+"tok", p+"hits", p+"lock"
+	members := []string{AnnouncedMember(AnnounceTokenLock, tokenName), AnnouncedMember(AnnounceCounter, counterName), lockName}
+	t.Cleanup(func() {
+		for _, m := range members {
+			rdb.ZRem(context.WithoutCancel(ctx), ClientNamesKey, m)
+		}
+	})
+	c := registryClient(t, rdb, Options{NoBatching: true})
+	c.NewTokenLock(tokenName, nil)
+	c.Counter(counterName, 10, time.Minute)
+	c.NewLock(lockName, nil)
+	c.reg.flushNames(ctx)
+	for _, m := range members {
+		if err := rdb.ZScore(ctx, ClientNamesKey, m).Err(); err != nil {
+			t.Errorf("member %q not announced: %v", m, err)
+		}
+	}
+	for i, want := range [][2]string{{tokenName, AnnounceTokenLock}, {counterName, AnnounceCounter}, {lockName, ""}} {
+		if n, k := ParseAnnounced(members[i]); n != want[0] || k != want[1] {
+			t.Errorf("ParseAnnounced(%q) = %q, %q; want %q, %q", members[i], n, k, want[0], want[1])
+		}
+	}
+	// A bare name that merely starts with NUL stays a name.
+	if n, k := ParseAnnounced("\x00other\x00x"); n != "\x00other\x00x" || k != "" {
+		t.Errorf("unknown kind parsed as %q, %q", n, k)
+	}
+	// A beat re-announces a used name by the same member (kind and all).
+	rdb.ZRem(ctx, ClientNamesKey, members[0])
+	c.reg.touch(tokenName)
+	c.reg.beat(ctx)
+	if err := rdb.ZScore(ctx, ClientNamesKey, members[0]).Err(); err != nil {
+		t.Errorf("member %q not re-announced by the beat: %v", members[0], err)
 	}
 }

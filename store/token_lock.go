@@ -62,7 +62,7 @@ type TokenLock struct {
 // NewTokenLock returns a handle; invalid input is reported by its first
 // call.
 func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
-	c.reg.announce(name)
+	c.reg.announceAs(name, AnnounceTokenLock)
 	t := &TokenLock{c: c, name: name, lease: DefaultTokenLease, retry: DefaultTokenRetry}
 	if opts != nil {
 		t.token, t.attempts = opts.Token, opts.Attempts

@@ -212,6 +212,10 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 			return
 		}
 		sm.passFailed(start, err)
+		// The pass may have used up the tick's bound: the sample gets its own.
+		var cancelTick context.CancelFunc
+		ctx, cancelTick = context.WithTimeout(runCtx, max(2*time.Second, 5*every))
+		defer cancelTick()
 	}
 	sm.walker.Suggest(sm.keyEvents.Drain())
 	sm.walker.Suggest(sm.heardEvents())

@@ -56,15 +56,21 @@ type discoveryStatus struct {
 	// Scanning says the reconciliation walk SCANs one page per tick;
 	// otherwise (a Cluster, string patterns) full passes run every
 	// pass_target_seconds.
-	Scanning          bool        `json:"scanning"`
-	PassTargetSeconds float64     `json:"pass_target_seconds"`
-	Budget            float64     `json:"budget"`
-	Passes            int64       `json:"passes"`
-	LastPassEnded     *time.Time  `json:"last_pass_ended,omitempty"`
-	LastPassSeconds   float64     `json:"last_pass_seconds"`
-	KeysScanned       int64       `json:"keys_scanned_total"`
-	PageCount         int64       `json:"page_count"`
-	CostPerKeyUsec    float64     `json:"cost_per_key_usec"`
+	Scanning          bool       `json:"scanning"`
+	PassTargetSeconds float64    `json:"pass_target_seconds"`
+	Budget            float64    `json:"budget"`
+	Passes            int64      `json:"passes"`
+	LastPassEnded     *time.Time `json:"last_pass_ended,omitempty"`
+	LastPassSeconds   float64    `json:"last_pass_seconds"`
+	KeysScanned       int64      `json:"keys_scanned_total"`
+	PageCount         int64      `json:"page_count"`
+	CostPerKeyUsec    float64    `json:"cost_per_key_usec"`
+	// Keyspace is the keys in the database at the walk's last page;
+	// BudgetPassSeconds the shortest pass over them the budget pays for
+	// at the measured cost (0 until measured): a pass takes the longer of
+	// it and pass_target_seconds.
+	Keyspace          int64       `json:"keyspace_keys"`
+	BudgetPassSeconds float64     `json:"budget_pass_seconds"`
 	Announced         int64       `json:"announced_total"`
 	Notified          int64       `json:"notified_total"`
 	NotifyReceived    int64       `json:"notifications_received_total"`
@@ -82,6 +88,9 @@ func (sm *sampler) fullPass(ctx context.Context, start time.Time) error {
 	if err != nil {
 		return err
 	}
+	if sm.disc.fullPasses > 0 { // after the first, a pass's new names are finds
+		sm.recordFinds(d, start)
+	}
 	sm.disc.fullPasses++
 	sm.disc.lastFull, sm.disc.lastFullTook = start, time.Since(start)
 	sm.lastDiscover = start
@@ -96,6 +105,28 @@ func (sm *sampler) fullPass(ctx context.Context, start time.Time) error {
 		sm.passStart = start
 	}
 	return nil
+}
+
+// recordFinds lists on /status the objects a full pass found that the
+// sampler did not sample (where full passes are the reconciliation, a
+// Cluster or string patterns, they are how foreign objects show up).
+func (sm *sampler) recordFinds(d *inspect.Discovered, start time.Time) {
+	known := make(map[string]bool, len(sm.locks)+len(sm.limiters))
+	for _, names := range [][]string{sm.locks, sm.limiters} {
+		for _, n := range names {
+			known[n] = true
+		}
+	}
+	for _, l := range d.Locks {
+		if !known[l.Name] {
+			sm.disc.found(l.Name, "lock", inspect.SourceScan, start)
+		}
+	}
+	for _, l := range d.Limiters {
+		if !known[l.Name] {
+			sm.disc.found(l.Name, "limiter", inspect.SourceScan, start)
+		}
+	}
 }
 
 // fullPassEvery is the period of full passes where the walk cannot SCAN:
@@ -153,6 +184,8 @@ func (sm *sampler) publishStatus() {
 		KeysScanned:       ws.KeysScanned,
 		PageCount:         ws.PageCount,
 		CostPerKeyUsec:    ws.CostPerKeyUsec,
+		Keyspace:          ws.Keyspace,
+		BudgetPassSeconds: ws.BudgetPass.Seconds(),
 		Announced:         ws.Announced,
 		Notified:          ws.Notified,
 		IdleSkipped:       ws.IdleSkipped,
@@ -203,6 +236,8 @@ func (s *Server) handleStatusPage(c echo.Context) error {
 		KeysScanned:     st.KeysScanned,
 		PageCount:       st.PageCount,
 		CostPerKeyUsec:  st.CostPerKeyUsec,
+		Keyspace:        st.Keyspace,
+		BudgetPass:      time.Duration(st.BudgetPassSeconds * float64(time.Second)),
 		Announced:       st.Announced,
 		Notified:        st.Notified,
 		IdleSkipped:     st.IdleSkipped,
@@ -223,6 +258,10 @@ var (
 	descDiscLastPass = desc("lockwarden_discovery_last_pass_timestamp_seconds", "When the last complete discovery pass over the keyspace ended (Unix seconds; 0 before the first).")
 	descDiscPassDur  = desc("lockwarden_discovery_pass_duration_seconds", "How long the last complete discovery pass took.")
 	descDiscScanned  = desc("lockwarden_discovery_keys_scanned_total", "Keys the paced reconciliation walk asked SCAN to examine (COUNT hints, summed).")
+	descDiscTarget   = desc("lockwarden_discovery_pass_target_seconds", "How long a reconciliation pass should take (--discovery-pass), or the period of full passes where the walk cannot SCAN.")
+	descDiscBudget   = desc("lockwarden_discovery_budget_pass_seconds", "The shortest pass over the keyspace the discovery budget pays for at the walk's measured cost per key (0 until measured); a pass takes the longer of this and the target.")
+	descDiscCost     = desc("lockwarden_discovery_cost_per_key_seconds", "Redis CPU the walk measured per key examined (0 until measured).")
+	descDiscKeys     = desc("lockwarden_discovery_keyspace_keys", "Keys in the database at the walk's last SCAN page.")
 )
 
 // discoveryCollector exports the discovery status at scrape time.
@@ -232,6 +271,10 @@ func (d *discoveryCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descDiscLastPass
 	ch <- descDiscPassDur
 	ch <- descDiscScanned
+	ch <- descDiscTarget
+	ch <- descDiscBudget
+	ch <- descDiscCost
+	ch <- descDiscKeys
 }
 
 func (d *discoveryCollector) Collect(ch chan<- prometheus.Metric) {
@@ -243,4 +286,8 @@ func (d *discoveryCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDiscLastPass, prometheus.GaugeValue, last)
 	ch <- prometheus.MustNewConstMetric(descDiscPassDur, prometheus.GaugeValue, st.LastPassSeconds)
 	ch <- prometheus.MustNewConstMetric(descDiscScanned, prometheus.CounterValue, float64(st.KeysScanned))
+	ch <- prometheus.MustNewConstMetric(descDiscTarget, prometheus.GaugeValue, st.PassTargetSeconds)
+	ch <- prometheus.MustNewConstMetric(descDiscBudget, prometheus.GaugeValue, st.BudgetPassSeconds)
+	ch <- prometheus.MustNewConstMetric(descDiscCost, prometheus.GaugeValue, st.CostPerKeyUsec/1e6)
+	ch <- prometheus.MustNewConstMetric(descDiscKeys, prometheus.GaugeValue, float64(st.Keyspace))
 }

@@ -16,10 +16,18 @@ import (
 // Case 8: discovery in a big keyspace, on a redis-server of its own (it
 // holds a million keys, and DEBUG POPULATE needs the debug command).
 
-// discoveryKeys is the keyspace: other keys are 90 % strings (DEBUG
-// POPULATE) and 10 % small application hashes, which discovery must read
-// and reject, among the locks (Redisson layout) and token buckets.
-type discoveryKeys struct{ other, locks, limiters int }
+// discoveryKeys is the keyspace: other keys are strings (DEBUG POPULATE)
+// and small application hashes (hashes; 0 means 10 % of other), which
+// discovery must read and reject, among the locks (Redisson layout) and
+// token buckets.
+type discoveryKeys struct{ other, hashes, locks, limiters int }
+
+func (k discoveryKeys) appHashes() int {
+	if k.hashes > 0 {
+		return min(k.hashes, k.other)
+	}
+	return k.other / 10
+}
 
 type discoveryResult struct {
 	seconds      float64
@@ -34,9 +42,9 @@ type discoveryResult struct {
 // discoveryServer starts the server and fills it.
 func discoveryServer(ctx context.Context, t testing.TB, k discoveryKeys) (*redis.Client, error) {
 	srv := redistest.StartT(t, "--enable-debug-command", "local")
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 20, ReadTimeout: time.Minute})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 20, ReadTimeout: 3 * time.Minute})
 	t.Cleanup(func() { rdb.Close() })
-	strs := k.other - k.other/10
+	strs := k.other - k.appHashes()
 	if err := rdb.Do(ctx, "DEBUG", "POPULATE", strs, "app:str", 16).Err(); err != nil {
 		return nil, fmt.Errorf("DEBUG POPULATE: %w", err)
 	}
@@ -64,7 +72,7 @@ func discoveryServer(ctx context.Context, t testing.TB, k discoveryKeys) (*redis
 		close(errs)
 		return <-errs
 	}
-	err := fill(k.other/10, func(p redis.Pipeliner, i int) {
+	err := fill(k.appHashes(), func(p redis.Pipeliner, i int) {
 		p.HSet(ctx, fmt.Sprintf("app:user:%d", i), "name", "someone", "plan", "pro", "visits", i)
 	})
 	if err == nil {

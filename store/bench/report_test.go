@@ -20,7 +20,7 @@ func TestBenchReport(t *testing.T) {
 		t.Skip("set LOCKWARDEN_BENCH_OUT=path (make bench does) to run the benchmarks")
 	}
 	rounds := 5
-	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 22*time.Minute)
 	defer cancel()
 	e := newEnv(t)
 	var md strings.Builder

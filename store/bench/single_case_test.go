@@ -18,7 +18,7 @@ import (
 // LOCKWARDEN_BENCH_ROUNDS sets the rounds (default 3). The full report runs
 // cases 1-4 first, which leave ~15,000 keys behind that every SCAN walks;
 // LOCKWARDEN_BENCH_FILLER (default 15000) puts as many unrelated small
-// hashes in place so the rediscovery rows compare.
+// hashes in place so the defaults rows compare.
 func TestBenchCase(t *testing.T) {
 	which := os.Getenv("LOCKWARDEN_BENCH_CASE")
 	if which == "" {
@@ -56,7 +56,7 @@ func TestBenchCase(t *testing.T) {
 			for _, m := range []struct {
 				label string
 				rs    []samplerResult
-			}{{"sampling only", only}, {"default (rediscovery every 1 s)", disc}} {
+			}{{"sampling only", only}, {"defaults (paced walk, 60 s pass)", disc}} {
 				for _, r := range m.rs {
 					w("case 5 | %d limiters | %-32s | ticks/s %.2f | round trips/tick %.2f | pipes/tick %.2f | cmds/tick %.0f | executed/tick %.0f | evals/tick %.0f | pipe ms %.1f | Redis CPU %.1f %% | frame KB %.1f\n",
 						n, m.label, r.ticks, r.roundTrips, r.pipes, r.cmds, r.executed, r.evals, r.pipeMS, r.redisCPUPct, r.frameKB)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,7 +45,9 @@ type apiStatus struct {
 	PageCount       int64   `json:"page_count"`
 	CostPerKeyUsec  float64 `json:"cost_per_key_usec"`
 	KeysScanned     int64   `json:"keys_scanned_total"`
-	Recent          []struct {
+	// BudgetPassSeconds is the pass the budget pays for at the measured cost.
+	BudgetPassSeconds float64 `json:"budget_pass_seconds"`
+	Recent            []struct {
 		Name   string `json:"name"`
 		Source string `json:"source"`
 	} `json:"recent"`
@@ -177,20 +180,79 @@ func visibility(ctx context.Context, rig *consoleRig, n int, gap, limit time.Dur
 	return out, sources, nil
 }
 
-// steadyCase is case 8's steady-state part: the console with the
-// defaults, then time-to-visible per source (announced with the defaults,
-// SCAN with notifications off, notifications on).
-type steadyCase struct {
-	steady, steadyOn steadyResult
-	announced, scan  []time.Duration
-	notified         []time.Duration
-	srcAnn, srcScan  map[string]int
-	srcNotified      map[string]int
-	keyEventsOn      string
+// startConsoleWith starts a console over addr configured by cfg (the
+// Inspector and the listener are set before cfg runs; cfg may replace the
+// Inspector), its client's round trips counted.
+func startConsoleWith(ctx context.Context, addr string, cfg func(c *web.Config)) (*consoleRig, error) {
+	h := &rtHook{}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	rdb.AddHook(h)
+	c := web.Config{Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0", Match: "*"}
+	cfg(&c)
+	srv := web.New(c)
+	if err := srv.Open(ctx); err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return &consoleRig{srv: srv, rdb: rdb, hook: h, ws: "ws" + strings.TrimPrefix(srv.URL(), "http") + "/ws"}, nil
 }
 
-func runSteadyCase(ctx context.Context, rdb *redis.Client, window time.Duration, visN int) (*steadyCase, error) {
-	out := &steadyCase{}
+// beforePattern is a token-lock pattern no key matches. A configured
+// string pattern makes the console run full passes (Discover: SCAN TYPE
+// hash, then SCAN MATCH <pattern> TYPE string) instead of the paced walk,
+// and with a 100 % budget and a 1 s pass it runs one every second, or
+// back to back when a pass takes longer: the console before issue 11's
+// work, which ran Discover every second. The string SCAN is the
+// emulation's own extra (Redis filters it by MATCH before the type).
+const beforePattern = "lw-bench-before-none:*"
+
+func beforeConsole(c *web.Config) {
+	c.Inspector = inspect.New(c.Inspector.Redis(), &inspect.Options{Patterns: inspect.ObjectPatterns{TokenLocks: []string{beforePattern}}})
+	c.DiscoverInterval = time.Second
+	c.DiscoveryBudget = 1
+}
+
+// case8Size is case 8 at one keyspace size, on a server of its own.
+type case8Size struct {
+	keys      int
+	populated float64 // seconds to fill the server
+	idleCPU   float64 // Redis CPU with no console, % of one core (its own timers)
+	pass      discoveryResult
+	before    *steadyResult // nil: not measured at this size
+	steady    steadyResult  // the defaults
+	steadyOn  *steadyResult // --keyspace-events=on
+	final     apiStatus     // the defaults console at its end
+
+	announced, scan, notified, beforeScan []time.Duration
+	srcAnn, srcScan, srcNotified          map[string]int
+	srcBefore                             map[string]int
+}
+
+// runCase8Size fills a server with k and measures it. full adds what
+// takes minutes: the "before" console, the walk-only time-to-visible
+// (a whole pass) and the console with notifications on.
+func runCase8Size(ctx context.Context, t testing.TB, k discoveryKeys, window time.Duration, visN int, full bool) (*case8Size, error) {
+	out := &case8Size{keys: k.other + k.locks + k.limiters}
+	t0 := time.Now()
+	rdb, err := discoveryServer(ctx, t, k)
+	if err != nil {
+		return out, err
+	}
+	out.populated = time.Since(t0).Seconds()
+	if out.pass, err = discoverOnce(ctx, rdb, k, time.Second); err != nil {
+		return out, err
+	}
+	u0, err := readRedisUsage(ctx, rdb)
+	if err != nil {
+		return out, err
+	}
+	t1 := time.Now()
+	sleepCtx(ctx, 5*time.Second)
+	u1, err := readRedisUsage(ctx, rdb)
+	if err != nil {
+		return out, err
+	}
+	out.idleCPU = 100 * (u1.cpu - u0.cpu) / time.Since(t1).Seconds()
 	addr := rdb.Options().Addr
 	holder := store.New(rdb, &store.Options{NoRegistry: true}).ID() + ":9"
 	foreign := func(name string) error {
@@ -200,79 +262,148 @@ func runSteadyCase(ctx context.Context, rdb *redis.Client, window time.Duration,
 		_, err := p.Exec(ctx)
 		return err
 	}
-	announced := func(name string) error {
-		if err := foreign(name); err != nil {
-			return err
-		}
-		// What a store client's flusher does (registry-format.md): ZADD
-		// with Redis TIME, here as a script so the score is the server's.
-		return rdb.Eval(ctx, "local t = redis.call('TIME'); return redis.call('ZADD', KEYS[1], t[1]*1000 + math.floor(t[2]/1000), ARGV[1])",
-			[]string{inspect.RegistryNamesKey}, name).Err()
-	}
 	if err := rdb.ConfigSet(ctx, "notify-keyspace-events", "").Err(); err != nil {
-		return nil, err
+		return out, err
+	}
+
+	if full {
+		rig, err := startConsoleWith(ctx, addr, beforeConsole)
+		if err != nil {
+			return out, err
+		}
+		var r steadyResult
+		err = settle(ctx, rig)
+		if err == nil {
+			r, err = steadyWindow(ctx, rdb, rig, window)
+			out.before = &r
+		}
+		if err == nil {
+			out.beforeScan, out.srcBefore, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, foreign)
+		}
+		rig.close()
+		if err != nil {
+			return out, err
+		}
 	}
 
 	// The defaults: no notifications on this server, so auto means off.
-	rig, err := startConsole(ctx, addr, consoleOpts{match: "*"})
+	rig, err := startConsoleWith(ctx, addr, func(*web.Config) {})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	err = settle(ctx, rig)
-	if err == nil {
-		out.steady, err = steadyWindow(ctx, rdb, rig, window)
+	defer func() { rig.close() }()
+	if err = settle(ctx, rig); err != nil {
+		return out, err
 	}
-	if err == nil {
-		out.announced, out.srcAnn, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, announced)
+	if out.steady, err = steadyWindow(ctx, rdb, rig, window); err != nil {
+		return out, err
 	}
-	if err == nil {
-		out.scan, out.srcScan, err = visibility(ctx, rig, visN, 500*time.Millisecond, 3*time.Minute, foreign)
+	// A store client taking locks: announced in the registry by its
+	// flusher, listed from there.
+	app := store.New(rdb, &store.Options{App: "bench-case-8"})
+	defer app.Close()
+	var held []*store.Lock
+	defer func() {
+		for _, l := range held {
+			_ = l.Unlock(context.WithoutCancel(ctx))
+		}
+	}()
+	take := func(name string) error {
+		l := app.NewLock(name, &store.LockOptions{Lease: 10 * time.Minute})
+		held = append(held, l)
+		return l.TryLock(ctx)
+	}
+	if out.announced, out.srcAnn, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, take); err != nil {
+		return out, err
+	}
+	if full {
+		if out.scan, out.srcScan, err = visibility(ctx, rig, visN, 250*time.Millisecond, 3*time.Minute, foreign); err != nil {
+			return out, err
+		}
+	}
+	if out.final, err = getStatus(ctx, rig); err != nil || !full {
+		return out, err
 	}
 	rig.close()
-	if err != nil {
-		return out, err
-	}
 
 	// Notifications on (the console sets notify-keyspace-events).
-	rig, err = startConsole(ctx, addr, consoleOpts{match: "*", keyEvents: inspect.KeyEventsOn})
+	rig, err = startConsoleWith(ctx, addr, func(c *web.Config) { c.KeyspaceEvents = inspect.KeyEventsOn })
 	if err != nil {
 		return out, err
 	}
-	defer rig.close()
-	err = settle(ctx, rig)
-	if err == nil {
-		out.steadyOn, err = steadyWindow(ctx, rdb, rig, window)
+	if err = settle(ctx, rig); err != nil {
+		return out, err
 	}
-	if err == nil {
-		var st apiStatus
-		st, err = getStatus(ctx, rig)
-		out.keyEventsOn = st.KeyspaceEvents
+	var on steadyResult
+	if on, err = steadyWindow(ctx, rdb, rig, window); err != nil {
+		return out, err
 	}
-	if err == nil {
-		out.notified, out.srcNotified, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, foreign)
-	}
+	out.steadyOn = &on
+	out.notified, out.srcNotified, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, foreign)
 	return out, err
 }
 
-// rows writes the case's tables.
-func (c *steadyCase) rows(w func(string, ...any)) {
-	w("| console | Redis CPU, %% of one core | pipelines per tick | commands per tick | single calls | SCAN calls | keys examined/s | SCAN COUNT | µs per key | last pass (s) |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, r := range []struct {
-		label string
-		v     steadyResult
-	}{{"defaults (no notifications on the server)", c.steady}, {"--keyspace-events=on", c.steadyOn}} {
-		w("| %s | %.2f | %.2f | %.0f | %d | %d | %.0f | %d | %.3f | %.1f |\n", r.label, r.v.redisCPUPct, r.v.pipesPerTick, r.v.cmdsPerTick, r.v.singles, r.v.scans,
-			r.v.keysPerSec, r.v.page, r.v.costPerKey, r.v.passSeconds)
+// runCase8 is case 8: 1M keys with everything, then 10M keys (or tenM
+// keys) with the defaults' cost, the pass the budget allows and the
+// announced time-to-visible.
+func runCase8(ctx context.Context, t testing.TB, oneM, tenM int, window time.Duration, visN int) ([]*case8Size, error) {
+	var out []*case8Size
+	for i, n := range []int{oneM, tenM} {
+		if n <= 0 {
+			continue
+		}
+		k := discoveryKeys{other: n, hashes: 100_000, locks: 10_000, limiters: 1_000}
+		r, err := runCase8Size(ctx, t, k, window, visN, i == 0)
+		out = append(out, r)
+		if err != nil {
+			return out, fmt.Errorf("%d keys: %w", n, err)
+		}
 	}
-	w("\n| a new lock, listed by | p50 (ms) | p99 (ms) | max (ms) | found by |\n|---|---|---|---|---|\n")
-	for _, r := range []struct {
-		label string
-		d     []time.Duration
-		src   map[string]int
-	}{{"store (announced in the registry)", c.announced, c.srcAnn},
-		{"a foreign writer, keyspace notifications on", c.notified, c.srcNotified},
-		{"a foreign writer, no notifications (paced SCAN)", c.scan, c.srcScan}} {
-		w("| %s | %.0f | %.0f | %.0f | %s |\n", r.label, percentileMS(r.d, 50), percentileMS(r.d, 99), percentileMS(r.d, 100), sourceCounts(r.src))
+	return out, nil
+}
+
+// case8Rows writes case 8's tables.
+func case8Rows(w func(string, ...any), rs []*case8Size) {
+	w("| keys | filled in (s) | Redis CPU with no console, %% of one core | one full pass, `Discover` (s) | its Redis CPU, %% of one core | PING p99 during (ms) | idle (ms) |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		w("| %d | %.0f | %.2f | %.2f | %.0f | %.2f | %.2f |\n", r.keys, r.populated, r.idleCPU, r.pass.seconds, r.pass.redisCPUPct, r.pass.p99, r.pass.idleP99)
+	}
+	w("\n| keys | console | Redis CPU, %% of one core | pipelines per tick | commands per tick | single calls | SCAN calls | keys examined/s | SCAN COUNT | µs of Redis CPU per key | the walk's share (keys/s × µs), %% | pass the budget allows (s) | last pass (s) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	row := func(keys int, label string, v steadyResult, final *apiStatus) {
+		bp := "–"
+		if final != nil { // the pass as the console's status had it at its end
+			v.passSeconds = final.LastPassSeconds
+			if final.BudgetPassSeconds > 0 {
+				bp = fmt.Sprintf("%.0f", final.BudgetPassSeconds)
+			}
+		}
+		w("| %d | %s | %.2f | %.2f | %.0f | %d | %d | %.0f | %d | %.3f | %.2f | %s | %.1f |\n", keys, label, v.redisCPUPct, v.pipesPerTick, v.cmdsPerTick, v.singles, v.scans,
+			v.keysPerSec, v.page, v.costPerKey, v.keysPerSec*v.costPerKey/1e4, bp, v.passSeconds)
+	}
+	for _, r := range rs {
+		if r.before != nil {
+			row(r.keys, "before: a full pass every second (emulated, see below)", *r.before, nil)
+		}
+		row(r.keys, "defaults (no notifications on the server)", r.steady, &r.final)
+		if r.steadyOn != nil {
+			row(r.keys, "--keyspace-events=on", *r.steadyOn, nil)
+		}
+	}
+	w("\n| keys | a new lock, listed by | p50 (ms) | p99 (ms) | max (ms) | found by |\n|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		for _, v := range []struct {
+			label string
+			d     []time.Duration
+			src   map[string]int
+		}{{"store (`Lock.TryLock`, announced in the registry)", r.announced, r.srcAnn},
+			{"a foreign writer, keyspace notifications on", r.notified, r.srcNotified},
+			{"a foreign writer, no notifications (paced walk only)", r.scan, r.srcScan},
+			{"before: a foreign writer, full passes every second", r.beforeScan, r.srcBefore}} {
+			if len(v.d) == 0 && len(v.src) == 0 {
+				continue
+			}
+			w("| %d | %s | %.0f | %.0f | %.0f | %s |\n", r.keys, v.label, percentileMS(v.d, 50), percentileMS(v.d, 99), percentileMS(v.d, 100), sourceCounts(v.src))
+		}
 	}
 }
 
@@ -285,37 +416,25 @@ func sourceCounts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// TestBenchCase8 runs case 8 on its own (the one-pass rows and the steady
-// state), for measuring discovery without the whole report:
+// TestBenchCase8 runs case 8 on its own, for measuring discovery without
+// the whole report:
 //
-//	LOCKWARDEN_BENCH_CASE=8 go test -run '^TestBenchCase8$' -count=1 -v -timeout 30m ./store/bench/
+//	LOCKWARDEN_BENCH_CASE=8 go test -run '^TestBenchCase8$' -count=1 -v -timeout 15m ./store/bench/
 //
-// LOCKWARDEN_BENCH_KEYS sets the other keys (default 1,000,000).
+// LOCKWARDEN_BENCH_KEYS and LOCKWARDEN_BENCH_KEYS_BIG set the two keyspace
+// sizes (default 1,000,000 and 10,000,000).
 func TestBenchCase8(t *testing.T) {
 	if os.Getenv("LOCKWARDEN_BENCH_CASE") != "8" {
 		t.Skip("set LOCKWARDEN_BENCH_CASE=8 to run case 8 on its own")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 14*time.Minute)
 	defer cancel()
-	k := discoveryKeys{other: envInt("LOCKWARDEN_BENCH_KEYS", 1_000_000), locks: 10_000, limiters: 1_000}
 	t0 := time.Now()
-	rdb, err := discoveryServer(ctx, t, k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, err := runCase8(ctx, t, envInt("LOCKWARDEN_BENCH_KEYS", 1_000_000), envInt("LOCKWARDEN_BENCH_KEYS_BIG", 10_000_000), 15*time.Second, 20)
 	var out strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&out, format, args...) }
-	w("populated %d keys in %.1f s\n", k.other+k.locks+k.limiters, time.Since(t0).Seconds())
-	pass, err := discoverOnce(ctx, rdb, k, time.Second)
+	case8Rows(func(format string, args ...any) { fmt.Fprintf(&out, format, args...) }, rs)
+	t.Logf("case 8 took %.0f s\n%s", time.Since(t0).Seconds(), out.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w("one full pass (the first tick): %.2f s, Redis CPU %.0f %%, PING p99 %.2f ms\n\n", pass.seconds, pass.redisCPUPct, pass.p99)
-	c, err := runSteadyCase(ctx, rdb, 20*time.Second, 20)
-	c.rows(w)
-	if err != nil {
-		t.Log("\n" + out.String())
-		t.Fatal(err)
-	}
-	t.Log("\n" + out.String())
 }

@@ -40,6 +40,8 @@ type Inspector struct {
 	// per limiter per tick that finds nothing; most of the sampler's Redis
 	// CPU). Entries leave when a name is sampled as anything else.
 	plainBuckets sync.Map
+	// announced holds the string kinds store clients announced (patterns.go).
+	announced announcedKinds
 	// pubsub is whether force-unlocks also SPUBLISH: 0 undecided, 1 no,
 	// 2 yes (a Cluster of Redis >= 7; see events_sharded.go).
 	pubsub atomic.Int32

@@ -6,34 +6,54 @@ import (
 	"time"
 )
 
-// Pacing of the reconciliation walk. Without a limit the walk of a large
-// keyspace was the console's main cost in Redis: a page every tick sized
-// so a pass took a second. A pass now aims at a duration (default a
-// minute), and a Redis CPU budget caps each page further: the walker
-// measures what its SCAN and HLEN calls cost Redis (INFO commandstats,
-// read every paceStatsEvery ticks) per key examined and sizes the page so
-// that cost stays within the budget.
+// Pacing of the reconciliation walk. A pass aims at a duration (default a
+// minute) and a Redis CPU budget caps it: the walker measures what its SCAN
+// and HLEN calls (and its candidate reads) cost Redis per key examined and
+// sizes each page so that cost stays within the budget.
+//
+// Two things made passes at 1M keys run well past their target:
+//   - pages were sized per tick (a pass in pass/tick ticks), so late ticks
+//     (a loaded host) stretched the pass; pages are now sized from the
+//     keys left and the time left, and the budget pays for the time that
+//     actually passed since the last page;
+//   - the cost was INFO commandstats' usec, which is wall time: on a busy
+//     host Redis is descheduled inside a SCAN call and the walk paid for
+//     time it did not use. It is now scaled by Redis's main-thread CPU over
+//     all commands' usec in the same interval (never scaled up).
+//
+// What is left is the real price: SCAN ... TYPE hash on Redis 7.0 looks up
+// every key a second time to read its type, about 1.2-1.7 µs of Redis CPU
+// per key at 1M keys (measured; the filter alone is about half of it), so a
+// 60 s pass over 1M keys costs 2-3 % of a core. The default budget is
+// sized for that; a larger keyspace gets a longer pass (BudgetPass says
+// how long), never a larger share of Redis.
 
 const (
 	// DefaultDiscoveryPass is how long a reconciliation pass over the
 	// keyspace should take.
 	DefaultDiscoveryPass = time.Minute
 	// DefaultDiscoveryBudget is the share of one Redis core the walk may
-	// use: 0.02 is 2 %.
-	DefaultDiscoveryBudget = 0.02
+	// use: 0.03 is 3 %, what a 60 s pass over 1M keys costs.
+	DefaultDiscoveryBudget = 0.03
 	// minBudgetPage is the smallest page the budget can ask for, so a pass
 	// always ends.
 	minBudgetPage = 100
-	// maxStretch bounds how much longer than its target the budget may
-	// make a pass.
-	maxStretch = 2
 	// paceStatsEvery is how many ticks apart the walker reads INFO
-	// commandstats to measure its cost.
+	// commandstats and cpu to measure its cost.
 	paceStatsEvery = 25
+	// assumedCostPerKey (µs of Redis CPU) sizes pages until the first
+	// measurement: above what SCAN TYPE hash costs a quiet Redis 7.0, so a
+	// walk that starts on 10M keys does not spend its first seconds at
+	// tens of thousands of keys a tick.
+	assumedCostPerKey = 2.0
+	// maxPageGap bounds, in ticks, the time since the last page the budget
+	// pays for (a stalled sampler does not earn one huge page).
+	maxPageGap = 5
 )
 
 // pacer sizes the walk's SCAN pages. It is a pure controller: it is told
-// the keyspace size and what pages cost, and answers the next COUNT.
+// the keyspace size, the time, and what pages cost, and answers the next
+// COUNT.
 type pacer struct {
 	tick   time.Duration
 	pass   time.Duration
@@ -45,6 +65,8 @@ type pacer struct {
 
 	// Counters at the last measurement.
 	lastUsec float64
+	lastAll  float64 // every command's usec
+	lastCPU  float64 // Redis main-thread CPU, µs
 	lastKeys int64
 	keys     int64 // keys examined so far (sum of COUNTs sent)
 	measured bool
@@ -54,6 +76,12 @@ type pacer struct {
 	// readCost per candidate read, readUsec their estimated sum so far.
 	readCost float64
 	readUsec float64
+
+	// The pass in progress: when its first page went out, and the keys
+	// its pages have examined since.
+	passStart time.Time
+	passKeys  int64
+	lastPage  time.Time
 }
 
 func newPacer(tick, pass time.Duration, budget float64) *pacer {
@@ -66,46 +94,66 @@ func newPacer(tick, pass time.Duration, budget float64) *pacer {
 	return &pacer{tick: tick, pass: max(pass, tick), budget: budget}
 }
 
-// count is the next page's SCAN COUNT for a keyspace of dbSize keys: the
-// share that ends a pass in p.pass, lowered to what the budget pays for.
-func (p *pacer) count(dbSize int64) int64 {
-	share := float64(p.tick) / float64(p.pass)
-	n := max(int64(float64(dbSize)*share), MinScanPage)
-	if limit := p.budgetCount(); limit > 0 {
-		// The budget may stretch a pass, up to maxStretch times its
-		// target: the measured cost includes time Redis was descheduled
-		// on a busy host, and a walk that never ends finds nothing.
-		floor := int64(float64(dbSize) * share / maxStretch)
-		n = min(n, max(limit, floor))
+// count is the COUNT of a page sent at now over a keyspace of dbSize keys
+// (first says it starts a pass): the keys left in the pass spread over the
+// ticks left until its target end, lowered to what the budget pays for.
+func (p *pacer) count(dbSize int64, now time.Time, first bool) int64 {
+	if first || p.passStart.IsZero() {
+		p.passStart, p.passKeys = now, 0
 	}
-	return min(max(n, minBudgetPage), MaxScanPage)
+	share := max(int64(float64(dbSize)*float64(p.tick)/float64(p.pass)), 1)
+	// SCAN's COUNT is a hint: keys examined may fall short of the COUNTs
+	// sent, so a pass whose COUNTs already cover dbSize goes on at the
+	// nominal share.
+	left := max(dbSize-p.passKeys, share)
+	ticksLeft := int64(p.passStart.Add(p.pass).Sub(now) / p.tick)
+	n := max(left/max(ticksLeft, 1), MinScanPage)
+	n = min(n, p.budgetCount(now))
+	n = min(max(n, minBudgetPage), MaxScanPage)
+	p.lastPage = now
+	return n
 }
 
-// budgetCount is the page the budget pays for each tick; 0 when the cost
-// is not known yet.
-func (p *pacer) budgetCount() int64 {
+// budgetCount is the page the budget pays for at now: its share of the
+// time since the last page (a tick at the first), at the measured cost
+// or, before any measurement, at assumedCostPerKey.
+func (p *pacer) budgetCount(now time.Time) int64 {
+	cost := p.costPerKey
+	if cost <= 0 {
+		cost = assumedCostPerKey
+	}
+	gap := p.tick
+	if !p.lastPage.IsZero() {
+		gap = min(max(now.Sub(p.lastPage), p.tick), maxPageGap*p.tick)
+	}
+	return max(1, int64(p.budget*float64(gap.Microseconds())/cost))
+}
+
+// budgetPass is the shortest pass over dbSize keys the budget pays for; 0
+// while the cost is unknown.
+func (p *pacer) budgetPass(dbSize int64) time.Duration {
 	if p.costPerKey <= 0 {
 		return 0
 	}
-	perTick := p.budget * float64(p.tick.Microseconds())
-	return max(1, int64(perTick/p.costPerKey))
+	return time.Duration(float64(dbSize) * p.costPerKey / p.budget * float64(time.Microsecond))
 }
 
 // sent records a page of count keys and reads candidate reads.
 func (p *pacer) sent(count int64, reads int) {
 	p.keys += count
+	p.passKeys += count
 	p.readUsec += float64(reads) * p.readCost
 }
 
-// observe takes a reading of INFO commandstats: Redis's cumulative µs in
-// the walk's own commands and the µs per call of a candidate read. The
-// first reading only sets the baseline; later ones update the cost per key
-// (weighted towards the newest, so the pace follows load).
-func (p *pacer) observe(usec, readCost float64) {
-	p.readCost = readCost
-	usec += p.readUsec
-	if !p.measured || usec < p.lastUsec { // first reading, or CONFIG RESETSTAT
+// observe takes a reading of INFO commandstats and cpu. The first reading
+// only sets the baseline; later ones update the cost per key (weighted
+// towards the newest, so the pace follows load).
+func (p *pacer) observe(st redisCost) {
+	p.readCost = st.readCost
+	usec := st.walkUsec + p.readUsec
+	if !p.measured || usec < p.lastUsec || st.allUsec < p.lastAll { // first reading, or CONFIG RESETSTAT
 		p.measured, p.lastUsec, p.lastKeys = true, usec, p.keys
+		p.lastAll, p.lastCPU = st.allUsec, st.cpuUsec
 		return
 	}
 	dk := p.keys - p.lastKeys
@@ -113,19 +161,32 @@ func (p *pacer) observe(usec, readCost float64) {
 		return
 	}
 	cost := (usec - p.lastUsec) / float64(dk)
+	// Wall time to CPU: the share of the commands' time Redis was on a
+	// core. Redis's own work outside commands (I/O, timers) keeps the
+	// ratio near or above 1 on a quiet host, so it only ever lowers.
+	if all, cpu := st.allUsec-p.lastAll, st.cpuUsec-p.lastCPU; st.cpuUsec > 0 && all > 0 && cpu >= 0 && cpu < all {
+		cost *= cpu / all
+	}
 	if p.costPerKey == 0 {
 		p.costPerKey = cost
 	} else {
 		p.costPerKey = 0.5*p.costPerKey + 0.5*cost
 	}
 	p.lastUsec, p.lastKeys = usec, p.keys
+	p.lastAll, p.lastCPU = st.allUsec, st.cpuUsec
 }
 
-// walkUsec reads an INFO commandstats reply: the usec of the commands the
-// walk sends alone (SCAN and HLEN; other clients' SCANs count too, which
-// only makes the walk slower), and the usec per call of HGETALL plus PTTL,
-// what one candidate read costs.
-func walkUsec(info string) (usec, readCost float64) {
+// redisCost is what one INFO commandstats and cpu reply says.
+type redisCost struct {
+	walkUsec float64 // SCAN and HLEN usec (other clients' count too, which only slows the walk)
+	readCost float64 // usec per call of HGETALL plus PTTL: one candidate read
+	allUsec  float64 // every command's usec
+	cpuUsec  float64 // main-thread CPU (sys+user) in µs; 0 when not reported
+}
+
+// parseRedisCost reads an INFO commandstats and cpu reply.
+func parseRedisCost(info string) redisCost {
+	var c redisCost
 	for line := range strings.SplitSeq(info, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok {
@@ -133,12 +194,19 @@ func walkUsec(info string) (usec, readCost float64) {
 		}
 		switch name {
 		case "cmdstat_scan", "cmdstat_hlen":
-			usec += statField(rest, "usec=")
+			c.walkUsec += statField(rest, "usec=")
 		case "cmdstat_hgetall", "cmdstat_pttl":
-			readCost += statField(rest, "usec_per_call=")
+			c.readCost += statField(rest, "usec_per_call=")
+		case "used_cpu_sys_main_thread", "used_cpu_user_main_thread":
+			if f, err := strconv.ParseFloat(rest, 64); err == nil {
+				c.cpuUsec += f * 1e6
+			}
+		}
+		if strings.HasPrefix(name, "cmdstat_") {
+			c.allUsec += statField(rest, "usec=")
 		}
 	}
-	return usec, readCost
+	return c
 }
 
 func statField(fields, prefix string) float64 {

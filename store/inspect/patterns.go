@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"sync"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -34,6 +35,41 @@ type ObjectPatterns struct {
 	// DeadlineLocks are Redis globs of seed 004's timestamp locks: SETNX of
 	// a deadline (epoch ms), taken over with GETSET once it has passed.
 	DeadlineLocks []string
+
+	// announced are the names store clients announced as token locks or
+	// counters (the Inspector's, set by ObjectPatterns): they are read as
+	// that kind like a configured pattern's names.
+	announced *announcedKinds
+}
+
+// announcedKinds maps the names store clients announced with a string
+// kind to that kind (store.AnnounceTokenLock or store.AnnounceCounter).
+// The walker adds names as their announcements arrive and drops them once
+// they are neither sampled nor being read.
+type announcedKinds struct {
+	m sync.Map // name -> kind
+}
+
+func (a *announcedKinds) kind(name string) string {
+	if a == nil {
+		return ""
+	}
+	if k, ok := a.m.Load(name); ok {
+		return k.(string)
+	}
+	return ""
+}
+
+func (a *announcedKinds) set(name, kind string) { a.m.Store(name, kind) }
+
+// retain drops the names keep rejects.
+func (a *announcedKinds) retain(keep func(name string) bool) {
+	a.m.Range(func(k, _ any) bool {
+		if !keep(k.(string)) {
+			a.m.Delete(k)
+		}
+		return true
+	})
 }
 
 // MaxPatterns bounds each list of ObjectPatterns.
@@ -85,7 +121,7 @@ func (p ObjectPatterns) isTokenLockName(name string) bool {
 			return true
 		}
 	}
-	return p.isDeadlineLockName(name)
+	return p.isDeadlineLockName(name) || p.announced.kind(name) == store.AnnounceTokenLock
 }
 
 // isDeadlineLockName reports whether name is configured as a deadline lock.
@@ -104,6 +140,9 @@ func (p ObjectPatterns) counterRule(name string) (CounterRule, bool) {
 		if GlobMatch(r.Pattern, name) {
 			return r, true
 		}
+	}
+	if p.announced.kind(name) == store.AnnounceCounter {
+		return CounterRule{Pattern: name}, true // its limit is the application's
 	}
 	return CounterRule{}, false
 }
@@ -130,8 +169,10 @@ func (c *Inspector) SetObjectPatterns(p ObjectPatterns) error {
 
 // ObjectPatterns returns the patterns in use.
 func (c *Inspector) ObjectPatterns() ObjectPatterns {
+	var out ObjectPatterns
 	if p := c.patterns.Load(); p != nil {
-		return *p
+		out = *p
 	}
-	return ObjectPatterns{}
+	out.announced = &c.announced
+	return out
 }

@@ -14,8 +14,11 @@ import (
 // tick stays one round trip per node, and finds new objects three ways:
 //
 //   - announced: store clients list the names they use in the registry's
-//     names zset; each tick reads what was added since the last (ZRANGE
-//     BYSCORE), and the next tick reads and classifies those names;
+//     names zset (token locks and counters with their kind); each tick
+//     reads what was added since the last (ZRANGE BYSCORE), and a tick
+//     that finds new names reads and classifies them at once, in a second
+//     pipeline of that tick only (waiting for the next tick made a store
+//     lock take two slow ticks to show);
 //   - notified: keyspace notifications (see KeyEvents) name keys that were
 //     written; Suggest hands them over, the next tick sizes them with HLEN
 //     (a large application hash is never transferred) and the one after
@@ -103,12 +106,18 @@ type WalkStatus struct {
 	Passes           int64
 	KeysScanned      int64   // SCAN COUNTs sent, summed
 	PageCount        int64   // the current SCAN COUNT
-	CostPerKeyUsec   float64 // measured Redis µs per key examined; 0 until known
+	CostPerKeyUsec   float64 // measured Redis CPU µs per key examined; 0 until known
 	Budget           float64
 	PassTarget       time.Duration
-	Announced        int64 // names read from the registry
-	Notified         int64 // suggested names queued for sizing
-	IdleSkipped      int64 // object reads skipped as idle
+	// Keyspace is the keys in the database at the last page; BudgetPass
+	// the shortest pass over them the budget pays for at the measured
+	// cost (0 until known). A pass takes the longer of PassTarget and
+	// BudgetPass.
+	Keyspace    int64
+	BudgetPass  time.Duration
+	Announced   int64 // names read from the registry
+	Notified    int64 // suggested names queued for sizing
+	IdleSkipped int64 // object reads skipped as idle
 }
 
 // NewWalker starts discovery of the keys matching match ("" means every
@@ -199,9 +208,10 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.ticks++
 	step := w.next
 	step.registry = w.reg
+	step.patterns = w.in.ObjectPatterns()
 	step.info = w.scans && w.ticks%paceStatsEvery == 1
 	if w.scans {
-		step.count = w.pace.count(w.next.dbSize)
+		step.count = w.pace.count(w.next.dbSize, time.Now(), w.next.cursor == 0)
 	}
 	readLocks, readLims := w.cad.split(locks, limiters)
 	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step)
@@ -221,6 +231,18 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 			known[n] = true
 		}
 	}
+	next := scanStep{match: w.match, noScan: !w.scans, cursor: r.cursor, dbSize: r.dbSize}
+	if now := w.freshAnnounced(r.announced, known); len(now.read)+len(now.readStr) > 0 {
+		if fr, err := w.readNow(ctx, &now, s.At.UnixMilli()); err == nil {
+			r.locks = append(r.locks, fr.locks...)
+			r.limiters = append(r.limiters, fr.limiters...)
+			step.read = append(step.read, now.read...)
+			step.readStr = append(step.readStr, now.readStr...)
+		} else { // read them with the next tick instead
+			next.read = append(next.read, now.read...)
+			next.readStr = append(next.readStr, now.readStr...)
+		}
+	}
 	ws := &WalkStep{PassEnded: w.scans && r.cursor == 0, Skipped: r.skipped, Sources: map[string]Source{}}
 	for _, l := range r.locks {
 		if !known[l.Name] {
@@ -236,10 +258,11 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 			ws.Sources[l.Name] = w.sourceOf(l.Name)
 		}
 	}
-	for _, n := range step.read { // read and classified (or not an object)
-		delete(w.origin, n)
+	for _, names := range [][]string{step.read, step.readStr} { // read and classified (or not an object)
+		for _, n := range names {
+			delete(w.origin, n)
+		}
 	}
-	next := scanStep{match: w.match, noScan: !w.scans, cursor: r.cursor, dbSize: r.dbSize}
 	for _, k := range r.small {
 		if !known[k] {
 			next.read = append(next.read, k)
@@ -248,14 +271,6 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	for _, k := range step.size {
 		if !slicesContains(r.small, k) && w.origin[k] == SourceNotified {
 			delete(w.origin, k) // sized out: gone, empty or large
-		}
-	}
-	for _, k := range r.announced {
-		if !known[k] && GlobMatch(w.match, k) && !store.IsInternalKey(k) {
-			if _, busy := w.origin[k]; !busy || w.origin[k] == SourceNotified {
-				w.origin[k] = SourceAnnounced
-				next.read = append(next.read, k)
-			}
 		}
 	}
 	for _, k := range r.keys {
@@ -272,7 +287,46 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.notify = append(w.notify[:0], w.notify[n:]...)
 	w.next = next
 	s.Walk = ws
+	w.in.announced.retain(func(name string) bool {
+		_, busy := w.origin[name]
+		return busy || known[name]
+	})
 	return s, nil
+}
+
+// freshAnnounced takes the names the registry announced this tick that
+// are not known yet: string kinds are remembered as announced and read as
+// strings, the others as hashes.
+func (w *Walker) freshAnnounced(members []string, known map[string]bool) scanStep {
+	now := scanStep{noScan: true}
+	for _, m := range members {
+		k, kind := store.ParseAnnounced(m)
+		if known[k] || !GlobMatch(w.match, k) || store.IsInternalKey(k) {
+			continue
+		}
+		if src, busy := w.origin[k]; busy && src != SourceNotified {
+			continue
+		}
+		w.origin[k] = SourceAnnounced
+		if kind != "" {
+			w.in.announced.set(k, kind)
+			now.readStr = append(now.readStr, k)
+		} else {
+			now.read = append(now.read, k)
+		}
+	}
+	return now
+}
+
+// readNow reads and classifies step's names in a pipeline of their own.
+func (w *Walker) readNow(ctx context.Context, step *scanStep, nowMS int64) (*scanResult, error) {
+	step.patterns = w.in.ObjectPatterns()
+	pipe := w.in.rdb.Pipeline()
+	r := queueScan(ctx, pipe, step)
+	if err := execTolerant(ctx, pipe); err != nil {
+		return nil, err
+	}
+	return r.result(nowMS)
 }
 
 func (w *Walker) sourceOf(name string) Source {
@@ -289,7 +343,7 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
 		return
 	}
 	if r.infoOK {
-		w.pace.observe(r.infoUsec, r.readCost)
+		w.pace.observe(r.cost)
 	}
 	w.pace.sent(step.count, len(step.read))
 	if step.cursor == 0 {
@@ -298,6 +352,8 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
 	w.status.KeysScanned += step.count
 	w.status.PageCount = step.count
 	w.status.CostPerKeyUsec = w.pace.costPerKey
+	w.status.Keyspace = r.dbSize
+	w.status.BudgetPass = w.pace.budgetPass(r.dbSize)
 	if r.cursor == 0 && !w.status.PassStarted.IsZero() {
 		w.status.Passes++
 		w.status.LastPassEnded = at
@@ -323,7 +379,11 @@ type scanStep struct {
 	dbSize int64    // keys in the database at the previous page
 	size   []string // keys to HLEN (a previous page's new keys, notified names)
 	read   []string // keys to read and classify (sized small, or announced)
-	info   bool     // read INFO commandstats for the pacer
+	// readStr are strings announced as token locks or counters, read and
+	// classified as such (by patterns).
+	readStr  []string
+	patterns ObjectPatterns
+	info     bool // read INFO commandstats for the pacer
 
 	registry *registryReader
 }
@@ -336,10 +396,9 @@ type scanResult struct {
 	skipped   int      // size keys with more fields than any known layout
 	locks     []LockInfo
 	limiters  []LimiterInfo
-	dbSize    int64    // keys in the database, for sizing the next pages
-	announced []string // names the registry announced since the last read
-	infoUsec  float64  // the walk commands' Redis µs so far (when infoOK)
-	readCost  float64  // µs per candidate read (HGETALL and PTTL)
+	dbSize    int64     // keys in the database, for sizing the next pages
+	announced []string  // names the registry announced since the last read
+	cost      redisCost // the walk's Redis cost so far (when infoOK)
 	infoOK    bool
 }
 
@@ -353,6 +412,7 @@ type scanReads struct {
 	lens   []*redis.IntCmd
 	gets   []*redis.MapStringStringCmd
 	ttls   []*redis.DurationCmd
+	strs   []stringRead
 }
 
 func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
@@ -370,7 +430,7 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 		r.dbsize = pipe.DBSize(ctx)
 	}
 	if step.info {
-		r.info = pipe.Info(ctx, "commandstats")
+		r.info = pipe.Info(ctx, "commandstats", "cpu")
 	}
 	if step.registry != nil {
 		r.names = step.registry.queue(ctx, pipe)
@@ -381,6 +441,9 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	for i, k := range step.read {
 		r.gets[i] = pipe.HGetAll(ctx, k)
 		r.ttls[i] = pipe.PTTL(ctx, k)
+	}
+	for _, k := range step.readStr {
+		r.strs = append(r.strs, queueStringRead(ctx, pipe, k))
 	}
 	return r
 }
@@ -402,8 +465,7 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	}
 	if r.info != nil {
 		if v, err := r.info.Result(); err == nil {
-			out.infoUsec, out.readCost = walkUsec(v)
-			out.infoOK = true
+			out.cost, out.infoOK = parseRedisCost(v), true
 		}
 	}
 	if r.names != nil {
@@ -411,5 +473,14 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	}
 	out.small, out.skipped = smallHashes(r.step.size, r.lens)
 	out.locks, out.limiters = classifyHashes(r.step.read, r.gets, r.ttls, nowMS)
+	for i, k := range r.step.readStr {
+		lock, lim := r.strs[i].classify(r.step.patterns, k)
+		if lock != nil {
+			out.locks = append(out.locks, *lock)
+		}
+		if lim != nil {
+			out.limiters = append(out.limiters, *lim)
+		}
+	}
 	return out, nil
 }

@@ -123,9 +123,11 @@ func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
 	e.rdb.ZAdd(ctx, RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli()), Member: name})
 	e.counted.take("scan")
 
-	src, ok := tickUntil(t, w, &locks, name, 2) // read the zset, then the hash
+	// The tick that reads the zset reads the new name too (it took two
+	// ticks, each slow on a big console).
+	src, ok := tickUntil(t, w, &locks, name, 1)
 	if !ok || src != SourceAnnounced {
-		t.Fatalf("announced lock not found in two ticks (found %v, source %q)", ok, src)
+		t.Fatalf("announced lock not found by the tick that read its announcement (found %v, source %q)", ok, src)
 	}
 	if n := e.counted.take("scan"); n != 0 {
 		t.Errorf("%d SCAN calls to find an announced name, want none", n)
@@ -135,6 +137,76 @@ func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
 	e.counted.take("hgetall")
 	if _, ok := tickUntil(t, w, &locks, name, 3); ok {
 		t.Error("a known name was listed again after its next announcement")
+	}
+}
+
+// Token locks and counters are strings: announced with their kind, they
+// are read as such at once and sampled from then on, with no pattern
+// configured (before, they were read as hashes and never listed).
+func TestWalkAnnouncedStringKinds(t *testing.T) {
+	e := newWalkEnv(t)
+	ctx := t.Context()
+	app := store.New(e.rdb, &store.Options{NoBatching: true})
+	t.Cleanup(func() { _ = app.Close() })
+	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locks, limiters []string
+	tick := func() *Sample {
+		t.Helper()
+		s, err := w.Tick(ctx, locks, limiters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range s.Walk.Locks {
+			locks = append(locks, l.Name)
+		}
+		for _, l := range s.Walk.Limiters {
+			limiters = append(limiters, l.Name)
+		}
+		return s
+	}
+	tick()
+	tok := app.NewTokenLock("jobs:token", nil)
+	if err := tok.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hits := app.Counter("ip:hits:10.0.0.1", 5, time.Minute)
+	if _, err := hits.TryAcquire(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	var s *Sample
+	for range 50 { // the client's first flush is 50 ms away
+		if s = tick(); len(s.Walk.Locks)+len(s.Walk.Limiters) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(s.Walk.Locks) != 1 || s.Walk.Locks[0].Kind != KindTokenLock || s.Walk.Locks[0].Holders[0].ID != tok.Token() ||
+		s.Walk.Sources["jobs:token"] != SourceAnnounced {
+		t.Fatalf("walk found locks %+v (sources %v), want the token lock", s.Walk.Locks, s.Walk.Sources)
+	}
+	if len(s.Walk.Limiters) != 1 || s.Walk.Limiters[0].Kind != KindCounter || s.Walk.Limiters[0].Count != 2 {
+		t.Fatalf("walk found limiters %+v, want the counter at 2", s.Walk.Limiters)
+	}
+	// Sampled as strings from then on; gone, they leave the sample and the
+	// console forgets their kind.
+	s = tick()
+	if len(s.Locks) != 1 || s.Locks[0].Kind != KindTokenLock || len(s.Limiters) != 1 || s.Limiters[0].Count != 2 {
+		t.Fatalf("sample: locks %+v limiters %+v", s.Locks, s.Limiters)
+	}
+	if err := tok.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.Del(ctx, "ip:hits:10.0.0.1")
+	if s = tick(); len(s.Locks)+len(s.Limiters) != 0 {
+		t.Fatalf("gone objects still sampled: %+v %+v", s.Locks, s.Limiters)
+	}
+	locks, limiters = nil, nil
+	tick()
+	if k := e.insp.announced.kind("jobs:token"); k != "" {
+		t.Errorf("kind of a gone token lock still remembered: %q", k)
 	}
 }
 
@@ -237,69 +309,126 @@ func TestWalkForeignLockByPacedPassWithoutNotifications(t *testing.T) {
 
 func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	p := newPacer(200*time.Millisecond, time.Minute, 0.02)
-	// Unknown cost: the pass target alone. 1M keys in 300 ticks.
-	if got := p.count(1_000_000); got != 3333 {
-		t.Fatalf("count before any measurement = %d, want 3333", got)
+	t0 := time.Unix(1_000_000, 0)
+	// Unknown cost: the budget at assumedCostPerKey (2 µs) pays for 2,000.
+	if got := p.count(1_000_000, t0, true); got != 2000 {
+		t.Fatalf("count before any measurement = %d, want 2000", got)
 	}
+	// Cheap enough: the pass target alone. 1M keys in 300 ticks.
+	p.costPerKey = 0.1
+	if got := p.count(1_000_000, t0, true); got != 3333 {
+		t.Fatalf("count with cheap keys = %d, want 3333", got)
+	}
+	p.sent(3333, 0)
 	// Cheap pages: the budget (4,000 µs a tick) pays for more than the
 	// pass needs, so the pass target decides.
-	p.observe(0, 0)
-	p.sent(3333, 0)
-	p.observe(333.3, 0) // 0.1 µs a key
-	if got := p.count(1_000_000); got != 3333 {
+	if got := p.count(1_000_000, t0.Add(200*time.Millisecond), false); got != 3333 {
 		t.Errorf("count with cheap keys = %d, want the pass target 3333", got)
 	}
-	// Expensive pages (2 µs a key, e.g. a loaded server): the budget caps
-	// the page at 2,000 keys and the pass takes longer.
-	for range 10 {
-		p.sent(2000, 0)
-		p.observe(p.lastUsec-p.readUsec+4000, 0)
-	}
-	if got := p.count(1_000_000); got < 1990 || got > 2010 {
-		t.Errorf("count with 2 µs keys = %d, want about 2000 (4,000 µs a tick)", got)
-	}
-	// However expensive, a pass takes at most maxStretch times its target.
-	p.costPerKey = 100
-	if got := p.count(1_000_000); got != 1_000_000/300/maxStretch {
-		t.Errorf("count at 100 µs a key = %d, want the stretch floor %d", got, 1_000_000/300/maxStretch)
-	}
-	// A bigger budget pays for the pass target again.
+	// Expensive pages (2 µs a key): the budget caps the page at 2,000
+	// keys a tick and the pass takes longer.
 	p.costPerKey = 2
-	p.budget = 0.05
-	if got := p.count(1_000_000); got != 3333 {
-		t.Errorf("count at 5 %% = %d, want 3333", got)
+	if got := p.count(1_000_000, t0.Add(400*time.Millisecond), false); got != 2000 {
+		t.Errorf("count with 2 µs keys = %d, want 2000 (4,000 µs a tick)", got)
+	}
+	// However expensive, a page is never above the budget: at 10M keys
+	// the pass gets longer instead, and says how long.
+	p.costPerKey = 1.3
+	p.budget = 0.03
+	if got := p.count(10_000_000, t0.Add(600*time.Millisecond), true); got != 4615 {
+		t.Errorf("count at 10M keys = %d, want the budget's 4615", got)
+	}
+	if got := p.budgetPass(10_000_000); got.Round(time.Second) != 433*time.Second {
+		t.Errorf("budget pass at 10M keys = %v, want 433s", got)
 	}
 	// Bounds: never below minBudgetPage, never above MaxScanPage.
 	p.costPerKey = 1e6
-	if got := p.count(30_000); got != minBudgetPage {
+	if got := p.count(30_000, t0.Add(800*time.Millisecond), false); got != minBudgetPage {
 		t.Errorf("count at huge cost = %d, want %d", got, minBudgetPage)
 	}
-	p.costPerKey = 0
-	if got := p.count(1e9); got != MaxScanPage {
+	p.costPerKey = 0.001
+	if got := p.count(1e9, t0.Add(time.Second), false); got != MaxScanPage {
 		t.Errorf("count of a huge keyspace = %d, want %d", got, MaxScanPage)
 	}
-	// A statistics reset (usec going down) re-baselines instead of a
-	// negative cost.
-	p.costPerKey = 1
-	p.observe(-1, 0)
-	if p.costPerKey != 1 {
-		t.Errorf("cost after a reset = %v, want unchanged", p.costPerKey)
+}
+
+// Pages were sized per tick, so a sampler whose ticks ran late (a loaded
+// host) stretched every pass; they now follow the keys and time left.
+func TestPacerCatchesUpAfterLateTicks(t *testing.T) {
+	p := newPacer(200*time.Millisecond, time.Minute, 0.03)
+	p.costPerKey = 0.01 // the budget is not what limits here
+	t0 := time.Unix(1_000_000, 0)
+	p.count(1_000_000, t0, true)
+	p.sent(333_000, 0) // half the pass's time went by with a third of its keys
+	if got := p.count(1_000_000, t0.Add(30*time.Second), false); got != 4446 {
+		t.Errorf("count half-way with a third done = %d, want 667,000 keys / 150 ticks = 4446", got)
+	}
+	// Past the target end: what is left, as fast as the bounds allow.
+	if got := p.count(1_000_000, t0.Add(70*time.Second), false); got != MaxScanPage {
+		t.Errorf("count after the target end = %d, want %d", got, MaxScanPage)
+	}
+	// The budget pays for the time since the last page, not a tick: a
+	// page 400 ms after the previous one may cost twice a tick's share.
+	p.costPerKey = 2
+	p.sent(p.count(1_000_000, t0.Add(80*time.Second), true), 0)
+	if got := p.count(1_000_000, t0.Add(80*time.Second+400*time.Millisecond), false); got != 3344 {
+		t.Errorf("count after a 400 ms gap at 2 µs = %d, want the pass share 996,667 / 298 = 3344 (the budget pays 6,000)", got)
+	}
+	p.costPerKey = 4
+	if got := p.count(1_000_000, t0.Add(80*time.Second+800*time.Millisecond), false); got != 3000 {
+		t.Errorf("count after a 400 ms gap at 4 µs = %d, want 3000", got)
+	}
+	// A stalled sampler earns at most maxPageGap ticks.
+	p.costPerKey = 10
+	if got := p.count(1_000_000, t0.Add(90*time.Second), false); got != 3000 {
+		t.Errorf("count after a 10 s gap at 10 µs = %d, want 3000 (1 s of budget)", got)
 	}
 }
 
 func TestPacerReadsCommandStats(t *testing.T) {
 	info := "# Commandstats\r\ncmdstat_scan:calls=10,usec=250,usec_per_call=25.00,rejected_calls=0,failed_calls=0\r\n" +
-		"cmdstat_hgetall:calls=5,usec=99,usec_per_call=19.80\r\ncmdstat_hlen:calls=100,usec=50,usec_per_call=0.50\r\n"
-	if usec, read := walkUsec(info + "cmdstat_pttl:calls=4,usec=4,usec_per_call=1.00\r\n"); usec != 300 || read != 20.8 {
-		t.Errorf("walkUsec = %v, %v; want 300 (scan and hlen) and 20.8 (hgetall and pttl per call)", usec, read)
+		"cmdstat_hgetall:calls=5,usec=99,usec_per_call=19.80\r\ncmdstat_hlen:calls=100,usec=50,usec_per_call=0.50\r\n" +
+		"cmdstat_pttl:calls=4,usec=4,usec_per_call=1.00\r\ncmdstat_get:calls=1,usec=7,usec_per_call=7.00\r\n" +
+		"# CPU\r\nused_cpu_sys:9.5\r\nused_cpu_sys_main_thread:0.25\r\nused_cpu_user_main_thread:1.5\r\n"
+	c := parseRedisCost(info)
+	if c.walkUsec != 300 || c.readCost != 20.8 || c.allUsec != 410 || c.cpuUsec != 1.75e6 {
+		t.Errorf("parseRedisCost = %+v; want 300 (scan and hlen), 20.8 (hgetall and pttl per call), 410 (all) and 1.75e6 (main thread)", c)
 	}
 	// Candidate reads count at their measured cost.
 	p := newPacer(200*time.Millisecond, time.Minute, 0.02)
-	p.observe(0, 2)
+	p.observe(redisCost{readCost: 2})
 	p.sent(1000, 100) // 1,000 keys and 100 reads at 2 µs
-	p.observe(800, 2)
+	p.observe(redisCost{walkUsec: 800, readCost: 2})
 	if p.costPerKey != 1 {
 		t.Errorf("cost per key %v, want 1 ((800 + 100 x 2) / 1000)", p.costPerKey)
+	}
+	// A statistics reset (usec going down) re-baselines instead of a
+	// negative cost.
+	p.observe(redisCost{walkUsec: 1})
+	if p.costPerKey != 1 {
+		t.Errorf("cost after a reset = %v, want unchanged", p.costPerKey)
+	}
+}
+
+// The cost was commandstats' wall time: on a busy host, Redis descheduled
+// inside a SCAN made the walk pay for time it did not use. It is scaled
+// by the main thread's CPU over every command's usec, and never up.
+func TestPacerCostIsRedisCPU(t *testing.T) {
+	p := newPacer(200*time.Millisecond, time.Minute, 0.03)
+	p.observe(redisCost{walkUsec: 1000, allUsec: 5000, cpuUsec: 1e6})
+	p.sent(1000, 0)
+	// 2,000 µs of walk over 1,000 keys, while Redis was on a core for
+	// half of its commands' time.
+	p.observe(redisCost{walkUsec: 3000, allUsec: 9000, cpuUsec: 1e6 + 2000})
+	if p.costPerKey != 1 {
+		t.Errorf("cost per key = %v, want 1 (2 µs wall, half of it on a core)", p.costPerKey)
+	}
+	// Redis busier than its commands (I/O, timers): the wall time stands.
+	p.costPerKey = 0
+	p.sent(1000, 0)
+	p.observe(redisCost{walkUsec: 5000, allUsec: 11000, cpuUsec: 1e6 + 6000})
+	if p.costPerKey != 2 {
+		t.Errorf("cost per key = %v, want 2 (never scaled up)", p.costPerKey)
 	}
 }
 
