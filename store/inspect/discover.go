@@ -103,7 +103,7 @@ func (c *Inspector) forEachNode(ctx context.Context, fn func(ctx context.Context
 	perNode := func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) }
 	switch rdb := c.rdb.(type) {
 	case *redis.ClusterClient:
-		return rdb.ForEachMaster(ctx, perNode)
+		return c.forEachMaster(ctx, rdb, perNode)
 	case *redis.Ring:
 		return rdb.ForEachShard(ctx, perNode)
 	default:

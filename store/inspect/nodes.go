@@ -100,6 +100,30 @@ func (c *Inspector) masterClients(ctx context.Context, cc *redis.ClusterClient) 
 	return masters, nil
 }
 
+// forEachMaster runs fn on every master concurrently and returns the first
+// error, like go-redis's ForEachMaster but over masterClients: no
+// synchronous slot-map reload that can wait on a hung node first.
+func (c *Inspector) forEachMaster(ctx context.Context, cc *redis.ClusterClient, fn func(context.Context, *redis.Client) error) error {
+	masters, err := c.masterClients(ctx, cc)
+	if err != nil {
+		return err
+	}
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for _, node := range masters {
+		wg.Go(func() {
+			if err := fn(ctx, node); err != nil {
+				once.Do(func() { first = err })
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
 // slotsTimeout bounds the slot map read of a health check: the reply comes
 // from one node, possibly the one that hangs, and the PINGs need the rest
 // of the caller's deadline.

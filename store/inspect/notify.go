@@ -197,7 +197,7 @@ func withKeyEventFlags(flags string) string {
 func (c *Inspector) forEachClient(ctx context.Context, fn func(ctx context.Context, node *redis.Client) error) error {
 	switch rdb := c.rdb.(type) {
 	case *redis.ClusterClient:
-		return rdb.ForEachMaster(ctx, fn)
+		return c.forEachMaster(ctx, rdb, fn)
 	case *redis.Ring:
 		return rdb.ForEachShard(ctx, fn)
 	case *redis.Client:
