@@ -121,6 +121,15 @@ func busy(d time.Duration) {
 // series is one figure measured once per round.
 type series []float64
 
+// seriesOf picks one figure from each round's result.
+func seriesOf[T any](rs []T, f func(T) float64) series {
+	s := make(series, 0, len(rs))
+	for _, r := range rs {
+		s = append(s, f(r))
+	}
+	return s
+}
+
 func (s series) sorted() []float64 {
 	c := append([]float64(nil), s...)
 	sort.Float64s(c)

@@ -231,13 +231,7 @@ func clusterReport(ctx context.Context, t *testing.T, w func(string, ...any)) {
 		"Commands and round trips are counted by a hook on each node's client; Redis CPU is used_cpu_sys+user summed over the masters, minus the same masters' rate in an idle window just before. "+
 		"Unlock → event is %d store `Unlock` calls on one lock, each timed until the console's event stream (inspect.SubscribeEvents; on the Cluster SSUBSCRIBE per master and classic pub/sub, one event kept) delivers it. Median (min–max) of the rounds.\n\n",
 		topoBuckets, topoLocks, topoTick, topoWindow, topoRounds, topoEventCycles)
-	col := func(rs []topoResult, f func(topoResult) float64) series {
-		var s series
-		for _, r := range rs {
-			s = append(s, f(r))
-		}
-		return s
-	}
+	col := seriesOf[topoResult]
 	rows := []struct {
 		label string
 		prec  int

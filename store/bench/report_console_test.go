@@ -13,13 +13,7 @@ import (
 // repeat lockwarden alone) and writes their sections through w.
 func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...any), target func(string, bool, string)) {
 	const rounds = 3
-	col := func(rs []samplerResult, f func(samplerResult) float64) series {
-		var s series
-		for _, r := range rs {
-			s = append(s, f(r))
-		}
-		return s
-	}
+	col := seriesOf[samplerResult]
 
 	// Case 5.
 	w("## 5. Console sampler cost (token buckets, ~1,000 decisions/s of application traffic on 100 of them)\n\n")

@@ -88,13 +88,7 @@ func TestBenchReport(t *testing.T) {
 			cres[i] = append(cres[i], v)
 		}
 	}
-	pick := func(rs []contendedResult, f func(contendedResult) float64) series {
-		var s series
-		for _, r := range rs {
-			s = append(s, f(r))
-		}
-		return s
-	}
+	pick := seriesOf[contendedResult]
 	rows := []struct {
 		label string
 		prec  int
