@@ -53,7 +53,7 @@ func (k *Counter) TryAcquire(ctx context.Context, n int64) (Result, error) {
 	if n < 1 || n > k.limit {
 		return Result{}, invalid("permits", "must be between 1 and the limit %d, got %d", k.limit, n)
 	}
-	res, err := runScript(ctx, k.c.rdb, counterHitScript, []string{k.name, StatsKey(k.name)},
+	res, err := k.c.runScript(ctx, counterHitScript, []string{k.name, StatsKey(k.name)},
 		k.window.Milliseconds(), k.limit, n).Int64Slice()
 	if err != nil {
 		return Result{}, fmt.Errorf("store: counter %q: %w", k.name, bucketRedisErr(err))

@@ -152,7 +152,7 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if err := f.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := runScript(ctx, f.c.rdb, fairUnlockScript, f.relKeys,
+	res, err := f.c.runScript(ctx, fairUnlockScript, f.relKeys,
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Store(0)
@@ -175,7 +175,7 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 	if queue {
 		q = "1"
 	}
-	ms, err := runScript(ctx, f.c.rdb, fairAcquireScript, f.keys,
+	ms, err := f.c.runScript(ctx, fairAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Add(1)
@@ -196,7 +196,7 @@ func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool
 // withdraw takes a waiter that gave up out of the queue, so the next one
 // does not wait ThreadWaitTime for it.
 func (f *FairLock) withdraw(ctx context.Context) {
-	_ = runScript(ctx, f.c.rdb, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage, f.c.pubsub, f.wait.Milliseconds()).Err()
+	_ = f.c.runScript(ctx, fairWithdrawScript, f.keys[:3], f.holder, f.prefix, unlockMessage, f.c.pubsub, f.wait.Milliseconds()).Err()
 }
 
 // withdrawUncertain gives back the level an attempt whose reply was lost
@@ -206,6 +206,6 @@ func (f *FairLock) withdraw(ctx context.Context) {
 func (f *FairLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = runScript(wctx, f.c.rdb, fairUnlockScript, f.relKeys,
+	_ = f.c.runScript(wctx, fairUnlockScript, f.relKeys,
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Err()
 }

@@ -135,7 +135,7 @@ func (f *FencedLock) Unlock(ctx context.Context) error {
 
 // attempt runs one acquire: ok, or the holder's remaining lease.
 func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
-	res, err := runScript(ctx, f.c.rdb, fencedAcquireScript, f.keys,
+	res, err := f.c.runScript(ctx, fencedAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.inner.holder).Int64Slice()
 	if err != nil {
 		if errors.Is(err, ErrUncertain) && f.inner.levels.Load() == 0 {

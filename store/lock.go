@@ -331,7 +331,7 @@ func (l *Lock) withdraw(ctx context.Context, turn *waitTurn) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = runScript(wctx, l.c.rdb, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Err()
+	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Err()
 }
 
 // withdrawUncertain undoes an acquire attempt whose reply was lost, when
@@ -348,7 +348,7 @@ func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
 		return
 	}
 	turn.queued = false // the entry goes too
-	res, err := runScript(wctx, l.c.rdb, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Int64()
+	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Int64()
 	if err == nil && res == 4 {
 		// Neither queued nor handed: the attempt may have found the lock
 		// free and taken it itself.
@@ -414,7 +414,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 			queued = "1"
 		}
 		handoff := min(l.lease, handoffLease)
-		cmd = runScript(ctx, l.c.rdb, lockAcquireScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)],
+		cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)],
 			turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)...)
 	}
 	ms, err := cmd.Int64()

@@ -172,7 +172,7 @@ func (l *RedissonLimiter) TrySetRate(ctx context.Context, typ RateType, rate int
 	if err := l.validate(typ, rate, interval); err != nil {
 		return false, err
 	}
-	code, err := runScript(ctx, l.c.rdb, redissonTrySetRateScript, []string{l.name},
+	code, err := l.c.runScript(ctx, redissonTrySetRateScript, []string{l.name},
 		rate, interval.Milliseconds(), int(typ), 0).Int64()
 	if err != nil {
 		return false, bucketRedisErr(err)
@@ -234,7 +234,7 @@ func (l *RedissonLimiter) TryAcquire(ctx context.Context, n int64) (Result, erro
 	if n < 1 || n > math.MaxUint32 {
 		return Result{}, invalid("permits", "must be between 1 and %d, got %d", int64(math.MaxUint32), n)
 	}
-	res, err := runScript(ctx, l.c.rdb, redissonAcquireScript, l.keys(), n, l.algorithm(), l.grantID(),
+	res, err := l.c.runScript(ctx, redissonAcquireScript, l.keys(), n, l.algorithm(), l.grantID(),
 		l.mode.memberFormat()).Int64Slice()
 	if err != nil {
 		return Result{}, bucketRedisErr(err)

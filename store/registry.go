@@ -95,6 +95,11 @@ type registry struct {
 	names   sync.Map // name -> *nameUse
 	tracked atomic.Int64
 
+	// sending is held while names or a beat are written, so a flush
+	// returns only once what was pending before it is in Redis (the loop's
+	// own flush and a caller's never overlap).
+	sending sync.Mutex
+
 	mu      sync.Mutex
 	pending []string // first uses not yet announced
 	cursor  string   // the stale-record sweep's HSCAN cursor
@@ -243,6 +248,8 @@ func (r *registry) takePending() []string {
 }
 
 func (r *registry) flushNames(ctx context.Context) {
+	r.sending.Lock()
+	defer r.sending.Unlock()
 	if names := r.takePending(); len(names) > 0 {
 		r.run(ctx, "", names)
 	}
@@ -251,6 +258,8 @@ func (r *registry) flushNames(ctx context.Context) {
 // beat writes the record and re-announces names used since the last beat
 // (first uses waiting for their flush go along).
 func (r *registry) beat(ctx context.Context) {
+	r.sending.Lock()
+	defer r.sending.Unlock()
 	names := r.takePending()
 	r.names.Range(func(k, v any) bool {
 		if len(names) >= maxNamesPerCall {

@@ -184,8 +184,10 @@ func TestRegistryAnnouncesStringKinds(t *testing.T) {
 		}
 	})
 	c := registryClient(t, rdb, Options{NoBatching: true})
-	c.NewTokenLock(tokenName, nil)
-	c.Counter(counterName, 10, time.Minute)
+	tok := c.NewTokenLock(tokenName, nil)
+	hits := c.Counter(counterName, 10, time.Minute)
+	spin := c.NewSpinLock(p+"spin", nil)
+	members = append(members, p+"spin")
 	c.NewLock(lockName, nil)
 	c.reg.flushNames(ctx)
 	for _, m := range members {
@@ -203,10 +205,25 @@ func TestRegistryAnnouncesStringKinds(t *testing.T) {
 		t.Errorf("unknown kind parsed as %q, %q", n, k)
 	}
 	// A beat re-announces a used name by the same member (kind and all).
-	rdb.ZRem(ctx, ClientNamesKey, members[0])
-	c.reg.touch(tokenName)
+	// Their calls bypass the batcher, and before they did not count as
+	// uses: a token lock held and refreshed for longer than the zset's
+	// retention dropped out of the console that started after it.
+	rdb.ZRem(ctx, ClientNamesKey, members[0], members[1], members[3])
+	if err := tok.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tok.Unlock(context.WithoutCancel(ctx)) })
+	if _, err := hits.TryAcquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := spin.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { spin.Unlock(context.WithoutCancel(ctx)) })
 	c.reg.beat(ctx)
-	if err := rdb.ZScore(ctx, ClientNamesKey, members[0]).Err(); err != nil {
-		t.Errorf("member %q not re-announced by the beat: %v", members[0], err)
+	for _, m := range []string{members[0], members[1], members[3]} {
+		if err := rdb.ZScore(ctx, ClientNamesKey, m).Err(); err != nil {
+			t.Errorf("member %q not re-announced by the beat after a use: %v", m, err)
+		}
 	}
 }

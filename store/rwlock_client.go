@@ -190,7 +190,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 			keys = []string{rw.name, HeldKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess)}
 			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess, rw.c.pubsub}
 		}
-		res, err := runScript(ctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
+		res, err := rw.c.runScript(ctx, rwUnlockScript, keys, argv...).Result()
 		if errors.Is(err, redis.Nil) {
 			// The watchdog finds out on its own if the hold was lost.
 			rw.clearLevels(s.write)
@@ -223,13 +223,13 @@ func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
 		var cmd *redis.Cmd
 		var guess int64
 		if s.write {
-			cmd = runScript(ctx, rw.c.rdb, rwWriteAcquireScript, []string{rw.name, StatsKey(rw.name), HeldKey(rw.name)}, lease, rw.writeField)
+			cmd = rw.c.runScript(ctx, rwWriteAcquireScript, []string{rw.name, StatsKey(rw.name), HeldKey(rw.name)}, lease, rw.writeField)
 		} else {
 			guess = rw.guess()
 			if guess >= wire.MaxRWLevelKeys {
 				return 0, false, invalid("read levels", "%s already holds %d read levels of %q", rw.readField, guess, rw.name)
 			}
-			cmd = runScript(ctx, rw.c.rdb, rwReadAcquireScript,
+			cmd = rw.c.runScript(ctx, rwReadAcquireScript,
 				[]string{rw.name, StatsKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1), HeldKey(rw.name)},
 				lease, rw.readField, rw.writeField, guess)
 		}
@@ -272,7 +272,7 @@ func (s *RWLockSide) withdrawUncertain(ctx context.Context, guess int64) {
 		keys = []string{rw.name, HeldKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1)}
 		argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess + 1, rw.c.pubsub}
 	}
-	res, err := runScript(wctx, rw.c.rdb, rwUnlockScript, keys, argv...).Result()
+	res, err := rw.c.runScript(wctx, rwUnlockScript, keys, argv...).Result()
 	if err != nil {
 		return
 	}
@@ -404,7 +404,7 @@ func (rw *RWLock) renew(ctx context.Context) (bool, error) {
 		for level := int64(1); level <= guess; level++ {
 			keys = append(keys, RWReadLevelKey(rw.name, rw.readField, level))
 		}
-		res, err := runScript(ctx, rw.c.rdb, rwRenewScript, keys,
+		res, err := rw.c.runScript(ctx, rwRenewScript, keys,
 			rw.lease.Milliseconds(), rw.readField, rw.writeField, strconv.FormatInt(guess, 10)).Result()
 		if err != nil {
 			return false, rw.scriptErr("renew", err)

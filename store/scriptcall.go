@@ -121,6 +121,17 @@ func (e *UncertainError) Is(target error) bool { return target == ErrUncertain }
 
 func (e *UncertainError) Unwrap() error { return e.Err }
 
+// runScript is runScript for the Client's objects: keys[0] is the object,
+// marked as used so that the registry's next beat re-announces it (a lock
+// held and renewed for an hour, or a counter hit all day, stays listed).
+// The mark is a map lookup, no Redis call.
+func (c *Client) runScript(ctx context.Context, s *redis.Script, keys []string, argv ...any) *redis.Cmd {
+	if len(keys) > 0 {
+		c.reg.touch(keys[0])
+	}
+	return runScript(ctx, c.rdb, s, keys, argv...)
+}
+
 // call sends p through the Client's batcher, or alone when batching is off.
 func (c *Client) call(ctx context.Context, p *preparedCall) *redis.Cmd {
 	if len(p.cmd) > 3 { // "evalsha", sha, numkeys, the object's own key, ...

@@ -96,7 +96,7 @@ func (s *SpinLock) TryLock(ctx context.Context) error {
 	}
 	lease := s.lease.Milliseconds()
 	// No waiter token: a spin lock never queues.
-	ttl, err := runScript(ctx, s.c.rdb, spinAcquireScript, s.keys(),
+	ttl, err := s.c.runScript(ctx, spinAcquireScript, s.keys(),
 		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -120,7 +120,7 @@ func (s *SpinLock) TryLock(ctx context.Context) error {
 func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = runScript(wctx, s.c.rdb, spinReleaseScript, s.keys(),
+	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(),
 		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Err()
 }
 
@@ -171,7 +171,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	if err := s.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := runScript(ctx, s.c.rdb, spinReleaseScript, s.keys(),
+	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(),
 		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.released(true)
@@ -234,7 +234,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := runScript(rctx, s.c.rdb, spinRenewScript, []string{s.name, HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.mu.Lock()

@@ -105,7 +105,7 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	res, err := runScript(ctx, t.c.rdb, tokenLockObtainScript, []string{t.name, StatsKey(t.name), HeldKey(t.name)},
+	res, err := t.c.runScript(ctx, tokenLockObtainScript, []string{t.name, StatsKey(t.name), HeldKey(t.name)},
 		t.token, t.lease.Milliseconds()).Int64Slice()
 	if refused(err) {
 		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
@@ -157,7 +157,7 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	code, err := runScript(ctx, t.c.rdb, tokenLockReleaseScript, []string{t.name, HeldKey(t.name)}, t.token, TokenLockChannel(t.name)).Int64()
+	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, HeldKey(t.name)}, t.token, TokenLockChannel(t.name)).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
@@ -173,7 +173,7 @@ func (t *TokenLock) Refresh(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	n, err := runScript(ctx, t.c.rdb, tokenLockRefreshScript, []string{t.name, HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
+	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}

@@ -211,7 +211,7 @@ func (b *TokenBucket) Init(ctx context.Context, cfg TokenBucketConfig) error {
 	if cfg.Initial < 0 || cfg.Initial > cfg.Capacity {
 		return invalid("initial", "must be between 0 and the capacity %d, got %d", cfg.Capacity, cfg.Initial)
 	}
-	code, err := runScript(ctx, b.c.rdb, tokenBucketInit, []string{b.name},
+	code, err := b.c.runScript(ctx, tokenBucketInit, []string{b.name},
 		cfg.Initial, cfg.Capacity, bucketFormatMS(cfg.IntervalMS), cfg.getApp(b.name)).Int64()
 	if err != nil {
 		return bucketRedisErr(err)
@@ -235,7 +235,7 @@ func (c *Client) modifyBucket(ctx context.Context, name string, l Limit) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	code, err := runScript(ctx, c.rdb, tokenBucketModify, []string{name},
+	code, err := c.runScript(ctx, tokenBucketModify, []string{name},
 		l.Capacity, bucketFormatMS(l.IntervalMS)).Int64()
 	if err != nil {
 		return bucketRedisErr(err)
@@ -250,7 +250,7 @@ func (b *TokenBucket) Delete(ctx context.Context) error {
 	if err := validateName(b.name); err != nil {
 		return err
 	}
-	code, err := runScript(ctx, b.c.rdb, tokenBucketDelete, b.keys).Int64()
+	code, err := b.c.runScript(ctx, tokenBucketDelete, b.keys).Int64()
 	if err != nil {
 		return bucketRedisErr(err)
 	}
@@ -279,7 +279,7 @@ func (b *TokenBucket) TryAcquire(ctx context.Context, n int64) (Result, error) {
 	if n == 1 {
 		cmd = b.c.call(ctx, &b.one)
 	} else {
-		cmd = runScript(ctx, b.c.rdb, tokenBucketAcquire, b.keys, n)
+		cmd = b.c.runScript(ctx, tokenBucketAcquire, b.keys, n)
 	}
 	reply, err := cmd.Slice()
 	if err != nil {
