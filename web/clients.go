@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -25,19 +24,23 @@ import (
 // registryEvery bounds the sampler's registry reads.
 const registryEvery = time.Second
 
-// readRegistry refreshes the registry when the last read is a second old.
-// A failed read keeps the previous one: who a client is does not change.
-func (sm *sampler) readRegistry(ctx context.Context, now time.Time) {
+// askRegistry has the tick's pipeline read the registry when the last
+// read is a second old (Walker.ReadClients): identities cost no round trip
+// of their own, and the tick stays one pipeline per node.
+func (sm *sampler) askRegistry(now time.Time) {
 	if !sm.registryRead.IsZero() && now.Sub(sm.registryRead) < registryEvery {
 		return
 	}
 	sm.registryRead = now
-	reg, err := sm.s.insp.ReadRegistry(ctx)
-	if err != nil {
-		sm.s.log.Debug("reading the client registry failed", "err", err)
-		return
+	sm.walker.ReadClients()
+}
+
+// takeRegistry keeps the registry the tick read. A tick that did not read
+// it, or failed to, keeps the previous one: who a client is does not change.
+func (sm *sampler) takeRegistry(smp *inspect.Sample) {
+	if smp.Registry != nil {
+		sm.registry = smp.Registry
 	}
-	sm.registry = reg
 }
 
 // holderKey names one holder of one lock in snapshot.HolderSeen.

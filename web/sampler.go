@@ -220,6 +220,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	sm.walker.Suggest(sm.keyEvents.Drain())
 	sm.walker.Suggest(sm.heardEvents())
 	sm.walker.Suggest(sm.touch.drain())
+	sm.askRegistry(start)
 	smp, err := sm.walker.Tick(ctx, sm.locks, sm.limiters)
 	if err != nil {
 		sm.fail(runCtx, err)
@@ -228,7 +229,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 	sm.tickNo++
 	sm.advance(smp, start)
 	sm.publishStatus()
-	sm.readRegistry(ctx, start)
+	sm.takeRegistry(smp)
 	sm.detectExpiries(smp, start)
 	sn := sm.publish(smp, start)
 	// The status frame goes out after the snapshot that agrees with it, so

@@ -23,7 +23,10 @@ type Sample struct {
 	// Limiters nor Stats, yet not gone: the caller keeps what it last knew.
 	// Nil when every node answered.
 	Unreadable map[string]Unread
-	scan       *scanResult
+	// Registry is the client registry when Walker.ReadClients asked this
+	// tick to read it; nil otherwise, or when the read failed.
+	Registry *Registry
+	scan     *scanResult
 }
 
 // Unread is why one object could not be read in a sample.

@@ -278,3 +278,55 @@ func TestWalkerIncrementalDiscovery(t *testing.T) {
 		t.Errorf("found %v, skipped %d; want the lock, the limiter and one skipped hash", found, skipped)
 	}
 }
+
+// The registry is read in the tick's own pipeline when asked for, so a
+// tick with identities is still one round trip (it was two more: HLEN,
+// then HGETALL with TIME, once a second).
+func TestWalkerReadsClientsInTheTickPipeline(t *testing.T) {
+	ctx := t.Context()
+	app := store.New(redistest.Client(t), &store.Options{App: "orders-api"})
+	t.Cleanup(func() { app.Close() })
+	probe := redistest.Client(t)
+	for i := 0; !probe.HExists(ctx, store.ClientsKey, app.ID()).Val(); i++ {
+		if i == 100 {
+			t.Fatal("the application's first beat never came")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	counted := redis.NewClient(&redis.Options{Addr: redistest.Shared(t).Addr})
+	t.Cleanup(func() { counted.Close() })
+	if err := counted.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := New(counted, nil)
+	if err := c.loadStateScript(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.NewWalker("*", &WalkOptions{NoScan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Tick(ctx, nil, nil); err != nil { // the first tick's own reads
+		t.Fatal(err)
+	}
+	hook := &sampleHook{}
+	counted.AddHook(hook)
+	w.ReadClients()
+	s, err := w.Tick(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, single := hook.pipelines.Load(), hook.single.Load(); p != 1 || single != 0 {
+		t.Errorf("a tick reading the registry sent %d pipelines and %d single commands, want 1 and 0", p, single)
+	}
+	if s.Registry == nil {
+		t.Fatal("the tick asked to read the registry has none")
+	}
+	if ci, ok := s.Registry.Clients[app.ID()]; !ok || ci.App != "orders-api" {
+		t.Errorf("registry %+v lacks the application client %s", s.Registry.Clients, app.ID())
+	}
+	// Not asked: not read.
+	if s, err = w.Tick(ctx, nil, nil); err != nil || s.Registry != nil {
+		t.Errorf("a tick not asked read the registry: %v, %v", s.Registry, err)
+	}
+}

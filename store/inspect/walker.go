@@ -82,17 +82,21 @@ func (o *WalkOptions) get() WalkOptions {
 // Walker samples named objects and discovers new ones, one step per tick.
 // It is not safe for concurrent use (one sampler goroutine owns it).
 type Walker struct {
-	in     *Inspector
-	match  string
-	scans  bool
-	pace   *pacer
-	reg    *registryReader
-	cad    *cadence
-	next   scanStep
-	notify []string          // suggested names not yet sized
-	origin map[string]Source // candidates in flight, by name
-	ticks  int64
-	status WalkStatus
+	in    *Inspector
+	match string
+	scans bool
+	pace  *pacer
+	reg   *registryReader
+	// clientsDue asks the next Tick to read the client records too
+	// (ReadClients); clientsTooMany stops that after one read found more
+	// than maxRegistryFields.
+	clientsDue, clientsTooMany bool
+	cad                        *cadence
+	next                       scanStep
+	notify                     []string          // suggested names not yet sized
+	origin                     map[string]Source // candidates in flight, by name
+	ticks                      int64
+	status                     WalkStatus
 }
 
 // WalkStatus is the walk's progress, for the status page and metrics.
@@ -201,6 +205,11 @@ type WalkStep struct {
 	Skipped int
 }
 
+// ReadClients makes the next Tick read the client registry in its own
+// pipeline (Sample.Registry), so identities cost no round trip of their
+// own. A registry of more than maxRegistryFields records is not read.
+func (w *Walker) ReadClients() { w.clientsDue = true }
+
 // Tick samples locks and limiters (idle ones only on their turn) with the
 // walk's next step in the same pipeline; the step's findings are in
 // Sample.Walk.
@@ -208,6 +217,8 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.ticks++
 	step := w.next
 	step.registry = w.reg
+	step.clients = w.clientsDue && !w.clientsTooMany
+	w.clientsDue = false
 	step.patterns = w.in.ObjectPatterns()
 	step.info = w.scans && w.ticks%paceStatsEvery == 1
 	if w.scans {
@@ -224,6 +235,14 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.cad.forget(locks, limiters)
 	r := s.scan
 	w.account(&step, r, s.At)
+	if r.clientsRead {
+		// A registry past the bound is read no more: its HGETALL would be
+		// the tick's largest reply (ReadRegistry says why it fails).
+		w.clientsTooMany = r.clientsLen > maxRegistryFields
+		if r.clients != nil && !w.clientsTooMany {
+			s.Registry = parseRegistry(r.clients, s.At)
+		}
+	}
 
 	known := make(map[string]bool, len(locks)+len(limiters)+len(r.locks)+len(r.limiters))
 	for _, names := range [][]string{locks, limiters} {
@@ -386,6 +405,9 @@ type scanStep struct {
 	info     bool // read INFO commandstats for the pacer
 
 	registry *registryReader
+	// clients asks for the client records (HLEN and HGETALL) in the same
+	// pipeline, for ReadClients.
+	clients bool
 }
 
 // scanResult is what one scanStep found.
@@ -396,10 +418,15 @@ type scanResult struct {
 	skipped   int      // size keys with more fields than any known layout
 	locks     []LockInfo
 	limiters  []LimiterInfo
-	dbSize    int64     // keys in the database, for sizing the next pages
-	announced []string  // names the registry announced since the last read
-	cost      redisCost // the walk's Redis cost so far (when infoOK)
-	infoOK    bool
+	dbSize    int64    // keys in the database, for sizing the next pages
+	announced []string // names the registry announced since the last read
+	// clients are the client records, when the step asked for them
+	// (clientsRead; nil fields when the read failed).
+	clientsRead bool
+	clientsLen  int64
+	clients     map[string]string
+	cost        redisCost // the walk's Redis cost so far (when infoOK)
+	infoOK      bool
 }
 
 // scanReads is a scanStep queued in a pipeline.
@@ -413,6 +440,9 @@ type scanReads struct {
 	gets   []*redis.MapStringStringCmd
 	ttls   []*redis.DurationCmd
 	strs   []stringRead
+
+	clientsLen *redis.IntCmd
+	clients    *redis.MapStringStringCmd
 }
 
 func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
@@ -434,6 +464,10 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	}
 	if step.registry != nil {
 		r.names = step.registry.queue(ctx, pipe)
+		if step.clients {
+			r.clientsLen = pipe.HLen(ctx, store.ClientsKey)
+			r.clients = pipe.HGetAll(ctx, store.ClientsKey)
+		}
 	}
 	for i, k := range step.size {
 		r.lens[i] = pipe.HLen(ctx, k)
@@ -466,6 +500,13 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	if r.info != nil {
 		if v, err := r.info.Result(); err == nil {
 			out.cost, out.infoOK = parseRedisCost(v), true
+		}
+	}
+	if r.clients != nil {
+		out.clientsRead = true
+		out.clientsLen, _ = r.clientsLen.Result()
+		if fields, err := r.clients.Result(); err == nil {
+			out.clients = fields
 		}
 	}
 	if r.names != nil {
