@@ -74,27 +74,29 @@ func getStatus(ctx context.Context, rig *consoleRig) (apiStatus, error) {
 // assumed cost, which at 10M keys is not the steady state), bounded.
 func settle(ctx context.Context, rig *consoleRig) error {
 	listed := false
-	for i := 0; i < 1200; i++ { // 2 min at most
+	for i := 0; i < 1200 && !listed; i++ { // 2 min at most
 		st, err := getStatus(ctx, rig)
-		if err == nil && st.Locks > 0 { // the first tick's full pass is in
-			if !listed {
-				listed = true
-				sleepCtx(ctx, 3*time.Second)
-				continue
-			}
-			if st.PageCount == 0 || st.CostPerKeyUsec > 0 {
-				sleepCtx(ctx, 2*time.Second) // a few pages at the measured cost
-				return ctx.Err()
-			}
-		}
-		if !sleepCtx(ctx, 100*time.Millisecond) {
+		listed = err == nil && st.Locks > 0 // the first tick's full pass is in
+		if !listed && !sleepCtx(ctx, 100*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
-	if listed {
-		return nil // the walk never measured its cost: measure what runs
+	if !listed {
+		return fmt.Errorf("the console listed no lock in 2 minutes")
 	}
-	return fmt.Errorf("the console listed no lock in 2 minutes")
+	sleepCtx(ctx, 3*time.Second)
+	// A console that does not walk (full passes only) never measures a
+	// cost: it is given 20 s at most.
+	for i := 0; i < 200; i++ {
+		if st, err := getStatus(ctx, rig); err == nil && st.CostPerKeyUsec > 0 {
+			sleepCtx(ctx, 2*time.Second) // a few pages at the measured cost
+			break
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			break
+		}
+	}
+	return ctx.Err()
 }
 
 // steadyWindow measures an idle console over window.
