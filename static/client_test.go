@@ -563,3 +563,18 @@ func TestStaticClientStatsWithoutMeta(t *testing.T) {
 		t.Errorf("a handler saw %v", got)
 	}
 }
+
+// A holder younger than the skew between the browser's clock and Redis's
+// reads "held 0s, renewed 0 s ago", as the server renders it; it read just
+// the identity before, so a lock that had changed hands live lost its hold
+// time on /locks.
+func TestStaticClientWhoTextOfAFreshHolder(t *testing.T) {
+	fs := newFakeServer(t, map[string]templ.Component{"0": views.Locks(views.LocksPage{Layout: views.Layout{Title: "Locks"}})})
+	tb := open(t, fs, "/p/0")
+	got := tb.eval(`() => [window.lockwarden.whoText({who: "orders-api", held_since: 1000, renewed_at: 1000}, 900),
+		window.lockwarden.whoText({who: "orders-api", held_since: 1000, renewed_at: 4000}, 64000)]`)
+	want := "[orders-api, held 0s, renewed 0 s ago orders-api, held 1m3s, renewed 1m0s ago]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("whoText = %v, want %v", got, want)
+	}
+}

@@ -121,14 +121,16 @@
   // holder in words and its instants) at server time now.
   LW.whoText = function (e, now) {
     var s = String(e.who);
-    if (typeof e.held_since === "number" && e.held_since > 0 && now - e.held_since > 0) {
-      s += ", held " + LW.durText(now - e.held_since);
+    // A hold younger than the clock skew between browser and Redis reads
+    // "held 0s", as the server renders it, rather than nothing.
+    if (typeof e.held_since === "number" && e.held_since > 0) {
+      s += ", held " + LW.durText(Math.max(0, now - e.held_since));
       if (e.since_seen === true) {
         s += " (since the console first saw it)";
       }
     }
-    if (typeof e.renewed_at === "number" && e.renewed_at > 0 && now - e.renewed_at > 0) {
-      s += ", renewed " + LW.agoText(now - e.renewed_at);
+    if (typeof e.renewed_at === "number" && e.renewed_at > 0) {
+      s += ", renewed " + LW.agoText(Math.max(0, now - e.renewed_at));
     }
     return s;
   };
