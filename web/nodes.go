@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
@@ -44,10 +45,25 @@ func (s *Server) probeNodes(ctx context.Context) {
 	t := time.NewTicker(nodeProbeEvery)
 	defer t.Stop()
 	was := map[string]bool{}
+	_, cluster := s.insp.Redis().(*redis.ClusterClient)
 	for {
-		pctx, cancel := context.WithTimeout(ctx, nodeProbeEvery)
-		nodes, err := s.insp.Nodes(pctx)
-		cancel()
+		var (
+			nodes []inspect.NodeStatus
+			err   error
+		)
+		if prev := s.nodes.current(); !cluster && len(prev) == 1 && prev[0].Up &&
+			time.Since(time.Unix(0, s.sampler.answered.Load())) < nodeProbeEvery {
+			// One node that answered the tick's pipeline within the last
+			// probe period is up: a PING would be a second round trip for
+			// what the tick already proved. (On a Cluster a master that owns
+			// none of the sampled keys gets no tick command, so every master
+			// is pinged.)
+			nodes = prev
+		} else {
+			pctx, cancel := context.WithTimeout(ctx, nodeProbeEvery)
+			nodes, err = s.insp.Nodes(pctx)
+			cancel()
+		}
 		if ctx.Err() != nil {
 			return
 		}

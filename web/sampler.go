@@ -126,10 +126,13 @@ type sampler struct {
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
 	redisUp         *bool
-	registry        *inspect.Registry
-	registryRead    time.Time
-	holderSeen      map[string]time.Time
-	delta           deltaState // the numbers as last broadcast
+	// answered is when a tick's pipeline last got Redis's answer (Unix
+	// ns); the node probe skips its PING on one node while it is recent.
+	answered     atomic.Int64
+	registry     *inspect.Registry
+	registryRead time.Time
+	holderSeen   map[string]time.Time
+	delta        deltaState // the numbers as last broadcast
 
 	// Discovery after the first full pass is an inspect.Walker riding in
 	// every tick's pipeline: names store clients announce, names keyspace
@@ -226,6 +229,7 @@ func (sm *sampler) tick(ctx context.Context, every time.Duration) {
 		sm.fail(runCtx, err)
 		return
 	}
+	sm.answered.Store(time.Now().UnixNano())
 	sm.tickNo++
 	sm.advance(smp, start)
 	sm.publishStatus()
