@@ -20,33 +20,31 @@ correct (they see the hash held and a ` + "`0`" + ` on every release) but do not
 
 const consoleNotes = `### What cases 5–8 show, the gaps, and the next ideas
 
-**5, sampler.** A tick is one pipeline per node, discovery included: after one full pass at start, each tick's
-pipeline also carries one SCAN page (sized so that a whole pass takes about the discovery interval) plus HLEN and
-HGETALL+PTTL of the candidates the previous page found, so a new object is listed about two ticks after its page is
-scanned and a vanished one is dropped by the next sample. Redisson windows are read by EVALSHA (the script is loaded
-once; a NOSCRIPT reloads it and the tick is read again), not by sending the script's text every tick as the first
-version did, and only for names not already known as token buckets: a bucket costs HGETALL of the hash and of its
-stats ring per tick, nothing more. At 10,000 limiters that is 20,000 reads per tick and about a tenth of a Redis
-core; next idea there: read stats rings of idle objects less often than every tick.
+**5, sampler.** A tick is one pipeline per node: the sample, one SCAN page of the paced walk, the registry's new
+names and, once a second, the client records all travel together, and on one node the tick's answer is the health
+check (no PING of its own). Redisson windows are read by EVALSHA and only for names not already known as token
+buckets. Idle objects (no outcome counted lately) are read every 5 s rather than every tick, which is what keeps
+10,000 limiters affordable. The negative CPU figures are noise: the row subtracts a traffic-only window measured
+just before, on a shared 2-CPU machine.
 
 **6, fan-out.** The sampler builds each frame once and the hub hands the same prepared websocket message to every
-viewer (framed once, gorilla's PreparedMessage), so Redis load does not move with 1,000 viewers and the console's CPU
-stays low. A viewer's first frame is the full one; after that, kinds, holders, first-seen times and limiter details
-travel only in frames where they changed, and the browser keeps the last copy. The delay left is pushing one frame
-through 1,000 sockets on 2 CPUs shared with the viewers' process and Redis; with 100 limiters p99 sits around the
-50 ms target (runs so far from 33 to 80 ms, depending on what else the 2 CPUs are doing). With 1,000 limiters the steady frame still holds every limiter's counts and
-available permits (~87 KB), which is what keeps p99 in the hundreds of ms there; next idea: send only the limiters
-whose counts changed since the previous frame.
+viewer, so Redis load does not move with 1,000 viewers. After a viewer's first frame, frames carry only what changed
+(counts that moved, who holds a lock when that changes, the stale set, the alerts when they change). The tick no
+longer encodes the rarely-changing part to compare it: it is compared field by field and encoded only when a viewer
+needs a full frame. What is left is pushing one frame through 1,000 sockets on 2 CPUs shared with the viewers'
+process and Redis.
 
 **7, events.** An unlock message costs the console one pub/sub read, one small JSON frame and one hub broadcast;
-p99 stays well under the target at 1,000 events/s with no event lost; the max is a scheduling stall on the shared
-CPUs.
+the max is a scheduling stall on the shared CPUs.
 
-**8, discovery.** SCAN with TYPE hash skips the 900,000 strings inside Redis; each batch of hashes costs one HLEN
-pipeline and, for the small ones, one HGETALL+PTTL pipeline, and Redis answers other clients between the calls, so
-their p99 stays under 2 ms while the pass uses most of a Redis core for about two seconds. Both targets are met.
-Since the default console repeats this pass every second, a keyspace this large would keep Redis ~70 % busy: the
-same next idea as in case 5 (rediscover less often or incrementally) applies, or a narrower MATCH pattern.
+**8, discovery.** One full pass (what the console runs at start) uses most of a Redis core for a few seconds while
+other clients' p99 stays low. After it the console walks: each tick's pipeline carries one SCAN page sized from the
+keys and time left in the pass and from what a key costs Redis (its main thread's CPU, measured), within the budget
+(3 % of a core by default). Announced names (store clients) are read on the tick that hears of them, keyspace
+notifications within a second. The walk is what finds foreign writers without notifications; SCAN's TYPE filter
+looks every key up twice on Redis 7.0, so a key costs 2–4 µs here, and at 1M keys the budget pays for a pass of
+one to two minutes: the gap to the 60 s target. Next ideas: remember hashes already rejected (their HLEN and
+HGETALL are about 15 % of the pass), and let /status suggest the budget that a 60 s pass needs at the measured cost.
 `
 
 const seedLossNote = `Why seed 001's script loses permits, and when: its refill adds floor(elapsed / interval) permits and then
@@ -60,8 +58,9 @@ timing. lockwarden advances last_mill_second by whole intervals only, so neither
 
 const speedGaps = `## Cases 1–3: where the time goes, and batching
 
-Inside Redis, a lock + unlock pair of a free lock runs 9 commands (TIME, one EXISTS of the lock and its queue,
-HSET, PEXPIRE, the stats HINCRBY; HGET, DEL, an empty ZRANGE of the queue, PUBLISH of Redisson's ` + "`0`" + `), and a
+Inside Redis, a lock + unlock pair of a free lock runs 11 commands (TIME, one EXISTS of the lock and its queue,
+HSET, PEXPIRE, the stats HINCRBY, HSET and PEXPIRE of the hold times; HGET, one DEL of the lock and its hold
+times, an empty ZRANGE of the queue, PUBLISH of Redisson's ` + "`0`" + `), and a
 rejected limiter decision runs 3 (TIME, HMGET, HINCRBY). bsm/redislock runs 3 commands per pair and redis_rate 2 per
 rejection: the difference is the work the peers skip (re-entrancy, the hand-off queue check, the unlock message,
 the stats count). With one round trip per call that work cannot be won back, so store batches: calls that arrive
