@@ -578,3 +578,33 @@ func TestStaticClientWhoTextOfAFreshHolder(t *testing.T) {
 		t.Errorf("whoText = %v, want %v", got, want)
 	}
 }
+
+// A row goes stale live, and says "Cluster down" when its node refuses
+// every key, as the server renders it: the frames carry cluster_down, not
+// the reason text (which they leave out, as it would change every tick),
+// and the browser looked for CLUSTERDOWN in that absent text.
+func TestStaticClientStaleRowsLive(t *testing.T) {
+	page := views.Locks(views.LocksPage{Layout: views.Layout{Title: "Locks", Now: t0},
+		Locks: []views.LockRow{{Name: "a", Kind: "reentrant", PTTLMS: 30000, Holders: []views.HolderRow{{ID: "u:1", Count: 1}}, FirstSeen: t0},
+			{Name: "b", Kind: "reentrant", PTTLMS: 30000, Holders: []views.HolderRow{{ID: "u:2", Count: 1}}, FirstSeen: t0}}})
+	fs := newFakeServer(t, map[string]templ.Component{"locks": page})
+	tb := open(t, fs, "/p/locks")
+	c := fs.conn(t)
+	tb.until(`() => document.body.dataset.ws === "open"`, nil)
+	at := t0.UnixMilli()
+	send(t, c, stats(at, map[string]any{"pttl_ms": map[string]any{"a": 1000, "b": 1000}, "stale": map[string]any{
+		"a": map[string]any{"node": "10.0.0.1:7000", "last_read_ms": at},
+		"b": map[string]any{"node": "10.0.0.2:7000", "last_read_ms": at, "cluster_down": true},
+	}}))
+	tb.frames(1)
+	got := tb.eval(`() => [...document.querySelectorAll('[data-testid="stale"]')].map(e => e.textContent)`)
+	want := "[(node 10.0.0.1:7000 down, last read 12:00:00.000 UTC) (Cluster down: node 10.0.0.2:7000 refuses every key (CLUSTERDOWN), last read 12:00:00.000 UTC)]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("stale markers %v, want %v", got, want)
+	}
+	send(t, c, stats(at+200, map[string]any{"pttl_ms": map[string]any{"a": 800, "b": 800}, "stale": map[string]any{}}))
+	tb.frames(2)
+	if got := tb.eval(`() => document.querySelectorAll('[data-testid="stale"]').length`); fmt.Sprint(got) != "0" {
+		t.Errorf("%v stale markers after the nodes answered, want 0", got)
+	}
+}

@@ -177,7 +177,7 @@
   // staleText matches views.staleText: why a row shows its last read.
   function staleText(st) {
     var last = ", last read " + LW.clock(new Date(st.last_read_ms)) + " UTC";
-    if (typeof st.reason === "string" && st.reason.indexOf("CLUSTERDOWN") >= 0) {
+    if (st.cluster_down === true) {
       return "Cluster down: node " + (st.node || "unknown") + " refuses every key (CLUSTERDOWN)" + last;
     }
     return "node " + (st.node || "unknown") + " down" + last;

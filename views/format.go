@@ -383,9 +383,7 @@ func staleText(m *StaleMark) string {
 		node = "unknown"
 	}
 	last := ", last read " + clock(m.LastRead) + " UTC"
-	if strings.Contains(m.Reason, "CLUSTERDOWN") {
-		// The node answers but serves no key: the Cluster lost a master
-		// with no replica and requires every slot to be served.
+	if m.ClusterDown {
 		return "Cluster down: node " + node + " refuses every key (CLUSTERDOWN)" + last
 	}
 	return "node " + node + " down" + last

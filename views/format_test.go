@@ -61,11 +61,11 @@ func TestViewFormatting(t *testing.T) {
 // (which answers, and was called "down" on rows of live masters).
 func TestStaleTextNamesClusterDown(t *testing.T) {
 	at := time.Date(2026, 11, 23, 13, 33, 15, 673e6, time.UTC)
-	down := staleText(&StaleMark{Node: "10.0.0.1:7000", LastRead: at, Reason: "inspect: dial tcp: connection refused"})
+	down := staleText(&StaleMark{Node: "10.0.0.1:7000", LastRead: at})
 	if down != "node 10.0.0.1:7000 down, last read 13:33:15.673 UTC" {
 		t.Errorf("down: %q", down)
 	}
-	cd := staleText(&StaleMark{Node: "10.0.0.2:7000", LastRead: at, Reason: "inspect: Redis node down: CLUSTERDOWN The cluster is down"})
+	cd := staleText(&StaleMark{Node: "10.0.0.2:7000", LastRead: at, ClusterDown: true})
 	if !strings.HasPrefix(cd, "Cluster down: node 10.0.0.2:7000 refuses every key (CLUSTERDOWN)") {
 		t.Errorf("CLUSTERDOWN: %q", cd)
 	}

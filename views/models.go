@@ -137,7 +137,8 @@ type LockRow struct {
 type StaleMark struct {
 	Node     string
 	LastRead time.Time
-	Reason   string // why it could not be read, as the sampler got it
+	// ClusterDown: the node answers but the Cluster refuses every key.
+	ClusterDown bool
 }
 
 // LimiterRow is one limiter as the tables and wall tiles show it.

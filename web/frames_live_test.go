@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -131,5 +132,25 @@ func TestMetaEqualMatchesJSON(t *testing.T) {
 	}
 	if metaEqual(nil, base()) {
 		t.Error("no meta sent yet, yet equal")
+	}
+}
+
+// Every field of statsMeta takes part in metaEqual: one left out (the
+// stale set was) means viewers never hear it change. Each field set on its
+// own to a non-empty value must make the metas differ.
+func TestMetaEqualCoversEveryField(t *testing.T) {
+	typ := reflect.TypeOf(statsMeta{})
+	for i := range typ.NumField() {
+		a, b := &statsMeta{}, &statsMeta{}
+		f := reflect.ValueOf(b).Elem().Field(i)
+		if f.Kind() != reflect.Map {
+			t.Fatalf("field %s is a %s: teach this test to fill it", typ.Field(i).Name, f.Kind())
+		}
+		m := reflect.MakeMap(f.Type())
+		m.SetMapIndex(reflect.ValueOf("x"), reflect.New(f.Type().Elem()).Elem())
+		f.Set(m)
+		if metaEqual(a, b) {
+			t.Errorf("metaEqual ignores %s", typ.Field(i).Name)
+		}
 	}
 }

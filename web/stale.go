@@ -17,6 +17,8 @@ type staleJSON struct {
 	Node       string `json:"node"`
 	LastReadMS int64  `json:"last_read_ms"`
 	Reason     string `json:"reason,omitempty"`
+	// ClusterDown: the node answers but the Cluster refuses every key.
+	ClusterDown bool `json:"cluster_down,omitempty"`
 }
 
 // staleMark is the row marker of an object shown as last read.
@@ -24,14 +26,14 @@ func staleMark(st *inspect.StaleRead) *views.StaleMark {
 	if st == nil {
 		return nil
 	}
-	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead, Reason: st.Reason}
+	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead, ClusterDown: st.ClusterDown}
 }
 
 func toStaleJSON(st *inspect.StaleRead) *staleJSON {
 	if st == nil {
 		return nil
 	}
-	return &staleJSON{Node: st.Node, LastReadMS: st.LastRead.UnixMilli(), Reason: st.Reason}
+	return &staleJSON{Node: st.Node, LastReadMS: st.LastRead.UnixMilli(), Reason: st.Reason, ClusterDown: st.ClusterDown}
 }
 
 func (f *statsFrame) markStale(name string, st *inspect.StaleRead) {
@@ -59,6 +61,7 @@ func (sm *sampler) keepStale(smp *inspect.Sample) {
 		st := &inspect.StaleRead{Node: u.Node, LastRead: prev.SampledAt}
 		if u.Err != nil {
 			st.Reason = u.Err.Error()
+			st.ClusterDown = inspect.IsClusterDown(st.Reason)
 		}
 		if was != nil { // stale already: the read it shows is older
 			st.LastRead = was.LastRead

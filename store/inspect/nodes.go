@@ -456,6 +456,11 @@ func (c *Inspector) nodeOf(ctx context.Context, key string) string {
 // for now, whatever the key: they say nothing about the key itself.
 var nodeUnavailable = []string{"CLUSTERDOWN", "LOADING", "MASTERDOWN", "TRYAGAIN", "BUSY ", "READONLY"}
 
+// IsClusterDown says err (or a reason built from one) is a node's
+// CLUSTERDOWN refusal: the Cluster lost a master with no replica and
+// requires every slot to be served.
+func IsClusterDown(reason string) bool { return strings.Contains(reason, "CLUSTERDOWN") }
+
 // refusesKeysOnly says a down reason is a reply of a node that answers but
 // serves no keys (CLUSTERDOWN when a master without a replica is gone and
 // the Cluster requires full coverage): it still answers TIME, which has no

@@ -41,6 +41,9 @@ type StaleRead struct {
 	Node     string
 	LastRead time.Time // Redis TIME of the last sample that read it
 	Reason   string
+	// ClusterDown says the node answers but refuses every key
+	// (CLUSTERDOWN): the whole Cluster is down, not this node alone.
+	ClusterDown bool
 }
 
 // Sample reads state and stats of the named locks and limiters: TIME, then
