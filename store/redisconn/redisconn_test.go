@@ -1,8 +1,10 @@
 package redisconn_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,5 +178,30 @@ func TestParseSentinelURL(t *testing.T) {
 		fo.SentinelPassword != "sp" || fo.DialTimeout != 2*time.Second || fo.TLSConfig == nil ||
 		strings.Join(fo.SentinelAddrs, ",") != "10.0.0.1:26379,10.0.0.2:26380" {
 		t.Fatalf("options = %+v", fo)
+	}
+}
+
+// The client honours its caller's deadline when the server hangs (stopped,
+// not refusing): the call ends with the context's error, not go-redis's
+// read timeout and retries, which is what lets the console's tick and
+// health check move on from a hung Cluster master.
+func TestOpenHonoursDeadlinesOfAHungServer(t *testing.T) {
+	s := redistest.StartT(t)
+	c, _ := open(t, "redis://"+s.Addr)
+	// Without the option go-redis also ends with the deadline's error, but
+	// only after its own read timeout (3 s) and retries: the option is what
+	// makes the deadline the bound, so it is what is checked.
+	if !c.(*redis.Client).Options().ContextTimeoutEnabled {
+		t.Fatal("the client ignores ctx deadlines on reads (ContextTimeoutEnabled off)")
+	}
+	if err := syscall.Kill(s.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(s.PID(), syscall.SIGCONT) })
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	err := c.Ping(ctx).Err()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("PING of a hung server = %v, want the deadline's error", err)
 	}
 }
