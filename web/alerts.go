@@ -61,6 +61,12 @@ var ruleDefaults = map[string]ruleDefault{
 	RuleNodeDown:  {severityCritical, 10 * time.Second},
 }
 
+// rejectSpan is what limiter-reject-ratio judges: rejected over attempted
+// in the last 10 s. A per-second ratio that had to stay over the threshold
+// for 10 s never fired on bursty traffic (one calm second reset it), which
+// is what a flooded login limiter looks like.
+const rejectSpan = 10 * time.Second
+
 // Defaults of the rules' thresholds.
 const (
 	DefaultHeldTooLong = 5 * time.Minute
@@ -149,15 +155,17 @@ type alerter struct {
 	notify func([]alertChange) // nil without a webhook
 	nodes  func(sn *snapshot) []nodeStatus
 
-	spans rejectSpans
+	// hist is the sampler's window history, which limiter-reject-ratio
+	// sums over rejectSpan.
+	hist *history
 
 	mu       sync.Mutex
 	states   map[alertKey]*alertState
 	lastEval time.Time
 }
 
-func newAlerter(cfg *AlertConfig, nodes func(*snapshot) []nodeStatus) *alerter {
-	return &alerter{cfg: cfg, nodes: nodes, states: make(map[alertKey]*alertState)}
+func newAlerter(cfg *AlertConfig, nodes func(*snapshot) []nodeStatus, hist *history) *alerter {
+	return &alerter{cfg: cfg, nodes: nodes, hist: hist, states: make(map[alertKey]*alertState)}
 }
 
 // evaluate applies every rule to sn at now. While Redis is down, the lock
@@ -300,11 +308,9 @@ func (a *alerter) conditions(sn *snapshot, now time.Time) ([]condition, map[stri
 	}
 	ratioOn, errorsOn := on(RuleLimiterRejectRatio), on(RuleLimiterErrors)
 	ratio := a.cfg.rejectRatio()
-	seen := make(map[string]bool, len(sn.Limiters))
 	for _, l := range sn.Limiters {
-		seen[l.Name] = true
 		w := sn.window(l.Name)
-		span, covered := a.spans.observe(l.Name, now, w)
+		span, covered := a.hist.sumSpan(l.Name, rejectSpan)
 		// Redisson limiters' rejections happen in clients' own scripts and
 		// are not counted, so their ratio would be made up.
 		if attempts := span.Acquired + span.Rejected; ratioOn && covered && !l.RejectionsHidden && attempts > 0 &&
@@ -316,7 +322,6 @@ func (a *alerter) conditions(sn *snapshot, now time.Time) ([]condition, map[stri
 			add(RuleLimiterErrors, l.Name, "limiter %s: %d errors in the last second", l.Name, w.Errors)
 		}
 	}
-	a.spans.retain(seen)
 	return out, scopes
 }
 

@@ -22,7 +22,7 @@ func testAlerter(cfg *AlertConfig, nodes func(*snapshot) []nodeStatus) (*alerter
 	if nodes == nil {
 		nodes = singleNode("n1")
 	}
-	a := newAlerter(cfg, nodes)
+	a := newAlerter(cfg, nodes, newHistory(historyTicks))
 	r := &recorder{}
 	a.notify = r.notify
 	return a, r
@@ -93,17 +93,25 @@ func limiterSnap(w inspect.Counts, hidden bool) *snapshot {
 		Stats:    map[string]inspect.Summary{"api": {Window: w}}}
 }
 
+// evalLimiter records w as the limiter's window at the tick at, as the
+// sampler's history would, and evaluates the rules on it.
+func evalLimiter(a *alerter, w inspect.Counts, hidden bool, at time.Time) {
+	sn := limiterSnap(w, hidden)
+	a.hist.pushTick(at.UnixMilli(), sn.Limiters, sn.Stats)
+	a.evaluate(sn, at)
+}
+
 func TestAlertRejectRatioAndErrors(t *testing.T) {
 	cfg := &AlertConfig{For: map[string]time.Duration{RuleLimiterErrors: 0}}
 	a, _ := testAlerter(cfg, nil)
 	// Exactly 50 % over 10 s is not over the threshold.
 	for i := 0; i < 12; i++ {
-		a.evaluate(limiterSnap(inspect.Counts{Acquired: 5, Rejected: 5}, false), t0.Add(time.Duration(i)*time.Second))
+		evalLimiter(a, inspect.Counts{Acquired: 5, Rejected: 5}, false, t0.Add(time.Duration(i)*time.Second))
 	}
 	if len(a.firing()) != 0 {
 		t.Fatalf("fired at 50 %%: %+v", a.firing())
 	}
-	a.evaluate(limiterSnap(inspect.Counts{Acquired: 0, Rejected: 60, Errors: 1}, false), t0.Add(12*time.Second))
+	evalLimiter(a, inspect.Counts{Acquired: 0, Rejected: 60, Errors: 1}, false, t0.Add(12*time.Second))
 	got := a.firing()
 	if len(got) != 2 {
 		t.Fatalf("firing = %+v", got)
@@ -115,7 +123,7 @@ func TestAlertRejectRatioAndErrors(t *testing.T) {
 	// Redisson limiters' rejections are not visible: no ratio alert.
 	b, _ := testAlerter(cfg, nil)
 	for i := 0; i < 12; i++ {
-		b.evaluate(limiterSnap(inspect.Counts{Acquired: 1, Rejected: 9}, true), t0.Add(time.Duration(i)*time.Second))
+		evalLimiter(b, inspect.Counts{Acquired: 1, Rejected: 9}, true, t0.Add(time.Duration(i)*time.Second))
 	}
 	if got := b.firing(); len(got) != 0 {
 		t.Fatalf("ratio of a limiter with hidden rejections: %+v", got)
@@ -133,7 +141,7 @@ func TestAlertRejectRatioOverTenSecondsOfBurstyTraffic(t *testing.T) {
 		if i%2 == 1 {
 			w = inspect.Counts{Acquired: 6, Rejected: 4} // 40 %
 		}
-		a.evaluate(limiterSnap(w, false), t0.Add(time.Duration(i)*time.Second))
+		evalLimiter(a, w, false, t0.Add(time.Duration(i)*time.Second))
 		if i < 7 && len(a.firing()) != 0 {
 			t.Fatalf("fired after %d s, before 10 s were seen: %+v", i, a.firing())
 		}
@@ -146,10 +154,10 @@ func TestAlertRejectRatioOverTenSecondsOfBurstyTraffic(t *testing.T) {
 	// second, so the sum is not five times the traffic.
 	c, _ := testAlerter(nil, nil)
 	for i := 0; i < 60; i++ {
-		c.evaluate(limiterSnap(inspect.Counts{Acquired: 10, Rejected: 0}, false), t0.Add(time.Duration(i)*200*time.Millisecond))
+		evalLimiter(c, inspect.Counts{Acquired: 10, Rejected: 0}, false, t0.Add(time.Duration(i)*200*time.Millisecond))
 	}
 	for i := 60; i < 66; i++ { // 1.2 s of full rejection after 12 s of none
-		c.evaluate(limiterSnap(inspect.Counts{Acquired: 0, Rejected: 10}, false), t0.Add(time.Duration(i)*200*time.Millisecond))
+		evalLimiter(c, inspect.Counts{Acquired: 0, Rejected: 10}, false, t0.Add(time.Duration(i)*200*time.Millisecond))
 	}
 	if got := c.firing(); len(got) != 0 {
 		t.Fatalf("one bad second in ten fired: %+v", got)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"sync"
+	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
@@ -102,6 +103,37 @@ func (h *history) retain(names map[string]bool) {
 			delete(h.byName, name)
 		}
 	}
+}
+
+// sumSpan adds up name's 1 s windows ending within span of its newest
+// point, one window per second (points are a tick apart, so neighbouring
+// windows overlap and only every fifth or so is taken), and says whether
+// they reach back the whole span.
+func (h *history) sumSpan(name string, span time.Duration) (inspect.Counts, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	r := h.byName[name]
+	if r == nil || r.len() == 0 {
+		return inspect.Counts{}, false
+	}
+	const windowMS = 1000
+	newest, reach := r.at(0).At, span.Milliseconds()-windowMS
+	oldest, next := newest, newest
+	var sum inspect.Counts
+	for i := 0; i < r.len(); i++ {
+		p := r.at(i)
+		if newest-p.At > reach {
+			break
+		}
+		if p.At > next {
+			continue // overlaps the window taken last
+		}
+		sum.Acquired += p.Window.Acquired
+		sum.Rejected += p.Window.Rejected
+		sum.Errors += p.Window.Errors
+		oldest, next = p.At, p.At-windowMS
+	}
+	return sum, newest-oldest >= reach-windowMS
 }
 
 // recent returns up to n points of name, newest first.
