@@ -69,13 +69,18 @@ type discoveryStatus struct {
 	// BudgetPassSeconds the shortest pass over them the budget pays for
 	// at the measured cost (0 until measured): a pass takes the longer of
 	// it and pass_target_seconds.
-	Keyspace          int64       `json:"keyspace_keys"`
-	BudgetPassSeconds float64     `json:"budget_pass_seconds"`
-	Announced         int64       `json:"announced_total"`
-	Notified          int64       `json:"notified_total"`
-	NotifyReceived    int64       `json:"notifications_received_total"`
-	NotifyDropped     int64       `json:"notifications_dropped_total"`
-	IdleSkipped       int64       `json:"idle_reads_skipped_total"`
+	Keyspace          int64   `json:"keyspace_keys"`
+	BudgetPassSeconds float64 `json:"budget_pass_seconds"`
+	Announced         int64   `json:"announced_total"`
+	Notified          int64   `json:"notified_total"`
+	NotifyReceived    int64   `json:"notifications_received_total"`
+	NotifyDropped     int64   `json:"notifications_dropped_total"`
+	IdleSkipped       int64   `json:"idle_reads_skipped_total"`
+	// RejectsRemembered are hashes the walk found to be no object and
+	// leaves alone for a few passes; RejectsSkipped the listings it
+	// did not examine for that.
+	RejectsRemembered int         `json:"rejects_remembered"`
+	RejectsSkipped    int64       `json:"rejects_skipped_total"`
 	Locks             int         `json:"locks"`
 	Limiters          int         `json:"limiters"`
 	Recent            []foundJSON `json:"recent"`
@@ -189,6 +194,8 @@ func (sm *sampler) publishStatus() {
 		Announced:         ws.Announced,
 		Notified:          ws.Notified,
 		IdleSkipped:       ws.IdleSkipped,
+		RejectsRemembered: ws.RejectsRemembered,
+		RejectsSkipped:    ws.RejectsSkipped,
 		Locks:             len(sm.locks),
 		Limiters:          len(sm.limiters),
 		Recent:            append([]foundJSON(nil), sm.disc.recent...),
@@ -226,23 +233,25 @@ func (s *Server) handleAPIStatus(c echo.Context) error {
 func (s *Server) handleStatusPage(c echo.Context) error {
 	st := s.discoveryStatus()
 	m := views.StatusPage{
-		Layout:          s.layout(c, "Status", ""),
-		KeyspaceEvents:  st.KeyspaceEvents,
-		Scanning:        st.Scanning,
-		PassTarget:      time.Duration(st.PassTargetSeconds * float64(time.Second)),
-		Budget:          st.Budget,
-		Passes:          st.Passes,
-		LastPassSeconds: st.LastPassSeconds,
-		KeysScanned:     st.KeysScanned,
-		PageCount:       st.PageCount,
-		CostPerKeyUsec:  st.CostPerKeyUsec,
-		Keyspace:        st.Keyspace,
-		BudgetPass:      time.Duration(st.BudgetPassSeconds * float64(time.Second)),
-		Announced:       st.Announced,
-		Notified:        st.Notified,
-		IdleSkipped:     st.IdleSkipped,
-		Locks:           st.Locks,
-		Limiters:        st.Limiters,
+		Layout:            s.layout(c, "Status", ""),
+		KeyspaceEvents:    st.KeyspaceEvents,
+		Scanning:          st.Scanning,
+		PassTarget:        time.Duration(st.PassTargetSeconds * float64(time.Second)),
+		Budget:            st.Budget,
+		Passes:            st.Passes,
+		LastPassSeconds:   st.LastPassSeconds,
+		KeysScanned:       st.KeysScanned,
+		PageCount:         st.PageCount,
+		CostPerKeyUsec:    st.CostPerKeyUsec,
+		Keyspace:          st.Keyspace,
+		BudgetPass:        time.Duration(st.BudgetPassSeconds * float64(time.Second)),
+		Announced:         st.Announced,
+		Notified:          st.Notified,
+		IdleSkipped:       st.IdleSkipped,
+		RejectsRemembered: st.RejectsRemembered,
+		RejectsSkipped:    st.RejectsSkipped,
+		Locks:             st.Locks,
+		Limiters:          st.Limiters,
 	}
 	if st.LastPassEnded != nil {
 		m.LastPassEnded = *st.LastPassEnded

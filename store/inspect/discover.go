@@ -165,7 +165,8 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	if err := execTolerant(ctx, pipe); err != nil {
 		return err
 	}
-	cands, skipped := smallHashes(keys, lens)
+	cands, large := smallHashes(keys, lens)
+	skipped := len(large)
 	if skipped > 0 {
 		d.mu.Lock()
 		d.out.Skipped += skipped
@@ -191,7 +192,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	}
 	nowMS := now.Val().UnixMilli()
 
-	locks, lims := classifyHashes(cands, gets, ttls, nowMS)
+	locks, lims, _ := classifyHashes(cands, gets, ttls, nowMS)
 	if err := enrichObjects(ctx, node, locks, lims, nowMS); err != nil {
 		return err
 	}
@@ -201,35 +202,38 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 
 // smallHashes keeps the keys whose HLEN says they may be an object: at
 // least one field (not vanished or retyped since SCAN) and no more than any
-// known layout has; skipped counts the larger ones.
-func smallHashes(keys []string, lens []*redis.IntCmd) (small []string, skipped int) {
+// known layout has; large are the larger ones.
+func smallHashes(keys []string, lens []*redis.IntCmd) (small, large []string) {
 	for i, k := range keys {
 		switch n, err := lens[i].Result(); {
 		case err != nil || n == 0:
 		case n > maxCandidateFields:
-			skipped++
+			large = append(large, k)
 		default:
 			small = append(small, k)
 		}
 	}
-	return small, skipped
+	return small, large
 }
 
 // classifyHashes classifies the hashes read by HGETALL and PTTL, keys[i]
-// by gets[i] and ttls[i].
-func classifyHashes(keys []string, gets []*redis.MapStringStringCmd, ttls []*redis.DurationCmd, nowMS int64) (locks []LockInfo, lims []LimiterInfo) {
+// by gets[i] and ttls[i]; none are the hashes read whole that are no
+// object (a vanished or unreadable one is not among them).
+func classifyHashes(keys []string, gets []*redis.MapStringStringCmd, ttls []*redis.DurationCmd, nowMS int64) (locks []LockInfo, lims []LimiterInfo, none []string) {
 	for i, k := range keys {
 		fields, err := gets[i].Result()
-		if err != nil || len(fields) == 0 || len(fields) > maxCandidateFields {
+		if err != nil || len(fields) == 0 {
 			continue
 		}
 		if lock, ok := classifyLock(k, fields, ttls[i].Val()); ok {
 			locks = append(locks, lock)
 		} else if lim, ok := classifyLimiter(k, fields, nowMS); ok {
 			lims = append(lims, lim)
+		} else {
+			none = append(none, k)
 		}
 	}
-	return locks, lims
+	return locks, lims, none
 }
 
 // add records what one batch found, once per name.

@@ -95,6 +95,7 @@ type Walker struct {
 	next                       scanStep
 	notify                     []string          // suggested names not yet sized
 	origin                     map[string]Source // candidates in flight, by name
+	rejects                    *rejectMemory     // hashes the walk found to be no object
 	ticks                      int64
 	status                     WalkStatus
 }
@@ -117,11 +118,16 @@ type WalkStatus struct {
 	// the shortest pass over them the budget pays for at the measured
 	// cost (0 until known). A pass takes the longer of PassTarget and
 	// BudgetPass.
-	Keyspace    int64
-	BudgetPass  time.Duration
-	Announced   int64 // names read from the registry
-	Notified    int64 // suggested names queued for sizing
-	IdleSkipped int64 // object reads skipped as idle
+	Keyspace   int64
+	BudgetPass time.Duration
+	Announced  int64 // names read from the registry
+	// RejectsRemembered is how many hashes the walk found to be no object
+	// and does not examine again for a few passes; RejectsSkipped counts
+	// the listings it did not examine for that (rejects.go).
+	RejectsRemembered int
+	RejectsSkipped    int64
+	Notified          int64 // suggested names queued for sizing
+	IdleSkipped       int64 // object reads skipped as idle
 }
 
 // NewWalker starts discovery of the keys matching match ("" means every
@@ -133,7 +139,7 @@ func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
 	}
 	w := &Walker{in: c, match: match, scans: c.CanWalk() && !opt.NoScan,
 		pace: newPacer(opt.Tick, opt.Pass, opt.Budget), reg: newRegistryReader(),
-		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}}
+		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}, rejects: newRejectMemory()}
 	w.next = scanStep{match: match, noScan: !w.scans}
 	w.status = WalkStatus{Scanning: w.scans, Budget: w.pace.budget, PassTarget: w.pace.pass}
 	return w, nil
@@ -277,6 +283,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 			ws.Sources[l.Name] = w.sourceOf(l.Name)
 		}
 	}
+	w.remember(r, ws)
 	for _, names := range [][]string{step.read, step.readStr} { // read and classified (or not an object)
 		for _, n := range names {
 			delete(w.origin, n)
@@ -293,10 +300,18 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 		}
 	}
 	for _, k := range r.keys {
-		if !known[k] {
+		switch {
+		case known[k]:
+		case w.rejects.skip(k, w.status.Passes):
+			w.status.RejectsSkipped++
+		default:
 			next.size = append(next.size, k)
 		}
 	}
+	if ws.PassEnded {
+		w.rejects.sweep(w.status.Passes)
+	}
+	w.status.RejectsRemembered = w.rejects.len()
 	n := min(len(w.notify), maxCandidates)
 	for _, k := range w.notify[:n] {
 		if !known[k] && w.origin[k] == SourceNotified {
@@ -311,6 +326,25 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 		return busy || known[name]
 	})
 	return s, nil
+}
+
+// remember records the hashes the walk listed itself and found to be no
+// object (rejects.go), and forgets the names found to be objects. Names
+// announced or notified are never remembered: they were written lately.
+func (w *Walker) remember(r *scanResult, ws *WalkStep) {
+	for _, names := range [][]string{r.large, r.none} {
+		for _, k := range names {
+			if _, named := w.origin[k]; !named {
+				w.rejects.add(k, w.status.Passes)
+			}
+		}
+	}
+	for _, l := range ws.Locks {
+		w.rejects.drop(l.Name)
+	}
+	for _, l := range ws.Limiters {
+		w.rejects.drop(l.Name)
+	}
 }
 
 // freshAnnounced takes the names the registry announced this tick that
@@ -416,6 +450,8 @@ type scanResult struct {
 	keys      []string // hashes this page listed, internal keys left out
 	small     []string // size keys with 1..maxCandidateFields fields
 	skipped   int      // size keys with more fields than any known layout
+	large     []string // those keys
+	none      []string // read keys whose fields are no known layout
 	locks     []LockInfo
 	limiters  []LimiterInfo
 	dbSize    int64    // keys in the database, for sizing the next pages
@@ -512,8 +548,9 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	if r.names != nil {
 		out.announced = r.step.registry.result(r.names)
 	}
-	out.small, out.skipped = smallHashes(r.step.size, r.lens)
-	out.locks, out.limiters = classifyHashes(r.step.read, r.gets, r.ttls, nowMS)
+	out.small, out.large = smallHashes(r.step.size, r.lens)
+	out.skipped = len(out.large)
+	out.locks, out.limiters, out.none = classifyHashes(r.step.read, r.gets, r.ttls, nowMS)
 	for i, k := range r.step.readStr {
 		lock, lim := r.strs[i].classify(r.step.patterns, k)
 		if lock != nil {
