@@ -102,7 +102,8 @@ func (sm *sampler) fullPass(ctx context.Context, start time.Time) error {
 	sm.adopt(d, start)
 	if sm.walker == nil {
 		w, err := sm.s.insp.NewWalker(sm.s.cfg.match(), &inspect.WalkOptions{
-			Tick: sm.s.cfg.tickInterval(), Pass: sm.s.cfg.discoverInterval(), Budget: sm.s.cfg.DiscoveryBudget})
+			Tick: sm.s.cfg.tickInterval(), Pass: sm.s.cfg.discoverInterval(), Budget: sm.s.cfg.DiscoveryBudget,
+			After: d})
 		if err != nil {
 			return err
 		}

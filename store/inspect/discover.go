@@ -51,6 +51,11 @@ type Discovered struct {
 	// Skipped counts hashes that matched but were not read because they have
 	// more fields than any known layout (application data).
 	Skipped int
+
+	// rejects are the hashes the pass found to be no object (too many
+	// fields, or fields of no known layout): a Walker that follows the
+	// pass does not examine them again (WalkOptions.After).
+	rejects *rejectMemory
 }
 
 // Discover SCANs for hashes matching match ("" means "*") on every master and
@@ -60,7 +65,7 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	if match == "" {
 		match = "*"
 	}
-	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns()}
+	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns(), out: Discovered{rejects: newRejectMemory()}}
 	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
 		if err := d.scanNode(ctx, node, match); err != nil {
 			return err
@@ -166,12 +171,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 		return err
 	}
 	cands, large := smallHashes(keys, lens)
-	skipped := len(large)
-	if skipped > 0 {
-		d.mu.Lock()
-		d.out.Skipped += skipped
-		d.mu.Unlock()
-	}
+	d.reject(large, len(large))
 	if len(cands) == 0 {
 		return nil
 	}
@@ -192,7 +192,8 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	}
 	nowMS := now.Val().UnixMilli()
 
-	locks, lims, _ := classifyHashes(cands, gets, ttls, nowMS)
+	locks, lims, none := classifyHashes(cands, gets, ttls, nowMS)
+	d.reject(none, 0)
 	if err := enrichObjects(ctx, node, locks, lims, nowMS); err != nil {
 		return err
 	}
@@ -234,6 +235,20 @@ func classifyHashes(keys []string, gets []*redis.MapStringStringCmd, ttls []*red
 		}
 	}
 	return locks, lims, none
+}
+
+// reject records hashes found to be no object, skipped of them too large
+// to read.
+func (d *discovery) reject(names []string, skipped int) {
+	if len(names) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.out.Skipped += skipped
+	for _, name := range names {
+		d.out.rejects.add(name, 0)
+	}
 }
 
 // add records what one batch found, once per name.

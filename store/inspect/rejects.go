@@ -17,7 +17,10 @@ import "hash/maphash"
 // rejections spread over several passes): a key deleted and written again
 // as a foreign lock under the same name is still found, a few passes late
 // at worst. Keyspace notifications and announcements never consult the
-// memory, and a name classified as an object is dropped from it.
+// memory, and a name classified as an object is dropped from it. A full
+// pass (Discover) collects its rejections the same way, and the walk that
+// follows it starts from them (WalkOptions.After), so the console's first
+// walk pass does not repeat the reads of its first full pass.
 //
 // Names are kept as 64-bit hashes (seeded per walker): 100,000 rejected
 // hashes hold about 2 MB. Two names with the same hash would make the

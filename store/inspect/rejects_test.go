@@ -173,3 +173,37 @@ func TestRejectMemoryForgetsAndBounds(t *testing.T) {
 		t.Errorf("bound 2 holds %d names", m.len())
 	}
 }
+
+// The console's first full pass (Discover) reads every hash; the walk that
+// follows it does not read the ones it found to be no object again.
+func TestWalkAfterDiscoverSkipsItsRejects(t *testing.T) {
+	e := newWalkEnv(t)
+	fillAppHashes(t, e, "app", 200, 3)
+	e.foreignLock(t, "orders:lock:seen-by-discover")
+	d, err := e.insp.Discover(t.Context(), "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Locks) != 1 || d.Skipped != 3 {
+		t.Fatalf("Discover found %d locks, skipped %d", len(d.Locks), d.Skipped)
+	}
+	e.counted.take("hlen")
+	e.counted.take("hgetall")
+	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second, After: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks := []string{"orders:lock:seen-by-discover"}
+	for i := 0; i < 500 && w.Status().Passes < 1; i++ {
+		if _, err := w.Tick(t.Context(), locks, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hlen, hgetall := e.counted.take("hlen"), e.counted.take("hgetall")
+	if hlen != 0 {
+		t.Errorf("the walk's first pass sized %d hashes Discover had rejected", hlen)
+	}
+	if hgetall >= 200 { // the known lock's own reads are a few a tick
+		t.Errorf("the walk's first pass sent %d HGETALL: it read the 200 rejected hashes again", hgetall)
+	}
+}

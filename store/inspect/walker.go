@@ -66,6 +66,10 @@ type WalkOptions struct {
 	// NoScan turns the paced walk off: only announced and notified names
 	// are discovered (the caller reconciles some other way).
 	NoScan bool
+	// After is the full pass (Discover) the walk follows, if any: the
+	// hashes it found to be no object are not examined again for a few
+	// passes, so the walk's first pass does not repeat its reads.
+	After *Discovered
 }
 
 func (o *WalkOptions) get() WalkOptions {
@@ -140,6 +144,9 @@ func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
 	w := &Walker{in: c, match: match, scans: c.CanWalk() && !opt.NoScan,
 		pace: newPacer(opt.Tick, opt.Pass, opt.Budget), reg: newRegistryReader(),
 		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}, rejects: newRejectMemory()}
+	if opt.After != nil && opt.After.rejects != nil {
+		w.rejects = opt.After.rejects // pass 0's, as the walk's first pass counts
+	}
 	w.next = scanStep{match: match, noScan: !w.scans}
 	w.status = WalkStatus{Scanning: w.scans, Budget: w.pace.budget, PassTarget: w.pace.pass}
 	return w, nil
