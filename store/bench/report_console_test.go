@@ -165,11 +165,16 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 		t.Fatalf("case 8: %v", err)
 	}
 	one := rs[0]
-	target("8. an idle console ≤ 5 % of a Redis core at 1M keys (defaults)", one.steady.redisCPUPct <= 5, fmt.Sprintf("%.2f %% (before: %.0f %%)", one.steady.redisCPUPct, one.before.redisCPUPct))
+	// The target is the console's share: Redis's CPU with the
+	// console less what the same server spends on its own timers with no
+	// console (measured just before, on the same server).
+	share := func(r *case8Size) float64 { return r.steady.redisCPUPct - r.idleCPU }
+	target("8. an idle console's share ≤ 5 % of a Redis core at 1M keys (defaults)", share(one) <= 5,
+		fmt.Sprintf("%.2f %% (Redis %.2f %% with it, %.2f %% without; before: %.0f %%)", share(one), one.steady.redisCPUPct, one.idleCPU, one.before.redisCPUPct))
 	if len(rs) > 1 {
 		ten := rs[1]
-		target("8. an idle console ≤ 5 % of a Redis core at 10M keys (defaults)", ten.steady.redisCPUPct <= 5,
-			fmt.Sprintf("%.2f %%; a pass there takes %.0f s, what the budget allows", ten.steady.redisCPUPct, ten.final.BudgetPassSeconds))
+		target("8. an idle console's share ≤ 5 % of a Redis core at 10M keys (defaults)", share(ten) <= 5,
+			fmt.Sprintf("%.2f %% (Redis %.2f %% with it, %.2f %% without); a pass there takes %.0f s, what the budget allows", share(ten), ten.steady.redisCPUPct, ten.idleCPU, ten.final.BudgetPassSeconds))
 	}
 	target("8. at most one pipeline per node per tick", one.steady.pipesPerTick <= 1.01 && one.steady.singles == 0, fmt.Sprintf("%.2f pipelines, %d single calls", one.steady.pipesPerTick, one.steady.singles))
 	target("8. a pass at the defaults ≤ 60 s at 1M keys", one.final.LastPassSeconds > 0 && one.final.LastPassSeconds <= 60, fmt.Sprintf("%.1f s (the budget allows %.0f s)", one.final.LastPassSeconds, one.final.BudgetPassSeconds))

@@ -52,10 +52,11 @@ type Discovered struct {
 	// more fields than any known layout (application data).
 	Skipped int
 
-	// rejects are the hashes the pass found to be no object (too many
-	// fields, or fields of no known layout): a Walker that follows the
-	// pass does not examine them again (WalkOptions.After).
-	rejects *rejectMemory
+	// rejects holds the hashes full passes found to be no object (too
+	// many fields, or fields of no known layout): later passes, and a
+	// Walker that follows this one (WalkOptions.After), do not examine
+	// them again for a few passes.
+	rejects *fullRejects
 }
 
 // Discover SCANs for hashes matching match ("" means "*") on every master and
@@ -65,7 +66,8 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	if match == "" {
 		match = "*"
 	}
-	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns(), out: Discovered{rejects: newRejectMemory()}}
+	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns(), out: Discovered{rejects: &c.fullRejects}}
+	d.pass = c.fullRejects.begin()
 	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
 		if err := d.scanNode(ctx, node, match); err != nil {
 			return err
@@ -78,6 +80,7 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	if err != nil {
 		return nil, err
 	}
+	c.fullRejects.end(d.pass)
 	out := d.out
 	sort.Slice(out.Locks, func(i, j int) bool { return out.Locks[i].Name < out.Locks[j].Name })
 	sort.Slice(out.Limiters, func(i, j int) bool { return out.Limiters[i].Name < out.Limiters[j].Name })
@@ -119,6 +122,7 @@ func (c *Inspector) forEachNode(ctx context.Context, fn func(ctx context.Context
 // discovery collects results from nodes that may be scanned concurrently.
 type discovery struct {
 	patterns ObjectPatterns
+	pass     int64 // the pass's number among full passes (fullRejects)
 
 	mu   sync.Mutex
 	out  Discovered
@@ -140,12 +144,7 @@ func (d *discovery) scanNode(ctx context.Context, node redis.Cmdable, match stri
 		if err != nil {
 			return err
 		}
-		batch := keys[:0]
-		for _, k := range keys {
-			if !store.IsInternalKey(k) {
-				batch = append(batch, k)
-			}
-		}
+		batch := d.out.rejects.keep(keys, d.pass)
 		for len(batch) > 0 {
 			n := min(len(batch), readBatch)
 			if err := d.readBatch(ctx, node, batch[:n]); err != nil {
@@ -243,12 +242,10 @@ func (d *discovery) reject(names []string, skipped int) {
 	if len(names) == 0 {
 		return
 	}
+	d.out.rejects.add(names, d.pass)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.out.Skipped += skipped
-	for _, name := range names {
-		d.out.rejects.add(name, 0)
-	}
 }
 
 // add records what one batch found, once per name.

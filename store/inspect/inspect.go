@@ -53,6 +53,9 @@ type Inspector struct {
 	// sample found not answering since (see nodes.go); Sample leaves their
 	// keys unread instead of dialing them.
 	down atomic.Pointer[map[string]downMark]
+	// fullRejects is what full passes (Discover) found to be no object,
+	// kept across passes (rejects.go).
+	fullRejects fullRejects
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.

@@ -1,6 +1,12 @@
 package inspect
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"maps"
+	"sync"
+
+	"github.com/lockwarden/lockwarden/store"
+)
 
 // Rejected hashes. Every pass of the walk used to size (HLEN) each hash it
 // listed and read (HGETALL, PTTL) the small ones again, although an
@@ -88,3 +94,68 @@ func (m *rejectMemory) sweep(pass int64) {
 }
 
 func (m *rejectMemory) len() int { return len(m.until) }
+
+// fullRejects is the memory full passes share: Discover may run while
+// another does (each node's SCAN in its own goroutine, and callers of
+// their own), so it is locked, once per page.
+type fullRejects struct {
+	mu     sync.Mutex
+	m      *rejectMemory
+	passes int64
+}
+
+// begin numbers a new full pass.
+func (f *fullRejects) begin() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = newRejectMemory()
+	}
+	f.passes++
+	return f.passes
+}
+
+// keep returns the keys of a page pass examines: not lockwarden's own, not
+// rejected lately. It reuses keys' array.
+func (f *fullRejects) keep(keys []string, pass int64) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := keys[:0]
+	for _, k := range keys {
+		if !store.IsInternalKey(k) && !f.m.skip(k, pass) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (f *fullRejects) add(names []string, pass int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range names {
+		f.m.add(n, pass)
+	}
+}
+
+// end sweeps what is due once pass has listed every key.
+func (f *fullRejects) end(pass int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.m.sweep(pass)
+}
+
+// clone is the memory for a walk whose first pass is numbered 0.
+func (f *fullRejects) clone() *rejectMemory {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := newRejectMemory()
+	if f.m == nil {
+		return m
+	}
+	m.seed = f.m.seed
+	m.until = maps.Clone(f.m.until)
+	for h, until := range m.until {
+		m.until[h] = until - f.passes // rebased: full pass n is the walk's pass 0
+	}
+	return m
+}

@@ -207,3 +207,28 @@ func TestWalkAfterDiscoverSkipsItsRejects(t *testing.T) {
 		t.Errorf("the walk's first pass sent %d HGETALL: it read the 200 rejected hashes again", hgetall)
 	}
 }
+
+// Full passes (a Cluster's, or with string patterns, run every pass
+// duration) share the memory too: the second pass neither sizes nor reads
+// what the first found to be no object, and still lists every object.
+func TestDiscoverRemembersRejectsAcrossPasses(t *testing.T) {
+	e := newWalkEnv(t)
+	fillAppHashes(t, e, "app", 200, 3)
+	e.foreignLock(t, "orders:lock:a")
+	for pass := 1; pass <= 2; pass++ {
+		d, err := e.insp.Discover(t.Context(), "*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hlen, hgetall := e.counted.take("hlen"), e.counted.take("hgetall")
+		if len(d.Locks) != 1 || d.Locks[0].Name != "orders:lock:a" {
+			t.Fatalf("pass %d listed %+v", pass, d.Locks)
+		}
+		switch {
+		case pass == 1 && (hlen < 204 || hgetall < 201):
+			t.Fatalf("the first pass sized %d and read %d hashes, want every one", hlen, hgetall)
+		case pass == 2 && (hlen > 1 || hgetall > 2):
+			t.Errorf("the second pass sized %d and read %d hashes: the first pass's rejects again", hlen, hgetall)
+		}
+	}
+}

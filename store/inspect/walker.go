@@ -145,7 +145,7 @@ func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
 		pace: newPacer(opt.Tick, opt.Pass, opt.Budget), reg: newRegistryReader(),
 		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}, rejects: newRejectMemory()}
 	if opt.After != nil && opt.After.rejects != nil {
-		w.rejects = opt.After.rejects // pass 0's, as the walk's first pass counts
+		w.rejects = opt.After.rejects.clone()
 	}
 	w.next = scanStep{match: match, noScan: !w.scans}
 	w.status = WalkStatus{Scanning: w.scans, Budget: w.pace.budget, PassTarget: w.pace.pass}
