@@ -68,10 +68,25 @@ func TestSamplingCostIdleObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var usec1 map[string]float64
 	cost := func() (redisCost, map[string]int64) {
 		info, err := rdb.Info(ctx, "cpu", "commandstats").Result()
 		if err != nil {
 			t.Fatal(err)
+		}
+		usec := map[string]float64{}
+		for line := range strings.SplitSeq(info, "\r\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_"); ok {
+				name, fields, _ := strings.Cut(rest, ":")
+				usec[name] = statField(fields, "usec=")
+			}
+		}
+		if usec1 == nil {
+			usec1 = usec
+		} else {
+			for name, v := range usec {
+				usec1[name] = v - usec1[name]
+			}
 		}
 		return parseRedisCost(info), redistest.CommandCalls(t, rdb)
 	}
@@ -79,6 +94,8 @@ func TestSamplingCostIdleObjects(t *testing.T) {
 	c0, _ := cost()
 	time.Sleep(idleFor)
 	c1, calls1 := cost()
+	usec1 = nil
+	cost()
 	next := time.Now()
 	for end := next.Add(window); next.Before(end); {
 		if _, err := w.Tick(ctx, locks, lims); err != nil {
@@ -94,7 +111,7 @@ func TestSamplingCostIdleObjects(t *testing.T) {
 	var total int64
 	for name, n := range calls2 {
 		if d := n - calls1[name]; d > 0 && name != "info" {
-			names = append(names, fmt.Sprintf("%s %d", strings.ToUpper(name), d))
+			names = append(names, fmt.Sprintf("%s %d (%.2f µs each)", strings.ToUpper(name), d, usec1[name]/float64(d)))
 			total += d
 		}
 	}
