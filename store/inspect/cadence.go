@@ -18,8 +18,9 @@ import (
 //
 // An idle hash lock whose last read found none of its side keys is read
 // lightly on its turn (sidekeys.go): its hash, its lease and one EXISTS
-// over the side keys. EXISTS finding any makes it busy for one tick, whose
-// full read shows what appeared (a waiter, a fencing token, a stats ring).
+// over the side keys that can appear beside an unchanged hash. EXISTS
+// finding any makes it busy for one tick, whose full read shows what
+// appeared (a waiter, a stats ring, a fencing token).
 
 const (
 	// DefaultIdleEvery is how many ticks apart idle objects are read (5 s
@@ -41,6 +42,9 @@ type objState struct {
 	// sideless says the last read of a hash lock found none of its side
 	// keys: its idle reads can be light.
 	sideless bool
+	// lightReads counts its light reads, to take turns at the occasional
+	// side keys.
+	lightReads int
 }
 
 // cadence decides which names a tick reads.
@@ -50,7 +54,7 @@ type cadence struct {
 	objs  map[string]*objState
 	hot   map[string]bool // named by a notification since the last tick
 	// light are the names this tick reads lightly (split sets them).
-	light map[string]bool
+	light map[string]lightTurn
 	// lastAt is the Redis time of the last sample.
 	lastAt time.Time
 }
@@ -60,7 +64,7 @@ func newCadence(every int) *cadence {
 		every = DefaultIdleEvery
 	}
 	return &cadence{every: int64(every), objs: map[string]*objState{}, hot: map[string]bool{},
-		light: map[string]bool{}}
+		light: map[string]lightTurn{}}
 }
 
 // leaseSoon is how close to its end a lease makes an idle lock read every
@@ -100,7 +104,9 @@ func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string)
 		if c.due(n) {
 			readLocks = append(readLocks, n)
 			if c.lightRead(n) {
-				c.light[n] = true
+				st := c.objs[n]
+				st.lightReads++
+				c.light[n] = lightToken + lightTurn(st.lightReads%2)
 			}
 		}
 	}
@@ -192,7 +198,7 @@ func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sampl
 		st.quiet++
 	}
 	found, hashRead := s.sides[name]
-	if found && c.light[name] {
+	if found && c.light[name] != 0 {
 		// EXISTS saw a side key appear: the next tick reads it all.
 		c.hot[name] = true
 	}

@@ -75,7 +75,7 @@ func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Samp
 // sampleWith is Sample with one step of the walk in the same pipeline (its
 // findings in Sample.scan); step may be nil. The hash locks named in light
 // get a light read (sidekeys.go) where their side keys share their slot.
-func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]bool) (*Sample, error) {
+func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn) (*Sample, error) {
 	for attempt := 0; ; attempt++ {
 		s, again, err := c.sample(ctx, locks, limiters, step, light)
 		if again == readDone || err != nil {
@@ -106,7 +106,7 @@ const (
 var errSampleRetries = errors.New("inspect: sample read again too often")
 
 // sample is one pipelined read.
-func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]bool) (*Sample, readAgain, error) {
+func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn) (*Sample, readAgain, error) {
 	patterns := c.ObjectPatterns()
 	down := c.downNodes()
 	var skipped map[string]Unread
@@ -132,8 +132,8 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 			lockReads[i] = lockRead{str: &sr, sides: &lockSides{held: queueHoldTimes(ctx, pipe, name)}}
 			continue
 		}
-		if light[name] {
-			if r, ok := queueLightRead(ctx, pipe, name); ok {
+		if turn := light[name]; turn != 0 {
+			if r, ok := queueLightRead(ctx, pipe, name, turn); ok {
 				lockReads[i] = r
 				continue
 			}

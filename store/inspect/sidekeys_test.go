@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// sentCounter records the commands a client sends as "name key" (the first
-// argument after the name), so a test can count reads of one key.
+// sentCounter records the commands a client sends as their name and
+// arguments, so a test can count reads of one key.
 type sentCounter struct {
 	mu   sync.Mutex
 	sent []string
@@ -42,8 +42,8 @@ func (h *sentCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 
 func (h *sentCounter) add(cmd redis.Cmder) {
 	line := cmd.Name()
-	if args := cmd.Args(); len(args) > 1 {
-		line += " " + fmt.Sprint(args[1])
+	for _, a := range cmd.Args()[1:] {
+		line += " " + fmt.Sprint(a)
 	}
 	h.mu.Lock()
 	h.sent = append(h.sent, line)
@@ -61,12 +61,13 @@ func (h *sentCounter) take() sentLog {
 
 type sentLog []string
 
-// count is how many commands named cmd were sent (to key, if key != "").
+// count is how many commands named cmd were sent (with key among their
+// arguments, if key != "").
 func (l sentLog) count(cmd, key string) int {
 	n := 0
 	for _, s := range l {
-		name, k, _ := strings.Cut(s, " ")
-		if name == cmd && (key == "" || k == key) {
+		args := strings.Split(s, " ")
+		if args[0] == cmd && (key == "" || slices.Contains(args[1:], key)) {
 			n++
 		}
 	}
@@ -158,8 +159,9 @@ func lockIn(s *Sample, name string) *LockInfo {
 }
 
 // An idle read of a Redisson lock with no side keys is its hash, its lease
-// and one EXISTS (it was eight commands); a lock with a side key, or one
-// whose side keys hash elsewhere, keeps the full read.
+// and one EXISTS (it was eight commands) over the fair queue, the stats
+// ring and in turn the fencing token or the hold-times record; a lock with
+// a side key, or one whose side keys hash elsewhere, keeps the full read.
 func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 	e := newLightEnv(t, 5)
 	const n = 10
@@ -173,22 +175,31 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 	e.foreignLock(t, fenced)
 	e.rdb.Set(t.Context(), store.FencingTokenKey(fenced), 7, 0)
 	odd := e.p + "light:odd}brace" // Redisson's side keys hash "...:odd", the name all of it
-	if _, ok := lightSideKeys(odd); ok {
-		t.Fatalf("%q: side keys in the name's slot; the test needs a name whose are not", odd)
+	for _, turn := range []lightTurn{lightToken, lightHeld} {
+		if _, ok := lightSideKeys(odd, turn); ok {
+			t.Fatalf("%q: side keys in the name's slot; the test needs a name whose are not", odd)
+		}
 	}
 	e.foreignLock(t, odd)
 	locks = append(append(locks, plain...), fenced, odd)
 	e.settle(t, locks)
 
 	got := e.turn(t, locks)
+	two := append(slices.Clone(got), e.turn(t, locks)...)
 	for _, name := range plain {
 		for cmd, want := range map[string]int{"hgetall": 1, "pttl": 1} {
 			if c := got.count(cmd, name); c != want {
 				t.Errorf("%s: %d %s of the lock in one turn, want %d", name, c, cmd, want)
 			}
 		}
-		if c := got.count("exists", store.FairLockQueueKey(name)); c != 1 {
-			t.Errorf("%s: %d EXISTS over its side keys, want 1", name, c)
+		for _, key := range []string{store.FairLockQueueKey(name), store.StatsKey(name)} {
+			if c := got.count("exists", key); c != 1 {
+				t.Errorf("%s: %d EXISTS over %s in one turn, want 1", name, c, key)
+			}
+		}
+		// The token and the hold-times record take turns.
+		if tok, held := two.count("exists", store.FencingTokenKey(name)), two.count("exists", store.HeldKey(name)); tok != 1 || held != 1 {
+			t.Errorf("%s: in two turns the token was checked %d times and the hold-times record %d, want once each", name, tok, held)
 		}
 		for _, key := range []string{store.FairLockQueueKey(name), store.FairLockTimeoutKey(name),
 			store.FencingTokenKey(name), store.HeldKey(name), store.StatsKey(name)} {
@@ -214,14 +225,16 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 	}
 }
 
-// What appears beside an idle lock without changing its hash shows within
-// idleEvery+1 ticks: a fair-lock waiter joining, a fencing token, a stats
-// ring a store client starts; and a deleted lock goes.
+// What appears beside an idle lock without changing its hash shows: a
+// fair-lock waiter joining and a stats ring a store client starts within
+// idleEvery+1 ticks, a fencing token or a hold-times record (written when
+// the same holder took the lock again between two reads) within
+// 2*idleEvery+1; and a deleted lock goes.
 func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 	e := newLightEnv(t, 5)
 	ctx := t.Context()
-	waited, fenced, used, gone := e.p+"side:waited", e.p+"side:fenced", e.p+"side:used", e.p+"side:gone"
-	locks := []string{waited, fenced, used, gone}
+	waited, fenced, used, held, gone := e.p+"side:waited", e.p+"side:fenced", e.p+"side:used", e.p+"side:held", e.p+"side:gone"
+	locks := []string{waited, fenced, used, held, gone}
 	for _, name := range locks {
 		e.foreignLock(t, name)
 	}
@@ -242,10 +255,12 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 	if n, _ := e.rdb.Exists(ctx, store.StatsKey(used)).Result(); n != 1 {
 		t.Fatal("the store client's attempt left no stats ring")
 	}
+	acquired := redistest.NowMS(t, e.rdb) - 5000
+	e.rdb.HSet(ctx, store.HeldKey(held), discUUID+":1", fmt.Sprintf("%d %d", acquired, acquired+1000))
 	e.rdb.Del(ctx, gone)
 
 	seen := map[string]int{}
-	for i := 1; i <= e.every+1; i++ {
+	for i := 1; i <= 2*e.every+1; i++ {
 		s := e.tick(t, locks)
 		sent := e.sent.take()
 		if l := lockIn(s, waited); l != nil && l.Kind == KindFairLock && l.WaitersTotal == 1 &&
@@ -258,17 +273,25 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 		if sent.count("hgetall", store.StatsKey(used)) > 0 && seen[used] == 0 {
 			seen[used] = i
 		}
+		if l := lockIn(s, held); l != nil && len(l.Holders) == 1 && l.Holders[0].AcquiredMS == acquired && seen[held] == 0 {
+			seen[held] = i
+		}
 		if lockIn(s, gone) == nil && seen[gone] == 0 {
 			seen[gone] = i
 		}
 	}
+	t.Logf("changes shown at ticks %v", seen)
 	for _, name := range locks {
-		if seen[name] == 0 {
-			t.Errorf("%s: the change did not show within %d ticks", name, e.every+1)
+		within := e.every + 1
+		if name == fenced || name == held {
+			within = 2*e.every + 1
+		}
+		if seen[name] == 0 || seen[name] > within {
+			t.Errorf("%s: the change showed at tick %d, want within %d", name, seen[name], within)
 		}
 	}
 	// Now they have side keys: every idle read is full, and the state holds.
-	live := []string{waited, fenced, used}
+	live := []string{waited, fenced, used, held}
 	e.settle(t, live)
 	got := e.turn(t, live)
 	for _, name := range live {
@@ -284,10 +307,14 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 	if l := lockIn(s, fenced); l == nil || l.Kind != KindFencedLock || l.FencingToken != 41 {
 		t.Errorf("the fenced lock reads %+v, want token 41", l)
 	}
+	if l := lockIn(s, held); l == nil || len(l.Holders) != 1 || l.Holders[0].AcquiredMS != acquired {
+		t.Errorf("the lock with hold times reads %+v, want acquired at %d", l, acquired)
+	}
 }
 
-// The keys of a light read are exactly those the full read reads besides
-// the hash, so EXISTS finding none means the full read would find none.
+// The light reads' keys, over both turns, are those the full read reads
+// besides the hash, but for the fair timeouts (shown only beside a queue):
+// EXISTS finding none means the full read would show no side state.
 func TestLightSideKeysAreTheFullReadsKeys(t *testing.T) {
 	name := "orders:42"
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialed: nothing is executed
@@ -301,18 +328,29 @@ func TestLightSideKeysAreTheFullReadsKeys(t *testing.T) {
 			full = append(full, k)
 		}
 	}
-	light, ok := lightSideKeys(name)
+	light := []string{store.FairLockTimeoutKey(name)}
+	for _, turn := range []lightTurn{lightToken, lightHeld} {
+		keys, ok := lightSideKeys(name, turn)
+		if !ok {
+			t.Fatalf("turn %d: no light read of %q", turn, name)
+		}
+		for _, k := range keys {
+			if !slices.Contains(light, k) {
+				light = append(light, k)
+			}
+		}
+	}
 	slices.Sort(full)
 	slices.Sort(light)
-	if !ok || !slices.Equal(full, light) {
-		t.Errorf("light read covers %v (ok %v), full read reads %v", light, ok, full)
+	if !slices.Equal(full, light) {
+		t.Errorf("light reads and the timeouts cover %v, the full read reads %v", light, full)
 	}
 	for _, odd := range []string{"a}b", "{}x"} { // Redisson's names of their side keys hash elsewhere
-		if _, ok := lightSideKeys(odd); ok {
+		if _, ok := lightSideKeys(odd, lightToken); ok {
 			t.Errorf("%q: side keys in other slots, yet read lightly", odd)
 		}
 	}
-	if _, ok := lightSideKeys("{tag}rest"); !ok {
+	if _, ok := lightSideKeys("{tag}rest", lightHeld); !ok {
 		t.Error(`"{tag}rest" keeps its side keys in its slot, yet no light read`)
 	}
 }
