@@ -15,6 +15,12 @@ import (
 // repeats its last state (with the lease counted down) and zero counts.
 // A change seen by a read, or a keyspace notification naming the object
 // or its stats ring, makes it busy again at once.
+//
+// An idle hash lock whose last read found none of its side keys is read
+// lightly on its turn (sidekeys.go): its hash, its lease and one EXISTS
+// over the side keys that can appear beside an unchanged hash. EXISTS
+// finding any makes it busy for one tick, whose full read shows what
+// appeared (a waiter, a stats ring, a fencing token).
 
 const (
 	// DefaultIdleEvery is how many ticks apart idle objects are read (5 s
@@ -33,6 +39,12 @@ type objState struct {
 	quiet  int       // consecutive reads without change or counts
 	slot   int64     // stagger: read when (tick+slot) % idleEvery == 0
 	readAt time.Time // Redis time of the last read
+	// sideless says the last read of a hash lock found none of its side
+	// keys: its idle reads can be light.
+	sideless bool
+	// lightReads counts its light reads, to take turns at the occasional
+	// side keys.
+	lightReads int
 }
 
 // cadence decides which names a tick reads.
@@ -41,6 +53,8 @@ type cadence struct {
 	tick  int64
 	objs  map[string]*objState
 	hot   map[string]bool // named by a notification since the last tick
+	// light are the names this tick reads lightly (split sets them).
+	light map[string]lightTurn
 	// lastAt is the Redis time of the last sample.
 	lastAt time.Time
 }
@@ -49,7 +63,8 @@ func newCadence(every int) *cadence {
 	if every <= 0 {
 		every = DefaultIdleEvery
 	}
-	return &cadence{every: int64(every), objs: map[string]*objState{}, hot: map[string]bool{}}
+	return &cadence{every: int64(every), objs: map[string]*objState{}, hot: map[string]bool{},
+		light: map[string]lightTurn{}}
 }
 
 // leaseSoon is how close to its end a lease makes an idle lock read every
@@ -72,12 +87,27 @@ func (c *cadence) touch(name string) {
 	}
 }
 
-// split returns the names of locks and limiters to read this tick.
+// lightRead reports whether name, due this tick, can be read lightly: an
+// idle hash lock not named by a notification whose last read found no
+// side keys. Busy objects keep the full read.
+func (c *cadence) lightRead(name string) bool {
+	st := c.objs[name]
+	return st != nil && st.sideless && st.lock != nil && st.quiet >= idleAfter && !c.hot[name]
+}
+
+// split returns the names of locks and limiters to read this tick, and
+// sets light to those of the locks to read lightly.
 func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string) {
 	c.tick++
+	clear(c.light)
 	for _, n := range locks {
 		if c.due(n) {
 			readLocks = append(readLocks, n)
+			if c.lightRead(n) {
+				st := c.objs[n]
+				st.lightReads++
+				c.light[n] = lightToken + lightTurn(st.lightReads%2)
+			}
 		}
 	}
 	for _, n := range limiters {
@@ -167,6 +197,12 @@ func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sampl
 	} else {
 		st.quiet++
 	}
+	found, hashRead := s.sides[name]
+	if found && c.light[name] != 0 {
+		// EXISTS saw a side key appear: the next tick reads it all.
+		c.hot[name] = true
+	}
+	st.sideless = hashRead && !found
 	st.print, st.lock, st.lim, st.readAt = print, lock, lim, s.At
 }
 

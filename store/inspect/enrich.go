@@ -98,6 +98,9 @@ func queueRLockSides(ctx context.Context, pipe redis.Pipeliner, name string) *lo
 // queue marks it as fair (Redisson deletes an empty queue, so a fair lock
 // nobody waits for reads as a plain reentrant lock, which it behaves as).
 func (s *lockSides) apply(info *LockInfo, nowMS int64) {
+	if s == nil { // a light read (sidekeys.go): no side state to add
+		return
+	}
 	rlock := info.Kind == KindReentrant || info.Kind == KindFairLock || info.Kind == KindFencedLock
 	if s.token != nil && rlock {
 		if v, err := s.token.Result(); err == nil {

@@ -27,6 +27,9 @@ type Sample struct {
 	// tick to read it; nil otherwise, or when the read failed.
 	Registry *Registry
 	scan     *scanResult
+	// sides says, for each hash lock read, whether the read found any of
+	// its side keys (cadence.go reads lightly the idle ones that have none).
+	sides map[string]bool
 }
 
 // Unread is why one object could not be read in a sample.
@@ -66,14 +69,15 @@ type StaleRead struct {
 // call fails when no master answers or ctx ends; on one node, when Redis
 // does not answer.
 func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	return c.sampleWith(ctx, locks, limiters, nil)
+	return c.sampleWith(ctx, locks, limiters, nil, nil)
 }
 
 // sampleWith is Sample with one step of the walk in the same pipeline (its
-// findings in Sample.scan); step may be nil.
-func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep) (*Sample, error) {
+// findings in Sample.scan); step may be nil. The hash locks named in light
+// get a light read (sidekeys.go) where their side keys share their slot.
+func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn) (*Sample, error) {
 	for attempt := 0; ; attempt++ {
-		s, again, err := c.sample(ctx, locks, limiters, step)
+		s, again, err := c.sample(ctx, locks, limiters, step, light)
 		if again == readDone || err != nil {
 			return s, err
 		}
@@ -102,7 +106,7 @@ const (
 var errSampleRetries = errors.New("inspect: sample read again too often")
 
 // sample is one pipelined read.
-func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep) (*Sample, readAgain, error) {
+func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn) (*Sample, readAgain, error) {
 	patterns := c.ObjectPatterns()
 	down := c.downNodes()
 	var skipped map[string]Unread
@@ -128,6 +132,12 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 			lockReads[i] = lockRead{str: &sr, sides: &lockSides{held: queueHoldTimes(ctx, pipe, name)}}
 			continue
 		}
+		if turn := light[name]; turn != 0 {
+			if r, ok := queueLightRead(ctx, pipe, name, turn); ok {
+				lockReads[i] = r
+				continue
+			}
+		}
 		lockReads[i] = lockRead{fields: pipe.HGetAll(ctx, name), pttl: pipe.PTTL(ctx, name),
 			sides: queueRLockSides(ctx, pipe, name)}
 	}
@@ -145,12 +155,18 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		limReads[i] = r
 	}
 	rings := make(map[string]*redis.MapStringStringCmd, len(locks)+len(limiters))
-	for _, names := range [][]string{locks, limiters} {
-		for _, name := range names {
-			if _, ok := rings[name]; !ok {
-				rings[name] = pipe.HGetAll(ctx, store.StatsKey(name))
-			}
+	queueRing := func(name string) {
+		if _, ok := rings[name]; !ok {
+			rings[name] = pipe.HGetAll(ctx, store.StatsKey(name))
 		}
+	}
+	for i, name := range locks {
+		if lockReads[i].exists == nil { // a light read's EXISTS covers the ring
+			queueRing(name)
+		}
+	}
+	for _, name := range limiters {
+		queueRing(name)
 	}
 	cut, err := c.execPartial(ctx, pipe)
 	if err != nil {
@@ -165,7 +181,10 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 			mains = append(mains, now)
 		}
 		for i, name := range locks {
-			mains = append(mains, lockReads[i].main(), rings[name])
+			mains = append(mains, lockReads[i].main())
+			if ring := rings[name]; ring != nil {
+				mains = append(mains, ring)
+			}
 		}
 		for i, name := range limiters {
 			mains = append(mains, limReads[i].main(), rings[name])
@@ -200,23 +219,34 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		s.Unreadable = skipped
 	}
 	for i, name := range locks {
-		if c.unreadable(ctx, s, name, lockReads[i].main(), rings[name]) {
+		r := lockReads[i]
+		if c.unreadable(ctx, s, name, r.main(), r.side(rings[name])) {
 			continue
 		}
-		if r := lockReads[i].str; r != nil {
-			if info, _ := r.classify(patterns, name); info != nil {
-				lockReads[i].sides.apply(info, nowMS) // hold times
+		if r.str != nil {
+			if info, _ := r.str.classify(patterns, name); info != nil {
+				r.sides.apply(info, nowMS) // hold times
 				s.Locks = append(s.Locks, *info)
 			}
 			continue
 		}
-		fields, err := lockReads[i].fields.Result()
+		if r.exists != nil {
+			// A light read reads no ring: the lock was idle, with zero
+			// counts, and a ring EXISTS found is read by the full read
+			// that follows.
+			s.Stats[name] = Summary{Bucket: bucket}
+		}
+		fields, err := r.fields.Result()
 		if err != nil {
 			continue
 		}
-		if info, ok := classifyLock(name, fields, lockReads[i].pttl.Val()); ok {
-			lockReads[i].sides.apply(&info, nowMS)
+		if info, ok := classifyLock(name, fields, r.pttl.Val()); ok {
+			r.sides.apply(&info, nowMS)
 			s.Locks = append(s.Locks, info)
+			if s.sides == nil {
+				s.sides = map[string]bool{}
+			}
+			s.sides[name] = r.sidesFound(rings[name])
 		}
 	}
 	for i, name := range limiters {
@@ -277,7 +307,8 @@ type lockRead struct {
 	fields *redis.MapStringStringCmd
 	pttl   *redis.DurationCmd
 	sides  *lockSides
-	str    *stringRead // token locks are strings
+	str    *stringRead   // token locks are strings
+	exists *redis.IntCmd // a light read's EXISTS over the side keys (sidekeys.go)
 }
 
 // main is the read of the lock's own key.
@@ -286,6 +317,18 @@ func (r lockRead) main() redis.Cmder {
 		return r.str.strlen
 	}
 	return r.fields
+}
+
+// side is the read that stands for the lock's side keys when telling
+// whether its node answered: the light read's EXISTS, else the stats ring.
+func (r lockRead) side(ring *redis.MapStringStringCmd) redis.Cmder {
+	if r.exists != nil {
+		return r.exists
+	}
+	if ring != nil {
+		return ring
+	}
+	return nil
 }
 
 // limRead is one limiter's commands in a sample's pipeline.

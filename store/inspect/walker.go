@@ -241,7 +241,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 		step.count = w.pace.count(w.next.dbSize, time.Now(), w.next.cursor == 0)
 	}
 	readLocks, readLims := w.cad.split(locks, limiters)
-	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step)
+	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step, w.cad.light)
 	if err != nil {
 		w.cad.tick-- // the same names are due again next tick
 		return nil, err
