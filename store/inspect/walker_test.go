@@ -50,7 +50,7 @@ func (h *cmdCounter) take(name string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	v := h.n[name]
-	h.n[name] = 0
+	delete(h.n, name)
 	return v
 }
 
@@ -564,5 +564,43 @@ func TestWalkClusterKeyEventsPerMaster(t *testing.T) {
 	if len(want) > 0 {
 		rec, drop := ke.Counts()
 		t.Errorf("not found through notifications: %v (received %d, dropped %d, status %+v)", want, rec, drop, w.Status())
+	}
+}
+
+// Objects unchanged for longIdleAfter reads are read half as often again.
+func TestWalkLongIdleObjectsReadHalfAsOften(t *testing.T) {
+	e := newWalkEnv(t)
+	const n, every = 20, 4
+	var locks []string
+	for i := range n {
+		name := fmt.Sprintf("long-idle:lock:%d", i)
+		e.foreignLock(t, name)
+		locks = append(locks, name)
+	}
+	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true, IdleEvery: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := func(k int) int {
+		t.Helper()
+		e.counted.take("pttl")
+		for range k {
+			s, err := w.Tick(t.Context(), locks, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Locks) != n {
+				t.Fatalf("tick listed %d locks, want %d", len(s.Locks), n)
+			}
+		}
+		return e.counted.take("pttl")
+	}
+	ticks(idleAfter + 1)
+	if got := ticks(4 * every); got != 4*n {
+		t.Fatalf("idle: %d ticks read %d leases, want %d", 4*every, got, 4*n)
+	}
+	ticks((longIdleAfter - idleAfter) * every) // unchanged reads enough to be long idle
+	if got := ticks(4 * every); got != 2*n {
+		t.Errorf("long idle: %d ticks read %d leases, want %d (each lock every %d ticks)", 4*every, got, 2*n, 2*every)
 	}
 }
