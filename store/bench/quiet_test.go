@@ -128,7 +128,10 @@ func goroutineSummary(n int) (profile, top string) {
 		}
 		// The first frame in this module or a dependency, not the runtime.
 		for _, line := range strings.Split(block, "\n") {
-			line = strings.TrimSpace(strings.TrimPrefix(line, "#"))
+			line, ok := strings.CutPrefix(line, "#")
+			if !ok {
+				continue
+			}
 			if f := strings.Fields(line); len(f) >= 2 && !strings.HasPrefix(f[1], "runtime.") &&
 				!strings.HasPrefix(f[1], "internal/") && !strings.HasPrefix(f[1], "sync.") && !strings.HasPrefix(f[1], "time.") {
 				g.where = f[1]
@@ -152,6 +155,7 @@ func goroutineSummary(n int) (profile, top string) {
 // pause of 5 s: what Redis still executes (commandstats), which
 // connections are open (CLIENT LIST), and this process's goroutines (the
 // full profile goes to $LOCKWARDEN_BENCH_LEAK_DUMP, default a temp dir).
+// LOCKWARDEN_BENCH_LEAK_CHECK=1 adds the report's check after each case.
 //
 //	LOCKWARDEN_BENCH_LEAK=rounds [LOCKWARDEN_BENCH_LEAK_C4=seconds] go test -run '^TestBenchLeak$' -count=1 -v ./store/bench/
 func TestBenchLeak(t *testing.T) {
@@ -170,7 +174,17 @@ func TestBenchLeak(t *testing.T) {
 	}
 	t.Logf("before cases 1-4: Redis %.1f %% of a core, %.0f commands/s (%s), %d goroutines", q0.cpuPct, q0.perSec(), q0.topCalls(5), q0.goroutines)
 	var md strings.Builder
-	lockLimiterReport(ctx, t, e, rounds, c4, func(f string, a ...any) { fmt.Fprintf(&md, f, a...) }, func(string, bool, string) {})
+	w := func(f string, a ...any) { fmt.Fprintf(&md, f, a...) }
+	var chk *caseCheck
+	if os.Getenv("LOCKWARDEN_BENCH_LEAK_CHECK") != "" {
+		chk = newCaseCheck(t, admin.Client)
+	}
+	lockLimiterReport(ctx, t, e, rounds, c4, w, func(string, bool, string) {}, chk)
+	md.Reset()
+	chk.report(w)
+	if md.Len() > 0 {
+		t.Log("\n" + md.String())
+	}
 	q, err := readQuiet(ctx, admin.Client, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -190,4 +204,77 @@ func TestBenchLeak(t *testing.T) {
 	t.Logf("5 s quiet pause after cases 1-4 (%d rounds, case 4 runs of %v): Redis %.1f %% of a core, %.0f commands/s\n"+
 		"executed during the pause: %s\nCLIENT LIST by last command: %s\ngoroutines %d (before %d): %s\nprofile: %s",
 		rounds, c4, q.cpuPct, q.perSec(), q.topCalls(10), clients, q.goroutines, q0.goroutines, top, dump)
+}
+
+// caseCheck is the report's check that each case stopped the load it
+// started: once a case returns, this process's goroutines must come back
+// to their count before it, and Redis must execute nothing but the
+// check's own INFO during a short pause. A case that leaves a client, a
+// heartbeat or a loop running fails the test, named, and its line in the
+// report says what was still running. It checks that load stopped, not
+// how fast anything is. A nil *caseCheck checks nothing.
+type caseCheck struct {
+	t     testing.TB
+	admin *redis.Client
+	base  int
+	lines []string
+}
+
+const (
+	// quietPause is how long Redis must stay idle after a case.
+	quietPause = 300 * time.Millisecond
+	// goroutineGrace bounds the wait for goroutines that are on their way
+	// out when a case returns (a Close already made them return).
+	goroutineGrace = 2 * time.Second
+)
+
+func newCaseCheck(t testing.TB, admin *redis.Client) *caseCheck {
+	return &caseCheck{t: t, admin: admin}
+}
+
+// begin notes the goroutines before a case.
+func (c *caseCheck) begin() {
+	if c != nil {
+		c.base = runtime.NumGoroutine()
+	}
+}
+
+// end checks the case named name, begun with begin.
+func (c *caseCheck) end(ctx context.Context, name string) {
+	if c == nil {
+		return
+	}
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(goroutineGrace); n > c.base && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	q, err := readQuiet(ctx, c.admin, quietPause)
+	if err != nil {
+		c.t.Errorf("case %s: reading Redis after it: %v", name, err)
+		return
+	}
+	if n <= c.base && q.commands == 0 {
+		c.lines = append(c.lines, fmt.Sprintf("| %s | stopped | %d (%d before) | 0 |", name, q.goroutines, c.base))
+		return
+	}
+	_, top := goroutineSummary(3)
+	what := fmt.Sprintf("%d goroutines left above the %d before it (largest groups: %s); Redis executed %d commands in %v (%s)",
+		max(0, q.goroutines-c.base), c.base, top, q.commands, q.pause.Round(time.Millisecond), q.topCalls(5))
+	c.t.Errorf("case %s left load running after it returned: %s", name, what)
+	c.lines = append(c.lines, fmt.Sprintf("| %s | **still running**: %s | %d (%d before) | %d |", name, what, q.goroutines, c.base, q.commands))
+}
+
+// report writes the check's table.
+func (c *caseCheck) report(w func(string, ...any)) {
+	if c == nil || len(c.lines) == 0 {
+		return
+	}
+	w("## Load left running after each case\n\n")
+	w("After each case returns, this process's goroutines must come back to their count before it (within %v) and Redis must execute no command "+
+		"but the check's own INFO during a %v pause; a case that leaves anything running fails the report.\n\n", goroutineGrace, quietPause)
+	w("| case | verdict | goroutines after | commands in the pause |\n|---|---|---|---|\n")
+	for _, l := range c.lines {
+		w("%s\n", l)
+	}
+	w("\n")
 }

@@ -12,8 +12,9 @@ import (
 // against their peers); c4 is the length of one case 4 run (12 s in the
 // report, seed 001's test).
 func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4 time.Duration,
-	w func(string, ...any), target func(string, bool, string)) {
+	w func(string, ...any), target func(string, bool, string), chk *caseCheck) {
 	// Case 1.
+	chk.begin()
 	w("## 1. Uncontended lock + unlock pairs/s (own key per goroutine)\n\n")
 	w("lockwarden with its defaults: reentrant hash, 30 s lease with the watchdog, every attempt counted in the stats ring.\n\n")
 	w("| C | lockwarden | bsm/redislock | redsync | ratio to redislock | ratio to redsync |\n|---|---|---|---|---|---|\n")
@@ -36,7 +37,10 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 			cell(ratios(res[0], res[1]), 2), cell(ratios(res[0], res[2]), 2))
 	}
 
+	chk.end(ctx, "1")
+
 	// Case 2.
+	chk.begin()
 	w("\n## 2. One contended lock: 2 instances × 8 goroutines, 200 µs critical section (busy-wait)\n\n")
 	w("Waiting: lockwarden queues and hands off (design below); redislock polls every 1 ms (LinearBackoff); redsync uses its default random 50–250 ms retry delay.\n\n")
 	cres := make([][]contendedResult, len(lockPeers))
@@ -80,7 +84,10 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 	target("2. ≤ 8 Redis commands per acquisition (sent)", lw(6) <= 8, fmt.Sprintf("%.2f sent, %.1f executed incl. inside scripts", lw(6), lw(7)))
 	w("%s\n", handoffDesign)
 
+	chk.end(ctx, "2")
+
 	// Case 3.
+	chk.begin()
 	w("## 3. Limiter decisions/s (limit 1,000/s per key, burst 1,000, enforced)\n\n")
 	w("| keys | C | lockwarden token bucket | redis_rate (GCRA) | ratio |\n|---|---|---|---|---|\n")
 	for _, keys := range []int{1, 1000} {
@@ -101,6 +108,9 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 		}
 	}
 
+	chk.end(ctx, "3")
+
+	chk.begin()
 	// Case 4: the peers run side by side on their own keys, 3 rounds of 12 s,
 	// once per way of spacing the requests.
 	w("\n## 4. Limiter accuracy (seed 001's test: 500/s bucket, 20 workers every 30 ms, 12 s)\n\n")
@@ -149,4 +159,5 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 	}
 	w("\n- %s\n- %s\n\n%s\n", inPhase, seedLoop, seedLossNote)
 	w("\n%s\n", speedGaps)
+	chk.end(ctx, "4")
 }

@@ -51,9 +51,15 @@ func TestBenchReport(t *testing.T) {
 	}
 	w("\nA lock + unlock pair is two round trips, so the pair ceiling is about half of these.\n\n")
 
-	lockLimiterReport(ctx, t, e, rounds, 12*time.Second, w, target)
+	chk := newCaseCheck(t, admin.Client)
+	lockLimiterReport(ctx, t, e, rounds, 12*time.Second, w, target, chk)
+	chk.begin()
 	consoleReport(ctx, t, e, w, target)
+	chk.end(ctx, "5-9")
+	chk.begin()
 	clusterReport(ctx, t, w)
+	chk.end(ctx, "10")
+	chk.report(w)
 	w("## Targets in this run (medians)\n\n| target | result |\n|---|---|\n")
 	for _, tg := range targets {
 		w("| %s | %s |\n", tg.what, tg.result)
