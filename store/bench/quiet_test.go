@@ -155,7 +155,9 @@ func goroutineSummary(n int) (profile, top string) {
 // pause of 5 s: what Redis still executes (commandstats), which
 // connections are open (CLIENT LIST), and this process's goroutines (the
 // full profile goes to $LOCKWARDEN_BENCH_LEAK_DUMP, default a temp dir).
-// LOCKWARDEN_BENCH_LEAK_CHECK=1 adds the report's check after each case.
+// LOCKWARDEN_BENCH_LEAK_CHECK=1 adds the report's check after each case;
+// LOCKWARDEN_BENCH_LEAK_THEN=6 runs a console case after the pause
+// (LOCKWARDEN_BENCH_ROUNDS rounds, default 1), as the report would.
 //
 //	LOCKWARDEN_BENCH_LEAK=rounds [LOCKWARDEN_BENCH_LEAK_C4=seconds] go test -run '^TestBenchLeak$' -count=1 -v ./store/bench/
 func TestBenchLeak(t *testing.T) {
@@ -204,6 +206,15 @@ func TestBenchLeak(t *testing.T) {
 	t.Logf("5 s quiet pause after cases 1-4 (%d rounds, case 4 runs of %v): Redis %.1f %% of a core, %.0f commands/s\n"+
 		"executed during the pause: %s\nCLIENT LIST by last command: %s\ngoroutines %d (before %d): %s\nprofile: %s",
 		rounds, c4, q.cpuPct, q.perSec(), q.topCalls(10), clients, q.goroutines, q0.goroutines, top, dump)
+
+	// A console case after them, as in the report.
+	if then := os.Getenv("LOCKWARDEN_BENCH_LEAK_THEN"); then != "" {
+		md.Reset()
+		chk.begin()
+		runCase(ctx, t, e, then, envInt("LOCKWARDEN_BENCH_ROUNDS", 1), w)
+		chk.end(ctx, then)
+		t.Log("\n" + md.String())
+	}
 }
 
 // caseCheck is the report's check that each case stopped the load it

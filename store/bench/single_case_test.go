@@ -46,6 +46,17 @@ func TestBenchCase(t *testing.T) {
 	}
 	var out strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&out, format, args...) }
+	chk := newCaseCheck(t, admin.Client)
+	chk.begin()
+	runCase(ctx, t, e, which, rounds, w)
+	chk.end(ctx, which)
+	chk.report(w)
+	t.Log("\n" + out.String())
+}
+
+// runCase runs console case which (5, 6, 9 or 10) for rounds rounds and
+// writes its rows with w.
+func runCase(ctx context.Context, t *testing.T, e *env, which string, rounds int, w func(string, ...any)) {
 	switch which {
 	case "5":
 		for _, n := range envInts("LOCKWARDEN_BENCH_LIMITERS", []int{1000}) {
@@ -91,7 +102,6 @@ func TestBenchCase(t *testing.T) {
 	default:
 		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5, 6, 9 and 10 run on their own", which)
 	}
-	t.Log("\n" + out.String())
 }
 
 func envInt(name string, def int) int {
