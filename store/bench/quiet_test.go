@@ -211,7 +211,7 @@ func TestBenchLeak(t *testing.T) {
 	if then := os.Getenv("LOCKWARDEN_BENCH_LEAK_THEN"); then != "" {
 		md.Reset()
 		chk.begin()
-		runCase(ctx, t, e, then, envInt("LOCKWARDEN_BENCH_ROUNDS", 1), w)
+		t.Run("case"+then, func(t *testing.T) { runCase(ctx, t, e, then, envInt("LOCKWARDEN_BENCH_ROUNDS", 1), w) })
 		chk.end(ctx, then)
 		t.Log("\n" + md.String())
 	}
