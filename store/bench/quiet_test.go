@@ -182,6 +182,7 @@ func TestBenchLeak(t *testing.T) {
 		chk = newCaseCheck(t, admin.Client)
 	}
 	lockLimiterReport(ctx, t, e, rounds, c4, w, func(string, bool, string) {}, chk)
+	t.Log("\n" + md.String())
 	md.Reset()
 	chk.report(w)
 	if md.Len() > 0 {
