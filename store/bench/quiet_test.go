@@ -244,10 +244,23 @@ func newCaseCheck(t testing.TB, admin *redis.Client) *caseCheck {
 	return &caseCheck{t: t, admin: admin}
 }
 
-// begin notes the goroutines before a case.
+// begin notes the goroutines before a case, once the count holds still
+// for a few polls (a pool still dialling its idle connections would
+// otherwise raise the baseline and hide as many leftovers).
 func (c *caseCheck) begin() {
-	if c != nil {
-		c.base = runtime.NumGoroutine()
+	if c == nil {
+		return
+	}
+	c.base = runtime.NumGoroutine()
+	for same, i := 0, 0; same < 3 && i < 25; i++ { // bounded: 500 ms
+		time.Sleep(20 * time.Millisecond)
+		n := runtime.NumGoroutine()
+		if n == c.base {
+			same++
+		} else {
+			same = 0
+		}
+		c.base = n
 	}
 }
 
