@@ -109,6 +109,14 @@ func sharedFor(c *Client) *lockShared {
 	return v.(*lockShared)
 }
 
+// closeIdleWaits retires the Client's wait subscription now if nobody
+// waits on it (see Close). A Client that never waited has none to retire.
+func (c *Client) closeIdleWaits() {
+	if v, ok := sharedByClient.Load(weak.Make(c)); ok {
+		v.(*lockShared).hub.closeIfIdle(nil)
+	}
+}
+
 // waitHub multiplexes the channels of every lock this Client waits on over
 // one PubSub. A lock's unlock channel and hand-off channel are one group:
 // they are subscribed together (one SUBSCRIBE), confirmed together and
@@ -484,6 +492,9 @@ func (h *waitHub) closeIfIdle(ps *redis.PubSub) {
 	defer h.mu.Unlock()
 	if h.waiters > 0 || h.ps == nil || (ps != nil && ps != h.ps) {
 		return
+	}
+	if h.idle != nil {
+		h.idle.Stop() // when Close retires it first
 	}
 	close(h.stop)
 	_ = h.ps.Close()

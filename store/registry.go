@@ -315,9 +315,14 @@ func (r *registry) close() error {
 
 // Close stops the client's heartbeat and removes its registry record, so
 // the console stops showing it at once rather than after three missed
-// beats. It waits up to a second for Redis. Locks still held stay held.
-// The Redis client stays open (the caller owns it).
-func (c *Client) Close() error { return c.reg.close() }
+// beats. It waits up to a second for Redis. It also closes the lock-wait
+// subscription if no Lock call is waiting, rather than after its idle
+// delay: the caller may close the Redis client next. Locks still held stay
+// held. The Redis client stays open (the caller owns it).
+func (c *Client) Close() error {
+	c.closeIdleWaits()
+	return c.reg.close()
+}
 
 // HeldKey is the hash beside a lock where lockwarden's lock scripts record
 // each holder's hold times, "<acquired ms> <renewed ms>" (Redis time; an

@@ -9,4 +9,13 @@
 // set, which writes BENCHMARKS.md; `make test` runs TestBenchSmoke, every
 // case for a moment, so the bench code cannot rot. The Benchmark* functions
 // are the same cases for `go test -bench` when profiling one of them.
+//
+// A case stops what it starts: each closes the clients it makes (with their
+// store.Client's heartbeat) before it returns, and the report and the
+// smoke test check after every case that this process's goroutines are
+// back to their count before it and that Redis stays idle for a moment
+// (quiet_test.go). A leftover load would otherwise be measured as part of
+// every later case. TestBenchLeak (LOCKWARDEN_BENCH_LEAK=rounds) runs
+// cases 1-4 and shows what runs after them: commandstats, CLIENT LIST and
+// the goroutine profile.
 package bench

@@ -52,6 +52,7 @@ func eventLatency(ctx context.Context, e *env, perSec int, d time.Duration) (eve
 	}
 	defer fc.close()
 	pub := e.client(1)
+	defer pub.Close()
 	channel := func(i int) string { return fmt.Sprintf("redisson_lock__channel:{%slock:%d}", prefix, i%100) }
 	// The console subscribes in the background after Open: wait until a
 	// message gets through.

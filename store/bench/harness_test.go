@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -45,9 +46,18 @@ func (e *env) prefix(what string) string {
 
 // client is a go-redis client with a pool large enough for conc goroutines
 // and a hook counting the commands it sends (a pipeline counts each command).
+// It stands for one application instance: the case that makes it closes it
+// when it ends (the test's cleanup is only the fallback), since its pool
+// and its store.Client's heartbeat would otherwise run on through every
+// later case.
 type countingClient struct {
 	*redis.Client
 	sent atomic.Int64
+
+	mu        sync.Mutex
+	lw        *store.Client
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func (e *env) client(conc int) *countingClient {
@@ -58,6 +68,36 @@ func (e *env) client(conc int) *countingClient {
 	c.AddHook(countHook{&c.sent})
 	e.t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// store returns the instance's store.Client, made on first use: one per
+// application instance, shared by all its locks and buckets, as an
+// application has it.
+func (c *countingClient) store() *store.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lw == nil {
+		c.lw = store.New(c.Client, nil)
+	}
+	return c.lw
+}
+
+// Close ends the instance: its store.Client first (heartbeat goroutine,
+// registry record, idle subscription), then its connections. A second
+// call returns the first one's result.
+func (c *countingClient) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		lw := c.lw
+		c.mu.Unlock()
+		if lw != nil {
+			c.closeErr = lw.Close()
+		}
+		if err := c.Client.Close(); c.closeErr == nil {
+			c.closeErr = err
+		}
+	})
+	return c.closeErr
 }
 
 type countHook struct{ n *atomic.Int64 }

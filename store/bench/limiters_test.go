@@ -22,16 +22,11 @@ type limiterPeer struct {
 	setup func(ctx context.Context, rdb *countingClient, key string, capacity int64, perSec float64) (func(context.Context) (bool, error), error)
 }
 
-// lwClients holds the store.Client of each application instance
-// (*countingClient), so all of an instance's buckets share one.
-var lwClients sync.Map
-
 var limiterPeers = []limiterPeer{
 	{"lockwarden", func(ctx context.Context, rdb *countingClient, key string, capacity int64, perSec float64) (func(context.Context) (bool, error), error) {
 		// One store.Client per application instance, as for the locks:
 		// its calls from many goroutines are batched together.
-		c, _ := lwClients.LoadOrStore(rdb, store.New(rdb.Client, nil))
-		b := c.(*store.Client).TokenBucket(key)
+		b := rdb.store().TokenBucket(key)
 		err := b.Init(ctx, store.TokenBucketConfig{Capacity: capacity, IntervalMS: 1000 / perSec, Initial: capacity})
 		return func(ctx context.Context) (bool, error) {
 			res, err := b.TryAcquire(ctx, 1)
@@ -79,6 +74,7 @@ func seed001Peer() limiterPeer {
 // decisions at one key are rejections).
 func decisions(ctx context.Context, e *env, p limiterPeer, nkeys, conc int, d time.Duration) (float64, error) {
 	rdb := e.client(conc)
+	defer rdb.Close()
 	prefix := e.prefix("c3")
 	setupAt := time.Now()
 	allow := make([]func(context.Context) (bool, error), nkeys)
@@ -150,6 +146,7 @@ func (a arrivals) short() string {
 // for about 3 s.
 func accuracy(ctx context.Context, e *env, p limiterPeer, d time.Duration, how arrivals) (accuracyResult, error) {
 	rdb := e.client(20)
+	defer rdb.Close()
 	allow, err := p.setup(ctx, rdb, e.prefix("c4")+"bucket", 500, 500)
 	if err != nil {
 		return accuracyResult{}, err

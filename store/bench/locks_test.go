@@ -14,7 +14,6 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
-	"github.com/lockwarden/lockwarden/store"
 )
 
 // A lock implementation as an application uses it: one instance per process
@@ -28,7 +27,7 @@ type lockPeer struct {
 
 var lockPeers = []lockPeer{
 	{"lockwarden", func(rdb *countingClient, _ bool) func(string) (func(context.Context) error, func(context.Context) error) {
-		c := store.New(rdb.Client, nil)
+		c := rdb.store()
 		return func(key string) (func(context.Context) error, func(context.Context) error) {
 			// Default options: 30 s lease with the watchdog, reentrant,
 			// every attempt counted in the stats ring.
@@ -73,6 +72,7 @@ var lockPeers = []lockPeer{
 // its own key.
 func uncontended(ctx context.Context, e *env, p lockPeer, conc int, d time.Duration) (float64, error) {
 	rdb := e.client(conc)
+	defer rdb.Close()
 	inst := p.instance(rdb, false)
 	prefix := e.prefix("c1")
 	type pair struct{ lock, unlock func(context.Context) error }
@@ -109,10 +109,12 @@ type contendedResult struct {
 func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d time.Duration) (contendedResult, error) {
 	key := e.prefix("c2") + "lock"
 	admin := e.client(1)
+	defer admin.Close()
 	var clients [2]*countingClient
 	var insts [2]func(string) (func(context.Context) error, func(context.Context) error)
 	for i := range clients {
 		clients[i] = e.client(perInstance)
+		defer clients[i].Close()
 		insts[i] = p.instance(clients[i], true)
 	}
 	before, err := readRedisUsage(ctx, admin.Client)

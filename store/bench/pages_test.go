@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"sort"
 	"time"
-
-	"github.com/lockwarden/lockwarden/store"
 )
 
 // Case 9: page loads with 10,000 locks and 1,000 token buckets. Pages and
@@ -32,7 +30,10 @@ var pagePaths = []string{"/locks", "/api/locks", "/limiters", "/api/limiters", "
 func pageObjects(ctx context.Context, e *env, locks, limiters int) (string, func(), error) {
 	admin := e.client(16)
 	prefix := e.prefix("pages")
-	cleanup := func() { _ = deleteByPrefix(context.WithoutCancel(ctx), admin.Client, prefix) }
+	cleanup := func() {
+		_ = deleteByPrefix(context.WithoutCancel(ctx), admin.Client, prefix)
+		admin.Close()
+	}
 	for i := 0; i < locks; i += 1000 { // bounded: locks/1000 pipelines
 		p := admin.Pipeline()
 		for j := i; j < min(locks, i+1000); j++ {
@@ -44,7 +45,7 @@ func pageObjects(ctx context.Context, e *env, locks, limiters int) (string, func
 			return prefix, cleanup, err
 		}
 	}
-	_, err := makeBuckets(ctx, store.New(admin.Client, nil), prefix, limiters)
+	_, err := makeBuckets(ctx, admin.store(), prefix, limiters)
 	return prefix, cleanup, err
 }
 

@@ -38,7 +38,8 @@ func samplerRounds(ctx context.Context, e *env, nLim, rounds int, w time.Duratio
 	prefix := e.prefix("c5")
 	defer deleteByPrefix(ctx, admin.Client, prefix)
 	appClient := e.client(4)
-	app := store.New(appClient.Client, nil)
+	defer appClient.Close()
+	app := appClient.store()
 	bs, err := makeBuckets(ctx, app, prefix, nLim)
 	if err != nil {
 		return nil, nil, nil, err

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestBenchCase runs one console case (5, 6, 9 or 10) on its own and prints its
+// TestBenchCase runs one console case (5, 6, 7, 9 or 10) on its own and prints its
 // rows, for measuring a change without the whole 15-minute report:
 //
 //	LOCKWARDEN_BENCH_CASE=5 go test -run '^TestBenchCase$' -count=1 -v ./store/bench/
@@ -22,7 +22,7 @@ import (
 func TestBenchCase(t *testing.T) {
 	which := os.Getenv("LOCKWARDEN_BENCH_CASE")
 	if which == "" {
-		t.Skip("set LOCKWARDEN_BENCH_CASE=5, 6, 9 or 10 to run one console case")
+		t.Skip("set LOCKWARDEN_BENCH_CASE=5, 6, 7, 9 or 10 to run one console case")
 	}
 	if which == "8" {
 		t.Skip("case 8 runs in TestBenchCase8")
@@ -46,6 +46,19 @@ func TestBenchCase(t *testing.T) {
 	}
 	var out strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&out, format, args...) }
+	chk := newCaseCheck(t, admin.Client)
+	chk.begin()
+	// A subtest, so what the case keeps for the test's lifetime (case
+	// 10's Cluster) stops before the check.
+	t.Run("case"+which, func(t *testing.T) { runCase(ctx, t, e, which, rounds, w) })
+	chk.end(ctx, which)
+	chk.report(w)
+	t.Log("\n" + out.String())
+}
+
+// runCase runs console case which (5, 6, 7, 9 or 10) for rounds rounds and
+// writes its rows with w.
+func runCase(ctx context.Context, t *testing.T, e *env, which string, rounds int, w func(string, ...any)) {
 	switch which {
 	case "5":
 		for _, n := range envInts("LOCKWARDEN_BENCH_LIMITERS", []int{1000}) {
@@ -81,6 +94,14 @@ func TestBenchCase(t *testing.T) {
 			}
 			cleanup()
 		}
+	case "7":
+		for r := 0; r < rounds; r++ {
+			v, err := eventLatency(ctx, e, 1000, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w("case 7 | p50 %.1f ms | p99 %.1f ms | max %.1f ms | lost %d\n", v.p50, v.p99, v.max, v.lost)
+		}
 	case "10":
 		clusterReport(ctx, t, w)
 	case "9":
@@ -89,9 +110,8 @@ func TestBenchCase(t *testing.T) {
 			t.Fatal(err)
 		}
 	default:
-		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5, 6, 9 and 10 run on their own", which)
+		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5, 6, 7, 9 and 10 run on their own", which)
 	}
-	t.Log("\n" + out.String())
 }
 
 func envInt(name string, def int) int {

@@ -9,11 +9,16 @@ import (
 
 // TestBenchSmoke runs every case for a moment against every peer, so the
 // bench code is exercised by `make test` (numbers are not checked here:
-// performance is measured by `make bench`, never asserted in tests).
+// performance is measured by `make bench`, never asserted in tests). Like
+// the report, it checks after each case that the case stopped everything
+// it started.
 func TestBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e := newEnv(t)
+	admin := e.client(1)
+	chk := newCaseCheck(t, admin.Client)
+	chk.begin()
 	for _, p := range lockPeers {
 		if rate, err := uncontended(ctx, e, p, 16, 100*time.Millisecond); err != nil || rate <= 0 {
 			t.Errorf("case 1 %s: %v pairs/s, %v", p.name, rate, err)
@@ -23,6 +28,8 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("case 2 %s: %+v, %v", p.name, r, err)
 		}
 	}
+	chk.end(ctx, "1-2")
+	chk.begin()
 	for _, p := range limiterPeers {
 		for _, keys := range []int{1, 1000} {
 			if rate, err := decisions(ctx, e, p, keys, 16, 100*time.Millisecond); err != nil || rate <= 0 {
@@ -30,8 +37,10 @@ func TestBenchSmoke(t *testing.T) {
 			}
 		}
 	}
+	chk.end(ctx, "3")
 	// Case 4 needs 5 s before its first steady-state window; the peers run
 	// side by side on their own keys.
+	chk.begin()
 	peers := append([]limiterPeer{seed001Peer()}, limiterPeers...)
 	var wg sync.WaitGroup
 	for _, p := range peers {
@@ -47,6 +56,7 @@ func TestBenchSmoke(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	chk.end(ctx, "4")
 }
 
 // TestBenchSmokeConsole is cases 5-8 in miniature: 50 limiters, 20

@@ -143,8 +143,11 @@ type fanoutResult struct {
 func fanoutObjects(ctx context.Context, e *env, nLim int) (prefix string, cleanup func(), err error) {
 	admin := e.client(1)
 	prefix = e.prefix("c6")
-	cleanup = func() { deleteByPrefix(ctx, admin.Client, prefix) }
-	st := store.New(admin.Client, nil)
+	cleanup = func() {
+		deleteByPrefix(ctx, admin.Client, prefix)
+		admin.Close()
+	}
+	st := admin.store()
 	if _, err := makeBuckets(ctx, st, prefix, nLim); err != nil {
 		return prefix, cleanup, err
 	}
@@ -156,6 +159,7 @@ func fanoutObjects(ctx context.Context, e *env, nLim int) (prefix string, cleanu
 func fanout(ctx context.Context, e *env, prefix string, n int, d time.Duration) (fanoutResult, error) {
 	res := fanoutResult{clients: n}
 	admin := e.client(1)
+	defer admin.Close()
 	c, err := startConsole(ctx, e.addr, consoleOpts{match: prefix + "*", discoverEvery: time.Hour, maxWS: n + 16})
 	if err != nil {
 		return res, err
