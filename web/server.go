@@ -61,8 +61,9 @@ type Config struct {
 	// cannot SCAN (a Cluster). Names store clients announce and keyspace
 	// notifications report are listed within a tick or two regardless.
 	DiscoverInterval time.Duration
-	// DiscoveryBudget is the share of one Redis core the walk's SCAN and
-	// HLEN may use (default inspect.DefaultDiscoveryBudget).
+	// DiscoveryBudget is the share of one Redis core the console may use
+	// (default inspect.DefaultDiscoveryBudget): sampling is paid first, the
+	// reconciliation walk paces itself on the rest.
 	DiscoveryBudget float64
 	// KeyspaceEvents says whether discovery uses keyspace notifications
 	// (default auto: when the server publishes them).

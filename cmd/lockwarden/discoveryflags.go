@@ -25,7 +25,7 @@ func (d *discoveryFlags) register(fs *flag.FlagSet) map[string]string {
 	fs.StringVar(&d.KeyspaceEvents, "keyspace-events", "",
 		"use keyspace notifications to find new objects within a tick: auto (default: when the server publishes them), on (turn them on with CONFIG SET), off (env LOCKWARDEN_KEYSPACE_EVENTS)")
 	fs.StringVar(&d.Budget, "discovery-budget", "",
-		fmt.Sprintf("`share` of one Redis core the paced reconciliation SCAN may use, in (0, 1] or a percentage (default %g) (env LOCKWARDEN_DISCOVERY_BUDGET)", inspect.DefaultDiscoveryBudget))
+		fmt.Sprintf("`share` of one Redis core the console may use, in (0, 1] or a percentage: sampling is paid first and the paced reconciliation SCAN gets the rest (default %g) (env LOCKWARDEN_DISCOVERY_BUDGET)", inspect.DefaultDiscoveryBudget))
 	fs.StringVar(&d.Pass, "discovery-pass", "",
 		fmt.Sprintf("`duration` one reconciliation pass over the keyspace should take, at least 1s (default %v) (env LOCKWARDEN_DISCOVERY_PASS)", inspect.DefaultDiscoveryPass))
 	return map[string]string{

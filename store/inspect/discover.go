@@ -375,19 +375,25 @@ func (r stringRead) classify(p ObjectPatterns, key string) (*LockInfo, *LimiterI
 // changed type since it was listed) stays on that command for the caller to
 // treat as "not an object of that kind".
 func execTolerant(ctx context.Context, pipe redis.Pipeliner) error {
+	_, err := execTolerantCmds(ctx, pipe)
+	return err
+}
+
+// execTolerantCmds is execTolerant that also returns the commands run.
+func execTolerantCmds(ctx context.Context, pipe redis.Pipeliner) ([]redis.Cmder, error) {
 	cmds, err := pipe.Exec(ctx)
 	if err == nil {
-		return nil
+		return cmds, nil
 	}
 	if !isReplyError(err) {
-		return err
+		return cmds, err
 	}
 	for _, cmd := range cmds {
 		if e := cmd.Err(); e != nil && !isReplyError(e) {
-			return e
+			return cmds, e
 		}
 	}
-	return nil
+	return cmds, nil
 }
 
 // isReplyError reports whether err is an error reply from Redis (including

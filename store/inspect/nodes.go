@@ -220,9 +220,10 @@ func nodeName(rdb redis.UniversalClient) string {
 // ends marks every command failed: so the pipeline gets two thirds of
 // ctx's time, and cut says it used them up (the caller finds the dead
 // master by its commands' dial errors and reads again without it).
-func (c *Inspector) execPartial(ctx context.Context, pipe redis.Pipeliner) (cut bool, err error) {
+func (c *Inspector) execPartial(ctx context.Context, pipe redis.Pipeliner) (cmds []redis.Cmder, cut bool, err error) {
 	if _, ok := c.rdb.(*redis.ClusterClient); !ok {
-		return false, execTolerant(ctx, pipe)
+		cmds, err = execTolerantCmds(ctx, pipe)
+		return cmds, false, err
 	}
 	ectx := ctx
 	if dl, ok := ctx.Deadline(); ok {
@@ -230,13 +231,14 @@ func (c *Inspector) execPartial(ctx context.Context, pipe redis.Pipeliner) (cut 
 		ectx, cancel = context.WithTimeout(ctx, time.Until(dl)*2/3)
 		defer cancel()
 	}
-	if _, err := pipe.Exec(ectx); err != nil && ectx.Err() != nil {
+	cmds, err = pipe.Exec(ectx)
+	if err != nil && ectx.Err() != nil {
 		if ctx.Err() != nil {
-			return false, ctx.Err()
+			return cmds, false, ctx.Err()
 		}
-		return true, nil
+		return cmds, true, nil
 	}
-	return false, nil
+	return cmds, false, nil
 }
 
 // errSampleCut is a Cluster sample that ran out of time without any

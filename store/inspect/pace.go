@@ -32,9 +32,18 @@ const (
 	// DefaultDiscoveryPass is how long a reconciliation pass over the
 	// keyspace should take.
 	DefaultDiscoveryPass = time.Minute
-	// DefaultDiscoveryBudget is the share of one Redis core the walk may
-	// use: 0.03 is 3 %, what a 60 s pass over 1M keys costs.
-	DefaultDiscoveryBudget = 0.03
+	// DefaultDiscoveryBudget is the share of one Redis core the console
+	// may use: its sampling is paid first and the walk gets the rest
+	// (5 %, the most issue 11 allows an idle console).
+	DefaultDiscoveryBudget = 0.05
+	// minWalkShare is the part of the budget the walk keeps when sampling
+	// alone costs more than the budget (a huge number of objects): passes
+	// get slow, but they end.
+	minWalkShare = 0.2
+	// protoUsec is Redis's cost per pipelined command outside the command
+	// itself (reading the request, writing the reply), which commandstats
+	// leaves out: about 0.25 µs measured (PING in a pipeline, Redis 7.0).
+	protoUsec = 0.25
 	// minBudgetPage is the smallest page the budget can ask for, so a pass
 	// always ends.
 	minBudgetPage = 100
@@ -62,6 +71,14 @@ type pacer struct {
 	// costPerKey is the measured Redis CPU (µs) per key a page examined,
 	// smoothed; 0 until the first measurement.
 	costPerKey float64
+
+	// sampleShare is what the console's other commands (sampling, the
+	// registry) cost Redis over the last measured interval, as a share of
+	// one core: their counts by name (others) at each command's usec_per_call
+	// plus protoUsec each. The walk may use the budget less this.
+	sampleShare float64
+	others      map[string]int64 // commands counted since, by name
+	lastAt      time.Time        // Redis time of the last measurement
 
 	// Counters at the last measurement.
 	lastUsec float64
@@ -91,7 +108,22 @@ func newPacer(tick, pass time.Duration, budget float64) *pacer {
 	if budget <= 0 {
 		budget = DefaultDiscoveryBudget
 	}
-	return &pacer{tick: tick, pass: max(pass, tick), budget: budget}
+	return &pacer{tick: tick, pass: max(pass, tick), budget: budget, others: map[string]int64{}}
+}
+
+// walkBudget is the share of a core the walk may use now: the budget less
+// what sampling costs, never below minWalkShare of it.
+func (p *pacer) walkBudget() float64 {
+	return max(p.budget-p.sampleShare, p.budget*minWalkShare)
+}
+
+// countSent adds one tick's commands other than the walk's own.
+func (p *pacer) countSent(sent map[string]int, walk map[string]int) {
+	for name, n := range sent {
+		if n -= walk[name]; n > 0 {
+			p.others[name] += int64(n)
+		}
+	}
 }
 
 // count is the COUNT of a page sent at now over a keyspace of dbSize keys
@@ -126,7 +158,7 @@ func (p *pacer) budgetCount(now time.Time) int64 {
 	if !p.lastPage.IsZero() {
 		gap = min(max(now.Sub(p.lastPage), p.tick), maxPageGap*p.tick)
 	}
-	return max(1, int64(p.budget*float64(gap.Microseconds())/cost))
+	return max(1, int64(p.walkBudget()*float64(gap.Microseconds())/cost))
 }
 
 // budgetPass is the shortest pass over dbSize keys the budget pays for; 0
@@ -135,7 +167,7 @@ func (p *pacer) budgetPass(dbSize int64) time.Duration {
 	if p.costPerKey <= 0 {
 		return 0
 	}
-	return time.Duration(float64(dbSize) * p.costPerKey / p.budget * float64(time.Microsecond))
+	return time.Duration(float64(dbSize) * p.costPerKey / p.walkBudget() * float64(time.Microsecond))
 }
 
 // sent records a page of count keys and reads candidate reads.
@@ -145,10 +177,12 @@ func (p *pacer) sent(count int64, reads int) {
 	p.readUsec += float64(reads) * p.readCost
 }
 
-// observe takes a reading of INFO commandstats and cpu. The first reading
-// only sets the baseline; later ones update the cost per key (weighted
-// towards the newest, so the pace follows load).
-func (p *pacer) observe(st redisCost) {
+// observe takes a reading of INFO commandstats and cpu made at at (Redis
+// time). The first reading only sets the baseline; later ones update the
+// cost per key and sampling's share (weighted towards the newest, so the
+// pace follows load).
+func (p *pacer) observe(st redisCost, at time.Time) {
+	p.observeSampling(st, at)
 	p.readCost = st.readCost
 	usec := st.walkUsec + p.readUsec
 	if !p.measured || usec < p.lastUsec || st.allUsec < p.lastAll { // first reading, or CONFIG RESETSTAT
@@ -176,17 +210,38 @@ func (p *pacer) observe(st redisCost) {
 	p.lastAll, p.lastCPU = st.allUsec, st.cpuUsec
 }
 
+// observeSampling prices the commands counted since the last reading.
+func (p *pacer) observeSampling(st redisCost, at time.Time) {
+	var usec float64
+	for name, n := range p.others {
+		usec += float64(n) * (st.perCall[name] + protoUsec)
+	}
+	clear(p.others)
+	last := p.lastAt
+	p.lastAt = at
+	if last.IsZero() || !at.After(last) {
+		return
+	}
+	share := usec / float64(at.Sub(last).Microseconds())
+	if p.sampleShare == 0 {
+		p.sampleShare = share
+	} else {
+		p.sampleShare = 0.5*p.sampleShare + 0.5*share
+	}
+}
+
 // redisCost is what one INFO commandstats and cpu reply says.
 type redisCost struct {
-	walkUsec float64 // SCAN and HLEN usec (other clients' count too, which only slows the walk)
-	readCost float64 // usec per call of HGETALL plus PTTL: one candidate read
-	allUsec  float64 // every command's usec
-	cpuUsec  float64 // main-thread CPU (sys+user) in µs; 0 when not reported
+	perCall  map[string]float64 // usec_per_call by command name
+	walkUsec float64            // SCAN and HLEN usec (other clients' count too, which only slows the walk)
+	readCost float64            // usec per call of HGETALL plus PTTL: one candidate read
+	allUsec  float64            // every command's usec
+	cpuUsec  float64            // main-thread CPU (sys+user) in µs; 0 when not reported
 }
 
 // parseRedisCost reads an INFO commandstats and cpu reply.
 func parseRedisCost(info string) redisCost {
-	var c redisCost
+	c := redisCost{perCall: map[string]float64{}}
 	for line := range strings.SplitSeq(info, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok {
@@ -202,8 +257,9 @@ func parseRedisCost(info string) redisCost {
 				c.cpuUsec += f * 1e6
 			}
 		}
-		if strings.HasPrefix(name, "cmdstat_") {
+		if cmd, ok := strings.CutPrefix(name, "cmdstat_"); ok {
 			c.allUsec += statField(rest, "usec=")
+			c.perCall[cmd] = statField(rest, "usec_per_call=")
 		}
 	}
 	return c

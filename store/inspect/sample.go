@@ -30,6 +30,9 @@ type Sample struct {
 	// sides says, for each hash lock read, whether the read found any of
 	// its side keys (cadence.go reads lightly the idle ones that have none).
 	sides map[string]bool
+	// sent counts the pipeline's commands by name, for the walk's pacer
+	// (the console's own share of Redis CPU, pace.go).
+	sent map[string]int
 }
 
 // Unread is why one object could not be read in a sample.
@@ -168,7 +171,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	for _, name := range limiters {
 		queueRing(name)
 	}
-	cut, err := c.execPartial(ctx, pipe)
+	cmds, cut, err := c.execPartial(ctx, pipe)
 	if err != nil {
 		return nil, readDone, err
 	}
@@ -214,7 +217,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	}
 
 	nowMS, bucket := at.UnixMilli(), BucketOf(at)
-	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings))}
+	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings)), sent: countByName(cmds)}
 	if len(skipped) > 0 {
 		s.Unreadable = skipped
 	}
@@ -344,4 +347,13 @@ func (r limRead) main() redis.Cmder {
 		return r.str.strlen
 	}
 	return r.fields
+}
+
+// countByName counts commands by name.
+func countByName(cmds []redis.Cmder) map[string]int {
+	n := make(map[string]int, 12)
+	for _, c := range cmds {
+		n[c.Name()]++
+	}
+	return n
 }

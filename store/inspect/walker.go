@@ -116,8 +116,12 @@ type WalkStatus struct {
 	KeysScanned      int64   // SCAN COUNTs sent, summed
 	PageCount        int64   // the current SCAN COUNT
 	CostPerKeyUsec   float64 // measured Redis CPU µs per key examined; 0 until known
-	Budget           float64
-	PassTarget       time.Duration
+	// Budget is the share of one Redis core the console may use;
+	// SamplingShare what its sampling used lately (measured), so the walk
+	// may use the rest.
+	Budget        float64
+	SamplingShare float64
+	PassTarget    time.Duration
 	// Keyspace is the keys in the database at the last page; BudgetPass
 	// the shortest pass over them the budget pays for at the measured
 	// cost (0 until known). A pass takes the longer of PassTarget and
@@ -250,7 +254,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.cad.merge(s, locks, limiters, readLocks, readLims)
 	w.cad.forget(locks, limiters)
 	r := s.scan
-	w.account(&step, r, s.At)
+	w.account(&step, r, s.At, s.sent)
 	if r.clientsRead {
 		// A registry past the bound is read no more: its HGETALL would be
 		// the tick's largest reply (ReadRegistry says why it fails).
@@ -400,13 +404,14 @@ func (w *Walker) sourceOf(name string) Source {
 }
 
 // account updates pacing and status after a step.
-func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
+func (w *Walker) account(step *scanStep, r *scanResult, at time.Time, sent map[string]int) {
 	w.status.Announced += int64(len(r.announced))
 	if !w.scans {
 		return
 	}
+	w.pace.countSent(sent, step.walkCommands())
 	if r.infoOK {
-		w.pace.observe(r.cost)
+		w.pace.observe(r.cost, at)
 	}
 	w.pace.sent(step.count, len(step.read))
 	if step.cursor == 0 {
@@ -415,6 +420,7 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time) {
 	w.status.KeysScanned += step.count
 	w.status.PageCount = step.count
 	w.status.CostPerKeyUsec = w.pace.costPerKey
+	w.status.SamplingShare = w.pace.sampleShare
 	w.status.Keyspace = r.dbSize
 	w.status.BudgetPass = w.pace.budgetPass(r.dbSize)
 	if r.cursor == 0 && !w.status.PassStarted.IsZero() {
@@ -431,6 +437,19 @@ func slicesContains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// walkCommands counts the commands of the step that are the walk's own
+// (priced by the cost per key, not as sampling).
+func (s *scanStep) walkCommands() map[string]int {
+	n := map[string]int{"hlen": len(s.size), "hgetall": len(s.read), "pttl": len(s.read)}
+	if !s.noScan {
+		n["scan"], n["dbsize"] = 1, 1
+	}
+	if s.info {
+		n["info"] = 1
+	}
+	return n
 }
 
 // scanStep is one step of the walk.

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -396,15 +397,15 @@ func TestPacerReadsCommandStats(t *testing.T) {
 	}
 	// Candidate reads count at their measured cost.
 	p := newPacer(200*time.Millisecond, time.Minute, 0.02)
-	p.observe(redisCost{readCost: 2})
+	p.observe(redisCost{readCost: 2}, time.Time{})
 	p.sent(1000, 100) // 1,000 keys and 100 reads at 2 µs
-	p.observe(redisCost{walkUsec: 800, readCost: 2})
+	p.observe(redisCost{walkUsec: 800, readCost: 2}, time.Time{})
 	if p.costPerKey != 1 {
 		t.Errorf("cost per key %v, want 1 ((800 + 100 x 2) / 1000)", p.costPerKey)
 	}
 	// A statistics reset (usec going down) re-baselines instead of a
 	// negative cost.
-	p.observe(redisCost{walkUsec: 1})
+	p.observe(redisCost{walkUsec: 1}, time.Time{})
 	if p.costPerKey != 1 {
 		t.Errorf("cost after a reset = %v, want unchanged", p.costPerKey)
 	}
@@ -415,18 +416,18 @@ func TestPacerReadsCommandStats(t *testing.T) {
 // by the main thread's CPU over every command's usec, and never up.
 func TestPacerCostIsRedisCPU(t *testing.T) {
 	p := newPacer(200*time.Millisecond, time.Minute, 0.03)
-	p.observe(redisCost{walkUsec: 1000, allUsec: 5000, cpuUsec: 1e6})
+	p.observe(redisCost{walkUsec: 1000, allUsec: 5000, cpuUsec: 1e6}, time.Time{})
 	p.sent(1000, 0)
 	// 2,000 µs of walk over 1,000 keys, while Redis was on a core for
 	// half of its commands' time.
-	p.observe(redisCost{walkUsec: 3000, allUsec: 9000, cpuUsec: 1e6 + 2000})
+	p.observe(redisCost{walkUsec: 3000, allUsec: 9000, cpuUsec: 1e6 + 2000}, time.Time{})
 	if p.costPerKey != 1 {
 		t.Errorf("cost per key = %v, want 1 (2 µs wall, half of it on a core)", p.costPerKey)
 	}
 	// Redis busier than its commands (I/O, timers): the wall time stands.
 	p.costPerKey = 0
 	p.sent(1000, 0)
-	p.observe(redisCost{walkUsec: 5000, allUsec: 11000, cpuUsec: 1e6 + 6000})
+	p.observe(redisCost{walkUsec: 5000, allUsec: 11000, cpuUsec: 1e6 + 6000}, time.Time{})
 	if p.costPerKey != 2 {
 		t.Errorf("cost per key = %v, want 2 (never scaled up)", p.costPerKey)
 	}
@@ -602,5 +603,35 @@ func TestWalkLongIdleObjectsReadHalfAsOften(t *testing.T) {
 	ticks((longIdleAfter - idleAfter) * every) // unchanged reads enough to be long idle
 	if got := ticks(4 * every); got != 2*n {
 		t.Errorf("long idle: %d ticks read %d leases, want %d (each lock every %d ticks)", 4*every, got, 2*n, 2*every)
+	}
+}
+
+// The budget is the console's: sampling's measured cost comes off it and
+// the walk paces itself on the rest, never less than minWalkShare of it.
+func TestPacerWalkGetsTheBudgetLessSampling(t *testing.T) {
+	p := newPacer(200*time.Millisecond, time.Minute, 0.05)
+	p.costPerKey = 2
+	t0 := time.Unix(1000, 0)
+	full := p.budgetCount(t0) // 5 % of a tick at 2 µs a key: 5,000
+	p.observe(redisCost{}, t0)
+	// One second of sampling: 10,000 HGETALL at 1.75 µs + 0.25 µs of
+	// protocol each is 20 ms, 2 % of a core; the walk's own SCAN and
+	// candidate reads are not sampling.
+	p.countSent(map[string]int{"hgetall": 10_100, "scan": 1}, map[string]int{"hgetall": 100, "scan": 1})
+	p.observe(redisCost{perCall: map[string]float64{"hgetall": 1.75, "scan": 5000}}, t0.Add(time.Second))
+	if math.Abs(p.sampleShare-0.02) > 1e-9 {
+		t.Fatalf("sampling share %v, want 0.02", p.sampleShare)
+	}
+	p.lastPage = time.Time{}
+	if got := p.budgetCount(t0); got != full*3/5 {
+		t.Errorf("the walk's page with sampling at 2 %% of a 5 %% budget: %d keys, want %d", got, full*3/5)
+	}
+	if got, want := p.budgetPass(1_000_000), time.Duration(66_666_666_667); got.Round(time.Millisecond) != want.Round(time.Millisecond) {
+		t.Errorf("budget pass %v, want %v (1M keys at 2 µs on 3 %%)", got, want)
+	}
+	// Sampling over the whole budget leaves the walk its floor.
+	p.sampleShare = 0.08
+	if got := p.walkBudget(); math.Abs(got-0.05*minWalkShare) > 1e-12 {
+		t.Errorf("walk budget %v with sampling over the budget, want %v", got, 0.05*minWalkShare)
 	}
 }
