@@ -23,8 +23,9 @@ const consoleNotes = `### What cases 5–8 show, the gaps, and the next ideas
 **5, sampler.** A tick is one pipeline per node: the sample, one SCAN page of the paced walk, the registry's new
 names and, once a second, the client records all travel together, and on one node the tick's answer is the health
 check (no PING of its own). Redisson windows are read by EVALSHA and only for names not already known as token
-buckets. Idle objects (no outcome counted lately) are read every 5 s rather than every tick, which is what keeps
-10,000 limiters affordable. The negative CPU figures are noise: the row subtracts a traffic-only window measured
+buckets. Idle objects (no outcome counted lately) are read every 5 s rather than every tick, every 10 s once
+unchanged for about a minute, and an idle lock with no side keys (a plain Redisson lock) as its hash, its lease and
+one EXISTS instead of eight commands: that is what keeps 10,000 objects affordable. The negative CPU figures are noise: the row subtracts a traffic-only window measured
 just before, on a shared 2-CPU machine.
 
 **6, fan-out.** The sampler builds each frame once and the hub hands the same prepared websocket message to every
@@ -38,13 +39,15 @@ process and Redis.
 the max is a scheduling stall on the shared CPUs.
 
 **8, discovery.** One full pass (what the console runs at start) uses most of a Redis core for a few seconds while
-other clients' p99 stays low. After it the console walks: each tick's pipeline carries one SCAN page sized from the
-keys and time left in the pass and from what a key costs Redis (its main thread's CPU, measured), within the budget
-(3 % of a core by default). Announced names (store clients) are read on the tick that hears of them, keyspace
-notifications within a second. The walk is what finds foreign writers without notifications; SCAN's TYPE filter
-looks every key up twice on Redis 7.0, so a key costs 2–4 µs here, and at 1M keys the budget pays for a pass of
-one to two minutes: the gap to the 60 s target. Next ideas: remember hashes already rejected (their HLEN and
-HGETALL are about 15 % of the pass), and let /status suggest the budget that a 60 s pass needs at the measured cost.
+other clients' p99 stays low; it also notes the hashes that are no object. After it the console walks: each tick's
+pipeline carries one SCAN page sized from the keys and time left in the pass and from what a key costs Redis (its
+main thread's CPU, measured), within the console's budget (4.5 % of a core by default) less what its sampling
+costs (priced from the commands it sends). Hashes found to be no object are not sized and read again for 4–7
+passes, so the walk is SCAN alone. Announced names (store clients) are read on the tick that hears of them,
+keyspace notifications within a second. What is left is SCAN itself: its TYPE filter looks every key up on Redis
+7.0, and on this machine a key costs about 2 µs (a lookup far out of cache), so a 60 s pass over 1M keys is 3–4 %
+of a core and the 1M targets hold with little margin. At 10M keys the same budget makes a pass about ten minutes;
+such a server wants keyspace notifications (or store's announcements) for new objects.
 `
 
 const seedLossNote = `Why seed 001's script loses permits, and when: its refill adds floor(elapsed / interval) permits and then
