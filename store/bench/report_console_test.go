@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -114,9 +115,9 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 	target("6. tick → receipt p99 ≤ 50 ms with 1,000 limiters and 1,000 viewers", p99 <= 50, fmt.Sprintf("%.1f ms", p99))
 	same := true
 	for r := range fres[0] { // 1 vs 1,000 viewers of the same 100 limiters
-		same = same && near(fres[0][r].cmds, fres[1][r].cmds) && near(fres[0][r].roundTrips, fres[1][r].roundTrips)
+		same = same && nearCmds(fres[0][r].cmds, fres[1][r].cmds) && near(fres[0][r].roundTrips, fres[1][r].roundTrips)
 	}
-	target("6. Redis load with 1,000 viewers identical to 1 viewer's", same,
+	target("6. Redis load with 1,000 viewers identical to 1 viewer's (commands per tick within 1 %, or one command: see nearCmds)", same,
 		fmt.Sprintf("%.0f vs %.0f commands and %.2f vs %.2f round trips per tick (medians)",
 			fcol(1, func(r fanoutResult) float64 { return r.cmds }).median(), fcol(0, func(r fanoutResult) float64 { return r.cmds }).median(),
 			fcol(1, func(r fanoutResult) float64 { return r.roundTrips }).median(), fcol(0, func(r fanoutResult) float64 { return r.roundTrips }).median()))
@@ -189,6 +190,14 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 
 // near says a and b agree within 1 % (a window's edges can cut a tick).
 func near(a, b float64) bool { return a <= b*1.01 && b <= a*1.01 }
+
+// nearCmds compares commands per tick of two windows. Some reads come on
+// a period of their own (INFO every 25 ticks, the client records every
+// fifth tick, an idle object on its turn), and a 5 s window holds one
+// more or one fewer of them depending on where it starts: at 13 commands
+// a tick, 1 % could not tell that from a viewer's load, so one command a
+// tick is allowed too. A load that grew with viewers grows by far more.
+func nearCmds(a, b float64) bool { return near(a, b) || math.Abs(a-b) <= 1 }
 
 // frameCell is "–" for rows without a console (nothing was framed).
 func frameCell(s series) string {
