@@ -26,3 +26,11 @@ func TestStatusPageShowsRejects(t *testing.T) {
 		t.Errorf("rejected hashes line %q", got)
 	}
 }
+
+// Full passes take three fifths of the budget; the page said the whole.
+func TestStatusModeFullPassesShare(t *testing.T) {
+	got := statusMode(StatusPage{PassTarget: time.Second, Budget: 0.045})
+	if !strings.Contains(got, "three fifths of the console's 4.5 %") {
+		t.Errorf("mode %q", got)
+	}
+}
