@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,50 +13,6 @@ import (
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
-
-// sentCounter records the commands a client sends as their name and
-// arguments, so a test can count reads of one key.
-type sentCounter struct {
-	mu   sync.Mutex
-	sent []string
-}
-
-func (h *sentCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *sentCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.add(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *sentCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			h.add(c)
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (h *sentCounter) add(cmd redis.Cmder) {
-	line := cmd.Name()
-	for _, a := range cmd.Args()[1:] {
-		line += " " + fmt.Sprint(a)
-	}
-	h.mu.Lock()
-	h.sent = append(h.sent, line)
-	h.mu.Unlock()
-}
-
-// take returns what was sent since the last take and forgets it.
-func (h *sentCounter) take() sentLog {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.sent
-	h.sent = nil
-	return s
-}
 
 type sentLog []string
 
@@ -80,7 +35,7 @@ func (l sentLog) count(cmd, key string) int {
 type lightEnv struct {
 	rdb   redis.UniversalClient
 	w     *Walker
-	sent  *sentCounter
+	sent  *cmdCounter
 	every int
 	p     string
 }
@@ -92,7 +47,7 @@ func newLightEnv(t *testing.T, every int) *lightEnv {
 	if err := ic.Ping(t.Context()).Err(); err != nil { // connect before counting
 		t.Fatal(err)
 	}
-	h := &sentCounter{}
+	h := &cmdCounter{}
 	ic.AddHook(h)
 	w, err := New(ic, nil).NewWalker("*", &WalkOptions{NoScan: true, IdleEvery: every})
 	if err != nil {
@@ -137,7 +92,7 @@ func (e *lightEnv) settle(t *testing.T, locks []string) {
 			t.Fatalf("settling: %d locks listed, want %d", len(s.Locks), len(locks))
 		}
 	}
-	e.sent.take()
+	e.sent.takeLog()
 }
 
 // turn ticks every ticks, in which each idle lock is read once.
@@ -146,7 +101,7 @@ func (e *lightEnv) turn(t *testing.T, locks []string) sentLog {
 	for range e.every {
 		e.tick(t, locks)
 	}
-	return e.sent.take()
+	return e.sent.takeLog()
 }
 
 func lockIn(s *Sample, name string) *LockInfo {
@@ -262,7 +217,7 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 	seen := map[string]int{}
 	for i := 1; i <= 2*e.every+1; i++ {
 		s := e.tick(t, locks)
-		sent := e.sent.take()
+		sent := e.sent.takeLog()
 		if l := lockIn(s, waited); l != nil && l.Kind == KindFairLock && l.WaitersTotal == 1 &&
 			len(l.Waiters) == 1 && l.Waiters[0].ID == waiter && seen[waited] == 0 {
 			seen[waited] = i

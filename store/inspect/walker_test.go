@@ -14,10 +14,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// cmdCounter counts the commands a client sends, by name.
+// cmdCounter counts the commands a client sends, by name, and logs each
+// as its name and arguments (so a test can count reads of one key).
 type cmdCounter struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu  sync.Mutex
+	n   map[string]int
+	log sentLog
 }
 
 func (h *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -39,12 +41,27 @@ func (h *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 func (h *cmdCounter) add(cmd redis.Cmder) {
+	line := cmd.Name()
+	for _, a := range cmd.Args()[1:] {
+		line += " " + fmt.Sprint(a)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.n == nil {
 		h.n = map[string]int{}
 	}
 	h.n[cmd.Name()]++
+	h.log = append(h.log, line)
+}
+
+// takeLog returns the commands logged since the last takeLog and forgets
+// them.
+func (h *cmdCounter) takeLog() sentLog {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.log
+	h.log = nil
+	return s
 }
 
 func (h *cmdCounter) take(name string) int {
