@@ -25,15 +25,21 @@ func TestCloseRetiresIdleWaitSubscription(t *testing.T) {
 	}
 	waiter := waiterClient.NewLock(name, &LockOptions{RetryCap: time.Minute})
 	unlockAtEnd(t, waiter)
-	got := make(chan error, 1)
-	go func() { got <- waiter.Lock(ctx) }()
-	waitForSubscriber(t, rdb, UnlockChannel(name))
-	if err := holder.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	// waitThenRelease has the waiter block in Lock (subscribed) until the
+	// holder lets go.
+	waitThenRelease := func() {
+		t.Helper()
+		got := make(chan error, 1)
+		go func() { got <- waiter.Lock(ctx) }()
+		waitForSubscriber(t, rdb, UnlockChannel(name))
+		if err := holder.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
+	waitThenRelease()
 	if err := waiter.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +65,5 @@ func TestCloseRetiresIdleWaitSubscription(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	go func() { got <- waiter.Lock(ctx) }()
-	waitForSubscriber(t, rdb, UnlockChannel(name))
-	if err := holder.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
+	waitThenRelease()
 }
