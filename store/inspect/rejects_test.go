@@ -30,6 +30,26 @@ func fillAppHashes(t *testing.T, e walkEnv, prefix string, small, large int) {
 	}
 }
 
+// walkedOnce is a walker (10 s passes) that has ended one pass over e.
+func walkedOnce(t *testing.T, e walkEnv) *Walker {
+	t.Helper()
+	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tickPasses(t, w, 1)
+	return w
+}
+
+// rewriteAsLock deletes name and writes a foreign lock there.
+func rewriteAsLock(t *testing.T, e walkEnv, name string) {
+	t.Helper()
+	if err := e.rdb.Del(t.Context(), name).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.foreignLock(t, name)
+}
+
 // tickPasses ticks w until n more passes have ended, then two more ticks
 // (a page's keys are sized and read by the two ticks after it), bounded.
 func tickPasses(t *testing.T, w *Walker, n int64) {
@@ -56,11 +76,7 @@ func tickPasses(t *testing.T, w *Walker, n int64) {
 func TestWalkRemembersRejectedHashes(t *testing.T) {
 	e := newWalkEnv(t)
 	fillAppHashes(t, e, "app", 300, 5)
-	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tickPasses(t, w, 1)
+	w := walkedOnce(t, e)
 	if got := e.counted.take("hlen"); got < 305 {
 		t.Fatalf("the first pass sized %d hashes, want every one of 305", got)
 	}
@@ -86,18 +102,11 @@ func TestWalkReexaminesRejectedHashes(t *testing.T) {
 	e := newWalkEnv(t)
 	fillAppHashes(t, e, "app", 10, 0)
 	name := "app:user:3"
-	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tickPasses(t, w, 1)
+	w := walkedOnce(t, e)
 	if w.Status().RejectsRemembered != 10 {
 		t.Fatalf("status %+v", w.Status())
 	}
-	if err := e.rdb.Del(t.Context(), name).Err(); err != nil {
-		t.Fatal(err)
-	}
-	e.foreignLock(t, name)
+	rewriteAsLock(t, e, name)
 	var locks []string
 	passes := w.Status().Passes
 	for i := 0; i < 1000; i++ { // bounded: a pass is a few ticks
@@ -121,15 +130,8 @@ func TestWalkNotifiedNameBypassesRejects(t *testing.T) {
 	e := newWalkEnv(t)
 	fillAppHashes(t, e, "app", 10, 0)
 	name := "app:user:4"
-	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tickPasses(t, w, 1)
-	if err := e.rdb.Del(t.Context(), name).Err(); err != nil {
-		t.Fatal(err)
-	}
-	e.foreignLock(t, name)
+	w := walkedOnce(t, e)
+	rewriteAsLock(t, e, name)
 	w.Suggest([]string{name})
 	var locks []string
 	if src, ok := tickUntil(t, w, &locks, name, 3); !ok || src != SourceNotified {
