@@ -7,9 +7,11 @@ import (
 )
 
 // Pacing of the reconciliation walk. A pass aims at a duration (default a
-// minute) and a Redis CPU budget caps it: the walker measures what its SCAN
-// and HLEN calls (and its candidate reads) cost Redis per key examined and
-// sizes each page so that cost stays within the budget.
+// minute) and the console's Redis CPU budget caps it: the walker measures
+// what its SCAN and HLEN calls (and its candidate reads) cost Redis per key
+// examined, prices the tick's other commands (sampling) by their counts,
+// and sizes each page so the walk stays within the budget less sampling's
+// share.
 //
 // Two things made passes at 1M keys run well past their target:
 //   - pages were sized per tick (a pass in pass/tick ticks), so late ticks
@@ -22,11 +24,11 @@ import (
 //     all commands' usec in the same interval (never scaled up).
 //
 // What is left is the real price: SCAN ... TYPE hash on Redis 7.0 looks up
-// every key a second time to read its type, about 1.2-1.7 µs of Redis CPU
-// per key at 1M keys (measured; the filter alone is about half of it), so a
-// 60 s pass over 1M keys costs 2-3 % of a core. The default budget is
-// sized for that; a larger keyspace gets a longer pass (BudgetPass says
-// how long), never a larger share of Redis.
+// every key a second time to read its type. Back to back that is 1.1-1.3
+// µs of Redis CPU per key at 1M keys; paced one page per tick, with Redis's
+// caches cold between pages, 2.0-2.5 µs (measured on a 2-core VM), so a
+// 60 s pass over 1M keys costs 3-4 % of a core. A larger keyspace gets a
+// longer pass (BudgetPass says how long), never a larger share of Redis.
 
 const (
 	// DefaultDiscoveryPass is how long a reconciliation pass over the

@@ -217,7 +217,10 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	}
 
 	nowMS, bucket := at.UnixMilli(), BucketOf(at)
-	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings)), sent: countByName(cmds)}
+	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings))}
+	if step != nil && !step.noScan { // only the walk's pacer prices them
+		s.sent = countByName(cmds)
+	}
 	if len(skipped) > 0 {
 		s.Unreadable = skipped
 	}
