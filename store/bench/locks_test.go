@@ -247,16 +247,7 @@ func TestBenchQuick(t *testing.T) {
 		cell(acq[0], 0), cell(acq[1], 0), cell(acq[2], 0), cell(ratios(acq[0], acq[1]), 2), cell(ratios(acq[0], acq[2]), 2))
 	for _, keys := range []int{1, 1000} {
 		for _, conc := range []int{1, 16, 64} {
-			res := make([]series, len(limiterPeers))
-			for r := 0; r < rounds; r++ {
-				for i, p := range limiterPeers {
-					v, err := decisions(ctx, e, p, keys, conc, time.Second)
-					if err != nil {
-						t.Fatalf("case 3 %s: %v", p.name, err)
-					}
-					res[i] = append(res[i], v)
-				}
-			}
+			res := decisionRounds(ctx, t, e, keys, conc, rounds)
 			t.Logf("case 3 keys=%d C=%d: lockwarden %s, redis_rate %s, ratio %s", keys, conc,
 				cell(res[0], 0), cell(res[1], 0), cell(ratios(res[0], res[1]), 2))
 		}

@@ -92,16 +92,7 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 	w("| keys | C | lockwarden token bucket | redis_rate (GCRA) | ratio |\n|---|---|---|---|---|\n")
 	for _, keys := range []int{1, 1000} {
 		for _, conc := range []int{1, 16, 64} {
-			res := make([]series, len(limiterPeers))
-			for r := 0; r < rounds; r++ {
-				for i, p := range limiterPeers {
-					v, err := decisions(ctx, e, p, keys, conc, time.Second)
-					if err != nil {
-						t.Fatalf("case 3 %s: %v", p.name, err)
-					}
-					res[i] = append(res[i], v)
-				}
-			}
+			res := decisionRounds(ctx, t, e, keys, conc, rounds)
 			rr := ratios(res[0], res[1]).median()
 			target(fmt.Sprintf("3. decisions/s ≥ 1.2× redis_rate, %d keys, C=%d", keys, conc), rr >= 1.2, fmt.Sprintf("%.2f×", rr))
 			w("| %d | %d | %s | %s | %s |\n", keys, conc, cell(res[0], 0), cell(res[1], 0), cell(ratios(res[0], res[1]), 2))
@@ -160,4 +151,21 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 	w("\n- %s\n- %s\n\n%s\n", inPhase, seedLoop, seedLossNote)
 	w("\n%s\n", speedGaps)
 	chk.end(ctx, "4")
+}
+
+// decisionRounds is case 3 at one keyspace and concurrency: each peer's
+// decisions/s for one second, the peers one after the other in each round.
+func decisionRounds(ctx context.Context, t testing.TB, e *env, keys, conc, rounds int) []series {
+	t.Helper()
+	res := make([]series, len(limiterPeers))
+	for r := 0; r < rounds; r++ {
+		for i, p := range limiterPeers {
+			v, err := decisions(ctx, e, p, keys, conc, time.Second)
+			if err != nil {
+				t.Fatalf("case 3 %s: %v", p.name, err)
+			}
+			res[i] = append(res[i], v)
+		}
+	}
+	return res
 }
