@@ -1,7 +1,8 @@
 // Package views holds the console's server-rendered pages: one view model
-// per screen and one templ component that takes it. Views know nothing of
-// Redis or the store: handlers copy what a page shows into these plain
-// types, which keeps templates testable with literals.
+// per screen and one templ component that takes it. Views read nothing
+// from Redis: handlers copy what a page shows into these plain types, which
+// keeps templates testable with literals. Only the kind names come from
+// store/inspect, where they are defined.
 package views
 
 //go:generate go tool templ generate
@@ -9,6 +10,8 @@ package views
 import (
 	"net/url"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Nav items; Layout.Active selects the highlighted one.
@@ -232,16 +235,17 @@ type LockDetailPage struct {
 	Stats   Counts // lock attempts over the last window
 }
 
-// Limiter kinds the views treat specially.
+// The kinds the views render in their own way, as the rows carry them
+// (strings), spelled once in store/inspect.
 const (
-	KindRedissonLimiter = "redisson-rate-limiter"
-	KindCounter         = "counter"
-	KindTokenBucket     = "token-bucket"
-	KindFairLock        = "fair"
-	KindFencedLock      = "fenced"
-	KindRWLock          = "rwlock"
-	KindTokenLock       = "token-lock"
-	KindDeadlineLock    = "deadline-lock"
+	KindRedissonLimiter = string(inspect.KindRedissonLimiter)
+	KindCounter         = string(inspect.KindCounter)
+	KindTokenBucket     = string(inspect.KindTokenBucket)
+	KindFairLock        = string(inspect.KindFairLock)
+	KindFencedLock      = string(inspect.KindFencedLock)
+	KindRWLock          = string(inspect.KindRWLock)
+	KindTokenLock       = string(inspect.KindTokenLock)
+	KindDeadlineLock    = string(inspect.KindDeadlineLock)
 )
 
 // FieldReason is the force-unlock form's required reason, recorded in the

@@ -42,8 +42,8 @@ const (
 var (
 	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder}
 	limiterSorts = []string{sortName, sortRate, sortAcquired, sortRejected, sortRatio}
-	lockKinds    = []inspect.Kind{inspect.KindReentrant, inspect.KindFairLock, inspect.KindFencedLock, inspect.KindRWLock, inspect.KindTokenLock}
-	limiterKinds = []inspect.Kind{inspect.KindTokenBucket, inspect.KindRedissonLimiter, inspect.KindCounter}
+	lockKinds    = inspect.LockKinds()
+	limiterKinds = inspect.LimiterKinds()
 )
 
 // errSampleFailed is the cause logged for a list refused because the

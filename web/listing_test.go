@@ -350,3 +350,32 @@ func TestWallPageBounded(t *testing.T) {
 		t.Errorf("wall summary %q, want 6 more limiters", rest)
 	}
 }
+
+// Every kind the lists show can be filtered on: the ?kind= values come
+// from the kinds store/inspect defines, so a deadline lock, listed like
+// any lock, is also what ?kind=deadline-lock selects.
+func TestListKindFilterAcceptsEveryListedKind(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		pattern := strings.TrimSuffix(c.Match, "*") + "dl:*"
+		c.Inspector = inspect.New(c.Inspector.Redis(), &inspect.Options{Patterns: inspect.ObjectPatterns{DeadlineLocks: []string{pattern}}})
+	})
+	name := e.prefix + "dl:nightly"
+	deadline := time.Now().Add(time.Hour).UnixMilli()
+	if err := e.rdb.Set(t.Context(), name, deadline, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.makeLock(e.prefix+"plain", "w1", 1, time.Minute)
+	e.synced()
+	var p struct {
+		Locks []apiLock
+		Total int
+	}
+	e.getJSON("/api/locks?kind=deadline-lock", 200, &p)
+	if p.Total != 1 || len(p.Locks) != 1 || p.Locks[0].Name != name || p.Locks[0].Kind != "deadline-lock" {
+		t.Errorf("kind=deadline-lock: %+v", p)
+	}
+	st, _, b := e.do("GET", "/locks", nil, nil)
+	if st != 200 || parseHTML(t, b).Find(`[data-testid="kind-select"] option[value="deadline-lock"]`).Length() != 1 {
+		t.Errorf("the locks page offers no deadline-lock filter (%d)", st)
+	}
+}
