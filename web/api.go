@@ -14,6 +14,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/events"
 )
 
 // maxMatchLen bounds ?match= like store bounds names.
@@ -96,7 +97,7 @@ func (s *Server) handleAPILimiters(c echo.Context) error {
 	}
 	out := make([]limiterJSON, 0, len(p.Rows))
 	for _, l := range p.Rows {
-		out = append(out, toLimiterJSON(l, sn.window(l.Name)))
+		out = append(out, toLimiterJSON(l, sn.Window(l.Name)))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "next_cursor": p.Next})
 }
@@ -167,7 +168,7 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.sampler.latest().window(name)))
+	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.live.Latest().Window(name)))
 }
 
 // handleAPIResetCounter takes no body (an empty JSON object is accepted).
@@ -201,23 +202,23 @@ type statsJSON struct {
 func (s *Server) handleAPIStats(c echo.Context) error {
 	out := statsJSON{BucketMS: inspect.BucketMS, WindowMS: inspect.WindowMS,
 		Limiters: map[string]inspect.Counts{}, Locks: map[string]inspect.Counts{}}
-	sn := s.sampler.latest()
+	sn := s.live.Latest()
 	if sn == nil || sn.At == 0 {
 		out.At = time.Now().UnixMilli() / inspect.BucketMS * inspect.BucketMS
 	} else {
 		out.At = sn.At
 		for _, l := range sn.Limiters {
-			out.Limiters[l.Name] = sn.window(l.Name)
+			out.Limiters[l.Name] = sn.Window(l.Name)
 		}
 		for _, l := range sn.Locks {
-			out.Locks[l.Name] = sn.window(l.Name)
+			out.Locks[l.Name] = sn.Window(l.Name)
 		}
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) handleAPIEvents(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{"events": s.events.recent(eventLogSize)})
+	return c.JSON(http.StatusOK, map[string]any{"events": s.events.Recent(events.LogSize)})
 }
 
 // decodeJSON reads one JSON object from the body into v. Unknown fields are

@@ -12,62 +12,17 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
-// Who holds a lock and since when: the sampler reads the client registry at
-// most once a second (registryEvery) and remembers when it first saw each
-// holder; pages and the API join both with the locks they show. Nothing
-// here reads Redis per page load except release-all, which must.
-
-// registryEvery bounds the sampler's registry reads.
-const registryEvery = time.Second
-
-// askRegistry has the tick's pipeline read the registry when the last
-// read is a second old (Walker.ReadClients): identities cost no round trip
-// of their own, and the tick stays one pipeline per node.
-func (sm *sampler) askRegistry(now time.Time) {
-	if !sm.registryRead.IsZero() && now.Sub(sm.registryRead) < registryEvery {
-		return
-	}
-	sm.registryRead = now
-	sm.walker.ReadClients()
-}
-
-// takeRegistry keeps the registry the tick read. A tick that did not read
-// it, or failed to, keeps the previous one: who a client is does not change.
-func (sm *sampler) takeRegistry(smp *inspect.Sample) {
-	if smp.Registry != nil {
-		sm.registry = smp.Registry
-	}
-}
-
-// holderKey names one holder of one lock in snapshot.HolderSeen.
-func holderKey(lock, holder string) string { return lock + "\x00" + holder }
-
-// seeHolders returns the first-sight times of the holders in locks,
-// carrying over those already seen; holders gone are forgotten, so a
-// holder that returns starts over. The map is new each tick (snapshots
-// are never modified after publishing).
-func (sm *sampler) seeHolders(locks []inspect.LockInfo, now time.Time) map[string]time.Time {
-	next := make(map[string]time.Time, len(locks))
-	for _, l := range locks {
-		for _, h := range l.Holders {
-			k := holderKey(l.Name, h.ID)
-			if t, ok := sm.holderSeen[k]; ok {
-				next[k] = t
-			} else {
-				next[k] = now
-			}
-		}
-	}
-	sm.holderSeen = next
-	return next
-}
+// Who holds a lock and since when: live reads the client registry and
+// remembers when it first saw each holder; pages and the API join both
+// with the locks they show.
 
 // annotated returns l with its holders' identities and hold times (a copy
 // of the holder slice: l may be the snapshot's).
 func (s *Server) annotated(l inspect.LockInfo) inspect.LockInfo {
-	sn := s.sampler.latest()
+	sn := s.live.Latest()
 	var reg *inspect.Registry
 	if sn != nil {
 		reg = sn.Registry
@@ -77,7 +32,7 @@ func (s *Server) annotated(l inspect.LockInfo) inspect.LockInfo {
 	for i := range l.Holders {
 		var seen time.Time
 		if sn != nil {
-			seen = sn.HolderSeen[holderKey(l.Name, l.Holders[i].ID)]
+			seen = sn.HolderSeen[live.HolderKey(l.Name, l.Holders[i].ID)]
 		}
 		inspect.AnnotateHolder(reg, &l.Holders[i], seen, now)
 	}
@@ -100,7 +55,7 @@ type clientJSON struct {
 
 // clientList is every client id seen holding or waiting in the latest
 // snapshot, with registered clients that hold nothing after them.
-func clientList(sn *snapshot) []clientJSON {
+func clientList(sn *live.Snapshot) []clientJSON {
 	if sn == nil {
 		return []clientJSON{}
 	}
@@ -142,7 +97,7 @@ func clientList(sn *snapshot) []clientJSON {
 }
 
 func (s *Server) handleAPIClients(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{"clients": clientList(s.sampler.latest())})
+	return c.JSON(http.StatusOK, map[string]any{"clients": clientList(s.live.Latest())})
 }
 
 // clientIDParam is the :id of the route, unescaped (admin checks it is a
@@ -201,7 +156,7 @@ func clientRows(list []clientJSON) []views.ClientIdentityRow {
 func (s *Server) handleClientsPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.Clients(views.ClientsPage{
 		Layout:  s.layout(c, "Clients", views.NavClients),
-		Clients: clientRows(clientList(s.sampler.latest())),
+		Clients: clientRows(clientList(s.live.Latest())),
 	}))
 }
 
@@ -216,7 +171,7 @@ func (s *Server) handleReleaseAllForm(c echo.Context) error {
 		return err
 	}
 	page := views.ClientsPage{Layout: s.layout(c, "Clients", views.NavClients),
-		Clients: clientRows(clientList(s.sampler.latest())), ReleasedFor: id}
+		Clients: clientRows(clientList(s.live.Latest())), ReleasedFor: id}
 	for _, r := range out {
 		page.Released = append(page.Released, views.ReleasedRow{Lock: r.Lock, Holder: r.Holder, Released: r.Released, Error: r.Error})
 	}

@@ -188,7 +188,7 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 			t.Errorf("row of %s: stale marker %q (dead %v)", name, mark, want)
 		}
 	}
-	if f := buildStatsFrame(e.srv.sampler.latest()); f.Stale[dead].Node != victim.Addr || f.Stale[deadLock].Node != victim.Addr || len(f.Stale) != 2 {
+	if f := buildStatsFrame(e.srv.live.Latest()); f.Stale[dead].Node != victim.Addr || f.Stale[deadLock].Node != victim.Addr || len(f.Stale) != 2 {
 		t.Errorf("stats frame's stale = %+v, want only %s and %s on %s", f.Stale, dead, deadLock, victim.Addr)
 	}
 	// TIME has no key, so a Cluster pipeline sends it to the masters in

@@ -45,7 +45,7 @@ func newClusterEnv(t *testing.T, c *redistest.Cluster, mod func(*Config)) *testE
 	// Pages answer 503 until the first tick, which on a Cluster (a
 	// discovery per master) can take longer than a test's first request.
 	eventually(t, 10*time.Second, "the first sampler tick", func() bool {
-		sn := srv.sampler.latest()
+		sn := srv.live.Latest()
 		return sn != nil && sn.RedisUp
 	})
 	jar, _ := cookiejar.New(nil)
@@ -106,7 +106,7 @@ func TestClusterAPI(t *testing.T) {
 
 	t.Run("readyz and node metrics", func(t *testing.T) {
 		eventually(t, 10*time.Second, "three masters probed up", func() bool {
-			return len(e.srv.nodes.current()) == len(c.Masters) && len(e.srv.nodes.down()) == 0
+			return len(e.srv.live.Nodes()) == len(c.Masters) && len(e.srv.live.NodesDown()) == 0
 		})
 		if st, _, b := e.do("GET", "/readyz", nil, nil); st != 200 {
 			t.Fatalf("/readyz = %d %s", st, b)
@@ -281,7 +281,7 @@ func TestClusterMasterDownAndFailover(t *testing.T) {
 	cc := e.srv.insp.Redis().(*redis.ClusterClient)
 	ctx := t.Context()
 	eventually(t, 10*time.Second, "every master probed up", func() bool {
-		return len(e.srv.nodes.current()) == len(c.Masters) && len(e.srv.nodes.down()) == 0
+		return len(e.srv.live.Nodes()) == len(c.Masters) && len(e.srv.live.NodesDown()) == 0
 	})
 
 	victim := c.Masters[1]
@@ -306,7 +306,7 @@ func TestClusterMasterDownAndFailover(t *testing.T) {
 
 	victim.Stop()
 	eventually(t, 15*time.Second, "the dead master shown down", func() bool {
-		return slices.Contains(e.srv.nodes.down(), victim.Addr)
+		return slices.Contains(e.srv.live.NodesDown(), victim.Addr)
 	})
 	st, _, body := e.do("GET", "/readyz", nil, nil)
 	if st != 503 || !strings.Contains(string(body), victim.Addr) {
@@ -342,7 +342,7 @@ func TestClusterMasterDownAndFailover(t *testing.T) {
 		st, _, _ := e.do("GET", "/readyz", nil, nil)
 		return st == 200
 	})
-	for _, n := range e.srv.nodes.current() {
+	for _, n := range e.srv.live.Nodes() {
 		if n.Addr == victim.Addr {
 			t.Errorf("the dead master is still listed after the failover: %+v", n)
 		}

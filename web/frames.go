@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/alert"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // pttlSlackMS is how far a lease may stray from the countdown a viewer
@@ -131,9 +134,9 @@ func (d *deltaState) reset(f statsCore) {
 // frame is encoded only on a tick where a viewer needs it, once: at 1,000
 // objects, encoding it every tick just to compare was a third of the
 // tick's work.
-func (sm *sampler) broadcastStats(sn *snapshot) {
+func (o *consoleObserver) broadcastStats(sn *live.Snapshot) {
 	f := buildStatsFrame(sn)
-	f.Who = sm.delta.holders(sn)
+	f.Who = o.delta.holders(sn)
 	// f is not modified after this point: the hub may encode it later.
 	full := sync.OnceValues(func() ([]byte, error) {
 		core, err := json.Marshal(f.statsCore)
@@ -149,25 +152,25 @@ func (sm *sampler) broadcastStats(sn *snapshot) {
 	whole := func() {
 		b, err := full()
 		if err != nil {
-			sm.s.log.Error("encoding stats frame", "err", err)
+			o.s.log.Error("encoding stats frame", "err", err)
 			return
 		}
 		// Every viewer holds f from now on; until it is sent, the state
 		// stays what they hold.
-		sm.delta.reset(f.statsCore)
-		sm.delta.meta = &f.statsMeta
-		sm.s.hub.broadcastStats(b, nil)
+		o.delta.reset(f.statsCore)
+		o.delta.meta = &f.statsMeta
+		o.s.hub.broadcastStats(b, nil)
 	}
-	if !metaEqual(sm.delta.meta, &f.statsMeta) {
+	if !metaEqual(o.delta.meta, &f.statsMeta) {
 		whole()
 		return
 	}
-	delta, err := sm.delta.next(f.statsCore)
+	delta, err := o.delta.next(f.statsCore)
 	if err != nil || delta == nil {
 		whole()
 		return
 	}
-	sm.s.hub.broadcastStats(delta, func() []byte {
+	o.s.hub.broadcastStats(delta, func() []byte {
 		b, _ := full() // its meta and numbers encoded before; cannot fail
 		return b
 	})
@@ -247,7 +250,7 @@ func (w *whoNames) describe(reg *inspect.Registry, id string) string {
 const maxWhoNames = 100_000
 
 // holders returns who holds each lock of sn and since when.
-func (d *deltaState) holders(sn *snapshot) map[string]holdersWho {
+func (d *deltaState) holders(sn *live.Snapshot) map[string]holdersWho {
 	out := make(map[string]holdersWho, len(sn.Locks))
 	for _, l := range sn.Locks {
 		hw := make(holdersWho, len(l.Holders))
@@ -255,7 +258,7 @@ func (d *deltaState) holders(sn *snapshot) map[string]holdersWho {
 			e := holderWho{Who: d.names.describe(sn.Registry, h.ID), RenewedAt: h.RenewedMS}
 			if h.AcquiredMS > 0 {
 				e.HeldSince = h.AcquiredMS
-			} else if t, ok := sn.HolderSeen[holderKey(l.Name, h.ID)]; ok {
+			} else if t, ok := sn.HolderSeen[live.HolderKey(l.Name, h.ID)]; ok {
 				e.HeldSince, e.SinceSeen = t.UnixMilli(), true
 			}
 			hw[h.ID] = e
@@ -285,14 +288,14 @@ func abs(n int64) int64 {
 // fires or resolves) and to each viewer on connect; a message that only
 // ages (a hold time growing) is no change.
 type alertsFrame struct {
-	Type   string  `json:"type"`
-	Alerts []Alert `json:"alerts"`
+	Type   string        `json:"type"`
+	Alerts []alert.Alert `json:"alerts"`
 }
 
 // publishAlerts hands the firing alerts to the hub, which sends them only
 // when they differ from what it sent last.
 func (s *Server) publishAlerts() {
-	firing := s.alerts.firing()
+	firing := s.alerts.Firing()
 	var sig strings.Builder
 	for _, a := range firing {
 		fmt.Fprintf(&sig, "%q %q %s %d\n", a.Rule, a.Name, a.Severity, a.Since.UnixNano())
@@ -303,4 +306,124 @@ func (s *Server) publishAlerts() {
 	if err != nil {
 		s.log.Error("encoding alerts frame", "err", err)
 	}
+}
+
+// statsFrame is the websocket "stats" frame: its core, which every frame
+// carries, and its meta. Kinds, FirstSeen, LimiterInfo and Holders change
+// rarely next to the counts, yet at 1,000 objects they are most of the
+// frame's bytes: they are sent together, only in a frame where one of them
+// changed and in a viewer's first stats frame (see broadcastStats); a frame
+// without them means "as last sent".
+type statsFrame struct {
+	statsCore
+	statsMeta
+}
+
+// statsCore is the part of statsFrame every frame carries.
+type statsCore struct {
+	Type         string                    `json:"type"`
+	BucketMS     int                       `json:"bucket_ms"`
+	WindowMS     int                       `json:"window_ms"`
+	At           int64                     `json:"at"`
+	Limiters     map[string]inspect.Counts `json:"limiters"`
+	Locks        map[string]inspect.Counts `json:"locks"`
+	Available    map[string]int64          `json:"available"`
+	PTTLMS       map[string]int64          `json:"pttl_ms"`
+	Who          map[string]holdersWho     `json:"who"` // frames.go
+	LockCount    int                       `json:"lock_count"`
+	LimiterCount int                       `json:"limiter_count"`
+	// DiscoveredAt is when the discovery behind this frame's object set
+	// started (epoch ms): a page rendered after it keeps its own rows.
+	DiscoveredAt int64 `json:"discovered_at"`
+}
+
+// statsMeta is the rarely-changing part of statsFrame.
+type statsMeta struct {
+	// Kinds names the kind of every lock and limiter in the frame, so rows
+	// added live show it; FirstSeen is when the console first saw each lock
+	// (epoch ms).
+	Kinds     map[string]inspect.Kind `json:"kinds"`
+	FirstSeen map[string]int64        `json:"first_seen"`
+	// LimiterInfo is what a row of a newly discovered limiter shows, and
+	// which limiters' rejections are not visible.
+	LimiterInfo map[string]limiterInfoJSON  `json:"limiter_info"`
+	Holders     map[string][]inspect.Holder `json:"holders"`
+	// Stale names the objects shown as last read because their node did
+	// not answer (its reason is left out: it would change every tick and
+	// resend the meta).
+	Stale map[string]staleJSON `json:"stale"`
+}
+
+type statusFrame struct {
+	Type  string `json:"type"`
+	Redis string `json:"redis"`
+	At    int64  `json:"at"`
+}
+
+func buildStatsFrame(sn *live.Snapshot) statsFrame {
+	f := statsFrame{statsCore{
+		Type:         "stats",
+		BucketMS:     inspect.BucketMS,
+		WindowMS:     inspect.WindowMS,
+		At:           sn.At,
+		Limiters:     make(map[string]inspect.Counts, len(sn.Limiters)),
+		Locks:        make(map[string]inspect.Counts, len(sn.Locks)),
+		Available:    make(map[string]int64, len(sn.Limiters)),
+		PTTLMS:       make(map[string]int64, len(sn.Locks)),
+		LockCount:    len(sn.Locks),
+		LimiterCount: len(sn.Limiters),
+	}, statsMeta{
+		Kinds:       make(map[string]inspect.Kind, len(sn.Locks)+len(sn.Limiters)),
+		FirstSeen:   make(map[string]int64, len(sn.Locks)),
+		LimiterInfo: make(map[string]limiterInfoJSON, len(sn.Limiters)),
+		Holders:     make(map[string][]inspect.Holder, len(sn.Locks)),
+		Stale:       map[string]staleJSON{},
+	}}
+	if !sn.Discovered.IsZero() {
+		f.DiscoveredAt = sn.Discovered.UnixMilli()
+	}
+	for _, l := range sn.Limiters {
+		f.Limiters[l.Name] = sn.Window(l.Name)
+		if !l.AvailableUnknown {
+			f.Available[l.Name] = l.Available
+		}
+		f.Kinds[l.Name] = l.Kind
+		f.LimiterInfo[l.Name] = toLimiterInfoJSON(l)
+		f.markStale(l.Name, l.Stale)
+	}
+	for _, l := range sn.Locks {
+		f.Locks[l.Name] = sn.Window(l.Name)
+		f.PTTLMS[l.Name] = pttlMS(l.PTTL)
+		f.Holders[l.Name] = holdersOrEmpty(l.Holders)
+		f.Kinds[l.Name] = l.Kind
+		if t, ok := sn.FirstSeen[l.Name]; ok {
+			f.FirstSeen[l.Name] = t.UnixMilli()
+		}
+		f.markStale(l.Name, l.Stale)
+	}
+	return f
+}
+
+// spliceMeta joins a core frame and its meta object into the full frame:
+// both are JSON objects with distinct, non-empty field sets.
+func spliceMeta(core, meta []byte) []byte {
+	out := make([]byte, 0, len(core)+len(meta))
+	out = append(out, core[:len(core)-1]...)
+	out = append(out, ',')
+	return append(out, meta[1:]...)
+}
+
+// pttlMS is a lease in ms, -1 for a key without expiry.
+func pttlMS(d time.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return d.Milliseconds()
+}
+
+func holdersOrEmpty(h []inspect.Holder) []inspect.Holder {
+	if h == nil {
+		return []inspect.Holder{}
+	}
+	return h
 }

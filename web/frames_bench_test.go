@@ -1,18 +1,18 @@
 package web
 
 import (
-	"bytes"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // benchSnapshot is case 6's console: n idle token buckets and one held
 // lock, one tick after another with nothing changed but time.
-func benchSnapshot(n int) *snapshot {
-	sn := &snapshot{At: 1000, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{"held": time.UnixMilli(500)},
+func benchSnapshot(n int) *live.Snapshot {
+	sn := &live.Snapshot{At: 1000, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{"held": time.UnixMilli(500)},
 		Locks: []inspect.LockInfo{{Name: "held", PTTL: 10 * time.Minute, Kind: inspect.KindReentrant,
 			Holders: []inspect.Holder{{ID: "11111111-1111-4111-8111-111111111111:1", Count: 1}}}},
 		HolderSeen: map[string]time.Time{}}
@@ -25,36 +25,14 @@ func benchSnapshot(n int) *snapshot {
 }
 
 // BenchmarkTickFrames is a tick's frame work at 1,000 limiters with only
-// primed viewers: before, the meta and the whole frame were encoded every
-// tick to compare them; now the meta is compared field by field and the
-// whole frame is encoded only for a viewer that needs it.
+// primed viewers: the meta is compared field by field and the whole frame
+// is encoded only for a viewer that needs it.
 func BenchmarkTickFrames(b *testing.B) {
 	sn := benchSnapshot(1000)
-	b.Run("encode-each-tick", func(b *testing.B) {
-		var d deltaState
-		var last []byte
-		for b.Loop() {
-			f := buildStatsFrame(sn)
-			f.Who = d.holders(sn)
-			_, meta, err := encodeStats(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if !bytes.Equal(meta, last) {
-				last = meta
-				d.reset(f.statsCore)
-				continue
-			}
-			if _, err := d.next(f.statsCore); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	b.Run("compare-meta", func(b *testing.B) {
-		s := New(Config{}) // its hub is never started: frames go nowhere
-		sm := newSampler(s)
+		o := &consoleObserver{s: New(Config{})} // its hub is never started: frames go nowhere
 		for b.Loop() {
-			sm.broadcastStats(sn)
+			o.broadcastStats(sn)
 		}
 	})
 }

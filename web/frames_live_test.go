@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // A delta carries a lock's holders' identities only when they changed:
@@ -15,16 +16,16 @@ import (
 func TestDeltaWhoOnlyWhenChanged(t *testing.T) {
 	var d deltaState
 	seen := time.UnixMilli(5000)
-	snap := func(holder string, renewed int64) *snapshot {
-		return &snapshot{
+	snap := func(holder string, renewed int64) *live.Snapshot {
+		return &live.Snapshot{
 			Locks: []inspect.LockInfo{
 				{Name: "a", Holders: []inspect.Holder{{ID: holder, Count: 1, AcquiredMS: 7000, RenewedMS: renewed}}},
 				{Name: "b", Holders: []inspect.Holder{{ID: "tok-1", Count: 1}}},
 			},
-			HolderSeen: map[string]time.Time{holderKey("b", "tok-1"): seen},
+			HolderSeen: map[string]time.Time{live.HolderKey("b", "tok-1"): seen},
 		}
 	}
-	frame := func(at int64, sn *snapshot) statsCore {
+	frame := func(at int64, sn *live.Snapshot) statsCore {
 		c := core(at, map[string]inspect.Counts{}, map[string]int64{"a": -1, "b": -1})
 		c.Who = d.holders(sn)
 		return c

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 func newTestHub(t *testing.T) *hub {
@@ -110,31 +111,6 @@ func TestHubNeverStarted(t *testing.T) {
 	h.shutdown()
 }
 
-func TestSamplerHistoryRing(t *testing.T) {
-	h := newHistory(10)
-	for i := range int64(25) {
-		h.push("a", point{At: i * 200, Window: inspect.Counts{Acquired: i}})
-	}
-	// A tick that sees the same bucket again replaces, not appends.
-	h.push("a", point{At: 24 * 200, Window: inspect.Counts{Acquired: 99}})
-	r := h.recent("a", 100)
-	if len(r) != 10 {
-		t.Fatalf("kept %d points, want 10", len(r))
-	}
-	if r[0].At != 24*200 || r[0].Window.Acquired != 99 || r[9].At != 15*200 {
-		t.Errorf("recent = first %+v last %+v", r[0], r[9])
-	}
-	// One point per second, oldest first.
-	sp := h.spark("a", 3, 1000)
-	if len(sp) != 2 || sp[0].Acquired != 19 || sp[1].Acquired != 99 {
-		t.Errorf("spark = %+v, want windows at 3.8 s and 4.8 s", sp)
-	}
-	h.retain(map[string]bool{"b": true})
-	if h.recent("a", 5) != nil {
-		t.Error("retain kept a limiter that is gone")
-	}
-}
-
 // A stats frame that leaves out unchanged parts reaches a viewer in full
 // the first time, and as sent afterwards; other frames do not prime.
 func TestHubStatsFullForNewViewers(t *testing.T) {
@@ -182,14 +158,19 @@ func TestHubStatsFullForNewViewers(t *testing.T) {
 // One frame built from a snapshot: the core every frame carries, the
 // rarely-changing meta, and the two spliced back into the full frame.
 func TestSamplerStatsFrame(t *testing.T) {
-	sn := &snapshot{
+	sn := &live.Snapshot{
 		At:        1000,
 		Locks:     []inspect.LockInfo{{Name: "l", PTTL: -1, Kind: inspect.KindReentrant, Holders: []inspect.Holder{{ID: "u:1", Count: 2}}}},
 		Limiters:  []inspect.LimiterInfo{{Name: "r", Available: 7}},
 		Stats:     map[string]inspect.Summary{"r": {Window: inspect.Counts{Acquired: 3}}},
 		FirstSeen: map[string]time.Time{"l": time.UnixMilli(500)},
 	}
-	core, meta, err := encodeStats(buildStatsFrame(sn))
+	f := buildStatsFrame(sn)
+	core, err := json.Marshal(f.statsCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := json.Marshal(f.statsMeta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +204,12 @@ func TestSamplerStatsFrame(t *testing.T) {
 	}
 	// A new tick with only the counts and lease changed has the same meta.
 	sn.At, sn.Locks[0].PTTL = 1200, 900*time.Millisecond
-	_, meta2, _ := encodeStats(buildStatsFrame(sn))
+	meta2, _ := json.Marshal(buildStatsFrame(sn).statsMeta)
 	if !bytes.Equal(meta, meta2) {
 		t.Errorf("meta changed with the counts: %s vs %s", meta, meta2)
 	}
 	sn.Locks[0].Holders[0].Count = 3
-	if _, meta3, _ := encodeStats(buildStatsFrame(sn)); bytes.Equal(meta, meta3) {
+	if meta3, _ := json.Marshal(buildStatsFrame(sn).statsMeta); bytes.Equal(meta, meta3) {
 		t.Error("meta did not change with the holders")
 	}
 }

@@ -143,7 +143,7 @@ func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Deadline: w.Deadline,
 			RemainingMS: w.RemainingMS, Channel: w.Channel})
 	}
-	if sn := s.sampler.latest(); sn != nil {
+	if sn := s.live.Latest(); sn != nil {
 		row.FirstSeen = sn.FirstSeen[l.Name]
 	}
 	return row
@@ -168,7 +168,7 @@ func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.Limit
 		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
 		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: pttlMS(l.TTL),
 		Stale: staleMark(l.Stale)}
-	for _, p := range s.sampler.hist.spark(l.Name, views.SparkPoints, views.SparkStepMS) {
+	for _, p := range s.live.History().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
 		row.Spark = append(row.Spark, counts(p))
 	}
 	return row
@@ -222,4 +222,36 @@ func unlockFlash(plan inspect.ForceUnlockPlan) string {
 		return "holder-removed"
 	}
 	return "unlocked"
+}
+
+// staleJSON marks, in the API and the frames, an object shown as last
+// read: its node and the Redis time of that read.
+type staleJSON struct {
+	Node       string `json:"node"`
+	LastReadMS int64  `json:"last_read_ms"`
+	Reason     string `json:"reason,omitempty"`
+	// ClusterDown: the node answers but the Cluster refuses every key.
+	ClusterDown bool `json:"cluster_down,omitempty"`
+}
+
+// staleMark is the row marker of an object shown as last read.
+func staleMark(st *inspect.StaleRead) *views.StaleMark {
+	if st == nil {
+		return nil
+	}
+	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead, ClusterDown: st.ClusterDown}
+}
+
+func toStaleJSON(st *inspect.StaleRead) *staleJSON {
+	if st == nil {
+		return nil
+	}
+	return &staleJSON{Node: st.Node, LastReadMS: st.LastRead.UnixMilli(), Reason: st.Reason, ClusterDown: st.ClusterDown}
+}
+
+func (f *statsFrame) markStale(name string, st *inspect.StaleRead) {
+	if j := toStaleJSON(st); j != nil {
+		j.Reason = ""
+		f.Stale[name] = *j
+	}
 }

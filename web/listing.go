@@ -11,14 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // Paging bounds for list pages and list APIs.
@@ -177,13 +176,11 @@ type keyed struct {
 // order filters items and sorts them as q asks. The result depends only on
 // the snapshot and q's filters and sort, so it is kept on the snapshot and
 // every later page of the same tick is a binary search.
-func order[T any](sn *snapshot, list string, items []T, q listQuery, name func(*T) string, kind func(*T) inspect.Kind, key func(*T) sortKey) []keyed {
+func order[T any](sn *live.Snapshot, list string, items []T, q listQuery, name func(*T) string, kind func(*T) inspect.Kind, key func(*T) sortKey) []keyed {
 	ck := orderKey{list: list, match: q.Match, kind: q.Kind, sort: q.Sort, desc: q.Desc}
-	cache := sn.orders
-	if cache != nil {
-		if v, ok := cache.m.Load(ck); ok {
-			return v.([]keyed)
-		}
+	memo := sn.Memo()
+	if v, ok := memo.Load(ck); ok {
+		return v.([]keyed)
 	}
 	ks := make([]keyed, 0, len(items))
 	for i := range items {
@@ -201,22 +198,9 @@ func order[T any](sn *snapshot, list string, items []T, q listQuery, name func(*
 		dir = -1
 	}
 	slices.SortFunc(ks, func(a, b keyed) int { return dir * a.k.compare(b.k) })
-	// Bounded: a snapshot lives one tick, and distinct orders are few
-	// unless a client sweeps patterns; past the cap the order is not kept.
-	if cache != nil && cache.n.Add(1) <= maxOrdersPerSnapshot {
-		cache.m.Store(ck, ks)
-	}
+	memo.Store(ck, ks)
 	return ks
 }
-
-// listOrders is a snapshot's memo of sorted orders.
-type listOrders struct {
-	m sync.Map // orderKey -> []keyed
-	n atomic.Int64
-}
-
-// maxOrdersPerSnapshot caps the orders kept on one snapshot.
-const maxOrdersPerSnapshot = 32
 
 // orderKey names one filtered, sorted order of a snapshot's list.
 type orderKey struct {
@@ -258,7 +242,7 @@ func pageOf[T any](items []T, ks []keyed, q listQuery) listPage[T] {
 }
 
 // lockKey is a lock's place in the order q.Sort asks for.
-func lockKey(sn *snapshot, sort string) func(*inspect.LockInfo) sortKey {
+func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) sortKey {
 	// Redis's clock when the leases were read, so deadlines computed from
 	// different ticks agree to the millisecond.
 	taken := sn.SampledAt.UnixMilli()
@@ -288,10 +272,10 @@ func lockKey(sn *snapshot, sort string) func(*inspect.LockInfo) sortKey {
 }
 
 // limiterKey is a limiter's place in the order q.Sort asks for.
-func limiterKey(sn *snapshot, sort string) func(*inspect.LimiterInfo) sortKey {
+func limiterKey(sn *live.Snapshot, sort string) func(*inspect.LimiterInfo) sortKey {
 	return func(l *inspect.LimiterInfo) sortKey {
 		k := sortKey{Name: l.Name}
-		w := sn.window(l.Name)
+		w := sn.Window(l.Name)
 		switch sort {
 		case sortRate:
 			k.Num = l.PerSecond
@@ -316,8 +300,8 @@ func limiterKind(l *inspect.LimiterInfo) inspect.Kind { return l.Kind }
 // snapshotFor is the sampler's snapshot for a list. Lists never read Redis
 // themselves: before the first tick there is nothing to show yet, and the
 // answer says so rather than scanning the keyspace per request.
-func (s *Server) snapshotFor() (*snapshot, error) {
-	sn := s.sampler.latest()
+func (s *Server) snapshotFor() (*live.Snapshot, error) {
+	sn := s.live.Latest()
 	if sn == nil {
 		return nil, &httpError{Status: http.StatusServiceUnavailable,
 			Message: "the console is still discovering objects in Redis; try again in a moment"}
@@ -331,7 +315,7 @@ func (s *Server) snapshotFor() (*snapshot, error) {
 	return sn, nil
 }
 
-func (s *Server) lockList(c echo.Context) (*snapshot, listQuery, listPage[inspect.LockInfo], error) {
+func (s *Server) lockList(c echo.Context) (*live.Snapshot, listQuery, listPage[inspect.LockInfo], error) {
 	q, err := parseListQuery(c, lockSorts, lockKinds)
 	if err != nil {
 		return nil, q, listPage[inspect.LockInfo]{}, err
@@ -344,7 +328,7 @@ func (s *Server) lockList(c echo.Context) (*snapshot, listQuery, listPage[inspec
 	return sn, q, pageOf(sn.Locks, ks, q), nil
 }
 
-func (s *Server) limiterList(c echo.Context) (*snapshot, listQuery, listPage[inspect.LimiterInfo], error) {
+func (s *Server) limiterList(c echo.Context) (*live.Snapshot, listQuery, listPage[inspect.LimiterInfo], error) {
 	q, err := parseListQuery(c, limiterSorts, limiterKinds)
 	if err != nil {
 		return nil, q, listPage[inspect.LimiterInfo]{}, err

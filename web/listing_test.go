@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // samplerMark marks the context the console's background work runs in, so
@@ -270,11 +271,11 @@ func TestListingCursorSurvivesChanges(t *testing.T) {
 		items = append(items, inspect.LockInfo{Name: fmt.Sprintf("l%03d", i), Kind: inspect.KindReentrant,
 			PTTL: time.Duration(i%10) * time.Second})
 	}
-	sn := &snapshot{SampledAt: time.Now()}
+	sn := &live.Snapshot{SampledAt: time.Now()}
 	q := listQuery{Sort: sortLease, Limit: 15}
 	seen := map[string]int{}
 	for round := 0; ; round++ {
-		sn := &snapshot{SampledAt: sn.SampledAt}
+		sn := &live.Snapshot{SampledAt: sn.SampledAt}
 		p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
 		for _, l := range p.Rows {
 			seen[l.Name]++
@@ -309,7 +310,7 @@ func TestListingCursorSurvivesChanges(t *testing.T) {
 // TestWallTopLimiters: the wall's tiles are the alerting limiters (worst
 // first) and then the busiest; the rest are summed in one line.
 func TestWallTopLimiters(t *testing.T) {
-	sn := &snapshot{Stats: map[string]inspect.Summary{}}
+	sn := &live.Snapshot{Stats: map[string]inspect.Summary{}}
 	for i := range 30 {
 		name := fmt.Sprintf("l%02d", i)
 		sn.Limiters = append(sn.Limiters, inspect.LimiterInfo{Name: name, Kind: inspect.KindTokenBucket})

@@ -66,7 +66,7 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 	t.Cleanup(func() { _ = srv.Close() })
 	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey) })
 	// Lists come from the sampler's snapshot: wait for the first one.
-	eventually(t, 10*time.Second, "first snapshot", func() bool { return srv.sampler.latest() != nil })
+	eventually(t, 10*time.Second, "first snapshot", func() bool { return srv.live.Latest() != nil })
 	jar, _ := cookiejar.New(nil)
 	// The application client stays out of the client registry, so tests
 	// that count keys see only their own.
@@ -84,7 +84,7 @@ func (e *testEnv) synced() {
 	e.t.Helper()
 	since := time.Now()
 	eventually(e.t, 15*time.Second, "a discovery after the test's writes", func() bool {
-		sn := e.srv.sampler.latest()
+		sn := e.srv.live.Latest()
 		return sn != nil && sn.RedisUp && !sn.Discovered.Before(since)
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,18 +14,12 @@ import (
 // metrics are the console's own counters. Written with atomics from hot
 // paths; read by the collector on every scrape.
 type metrics struct {
-	wsClients  atomic.Int64
-	wsDropped  atomic.Int64
-	broadcasts atomic.Int64
-	ticks      atomic.Int64
-	tickErrors atomic.Int64
-	// lastTickNanos is written by the sampler once per tick with the
-	// tick's duration; it feeds the tick histogram as it stores.
-	lastTickNanos tickObserver
-	tickNanosSum  atomic.Int64    // kept for the sampler; the histogram's _sum exports it
-	redisErrors   atomic.Int64    // failed Redis calls: sampler ticks, subscriptions, requests
-	wsRejected    atomic.Int64    // upgrades refused at the client cap
-	requests      [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
+	wsClients   atomic.Int64
+	wsDropped   atomic.Int64
+	broadcasts  atomic.Int64
+	redisErrors atomic.Int64    // requests that failed because Redis did not answer
+	wsRejected  atomic.Int64    // upgrades refused at the client cap
+	requests    [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
 }
 
 func (m *metrics) countRequest(status int) {
@@ -35,37 +28,11 @@ func (m *metrics) countRequest(status int) {
 	}
 }
 
-// tickObserver keeps the last tick's duration and observes every one into
-// the histogram, so the sampler records a tick with a single call.
-type tickObserver struct {
-	last atomic.Int64
-	hist prometheus.Histogram // set by New before the sampler runs; nil in unit tests
-}
-
-func (o *tickObserver) Store(nanos int64) {
-	o.last.Store(nanos)
-	if o.hist != nil {
-		o.hist.Observe(time.Duration(nanos).Seconds())
-	}
-}
-
-func (o *tickObserver) Load() int64 { return o.last.Load() }
-
-// tickBuckets span a fast local tick (a few ms) to one that hits the
-// sampler's timeout (2 s and more).
-var tickBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .2, .5, 1, 2.5, 5}
-
 // newRegistry builds the /metrics registry: the console's health, the Go
 // and process collectors, and the per-object series of objectCollector.
 func (s *Server) newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	hist := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "lockwarden_sampler_tick_seconds",
-		Help:    "Duration of sampler ticks.",
-		Buckets: tickBuckets,
-	})
-	s.metrics.lastTickNanos.hist = hist
-	reg.MustRegister(hist,
+	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&consoleCollector{s: s},
@@ -99,6 +66,7 @@ var (
 	descWSDropped       = desc("lockwarden_ws_dropped_total", "Websocket viewers dropped for falling behind.")
 	descWSRejected      = desc("lockwarden_ws_rejected_total", "Websocket upgrades refused at the viewer cap.")
 	descBroadcasts      = desc("lockwarden_hub_broadcasts_total", "Frames handed to the hub for every viewer.")
+	descTickSeconds     = desc("lockwarden_sampler_tick_seconds", "Duration of sampler ticks.")
 	descTicks           = desc("lockwarden_sampler_ticks_total", "Sampler ticks run.")
 	descTickErrors      = desc("lockwarden_sampler_errors_total", "Sampler ticks that failed to read Redis.")
 	descRedisErrors     = desc("lockwarden_redis_errors_total", "Redis calls that failed or timed out (sampler, subscription, requests).")
@@ -115,7 +83,7 @@ var (
 )
 
 func (cc *consoleCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWSClients, descWSDropped, descWSRejected, descBroadcasts, descTicks,
+	for _, d := range []*prometheus.Desc{descWSClients, descWSDropped, descWSRejected, descBroadcasts, descTickSeconds, descTicks,
 		descTickErrors, descRedisErrors, descAuditErrors, descAuditSuppressed, descEvents, descRequests,
 		descRedisUp, descLocks, descLimiters, descWebhookSent, descWebhookFailed, descWebhookDropped} {
 		ch <- d
@@ -134,24 +102,23 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descWSDropped, m.wsDropped.Load())
 	counter(descWSRejected, m.wsRejected.Load())
 	counter(descBroadcasts, m.broadcasts.Load())
-	counter(descTicks, m.ticks.Load())
-	counter(descTickErrors, m.tickErrors.Load())
-	counter(descRedisErrors, m.redisErrors.Load())
+	ts := s.live.TickStats()
+	ch <- prometheus.MustNewConstHistogram(descTickSeconds, uint64(ts.Ticks), ts.Sum.Seconds(), ts.Buckets)
+	counter(descTicks, ts.Ticks)
+	counter(descTickErrors, ts.Failed)
+	counter(descRedisErrors, m.redisErrors.Load()+ts.RedisErrors+s.relay.RedisErrors())
 	counter(descAuditErrors, s.admin.AuditErrors())
 	counter(descAuditSuppressed, s.failThrottle.Suppressed())
-	counter(descEvents, s.events.count())
+	counter(descEvents, s.events.Count())
 	for i := 1; i <= 5; i++ {
 		counter(descRequests, m.requests[i].Load(), string(rune('0'+i))+"xx")
 	}
-	var sent, failed, dropped int64
-	if w := s.webhook; w != nil {
-		sent, failed, dropped = w.sent.Load(), w.failed.Load(), w.dropped.Load()
-	}
+	sent, failed, dropped := s.webhook.Counts()
 	counter(descWebhookSent, sent)
 	counter(descWebhookFailed, failed)
 	counter(descWebhookDropped, dropped)
 
-	sn := s.sampler.latest()
+	sn := s.live.Latest()
 	up := 0.0
 	if sn != nil && sn.RedisUp {
 		up = 1
@@ -166,3 +133,20 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 // promLabel is a Redis name as a label value: client_golang escapes, but
 // refuses invalid UTF-8, which a Redis name may hold.
 func promLabel(v string) string { return strings.ToValidUTF8(v, "\uFFFD") }
+
+var descNodeUp = desc("lockwarden_redis_node_up", "1 when the Redis master answered the console's last probe, 0 when not.", "node")
+
+// nodeCollector exports lockwarden_redis_node_up per master.
+type nodeCollector struct{ s *Server }
+
+func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descNodeUp }
+
+func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, n := range c.s.live.Nodes() {
+		v := 0.0
+		if n.Up {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descNodeUp, prometheus.GaugeValue, v, n.Addr)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // DefaultMetricsTop bounds the per-object series of /metrics: at most this
@@ -43,7 +44,8 @@ func newObjectCounters() *objectCounters {
 	return &objectCounters{limiters: make(map[string]*limiterTotals)}
 }
 
-func (oc *objectCounters) observe(sn *snapshot) {
+// Observe counts the buckets sn completed.
+func (oc *objectCounters) Observe(sn *live.Snapshot) {
 	if sn == nil || !sn.RedisUp {
 		return
 	}
@@ -133,9 +135,9 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 
 	totals, uncounted := s.objects.totals()
 	emit(descUncounted, prometheus.CounterValue, float64(uncounted))
-	sn := s.sampler.latest()
+	sn := s.live.Latest()
 	if sn == nil {
-		sn = &snapshot{}
+		sn = &live.Snapshot{}
 	}
 
 	lims := make([]inspect.LimiterInfo, 0, len(sn.Limiters))
@@ -161,7 +163,7 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 			emit(descLimRejected, prometheus.CounterValue, float64(t.Rejected), name)
 			emit(descLimErrors, prometheus.CounterValue, float64(t.Errors), name)
 		}
-		w := sn.window(l.Name)
+		w := sn.Window(l.Name)
 		emit(descLimWindow, prometheus.GaugeValue, float64(w.Acquired), name, "acquired")
 		emit(descLimWindow, prometheus.GaugeValue, float64(w.Rejected), name, "rejected")
 		emit(descLimWindow, prometheus.GaugeValue, float64(w.Errors), name, "errors")
@@ -178,7 +180,7 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		r := lockRow{l: l, held: -1}
-		if start, ok := lockHoldStart(sn, l); ok && len(l.Holders) > 0 {
+		if start, ok := sn.HoldStart(l); ok && len(l.Holders) > 0 {
 			r.held = now.Sub(start)
 		}
 		locks = append(locks, r)
@@ -210,7 +212,7 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 
-	alerts := s.alerts.firing() // critical and oldest first
+	alerts := s.alerts.Firing() // critical and oldest first
 	omitted("alert", len(alerts)-min(len(alerts), top))
 	seen = make(map[string]bool, top)
 	for _, a := range alerts[:min(len(alerts), top)] {

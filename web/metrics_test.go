@@ -11,16 +11,17 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // ringSnap is the snapshot the sampler would publish at bucket now over
 // the per-bucket counts in ring (acquired only).
-func ringSnap(ring map[int64]int64, now int64) *snapshot {
+func ringSnap(ring map[int64]int64, now int64) *live.Snapshot {
 	b := make(map[int64]inspect.Counts, len(ring))
 	for k, v := range ring {
 		b[k] = inspect.Counts{Acquired: v}
 	}
-	return &snapshot{RedisUp: true, Limiters: []inspect.LimiterInfo{{Name: "api"}},
+	return &live.Snapshot{RedisUp: true, Limiters: []inspect.LimiterInfo{{Name: "api"}},
 		Stats: map[string]inspect.Summary{"api": inspect.Summarize(b, now)}}
 }
 
@@ -41,7 +42,7 @@ func TestObjectCountersCountEachBucketOnce(t *testing.T) {
 	// Ticks faster than buckets: each bucket is seen 1 to 3 times.
 	for now := int64(105); now <= 130; now++ {
 		for range 1 + now%3 {
-			oc.observe(ringSnap(ring, now))
+			oc.Observe(ringSnap(ring, now))
 		}
 	}
 	got, uncounted := oc.totals()
@@ -51,14 +52,14 @@ func TestObjectCountersCountEachBucketOnce(t *testing.T) {
 	}
 	// The tick at 135 is skipped: 136 counts 131..135, bucket 130 is lost.
 	for _, now := range []int64{131, 132, 133, 134, 136, 137} {
-		oc.observe(ringSnap(ring, now))
+		oc.Observe(ringSnap(ring, now))
 	}
 	got, uncounted = oc.totals()
 	if want := sumTo(100, 130) + sumTo(131, 136); got["api"].Acquired != want || uncounted != 1 {
 		t.Fatalf("after a skip: acquired %d, want %d (uncounted %d, want 1)", got["api"].Acquired, want, uncounted)
 	}
 	// A limiter gone from the snapshot is forgotten.
-	oc.observe(&snapshot{RedisUp: true, Stats: map[string]inspect.Summary{}})
+	oc.Observe(&live.Snapshot{RedisUp: true, Stats: map[string]inspect.Summary{}})
 	if got, _ := oc.totals(); len(got) != 0 {
 		t.Fatalf("kept %v", got)
 	}
@@ -80,8 +81,8 @@ func TestMetricsLimiterCountersLive(t *testing.T) {
 		return bytes.Contains(b, []byte(acq)) && bytes.Contains(b, []byte(rej))
 	})
 	// Once the outcomes left the window, later chain steps add nothing.
-	ticks := e.srv.metrics.ticks.Load()
-	eventually(t, 5*time.Second, "2 s of ticks", func() bool { return e.srv.metrics.ticks.Load() > ticks+40 })
+	ticks := e.srv.live.TickStats().Ticks
+	eventually(t, 5*time.Second, "2 s of ticks", func() bool { return e.srv.live.TickStats().Ticks > ticks+40 })
 	_, _, b = e.do("GET", "/metrics", nil, nil)
 	if !bytes.Contains(b, []byte(acq)) || !bytes.Contains(b, []byte(rej)) {
 		t.Errorf("counters moved after the traffic stopped:\n%s", grepLines(b, "lockwarden_limiter_"))

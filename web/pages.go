@@ -19,6 +19,8 @@ import (
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/events"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // overviewEvents is how many events the overview passes to its list.
@@ -49,10 +51,10 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 	l.Role = id.Role.String()
 	l.ReadOnly = id.Role != auth.RoleAdmin
 	l.CanSignOut = id.Role != auth.RoleNone && !id.Bearer && !s.auth.LocalMode()
-	if sn := s.sampler.latest(); sn != nil && !sn.RedisUp {
+	if sn := s.live.Latest(); sn != nil && !sn.RedisUp {
 		l.RedisDown = true
 	}
-	l.NodesDown = s.nodes.down()
+	l.NodesDown = s.live.NodesDown()
 	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"), c.QueryParam("name"))
 	return l
 }
@@ -78,7 +80,7 @@ func counts(c inspect.Counts) views.Counts {
 	return views.Counts{Acquired: c.Acquired, Rejected: c.Rejected, Errors: c.Errors}
 }
 
-func eventRows(evs []eventFrame) []views.EventRow {
+func eventRows(evs []events.Event) []views.EventRow {
 	out := make([]views.EventRow, 0, len(evs))
 	for _, e := range evs {
 		out = append(out, views.EventRow{Type: string(e.Type), Name: e.Name, Channel: e.Channel,
@@ -88,17 +90,17 @@ func eventRows(evs []eventFrame) []views.EventRow {
 }
 
 // limiterRows are the pages' rows for ls, with the snapshot's windows.
-func (s *Server) limiterRows(sn *snapshot, ls []inspect.LimiterInfo) []views.LimiterRow {
+func (s *Server) limiterRows(sn *live.Snapshot, ls []inspect.LimiterInfo) []views.LimiterRow {
 	rows := make([]views.LimiterRow, 0, len(ls))
 	for _, l := range ls {
-		rows = append(rows, s.limiterRow(l, sn.window(l.Name)))
+		rows = append(rows, s.limiterRow(l, sn.Window(l.Name)))
 	}
 	return rows
 }
 
 // topLimiters is the n limiters a summary shows first: those over the
 // alert thresholds (worst first), then the busiest; ties by name.
-func topLimiters(sn *snapshot, n int) []inspect.LimiterInfo {
+func topLimiters(sn *live.Snapshot, n int) []inspect.LimiterInfo {
 	type ranked struct {
 		l     *inspect.LimiterInfo
 		level int
@@ -107,7 +109,7 @@ func topLimiters(sn *snapshot, n int) []inspect.LimiterInfo {
 	rs := make([]ranked, 0, len(sn.Limiters))
 	for i := range sn.Limiters {
 		l := &sn.Limiters[i]
-		w := counts(sn.window(l.Name))
+		w := counts(sn.Window(l.Name))
 		level := 0
 		if !l.RejectionsHidden {
 			switch views.RatioClass(w) {
@@ -145,7 +147,7 @@ func (s *Server) handleOverview(c echo.Context) error {
 		LockCount:    len(sn.Locks),
 		LimiterCount: len(sn.Limiters),
 		Busiest:      s.limiterRows(sn, topLimiters(sn, overviewBusiest)),
-		Events:       eventRows(s.events.recent(overviewEvents)),
+		Events:       eventRows(s.events.Recent(overviewEvents)),
 		Alerts:       s.alertRows(),
 	}))
 }
@@ -177,7 +179,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 		Layout:  s.layout(c, name, views.NavLocks),
 		Lock:    s.lockRow(*l),
 		Channel: l.Channel,
-		Stats:   counts(s.sampler.latest().window(name)),
+		Stats:   counts(s.live.Latest().Window(name)),
 	}))
 }
 
@@ -260,7 +262,7 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 		Limiter: s.limiterRow(*l, w),
 		Form:    form,
 	}
-	for _, p := range s.sampler.hist.recent(l.Name, views.RollingRows) {
+	for _, p := range s.live.History().Recent(l.Name, views.RollingRows) {
 		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
 			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
 	}
@@ -415,7 +417,7 @@ func parseLimiterForm(f views.EditForm) (admin.LimiterEdit, *httpError) {
 func (s *Server) handleEventsPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.Events(views.EventsPage{
 		Layout: s.layout(c, "Events", views.NavEvents),
-		Events: eventRows(s.events.recent(views.EventRows)),
+		Events: eventRows(s.events.Recent(views.EventRows)),
 	}))
 }
 
@@ -432,7 +434,7 @@ func (s *Server) handleWall(c echo.Context) error {
 		Layout:    s.layout(c, "Wall", views.NavWall),
 		Limiters:  s.limiterRows(sn, top),
 		LockCount: len(sn.Locks),
-		Events:    eventRows(s.events.recent(views.EventRows)),
+		Events:    eventRows(s.events.Recent(views.EventRows)),
 		Alerts:    s.alertRows(),
 	}
 	shown := make(map[string]bool, len(top))
@@ -441,7 +443,7 @@ func (s *Server) handleWall(c echo.Context) error {
 	}
 	for _, l := range sn.Limiters {
 		if !shown[l.Name] {
-			w := sn.window(l.Name)
+			w := sn.Window(l.Name)
 			page.Rest.Count++
 			page.Rest.Acquired += w.Acquired
 			page.Rest.Rejected += w.Rejected

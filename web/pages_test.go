@@ -98,7 +98,7 @@ func TestPageStaticHealthMetrics(t *testing.T) {
 	if st, _, _ := e.do("GET", "/readyz", nil, nil); st != 200 {
 		t.Errorf("readyz: %d", st)
 	}
-	eventually(t, 5*time.Second, "a sampler tick", func() bool { return e.srv.sampler.latest() != nil })
+	eventually(t, 5*time.Second, "a sampler tick", func() bool { return e.srv.live.Latest() != nil })
 	st, h, b := e.do("GET", "/metrics", nil, nil)
 	if st != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
 		t.Fatalf("metrics: %d %s", st, h.Get("Content-Type"))
@@ -146,7 +146,7 @@ func TestServerReadyzRedisDown(t *testing.T) {
 	}
 	// The overview says Redis is down instead of failing silently.
 	eventually(t, 10*time.Second, "the sampler to notice", func() bool {
-		sn := down.sampler.latest()
+		sn := down.live.Latest()
 		return sn != nil && !sn.RedisUp
 	})
 	resp, err = http.Get(down.URL() + "/")

@@ -123,7 +123,7 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		s.log.Warn("readiness: Redis ping failed", "err", err)
 		return c.String(http.StatusServiceUnavailable, "redis unavailable")
 	}
-	if down := s.nodes.down(); len(down) > 0 {
+	if down := s.live.NodesDown(); len(down) > 0 {
 		return c.String(http.StatusServiceUnavailable, "redis node down: "+strings.Join(down, ", "))
 	}
 	return c.String(http.StatusOK, "ready")

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -21,11 +20,13 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/events"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // Config is what a Server needs. Inspector is required; the rest has defaults.
@@ -96,27 +97,6 @@ func (c *Config) logger() *slog.Logger {
 	return c.Logger
 }
 
-func (c *Config) tickInterval() time.Duration {
-	if c == nil || c.TickInterval <= 0 {
-		return 200 * time.Millisecond
-	}
-	return c.TickInterval
-}
-
-func (c *Config) discoverInterval() time.Duration {
-	if c == nil || c.DiscoverInterval <= 0 {
-		return inspect.DefaultDiscoveryPass
-	}
-	return c.DiscoverInterval
-}
-
-func (c *Config) match() string {
-	if c == nil || c.Match == "" {
-		return "*"
-	}
-	return c.Match
-}
-
 func (c *Config) maxWSClients() int {
 	if c == nil || c.MaxWSClients <= 0 {
 		return defaultMaxWSClients
@@ -145,10 +125,10 @@ type Server struct {
 	log     *slog.Logger
 	echo    *echo.Echo
 	hub     *hub
-	sampler *sampler
-	events  *eventLog
+	live    *live.Sampler
+	events  *events.Log
+	relay   *events.Listener
 	metrics *metrics
-	nodes   nodeHealth
 	auth    *auth.Authority
 	admin   *admin.Service
 	// actions names the admin action of each state-changing route
@@ -157,8 +137,8 @@ type Server struct {
 
 	metricsHandler http.Handler
 	objects        *objectCounters
-	alerts         *alerter
-	webhook        *webhook // nil without Config.Alerts.Webhook
+	alerts         *alert.Engine
+	webhook        *alert.Webhook // nil without Config.Alerts.Webhook
 	// hosts is the Host allow-list; replaced once Open knows the port.
 	hosts        atomic.Pointer[auth.HostPolicy]
 	failThrottle *auth.Throttle
@@ -190,23 +170,28 @@ func New(cfg Config) *Server {
 	s.auth = auth.New(cfg.AdminToken, cfg.ViewerToken, cfg.SessionTTL)
 	s.failThrottle = auth.NewThrottle(20, 5)
 	s.hosts.Store(auth.BuildHostPolicy("", nil, cfg.AllowedHosts))
-	s.events = newEventLog(eventLogSize)
 	s.hub = newHub(s.metrics)
-	s.sampler = newSampler(s)
+	s.events = events.NewLog(events.LogSize, hubEvents{s.hub, s.log})
+	s.live = live.New(live.Config{Inspector: cfg.Inspector, Match: cfg.Match, TickInterval: cfg.TickInterval,
+		DiscoverInterval: cfg.DiscoverInterval, DiscoveryBudget: cfg.DiscoveryBudget, KeyspaceEvents: cfg.KeyspaceEvents,
+		Events: s.events, Logger: s.log})
+	s.relay = events.NewListener(cfg.Inspector, s.events, s.liveLocks, s.log)
 	var audit *inspect.Audit
 	if cfg.Inspector != nil {
 		audit = cfg.Inspector.Audit(cfg.AuditKey, cfg.AuditMaxLen)
 	}
-	s.admin = admin.New(admin.Config{Inspector: cfg.Inspector, Audit: audit, Live: s.sampler,
-		Events: consoleEvents{s}, Logger: s.log})
+	s.admin = admin.New(admin.Config{Inspector: cfg.Inspector, Audit: audit, Live: s.live,
+		Events: consoleEvents{s.events}, Logger: s.log})
 	s.objects = newObjectCounters()
-	// The rules are read while the console runs: its own copy of the maps.
-	s.cfg.Alerts.Off, s.cfg.Alerts.For = maps.Clone(cfg.Alerts.Off), maps.Clone(cfg.Alerts.For)
-	s.alerts = newAlerter(&s.cfg.Alerts, s.nodeStatuses, s.sampler.hist)
+	listeners := []alert.Listener{alertFrames{s}}
 	if cfg.Alerts.Webhook != "" {
-		s.webhook = newWebhook(cfg.Alerts.Webhook, s.log)
-		s.alerts.notify = s.webhook.enqueue
+		s.webhook = alert.NewWebhook(cfg.Alerts.Webhook, s.log)
+		listeners = append(listeners, s.webhook)
 	}
+	s.alerts = alert.New(cfg.Alerts, s.live.NodeStatuses, s.live.History(), listeners...)
+	// The order the parts see each snapshot in: the viewers' frames last,
+	// so the alerts they carry are the snapshot's.
+	s.live.PublishTo(s.objects, s.alerts, &consoleObserver{s: s})
 	s.metricsHandler = newMetricsHandler(s.newRegistry())
 	s.echo = s.routes()
 	return s
@@ -258,16 +243,15 @@ func (s *Server) Open(ctx context.Context) error {
 	}
 
 	s.hub.start(&s.bg)
-	s.bg.Add(4)
-	go func() { defer s.bg.Done(); s.sampler.run(runCtx) }()
-	go func() { defer s.bg.Done(); s.alertsLoop(runCtx.Done()) }()
+	s.bg.Add(5)
+	go func() { defer s.bg.Done(); s.live.Run(runCtx) }()
+	go func() { defer s.bg.Done(); s.alerts.Run(runCtx, s.live.Latest) }()
 	if s.webhook != nil {
 		s.bg.Add(1)
-		go func() { defer s.bg.Done(); s.webhook.run(runCtx) }()
+		go func() { defer s.bg.Done(); s.webhook.Run(runCtx) }()
 	}
-	go func() { defer s.bg.Done(); s.listenEvents(runCtx) }()
-	s.bg.Add(1)
-	go func() { defer s.bg.Done(); s.probeNodes(runCtx) }()
+	go func() { defer s.bg.Done(); s.relay.Run(runCtx) }()
+	go func() { defer s.bg.Done(); s.live.ProbeNodes(runCtx) }()
 	go func() {
 		defer s.bg.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -336,15 +320,13 @@ func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) 
 	return auth.CheckExposure(ctx, listen, adminToken, viewerToken)
 }
 
-// redisNodeName names the node the console reads, for node-down alerts.
-func redisNodeName(st *inspect.Inspector) string {
-	if st == nil {
-		return ""
+// liveLocks is the locks of the latest snapshot (the event listener's
+// sharded subscriptions follow them).
+func (s *Server) liveLocks() []inspect.LockInfo {
+	if sn := s.live.Latest(); sn != nil {
+		return sn.Locks
 	}
-	if c, ok := st.Redis().(*redis.Client); ok {
-		return c.Options().Addr
-	}
-	return "redis"
+	return nil
 }
 
 func deadlineOf(ctx context.Context) time.Time {

@@ -12,6 +12,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/faulttest"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // A lock a store client announces after the console started is listed
@@ -25,7 +26,7 @@ func TestStatusDiscoveryOfAnnouncedLock(t *testing.T) {
 		c.TickInterval = 50 * time.Millisecond
 		c.KeyspaceEvents = inspect.KeyEventsOff
 	})
-	var st discoveryStatus
+	var st live.DiscoveryStatus
 	eventually(t, 5*time.Second, "a first status", func() bool {
 		e.getJSON("/api/status", 200, &st)
 		return st.Passes > 0
@@ -91,7 +92,7 @@ func TestStatusListsFullPassFinds(t *testing.T) {
 		c.DiscoveryBudget = 1
 		c.KeyspaceEvents = inspect.KeyEventsOff
 	})
-	var st discoveryStatus
+	var st live.DiscoveryStatus
 	e.getJSON("/api/status", 200, &st)
 	if st.Scanning {
 		t.Fatalf("with a string pattern the walk should not SCAN: %+v", st)
@@ -135,7 +136,7 @@ func TestStatusSampleAfterASlowFullPass(t *testing.T) {
 	holder := store.New(direct, &store.Options{NoRegistry: true}).ID() + ":1"
 	direct.HSet(t.Context(), e.prefix+"held", holder, 1)
 	direct.PExpire(t.Context(), e.prefix+"held", time.Minute)
-	var st discoveryStatus
+	var st live.DiscoveryStatus
 	eventually(t, 20*time.Second, "a sample after the full pass", func() bool {
 		e.getJSON("/api/status", 200, &st)
 		return st.Locks > 0

@@ -117,7 +117,7 @@ func (n statsNumbers) apply(t *testing.T, f frame) {
 func TestWSStatusOnConnect(t *testing.T) {
 	e := newEnv(t, nil)
 	// Let the first tick decide the status.
-	eventually(t, 5*time.Second, "the first sample", func() bool { return e.srv.sampler.latest() != nil })
+	eventually(t, 5*time.Second, "the first sample", func() bool { return e.srv.live.Latest() != nil })
 	c, _, err := e.dialWS(nil, nil)
 	if err != nil {
 		t.Fatal(err)

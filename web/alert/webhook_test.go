@@ -1,4 +1,4 @@
-package web
+package alert
 
 import (
 	"encoding/json"
@@ -16,19 +16,19 @@ import (
 // answers the first failFirst posts with 503.
 type receiver struct {
 	*httptest.Server
-	posts    chan amPayload
+	posts    chan Payload
 	attempts atomic.Int64
 }
 
 func newReceiver(t *testing.T, failFirst int64) *receiver {
 	t.Helper()
-	r := &receiver{posts: make(chan amPayload, 16)}
+	r := &receiver{posts: make(chan Payload, 16)}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if r.attempts.Add(1) <= failFirst {
 			http.Error(w, "not now", http.StatusServiceUnavailable)
 			return
 		}
-		var p amPayload
+		var p Payload
 		if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" ||
 			json.NewDecoder(req.Body).Decode(&p) != nil {
 			http.Error(w, "bad post", http.StatusBadRequest)
@@ -42,30 +42,30 @@ func newReceiver(t *testing.T, failFirst int64) *receiver {
 
 // next waits for the next accepted post; the bound only stops a broken
 // test from hanging.
-func (r *receiver) next(t *testing.T) amPayload {
+func (r *receiver) next(t *testing.T) Payload {
 	t.Helper()
 	select {
 	case p := <-r.posts:
 		return p
 	case <-time.After(10 * time.Second):
 		t.Fatal("no webhook post arrived")
-		return amPayload{}
+		return Payload{}
 	}
 }
 
-func change(rule, name string, resolved bool) []alertChange {
-	return []alertChange{{Alert: Alert{Rule: rule, Name: name, Severity: severityWarning, Since: t0, Message: "m"},
+func change(rule, name string, resolved bool) []Change {
+	return []Change{{Alert: Alert{Rule: rule, Name: name, Severity: SeverityWarning, Since: t0, Message: "m"},
 		Resolved: resolved, At: t0.Add(time.Minute)}}
 }
 
 // A receiver that fails twice gets the post on the third attempt.
 func TestWebhookRetriesThenDelivers(t *testing.T) {
 	rcv := newReceiver(t, 2)
-	w := newWebhook(rcv.URL, slog.New(slog.DiscardHandler))
+	w := NewWebhook(rcv.URL, slog.New(slog.DiscardHandler))
 	w.backoff = time.Millisecond
 	done := make(chan struct{})
-	go func() { defer close(done); w.run(t.Context()) }()
-	w.enqueue(change(RuleRedisDown, "", false))
+	go func() { defer close(done); w.Run(t.Context()) }()
+	w.AlertsChanged(change(RuleRedisDown, "", false))
 	p := rcv.next(t)
 	if p.Version != "4" || p.Status != "firing" || p.Alerts[0].Labels["alertname"] != RuleRedisDown ||
 		p.Alerts[0].Annotations["summary"] != "m" || !p.Alerts[0].StartsAt.Equal(t0) || !p.Alerts[0].EndsAt.IsZero() {
@@ -74,7 +74,7 @@ func TestWebhookRetriesThenDelivers(t *testing.T) {
 	if n := rcv.attempts.Load(); n != 3 {
 		t.Errorf("attempts = %d, want 3", n)
 	}
-	eventually(t, 5*time.Second, "the post counted as sent", func() bool { return w.sent.Load() == 1 })
+	counted(t, "the post counted as sent", &w.sent)
 	if w.failed.Load() != 0 {
 		t.Errorf("failed = %d", w.failed.Load())
 	}
@@ -88,11 +88,11 @@ func TestWebhookNoRetryOnRefusal(t *testing.T) {
 		http.Error(w, "no", http.StatusForbidden)
 	}))
 	t.Cleanup(srv.Close)
-	w := newWebhook(srv.URL, slog.New(slog.DiscardHandler))
+	w := NewWebhook(srv.URL, slog.New(slog.DiscardHandler))
 	w.backoff = time.Millisecond
-	go w.run(t.Context())
-	w.enqueue(change(RuleNodeDown, "n", true))
-	eventually(t, 5*time.Second, "the refusal counted", func() bool { return w.failed.Load() == 1 })
+	go w.Run(t.Context())
+	w.AlertsChanged(change(RuleNodeDown, "n", true))
+	counted(t, "the refusal counted", &w.failed)
 	if n := attempts.Load(); n != 1 {
 		t.Errorf("attempts = %d, want 1", n)
 	}
@@ -111,11 +111,11 @@ func TestWebhookSlowReceiverNeverBlocks(t *testing.T) {
 		}
 	}))
 	t.Cleanup(func() { once.Do(func() { close(release) }); srv.Close() })
-	w := newWebhook(srv.URL, slog.New(slog.DiscardHandler))
-	go w.run(t.Context())
+	w := NewWebhook(srv.URL, slog.New(slog.DiscardHandler))
+	go w.Run(t.Context())
 	const posts = webhookQueue + 20
 	for range posts { // would block forever if enqueue waited for the receiver
-		w.enqueue(change(RuleLimiterErrors, "l", false))
+		w.AlertsChanged(change(RuleLimiterErrors, "l", false))
 	}
 	// The worker holds at most one post; the queue holds webhookQueue.
 	if d := w.dropped.Load(); d < posts-webhookQueue-1 || d > posts-webhookQueue {
@@ -136,6 +136,17 @@ func TestCheckWebhookURL(t *testing.T) {
 	for _, good := range []string{"http://127.0.0.1:9093/hook", "https://alerts.example/api"} {
 		if err := CheckWebhookURL(good); err != nil {
 			t.Errorf("%q: %v", good, err)
+		}
+	}
+}
+
+// counted waits for n to reach 1: the receiver has the post before the
+// webhook has its reply and counts it.
+func counted(t *testing.T, what string, n *atomic.Int64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); n.Load() != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }

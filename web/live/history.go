@@ -1,4 +1,4 @@
-package web
+package live
 
 import (
 	"sync"
@@ -12,9 +12,9 @@ import (
 // the rolling table with room to spare.
 const historyTicks = 900
 
-// point is one window summary: the 1 s window ending at At (epoch ms) and
+// Point is one window summary: the 1 s window ending at At (epoch ms) and
 // the newest bucket on its own.
-type point struct {
+type Point struct {
 	At     int64
 	Window inspect.Counts
 	Newest inspect.Counts
@@ -22,12 +22,12 @@ type point struct {
 
 // ring is a fixed-size buffer of points, oldest overwritten first.
 type ring struct {
-	buf  []point
+	buf  []Point
 	next int
 	full bool
 }
 
-func (r *ring) push(p point) {
+func (r *ring) push(p Point) {
 	if n := r.len(); n > 0 && r.at(0).At == p.At {
 		// Ticks faster than a bucket see the same window again.
 		r.buf[(r.next-1+len(r.buf))%len(r.buf)] = p
@@ -47,55 +47,47 @@ func (r *ring) len() int {
 	return r.next
 }
 
-// at returns the i-th newest point (0 is the newest).
-func (r *ring) at(i int) point {
+// at returns the i-th newest Point (0 is the newest).
+func (r *ring) at(i int) Point {
 	return r.buf[(r.next-1-i+2*len(r.buf))%len(r.buf)]
 }
 
-// history holds a ring per limiter. The sampler writes it once per tick;
-// page handlers read it.
-type history struct {
+// History holds a ring of window summaries per limiter. The sampler writes
+// it once per tick; pages and the alert rules read it.
+type History struct {
 	mu     sync.RWMutex
 	size   int
 	byName map[string]*ring
 }
 
-func newHistory(size int) *history {
-	return &history{size: size, byName: make(map[string]*ring)}
+// NewHistory keeps historyTicks points per limiter.
+func NewHistory() *History { return newHistory(historyTicks) }
+
+func newHistory(size int) *History {
+	return &History{size: size, byName: make(map[string]*ring)}
 }
 
-func (h *history) push(name string, p point) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.byName[name]
-	if r == nil {
-		r = &ring{buf: make([]point, h.size)}
-		h.byName[name] = r
-	}
-	r.push(p)
-}
-
-// pushTick records one tick's window of every limiter, under one lock
+// PushTick records one tick's window of every limiter, under one lock
 // (at 1,000 limiters, a lock per push was a tenth of the tick's work).
-func (h *history) pushTick(at int64, lims []inspect.LimiterInfo, stats map[string]inspect.Summary) {
+func (h *History) PushTick(at int64, lims []inspect.LimiterInfo, stats map[string]inspect.Summary) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, l := range lims {
 		if l.Stale != nil {
-			continue // its node did not answer: no new point, the numbers are old
+			continue // its node did not answer: no new Point, the numbers are old
 		}
 		r := h.byName[l.Name]
 		if r == nil {
-			r = &ring{buf: make([]point, h.size)}
+			r = &ring{buf: make([]Point, h.size)}
 			h.byName[l.Name] = r
 		}
 		st := stats[l.Name]
-		r.push(point{At: at, Window: st.Window, Newest: st.Newest})
+		r.push(Point{At: at, Window: st.Window, Newest: st.Newest})
 	}
 }
 
 // retain forgets limiters that are no longer discovered.
-func (h *history) retain(names map[string]bool) {
+func (h *History) retain(names map[string]bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for name := range h.byName {
@@ -105,11 +97,11 @@ func (h *history) retain(names map[string]bool) {
 	}
 }
 
-// sumSpan adds up name's 1 s windows ending within span of its newest
-// point, one window per second (points are a tick apart, so neighbouring
+// SumSpan adds up name's 1 s windows ending within span of its newest
+// Point, one window per second (points are a tick apart, so neighbouring
 // windows overlap and only every fifth or so is taken), and says whether
 // they reach back the whole span.
-func (h *history) sumSpan(name string, span time.Duration) (inspect.Counts, bool) {
+func (h *History) SumSpan(name string, span time.Duration) (inspect.Counts, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.byName[name]
@@ -136,8 +128,8 @@ func (h *history) sumSpan(name string, span time.Duration) (inspect.Counts, bool
 	return sum, newest-oldest >= reach-windowMS
 }
 
-// recent returns up to n points of name, newest first.
-func (h *history) recent(name string, n int) []point {
+// Recent returns up to n points of name, newest first.
+func (h *History) Recent(name string, n int) []Point {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.byName[name]
@@ -145,16 +137,16 @@ func (h *history) recent(name string, n int) []point {
 		return nil
 	}
 	n = min(n, r.len())
-	out := make([]point, n)
+	out := make([]Point, n)
 	for i := range out {
 		out[i] = r.at(i)
 	}
 	return out
 }
 
-// spark returns up to n windows spaced at least stepMS apart, oldest first,
+// Spark returns up to n windows spaced at least stepMS apart, oldest first,
 // so consecutive sparkline points cover distinct seconds.
-func (h *history) spark(name string, n int, stepMS int64) []inspect.Counts {
+func (h *History) Spark(name string, n int, stepMS int64) []inspect.Counts {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.byName[name]

@@ -1,4 +1,4 @@
-package web
+package alert
 
 import (
 	"bytes"
@@ -36,8 +36,8 @@ func CheckWebhookURL(raw string) error {
 	return nil
 }
 
-// webhook posts alert changes to one receiver from its own goroutine.
-type webhook struct {
+// Webhook posts alert changes to one receiver from its own goroutine.
+type Webhook struct {
 	url     string
 	client  *http.Client
 	queue   chan []byte
@@ -47,8 +47,18 @@ type webhook struct {
 	sent, failed, dropped atomic.Int64
 }
 
-func newWebhook(rawURL string, log *slog.Logger) *webhook {
-	return &webhook{
+// Counts are the posts the receiver accepted, those given up after
+// retries or refused, and those dropped at a full queue.
+func (w *Webhook) Counts() (sent, failed, dropped int64) {
+	if w == nil {
+		return 0, 0, 0
+	}
+	return w.sent.Load(), w.failed.Load(), w.dropped.Load()
+}
+
+// NewWebhook posts to rawURL (checked by CheckWebhookURL) once Run runs.
+func NewWebhook(rawURL string, log *slog.Logger) *Webhook {
+	return &Webhook{
 		url:     rawURL,
 		client:  &http.Client{Timeout: webhookTimeout},
 		queue:   make(chan []byte, webhookQueue),
@@ -57,9 +67,9 @@ func newWebhook(rawURL string, log *slog.Logger) *webhook {
 	}
 }
 
-// enqueue queues one post of changes without waiting: when the queue is
-// full the post is dropped and counted.
-func (w *webhook) enqueue(changes []alertChange) {
+// AlertsChanged queues one post of changes without waiting: when the
+// queue is full the post is dropped and counted.
+func (w *Webhook) AlertsChanged(changes []Change) {
 	body, err := json.Marshal(webhookPayload(changes))
 	if err != nil {
 		w.log.Error("encoding alert webhook", "err", err)
@@ -73,8 +83,8 @@ func (w *webhook) enqueue(changes []alertChange) {
 	}
 }
 
-// run posts queued notifications until ctx ends.
-func (w *webhook) run(ctx context.Context) {
+// Run posts queued notifications until ctx ends.
+func (w *Webhook) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -93,10 +103,10 @@ func (w *webhook) run(ctx context.Context) {
 }
 
 // errPermanent marks a refusal that retrying would only repeat.
-var errPermanent = errors.New("web: webhook receiver refused the notification")
+var errPermanent = errors.New("alert: webhook receiver refused the notification")
 
 // post sends body, retrying network errors, 429 and 5xx with backoff.
-func (w *webhook) post(ctx context.Context, body []byte) error {
+func (w *Webhook) post(ctx context.Context, body []byte) error {
 	var err error
 	wait := w.backoff
 	for attempt := 1; ; attempt++ {
@@ -115,7 +125,7 @@ func (w *webhook) post(ctx context.Context, body []byte) error {
 	}
 }
 
-func (w *webhook) postOnce(ctx context.Context, body []byte) error {
+func (w *Webhook) postOnce(ctx context.Context, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -138,9 +148,9 @@ func (w *webhook) postOnce(ctx context.Context, body []byte) error {
 	}
 }
 
-// amPayload is the body Alertmanager sends to webhook receivers (version
+// Payload is the body Alertmanager sends to webhook receivers (version
 // 4), so receivers written for Alertmanager take lockwarden's as they are.
-type amPayload struct {
+type Payload struct {
 	Version           string            `json:"version"`
 	GroupKey          string            `json:"groupKey"`
 	TruncatedAlerts   int               `json:"truncatedAlerts"`
@@ -150,10 +160,10 @@ type amPayload struct {
 	CommonLabels      map[string]string `json:"commonLabels"`
 	CommonAnnotations map[string]string `json:"commonAnnotations"`
 	ExternalURL       string            `json:"externalURL"`
-	Alerts            []amAlert         `json:"alerts"`
+	Alerts            []PayloadAlert    `json:"alerts"`
 }
 
-type amAlert struct {
+type PayloadAlert struct {
 	Status       string            `json:"status"`
 	Labels       map[string]string `json:"labels"`
 	Annotations  map[string]string `json:"annotations"`
@@ -164,11 +174,11 @@ type amAlert struct {
 }
 
 // webhookPayload is one post of changes: "firing" while any of them fires.
-func webhookPayload(changes []alertChange) amPayload {
-	p := amPayload{Version: "4", GroupKey: "{}:{}", Status: "resolved", Receiver: "lockwarden",
+func webhookPayload(changes []Change) Payload {
+	p := Payload{Version: "4", GroupKey: "{}:{}", Status: "resolved", Receiver: "lockwarden",
 		GroupLabels: map[string]string{}, CommonLabels: map[string]string{}, CommonAnnotations: map[string]string{}}
 	for _, c := range changes {
-		a := amAlert{
+		a := PayloadAlert{
 			Status: "firing",
 			Labels: map[string]string{"alertname": c.Rule, "rule": c.Rule, "name": c.Name,
 				"severity": c.Severity, "source": "lockwarden"},
@@ -186,7 +196,7 @@ func webhookPayload(changes []alertChange) amPayload {
 	return p
 }
 
-// fingerprint identifies one alert across its fire and resolve posts.
+// alertFingerprint identifies one alert across its fire and resolve posts.
 func alertFingerprint(rule, name string) string {
 	h := fnv.New64a()
 	h.Write([]byte(rule))

@@ -1,4 +1,4 @@
-package web
+package live
 
 import (
 	"context"
@@ -28,8 +28,8 @@ type patch struct {
 }
 
 // Holds is what client id holds and waits for in the latest snapshot.
-func (sm *sampler) Holds(id string) []inspect.Hold {
-	sn := sm.latest()
+func (sm *Sampler) Holds(id string) []inspect.Hold {
+	sn := sm.Latest()
 	if sn == nil {
 		return nil
 	}
@@ -39,15 +39,15 @@ func (sm *sampler) Holds(id string) []inspect.Hold {
 // Refresh reads locks and limiters now and publishes a snapshot with
 // their new state (gone when the read no longer finds them). They are read
 // on the next tick too, so the walk keeps track of them.
-func (sm *sampler) Refresh(ctx context.Context, locks, limiters []string) {
+func (sm *Sampler) Refresh(ctx context.Context, locks, limiters []string) {
 	sm.touch.add(locks...)
 	sm.touch.add(limiters...)
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
 	p := patch{read: time.Now(), locks: locks, limiters: limiters}
-	smp, err := sm.s.insp.Sample(ctx, locks, limiters)
+	smp, err := sm.insp.Sample(ctx, locks, limiters)
 	if err != nil {
-		sm.s.log.Warn("reading changed objects", "locks", locks, "limiters", limiters, "err", err)
+		sm.log.Warn("reading changed objects", "locks", locks, "limiters", limiters, "err", err)
 		return
 	}
 	p.smp = smp
@@ -61,7 +61,7 @@ func (sm *sampler) Refresh(ctx context.Context, locks, limiters []string) {
 
 // patched lays the patches read after the tick that took sn started over
 // sn, and forgets the older ones. Called with pubMu held.
-func (sm *sampler) patched(sn *snapshot) *snapshot {
+func (sm *Sampler) patched(sn *Snapshot) *Snapshot {
 	sm.patches = slices.DeleteFunc(sm.patches, func(p patch) bool { return p.read.Before(sn.Taken) })
 	for _, p := range sm.patches {
 		sn = p.apply(sn)
@@ -70,9 +70,9 @@ func (sm *sampler) patched(sn *snapshot) *snapshot {
 }
 
 // apply returns a copy of sn with p's objects as p read them.
-func (p patch) apply(sn *snapshot) *snapshot {
+func (p patch) apply(sn *Snapshot) *Snapshot {
 	out := *sn
-	out.orders = &listOrders{}
+	out.memo = &Memo{}
 	out.Stats = maps.Clone(sn.Stats)
 	out.Locks = replaced(sn.Locks, p.locks, p.smp.Locks, p.smp.Unreadable, func(l *inspect.LockInfo) string { return l.Name })
 	out.Limiters = replaced(sn.Limiters, p.limiters, p.smp.Limiters, p.smp.Unreadable, func(l *inspect.LimiterInfo) string { return l.Name })

@@ -1,11 +1,10 @@
-package web
+package live
 
 import (
 	"context"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
@@ -40,19 +39,20 @@ func (h *nodeHealth) down() []string {
 	return out
 }
 
-// probeNodes runs until ctx ends, logging each node's transitions.
-func (s *Server) probeNodes(ctx context.Context) {
+// ProbeNodes PINGs every master once per nodeProbeEvery until ctx ends,
+// logging each node's transitions.
+func (sm *Sampler) ProbeNodes(ctx context.Context) {
 	t := time.NewTicker(nodeProbeEvery)
 	defer t.Stop()
 	was := map[string]bool{}
-	_, cluster := s.insp.Redis().(*redis.ClusterClient)
+	_, cluster := sm.insp.Redis().(*redis.ClusterClient)
 	for {
 		var (
 			nodes []inspect.NodeStatus
 			err   error
 		)
-		if prev := s.nodes.current(); !cluster && len(prev) == 1 && prev[0].Up &&
-			time.Since(time.Unix(0, s.sampler.answered.Load())) < nodeProbeEvery {
+		if prev := sm.nodes.current(); !cluster && len(prev) == 1 && prev[0].Up &&
+			time.Since(time.Unix(0, sm.answered.Load())) < nodeProbeEvery {
 			// One node that answered the tick's pipeline within the last
 			// probe period is up: a PING would be a second round trip for
 			// what the tick already proved. (On a Cluster a master that owns
@@ -61,31 +61,31 @@ func (s *Server) probeNodes(ctx context.Context) {
 			nodes = prev
 		} else {
 			pctx, cancel := context.WithTimeout(ctx, nodeProbeEvery)
-			nodes, err = s.insp.Nodes(pctx)
+			nodes, err = sm.insp.Nodes(pctx)
 			cancel()
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			s.metrics.redisErrors.Add(1)
-			s.log.Warn("probing Redis nodes", "err", err)
+			sm.ticks.redisErrors.Add(1)
+			sm.log.Warn("probing Redis nodes", "err", err)
 			// Every node is unreachable: keep the names, all down.
-			prev := s.nodes.current()
+			prev := sm.nodes.current()
 			nodes = make([]inspect.NodeStatus, len(prev))
 			for i, n := range prev {
 				nodes[i] = inspect.NodeStatus{Addr: n.Addr, Err: err.Error()}
 			}
 		}
-		s.nodes.last.Store(&nodes)
+		sm.nodes.last.Store(&nodes)
 		now := map[string]bool{}
 		for _, n := range nodes {
 			now[n.Addr] = n.Up
 			if up, seen := was[n.Addr]; !seen || up != n.Up {
 				if n.Up {
-					s.log.Info("Redis node up", "node", n.Addr)
+					sm.log.Info("Redis node up", "node", n.Addr)
 				} else {
-					s.log.Warn("Redis node down", "node", n.Addr, "err", n.Err)
+					sm.log.Warn("Redis node down", "node", n.Addr, "err", n.Err)
 				}
 			}
 		}
@@ -98,33 +98,40 @@ func (s *Server) probeNodes(ctx context.Context) {
 	}
 }
 
-// nodeStatuses feeds the node-down alert: the probe's view once it has
-// one, before that the sampler's single connection.
-func (s *Server) nodeStatuses(sn *snapshot) []nodeStatus {
-	cur := s.nodes.current()
+// Nodes is the last probe of every master; nil before the first.
+func (sm *Sampler) Nodes() []inspect.NodeStatus { return sm.nodes.current() }
+
+// NodesDown names the masters the last probe found down.
+func (sm *Sampler) NodesDown() []string { return sm.nodes.down() }
+
+// NodeStatus is one Redis node as the console last saw it.
+type NodeStatus struct {
+	Name string
+	Up   bool
+}
+
+// NodeStatuses is what the node-down alert judges: the probe's view once
+// it has one; before that the only node, up exactly when sn's tick
+// reached Redis.
+func (sm *Sampler) NodeStatuses(sn *Snapshot) []NodeStatus {
+	cur := sm.nodes.current()
 	if cur == nil {
-		return singleNode(redisNodeName(s.insp))(sn)
+		return []NodeStatus{{Name: redisNodeName(sm.insp), Up: sn != nil && sn.RedisUp}}
 	}
-	out := make([]nodeStatus, len(cur))
+	out := make([]NodeStatus, len(cur))
 	for i, n := range cur {
-		out[i] = nodeStatus{Name: n.Addr, Up: n.Up}
+		out[i] = NodeStatus{Name: n.Addr, Up: n.Up}
 	}
 	return out
 }
 
-var descNodeUp = desc("lockwarden_redis_node_up", "1 when the Redis master answered the console's last probe, 0 when not.", "node")
-
-// nodeCollector exports lockwarden_redis_node_up per master.
-type nodeCollector struct{ s *Server }
-
-func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descNodeUp }
-
-func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, n := range c.s.nodes.current() {
-		v := 0.0
-		if n.Up {
-			v = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descNodeUp, prometheus.GaugeValue, v, n.Addr)
+// redisNodeName names the node the console reads, for node-down alerts.
+func redisNodeName(st *inspect.Inspector) string {
+	if st == nil {
+		return ""
 	}
+	if c, ok := st.Redis().(*redis.Client); ok {
+		return c.Options().Addr
+	}
+	return "redis"
 }

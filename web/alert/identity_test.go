@@ -1,4 +1,4 @@
-package web
+package alert
 
 import (
 	"strings"
@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 const goneUUID = "11111111-2222-4333-8444-555555555555"
 
-func firingRule(a *alerter, rule string) *Alert {
-	for _, f := range a.firing() {
+func firingRule(a *Engine, rule string) *Alert {
+	for _, f := range a.Firing() {
 		if f.Rule == rule {
 			return &f
 		}
@@ -23,32 +24,32 @@ func TestAlertDeadlinePassed(t *testing.T) {
 	a, _ := testAlerter(nil, nil)
 	l := inspect.LockInfo{Name: "batch", Kind: inspect.KindDeadlineLock, PTTL: -1,
 		Holders: []inspect.Holder{{ID: "1", Count: 1}}, Deadline: t0.Add(time.Minute)}
-	sn := &snapshot{RedisUp: true, Locks: []inspect.LockInfo{l}, FirstSeen: map[string]time.Time{}, Stats: map[string]inspect.Summary{}}
+	sn := &live.Snapshot{RedisUp: true, Locks: []inspect.LockInfo{l}, FirstSeen: map[string]time.Time{}, Stats: map[string]inspect.Summary{}}
 	a.evaluate(sn, t0)
 	if f := firingRule(a, RuleLockDeadlinePassed); f != nil {
 		t.Fatalf("fired before the deadline: %+v", f)
 	}
 	a.evaluate(sn, t0.Add(2*time.Minute))
 	if f := firingRule(a, RuleLockDeadlinePassed); f == nil || f.Name != "batch" || !strings.Contains(f.Message, "after its deadline") {
-		t.Fatalf("deadline passed, firing = %+v", a.firing())
+		t.Fatalf("deadline passed, firing = %+v", a.Firing())
 	}
 }
 
 func TestAlertHoldStartUsesRecordedAcquisition(t *testing.T) {
 	sn := lockSnap(time.Minute, t0)
-	if got, _ := lockHoldStart(sn, sn.Locks[0]); !got.Equal(t0) {
+	if got, _ := sn.HoldStart(sn.Locks[0]); !got.Equal(t0) {
 		t.Fatalf("without a record: %v, want first sight %v", got, t0)
 	}
 	sn.Locks[0].Holders[0].AcquiredMS = t0.Add(-time.Hour).UnixMilli()
-	if got, _ := lockHoldStart(sn, sn.Locks[0]); !got.Equal(t0.Add(-time.Hour)) {
+	if got, _ := sn.HoldStart(sn.Locks[0]); !got.Equal(t0.Add(-time.Hour)) {
 		t.Fatalf("with a record: %v, want the recorded acquisition", got)
 	}
 }
 
-func goneSnap(ageMS, renewedMS int64, pttl time.Duration) *snapshot {
+func goneSnap(ageMS, renewedMS int64, pttl time.Duration) *live.Snapshot {
 	reg := &inspect.Registry{At: t0, Clients: map[string]inspect.ClientInfo{goneUUID: {ID: goneUUID, App: "orders-api",
 		Host: "h", PID: 1, BeatMS: 5000, Heartbeat: t0.Add(-time.Duration(ageMS) * time.Millisecond), HeartbeatAgeMS: ageMS}}}
-	return &snapshot{RedisUp: true, Registry: reg, FirstSeen: map[string]time.Time{}, Stats: map[string]inspect.Summary{},
+	return &live.Snapshot{RedisUp: true, Registry: reg, FirstSeen: map[string]time.Time{}, Stats: map[string]inspect.Summary{},
 		Locks: []inspect.LockInfo{{Name: "job", Kind: inspect.KindReentrant, PTTL: pttl,
 			Holders: []inspect.Holder{{ID: goneUUID + ":7", Count: 1, RenewedMS: renewedMS}}}}}
 }
@@ -56,7 +57,7 @@ func goneSnap(ageMS, renewedMS int64, pttl time.Duration) *snapshot {
 func TestLockRenewedByGoneClient(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		sn        *snapshot
+		sn        *live.Snapshot
 		wantFired bool
 	}{
 		{"alive client", goneSnap(1000, 0, 30*time.Second), false},

@@ -1,55 +1,22 @@
-package web
+package live
 
 import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
-	"github.com/lockwarden/lockwarden/views"
 )
 
 // What the console shows while a Redis Cluster master does not answer: the
 // objects on it keep their last numbers, marked stale, while the other
 // masters' objects stay live.
 
-// staleJSON marks, in the API and the frames, an object shown as last
-// read: its node and the Redis time of that read.
-type staleJSON struct {
-	Node       string `json:"node"`
-	LastReadMS int64  `json:"last_read_ms"`
-	Reason     string `json:"reason,omitempty"`
-	// ClusterDown: the node answers but the Cluster refuses every key.
-	ClusterDown bool `json:"cluster_down,omitempty"`
-}
-
-// staleMark is the row marker of an object shown as last read.
-func staleMark(st *inspect.StaleRead) *views.StaleMark {
-	if st == nil {
-		return nil
-	}
-	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead, ClusterDown: st.ClusterDown}
-}
-
-func toStaleJSON(st *inspect.StaleRead) *staleJSON {
-	if st == nil {
-		return nil
-	}
-	return &staleJSON{Node: st.Node, LastReadMS: st.LastRead.UnixMilli(), Reason: st.Reason, ClusterDown: st.ClusterDown}
-}
-
-func (f *statsFrame) markStale(name string, st *inspect.StaleRead) {
-	if j := toStaleJSON(st); j != nil {
-		j.Reason = ""
-		f.Stale[name] = *j
-	}
-}
-
 // keepStale puts back, as last read and marked stale, the objects whose
 // node did not answer this tick, with their last numbers: a master down
 // must not make its objects vanish, nor freeze the others'. An object the
 // console never read before has nothing to show and stays out until its
 // node answers.
-func (sm *sampler) keepStale(smp *inspect.Sample) {
-	prev := sm.latest()
+func (sm *Sampler) keepStale(smp *inspect.Sample) {
+	prev := sm.Latest()
 	if len(smp.Unreadable) == 0 || prev == nil {
 		return
 	}
@@ -89,17 +56,17 @@ func (sm *sampler) keepStale(smp *inspect.Sample) {
 // the tick, or the masters that answer would freeze with the dead one: the
 // sample goes on with the names already known and the pass is tried again
 // a period later.
-func (sm *sampler) passFailed(start time.Time, err error) {
+func (sm *Sampler) passFailed(start time.Time, err error) {
 	if err == nil {
 		if sm.passFailing {
-			sm.s.log.Info("discovery full pass succeeded again")
+			sm.log.Info("discovery full pass succeeded again")
 		}
 		sm.passFailing = false
 		return
 	}
-	sm.s.metrics.redisErrors.Add(1)
+	sm.ticks.redisErrors.Add(1)
 	if !sm.passFailing {
-		sm.s.log.Warn("discovery full pass failed; sampling the known objects", "err", err)
+		sm.log.Warn("discovery full pass failed; sampling the known objects", "err", err)
 	}
 	sm.passFailing = true
 	sm.passRetry = start.Add(sm.fullPassEvery())

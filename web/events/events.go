@@ -1,20 +1,29 @@
-package web
+// Package events is the console's record of lock events: the unlock
+// messages Redis publishes (classic and sharded pub/sub, relayed by
+// Listen), the expiries live infers and the force-unlocks admin makes. Log
+// keeps the newest and when each lock was last heard of, and hands every
+// event to one Sink (the feed) as it is published.
+//
+// It imports store/inspect only.
+package events
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-// eventLogSize is how many events the console remembers for /events.
-const eventLogSize = 200
+// LogSize is how many events the console remembers for /events.
+const LogSize = 200
 
-// eventFrame is one lock event as the websocket and /api/events carry it.
+// Event is one lock event as the websocket and /api/events carry it.
 // Each type has its own field set (see MarshalJSON).
-type eventFrame struct {
+type Event struct {
 	Type    inspect.EventType
 	Name    string
 	Channel string // unlock
@@ -25,7 +34,7 @@ type eventFrame struct {
 
 // MarshalJSON writes exactly the fields of the frame's type, so a viewer
 // can tell "no holder" from "holder not part of this event".
-func (e eventFrame) MarshalJSON() ([]byte, error) {
+func (e Event) MarshalJSON() ([]byte, error) {
 	at := e.At.UnixMilli()
 	switch e.Type {
 	case inspect.EventUnlock:
@@ -52,23 +61,39 @@ func (e eventFrame) MarshalJSON() ([]byte, error) {
 	}
 }
 
-// eventLog keeps the newest events and, per lock, when the console last
-// heard anything about it (the sampler uses that to tell an expiry from a
+// Sink hears every event Log publishes, in order.
+type Sink interface {
+	Event(e Event)
+}
+
+// Log keeps the newest events and, per lock, when the console last
+// heard anything about it (live uses that to tell an expiry from a
 // release it already reported).
-type eventLog struct {
+type Log struct {
+	sink Sink
+
 	mu     sync.Mutex
-	buf    []eventFrame // ring, len <= size
+	buf    []Event // ring, len <= size
 	next   int
 	size   int
 	lastAt map[string]time.Time // local receive time by lock name
 	total  int64
 }
 
-func newEventLog(size int) *eventLog {
-	return &eventLog{size: size, lastAt: make(map[string]time.Time)}
+// NewLog keeps the newest size events and hands each to sink (nil: none).
+func NewLog(size int, sink Sink) *Log {
+	return &Log{size: size, sink: sink, lastAt: make(map[string]time.Time)}
 }
 
-func (l *eventLog) add(e eventFrame, received time.Time) {
+// Publish records e and hands it to the sink.
+func (l *Log) Publish(e Event) {
+	l.add(e, time.Now())
+	if l.sink != nil {
+		l.sink.Event(e)
+	}
+}
+
+func (l *Log) add(e Event, received time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buf) < l.size {
@@ -91,54 +116,65 @@ func (l *eventLog) add(e eventFrame, received time.Time) {
 	}
 }
 
-// recent returns up to n events, newest first.
-func (l *eventLog) recent(n int) []eventFrame {
+// Recent returns up to n events, newest first.
+func (l *Log) Recent(n int) []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n > len(l.buf) || n < 0 {
 		n = len(l.buf)
 	}
-	out := make([]eventFrame, 0, n)
+	out := make([]Event, 0, n)
 	for i := 1; i <= n; i++ {
 		out = append(out, l.buf[(l.next-i+len(l.buf))%len(l.buf)])
 	}
 	return out
 }
 
-// heardSince reports whether an event about name was received after t.
-func (l *eventLog) heardSince(name string, t time.Time) bool {
+// HeardSince reports whether an event about name was received after t.
+func (l *Log) HeardSince(name string, t time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	at, ok := l.lastAt[name]
 	return ok && at.After(t)
 }
 
-func (l *eventLog) count() int64 {
+// Count is how many events were ever published.
+func (l *Log) Count() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.total
 }
 
-// publishEvent records e and sends it to every viewer.
-func (s *Server) publishEvent(e eventFrame) {
-	s.events.add(e, time.Now())
-	frame, err := json.Marshal(e)
-	if err != nil {
-		s.log.Error("encoding event frame", "err", err)
-		return
-	}
-	s.hub.broadcast(frame)
+// Listener relays the lock events Redis publishes into a Log.
+type Listener struct {
+	insp *inspect.Inspector
+	log  *Log
+	logs *slog.Logger
+	// locks is the console's current lock list, whose unlock channels a
+	// sharded subscription must name one by one.
+	locks func() []inspect.LockInfo
+
+	redisErrors atomic.Int64
 }
 
-// listenEvents relays the store's lock events until ctx ends, resubscribing
-// with backoff when the subscription fails or ends (Redis restarts).
-func (s *Server) listenEvents(ctx context.Context) {
+// NewListener relays insp's lock events into log; locks returns the
+// locks the console knows (for sharded channels, see watchShardedLocks).
+func NewListener(insp *inspect.Inspector, log *Log, locks func() []inspect.LockInfo, logger *slog.Logger) *Listener {
+	return &Listener{insp: insp, log: log, locks: locks, logs: logger}
+}
+
+// RedisErrors counts failed subscriptions.
+func (s *Listener) RedisErrors() int64 { return s.redisErrors.Load() }
+
+// Run relays the store's lock events until ctx ends, resubscribing with
+// backoff when the subscription fails or ends (Redis restarts).
+func (s *Listener) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		stream, err := s.insp.SubscribeEvents(ctx)
 		if err != nil {
-			s.metrics.redisErrors.Add(1)
-			s.log.Warn("subscribing to lock events", "err", err, "retry_in", backoff)
+			s.redisErrors.Add(1)
+			s.logs.Warn("subscribing to lock events", "err", err, "retry_in", backoff)
 			if !sleepCtx(ctx, backoff) {
 				return
 			}
@@ -167,7 +203,7 @@ func (s *Server) listenEvents(ctx context.Context) {
 	}
 }
 
-func (s *Server) relayEvents(ctx context.Context, stream *inspect.EventStream) {
+func (s *Listener) relayEvents(ctx context.Context, stream *inspect.EventStream) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -180,34 +216,34 @@ func (s *Server) relayEvents(ctx context.Context, stream *inspect.EventStream) {
 			if at.IsZero() {
 				at = time.Now()
 			}
-			s.publishEvent(eventFrame{Type: ev.Type, Name: ev.Name, Channel: ev.Channel, Message: ev.Message, At: at})
+			s.log.Publish(Event{Type: ev.Type, Name: ev.Name, Channel: ev.Channel, Message: ev.Message, At: at})
 		}
 	}
 }
 
 // shardWatchEvery is how often the sharded subscriptions catch up with the
-// locks the sampler knows: a lock found by discovery is heard from within
+// locks the console knows: a lock found by discovery is heard from within
 // about this long.
 const shardWatchEvery = 500 * time.Millisecond
 
 // watchShardedLocks keeps a sharded stream subscribed to the unlock channels
-// of the locks in the latest snapshot (on a Cluster of Redis >= 7 sharded
+// of the locks the console knows (on a Cluster of Redis >= 7 sharded
 // channels cannot be covered by a pattern). It runs beside the relay, so a
 // slow master delays no event.
-func (s *Server) watchShardedLocks(ctx context.Context, stream *inspect.EventStream) {
+func (s *Listener) watchShardedLocks(ctx context.Context, stream *inspect.EventStream) {
 	if !stream.Sharded() {
 		return
 	}
 	t := time.NewTicker(shardWatchEvery)
 	defer t.Stop()
-	var last *snapshot
+	var last []inspect.LockInfo
 	for {
-		if sn := s.sampler.latest(); sn != nil && sn != last {
-			last = sn
+		if locks := s.locks(); locks != nil && !sameSlice(locks, last) {
+			last = locks
 			wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			if err := stream.Watch(wctx, sn.Locks); err != nil && ctx.Err() == nil {
-				s.metrics.redisErrors.Add(1)
-				s.log.Warn("subscribing to sharded unlock channels", "err", err)
+			if err := stream.Watch(wctx, locks); err != nil && ctx.Err() == nil {
+				s.redisErrors.Add(1)
+				s.logs.Warn("subscribing to sharded unlock channels", "err", err)
 			}
 			cancel()
 		}
@@ -231,9 +267,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// consoleEvents tells viewers and the event log of the locks admin broke.
-type consoleEvents struct{ s *Server }
-
-func (e consoleEvents) ForceUnlocked(name, holder string, at time.Time) {
-	e.s.publishEvent(eventFrame{Type: inspect.EventForceUnlock, Name: name, Holder: holder, At: at})
+// sameSlice: a and b are the same slice (a snapshot's, unchanged).
+func sameSlice(a, b []inspect.LockInfo) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

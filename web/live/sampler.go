@@ -1,0 +1,414 @@
+// Package live is the console's view of Redis, kept current by one loop:
+// every tick (200 ms) the walker reads the known objects in one pipeline
+// per node and finds new ones, and the result becomes an immutable
+// Snapshot: objects, windows, stale rows of nodes that did not answer,
+// first-seen and holder times, the client registry. Beside the snapshot it
+// keeps each limiter's window history, node health from its own probe,
+// and the discovery status.
+//
+// Each snapshot is handed to the observers (alerts, metrics, the feed) in
+// the order they were given, on the sampler's goroutine; they never call
+// back into it. Readers (pages, the API) take Latest. Admin actions call
+// Refresh, which re-reads what they changed and patches the snapshot.
+//
+// It imports store, store/inspect and web/events.
+package live
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/events"
+)
+
+// expiryGrace is how many ticks a vanished lock waits for its unlock
+// message before the sampler calls it expired: the message travels on
+// another connection and may arrive after the sample that saw the key gone.
+const expiryGrace = 2
+
+// Config is what a Sampler needs; Inspector and Events are required.
+type Config struct {
+	Inspector *inspect.Inspector
+	// Match is the SCAN MATCH pattern that bounds what the console sees.
+	Match string
+	// TickInterval is the sampler period (default 200 ms, one stats bucket).
+	TickInterval time.Duration
+	// DiscoverInterval is how long a reconciliation pass should take
+	// (default inspect.DefaultDiscoveryPass).
+	DiscoverInterval time.Duration
+	// DiscoveryBudget is the share of one Redis core discovery may use
+	// (default inspect.DefaultDiscoveryBudget).
+	DiscoveryBudget float64
+	// KeyspaceEvents says whether discovery uses keyspace notifications.
+	KeyspaceEvents inspect.KeyEventsMode
+	// Events is the console's event log: events heard make their locks
+	// read on the next tick, and expiries found are published to it.
+	Events *events.Log
+	Logger *slog.Logger
+}
+
+func (c *Config) tickInterval() time.Duration {
+	if c.TickInterval <= 0 {
+		return 200 * time.Millisecond
+	}
+	return c.TickInterval
+}
+
+func (c *Config) discoverInterval() time.Duration {
+	if c.DiscoverInterval <= 0 {
+		return inspect.DefaultDiscoveryPass
+	}
+	return c.DiscoverInterval
+}
+
+func (c *Config) match() string {
+	if c.Match == "" {
+		return "*"
+	}
+	return c.Match
+}
+
+// Observer is handed every tick's snapshot, on the sampler's goroutine;
+// after a failed tick, the latest one with RedisUp false.
+type Observer interface {
+	Observe(sn *Snapshot)
+}
+
+type pendingExpiry struct {
+	lastPresent time.Time // start of the last tick that saw the lock
+	ticks       int
+}
+
+// Sampler reads Redis once per tick for every viewer together.
+type Sampler struct {
+	cfg       Config
+	insp      *inspect.Inspector
+	log       *slog.Logger
+	events    *events.Log
+	observers []Observer
+	nodes     nodeHealth
+	ticks     tickStats
+
+	snap atomic.Pointer[Snapshot]
+	hist *History
+	// touch holds objects a console change asked to be read next tick.
+	touch touched
+	// pubMu orders publishing a tick's snapshot against Refresh's
+	// patches (refresh.go); patches are those not yet overtaken by a tick.
+	pubMu   sync.Mutex
+	patches []patch
+
+	// Owned by the run goroutine.
+	locks, limiters []string
+	lastDiscover    time.Time
+	passRetry       time.Time // no full pass before this: the last one failed
+	passFailing     bool      // the last full pass failed (logged once)
+	firstSeen       map[string]time.Time
+	present         map[string]time.Time // lock -> start of the tick that last saw it
+	pending         map[string]pendingExpiry
+	redisUp         bool // the last tick reached Redis (logged on change)
+	// answered is when a tick's pipeline last got Redis's answer (Unix
+	// ns); the node probe skips its PING on one node while it is recent.
+	answered     atomic.Int64
+	registry     *inspect.Registry
+	registryRead time.Time
+	holderSeen   map[string]time.Time
+
+	// Discovery after the first full pass is an inspect.Walker riding in
+	// every tick's pipeline: names store clients announce, names keyspace
+	// notifications report, and (on one node without string patterns) a
+	// SCAN page paced to the pass duration and the Redis CPU budget.
+	// Without the SCAN page (a Cluster), a full pass runs once per pass
+	// duration. The sampler drops objects as the sample misses them.
+	walker    *inspect.Walker
+	keyEvents *inspect.KeyEvents // nil until decided (see watchKeyEvents)
+	keRetry   time.Time          // when to try subscribing again after a failure
+	passStart time.Time          // start of the tick before the pass's first page
+	passes    []finishedPass     // passes whose last keys are still being classified
+	tickNo    int64
+	disc      discoveryLog // full passes and recent finds, for /status
+	eventsAt  int64        // the event log's count when last read
+	status    atomic.Pointer[DiscoveryStatus]
+}
+
+// finishedPass is a pass whose last page was read at tick readyAt-2: its
+// keys are sized at readyAt-1 and classified at readyAt.
+type finishedPass struct {
+	start   time.Time
+	readyAt int64
+}
+
+// New builds a Sampler; nothing runs until Run.
+func New(cfg Config) *Sampler {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Sampler{
+		cfg:       cfg,
+		insp:      cfg.Inspector,
+		log:       log,
+		events:    cfg.Events,
+		redisUp:   true,
+		hist:      newHistory(historyTicks),
+		firstSeen: make(map[string]time.Time),
+		present:   make(map[string]time.Time),
+		pending:   make(map[string]pendingExpiry),
+	}
+}
+
+// PublishTo adds observers, handed each snapshot in this order. Call it
+// before Run.
+func (sm *Sampler) PublishTo(obs ...Observer) { sm.observers = append(sm.observers, obs...) }
+
+// Latest is the newest snapshot; nil before the first tick.
+func (sm *Sampler) Latest() *Snapshot { return sm.snap.Load() }
+
+// History is the limiters' window history.
+func (sm *Sampler) History() *History { return sm.hist }
+
+// Run ticks until ctx ends.
+func (sm *Sampler) Run(ctx context.Context) {
+	every := sm.cfg.tickInterval()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	defer func() { sm.keyEvents.Close() }()
+	for {
+		sm.tick(ctx, every)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
+	start := time.Now()
+	defer func() { sm.ticks.observe(time.Since(start)) }()
+	runCtx := ctx
+	ctx, cancel := context.WithTimeout(ctx, max(2*time.Second, 5*every))
+	defer cancel()
+
+	sm.watchKeyEvents(ctx, start)
+	// A full pass needs every master; while the probe finds one down it
+	// would only stall the tick on dialing it, so the walker's announced
+	// and notified names are all the discovery until the node is back.
+	if sm.lastDiscover.IsZero() || (!sm.walker.Scans() && start.Sub(sm.lastDiscover) >= sm.fullPassEvery() &&
+		!start.Before(sm.passRetry) && len(sm.nodes.down()) == 0) {
+		// A full pass over millions of keys takes seconds: it gets its own
+		// bound, not the tick's.
+		pctx, cancel := context.WithTimeout(runCtx, fullPassTimeout)
+		err := sm.fullPass(pctx, start)
+		cancel()
+		if err != nil && (sm.walker == nil || runCtx.Err() != nil) {
+			sm.fail(runCtx, err)
+			return
+		}
+		sm.passFailed(start, err)
+		// The pass may have used up the tick's bound: the sample gets its own.
+		var cancelTick context.CancelFunc
+		ctx, cancelTick = context.WithTimeout(runCtx, max(2*time.Second, 5*every))
+		defer cancelTick()
+	}
+	sm.walker.Suggest(sm.keyEvents.Drain())
+	sm.walker.Suggest(sm.heardEvents())
+	sm.walker.Suggest(sm.touch.drain())
+	sm.askRegistry(start)
+	smp, err := sm.walker.Tick(ctx, sm.locks, sm.limiters)
+	if err != nil {
+		sm.fail(runCtx, err)
+		return
+	}
+	sm.answered.Store(time.Now().UnixNano())
+	sm.tickNo++
+	sm.advance(smp, start)
+	sm.publishStatus()
+	sm.takeRegistry(smp)
+	sm.detectExpiries(smp, start)
+	sm.notify(sm.publish(smp, start))
+}
+
+// notify hands sn to every observer, in order.
+func (sm *Sampler) notify(sn *Snapshot) {
+	for _, o := range sm.observers {
+		o.Observe(sn)
+	}
+}
+
+// adopt takes a discovery pass as the set of names to sample.
+func (sm *Sampler) adopt(d *inspect.Discovered, now time.Time) {
+	sm.locks = sm.locks[:0]
+	for _, l := range d.Locks {
+		sm.locks = append(sm.locks, l.Name)
+		if _, ok := sm.firstSeen[l.Name]; !ok {
+			sm.firstSeen[l.Name] = now
+		}
+	}
+	sm.limiters = sm.limiters[:0]
+	for _, l := range d.Limiters {
+		sm.limiters = append(sm.limiters, l.Name)
+	}
+	sm.forgetUnlisted()
+}
+
+// advance takes one walk step's findings: objects the sample missed are
+// dropped (the walk finds them again if they come back) and newly
+// classified ones are added.
+func (sm *Sampler) advance(smp *inspect.Sample, start time.Time) {
+	w := smp.Walk
+	known := make(map[string]bool, len(smp.Locks)+len(smp.Limiters))
+	for _, l := range smp.Locks {
+		known[l.Name] = true
+	}
+	for _, l := range smp.Limiters {
+		known[l.Name] = true
+	}
+	for n := range smp.Unreadable { // its node did not answer: not gone
+		known[n] = true
+	}
+	sm.locks = slices.DeleteFunc(sm.locks, func(n string) bool { return !known[n] })
+	sm.limiters = slices.DeleteFunc(sm.limiters, func(n string) bool { return !known[n] })
+	for _, l := range w.Locks {
+		sm.locks = append(sm.locks, l.Name)
+		if _, ok := sm.firstSeen[l.Name]; !ok {
+			sm.firstSeen[l.Name] = start
+		}
+		sm.disc.found(l.Name, "lock", w.Sources[l.Name], start)
+	}
+	for _, l := range w.Limiters {
+		sm.limiters = append(sm.limiters, l.Name)
+		sm.disc.found(l.Name, "limiter", w.Sources[l.Name], start)
+	}
+	if w.PassEnded {
+		sm.passes = append(sm.passes, finishedPass{start: sm.passStart, readyAt: sm.tickNo + 2})
+		sm.passStart = start
+	}
+	for len(sm.passes) > 0 && sm.passes[0].readyAt <= sm.tickNo {
+		sm.finishPass(sm.passes[0].start)
+		sm.passes = sm.passes[1:]
+	}
+}
+
+// finishPass makes a completed pass the discovery behind the frames: every
+// object that existed when it started has been seen, so pages rendered
+// before that may drop rows the frames lack. Names it no longer lists lose
+// their first-seen time and history, as after a full pass.
+func (sm *Sampler) finishPass(passStart time.Time) {
+	sm.lastDiscover = passStart
+	sm.forgetUnlisted()
+}
+
+// forgetUnlisted drops the first-seen times of locks and the history of
+// limiters no longer in the sampled sets.
+func (sm *Sampler) forgetUnlisted() {
+	locks := make(map[string]bool, len(sm.locks))
+	for _, n := range sm.locks {
+		locks[n] = true
+	}
+	for name := range sm.firstSeen {
+		if !locks[name] {
+			delete(sm.firstSeen, name)
+		}
+	}
+	lims := make(map[string]bool, len(sm.limiters))
+	for _, n := range sm.limiters {
+		lims[n] = true
+	}
+	sm.hist.retain(lims)
+}
+
+func (sm *Sampler) fail(runCtx context.Context, err error) {
+	if runCtx.Err() != nil {
+		return // shutting down, not a Redis problem
+	}
+	sm.ticks.failed.Add(1)
+	sm.ticks.redisErrors.Add(1)
+	if sm.redisUp {
+		sm.log.Warn("sampling Redis failed", "err", err)
+	}
+	sm.redisUp = false
+	sm.pubMu.Lock()
+	if prev := sm.Latest(); prev != nil && prev.RedisUp {
+		down := *prev
+		down.RedisUp = false
+		sm.snap.Store(&down)
+	} else if prev == nil {
+		sm.snap.Store(&Snapshot{RedisUp: false, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{}, memo: &Memo{}})
+	}
+	sn := sm.Latest()
+	sm.pubMu.Unlock()
+	sm.notify(sn)
+}
+
+// detectExpiries reports locks that vanished without any event: a lease
+// that ran out, or a delete by something that does not publish.
+func (sm *Sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
+	now := make(map[string]bool, len(smp.Locks))
+	for _, l := range smp.Locks {
+		now[l.Name] = true
+	}
+	for name, last := range sm.present {
+		if _, unread := smp.Unreadable[name]; unread {
+			continue // its node did not answer: neither seen nor gone
+		}
+		if !now[name] {
+			sm.pending[name] = pendingExpiry{lastPresent: last}
+			delete(sm.present, name)
+		}
+	}
+	for name := range now {
+		sm.present[name] = start
+		delete(sm.pending, name) // back again: it was re-taken
+	}
+	for name, p := range sm.pending {
+		switch {
+		case sm.events.HeardSince(name, p.lastPresent):
+			delete(sm.pending, name)
+		case p.ticks >= expiryGrace:
+			delete(sm.pending, name)
+			sm.events.Publish(events.Event{Type: inspect.EventExpired, Name: name, At: time.Now()})
+		default:
+			p.ticks++
+			sm.pending[name] = p
+		}
+	}
+}
+
+func (sm *Sampler) publish(smp *inspect.Sample, start time.Time) *Snapshot {
+	sm.keepStale(smp)
+	at := smp.At
+	if at.IsZero() {
+		at = start
+	}
+	sm.redisUp = true
+	sn := &Snapshot{
+		Taken:      start,
+		At:         at.UnixMilli() / inspect.BucketMS * inspect.BucketMS,
+		SampledAt:  at,
+		Locks:      smp.Locks,
+		Limiters:   smp.Limiters,
+		Stats:      smp.Stats,
+		FirstSeen:  maps.Clone(sm.firstSeen),
+		Discovered: sm.lastDiscover,
+		RedisUp:    true,
+		Registry:   sm.registry,
+		HolderSeen: sm.seeHolders(smp.Locks, start),
+		memo:       &Memo{},
+	}
+	if sn.Stats == nil {
+		sn.Stats = map[string]inspect.Summary{}
+	}
+	sm.hist.PushTick(sn.At, smp.Limiters, sn.Stats)
+	sm.pubMu.Lock()
+	sn = sm.patched(sn)
+	sm.snap.Store(sn)
+	sm.pubMu.Unlock()
+	return sn
+}

@@ -1,0 +1,96 @@
+package live
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+)
+
+// Snapshot is the console's view after one tick. Published whole and never
+// modified afterwards, so every reader uses it freely.
+type Snapshot struct {
+	Taken     time.Time // local time the tick started
+	At        int64     // epoch ms: the end of the 1 s window (start of the newest bucket)
+	SampledAt time.Time // Redis TIME in the pipeline that read the PTTLs
+	Locks     []inspect.LockInfo
+	Limiters  []inspect.LimiterInfo
+	Stats     map[string]inspect.Summary
+	FirstSeen map[string]time.Time // lock name -> when the console first discovered it
+	// Discovered is when the discovery pass that chose these names
+	// started (local time); pages rendered later may know newer objects.
+	Discovered time.Time
+	RedisUp    bool
+	// Registry is the client registry as last read (at most once a second,
+	// see holders.go); nil until the first read succeeds.
+	Registry *inspect.Registry
+	// HolderSeen is when the console first saw each current holder of each
+	// lock (key HolderKey(name, holder)): the hold time of holders whose
+	// scripts record none.
+	HolderSeen map[string]time.Time
+
+	memo *Memo
+}
+
+// Window returns the last complete 1 s window of name.
+func (sn *Snapshot) Window(name string) inspect.Counts {
+	if sn == nil {
+		return inspect.Counts{}
+	}
+	return sn.Stats[name].Window
+}
+
+// Memo is where readers keep what they derive from this snapshot (the
+// lists' sorted orders); nil-safe.
+func (sn *Snapshot) Memo() *Memo {
+	if sn == nil {
+		return nil
+	}
+	return sn.memo
+}
+
+// HoldStart is when l's holder took it: the earliest acquisition
+// lockwarden's scripts recorded for a current holder, else the console's
+// own first sight of the lock.
+func (sn *Snapshot) HoldStart(l inspect.LockInfo) (time.Time, bool) {
+	var first int64
+	for _, h := range l.Holders {
+		if h.AcquiredMS > 0 && (first == 0 || h.AcquiredMS < first) {
+			first = h.AcquiredMS
+		}
+	}
+	if first > 0 {
+		return time.UnixMilli(first), true
+	}
+	t, ok := sn.FirstSeen[l.Name]
+	return t, ok
+}
+
+// HolderKey names one holder of one lock in Snapshot.HolderSeen.
+func HolderKey(lock, holder string) string { return lock + "\x00" + holder }
+
+// Memo keeps values derived from one snapshot. A snapshot lives one tick
+// and distinct derivations are few unless a client sweeps patterns, so it
+// is bounded: past maxMemo entries nothing more is kept.
+type Memo struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+const maxMemo = 32
+
+// Load returns the value kept under k.
+func (m *Memo) Load(k any) (any, bool) {
+	if m == nil {
+		return nil, false
+	}
+	return m.m.Load(k)
+}
+
+// Store keeps v under k while there is room.
+func (m *Memo) Store(k, v any) {
+	if m != nil && m.n.Add(1) <= maxMemo {
+		m.m.Store(k, v)
+	}
+}
