@@ -188,7 +188,22 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 			t.Errorf("row of %s: stale marker %q (dead %v)", name, mark, want)
 		}
 	}
-	if f := buildStatsFrame(e.srv.live.Latest()); f.Stale[dead].Node != victim.Addr || f.Stale[deadLock].Node != victim.Addr || len(f.Stale) != 2 {
+	conn, _, err := e.dialWS(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var f struct {
+		Type  string
+		Stale map[string]struct{ Node string }
+	}
+	for f.Type != "stats" {
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if err := conn.ReadJSON(&f); err != nil {
+			t.Fatalf("reading the first stats frame: %v", err)
+		}
+	}
+	if f.Stale[dead].Node != victim.Addr || f.Stale[deadLock].Node != victim.Addr || len(f.Stale) != 2 {
 		t.Errorf("stats frame's stale = %+v, want only %s and %s on %s", f.Stale, dead, deadLock, victim.Addr)
 	}
 	// TIME has no key, so a Cluster pipeline sends it to the masters in

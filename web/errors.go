@@ -16,6 +16,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/feed"
 )
 
 // httpError is the one error type handlers return for anything the client
@@ -76,6 +77,9 @@ func toHTTPError(err error) *httpError {
 			status = http.StatusUnauthorized
 		}
 		return &httpError{Status: status, Message: ar.Message, Err: ar.Err}
+	}
+	if errors.Is(err, feed.ErrFull) {
+		return &httpError{Status: http.StatusServiceUnavailable, Message: "too many live viewers; try again later"}
 	}
 	var ve *store.ValidationError
 	if errors.As(err, &ve) {

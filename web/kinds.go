@@ -3,6 +3,7 @@ package web
 import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/feed"
 )
 
 // How each lock and limiter kind reaches the API and the pages. The store
@@ -32,12 +33,12 @@ type lockJSON struct {
 	// lock only).
 	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
 	// Stale: the lock is shown as last read, its node not answering.
-	Stale *staleJSON `json:"stale,omitempty"`
+	Stale *feed.Stale `json:"stale,omitempty"`
 }
 
 func toLockJSON(l inspect.LockInfo) lockJSON {
-	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: holdersOrEmpty(l.Holders), PTTLMS: pttlMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode, Stale: toStaleJSON(l.Stale)}
+	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: feed.HoldersOf(l.Holders), PTTLMS: feed.LeaseMS(l.PTTL),
+		Channel: l.Channel, Mode: l.Mode, Stale: feed.StaleOf(l.Stale)}
 	if l.Kind == inspect.KindFairLock {
 		out.Waiters = l.Waiters
 		if out.Waiters == nil {
@@ -104,7 +105,7 @@ type limiterJSON struct {
 	TTLMS      *int64 `json:"ttl_ms,omitempty"`
 
 	// Stale: the limiter is shown as last read, its node not answering.
-	Stale *staleJSON `json:"stale,omitempty"`
+	Stale *feed.Stale `json:"stale,omitempty"`
 }
 
 func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
@@ -112,7 +113,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 		PerSecond: l.PerSecond, Available: l.Available,
 		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
 		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: toStaleJSON(l.Stale)}
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: feed.StaleOf(l.Stale)}
 	if !l.RejectionsHidden {
 		out.Window.Rejected = &w.Rejected
 	}
@@ -123,7 +124,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 		out.Algorithm, out.PerClient = &alg, &perClient
 		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
 	case inspect.KindCounter:
-		count, known, ttl := l.Count, l.LimitKnown, pttlMS(l.TTL)
+		count, known, ttl := l.Count, l.LimitKnown, feed.LeaseMS(l.TTL)
 		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
 		if known {
 			limit := l.Limit
@@ -135,7 +136,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 
 // lockRow is a lock as the pages show it.
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
-	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: pttlMS(l.PTTL), Mode: l.Mode,
+	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: feed.LeaseMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
 		Stale: staleMark(l.Stale)}
 	row.Holders = holderRows(s.annotated(l).Holders)
@@ -166,7 +167,7 @@ func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.Limit
 		Grants: l.Grants, GrantsKnown: l.GrantsKnown,
 		Algorithm: l.Algorithm, PerClient: l.PerClient, ResetInMS: l.ResetIn.Milliseconds(),
 		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
-		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: pttlMS(l.TTL),
+		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: feed.LeaseMS(l.TTL),
 		Stale: staleMark(l.Stale)}
 	for _, p := range s.live.History().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
 		row.Spark = append(row.Spark, counts(p))
@@ -189,33 +190,6 @@ func confirmPage(l *inspect.LockInfo, h inspect.Holder) views.ForceUnlockConfirm
 	return m
 }
 
-// limiterInfoJSON is what a stats frame carries per limiter besides its
-// counts: enough for the script to add a row for a limiter discovered after
-// the page loaded, and to keep "rejections not visible" honest live.
-type limiterInfoJSON struct {
-	Kind             inspect.Kind `json:"kind"`
-	Rate             int64        `json:"rate"`
-	IntervalMS       float64      `json:"interval_ms"`
-	PerSecond        float64      `json:"per_second"`
-	AvailableUnknown bool         `json:"available_unknown,omitempty"`
-	RejectionsHidden bool         `json:"rejections_hidden,omitempty"`
-	Grants           *int64       `json:"grants,omitempty"`
-	// Limit is a counter's registered limit, LimitKnown whether there is one.
-	Limit      int64 `json:"limit,omitempty"`
-	LimitKnown bool  `json:"limit_known,omitempty"`
-}
-
-func toLimiterInfoJSON(l inspect.LimiterInfo) limiterInfoJSON {
-	out := limiterInfoJSON{Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS, PerSecond: l.PerSecond,
-		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Limit: l.Limit, LimitKnown: l.LimitKnown}
-	if l.GrantsKnown {
-		g := l.Grants
-		out.Grants = &g
-	}
-	return out
-}
-
 // unlockFlash picks the flash code after a force-unlock from what it did.
 func unlockFlash(plan inspect.ForceUnlockPlan) string {
 	if plan.RemovesField != "" {
@@ -224,34 +198,10 @@ func unlockFlash(plan inspect.ForceUnlockPlan) string {
 	return "unlocked"
 }
 
-// staleJSON marks, in the API and the frames, an object shown as last
-// read: its node and the Redis time of that read.
-type staleJSON struct {
-	Node       string `json:"node"`
-	LastReadMS int64  `json:"last_read_ms"`
-	Reason     string `json:"reason,omitempty"`
-	// ClusterDown: the node answers but the Cluster refuses every key.
-	ClusterDown bool `json:"cluster_down,omitempty"`
-}
-
 // staleMark is the row marker of an object shown as last read.
 func staleMark(st *inspect.StaleRead) *views.StaleMark {
 	if st == nil {
 		return nil
 	}
 	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead, ClusterDown: st.ClusterDown}
-}
-
-func toStaleJSON(st *inspect.StaleRead) *staleJSON {
-	if st == nil {
-		return nil
-	}
-	return &staleJSON{Node: st.Node, LastReadMS: st.LastRead.UnixMilli(), Reason: st.Reason, ClusterDown: st.ClusterDown}
-}
-
-func (f *statsFrame) markStale(name string, st *inspect.StaleRead) {
-	if j := toStaleJSON(st); j != nil {
-		j.Reason = ""
-		f.Stale[name] = *j
-	}
 }

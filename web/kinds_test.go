@@ -402,6 +402,17 @@ func TestKindsConsoleStatsFrameAndFavicon(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	type limiterInfo struct {
+		RejectionsHidden bool   `json:"rejections_hidden"`
+		Grants           *int64 `json:"grants"`
+		Rate             int64  `json:"rate"`
+	}
+	type statsFrame struct {
+		Kinds        map[string]inspect.Kind `json:"kinds"`
+		FirstSeen    map[string]int64        `json:"first_seen"`
+		DiscoveredAt int64                   `json:"discovered_at"`
+		LimiterInfo  map[string]limiterInfo  `json:"limiter_info"`
+	}
 	var got statsFrame
 	readFrames(t, c, 10*time.Second, func(f frame) bool {
 		if f.typ() != "stats" {

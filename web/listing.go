@@ -17,6 +17,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -251,7 +252,7 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) sortKey {
 		switch sort {
 		case sortLease:
 			// The deadline, not the lease left: it stays put between ticks.
-			if ms := pttlMS(l.PTTL); ms < 0 {
+			if ms := feed.LeaseMS(l.PTTL); ms < 0 {
 				k.Num = noExpiryKey
 			} else {
 				k.Num = float64(taken + ms)

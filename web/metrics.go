@@ -98,10 +98,11 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
-	gauge(descWSClients, float64(m.wsClients.Load()))
-	counter(descWSDropped, m.wsDropped.Load())
-	counter(descWSRejected, m.wsRejected.Load())
-	counter(descBroadcasts, m.broadcasts.Load())
+	fc := s.feed.Counts()
+	gauge(descWSClients, float64(fc.Clients))
+	counter(descWSDropped, fc.Dropped)
+	counter(descWSRejected, fc.Rejected)
+	counter(descBroadcasts, fc.Broadcasts)
 	ts := s.live.TickStats()
 	ch <- prometheus.MustNewConstHistogram(descTickSeconds, uint64(ts.Ticks), ts.Sum.Seconds(), ts.Buckets)
 	counter(descTicks, ts.Ticks)

@@ -20,6 +20,7 @@ import (
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
 	"github.com/lockwarden/lockwarden/web/events"
+	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -208,7 +209,7 @@ func (s *Server) renderConfirm(c echo.Context, status int, name, holder, reason,
 	i := slices.IndexFunc(l.Holders, func(h inspect.Holder) bool { return h.ID == holder })
 	if i < 0 {
 		he := objectError(inspect.ErrHolderChanged, "lock", name).(*httpError)
-		he.Holders = holdersOrEmpty(l.Holders)
+		he.Holders = feed.HoldersOf(l.Holders)
 		return he
 	}
 	page := confirmPage(l, l.Holders[i])

@@ -26,6 +26,7 @@ import (
 	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/auth"
 	"github.com/lockwarden/lockwarden/web/events"
+	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -97,17 +98,6 @@ func (c *Config) logger() *slog.Logger {
 	return c.Logger
 }
 
-func (c *Config) maxWSClients() int {
-	if c == nil || c.MaxWSClients <= 0 {
-		return defaultMaxWSClients
-	}
-	return c.MaxWSClients
-}
-
-// defaultMaxWSClients: each viewer costs two goroutines and a 64-frame
-// buffer; a console with more viewers than this is being abused.
-const defaultMaxWSClients = 500
-
 // bodyLimit bounds request bodies (Echo's BodyLimit: 413 at once when the
 // length is declared, while reading when not); no form or JSON body of the
 // console comes close, so anything larger is a mistake or an attack.
@@ -124,7 +114,7 @@ type Server struct {
 	insp    *inspect.Inspector
 	log     *slog.Logger
 	echo    *echo.Echo
-	hub     *hub
+	feed    *feed.Feed
 	live    *live.Sampler
 	events  *events.Log
 	relay   *events.Listener
@@ -142,7 +132,6 @@ type Server struct {
 	// hosts is the Host allow-list; replaced once Open knows the port.
 	hosts        atomic.Pointer[auth.HostPolicy]
 	failThrottle *auth.Throttle
-	wsActive     atomic.Int64 // websocket connections admitted and not yet ended
 
 	mu       sync.Mutex
 	baseCtx  context.Context // Open's ctx without its cancellation, for Close
@@ -150,9 +139,6 @@ type Server struct {
 	addr     net.Addr
 	cancel   context.CancelFunc
 	bg       sync.WaitGroup // sampler, event listener, hub, http serve
-	ws       sync.WaitGroup // websocket reader and writer goroutines
-	wsMu     sync.Mutex     // orders ws.Add against Close's ws.Wait
-	wsClosed bool           // under wsMu: no new websocket goroutines
 	opened   bool
 	closed   bool
 	closeErr error
@@ -170,8 +156,8 @@ func New(cfg Config) *Server {
 	s.auth = auth.New(cfg.AdminToken, cfg.ViewerToken, cfg.SessionTTL)
 	s.failThrottle = auth.NewThrottle(20, 5)
 	s.hosts.Store(auth.BuildHostPolicy("", nil, cfg.AllowedHosts))
-	s.hub = newHub(s.metrics)
-	s.events = events.NewLog(events.LogSize, hubEvents{s.hub, s.log})
+	s.feed = feed.New(feed.Config{MaxClients: cfg.MaxWSClients, CheckOrigin: auth.SameOrigin, Logger: s.log})
+	s.events = events.NewLog(events.LogSize, s.feed)
 	s.live = live.New(live.Config{Inspector: cfg.Inspector, Match: cfg.Match, TickInterval: cfg.TickInterval,
 		DiscoverInterval: cfg.DiscoverInterval, DiscoveryBudget: cfg.DiscoveryBudget, KeyspaceEvents: cfg.KeyspaceEvents,
 		Events: s.events, Logger: s.log})
@@ -181,9 +167,9 @@ func New(cfg Config) *Server {
 		audit = cfg.Inspector.Audit(cfg.AuditKey, cfg.AuditMaxLen)
 	}
 	s.admin = admin.New(admin.Config{Inspector: cfg.Inspector, Audit: audit, Live: s.live,
-		Events: consoleEvents{s.events}, Logger: s.log})
+		Events: brokenLocks{s.events}, Logger: s.log})
 	s.objects = newObjectCounters()
-	listeners := []alert.Listener{alertFrames{s}}
+	listeners := []alert.Listener{s.feed}
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = alert.NewWebhook(cfg.Alerts.Webhook, s.log)
 		listeners = append(listeners, s.webhook)
@@ -191,7 +177,7 @@ func New(cfg Config) *Server {
 	s.alerts = alert.New(cfg.Alerts, s.live.NodeStatuses, s.live.History(), listeners...)
 	// The order the parts see each snapshot in: the viewers' frames last,
 	// so the alerts they carry are the snapshot's.
-	s.live.PublishTo(s.objects, s.alerts, &consoleObserver{s: s})
+	s.live.PublishTo(s.objects, s.alerts, s.feed)
 	s.metricsHandler = newMetricsHandler(s.newRegistry())
 	s.echo = s.routes()
 	return s
@@ -242,7 +228,7 @@ func (s *Server) Open(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 
-	s.hub.start(&s.bg)
+	s.feed.Start(&s.bg)
 	s.bg.Add(5)
 	go func() { defer s.bg.Done(); s.live.Run(runCtx) }()
 	go func() { defer s.bg.Done(); s.alerts.Run(runCtx, s.live.Latest) }()
@@ -296,10 +282,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.cancel()
-	s.wsMu.Lock()
-	s.wsClosed = true
-	s.wsMu.Unlock()
-	s.hub.shutdown()
+	s.feed.Close()
 	ctx, cancel := context.WithTimeout(s.baseCtx, shutdownTimeout)
 	defer cancel()
 	err := s.httpSrv.Shutdown(ctx)
@@ -307,7 +290,7 @@ func (s *Server) Close() error {
 		// Handlers that ignore shutdown must not keep the process alive.
 		_ = s.httpSrv.Close()
 	}
-	waitBounded(&s.ws, time.Until(deadlineOf(ctx)))
+	s.feed.Wait(time.Until(deadlineOf(ctx)))
 	waitBounded(&s.bg, time.Until(deadlineOf(ctx))+time.Second)
 	s.closeErr = err
 	return err

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/events"
 )
 
 func TestWSStatsFrames(t *testing.T) {
@@ -252,24 +255,22 @@ func TestWSSlowClientDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer normal.Close()
-	eventually(t, 5*time.Second, "two registered clients", func() bool { return e.srv.metrics.wsClients.Load() == 2 })
+	eventually(t, 5*time.Second, "two registered clients", func() bool { return e.srv.feed.Counts().Clients == 2 })
 
 	// Frames far larger than stats frames fill the slow client's socket
 	// buffers within a few dozen; the normal client reads each one before
 	// the next is sent, so it is never behind.
-	big := bytes.Repeat([]byte("x"), 256<<10)
-	payload := append([]byte(`{"type":"test","pad":"`), big...)
-	payload = append(payload, `"}`...)
-	for i := 0; i < 1000 && e.srv.metrics.wsDropped.Load() == 0; i++ {
-		e.srv.hub.broadcast(payload)
-		if !readUntilType(t, normal, "test", 10*time.Second) {
+	big := events.Event{Type: inspect.EventExpired, Name: strings.Repeat("x", 256<<10)}
+	for i := 0; i < 1000 && e.srv.feed.Counts().Dropped == 0; i++ {
+		e.srv.feed.Event(big)
+		if !readUntilType(t, normal, string(inspect.EventExpired), 10*time.Second) {
 			t.Fatalf("normal client stopped receiving after %d big frames", i)
 		}
 	}
-	if d := e.srv.metrics.wsDropped.Load(); d != 1 {
+	if d := e.srv.feed.Counts().Dropped; d != 1 {
 		t.Fatalf("dropped = %d, want 1", d)
 	}
-	if n := e.srv.metrics.wsClients.Load(); n != 1 {
+	if n := e.srv.feed.Counts().Clients; n != 1 {
 		t.Errorf("clients = %d, want 1", n)
 	}
 	// The survivor keeps getting stats frames.

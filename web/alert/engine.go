@@ -156,9 +156,10 @@ type condition struct {
 	message string
 }
 
-// Listener hears every change of the firing set.
+// Listener hears every change of the firing set: what changed, and what
+// fires after it.
 type Listener interface {
-	AlertsChanged(changes []Change)
+	AlertsChanged(changes []Change, firing []Alert)
 }
 
 // Engine evaluates the rules over live's snapshots.
@@ -171,6 +172,9 @@ type Engine struct {
 	// over rejectSpan.
 	hist *live.History
 
+	// notifyMu orders the listeners' calls: the last call carries the
+	// firing set as it is now.
+	notifyMu sync.Mutex
 	mu       sync.Mutex
 	states   map[alertKey]*alertState
 	lastEval time.Time
@@ -226,8 +230,11 @@ func (a *Engine) evaluate(sn *live.Snapshot, now time.Time) {
 	}
 	a.mu.Unlock()
 	if len(changed) > 0 {
+		a.notifyMu.Lock()
+		defer a.notifyMu.Unlock()
+		firing := a.Firing()
 		for _, l := range a.listeners {
-			l.AlertsChanged(changed)
+			l.AlertsChanged(changed, firing)
 		}
 	}
 }

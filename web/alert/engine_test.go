@@ -15,7 +15,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // recorder collects the changes an engine announces.
 type recorder struct{ changes []Change }
 
-func (r *recorder) AlertsChanged(c []Change) { r.changes = append(r.changes, c...) }
+func (r *recorder) AlertsChanged(c []Change, _ []Alert) { r.changes = append(r.changes, c...) }
 
 func testAlerter(cfg *Config, nodes func(*live.Snapshot) []live.NodeStatus) (*Engine, *recorder) {
 	if nodes == nil {

@@ -69,7 +69,7 @@ func NewWebhook(rawURL string, log *slog.Logger) *Webhook {
 
 // AlertsChanged queues one post of changes without waiting: when the
 // queue is full the post is dropped and counted.
-func (w *Webhook) AlertsChanged(changes []Change) {
+func (w *Webhook) AlertsChanged(changes []Change, _ []Alert) {
 	body, err := json.Marshal(webhookPayload(changes))
 	if err != nil {
 		w.log.Error("encoding alert webhook", "err", err)

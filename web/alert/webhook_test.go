@@ -65,7 +65,7 @@ func TestWebhookRetriesThenDelivers(t *testing.T) {
 	w.backoff = time.Millisecond
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(t.Context()) }()
-	w.AlertsChanged(change(RuleRedisDown, "", false))
+	w.AlertsChanged(change(RuleRedisDown, "", false), nil)
 	p := rcv.next(t)
 	if p.Version != "4" || p.Status != "firing" || p.Alerts[0].Labels["alertname"] != RuleRedisDown ||
 		p.Alerts[0].Annotations["summary"] != "m" || !p.Alerts[0].StartsAt.Equal(t0) || !p.Alerts[0].EndsAt.IsZero() {
@@ -91,7 +91,7 @@ func TestWebhookNoRetryOnRefusal(t *testing.T) {
 	w := NewWebhook(srv.URL, slog.New(slog.DiscardHandler))
 	w.backoff = time.Millisecond
 	go w.Run(t.Context())
-	w.AlertsChanged(change(RuleNodeDown, "n", true))
+	w.AlertsChanged(change(RuleNodeDown, "n", true), nil)
 	counted(t, "the refusal counted", &w.failed)
 	if n := attempts.Load(); n != 1 {
 		t.Errorf("attempts = %d, want 1", n)
@@ -115,7 +115,7 @@ func TestWebhookSlowReceiverNeverBlocks(t *testing.T) {
 	go w.Run(t.Context())
 	const posts = webhookQueue + 20
 	for range posts { // would block forever if enqueue waited for the receiver
-		w.AlertsChanged(change(RuleLimiterErrors, "l", false))
+		w.AlertsChanged(change(RuleLimiterErrors, "l", false), nil)
 	}
 	// The worker holds at most one post; the queue holds webhookQueue.
 	if d := w.dropped.Load(); d < posts-webhookQueue-1 || d > posts-webhookQueue {

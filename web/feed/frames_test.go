@@ -1,4 +1,4 @@
-package web
+package feed
 
 import (
 	"encoding/json"

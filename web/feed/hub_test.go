@@ -1,4 +1,4 @@
-package web
+package feed
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 )
 
 func newTestHub(t *testing.T) *hub {
-	h := newHub(&metrics{})
+	h := newHub()
 	var wg sync.WaitGroup
 	h.start(&wg)
 	t.Cleanup(func() { h.shutdown(); wg.Wait() })
@@ -60,7 +60,7 @@ func TestHubDropsSlowClientOnly(t *testing.T) {
 	if slow.closeCode != websocket.CloseTryAgainLater {
 		t.Errorf("close code %d, want %d", slow.closeCode, websocket.CloseTryAgainLater)
 	}
-	if d := h.m.wsDropped.Load(); d != 1 {
+	if d := h.dropped.Load(); d != 1 {
 		t.Errorf("dropped = %d", d)
 	}
 	h.broadcast([]byte("after"))
@@ -101,7 +101,7 @@ func TestHubStatusReplayAndShutdown(t *testing.T) {
 }
 
 func TestHubNeverStarted(t *testing.T) {
-	h := newHub(&metrics{})
+	h := newHub()
 	for range 200 { // more than the queue holds
 		h.broadcast([]byte("x"))
 	}

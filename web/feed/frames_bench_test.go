@@ -1,4 +1,4 @@
-package web
+package feed
 
 import (
 	"strconv"
@@ -30,9 +30,9 @@ func benchSnapshot(n int) *live.Snapshot {
 func BenchmarkTickFrames(b *testing.B) {
 	sn := benchSnapshot(1000)
 	b.Run("compare-meta", func(b *testing.B) {
-		o := &consoleObserver{s: New(Config{})} // its hub is never started: frames go nowhere
+		f := New(Config{}) // its hub is never started: frames go nowhere
 		for b.Loop() {
-			o.broadcastStats(sn)
+			f.broadcastStats(sn)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package web
+package feed
 
 import (
 	"sync"
@@ -82,7 +82,6 @@ type hubOp struct {
 // registers after a status change was queued gets that status, not an
 // older one.
 type hub struct {
-	m    *metrics
 	ops  chan hubOp
 	quit chan struct{} // closed once shutdown was requested
 	done chan struct{} // closed when run has returned
@@ -92,15 +91,12 @@ type hub struct {
 	// queue nobody drains.
 	started atomic.Bool
 
-	// stickyMu orders publishSticky's callers, so the newest state is
-	// queued last; stickySig is the signature of each kind as last queued.
-	stickyMu  sync.Mutex
-	stickySig [stickyKinds]string
+	// Counts the hub's goroutine keeps for Feed.Counts.
+	clients, dropped, broadcasts atomic.Int64
 }
 
-func newHub(m *metrics) *hub {
+func newHub() *hub {
 	return &hub{
-		m:    m,
 		ops:  make(chan hubOp, 64),
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
@@ -122,7 +118,7 @@ func (h *hub) run() {
 		delete(clients, c)
 		c.closeCode = code
 		close(c.send)
-		h.m.wsClients.Store(int64(len(clients)))
+		h.clients.Store(int64(len(clients)))
 	}
 	for {
 		select {
@@ -130,7 +126,7 @@ func (h *hub) run() {
 			switch op.kind {
 			case opRegister:
 				clients[op.client] = struct{}{}
-				h.m.wsClients.Store(int64(len(clients)))
+				h.clients.Store(int64(len(clients)))
 				for _, f := range sticky {
 					if f != nil {
 						op.client.send <- *f // a new client's buffer has room
@@ -161,7 +157,7 @@ func (h *hub) run() {
 						}
 					default:
 						end(c, websocket.CloseTryAgainLater)
-						h.m.wsDropped.Add(1)
+						h.dropped.Add(1)
 						// The writer may be stuck in a write to a peer that
 						// stopped reading; closing the socket frees it now
 						// instead of at its write deadline.
@@ -170,7 +166,7 @@ func (h *hub) run() {
 						}
 					}
 				}
-				h.m.broadcasts.Add(1)
+				h.broadcasts.Add(1)
 			}
 		case <-h.quit:
 			for c := range clients {
@@ -183,7 +179,7 @@ func (h *hub) run() {
 
 // register adds c; false when the hub is shutting down. A registration
 // queued just before shutdown may be accepted and never served: the
-// writer also watches done (see wsWriter).
+// writer also watches done (see Feed.writer).
 func (h *hub) register(c *wsClient) bool {
 	if !h.started.Load() {
 		return false
@@ -209,29 +205,13 @@ func (h *hub) unregister(c *wsClient) { h.send(hubOp{kind: opUnregister, client:
 // goroutine, once for all clients.
 func (h *hub) broadcast(frame []byte) { h.send(hubOp{kind: opBroadcast}, frame) }
 
-// broadcastStatus is broadcast, and the frame is also sent to clients that
-// connect later.
-func (h *hub) broadcastStatus(frame []byte) {
-	h.send(hubOp{kind: opSticky, sticky: stickyStatus}, frame)
-}
+// broadcastStatus is publishSticky of a status frame.
+func (h *hub) broadcastStatus(frame []byte) { h.publishSticky(stickyStatus, frame) }
 
-// publishSticky broadcasts the frame of kind built by build, and keeps it
-// for clients that connect later, unless sig (what the frame says) is
-// what was last published for kind: such frames go out only on a change.
-// The signature starts empty: a kind's initial state is what pages render.
-func (h *hub) publishSticky(kind int, sig string, build func() ([]byte, error)) error {
-	h.stickyMu.Lock()
-	defer h.stickyMu.Unlock()
-	if h.stickySig[kind] == sig {
-		return nil
-	}
-	frame, err := build()
-	if err != nil {
-		return err
-	}
-	h.stickySig[kind] = sig
+// publishSticky broadcasts frame and keeps it, as the newest of kind, for
+// clients that connect later.
+func (h *hub) publishSticky(kind int, frame []byte) {
 	h.send(hubOp{kind: opSticky, sticky: kind}, frame)
-	return nil
 }
 
 // broadcastStats queues a stats frame. When frame leaves out the parts

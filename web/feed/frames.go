@@ -1,16 +1,12 @@
-package web
+package feed
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
-	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -134,16 +130,16 @@ func (d *deltaState) reset(f statsCore) {
 // frame is encoded only on a tick where a viewer needs it, once: at 1,000
 // objects, encoding it every tick just to compare was a third of the
 // tick's work.
-func (o *consoleObserver) broadcastStats(sn *live.Snapshot) {
-	f := buildStatsFrame(sn)
-	f.Who = o.delta.holders(sn)
-	// f is not modified after this point: the hub may encode it later.
+func (f *Feed) broadcastStats(sn *live.Snapshot) {
+	fr := buildStatsFrame(sn)
+	fr.Who = f.delta.holders(sn)
+	// fr is not modified after this point: the hub may encode it later.
 	full := sync.OnceValues(func() ([]byte, error) {
-		core, err := json.Marshal(f.statsCore)
+		core, err := json.Marshal(fr.statsCore)
 		if err != nil {
 			return nil, err
 		}
-		meta, err := json.Marshal(f.statsMeta)
+		meta, err := json.Marshal(fr.statsMeta)
 		if err != nil {
 			return nil, err
 		}
@@ -152,25 +148,25 @@ func (o *consoleObserver) broadcastStats(sn *live.Snapshot) {
 	whole := func() {
 		b, err := full()
 		if err != nil {
-			o.s.log.Error("encoding stats frame", "err", err)
+			f.log.Error("encoding stats frame", "err", err)
 			return
 		}
-		// Every viewer holds f from now on; until it is sent, the state
+		// Every viewer holds fr from now on; until it is sent, the state
 		// stays what they hold.
-		o.delta.reset(f.statsCore)
-		o.delta.meta = &f.statsMeta
-		o.s.hub.broadcastStats(b, nil)
+		f.delta.reset(fr.statsCore)
+		f.delta.meta = &fr.statsMeta
+		f.hub.broadcastStats(b, nil)
 	}
-	if !metaEqual(o.delta.meta, &f.statsMeta) {
+	if !metaEqual(f.delta.meta, &fr.statsMeta) {
 		whole()
 		return
 	}
-	delta, err := o.delta.next(f.statsCore)
+	delta, err := f.delta.next(fr.statsCore)
 	if err != nil || delta == nil {
 		whole()
 		return
 	}
-	o.s.hub.broadcastStats(delta, func() []byte {
+	f.hub.broadcastStats(delta, func() []byte {
 		b, _ := full() // its meta and numbers encoded before; cannot fail
 		return b
 	})
@@ -186,7 +182,7 @@ func metaEqual(a, b *statsMeta) bool {
 		})
 }
 
-func limiterInfoEqual(x, y limiterInfoJSON) bool {
+func limiterInfoEqual(x, y limiterInfo) bool {
 	gx, gy := x.Grants, y.Grants
 	x.Grants, y.Grants = nil, nil
 	return x == y && (gx == gy || (gx != nil && gy != nil && *gx == *gy))
@@ -283,31 +279,6 @@ func abs(n int64) int64 {
 	return n
 }
 
-// alertsFrame is the websocket "alerts" frame: every firing alert, in the
-// order the pages list them. It is sent when the set changes (an alert
-// fires or resolves) and to each viewer on connect; a message that only
-// ages (a hold time growing) is no change.
-type alertsFrame struct {
-	Type   string        `json:"type"`
-	Alerts []alert.Alert `json:"alerts"`
-}
-
-// publishAlerts hands the firing alerts to the hub, which sends them only
-// when they differ from what it sent last.
-func (s *Server) publishAlerts() {
-	firing := s.alerts.Firing()
-	var sig strings.Builder
-	for _, a := range firing {
-		fmt.Fprintf(&sig, "%q %q %s %d\n", a.Rule, a.Name, a.Severity, a.Since.UnixNano())
-	}
-	err := s.hub.publishSticky(stickyAlerts, sig.String(), func() ([]byte, error) {
-		return json.Marshal(alertsFrame{Type: "alerts", Alerts: firing})
-	})
-	if err != nil {
-		s.log.Error("encoding alerts frame", "err", err)
-	}
-}
-
 // statsFrame is the websocket "stats" frame: its core, which every frame
 // carries, and its meta. Kinds, FirstSeen, LimiterInfo and Holders change
 // rarely next to the counts, yet at 1,000 objects they are most of the
@@ -346,12 +317,12 @@ type statsMeta struct {
 	FirstSeen map[string]int64        `json:"first_seen"`
 	// LimiterInfo is what a row of a newly discovered limiter shows, and
 	// which limiters' rejections are not visible.
-	LimiterInfo map[string]limiterInfoJSON  `json:"limiter_info"`
+	LimiterInfo map[string]limiterInfo      `json:"limiter_info"`
 	Holders     map[string][]inspect.Holder `json:"holders"`
 	// Stale names the objects shown as last read because their node did
 	// not answer (its reason is left out: it would change every tick and
 	// resend the meta).
-	Stale map[string]staleJSON `json:"stale"`
+	Stale map[string]Stale `json:"stale"`
 }
 
 type statusFrame struct {
@@ -375,9 +346,9 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 	}, statsMeta{
 		Kinds:       make(map[string]inspect.Kind, len(sn.Locks)+len(sn.Limiters)),
 		FirstSeen:   make(map[string]int64, len(sn.Locks)),
-		LimiterInfo: make(map[string]limiterInfoJSON, len(sn.Limiters)),
+		LimiterInfo: make(map[string]limiterInfo, len(sn.Limiters)),
 		Holders:     make(map[string][]inspect.Holder, len(sn.Locks)),
-		Stale:       map[string]staleJSON{},
+		Stale:       map[string]Stale{},
 	}}
 	if !sn.Discovered.IsZero() {
 		f.DiscoveredAt = sn.Discovered.UnixMilli()
@@ -388,13 +359,13 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 			f.Available[l.Name] = l.Available
 		}
 		f.Kinds[l.Name] = l.Kind
-		f.LimiterInfo[l.Name] = toLimiterInfoJSON(l)
+		f.LimiterInfo[l.Name] = toLimiterInfo(l)
 		f.markStale(l.Name, l.Stale)
 	}
 	for _, l := range sn.Locks {
 		f.Locks[l.Name] = sn.Window(l.Name)
-		f.PTTLMS[l.Name] = pttlMS(l.PTTL)
-		f.Holders[l.Name] = holdersOrEmpty(l.Holders)
+		f.PTTLMS[l.Name] = LeaseMS(l.PTTL)
+		f.Holders[l.Name] = HoldersOf(l.Holders)
 		f.Kinds[l.Name] = l.Kind
 		if t, ok := sn.FirstSeen[l.Name]; ok {
 			f.FirstSeen[l.Name] = t.UnixMilli()
@@ -411,19 +382,4 @@ func spliceMeta(core, meta []byte) []byte {
 	out = append(out, core[:len(core)-1]...)
 	out = append(out, ',')
 	return append(out, meta[1:]...)
-}
-
-// pttlMS is a lease in ms, -1 for a key without expiry.
-func pttlMS(d time.Duration) int64 {
-	if d < 0 {
-		return -1
-	}
-	return d.Milliseconds()
-}
-
-func holdersOrEmpty(h []inspect.Holder) []inspect.Holder {
-	if h == nil {
-		return []inspect.Holder{}
-	}
-	return h
 }

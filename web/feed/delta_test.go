@@ -1,4 +1,4 @@
-package web
+package feed
 
 import (
 	"encoding/json"
@@ -65,22 +65,13 @@ func TestDeltaWhoOnlyWhenChanged(t *testing.T) {
 }
 
 // The alerts frame is replayed to every viewer that connects later, after
-// the status frame, and published only when the set changed.
-func TestHubStickyAlertsOnChangeOnly(t *testing.T) {
+// the status frame; the newest replaces the one before.
+func TestHubStickyAlertsReplayed(t *testing.T) {
 	h := newTestHub(t)
-	built := 0
-	pub := func(sig string) {
-		if err := h.publishSticky(stickyAlerts, sig, func() ([]byte, error) { built++; return []byte("alerts:" + sig), nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pub("") // the empty set is what pages render: nothing to send
+	pub := func(sig string) { h.publishSticky(stickyAlerts, []byte("alerts:"+sig)) }
 	h.broadcastStatus([]byte("up"))
+	pub("old")
 	pub("x")
-	pub("x")
-	if built != 1 {
-		t.Errorf("the frame was built %d times for one change", built)
-	}
 	c := &wsClient{send: make(chan outFrame, sendBuffer)}
 	if !h.register(c) {
 		t.Fatal("register refused")
@@ -106,21 +97,21 @@ func TestMetaEqualMatchesJSON(t *testing.T) {
 		return &statsMeta{
 			Kinds:       map[string]inspect.Kind{"a": "lock", "l": "bucket"},
 			FirstSeen:   map[string]int64{"a": 1},
-			LimiterInfo: map[string]limiterInfoJSON{"l": {Kind: "bucket", Rate: 10, Grants: &g1}},
+			LimiterInfo: map[string]limiterInfo{"l": {Kind: "bucket", Rate: 10, Grants: &g1}},
 			Holders:     map[string][]inspect.Holder{"a": {{ID: "x:1", Count: 1, AcquiredMS: 5, RenewedMS: 6}}},
 		}
 	}
 	cases := map[string]func(m *statsMeta){
 		"same":           func(m *statsMeta) {},
 		"renewed":        func(m *statsMeta) { m.Holders["a"][0].RenewedMS = 9 },
-		"grants copy":    func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfoJSON{Kind: "bucket", Rate: 10, Grants: &g2} },
+		"grants copy":    func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfo{Kind: "bucket", Rate: 10, Grants: &g2} },
 		"new holder":     func(m *statsMeta) { m.Holders["a"][0].ID = "y:1" },
 		"reentered":      func(m *statsMeta) { m.Holders["a"][0].Count = 2 },
-		"rate":           func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfoJSON{Kind: "bucket", Rate: 11, Grants: &g1} },
-		"grants unknown": func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfoJSON{Kind: "bucket", Rate: 10} },
+		"rate":           func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfo{Kind: "bucket", Rate: 11, Grants: &g1} },
+		"grants unknown": func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfo{Kind: "bucket", Rate: 10} },
 		"new lock":       func(m *statsMeta) { m.Kinds["b"] = "lock" },
 		"first seen":     func(m *statsMeta) { m.FirstSeen["a"] = 2 },
-		"node down":      func(m *statsMeta) { m.Stale = map[string]staleJSON{"a": {Node: "n:1", LastReadMS: 1}} },
+		"node down":      func(m *statsMeta) { m.Stale = map[string]Stale{"a": {Node: "n:1", LastReadMS: 1}} },
 	}
 	for name, change := range cases {
 		a, b := base(), base()

@@ -1,0 +1,184 @@
+// Package feed is what the console's viewers receive live: each snapshot
+// becomes a stats frame (a delta for viewers that have the previous one),
+// events and the firing alerts become their own frames, and one hub hands
+// the same bytes to every websocket, whose one reader and one writer it
+// starts. The hub owns the viewer set in one goroutine; a viewer that
+// falls behind is dropped, never waited for.
+//
+// It imports store/inspect, web/live, web/events and web/alert, whose
+// snapshots, events and alerts it turns into frames.
+package feed
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/lockwarden/lockwarden/web/alert"
+	"github.com/lockwarden/lockwarden/web/events"
+	"github.com/lockwarden/lockwarden/web/live"
+)
+
+// DefaultMaxClients: each viewer costs two goroutines and a 64-frame
+// buffer; a console with more viewers than this is being abused.
+const DefaultMaxClients = 500
+
+// ErrFull: the viewer cap is reached; the connection was refused before
+// the upgrade.
+var ErrFull = errors.New("feed: too many live viewers")
+
+// ErrClosed: the feed is shutting down.
+var ErrClosed = errors.New("feed: shutting down")
+
+// Feed turns the console's snapshots, events and alerts into frames for
+// every viewer.
+type Feed struct {
+	hub        *hub
+	log        *slog.Logger
+	maxClients int64
+	upgrader   websocket.Upgrader
+
+	// Owned by live's goroutine (Observe).
+	delta   deltaState // the numbers as last broadcast
+	redisUp *bool      // as last broadcast
+
+	active   atomic.Int64 // connections admitted and not yet ended
+	rejected atomic.Int64 // upgrades refused at the cap
+
+	ws       sync.WaitGroup // websocket reader and writer goroutines
+	wsMu     sync.Mutex     // orders ws.Add against Close's ws.Wait
+	wsClosed bool           // under wsMu: no new websocket goroutines
+}
+
+// Config is what a Feed needs.
+type Config struct {
+	// MaxClients caps concurrent viewers (DefaultMaxClients when 0 or less).
+	MaxClients int
+	// CheckOrigin admits a websocket handshake (a browser's, from another
+	// site, must be refused); nil admits every one.
+	CheckOrigin func(r *http.Request) bool
+	Logger      *slog.Logger
+}
+
+// New builds a Feed. Nothing is sent until Start.
+func New(cfg Config) *Feed {
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = DefaultMaxClients
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	f := &Feed{hub: newHub(), log: cfg.Logger, maxClients: int64(cfg.MaxClients)}
+	f.upgrader = websocket.Upgrader{
+		ReadBufferSize:   1024,
+		WriteBufferSize:  8192,
+		HandshakeTimeout: 5 * time.Second,
+		CheckOrigin:      cfg.CheckOrigin,
+	}
+	if f.upgrader.CheckOrigin == nil {
+		f.upgrader.CheckOrigin = func(*http.Request) bool { return true }
+	}
+	return f
+}
+
+// Start runs the hub in a new goroutine that wg tracks.
+func (f *Feed) Start(wg *sync.WaitGroup) { f.hub.start(wg) }
+
+// Observe sends the viewers a snapshot live just published: Redis's state
+// when it changed, then (Redis up) the stats frame. The status frame goes
+// out after the snapshot that agrees with it, so a viewer that reacts to
+// it (reloads a page) finds the same state.
+func (f *Feed) Observe(sn *live.Snapshot) {
+	f.setRedis(sn.RedisUp)
+	if sn.RedisUp {
+		f.broadcastStats(sn)
+	}
+}
+
+// setRedis broadcasts a status frame when Redis reachability changes; the
+// hub replays the latest one to every new viewer.
+func (f *Feed) setRedis(up bool) {
+	if f.redisUp != nil && *f.redisUp == up {
+		return
+	}
+	f.redisUp = &up
+	state := "down"
+	if up {
+		state = "up"
+	}
+	frame, _ := json.Marshal(statusFrame{Type: "status", Redis: state, At: time.Now().UnixMilli()})
+	f.hub.broadcastStatus(frame)
+}
+
+// Event sends one lock event to every viewer.
+func (f *Feed) Event(e events.Event) {
+	frame, err := json.Marshal(e)
+	if err != nil {
+		f.log.Error("encoding event frame", "err", err)
+		return
+	}
+	f.hub.broadcast(frame)
+}
+
+// alertsFrame is the websocket "alerts" frame: every firing alert, in the
+// order the pages list them. It is sent when the set changes (an alert
+// fires or resolves) and to each viewer on connect; a message that only
+// ages (a hold time growing) is no change.
+type alertsFrame struct {
+	Type   string        `json:"type"`
+	Alerts []alert.Alert `json:"alerts"`
+}
+
+// AlertsChanged sends the viewers the new firing set.
+func (f *Feed) AlertsChanged(_ []alert.Change, firing []alert.Alert) {
+	frame, err := json.Marshal(alertsFrame{Type: "alerts", Alerts: firing})
+	if err != nil {
+		f.log.Error("encoding alerts frame", "err", err)
+		return
+	}
+	f.hub.publishSticky(stickyAlerts, frame)
+}
+
+// Counts are the feed's numbers as the metrics read them.
+type Counts struct {
+	Clients    int64 // viewers registered with the hub
+	Dropped    int64 // viewers dropped for falling behind
+	Rejected   int64 // upgrades refused at the cap
+	Broadcasts int64 // frames handed to the hub for every viewer
+	Active     int64 // connections admitted and not yet ended
+}
+
+// Counts reads them.
+func (f *Feed) Counts() Counts {
+	return Counts{Clients: f.hub.clients.Load(), Dropped: f.hub.dropped.Load(), Rejected: f.rejected.Load(),
+		Broadcasts: f.hub.broadcasts.Load(), Active: f.active.Load()}
+}
+
+// Close sends every viewer close code 1001 (going away) and stops the hub;
+// no connection is admitted after it.
+func (f *Feed) Close() {
+	f.wsMu.Lock()
+	f.wsClosed = true
+	f.wsMu.Unlock()
+	f.hub.shutdown()
+}
+
+// Wait waits up to d for the connections' goroutines to end after Close.
+func (f *Feed) Wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { f.ws.Wait(); close(done) }()
+	t := time.NewTimer(max(d, 0))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
