@@ -238,7 +238,7 @@ func TestFaultMetrics(t *testing.T) {
 	if st, _, _ := e.do("GET", "/metrics", nil, nil); st != 401 {
 		t.Errorf("anonymous /metrics: %d, want 401", st)
 	}
-	label := strings.ReplaceAll(promLabel(rl), `"`, `\"`) // as the text format escapes it
+	label := strings.ReplaceAll(strings.ToValidUTF8(rl, "\uFFFD"), `"`, `\"`) // as the text format escapes it
 	var b []byte
 	eventually(t, 5*time.Second, "the limiter window in /metrics", func() bool {
 		_, _, b = e.do("GET", "/metrics", nil, bearerOf(viewerTok))

@@ -1,153 +1,41 @@
 package web
 
 import (
-	"net/http"
-	"strings"
 	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lockwarden/lockwarden/web/metrics"
 )
 
-// metrics are the console's own counters. Written with atomics from hot
-// paths; read by the collector on every scrape.
-type metrics struct {
-	wsClients   atomic.Int64
-	wsDropped   atomic.Int64
-	broadcasts  atomic.Int64
+// requestCounts are the web layer's own numbers for /metrics.
+type requestCounts struct {
 	redisErrors atomic.Int64    // requests that failed because Redis did not answer
-	wsRejected  atomic.Int64    // upgrades refused at the client cap
-	requests    [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
+	byClass     [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
 }
 
-func (m *metrics) countRequest(status int) {
+func (r *requestCounts) count(status int) {
 	if c := status / 100; c >= 1 && c <= 5 {
-		m.requests[c].Add(1)
+		r.byClass[c].Add(1)
 	}
 }
 
-// newRegistry builds the /metrics registry: the console's health, the Go
-// and process collectors, and the per-object series of objectCollector.
-func (s *Server) newRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&consoleCollector{s: s},
-		&objectCollector{s: s},
-		&nodeCollector{s: s},
-		&discoveryCollector{s: s},
-	)
-	return reg
+// counts gathers, at scrape time, what the parts that are not live or
+// alert count: the feed, the event log and its relay, admin's audit
+// writes, the sign-in throttle, the webhook and the requests.
+func (s *Server) counts() metrics.Counts {
+	fc := s.feed.Counts()
+	c := metrics.Counts{WSClients: fc.Clients, WSDropped: fc.Dropped, WSRejected: fc.Rejected, Broadcasts: fc.Broadcasts,
+		Events: s.events.Count(), AuditErrors: s.admin.AuditErrors(), AuditSuppressed: s.failThrottle.Suppressed(),
+		RedisErrors: s.requests.redisErrors.Load() + s.relay.RedisErrors()}
+	c.WebhookSent, c.WebhookFailed, c.WebhookDropped = s.webhook.Counts()
+	for i := range c.Requests {
+		c.Requests[i] = s.requests.byClass[i].Load()
+	}
+	return c
 }
 
 func (s *Server) handleMetrics(c echo.Context) error {
-	s.metricsHandler.ServeHTTP(c.Response(), c.Request())
+	s.metrics.Handler().ServeHTTP(c.Response(), c.Request())
 	return nil
-}
-
-// newMetricsHandler serves reg in the text format (or OpenMetrics or
-// protobuf when the scraper asks for them).
-func newMetricsHandler(reg *prometheus.Registry) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-}
-
-// consoleCollector exports the console's counters and gauges at scrape time.
-type consoleCollector struct{ s *Server }
-
-func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, labels, nil)
-}
-
-var (
-	descWSClients       = desc("lockwarden_ws_clients", "Connected websocket viewers.")
-	descWSDropped       = desc("lockwarden_ws_dropped_total", "Websocket viewers dropped for falling behind.")
-	descWSRejected      = desc("lockwarden_ws_rejected_total", "Websocket upgrades refused at the viewer cap.")
-	descBroadcasts      = desc("lockwarden_hub_broadcasts_total", "Frames handed to the hub for every viewer.")
-	descTickSeconds     = desc("lockwarden_sampler_tick_seconds", "Duration of sampler ticks.")
-	descTicks           = desc("lockwarden_sampler_ticks_total", "Sampler ticks run.")
-	descTickErrors      = desc("lockwarden_sampler_errors_total", "Sampler ticks that failed to read Redis.")
-	descRedisErrors     = desc("lockwarden_redis_errors_total", "Redis calls that failed or timed out (sampler, subscription, requests).")
-	descAuditErrors     = desc("lockwarden_audit_errors_total", "Audit records that could not be written.")
-	descAuditSuppressed = desc("lockwarden_audit_suppressed_total", "Failed sign-ins not audited because of a flood of them.")
-	descEvents          = desc("lockwarden_events_total", "Lock events received or emitted.")
-	descRequests        = desc("lockwarden_http_requests_total", "HTTP requests served, by status class.", "code")
-	descRedisUp         = desc("lockwarden_redis_up", "1 when the last sampler tick reached Redis.")
-	descLocks           = desc("lockwarden_locks", "Locks seen by the last tick.")
-	descLimiters        = desc("lockwarden_limiters", "Limiters seen by the last tick.")
-	descWebhookSent     = desc("lockwarden_alert_webhook_sent_total", "Alert notifications the webhook receiver accepted.")
-	descWebhookFailed   = desc("lockwarden_alert_webhook_failed_total", "Alert notifications given up after retries or refused.")
-	descWebhookDropped  = desc("lockwarden_alert_webhook_dropped_total", "Alert notifications dropped because the webhook queue was full.")
-)
-
-func (cc *consoleCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWSClients, descWSDropped, descWSRejected, descBroadcasts, descTickSeconds, descTicks,
-		descTickErrors, descRedisErrors, descAuditErrors, descAuditSuppressed, descEvents, descRequests,
-		descRedisUp, descLocks, descLimiters, descWebhookSent, descWebhookFailed, descWebhookDropped} {
-		ch <- d
-	}
-}
-
-func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
-	s, m := cc.s, cc.s.metrics
-	counter := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
-	}
-	gauge := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
-	}
-	fc := s.feed.Counts()
-	gauge(descWSClients, float64(fc.Clients))
-	counter(descWSDropped, fc.Dropped)
-	counter(descWSRejected, fc.Rejected)
-	counter(descBroadcasts, fc.Broadcasts)
-	ts := s.live.TickStats()
-	ch <- prometheus.MustNewConstHistogram(descTickSeconds, uint64(ts.Ticks), ts.Sum.Seconds(), ts.Buckets)
-	counter(descTicks, ts.Ticks)
-	counter(descTickErrors, ts.Failed)
-	counter(descRedisErrors, m.redisErrors.Load()+ts.RedisErrors+s.relay.RedisErrors())
-	counter(descAuditErrors, s.admin.AuditErrors())
-	counter(descAuditSuppressed, s.failThrottle.Suppressed())
-	counter(descEvents, s.events.Count())
-	for i := 1; i <= 5; i++ {
-		counter(descRequests, m.requests[i].Load(), string(rune('0'+i))+"xx")
-	}
-	sent, failed, dropped := s.webhook.Counts()
-	counter(descWebhookSent, sent)
-	counter(descWebhookFailed, failed)
-	counter(descWebhookDropped, dropped)
-
-	sn := s.live.Latest()
-	up := 0.0
-	if sn != nil && sn.RedisUp {
-		up = 1
-	}
-	gauge(descRedisUp, up)
-	if sn != nil {
-		gauge(descLocks, float64(len(sn.Locks)))
-		gauge(descLimiters, float64(len(sn.Limiters)))
-	}
-}
-
-// promLabel is a Redis name as a label value: client_golang escapes, but
-// refuses invalid UTF-8, which a Redis name may hold.
-func promLabel(v string) string { return strings.ToValidUTF8(v, "\uFFFD") }
-
-var descNodeUp = desc("lockwarden_redis_node_up", "1 when the Redis master answered the console's last probe, 0 when not.", "node")
-
-// nodeCollector exports lockwarden_redis_node_up per master.
-type nodeCollector struct{ s *Server }
-
-func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descNodeUp }
-
-func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, n := range c.s.live.Nodes() {
-		v := 0.0
-		if n.Up {
-			v = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descNodeUp, prometheus.GaugeValue, v, n.Addr)
-	}
 }

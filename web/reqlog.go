@@ -84,10 +84,10 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			status = toHTTPError(err).Status
 			if isRedisFailure(err) {
-				s.metrics.redisErrors.Add(1)
+				s.requests.redisErrors.Add(1)
 			}
 		}
-		s.metrics.countRequest(status)
+		s.requests.count(status)
 		r := c.Request()
 		attrs := []any{"request_id", id, "method", r.Method, "path", r.URL.Path, "status", status,
 			"duration", time.Since(start), "remote", c.RealIP()}

@@ -28,6 +28,7 @@ import (
 	"github.com/lockwarden/lockwarden/web/events"
 	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/metrics"
 )
 
 // Config is what a Server needs. Inspector is required; the rest has defaults.
@@ -76,19 +77,9 @@ type Config struct {
 	Alerts AlertConfig
 	// MetricsMatch, a glob, limits which objects get per-object series in
 	// /metrics; MetricsTop caps them per family, busiest first (default
-	// DefaultMetricsTop; negative for none).
+	// metrics.DefaultTop; negative for none).
 	MetricsMatch string
 	MetricsTop   int
-}
-
-func (c *Config) metricsTop() int {
-	switch {
-	case c == nil || c.MetricsTop == 0:
-		return DefaultMetricsTop
-	case c.MetricsTop < 0:
-		return 0
-	}
-	return c.MetricsTop
 }
 
 func (c *Config) logger() *slog.Logger {
@@ -110,25 +101,24 @@ const shutdownTimeout = 5 * time.Second
 // Server is the console. Create it with New, start it with Open, stop it
 // with Close.
 type Server struct {
-	cfg     Config
-	insp    *inspect.Inspector
-	log     *slog.Logger
-	echo    *echo.Echo
-	feed    *feed.Feed
-	live    *live.Sampler
-	events  *events.Log
-	relay   *events.Listener
-	metrics *metrics
-	auth    *auth.Authority
-	admin   *admin.Service
+	cfg      Config
+	insp     *inspect.Inspector
+	log      *slog.Logger
+	echo     *echo.Echo
+	feed     *feed.Feed
+	live     *live.Sampler
+	events   *events.Log
+	relay    *events.Listener
+	metrics  *metrics.Metrics
+	requests requestCounts
+	auth     *auth.Authority
+	admin    *admin.Service
 	// actions names the admin action of each state-changing route
 	// ("METHOD /route"), for the audit records of refused requests.
 	actions map[string]string
 
-	metricsHandler http.Handler
-	objects        *objectCounters
-	alerts         *alert.Engine
-	webhook        *alert.Webhook // nil without Config.Alerts.Webhook
+	alerts  *alert.Engine
+	webhook *alert.Webhook // nil without Config.Alerts.Webhook
 	// hosts is the Host allow-list; replaced once Open knows the port.
 	hosts        atomic.Pointer[auth.HostPolicy]
 	failThrottle *auth.Throttle
@@ -138,7 +128,7 @@ type Server struct {
 	httpSrv  *http.Server
 	addr     net.Addr
 	cancel   context.CancelFunc
-	bg       sync.WaitGroup // sampler, event listener, hub, http serve
+	bg       sync.WaitGroup // sampler, event listener, hub and websockets, http serve
 	opened   bool
 	closed   bool
 	closeErr error
@@ -150,7 +140,6 @@ func New(cfg Config) *Server {
 		cfg:     cfg,
 		insp:    cfg.Inspector,
 		log:     cfg.logger(),
-		metrics: &metrics{},
 		actions: map[string]string{},
 	}
 	s.auth = auth.New(cfg.AdminToken, cfg.ViewerToken, cfg.SessionTTL)
@@ -168,7 +157,6 @@ func New(cfg Config) *Server {
 	}
 	s.admin = admin.New(admin.Config{Inspector: cfg.Inspector, Audit: audit, Live: s.live,
 		Events: brokenLocks{s.events}, Logger: s.log})
-	s.objects = newObjectCounters()
 	listeners := []alert.Listener{s.feed}
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = alert.NewWebhook(cfg.Alerts.Webhook, s.log)
@@ -177,8 +165,9 @@ func New(cfg Config) *Server {
 	s.alerts = alert.New(cfg.Alerts, s.live.NodeStatuses, s.live.History(), listeners...)
 	// The order the parts see each snapshot in: the viewers' frames last,
 	// so the alerts they carry are the snapshot's.
-	s.live.PublishTo(s.objects, s.alerts, s.feed)
-	s.metricsHandler = newMetricsHandler(s.newRegistry())
+	s.metrics = metrics.New(metrics.Config{Live: s.live, Alerts: s.alerts, Counts: s.counts,
+		Match: cfg.MetricsMatch, Top: cfg.MetricsTop})
+	s.live.PublishTo(s.metrics, s.alerts, s.feed)
 	s.echo = s.routes()
 	return s
 }
@@ -290,7 +279,6 @@ func (s *Server) Close() error {
 		// Handlers that ignore shutdown must not keep the process alive.
 		_ = s.httpSrv.Close()
 	}
-	s.feed.Wait(time.Until(deadlineOf(ctx)))
 	waitBounded(&s.bg, time.Until(deadlineOf(ctx))+time.Second)
 	s.closeErr = err
 	return err

@@ -138,14 +138,31 @@ func TestWSStatusOnConnect(t *testing.T) {
 	}
 }
 
-// waitSubscribed waits until the server's pattern subscription is active, so
-// a PUBLISH cannot race it.
-func (e *testEnv) waitSubscribed() {
+// waitSubscribed waits until this console relays unlock messages to c, so
+// a PUBLISH cannot race its subscription: it publishes on a probe lock's
+// channel until the frame arrives. (Counting PUBSUB NUMPAT cannot tell
+// this console's subscription from another's still closing.)
+func (e *testEnv) waitSubscribed(c *websocket.Conn) {
 	e.t.Helper()
-	eventually(e.t, 5*time.Second, "the event subscription", func() bool {
-		n, err := e.rdb.Do(context.Background(), "PUBSUB", "NUMPAT").Int64()
-		return err == nil && n > 0
-	})
+	probe := e.prefix + "subscription-probe"
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			e.rdb.Publish(context.Background(), store.UnlockChannel(probe), "0")
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	defer close(stop)
+	heard := func(f frame) bool { return f.typ() == "unlock" && f["name"] == probe }
+	if fs := readFrames(e.t, c, 5*time.Second, heard); len(fs) == 0 || !heard(fs[len(fs)-1]) {
+		e.t.Fatal("the console relays no unlock message")
+	}
 }
 
 func TestWSUnlockEvent(t *testing.T) {
@@ -155,7 +172,7 @@ func TestWSUnlockEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	e.waitSubscribed()
+	e.waitSubscribed(c)
 
 	name := e.prefix + "released"
 	ch := store.UnlockChannel(name)
@@ -192,7 +209,7 @@ func TestWSExpiredEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	e.waitSubscribed()
+	e.waitSubscribed(c)
 	readFrames(t, c, 5*time.Second, func(f frame) bool { return f.typ() == "stats" && f["lock_count"] == float64(2) })
 
 	// One lease runs out; the other is released with an unlock message,

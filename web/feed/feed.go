@@ -51,9 +51,9 @@ type Feed struct {
 	active   atomic.Int64 // connections admitted and not yet ended
 	rejected atomic.Int64 // upgrades refused at the cap
 
-	ws       sync.WaitGroup // websocket reader and writer goroutines
-	wsMu     sync.Mutex     // orders ws.Add against Close's ws.Wait
-	wsClosed bool           // under wsMu: no new websocket goroutines
+	wg       *sync.WaitGroup // Start's: the hub and every connection's reader and writer
+	wsMu     sync.Mutex      // orders wg.Add against the Close that precedes wg.Wait
+	wsClosed bool            // under wsMu: no new websocket goroutines
 }
 
 // Config is what a Feed needs.
@@ -87,8 +87,12 @@ func New(cfg Config) *Feed {
 	return f
 }
 
-// Start runs the hub in a new goroutine that wg tracks.
-func (f *Feed) Start(wg *sync.WaitGroup) { f.hub.start(wg) }
+// Start runs the hub in a new goroutine; wg tracks it and every
+// connection's goroutines, so waiting for wg after Close waits for them.
+func (f *Feed) Start(wg *sync.WaitGroup) {
+	f.wg = wg
+	f.hub.start(wg)
+}
 
 // Observe sends the viewers a snapshot live just published: Redis's state
 // when it changed, then (Redis up) the stats frame. The status frame goes
@@ -167,18 +171,4 @@ func (f *Feed) Close() {
 	f.wsClosed = true
 	f.wsMu.Unlock()
 	f.hub.shutdown()
-}
-
-// Wait waits up to d for the connections' goroutines to end after Close.
-func (f *Feed) Wait(d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { f.ws.Wait(); close(done) }()
-	t := time.NewTimer(max(d, 0))
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
 }

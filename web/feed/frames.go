@@ -21,27 +21,17 @@ const pttlSlackMS = 250
 // A lease is sent only when it left the countdown the viewer already runs.
 // The rarely-changing meta fields follow the same rule as in full frames.
 type statsDelta struct {
-	Type  string `json:"type"`
-	Delta bool   `json:"delta"`
+	// statsCore's maps hold only what changed.
+	statsCore
+	Delta bool `json:"delta"`
 	// Seq numbers the deltas since the last full frame, so a viewer (or
 	// a benchmark) tells two deltas with the same contents apart.
-	Seq          uint64                    `json:"seq"`
-	BucketMS     int                       `json:"bucket_ms"`
-	WindowMS     int                       `json:"window_ms"`
-	At           int64                     `json:"at"`
-	Limiters     map[string]inspect.Counts `json:"limiters"`
-	Locks        map[string]inspect.Counts `json:"locks"`
-	Available    map[string]int64          `json:"available"`
-	PTTLMS       map[string]int64          `json:"pttl_ms"`
-	Who          map[string]holdersWho     `json:"who"`
-	Removed      []string                  `json:"removed"`
-	LockCount    int                       `json:"lock_count"`
-	LimiterCount int                       `json:"limiter_count"`
-	DiscoveredAt int64                     `json:"discovered_at"`
+	Seq     uint64   `json:"seq"`
+	Removed []string `json:"removed"`
 }
 
 // deltaState is what every primed viewer holds after the last broadcast.
-// Only the sampler's goroutine uses it.
+// Only live's goroutine (Feed.Observe) uses it.
 type deltaState struct {
 	limiters  map[string]inspect.Counts
 	locks     map[string]inspect.Counts
@@ -59,10 +49,10 @@ type deltaState struct {
 // in order (a viewer that cannot keep up is disconnected), so each of
 // them holds exactly this state.
 func (d *deltaState) next(f statsCore) ([]byte, error) {
-	out := statsDelta{Type: f.Type, Delta: true, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
+	out := statsDelta{statsCore: statsCore{Type: f.Type, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
 		Limiters: map[string]inspect.Counts{}, Locks: map[string]inspect.Counts{}, Available: map[string]int64{},
-		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, Removed: []string{}, LockCount: f.LockCount, LimiterCount: f.LimiterCount,
-		DiscoveredAt: f.DiscoveredAt}
+		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, LockCount: f.LockCount, LimiterCount: f.LimiterCount,
+		DiscoveredAt: f.DiscoveredAt}, Delta: true, Removed: []string{}}
 	if d.limiters == nil {
 		d.reset(f)
 		return nil, nil

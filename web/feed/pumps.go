@@ -56,7 +56,7 @@ func (f *Feed) Connect(w http.ResponseWriter, r *http.Request) error {
 		if left.Add(-1) == 0 {
 			f.active.Add(-1)
 		}
-		f.ws.Done()
+		f.wg.Done()
 	}
 	go func() { defer done(); f.writer(cl) }()
 	go func() { defer done(); f.reader(cl) }()
@@ -64,15 +64,15 @@ func (f *Feed) Connect(w http.ResponseWriter, r *http.Request) error {
 }
 
 // admit registers cl and accounts for its two goroutines, unless the feed
-// is closing: Wait must not start waiting for connections while new ones
-// can still be added.
+// is closing: the server must not start waiting for connections while new
+// ones can still be added.
 func (f *Feed) admit(cl *wsClient) bool {
 	f.wsMu.Lock()
 	defer f.wsMu.Unlock()
 	if f.wsClosed || !f.hub.register(cl) {
 		return false
 	}
-	f.ws.Add(2)
+	f.wg.Add(2)
 	return true
 }
 

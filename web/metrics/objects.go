@@ -1,4 +1,4 @@
-package web
+package metrics
 
 import (
 	"cmp"
@@ -12,9 +12,9 @@ import (
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
-// DefaultMetricsTop bounds the per-object series of /metrics: at most this
+// DefaultTop bounds the per-object series of /metrics: at most this
 // many locks, as many limiters and as many firing alerts get a series.
-const DefaultMetricsTop = 200
+const DefaultTop = 200
 
 // windowBuckets is how many complete buckets a Summary's Window sums.
 const windowBuckets = inspect.WindowMS / inspect.BucketMS
@@ -106,7 +106,7 @@ var (
 )
 
 // objectCollector exports per-object series for the busiest objects.
-type objectCollector struct{ s *Server }
+type objectCollector struct{ m *Metrics }
 
 func (oc *objectCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLimAcquired, descLimRejected, descLimErrors, descLimWindow, descUncounted,
@@ -116,8 +116,8 @@ func (oc *objectCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
-	s := oc.s
-	top, match := s.cfg.metricsTop(), s.cfg.MetricsMatch
+	m := oc.m
+	top, match := m.cfg.Top, m.cfg.Match
 	keep := func(name string) bool { return match == "" || inspect.GlobMatch(match, name) }
 	emit := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, t, v, labels...)
@@ -133,9 +133,9 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		return true
 	}
 
-	totals, uncounted := s.objects.totals()
+	totals, uncounted := m.objects.totals()
 	emit(descUncounted, prometheus.CounterValue, float64(uncounted))
-	sn := s.live.Latest()
+	sn := m.cfg.Live.Latest()
 	if sn == nil {
 		sn = &live.Snapshot{}
 	}
@@ -212,7 +212,7 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 
-	alerts := s.alerts.Firing() // critical and oldest first
+	alerts := m.cfg.Alerts.Firing() // critical and oldest first
 	omitted("alert", len(alerts)-min(len(alerts), top))
 	seen = make(map[string]bool, top)
 	for _, a := range alerts[:min(len(alerts), top)] {
