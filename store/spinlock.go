@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,16 +32,22 @@ var (
 
 // Defaults of seed 003.
 const (
-	DefaultSpinInterval = 50 * time.Millisecond
-	DefaultSpinLease    = 30 * time.Second
+	DefaultSpinRetryInterval = 50 * time.Millisecond
+	DefaultSpinLease         = 30 * time.Second
 )
 
 // SpinLockOptions tunes a spin lock. A nil pointer and zero fields mean the
 // defaults.
 type SpinLockOptions struct {
-	Lease    time.Duration // expiry after each acquire and renewal; default DefaultSpinLease
-	Interval time.Duration // sleep between attempts; default DefaultSpinInterval
-	Owner    string        // second half of the holder field; default random
+	// Lease is the expiry set by each acquire and renewal; default
+	// DefaultSpinLease, at least 3ms.
+	Lease time.Duration
+	// RetryInterval is how long Lock sleeps between two attempts (a spin
+	// lock never listens for releases); default DefaultSpinRetryInterval.
+	RetryInterval time.Duration
+	// Owner is the second half of the holder field, as LockOptions.Owner;
+	// default random per handle.
+	Owner string
 }
 
 // SpinLock is a handle on one spin-wait lock for one owner.
@@ -60,14 +67,14 @@ type SpinLock struct {
 // NewSpinLock returns a handle; invalid input is reported by its first call.
 func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
 	c.reg.announce(name)
-	s := &SpinLock{c: c, name: name, lease: DefaultSpinLease, interval: DefaultSpinInterval}
+	s := &SpinLock{c: c, name: name, lease: DefaultSpinLease, interval: DefaultSpinRetryInterval}
 	var lo *LockOptions
 	if opts != nil {
 		if opts.Lease != 0 {
 			s.lease = opts.Lease
 		}
-		if opts.Interval != 0 {
-			s.interval = opts.Interval
+		if opts.RetryInterval != 0 {
+			s.interval = opts.RetryInterval
 		}
 		lo = &LockOptions{Owner: opts.Owner}
 	}
@@ -78,12 +85,15 @@ func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
 	case s.lease < 3*time.Millisecond:
 		s.err = invalid("lease", "must be at least 3ms (renewal runs every lease/3), got %v", s.lease)
 	case s.interval < time.Millisecond:
-		s.err = invalid("interval", "must be at least 1ms, got %v", s.interval)
+		s.err = invalid("retry interval", "must be at least 1ms, got %v", s.interval)
 	case len(s.holder) > MaxNameLen:
 		s.err = invalid("owner", "too long")
 	}
 	return s
 }
+
+// Name is the key of the lock.
+func (s *SpinLock) Name() string { return s.name }
 
 // HolderID is the hash field this handle holds the lock under.
 func (s *SpinLock) HolderID() string { return s.holder }
@@ -97,7 +107,7 @@ func (s *SpinLock) TryLock(ctx context.Context) error {
 	lease := s.lease.Milliseconds()
 	// No waiter token: a spin lock never queues.
 	ttl, err := s.c.runScript(ctx, spinAcquireScript, s.keys(),
-		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Int64()
+		lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		s.held(ctx)
@@ -121,7 +131,7 @@ func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Err()
+		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Err()
 }
 
 func (s *SpinLock) levels() int {
@@ -172,7 +182,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 		return err
 	}
 	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Int64()
+		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.released(true)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
@@ -187,7 +197,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 // keys are the reentrant lock's: the hash, its stats ring, its waiter
 // queue and entries (see lock_wait.go) and its hold times.
 func (s *SpinLock) keys() []string {
-	return []string{s.name, StatsKey(s.name), lockQueueKey(s.name), lockEntriesKey(s.name), HeldKey(s.name)}
+	return []string{s.name, wire.StatsKey(s.name), wire.LockQueueKey(s.name), wire.LockEntriesKey(s.name), wire.HeldKey(s.name)}
 }
 
 // held counts a level and starts the renewal on the first one.
@@ -215,8 +225,8 @@ func (s *SpinLock) released(gone bool) {
 	}
 }
 
-// Renewing reports whether the renewal timer runs (for tests).
-func (s *SpinLock) Renewing() bool {
+// renewing reports whether the renewal timer runs.
+func (s *SpinLock) renewing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stop != nil
@@ -234,7 +244,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, wire.HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.mu.Lock()

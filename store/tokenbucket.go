@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,11 +24,6 @@ var (
 	tokenBucketDelete  = newScript("tokenbucket_delete")
 	tokenBucketAcquire = newScript("tokenbucket_acquire")
 )
-
-// ErrCorrupt: the bucket's fields cannot be used (not numbers, interval <= 0,
-// ...). The attempt was counted as an error in the stats; a limiter edit
-// from the console repairs the bucket.
-var ErrCorrupt = errors.New("store: token bucket is corrupt")
 
 // BucketCode is a token bucket script's return code. 1, 0, -1, -2 and -500
 // are seed 001's; -3, -4 and -5 are lockwarden's additions.
@@ -184,12 +179,18 @@ type TokenBucket struct {
 	one     preparedCall
 }
 
-// TokenBucket returns a handle on the bucket stored at name (the full key,
-// e.g. "ratelimit:test" for buckets written by seed 001's client). Keep the
-// handle: it prepares the acquire call once.
-func (c *Client) TokenBucket(name string) *TokenBucket {
+// TokenBucketOptions tunes a token bucket handle. It has no fields: a
+// bucket's configuration lives in Redis (Init, Modify), not in the handle.
+// It is there so that every kind's constructor takes a name and options;
+// pass nil.
+type TokenBucketOptions struct{}
+
+// NewTokenBucket returns a handle on the bucket stored at name (the full
+// key, e.g. "ratelimit:test" for buckets written by seed 001's client).
+// Keep the handle: it prepares the acquire call once.
+func (c *Client) NewTokenBucket(name string, _ *TokenBucketOptions) *TokenBucket {
 	c.reg.announce(name)
-	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, StatsKey(name)}}
+	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, wire.StatsKey(name)}}
 	b.one = prepare(tokenBucketAcquire, b.keys, "1")
 	return b
 }

@@ -138,7 +138,7 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 	defer removeStuck()
 
 	// A Redisson limiter as a Java service's trySetRate leaves it.
-	if _, err := t.apps[1].RedissonLimiter(cfg.Prefix+demoPartner, nil).TrySetRate(ctx, store.RateOverall, 20, time.Second); err != nil {
+	if _, err := t.apps[1].NewRedissonLimiter(cfg.Prefix+demoPartner, nil).TrySetRate(ctx, store.RateOverall, 20, time.Second); err != nil {
 		return fmt.Errorf("init %s: %w", cfg.Prefix+demoPartner, err)
 	}
 
@@ -327,7 +327,7 @@ func (t *traffic) tokenLockWorker(ctx context.Context) {
 // partnerWorker calls a partner API through the Redisson limiter every
 // 100 ms; three of them ask for half again the rate.
 func (t *traffic) partnerWorker(ctx context.Context, app *store.Client) {
-	l := app.RedissonLimiter(t.cfg.Prefix+demoPartner, nil)
+	l := app.NewRedissonLimiter(t.cfg.Prefix+demoPartner, nil)
 	for sleep(ctx, 100*time.Millisecond) {
 		r, err := l.TryAcquire(ctx, 1)
 		if err == nil && r.Allowed {
@@ -341,7 +341,7 @@ func (t *traffic) partnerWorker(ctx context.Context, app *store.Client) {
 // counterWorker is one client hitting an IP-limited endpoint a little
 // faster than its limit allows.
 func (t *traffic) counterWorker(ctx context.Context) {
-	c := t.apps[0].Counter(t.cfg.Prefix+demoHits, demoHitLimit, demoHitWindow)
+	c := t.apps[0].NewCounter(t.cfg.Prefix+demoHits, &store.CounterOptions{Limit: demoHitLimit, Window: demoHitWindow})
 	for sleep(ctx, demoHitEvery) {
 		h, err := c.TryAcquire(ctx, 1)
 		switch {
@@ -362,9 +362,9 @@ func (t *traffic) counterWorker(ctx context.Context) {
 // read holders), the writer waits for a moment with no reader.
 func (t *traffic) rwWorker(ctx context.Context, app *store.Client, owner string, write bool) {
 	rw := app.NewRWLock(t.cfg.Prefix+demoRW, &store.LockOptions{Owner: owner})
-	side, pauseLo, pauseHi, holdHi := rw.RLock(), 150*time.Millisecond, 600*time.Millisecond, 400*time.Millisecond
+	side, pauseLo, pauseHi, holdHi := rw.Reader(), 150*time.Millisecond, 600*time.Millisecond, 400*time.Millisecond
 	if write {
-		side, pauseLo, pauseHi, holdHi = rw.WLock(), 500*time.Millisecond, 1500*time.Millisecond, 300*time.Millisecond
+		side, pauseLo, pauseHi, holdHi = rw.Writer(), 500*time.Millisecond, 1500*time.Millisecond, 300*time.Millisecond
 	}
 	for sleep(ctx, between(pauseLo, pauseHi)) {
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -474,14 +474,14 @@ func prefixed(prefix string, names []string) []string {
 
 // initBucket creates a token bucket unless one exists (seed 001's init).
 func initBucket(ctx context.Context, app *store.Client, name string, initial, capacity int64, intervalMS float64) error {
-	return app.TokenBucket(name).Init(ctx, store.TokenBucketConfig{
+	return app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{
 		Capacity: capacity, IntervalMS: intervalMS, Initial: initial,
 	})
 }
 
 // acquireBucket takes n permits once; ok false means rejected.
 func acquireBucket(ctx context.Context, app *store.Client, name string, n int64) (ok bool, err error) {
-	res, err := app.TokenBucket(name).TryAcquire(ctx, n)
+	res, err := app.NewTokenBucket(name, nil).TryAcquire(ctx, n)
 	return res.Allowed, err
 }
 

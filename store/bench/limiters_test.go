@@ -26,7 +26,7 @@ var limiterPeers = []limiterPeer{
 	{"lockwarden", func(ctx context.Context, rdb *countingClient, key string, capacity int64, perSec float64) (func(context.Context) (bool, error), error) {
 		// One store.Client per application instance, as for the locks:
 		// its calls from many goroutines are batched together.
-		b := rdb.store().TokenBucket(key)
+		b := rdb.store().NewTokenBucket(key, nil)
 		err := b.Init(ctx, store.TokenBucketConfig{Capacity: capacity, IntervalMS: 1000 / perSec, Initial: capacity})
 		return func(ctx context.Context) (bool, error) {
 			res, err := b.TryAcquire(ctx, 1)

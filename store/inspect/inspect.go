@@ -97,13 +97,15 @@ func (c *Inspector) Redis() redis.UniversalClient { return c.rdb }
 // lock; nothing was changed.
 var ErrHolderChanged = errors.New("inspect: lock holder changed")
 
-// invalid and validateName are store's, so the console and applications
-// refuse the same names with the same error (mapped once, by
-// errors.Is(err, store.ErrInvalid)).
-var (
-	invalid      = store.Invalid
-	validateName = store.ValidateName
-)
+// validateName is store's, so the console and applications refuse the same
+// names with the same error.
+var validateName = store.ValidateName
+
+// invalid builds store's *ValidationError, so every validation error of the
+// console maps once, by errors.Is(err, store.ErrInvalid).
+func invalid(field, format string, args ...any) error {
+	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
 
 // wrongKindErr marks a WRONGTYPE reply as store.ErrWrongKind.
 func wrongKindErr(err error) error {

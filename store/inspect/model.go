@@ -239,7 +239,7 @@ func (c Counts) Add(o Counts) Counts {
 
 // Stats layout, shared by every script that records outcomes:
 //
-//	store.StatsKey(name) is a hash with one counter per outcome and bucket. The
+//	wire.StatsKey(name) is a hash with one counter per outcome and bucket. The
 //	bucket of time t is floor(t_ms / BucketMS) (t from Redis TIME); the
 //	field is the outcome letter followed by the bucket number in decimal:
 //	"a<bucket>" acquired, "r<bucket>" rejected, "e<bucket>" errors, e.g.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // Token locks and access counters are plain strings: nothing in a value like
@@ -43,7 +44,7 @@ type ObjectPatterns struct {
 }
 
 // announcedKinds maps the names store clients announced with a string
-// kind to that kind (store.AnnounceTokenLock or store.AnnounceCounter).
+// kind to that kind (wire.AnnounceTokenLock or wire.AnnounceCounter).
 // The walker adds names as their announcements arrive and drops them once
 // they are neither sampled nor being read.
 type announcedKinds struct {
@@ -121,7 +122,7 @@ func (p ObjectPatterns) isTokenLockName(name string) bool {
 			return true
 		}
 	}
-	return p.isDeadlineLockName(name) || p.announced.kind(name) == store.AnnounceTokenLock
+	return p.isDeadlineLockName(name) || p.announced.kind(name) == wire.AnnounceTokenLock
 }
 
 // isDeadlineLockName reports whether name is configured as a deadline lock.
@@ -141,7 +142,7 @@ func (p ObjectPatterns) counterRule(name string) (CounterRule, bool) {
 			return r, true
 		}
 	}
-	if p.announced.kind(name) == store.AnnounceCounter {
+	if p.announced.kind(name) == wire.AnnounceCounter {
 		return CounterRule{Pattern: name}, true // its limit is the application's
 	}
 	return CounterRule{}, false

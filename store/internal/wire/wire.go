@@ -148,15 +148,9 @@ func SetRedissonRateBatch(ctx context.Context, rdb Processor, keys []string, rat
 	return res[0], res[2], nil
 }
 
-// The client registry (registry-format.md): every key carries the
-// {lw-clients} tag so the beat script touches one slot.
-const (
-	ClientsKey     = "lw:{lw-clients}:clients"
-	ClientNamesKey = "lw:{lw-clients}:names"
-	// ClientGoneBeats is how many beat periods without a heartbeat make a
-	// client gone.
-	ClientGoneBeats = 3
-)
+// ClientGoneBeats is how many beat periods without a heartbeat make a
+// client gone.
+const ClientGoneBeats = 3
 
 // ClientRecord is one client's registry value (JSON).
 type ClientRecord struct {
