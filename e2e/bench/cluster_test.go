@@ -20,7 +20,7 @@ import (
 // 10 of the report (report_cluster_test.go) measures the same with its
 // per-node cost; these are the quick version:
 //
-//	go test -run '^$' -bench 'Topology' -benchtime 200x ./store/bench/
+//	go test -run '^$' -bench 'Topology' -benchtime 200x ./e2e/bench/
 
 // topologies returns a client per topology, each closed when b ends.
 func topologies(b *testing.B) []struct {
