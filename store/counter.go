@@ -8,8 +8,9 @@ import (
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
-// Access counters in seed 004's layout: a string per limited client (an IP,
-// a user) INCRemented per hit and EXPIREd on the first hit of a window;
+// Access counters: a string per limited client (an IP, a user)
+// INCRemented per hit and EXPIREd on the first hit of a window, as
+// hand-written INCR+EXPIRE limiters keep them;
 // hits above the limit are rejected (and still counted). The console
 // (store/inspect) finds them by configured pattern, shows their count and
 // remaining window, and can reset one.
@@ -60,8 +61,8 @@ func (c *Client) NewCounter(name string, opts *CounterOptions) *Counter {
 // Name is the counter's key.
 func (k *Counter) Name() string { return k.name }
 
-// TryAcquire counts n hits (seed 004 counts 1) and says whether the window
-// still admits them; rejected hits are counted too, as in seed 004. The
+// TryAcquire counts n hits and says whether the window still admits them;
+// rejected hits are counted too, as INCR-first limiters count them. The
 // Result's Count is the hits in this window, these included; Remaining the
 // hits left; ResetAfter (and, when rejected, RetryAfter) the time until
 // the window ends. The outcome is counted in the stats ring. n above the
@@ -91,8 +92,7 @@ func (k *Counter) TryAcquire(ctx context.Context, n int64) (Result, error) {
 
 // Acquire counts n hits once a window admits them, waiting as long as ctx
 // allows: after a rejection it waits for the window to end and tries again.
-// Every rejected attempt is counted in the window it was made in, as seed
-// 004 counts them. When ctx ends first, or its deadline comes before the
+// Every rejected attempt is counted in the window it was made in. When ctx ends first, or its deadline comes before the
 // window does, the error matches ErrRateLimited and ctx's error.
 func (k *Counter) Acquire(ctx context.Context, n int64) (Result, error) {
 	return acquireLoop(ctx, func(ctx context.Context) (Result, error) { return k.TryAcquire(ctx, n) })

@@ -20,11 +20,12 @@ var (
 	ErrNotHeld = errors.New("store: lock not held by this owner")
 	// ErrNotFound: no lock or limiter of a known kind at that name.
 	ErrNotFound = errors.New("store: not found")
-	// ErrNotConfigured: a limiter acquire on a key with no limiter (seed 001's
-	// NO_LIMIT); the caller decides whether that means "allow".
+	// ErrNotConfigured: a limiter acquire on a key with no limiter (the
+	// token bucket's code 0, BucketNoLimit); the caller decides whether that
+	// means "allow".
 	ErrNotConfigured = errors.New("store: limiter not configured")
-	// ErrModify: modify of a limiter that does not exist (seed 001's
-	// MODIFY_ERROR, "re-initialise it").
+	// ErrModify: modify of a limiter that does not exist (the token
+	// bucket's code -2, BucketModifyError): initialise it first.
 	ErrModify = errors.New("store: limiter modify failed: not initialised")
 	// ErrWrongKind: the key exists but holds something else (another kind
 	// of object, or an application's own data).

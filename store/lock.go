@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The reentrant lock speaks Redisson's RLock wire format (seed 000), so Go
+// The reentrant lock speaks Redisson's RLock wire format, so Go
 // applications, Java applications using Redisson and the console all see and
 // respect the same locks: hash <name>, one field "<client-id>:<owner>" with
 // the reentry count, PEXPIRE lease, "0" published on UnlockChannel(name)

@@ -12,8 +12,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
-// Redisson's RRateLimiter for Go applications, in its wire layout (seeds 000
-// and 002), so Java services using Redisson and Go services using store
+// Redisson's RRateLimiter for Go applications, in its wire layout, so Java services using Redisson and Go services using store
 // share one limiter: config hash <name> (rate, interval, type), value key
 // {<name>}:value (per client {<name>}:value:<client-id>) and, for the
 // sliding window of Redisson 3.13.3 and later, grants zset

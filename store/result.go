@@ -37,7 +37,7 @@ type Result struct {
 	Limit Limit
 
 	// Counter only: hits counted in this window, this one included
-	// (rejected hits count too, as in seed 004).
+	// (rejected hits count too).
 	Count int64
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Seed 003's hand-made lock for Go: the same hash layout as the reentrant
-// lock (field "<client-id>:<owner>" -> reentry count, expiry = lease), taken
+// The spin lock is the try-sleep-retry lock Go code often writes by hand:
+// the same hash layout as the reentrant lock (field "<client-id>:<owner>" -> reentry count, expiry = lease), taken
 // by the same scripts, but waiting the simple way: try, sleep a fixed
 // interval, try again, no pub/sub. A renewal timer extends the lease every
 // lease/3 for as long as the holder's field is still there, and unlock by a
@@ -30,7 +30,7 @@ var (
 	spinRenewScript   = newScript("lock_renew")
 )
 
-// Defaults of seed 003.
+// Defaults of a spin lock's options.
 const (
 	DefaultSpinRetryInterval = 50 * time.Millisecond
 	DefaultSpinLease         = 30 * time.Second
@@ -172,7 +172,7 @@ func (s *SpinLock) Lock(ctx context.Context) error {
 }
 
 // Unlock releases one level; the last deletes the lock (and tells
-// reentrant-lock waiters, which seed 003's own unlock does not). ErrNotHeld
+// reentrant-lock waiters, which a hand-written unlock would not). ErrNotHeld
 // when this holder does not hold it; nothing changes then.
 func (s *SpinLock) Unlock(ctx context.Context) error {
 	if s.err != nil {
@@ -232,7 +232,7 @@ func (s *SpinLock) renewing() bool {
 	return s.stop != nil
 }
 
-// renew is seed 003's timer: every lease/3, extend the lease if the field is
+// renew is the renewal timer: every lease/3, extend the lease if the field is
 // still there; stop for good the first time it is not.
 func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 	t := time.NewTicker(s.lease / 3)

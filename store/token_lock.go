@@ -11,8 +11,8 @@ import (
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
-// Token locks in the layout of seed 004, redsync and bsm/redislock: a string
-// key SET NX PX to a random token, released and refreshed only by whoever
+// Token locks in the layout of redsync and bsm/redislock: a string key
+// SET NX PX to a random token, released and refreshed only by whoever
 // holds that token (compare-and-delete, compare-and-pexpire). The console
 // lists them by configured pattern (inspect.ObjectPatterns.TokenLocks) and shows the
 // token as the holder.
@@ -43,8 +43,7 @@ type TokenLockOptions struct {
 	// release is announced (a holder of another library, a lost message);
 	// default DefaultTokenRetryInterval.
 	RetryInterval time.Duration
-	// Attempts bounds Lock's attempts (seed 004's tryNum); 0 means no bound
-	// but ctx.
+	// Attempts bounds Lock's attempts; 0 means no bound but ctx.
 	Attempts int
 }
 

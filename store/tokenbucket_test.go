@@ -28,7 +28,7 @@ func tbNewBucket(t *testing.T) (*Client, *redis.Client, string) {
 // Redis time as the client time the way seed 001's client does.
 func tbSeed001(t *testing.T, rdb *redis.Client, name, method string, args ...any) int64 {
 	t.Helper()
-	src, err := os.ReadFile("testdata/seed001_ratelimit.lua")
+	src, err := os.ReadFile("testdata/ratelimit_client.lua")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,10 @@ const (
 	demoAPI   = "demo:api"
 	demoLogin = "demo:login"
 	demoStuck = "demo:lock:stuck"
-	// demoTokenLock is a seed-004 / bsm/redislock style lock: SET NX PX to
+	// demoTokenLock is a redsync / bsm/redislock style lock: SET NX PX to
 	// a random token, released by compare-and-delete.
 	demoTokenLock = "demo:token:report"
-	// demoHits is seed 004's per-IP access counter (INCR, EXPIRE on the
+	// demoHits is a per-IP access counter (INCR, EXPIRE on the
 	// first hit), for one client address from the documentation range.
 	demoHits = "demo:hits:203.0.113.7"
 	// demoHitLimit hits per demoHitWindow; the client hits a little faster
@@ -118,7 +118,7 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		}
 	}()
 
-	// Seed 001's test bucket: 500 permits, one more every 2 ms (500/s).
+	// A burst of 500 permits, one more every 2 ms (500/s).
 	if err := initBucket(ctx, t.apps[0], cfg.Prefix+demoAPI, 500, 500, 2); err != nil {
 		return fmt.Errorf("init %s: %w", cfg.Prefix+demoAPI, err)
 	}
@@ -147,7 +147,7 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		wg.Add(1)
 		go func() { defer wg.Done(); f() }()
 	}
-	// Seed 001's load: 20 workers, each acquiring one permit every 30 ms
+	// Its load: 20 workers, each acquiring one permit every 30 ms
 	// (up to 667/s against 500/s: once the initial 500 permits are spent,
 	// part of every window is rejected).
 	for i := range 20 {
@@ -472,7 +472,7 @@ func prefixed(prefix string, names []string) []string {
 
 // The functions below adapt the demo to store's client API.
 
-// initBucket creates a token bucket unless one exists (seed 001's init).
+// initBucket creates a token bucket unless one exists (Init leaves a live one alone).
 func initBucket(ctx context.Context, app *store.Client, name string, initial, capacity int64, intervalMS float64) error {
 	return app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{
 		Capacity: capacity, IntervalMS: intervalMS, Initial: initial,

@@ -157,7 +157,7 @@ func TestCmdTrafficSetupFails(t *testing.T) {
 }
 
 // sumStats adds the fields of one kind ("a", "r" or "e") over the name's
-// stats ring (layout in store/model.go).
+// stats ring (layout in store/internal/wire/wire.go).
 func sumStats(t *testing.T, rdb *redis.Client, name, kind string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -50,7 +50,7 @@ var limiterPeers = []limiterPeer{
 // seed001Peer runs seed 001's own script (the test fixture restating it),
 // with the client's clock, as seed 001's client does.
 func seed001Peer() limiterPeer {
-	src, err := os.ReadFile("../../store/testdata/seed001_ratelimit.lua")
+	src, err := os.ReadFile("../../store/testdata/ratelimit_client.lua")
 	if err != nil {
 		panic(err)
 	}

@@ -102,7 +102,7 @@ func parseCanonicalInt(s string) (int64, bool) {
 	return n, true
 }
 
-// Seed 001's field names.
+// A token bucket's field names.
 const (
 	tbLastMS    = "last_mill_second"
 	tbStored    = "stored_permits"
@@ -112,7 +112,7 @@ const (
 	tbNumFields = 5
 )
 
-// parseTokenBucket classifies a hash as a seed-001 token bucket: exactly its
+// parseTokenBucket classifies a hash as a token bucket: exactly its
 // five fields, numbers where numbers belong, a capacity of at least one and
 // a positive refill interval. nowMS is Redis time, so Available is what an
 // acquire running now would see.
@@ -146,8 +146,8 @@ func parseTokenBucket(name string, fields map[string]string, nowMS int64) (Limit
 	}, true
 }
 
-// parseFinite parses a number as Lua's tonumber would for the values seed 001
-// writes ("500", "2.0", "1.5e3"), rejecting NaN, infinities, hex and blanks,
+// parseFinite parses a number as Lua's tonumber would for the values token
+// bucket clients write ("500", "2.0", "1.5e3"), rejecting NaN, infinities, hex and blanks,
 // which Go's ParseFloat would otherwise accept.
 func parseFinite(s string) (float64, bool) {
 	if s == "" || strings.ContainsAny(s, " \t\n_xXpPiInN") {
@@ -306,7 +306,7 @@ func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl tim
 	return nil, nil
 }
 
-// counterInfo describes a seed-004 counter holding n hits.
+// counterInfo describes an access counter holding n hits.
 func counterInfo(name string, n int64, pttl time.Duration, rule CounterRule) LimiterInfo {
 	info := LimiterInfo{
 		Name:       name,
@@ -318,7 +318,7 @@ func counterInfo(name string, n int64, pttl time.Duration, rule CounterRule) Lim
 		Rate:       rule.Limit,
 		IntervalMS: float64(rule.Window.Milliseconds()),
 	}
-	// seed 004 counts rejected hits too, so with the limit known Redis
+	// INCR-first counters count rejected hits too, so with the limit known Redis
 	// does reveal this window's admissions: the first Limit hits.
 	info.RejectionsHidden = true
 	if info.LimitKnown {

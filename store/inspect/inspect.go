@@ -1,16 +1,3 @@
-// Package inspect is lockwarden's console side of the objects package store
-// takes: it finds the locks and rate limiters in a Redis deployment
-// (Discover, and the incremental Walker the sampler drives one tick at a
-// time), classifies each key by its layout (Redisson's RLock, fair, fenced
-// and read-write locks and RRateLimiter; the seed articles' token buckets,
-// token locks and counters), samples their state and 200 ms outcome stats
-// (Sample), follows their unlock channels (SubscribeEvents), plans and
-// performs the changes an admin may make (ForceUnlock, ModifyLimiterWith,
-// ResetCounter) and keeps the audit stream of those changes (Audit).
-//
-// Applications never need it: they take locks and permits with package
-// store. inspect imports store for the key layout and the shared errors;
-// store never imports inspect.
 package inspect
 
 import (

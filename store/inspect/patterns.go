@@ -14,15 +14,15 @@ import (
 // treats a string as one of them when its name matches a pattern the
 // operator configured for that kind.
 
-// CounterRule says which string keys are seed-004 access counters and, when
+// CounterRule says which string keys are INCR+EXPIRE access counters and, when
 // known, the limit the application enforces on them.
 type CounterRule struct {
 	// Pattern is a Redis glob (as for SCAN MATCH), e.g. "ip:limit:*".
 	Pattern string
-	// Limit is the most hits a window admits (seed 004's limit_count);
+	// Limit is the most hits a window admits;
 	// 0 when lockwarden is not told.
 	Limit int64
-	// Window is the window length (seed 004's limit_time); 0 when unknown.
+	// Window is the window length; 0 when unknown.
 	Window time.Duration
 }
 
@@ -33,7 +33,7 @@ type ObjectPatterns struct {
 	TokenLocks []string
 	// Counters are the INCR+EXPIRE access counters.
 	Counters []CounterRule
-	// DeadlineLocks are Redis globs of seed 004's timestamp locks: SETNX of
+	// DeadlineLocks are Redis globs of timestamp locks: SETNX of
 	// a deadline (epoch ms), taken over with GETSET once it has passed.
 	DeadlineLocks []string
 
