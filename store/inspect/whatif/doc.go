@@ -56,10 +56,10 @@
 //     as idle), and settings edited inside the span are not replayed: every
 //     step is replayed at the proposed settings.
 //   - Where rejections are not recorded (Limiter.RejectionsHidden:
-//     Redisson's own Java clients and seed 004's counters decide in scripts
-//     that count nothing), the demand is only what was recorded, mostly the
-//     grants; the real demand was higher, so attempts and predicted
-//     rejections are lower bounds (Result.LowerBound).
+//     Redisson's own Java clients and hand-written INCR+EXPIRE counters
+//     decide in scripts that count nothing), the demand is only what was
+//     recorded, mostly the grants; the real demand was higher, so attempts
+//     and predicted rejections are lower bounds (Result.LowerBound).
 //   - A per-client Redisson limiter gives each client its own window, but
 //     its demand is recorded for all clients together, so it is refused
 //     (ErrUnsupported).

@@ -48,14 +48,14 @@ func TestReplayAtTodaysRateReproducesRecordedRejections(t *testing.T) {
 		setup func(t *testing.T, app *store.Client, name string) tryFunc
 	}{
 		{"token bucket", nil, func(t *testing.T, app *store.Client, name string) tryFunc {
-			b := app.TokenBucket(name)
+			b := app.NewTokenBucket(name, nil)
 			if err := b.Init(t.Context(), store.TokenBucketConfig{Capacity: 10, IntervalMS: 40, Initial: 10}); err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (store.Result, error) { return b.TryAcquire(ctx, 1) }
 		}},
 		{"counter", &inspect.CounterRule{Limit: 25, Window: time.Second}, func(t *testing.T, app *store.Client, name string) tryFunc {
-			k := app.Counter(name, 25, time.Second)
+			k := app.NewCounter(name, &store.CounterOptions{Limit: 25, Window: time.Second})
 			return func(ctx context.Context) (store.Result, error) { return k.TryAcquire(ctx, 1) }
 		}},
 		{"redisson sliding window", nil, redissonSetup(store.RedissonSliding)},
@@ -147,7 +147,7 @@ type tryFunc func(context.Context) (store.Result, error)
 // as mode's Redisson keeps it.
 func redissonSetup(mode store.RedissonMode) func(*testing.T, *store.Client, string) tryFunc {
 	return func(t *testing.T, app *store.Client, name string) tryFunc {
-		l := app.RedissonLimiter(name, &store.RedissonLimiterOptions{Mode: mode})
+		l := app.NewRedissonLimiter(name, &store.RedissonLimiterOptions{Mode: mode})
 		if _, err := l.TrySetRate(t.Context(), store.RateOverall, 25, time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +172,7 @@ func drive(t *testing.T, rdb *redis.Client, name string, try func(context.Contex
 	var mu sync.Mutex
 	buckets := map[int64]inspect.Counts{}
 	read := func() {
-		fields, err := rdb.HGetAll(ctx, store.StatsKey(name)).Result()
+		fields, err := rdb.HGetAll(ctx, redistest.StatsKey(name)).Result()
 		if err != nil {
 			t.Error(err)
 			return

@@ -54,10 +54,10 @@ func (l Limiter) replayer(s Settings) (replayer, error) {
 // takes; the limit is compared as a Lua number, so it stays below 2^53.
 func checkCounter(s Settings) error {
 	if s.Rate < 1 || s.Rate > store.MaxBucketCapacity {
-		return store.Invalid("rate", "must be between 1 and %d, got %d", int64(store.MaxBucketCapacity), s.Rate)
+		return &store.ValidationError{Field: "rate", Message: fmt.Sprintf("must be between 1 and %d, got %d", int64(store.MaxBucketCapacity), s.Rate)}
 	}
 	if math.IsNaN(s.IntervalMS) || s.IntervalMS < 1 || s.IntervalMS > store.MaxBucketCapacity || s.IntervalMS != math.Trunc(s.IntervalMS) {
-		return store.Invalid("interval_ms", "must be a whole number of milliseconds of at least 1, got %g", s.IntervalMS)
+		return &store.ValidationError{Field: "interval_ms", Message: fmt.Sprintf("must be a whole number of milliseconds of at least 1, got %g", s.IntervalMS)}
 	}
 	return nil
 }
