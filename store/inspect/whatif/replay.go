@@ -137,6 +137,15 @@ func (b *tokenBucket) step(a arrivals) int64 {
 			b.stored -= float64(k)
 			admitted += k
 			j += k
+			if b.stored == b.max-1 && j < a.n && math.Floor(float64(a.width/a.n)/b.interval) >= 1 {
+				// One short of full, and the attempts are at least an
+				// interval apart: each refill from here on reaches the
+				// cap, moving last_mill_second to the attempt, and each
+				// attempt takes one permit of it. All are admitted.
+				admitted += a.n - j
+				b.last = float64(a.at(a.n - 1))
+				j = a.n
+			}
 			continue
 		}
 		// Empty: every attempt is rejected, and writes nothing, until a
