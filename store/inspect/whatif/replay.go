@@ -187,20 +187,32 @@ func (w *fixedWindow) step(a arrivals) int64 {
 // admitted while fewer than rate permits are out.
 type slidingWindow struct {
 	rate, window int64
-	grants       []grant // by time; grants[head:] are out
+	grants       []grants // by time; grants[head:] are out
 	head         int
 	out          int64 // permits in grants[head:]
 }
 
-// grant is the permits granted in one millisecond.
-type grant struct{ at, n int64 }
+// grants are a run of one step's attempts, a.at(from) to a.at(to-1), each
+// granted one permit.
+type grants struct {
+	a        arrivals
+	from, to int64
+}
 
 func (w *slidingWindow) start(int64) { w.grants, w.head, w.out = w.grants[:0], 0, 0 }
 
-// expire returns the grants made at or before now - window.
+// expire returns the permits granted at or before now - window.
 func (w *slidingWindow) expire(now int64) {
-	for w.head < len(w.grants) && w.grants[w.head].at <= now-w.window {
-		w.out -= w.grants[w.head].n
+	for w.head < len(w.grants) {
+		g := &w.grants[w.head]
+		cut := min(g.to, g.a.from(now-w.window+1))
+		if cut <= g.from {
+			break
+		}
+		w.out -= cut - g.from
+		if g.from = cut; g.from < g.to {
+			break
+		}
 		w.head++
 	}
 	if w.head > 64 && w.head > len(w.grants)/2 {
@@ -215,11 +227,22 @@ func (w *slidingWindow) step(a arrivals) int64 {
 		now := a.at(j)
 		w.expire(now)
 		if w.out < w.rate {
+			// Attempts in the same millisecond find the same grants out.
 			k := min(a.from(now+1)-j, w.rate-w.out)
-			if last := len(w.grants) - 1; last >= w.head && w.grants[last].at == now {
-				w.grants[last].n += k
+			// The rest of the step is admitted when it fits in what is
+			// free (returns only add to it), or when every grant out is
+			// this step's and fewer than rate of its attempts fit in a
+			// window: attempts at least gap apart, at most (window-1)/gap
+			// before any one within the window.
+			gap := a.width / a.n
+			own := w.head == len(w.grants) || w.grants[w.head].a == a
+			if w.out+a.n-j <= w.rate || gap > 0 && own && (w.window-1)/gap < w.rate {
+				k = a.n - j
+			}
+			if last := len(w.grants) - 1; last >= w.head && w.grants[last].a == a && w.grants[last].to == j {
+				w.grants[last].to += k
 			} else {
-				w.grants = append(w.grants, grant{at: now, n: k})
+				w.grants = append(w.grants, grants{a: a, from: j, to: j + k})
 			}
 			w.out += k
 			admitted += k
@@ -227,7 +250,8 @@ func (w *slidingWindow) step(a arrivals) int64 {
 			continue
 		}
 		// Full: rejected until the oldest grant returns.
-		j = max(j+1, a.from(w.grants[w.head].at+w.window))
+		oldest := w.grants[w.head]
+		j = max(j+1, a.from(oldest.a.at(oldest.from)+w.window))
 	}
 	return admitted
 }
