@@ -146,8 +146,10 @@ func Replay(req Request) (*Result, error) {
 		return res, nil
 	}
 	first := d.Points[0].T.UnixMilli()
+	spanMS := d.Points[len(d.Points)-1].T.UnixMilli() + d.StepMS - first
+	res.SpanS = float64(spanMS) / 1000
+	res.Points = make([]ResultPoint, 0, min(int64(len(d.Points)), spanMS/pointMS+2))
 	sim.start(first)
-	res.SpanS = float64(d.Points[len(d.Points)-1].T.UnixMilli()+d.StepMS-first) / 1000
 	pointAt := int64(-1)
 	for _, p := range d.Points {
 		start := p.T.UnixMilli()
