@@ -101,6 +101,11 @@ func TestReplayAtTodaysRateReproducesRecordedRejections(t *testing.T) {
 				case math.Abs(rel) > 0.02:
 					t.Errorf("%d ms steps: predicted rejections %d are %+.2f %% off the recorded %d; want within 2 %%",
 						stepMS, res.Predicted.Rejected, 100*rel, res.Actual.Rejected)
+					// Step by step, to tell the model's error from the driver's.
+					bySteps, _ := Replay(Request{Limiter: lim, Proposed: lim.Current, Demand: demand, PointMS: stepMS})
+					for _, p := range bySteps.Points {
+						t.Logf("%s: %d attempts, recorded %+v, replayed %+v", p.T.Format("15:04:05.000"), p.Attempts, p.Actual, p.Predicted)
+					}
 				}
 			}
 		})
