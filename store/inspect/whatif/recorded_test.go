@@ -20,9 +20,9 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // rate, one attempt at 1.5 s while the limiter recovers, ten times the rate
 // again. Every limiter below admits 25 a second.
 //
-// The driver cannot always keep time on a loaded machine (stalls of 100 ms
-// and more were seen with -race and other tests running), and a stall is a
-// gap inside a step that the arrival model spreads out. So the limiters
+// The driver cannot always keep time: on a loaded machine, with -race, a
+// goroutine can wait 100 ms and more to run, and such a stall is a gap
+// inside a step that the arrival model spreads out. So the limiters
 // and the pattern make such gaps cost nothing: the bucket banks 400 ms of
 // permits; the 1 s windows open at the first attempt, at 1.5 s and at once
 // when the previous one ends, and each overlaps at least 500 ms of dense
