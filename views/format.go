@@ -24,7 +24,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func intStr(n int) string { return strconv.Itoa(n) }
 
 // num prints a float without trailing zeros and with at most two decimals,
-// because intervals like seed 001's "2.0" ms are fractional but a rate of
+// because token-bucket intervals like "2.0" ms are fractional but a rate of
 // 333.3333 per second is noise at that precision.
 func num(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {

@@ -344,7 +344,7 @@ type ClientRow struct {
 // ResetCounterURL is the form action that resets an access counter.
 func ResetCounterURL(name string) string { return LimiterURL(name) + "/reset" }
 
-// RollingRow is one 200 ms step of seed 001's rolling summary: the 1 s
+// RollingRow is one 200 ms step of the limiter detail's rolling table: the 1 s
 // window ending at At.
 type RollingRow struct {
 	At       time.Time

@@ -1,10 +1,25 @@
-// Package web is lockwarden's console: an Echo server with server-rendered
-// pages, a JSON API, and a websocket that streams one sampler's frames to
-// every viewer.
+// Package web is lockwarden's console over HTTP: the routes, thin handleX
+// handlers, the presenters that turn the parts' state into views and JSON,
+// the one error -> HTTP status mapping (errors.go), and Server.Open/Close,
+// which wire the parts below and run them. Each part has one job and
+// imports only downwards; none imports web:
 //
-// Redis work does not grow with the number of viewers: one sampler reads
-// Redis once per tick, builds the frame bytes once, and one hub hands the
+//   - live: the 200 ms tick, walker -> immutable Snapshot, stale rows,
+//     window history, node health; hands each snapshot to metrics, alert
+//     and feed, in that order.
+//   - events: the lock event log and the pub/sub relay feeding it.
+//   - alert: rules over snapshots, the firing set, the webhook.
+//   - feed: snapshots, events and alerts -> frames -> hub -> websockets.
+//   - metrics: Prometheus collectors reading the parts when scraped.
+//   - auth: roles, tokens, sessions, the Host/Origin/CSP guard.
+//   - admin: force-unlock, release-all, edits, resets, each audited and
+//     re-read into live before it returns (no HTTP types).
+//
+// Redis work does not grow with the number of viewers: live reads Redis
+// once per tick, feed builds the frame bytes once, and its hub hands the
 // same bytes to every websocket. A viewer that cannot keep up is dropped.
+//
+// It imports views, static, store, store/inspect and the parts above.
 package web
 
 import (

@@ -12,8 +12,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/events"
 )
 
@@ -150,7 +150,7 @@ func (e *testEnv) waitSubscribed(c *websocket.Conn) {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
-			e.rdb.Publish(context.Background(), store.UnlockChannel(probe), "0")
+			e.rdb.Publish(context.Background(), redistest.UnlockChannel(probe), "0")
 			select {
 			case <-stop:
 				return
@@ -175,7 +175,7 @@ func TestWSUnlockEvent(t *testing.T) {
 	e.waitSubscribed(c)
 
 	name := e.prefix + "released"
-	ch := store.UnlockChannel(name)
+	ch := redistest.UnlockChannel(name)
 	if err := e.rdb.Publish(context.Background(), ch, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestWSExpiredEvent(t *testing.T) {
 	// which must not also be reported as an expiry.
 	e.rdb.PExpire(context.Background(), name, 50*time.Millisecond)
 	e.rdb.Del(context.Background(), gone)
-	e.rdb.Publish(context.Background(), store.UnlockChannel(gone), "0")
+	e.rdb.Publish(context.Background(), redistest.UnlockChannel(gone), "0")
 
 	var got []frame
 	readFrames(t, c, 5*time.Second, func(f frame) bool {

@@ -25,7 +25,7 @@ func testAlerter(cfg *Config, nodes func(*live.Snapshot) []live.NodeStatus) (*En
 		cfg = &Config{}
 	}
 	r := &recorder{}
-	return New(*cfg, nodes, live.NewHistory(), r), r
+	return New(*cfg, nodes, live.New(live.Config{}).History(), r), r
 }
 
 func lockSnap(pttl time.Duration, first time.Time) *live.Snapshot {

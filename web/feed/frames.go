@@ -290,7 +290,7 @@ type statsCore struct {
 	Locks        map[string]inspect.Counts `json:"locks"`
 	Available    map[string]int64          `json:"available"`
 	PTTLMS       map[string]int64          `json:"pttl_ms"`
-	Who          map[string]holdersWho     `json:"who"` // frames.go
+	Who          map[string]holdersWho     `json:"who"`
 	LockCount    int                       `json:"lock_count"`
 	LimiterCount int                       `json:"limiter_count"`
 	// DiscoveredAt is when the discovery behind this frame's object set

@@ -60,15 +60,13 @@ type History struct {
 	byName map[string]*ring
 }
 
-// NewHistory keeps historyTicks points per limiter.
-func NewHistory() *History { return newHistory(historyTicks) }
-
 func newHistory(size int) *History {
 	return &History{size: size, byName: make(map[string]*ring)}
 }
 
-// PushTick records one tick's window of every limiter, under one lock
-// (at 1,000 limiters, a lock per push was a tenth of the tick's work).
+// PushTick records one tick's window of every limiter (the sampler's
+// write, once per tick) under one lock: at 1,000 limiters, a lock per
+// limiter was a tenth of the tick's work.
 func (h *History) PushTick(at int64, lims []inspect.LimiterInfo, stats map[string]inspect.Summary) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -11,7 +11,7 @@
 // back into it. Readers (pages, the API) take Latest. Admin actions call
 // Refresh, which re-reads what they changed and patches the snapshot.
 //
-// It imports store, store/inspect and web/events.
+// It imports store/inspect and web/events.
 package live
 
 import (
