@@ -34,6 +34,11 @@ var (
 	// an *UncertainError wrapping the cause. Acquires that may have taken
 	// something withdraw it before returning (see the package doc).
 	ErrUncertain = errors.New("store: outcome unknown (no reply from Redis)")
+	// ErrNotReplicated: a lock write that fewer replicas than
+	// Options.ReplicaAcks confirmed in time (a *ReplicationError). A grant
+	// is then withdrawn and the error also matches ErrNotObtained; a
+	// renewal or release was applied on the master.
+	ErrNotReplicated = errors.New("store: not confirmed by replicas")
 	// ErrInvalid is matched by every *ValidationError.
 	ErrInvalid = errors.New("store: invalid input")
 )
