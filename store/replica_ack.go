@@ -164,15 +164,25 @@ func (n *ackNode) stale() {
 	n.mu.Unlock()
 }
 
-// spec returns the WAIT for a write to the master node, addressed as addr.
-func (a *acker) spec(ctx context.Context, node redis.Cmdable, addr string) waitSpec {
+// node returns the entry of the master addressed as addr.
+func (a *acker) node(addr string) *ackNode {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	n := a.nodes[addr]
 	if n == nil {
 		n = &ackNode{}
 		a.nodes[addr] = n
 	}
-	a.mu.Unlock()
+	return n
+}
+
+// learn records an INFO (default sections) of the master addressed as
+// addr that the Client read anyway.
+func (a *acker) learn(addr string, info string) { a.node(addr).apply(info, nil) }
+
+// spec returns the WAIT for a write to the master node, addressed as addr.
+func (a *acker) spec(ctx context.Context, node redis.Cmdable, addr string) waitSpec {
+	n := a.node(addr)
 
 	n.mu.Lock()
 	known, fresh := n.known, time.Since(n.checked) < ackRecheck
@@ -203,7 +213,10 @@ func (a *acker) spec(ctx context.Context, node redis.Cmdable, addr string) waitS
 // what was known (and a first one leaves auto mode waiting for one
 // replica, the safe guess: a master without any fails that call).
 func (n *ackNode) refresh(ctx context.Context, node redis.Cmdable) {
-	info, err := node.Info(ctx, "server", "replication").Result()
+	n.apply(node.Info(ctx, "server", "replication").Result())
+}
+
+func (n *ackNode) apply(info string, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := time.Now()

@@ -203,7 +203,7 @@ func TestReplicaAckRemembersAReplicaThatJustLeft(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(ackRecheck + 100*time.Millisecond) // past a recheck that saw none
-	_ = l.TryLock(ctx)                           // lets the background recheck run
+	_ = l.TryLock(ctx)                            // lets the background recheck run
 	time.Sleep(100 * time.Millisecond)
 	if err := l.TryLock(ctx); !errors.Is(err, ErrNotReplicated) {
 		t.Errorf("TryLock right after the replica left = %v, want ErrNotReplicated", err)
