@@ -68,6 +68,17 @@ func (r *replicated) freeze(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 }
 
+// ackClients are two Clients with one ID (so their handles with one Owner
+// are one holder): patient, for steps that must succeed on a loaded
+// machine, and hasty, whose short timeout makes a silent replica's
+// failures quick.
+func ackClients(rdb *redis.Client) (patient, hasty *Client) {
+	id := newUUID()
+	patient = New(rdb, &Options{ID: id, NoRegistry: true, ReplicaAckTimeout: 10 * time.Second})
+	hasty = New(rdb, &Options{ID: id, NoRegistry: true, ReplicaAckTimeout: 300 * time.Millisecond})
+	return patient, hasty
+}
+
 func waits(t *testing.T, rdb *redis.Client) int64 {
 	calls := redistest.CommandCalls(t, rdb)
 	return calls["wait"] + calls["waitaof"]
@@ -78,7 +89,7 @@ func waits(t *testing.T, rdb *redis.Client) int64 {
 func TestReplicaAckDefaultWaitsForTheReplica(t *testing.T) {
 	r := startReplicated(t)
 	ctx := lockTestCtx(t, 10*time.Second)
-	c := New(r.rdb, &Options{NoRegistry: true})
+	c, _ := ackClients(r.rdb)
 	name := redistest.Prefix(t) + "lock"
 	l := c.NewLock(name, nil)
 	before := waits(t, r.rdb)
@@ -104,12 +115,12 @@ func TestReplicaAckDefaultWaitsForTheReplica(t *testing.T) {
 func TestReplicaAckUnconfirmedGrantIsWithdrawn(t *testing.T) {
 	r := startReplicated(t)
 	ctx := lockTestCtx(t, 10*time.Second)
-	c := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 400 * time.Millisecond})
+	patient, c := ackClients(r.rdb)
 	name := redistest.Prefix(t) + "lock"
-	held := c.NewLock(name+":held", nil)
-	if err := held.TryLock(ctx); err != nil {
+	if err := patient.NewLock(name+":held", &LockOptions{Owner: "o"}).TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	held := c.NewLock(name+":held", &LockOptions{Owner: "o"})
 	r.freeze(t)
 
 	l := c.NewLock(name, nil)
@@ -148,9 +159,9 @@ func TestReplicaAckUnconfirmedGrantIsWithdrawn(t *testing.T) {
 func TestReplicaAckBatchedGrants(t *testing.T) {
 	r := startReplicated(t)
 	ctx := lockTestCtx(t, 20*time.Second)
-	c := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 400 * time.Millisecond})
+	patient, hasty := ackClients(r.rdb)
 	prefix := redistest.Prefix(t)
-	run := func(want error) {
+	run := func(c *Client, want error) {
 		var wg sync.WaitGroup
 		errs := make([]error, 32)
 		for i := range errs {
@@ -172,12 +183,12 @@ func TestReplicaAckBatchedGrants(t *testing.T) {
 		}
 	}
 	before := waits(t, r.rdb)
-	run(nil)
+	run(patient, nil)
 	if got := waits(t, r.rdb) - before; got == 0 || got > 64 {
 		t.Errorf("%d WAITs for 64 writes", got)
 	}
 	r.freeze(t)
-	run(ErrNotReplicated)
+	run(hasty, ErrNotReplicated)
 	if keys := r.rdb.Keys(ctx, prefix+"l*").Val(); len(keys) != 0 {
 		t.Errorf("unconfirmed grants left on the master: %v", keys)
 	}
@@ -189,13 +200,10 @@ func TestReplicaAckBatchedGrants(t *testing.T) {
 func TestReplicaAckRemembersAReplicaThatJustLeft(t *testing.T) {
 	r := startReplicated(t)
 	ctx := lockTestCtx(t, 10*time.Second)
-	c := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 400 * time.Millisecond})
+	_, c := ackClients(r.rdb)
 	name := redistest.Prefix(t) + "lock"
 	l := c.NewLock(name, nil)
-	if err := l.TryLock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Unlock(ctx); err != nil {
+	if err := c.decidePubsub(ctx); err != nil { // the Client's INFO: one replica
 		t.Fatal(err)
 	}
 	r.replica.Pause()
@@ -248,7 +256,7 @@ func TestReplicaAckOffAndNoReplicas(t *testing.T) {
 func TestReplicaAckPersistFallsBack(t *testing.T) {
 	r := startReplicated(t)
 	ctx := lockTestCtx(t, 10*time.Second)
-	c := New(r.rdb, &Options{NoRegistry: true, ReplicaAckPersist: true, ReplicaAcks: 1})
+	c := New(r.rdb, &Options{NoRegistry: true, ReplicaAckPersist: true, ReplicaAcks: 1, ReplicaAckTimeout: 10 * time.Second})
 	l := c.NewLock(redistest.Prefix(t)+"lock", nil)
 	if err := l.TryLock(ctx); err != nil {
 		t.Fatal(err)
@@ -273,11 +281,12 @@ func TestReplicaAckHandOffUnconfirmed(t *testing.T) {
 	r := startReplicated(t)
 	ctx := lockTestCtx(t, 15*time.Second)
 	name := redistest.Prefix(t) + "lock"
-	a := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 400 * time.Millisecond}).NewLock(name, nil)
-	b := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 400 * time.Millisecond}).NewLock(name, nil)
-	if err := a.TryLock(ctx); err != nil {
+	patient, hasty := ackClients(r.rdb)
+	if err := patient.NewLock(name, &LockOptions{Owner: "a"}).TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	a := hasty.NewLock(name, &LockOptions{Owner: "a"})
+	b := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 300 * time.Millisecond}).NewLock(name, nil)
 	done := make(chan error, 1)
 	go func() { done <- b.Lock(ctx) }()
 	for r.rdb.ZCard(ctx, lockQueueKey(name)).Val() == 0 {
