@@ -8,7 +8,7 @@
 -- they are not keys (Cluster would reject them as CROSSSLOT).
 --
 -- The common case, the last level with nobody queued, costs HGET, DEL (of
--- the lock and its hold times), an empty ZRANGE and PUBLISH; a key of another type is found by the WRONGTYPE
+-- the lock and its hold times), an empty ZPOPMIN and PUBLISH; a key of another type is found by the WRONGTYPE
 -- error of HGET rather than a TYPE on every call.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
@@ -29,6 +29,9 @@
 -- ARGV[7] -> absent or "" for a release; a waiter token to withdraw a waiter
 --            that gave up: its entry is removed, and if the lock was already
 --            handed to it, that hold is released like any other
+-- ARGV[8] -> (optional) "1" to return a hand-off as {2, token}, so that a
+--            releasing client whose own waiter got the lock can wake it in
+--            process (store/lock_wait.go); absent: 2
 -- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
@@ -37,7 +40,7 @@
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, message published
 --   2   -> released and handed to the next waiter (counted "a"), messages
---          published
+--          published; {2, token} with ARGV[8] "1"
 --   3   -> withdraw: the token was still queued and is removed; nothing else
 --   4   -> withdraw: the token was neither queued nor handed the lock (its
 --          entry expired); nothing else
@@ -124,7 +127,7 @@ end
 -- The longest-queued waiter whose entry is still fresh, dropping expired
 -- ones met on the way (bounded; a later call drops more).
 for _ = 1, 16 do
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  local head = redis.call('ZPOPMIN', queue)[1]
   if not head then
     break
   end
@@ -133,7 +136,6 @@ for _ = 1, 16 do
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   local entry = redis.call('HGET', entries, head)
-  redis.call('ZREM', queue, head)
   local deadline, hlease, hholder
   if entry then
     deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
@@ -150,6 +152,9 @@ for _ = 1, 16 do
     redis.call('PUBLISH', wake_channel, head)
     announce()
     record('a')
+    if ARGV[8] == '1' then
+      return { 2, head }
+    end
     return 2
   end
   redis.call('HDEL', entries, head)

@@ -125,6 +125,9 @@ type Lock struct {
 	argv                []any
 	tryCall, unlockCall preparedCall
 	renewCall           preparedCall
+	// confirmCall is the renewal that confirms a hand-off: the lock key
+	// only, as the hand-off has just recorded the hold times.
+	confirmCall preparedCall
 	// levels is how many levels this handle's calls took and did not give
 	// back. An acquire whose outcome is unknown is withdrawn only when it is
 	// 0: then any level of this holder that the call may have added is one
@@ -146,8 +149,11 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.unlockCh, l.wakeCh = UnlockChannel(name), lockWakeChannel(name)
 	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
 	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
-	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
+	// ARGV[7] "" (not a withdrawal) and ARGV[8] "1": a hand-off names its
+	// waiter, who is woken in process when it is one of this Client's.
+	l.unlockCall = prepare(lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], "", "1")...)
 	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
+	l.confirmCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
 	return l
 }
 
@@ -252,6 +258,8 @@ func (l *Lock) Lock(ctx context.Context) error {
 		}
 		timer.Reset(max(wait, time.Millisecond))
 		select {
+		case <-w.L:
+			return l.handedOffLocal(ctx)
 		case <-w.H:
 			if ok, err := l.handedOff(ctx); ok || err != nil {
 				return err
@@ -260,6 +268,8 @@ func (l *Lock) Lock(ctx context.Context) error {
 		default:
 		}
 		select {
+		case <-w.L:
+			return l.handedOffLocal(ctx)
 		case <-w.H:
 			if ok, err := l.handedOff(ctx); ok || err != nil {
 				return err
@@ -299,7 +309,7 @@ func randomHex() string {
 // as any acquire gives it. ok is false when the claim ran out before the
 // confirmation (the waiter keeps waiting).
 func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
-	ok, err = l.renew(ctx)
+	ok, err = l.renewWith(ctx, &l.confirmCall)
 	if ok && errors.Is(err, ErrNotReplicated) {
 		l.giveBack(ctx)
 		return false, fmt.Errorf("%w: %w", ErrNotObtained, err)
@@ -323,6 +333,25 @@ func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
 		l.shared.acquired(ctx, l)
 	}
 	return true, nil
+}
+
+// handedOffLocal takes a hold that a release of this Client handed to this
+// waiter: the release's reply, a moment ago in this process, proves the
+// hold, with the claim lease. A watchdog handle then skips the
+// confirmation round trip: its first renewal, due at a third of the claim
+// lease, gives it its own lease. A handle without a watchdog, or one whose
+// grants must reach replicas, confirms as a waiter woken by message does.
+func (l *Lock) handedOffLocal(ctx context.Context) error {
+	if !l.watchdog || l.c.ackNeeded(ctx, l.name) {
+		ok, err := l.handedOff(ctx)
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: %q: the hand-off's claim ran out before it was confirmed", ErrNotObtained, l.name)
+		}
+		return err
+	}
+	l.levels.Add(1)
+	l.shared.acquiredFirst(ctx, l, min(l.lease, handoffLease)/3)
+	return nil
 }
 
 // withdraw takes a waiter that gives up out of the queue. If the lock was
@@ -373,6 +402,13 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	cmd, ack := l.c.callAcked(ctx, &l.unlockCall)
 	res, err := cmd.Int64()
+	if v, ok := cmd.Val().([]any); ok && len(v) == 2 && cmd.Err() == nil {
+		// {2, token}: handed off; the waiter may be one of this Client's.
+		res, err = 2, nil
+		if token, ok := v[1].(string); ok {
+			l.shared.hub.handTo(l.unlockCh, token)
+		}
+	}
 	if errors.Is(err, redis.Nil) {
 		// The holder holds nothing (lease ran out, force-unlock): a later
 		// uncertain acquire has nothing of the caller's to spare.
@@ -460,8 +496,10 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 // renew restarts the lease. A renewal that fewer replicas than required
 // confirmed is ok with an error matching ErrNotReplicated: the master has
 // it, a failover may not.
-func (l *Lock) renew(ctx context.Context) (bool, error) {
-	cmd, ack := l.c.callAcked(ctx, &l.renewCall)
+func (l *Lock) renew(ctx context.Context) (bool, error) { return l.renewWith(ctx, &l.renewCall) }
+
+func (l *Lock) renewWith(ctx context.Context, p *preparedCall) (bool, error) {
+	cmd, ack := l.c.callAcked(ctx, p)
 	n, err := cmd.Int64()
 	if err != nil {
 		return false, l.scriptErr("renew", err)
