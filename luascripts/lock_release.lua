@@ -29,9 +29,6 @@
 -- ARGV[7] -> absent or "" for a release; a waiter token to withdraw a waiter
 --            that gave up: its entry is removed, and if the lock was already
 --            handed to it, that hold is released like any other
--- ARGV[8] -> (optional) "1" to return a hand-off as {2, token}, so that a
---            releasing client whose own waiter got the lock can wake it in
---            process (store/lock_wait.go); absent: 2
 -- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
@@ -40,7 +37,7 @@
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, message published
 --   2   -> released and handed to the next waiter (counted "a"), messages
---          published; {2, token} with ARGV[8] "1"
+--          published
 --   3   -> withdraw: the token was still queued and is removed; nothing else
 --   4   -> withdraw: the token was neither queued nor handed the lock (its
 --          entry expired); nothing else
@@ -152,9 +149,6 @@ for _ = 1, 16 do
     redis.call('PUBLISH', wake_channel, head)
     announce()
     record('a')
-    if ARGV[8] == '1' then
-      return { 2, head }
-    end
     return 2
   end
   redis.call('HDEL', entries, head)

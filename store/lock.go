@@ -149,9 +149,7 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.unlockCh, l.wakeCh = UnlockChannel(name), lockWakeChannel(name)
 	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
 	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
-	// ARGV[7] "" (not a withdrawal) and ARGV[8] "1": a hand-off names its
-	// waiter, who is woken in process when it is one of this Client's.
-	l.unlockCall = prepare(lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], "", "1")...)
+	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
 	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
 	l.confirmCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
 	return l
@@ -258,8 +256,6 @@ func (l *Lock) Lock(ctx context.Context) error {
 		}
 		timer.Reset(max(wait, time.Millisecond))
 		select {
-		case <-w.L:
-			return l.handedOffLocal(ctx)
 		case <-w.H:
 			if ok, err := l.handedOff(ctx); ok || err != nil {
 				return err
@@ -268,8 +264,6 @@ func (l *Lock) Lock(ctx context.Context) error {
 		default:
 		}
 		select {
-		case <-w.L:
-			return l.handedOffLocal(ctx)
 		case <-w.H:
 			if ok, err := l.handedOff(ctx); ok || err != nil {
 				return err
@@ -335,25 +329,6 @@ func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
 	return true, nil
 }
 
-// handedOffLocal takes a hold that a release of this Client handed to this
-// waiter: the release's reply, a moment ago in this process, proves the
-// hold, with the claim lease. A watchdog handle then skips the
-// confirmation round trip: its first renewal, due at a third of the claim
-// lease, gives it its own lease. A handle without a watchdog, or one whose
-// grants must reach replicas, confirms as a waiter woken by message does.
-func (l *Lock) handedOffLocal(ctx context.Context) error {
-	if !l.watchdog || l.c.ackNeeded(ctx, l.name) {
-		ok, err := l.handedOff(ctx)
-		if err == nil && !ok {
-			err = fmt.Errorf("%w: %q: the hand-off's claim ran out before it was confirmed", ErrNotObtained, l.name)
-		}
-		return err
-	}
-	l.levels.Add(1)
-	l.shared.acquiredFirst(ctx, l, min(l.lease, handoffLease)/3)
-	return nil
-}
-
 // withdraw takes a waiter that gives up out of the queue. If the lock was
 // handed to it meanwhile, that hold is released (and handed on) instead.
 // It runs even when ctx has ended: a stale entry would make the next
@@ -402,13 +377,6 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	cmd, ack := l.c.callAcked(ctx, &l.unlockCall)
 	res, err := cmd.Int64()
-	if v, ok := cmd.Val().([]any); ok && len(v) == 2 && cmd.Err() == nil {
-		// {2, token}: handed off; the waiter may be one of this Client's.
-		res, err = 2, nil
-		if token, ok := v[1].(string); ok {
-			l.shared.hub.handTo(l.unlockCh, token)
-		}
-	}
 	if errors.Is(err, redis.Nil) {
 		// The holder holds nothing (lease ran out, force-unlock): a later
 		// uncertain acquire has nothing of the caller's to spare.

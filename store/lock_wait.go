@@ -193,10 +193,7 @@ type unlockWaiter struct {
 	token string
 	C     chan struct{}
 	H     chan struct{}
-	// L receives one when a release of this Client handed the lock to
-	// this waiter's token (handTo): no message needed.
-	L    chan struct{}
-	left bool
+	left  bool
 }
 
 // join registers a waiter with token on a lock's unlock channel and hand-off
@@ -240,8 +237,7 @@ func (h *waitHub) join(ctx context.Context, token, unlock, wake string) (*unlock
 			return nil, err
 		}
 	}
-	w := &unlockWaiter{hub: h, group: cw, token: token, C: make(chan struct{}, 1), H: make(chan struct{}, 1),
-		L: make(chan struct{}, 1)}
+	w := &unlockWaiter{hub: h, group: cw, token: token, C: make(chan struct{}, 1), H: make(chan struct{}, 1)}
 	cw.members[w] = struct{}{}
 	h.waiters++
 	h.waits++
@@ -440,27 +436,6 @@ func (h *waitHub) lost() {
 		cw.skip = 0
 		for w := range cw.members {
 			w.notify()
-		}
-	}
-}
-
-// handTo wakes this Client's waiter whose token a release of this Client
-// just handed the lock to, without waiting for the hand-off message (which
-// still comes, and then finds the waiter gone or woken already).
-func (h *waitHub) handTo(unlock, token string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	cw := h.channels[unlock]
-	if cw == nil {
-		return
-	}
-	for w := range cw.members {
-		if w.token == token {
-			select {
-			case w.L <- struct{}{}:
-			default:
-			}
-			return
 		}
 	}
 }

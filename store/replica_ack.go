@@ -309,15 +309,6 @@ func (c *Client) callAcked(ctx context.Context, p *preparedCall) (cmd *redis.Cmd
 	return runWithWait(ctx, node, p.cmd, w)
 }
 
-// ackNeeded reports whether lock writes of key wait for replicas.
-func (c *Client) ackNeeded(ctx context.Context, key string) bool {
-	if c.ack == nil {
-		return false
-	}
-	node, addr, err := c.ackTarget(ctx, key)
-	return err != nil || c.ack.spec(ctx, node, addr).n > 0
-}
-
 // runWithWait sends one script call and its WAIT as a pipeline, once (an
 // EVALSHA answered NOSCRIPT did not run and is sent again as EVAL, with
 // its WAIT).
