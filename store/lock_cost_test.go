@@ -147,7 +147,7 @@ func TestLockHandOffCommands(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- b.Lock(ctx) }()
-		for rdb.ZCard(ctx, lockQueueKey("cost")).Val() == 0 {
+		for rdb.ZCard(ctx, wire.LockQueueKey("cost")).Val() == 0 {
 			time.Sleep(2 * time.Millisecond)
 		}
 		before := redistest.CommandCalls(t, rdb)

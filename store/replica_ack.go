@@ -51,27 +51,6 @@ const (
 	ackForget = 5 * time.Second
 )
 
-// ReplicationError is a lock write that fewer replicas than required
-// confirmed within the timeout (or whose WAIT got no reply). It matches
-// ErrNotReplicated with errors.Is.
-type ReplicationError struct {
-	Want, Got int
-	// Err is set when the WAIT itself failed (no reply, an error reply).
-	Err error
-}
-
-func (e *ReplicationError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%v: waiting for %d: %v", ErrNotReplicated, e.Want, e.Err)
-	}
-	return fmt.Sprintf("%v: %d of %d confirmed in time", ErrNotReplicated, e.Got, e.Want)
-}
-
-// Is makes errors.Is(err, ErrNotReplicated) true.
-func (e *ReplicationError) Is(target error) bool { return target == ErrNotReplicated }
-
-func (e *ReplicationError) Unwrap() error { return e.Err }
-
 // replicaAcks is Options.ReplicaAcks with every negative value as -1.
 func (o *Options) replicaAcks() int {
 	if o == nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -289,7 +290,7 @@ func TestReplicaAckHandOffUnconfirmed(t *testing.T) {
 	b := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 300 * time.Millisecond}).NewLock(name, nil)
 	done := make(chan error, 1)
 	go func() { done <- b.Lock(ctx) }()
-	for r.rdb.ZCard(ctx, lockQueueKey(name)).Val() == 0 {
+	for r.rdb.ZCard(ctx, wire.LockQueueKey(name)).Val() == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	r.freeze(t)
@@ -311,7 +312,7 @@ func TestReplicaAckSettingInRegistry(t *testing.T) {
 		c := New(rdb, &Options{ReplicaAcks: acks})
 		var raw string
 		for deadline := time.Now().Add(5 * time.Second); raw == "" && time.Now().Before(deadline); {
-			raw = rdb.HGet(t.Context(), ClientsKey, c.ID()).Val()
+			raw = rdb.HGet(t.Context(), wire.ClientsKey, c.ID()).Val()
 			time.Sleep(5 * time.Millisecond)
 		}
 		var rec struct {
