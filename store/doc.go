@@ -95,9 +95,10 @@
 // Replication is asynchronous, so a master that dies right after granting
 // a lock can leave a promoted replica that never saw the grant, and a
 // second holder. Like Redisson (checkLockSyncedSlaves, slavesSyncTimeout),
-// a reentrant Lock's grant, renewal and release wait for the master's
-// replicas by default: the script and a WAIT (WAITAOF on Redis >= 7.2 with
-// Options.ReplicaAckPersist) go out in one pipeline, and a grant fewer
+// a reentrant Lock's and a FencedLock's grant, renewal and release wait
+// for the master's replicas by default: the script and a WAIT (WAITAOF on
+// Redis >= 7.2 with Options.ReplicaAckPersist) go out in one pipeline,
+// and a grant fewer
 // replicas confirmed within Options.ReplicaAckTimeout (1 s) is withdrawn
 // and fails with ErrNotObtained wrapping ErrNotReplicated (replica_ack.go;
 // failover_test.go kills masters right after grants and finds no second
@@ -113,4 +114,6 @@
 // second), and a replica whose link broke is waited for during 5 s more,
 // so grants fail rather than go unconfirmed in both windows. On a Cluster
 // such calls are sent to the key's master directly and are not batched.
+// The other lock kinds (SpinLock, RWLock, FairLock, TokenLock) do not wait
+// for replicas yet.
 package store

@@ -155,6 +155,34 @@ func TestReplicaAckUnconfirmedGrantIsWithdrawn(t *testing.T) {
 	}
 }
 
+// A fenced lock's grant (its own script) waits for the replica too; an
+// unconfirmed one is withdrawn.
+func TestReplicaAckFencedLock(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 20*time.Second)
+	patient, hasty := ackClients(r.rdb)
+	name := redistest.Prefix(t) + "fenced"
+	f := patient.NewFencedLock(name, nil)
+	before := waits(t, r.rdb)
+	if err := f.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if waits(t, r.rdb) == before {
+		t.Error("a fenced grant sent no WAIT")
+	}
+	if err := f.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.freeze(t)
+	err := hasty.NewFencedLock(name, nil).TryLock(ctx)
+	if !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("fenced TryLock with a silent replica = %v", err)
+	}
+	if n := r.rdb.Exists(ctx, name).Val(); n != 0 {
+		t.Error("the unconfirmed fenced grant is still on the master")
+	}
+}
+
 // Concurrent grants share one WAIT per batch, and each unconfirmed one is
 // withdrawn.
 func TestReplicaAckBatchedGrants(t *testing.T) {

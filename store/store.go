@@ -53,7 +53,7 @@ type Options struct {
 	// no name announcements, no background goroutine. The console's own
 	// client sets it.
 	NoRegistry bool
-	// ReplicaAcks is how many replicas must confirm a reentrant Lock's
+	// ReplicaAcks is how many replicas must confirm a Lock's or FencedLock's
 	// grant, renewal or release before it counts (Redis WAIT, sent in the
 	// same pipeline as the script; see replica_ack.go). A grant that fewer
 	// replicas confirmed within ReplicaAckTimeout is withdrawn and fails
