@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -285,7 +286,14 @@ func (c *Client) callAcked(ctx context.Context, p *preparedCall) (cmd *redis.Cmd
 	if c.batch != nil && addr == "" {
 		return c.batch.runWait(ctx, p, w)
 	}
-	return runWithWait(ctx, node, p.cmd, w)
+	cmd, ack = runWithWait(ctx, node, p.cmd, w)
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok && (refused(cmd.Err()) || errors.Is(cmd.Err(), ErrUncertain)) {
+		// The node no longer serves the slot (MOVED after a failover or a
+		// resharding) or is gone: the Cluster client's slot map is stale,
+		// and the next call should find the new master.
+		cc.ReloadState(context.WithoutCancel(ctx))
+	}
+	return cmd, ack
 }
 
 // runWithWait sends one script call and its WAIT as a pipeline, once (an

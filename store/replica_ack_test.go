@@ -356,3 +356,36 @@ func TestReplicaAckSettingInRegistry(t *testing.T) {
 		_ = c.Close()
 	}
 }
+
+// A call sent to a Cluster node directly (as acknowledged lock writes are)
+// that meets MOVED ran nothing: it is a refusal, and an acquire refused so
+// is "not obtained".
+func TestReplicaAckMovedIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Cluster")
+	}
+	c := redistest.StartCluster(t, nil)
+	cc := redistest.NewClusterClient(t, c)
+	ctx := lockTestCtx(t, 20*time.Second)
+	name := redistest.Prefix(t) + "lock"
+	owner, err := cc.MasterForKey(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *redis.Client
+	for _, m := range c.Masters {
+		if m.Addr != owner.Options().Addr {
+			other = redis.NewClient(&redis.Options{Addr: m.Addr})
+			defer other.Close()
+			break
+		}
+	}
+	l := New(cc, &Options{NoRegistry: true}).NewLock(name, nil)
+	cmd, _ := runWithWait(ctx, other, l.tryCall.cmd, waitSpec{n: 1, ms: 100, node: &ackNode{}})
+	if !redis.HasErrorPrefix(cmd.Err(), "MOVED") {
+		t.Fatalf("EVALSHA on a node that does not serve the slot: %v, want MOVED", cmd.Err())
+	}
+	if err := l.scriptErr("acquire", cmd.Err()); !refused(cmd.Err()) || !errors.Is(err, ErrNotObtained) {
+		t.Errorf("MOVED: refused %v, acquire error %v; want a refusal and ErrNotObtained", refused(cmd.Err()), err)
+	}
+}
