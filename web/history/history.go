@@ -46,8 +46,8 @@ type endedReq struct{ name, holder, how string }
 type Stats struct {
 	Writer          bool      `json:"writer"` // false: this replica only reads
 	ID              string    `json:"id"`
-	Keys            int       `json:"keys"`        // history keys in Redis, about
-	BytesEstimate   int64     `json:"bytes"`       // their memory, about
+	Keys            int       `json:"keys"`  // history keys in Redis, about
+	BytesEstimate   int64     `json:"bytes"` // their memory, about
 	LimitersKept    int       `json:"limiters_kept"`
 	LimitersOmitted int       `json:"limiters_omitted"` // active, beyond the top
 	LocksKept       int       `json:"locks_kept"`
