@@ -29,8 +29,8 @@ func TestLockHoldEndings(t *testing.T) {
 	h := open(t, rdb, nil)
 	feed(t, []*history.History{h},
 		lockAt(at(1), lk, 30*time.Second, a),
-		lockAt(at(2), lk, 30*time.Second, b), // a hands off to b
-		lockAt(at(3), lk, 0),                 // b gone ...
+		lockAt(at(2), lk, 30*time.Second, b),       // a hands off to b
+		lockAt(at(3), lk, 0),                       // b gone ...
 		lockAt(at(4), lk, 500*time.Millisecond, c), // ... and c took it: handed off
 		lockAt(at(5), lk, 0),                       // c's lease ran out
 		lockAt(at(6), lk, 30*time.Second, d),

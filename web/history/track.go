@@ -77,6 +77,7 @@ type lock struct {
 	// openDirty says the running holds changed since the last write.
 	openDirty bool
 	forced    map[string]string // holder -> how the console ended it
+	gen       int64             // the last sample that listed the lock
 }
 
 type tracker struct {
@@ -85,6 +86,7 @@ type tracker struct {
 	locks    map[string]*lock
 	recentN  int
 	keepMS   int64 // how long closed holds wait for a writer
+	gen      int64 // samples seen
 }
 
 func newTracker(opt resolved) *tracker {
@@ -121,19 +123,19 @@ func (t *tracker) observe(s Sample) {
 		l.score = t.decay(l.score, l.scoredAt, now) + float64(c.acq+c.rej+c.errs)
 		l.scoredAt, l.seenAt = now, now
 	}
-	seen := make(map[string]bool, len(s.Locks))
+	t.gen++
 	for i := range s.Locks {
 		ls := &s.Locks[i]
-		seen[ls.Name] = true
 		l := t.locks[ls.Name]
 		if l == nil {
 			l = &lock{open: map[string]openHold{}, scoredAt: now}
 			t.locks[ls.Name] = l
 		}
+		l.gen = t.gen
 		t.observeLock(l, now, ls.Holders, ls.PTTL, ls.Waiters)
 	}
-	for name, l := range t.locks {
-		if !seen[name] && (l.present || len(l.ending) > 0) {
+	for _, l := range t.locks {
+		if l.gen != t.gen && (l.present || len(l.ending) > 0) {
 			t.observeLock(l, now, nil, -1, 0)
 		}
 		t.trimClosed(l, now)

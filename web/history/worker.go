@@ -82,7 +82,8 @@ func (w *worker) flush(ctx context.Context, force bool) error {
 		w.lastTry = now
 		err = w.takeover(ctx)
 	}
-	if err == nil && w.writer {
+	// Nothing observed since the last write: nothing to send.
+	if err == nil && w.writer && now > w.through {
 		err = w.write(ctx, now, limTop, lockTop)
 	}
 	w.h.setStats(func(s *Stats) {

@@ -106,7 +106,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []string)
 	var bytes int64
 	for _, c := range cmds {
 		for _, a := range c.Args() {
-			bytes += int64(len(fmt.Sprint(a)))
+			bytes += argLen(a)
 		}
 	}
 	if err != nil {
@@ -203,4 +203,16 @@ func (w *worker) retryNoScript(ctx context.Context, err error, all []redis.Cmder
 	}
 	_, err = pipe.Exec(ctx)
 	return err
+}
+
+// argLen is about the bytes an argument takes on the wire.
+func argLen(a any) int64 {
+	switch v := a.(type) {
+	case string:
+		return int64(len(v))
+	case []byte:
+		return int64(len(v))
+	default:
+		return int64(len(fmt.Sprint(v)))
+	}
 }
