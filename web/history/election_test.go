@@ -1,6 +1,7 @@
 package history_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -74,5 +75,50 @@ func TestTakeoverAfterWriterCrash(t *testing.T) {
 			time.Sleep(left)
 		}
 		feed(t, []*history.History{b})
+	}
+}
+
+// A replica that takes over right after starting keeps the history of
+// objects it has not seen busy yet: it ranks from the scores the last
+// writer left, and deletes nothing it cannot rank.
+func TestTakeoverKeepsIdleHistory(t *testing.T) {
+	rdb := redistest.Universal(t)
+	clean(t, rdb)
+	start := base(t, rdb)
+	idle, busy, lk := name(t, "idle"), name(t, "busy"), name(t, "job")
+	a := open(t, rdb, &history.Options{ID: "a"})
+	samples := limiterSamples(start, 30, idle)
+	samples[0].Locks = []history.LockSample{{Name: lk, Holders: []history.Holder{holder(1)}, PTTL: time.Minute}}
+	samples[1].Locks = []history.LockSample{{Name: lk, Holders: []history.Holder{holder(2)}, PTTL: time.Minute}}
+	feed(t, []*history.History{a}, samples...)
+	before, err := a.Limiter(t.Context(), idle, history.SpanHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked, err := a.Lock(t.Context(), lk, history.SpanHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// b starts a minute later and sees another limiter busy, and no lock.
+	b := open(t, rdb, &history.Options{ID: "b", Top: 2})
+	feed(t, []*history.History{b}, limiterSamples(start.Add(time.Minute), 30, busy)...)
+	if !b.Stats().Writer {
+		t.Fatal("b is not the writer")
+	}
+	after, err := b.Limiter(t.Context(), idle, history.SpanHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b's newest step is six after a's: a's three steps sit six back.
+	was, is := before.Points[len(before.Points)-3:], after.Points[len(after.Points)-9:len(after.Points)-6]
+	if !after.Kept || !slices.Equal(was, is) || was[0].Acquired == 0 {
+		t.Fatalf("the idle limiter's history changed on takeover:\nbefore %v\nafter  %v", was, is)
+	}
+	still, err := b.Lock(t.Context(), lk, history.SpanHour)
+	if err != nil || !still.Kept || len(still.Holds) != len(locked.Holds) {
+		t.Fatalf("the lock's holds changed on takeover: %+v, was %+v (%v)", still.Holds, locked.Holds, err)
 	}
 }

@@ -3,6 +3,7 @@ package history
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -116,7 +117,7 @@ func (t *tracker) observe(s Sample) {
 		}
 		l := t.limiters[ls.Name]
 		if l == nil {
-			l = &limiter{recent: make([]step, t.recentN), scoredAt: now}
+			l = t.newLimiter(now)
 			t.limiters[ls.Name] = l
 		}
 		l.at(e).c.add(c)
@@ -128,7 +129,7 @@ func (t *tracker) observe(s Sample) {
 		ls := &s.Locks[i]
 		l := t.locks[ls.Name]
 		if l == nil {
-			l = &lock{open: map[string]openHold{}, scoredAt: now}
+			l = t.newLock(now)
 			t.locks[ls.Name] = l
 		}
 		l.gen = t.gen
@@ -240,46 +241,75 @@ func (t *tracker) end(name, holder, how string) {
 	}
 }
 
-// ranked returns the names of the top busiest objects by decayed score at
-// now (ties by name, so replicas agree), and how many were left out.
-func ranked[T any](t *tracker, m map[string]*T, score func(*T) (float64, int64), now int64) (top []string, omitted int) {
-	type entry struct {
-		name  string
-		score float64
-	}
-	all := make([]entry, 0, len(m))
+// ranking is one kept object and its score at the flush.
+type ranking struct {
+	name  string
+	score float64
+}
+
+// ranked returns the top busiest objects by decayed score at now (ties by
+// name, so replicas agree), and how many were left out.
+func ranked[T any](t *tracker, m map[string]*T, score func(*T) (float64, int64), now int64) (top []ranking, omitted int) {
+	all := make([]ranking, 0, len(m))
 	for name, o := range m {
 		s, at := score(o)
 		if s = t.decay(s, at, now); s > 1e-9 {
-			all = append(all, entry{name, s})
+			all = append(all, ranking{name, s})
 		}
 	}
-	slices.SortFunc(all, func(a, b entry) int {
+	slices.SortFunc(all, func(a, b ranking) int {
 		if a.score != b.score {
 			if a.score > b.score {
 				return -1
 			}
 			return 1
 		}
-		if a.name < b.name {
-			return -1
-		}
-		return 1
+		return strings.Compare(a.name, b.name)
 	})
 	n := min(len(all), t.opt.top)
-	top = make([]string, n)
-	for i := range top {
-		top[i] = all[i].name
-	}
-	return top, len(all) - n
+	return all[:n:n], len(all) - n
 }
 
-func (t *tracker) topLimiters(now int64) ([]string, int) {
+func (t *tracker) topLimiters(now int64) ([]ranking, int) {
 	return ranked(t, t.limiters, func(l *limiter) (float64, int64) { return l.score, l.scoredAt }, now)
 }
 
-func (t *tracker) topLocks(now int64) ([]string, int) {
+func (t *tracker) topLocks(now int64) ([]ranking, int) {
 	return ranked(t, t.locks, func(l *lock) (float64, int64) { return l.score, l.scoredAt }, now)
+}
+
+func (t *tracker) newLimiter(now int64) *limiter {
+	return &limiter{recent: make([]step, t.recentN), scoredAt: now, seenAt: now}
+}
+
+func (t *tracker) newLock(now int64) *lock {
+	return &lock{open: map[string]openHold{}, scoredAt: now, seenAt: now}
+}
+
+// seed takes the score the last writer kept for an object (at time at),
+// so that a replica that just started does not rank the history it takes
+// over below what it saw in its first seconds, and delete it.
+func (t *tracker) seed(kind, name string, score float64, at, now int64) {
+	switch kind {
+	case memberLimiter:
+		l := t.limiters[name]
+		if l == nil {
+			l = t.newLimiter(now)
+			t.limiters[name] = l
+		}
+		if t.decay(l.score, l.scoredAt, at) < score {
+			l.score, l.scoredAt = score, at
+		}
+	case memberLock:
+		l := t.locks[name]
+		if l == nil {
+			l = t.newLock(now)
+			t.locks[name] = l
+		}
+		if t.decay(l.score, l.scoredAt, at) < score {
+			l.score, l.scoredAt = score, at
+		}
+	}
 }
 
 // forget drops objects idle for longer than the coarse retention, so the

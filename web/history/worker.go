@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -70,8 +71,6 @@ func (w *worker) sample(ctx context.Context, s Sample) {
 func (w *worker) flush(ctx context.Context, force bool) error {
 	now := w.lastAt
 	w.t.forget(now)
-	limTop, limOmit := w.t.topLimiters(now)
-	lockTop, lockOmit := w.t.topLocks(now)
 	var err error
 	switch {
 	case w.writer:
@@ -82,6 +81,8 @@ func (w *worker) flush(ctx context.Context, force bool) error {
 		w.lastTry = now
 		err = w.takeover(ctx)
 	}
+	limTop, limOmit := w.t.topLimiters(now)
+	lockTop, lockOmit := w.t.topLocks(now)
 	// Nothing observed since the last write: nothing to send.
 	if err == nil && w.writer && now > w.through {
 		err = w.write(ctx, now, limTop, lockTop)
@@ -116,15 +117,25 @@ func (w *worker) takeover(ctx context.Context) error {
 	w.index, w.touched, w.opened = map[string]bool{}, map[string]int64{}, map[string]bool{}
 	pipe := w.h.rdb.Pipeline()
 	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
-	members := pipe.ZRange(ctx, inspect.HistoryIndexKey, 0, -1)
+	members := pipe.ZRangeWithScores(ctx, inspect.HistoryIndexKey, 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		w.writer = false
 		_ = w.lock.Unlock(ctx)
 		return err
 	}
 	w.through, _ = through.Int64()
-	for _, m := range members.Val() {
+	at := w.through
+	if at <= 0 {
+		at = w.lastAt
+	}
+	for _, z := range members.Val() {
+		m := z.Member.(string)
 		w.index[m] = true
+		for _, kind := range []string{memberLimiter, memberLock} {
+			if name, ok := strings.CutPrefix(m, kind); ok {
+				w.t.seed(kind, name, z.Score, at, w.lastAt)
+			}
+		}
 	}
 	return holdWrite.Load(ctx, w.h.rdb).Err()
 }

@@ -21,7 +21,7 @@ const (
 // write sends everything that changed since the last flush, for the kept
 // objects, and deletes the history of objects no longer kept: one
 // pipeline (which a Cluster client splits into one per node).
-func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []string) error {
+func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking) error {
 	o := w.opt()
 	pipe := w.h.rdb.Pipeline()
 	var zadd []redis.Z
@@ -30,8 +30,8 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []string)
 	fromE := max(w.through-1, 0) / fineMS // the step of the last flush is rewritten whole
 	per := int64(CoarseStep / FineStep)
 
-	for _, name := range limTop {
-		member := memberLimiter + name
+	for _, r := range limTop {
+		name, member := r.name, memberLimiter+r.name
 		kept[member] = true
 		l := w.t.limiters[name]
 		var minutes []int64
@@ -52,21 +52,24 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []string)
 		for _, m := range minutes {
 			pipe.SetRange(ctx, coarse, (m%int64(o.nCoarse))*recordSize, encodeRecord(m, l.minute(m)))
 		}
-		if len(minutes) > 0 && !w.index[member] {
-			zadd = append(zadd, redis.Z{Score: float64(now), Member: member})
+		if len(minutes) > 0 || w.index[member] {
+			zadd = append(zadd, redis.Z{Score: r.score, Member: member})
 		}
 	}
 
 	holdTTL := strconv.FormatInt((o.coarse + CoarseStep).Milliseconds(), 10)
 	var lockCmds []*redis.Cmd
 	var lockArgs [][]any
-	for _, name := range lockTop {
-		member := memberLock + name
+	for _, r := range lockTop {
+		name, member := r.name, memberLock+r.name
 		kept[member] = true
 		l := w.t.locks[name]
 		replace := !w.opened[name]
 		args := w.holdArgs(l, holdTTL, replace)
 		if args == nil {
+			if w.index[member] {
+				zadd = append(zadd, redis.Z{Score: r.score, Member: member})
+			}
 			continue
 		}
 		keys := []string{inspect.HistoryOpenKey(name), inspect.HistoryHoldsKey(name)}
@@ -74,9 +77,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []string)
 		lockArgs = append(lockArgs, append([]any{keys}, args...))
 		w.opened[name] = true
 		l.openDirty = false
-		if !w.index[member] {
-			zadd = append(zadd, redis.Z{Score: float64(now), Member: member})
-		}
+		zadd = append(zadd, redis.Z{Score: r.score, Member: member})
 	}
 
 	var zrem []any

@@ -17,8 +17,9 @@ const (
 	// sample the writer has flushed, "writer" -> the writing replica's id.
 	HistoryMetaKey = Prefix + HistoryTag + "}:meta"
 	// HistoryIndexKey is a zset of the objects whose history is kept
-	// (members "<kind>:<name>", kind "limiter" or "lock"; score: Redis
-	// time ms of the object's last write).
+	// (members "<kind>:<name>", kind "limiter" or "lock"; score: the
+	// object's busyness at the meta key's "through", which a replica that
+	// takes over ranks from).
 	HistoryIndexKey = Prefix + HistoryTag + "}:index"
 )
 
