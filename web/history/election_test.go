@@ -122,3 +122,37 @@ func TestTakeoverKeepsIdleHistory(t *testing.T) {
 		t.Fatalf("the lock's holds changed on takeover: %+v, was %+v (%v)", still.Holds, locked.Holds, err)
 	}
 }
+
+// A replica that started in the middle of a step does not overwrite the
+// last writer's count of that step with the part it saw.
+func TestTakeoverKeepsPartlySeenSteps(t *testing.T) {
+	rdb := redistest.Universal(t)
+	clean(t, rdb)
+	start := base(t, rdb)
+	lim := name(t, "orders")
+	samples := limiterSamples(start, 51, lim)
+	a := open(t, rdb, &history.Options{ID: "a"})
+	feed(t, []*history.History{a}, samples[:35]...)
+	b := open(t, rdb, &history.Options{ID: "b"})
+	feed(t, []*history.History{a, b}, samples[35:50]...)
+	if err := a.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	feed(t, []*history.History{b}) // takes over
+	feed(t, []*history.History{b}, samples[50])
+	if !b.Stats().Writer {
+		t.Fatal("b did not take over")
+	}
+	day, err := b.Limiter(t.Context(), lim, history.SpanDay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour, err := b.Limiter(t.Context(), lim, history.SpanHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The minute stays a's count of its 50 seconds: b saw 16 of them
+	// (so its one second after a closed is not in it).
+	checkPoints(t, day, time.Minute, 1440, want(start, 50, time.Minute))
+	checkPoints(t, hour, 10*time.Second, 360, want(start, 51, 10*time.Second))
+}

@@ -88,6 +88,7 @@ type tracker struct {
 	recentN  int
 	keepMS   int64 // how long closed holds wait for a writer
 	gen      int64 // samples seen
+	firstAt  int64 // ms: the first sample; steps that began before it were seen in part
 }
 
 func newTracker(opt resolved) *tracker {
@@ -109,6 +110,9 @@ func (t *tracker) decay(score float64, since, now int64) float64 {
 
 func (t *tracker) observe(s Sample) {
 	now := s.At.UnixMilli()
+	if t.firstAt == 0 {
+		t.firstAt = now
+	}
 	e := (now - 1) / FineStep.Milliseconds() // a slice ending at At belongs to the step it ends in
 	for _, ls := range s.Limiters {
 		c := counts{ls.Acquired, ls.Rejected, ls.Errors}

@@ -20,9 +20,12 @@ type worker struct {
 
 	writer  bool
 	through int64 // ms: the newest sample time in Redis (meta "through")
-	lastAt  int64 // ms: the newest sample observed
-	lastE   int64 // the fine step of the newest sample
-	lastTry int64 // ms: the last attempt to become the writer
+	// inherited is "through" when this replica took over: how far the
+	// writer before it wrote.
+	inherited int64
+	lastAt    int64 // ms: the newest sample observed
+	lastE     int64 // the fine step of the newest sample
+	lastTry   int64 // ms: the last attempt to become the writer
 
 	// Known only while writing; rebuilt at every takeover.
 	index   map[string]bool  // members of the index key
@@ -124,6 +127,7 @@ func (w *worker) takeover(ctx context.Context) error {
 		return err
 	}
 	w.through, _ = through.Int64()
+	w.inherited = w.through
 	at := w.through
 	if at <= 0 {
 		at = w.lastAt

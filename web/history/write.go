@@ -28,6 +28,12 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 	kept := make(map[string]bool, len(limTop)+len(lockTop))
 	fineMS := FineStep.Milliseconds()
 	fromE := max(w.through-1, 0) / fineMS // the step of the last flush is rewritten whole
+	// A step that began before this replica's first sample was seen in
+	// part; when the writer before it wrote that step, its count stands.
+	partly := func(e int64, step time.Duration) bool {
+		begin := e * step.Milliseconds()
+		return begin < w.t.firstAt && begin < w.inherited
+	}
 	per := int64(CoarseStep / FineStep)
 
 	for _, r := range limTop {
@@ -37,7 +43,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 		var minutes []int64
 		fine, coarse := inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name)
 		for _, s := range l.recent {
-			if s.e < fromE || s.e == 0 || s.c.zero() {
+			if s.e < fromE || s.e == 0 || s.c.zero() || partly(s.e, FineStep) {
 				continue
 			}
 			if len(minutes) == 0 {
@@ -50,6 +56,9 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 			}
 		}
 		for _, m := range minutes {
+			if partly(m, CoarseStep) {
+				continue
+			}
 			pipe.SetRange(ctx, coarse, (m%int64(o.nCoarse))*recordSize, encodeRecord(m, l.minute(m)))
 		}
 		if len(minutes) > 0 || w.index[member] {
