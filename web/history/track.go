@@ -69,8 +69,8 @@ type lock struct {
 	scoredAt int64
 	seenAt   int64
 	present  bool
-	pttl     int64 // ms at seenAt; negative: no lease
-	open     map[string]openHold
+	pttl     int64      // ms at seenAt; negative: no lease
+	open     []openHold // running holds, in the order they began
 	// ending holds vanished at the last sample; the next one says
 	// whether another holder took over.
 	ending []closedHold
@@ -85,6 +85,7 @@ type tracker struct {
 	opt      resolved
 	limiters map[string]*limiter
 	locks    map[string]*lock
+	lockList []*lock // the same locks, for walking them every sample
 	recentN  int
 	keepMS   int64 // how long closed holds wait for a writer
 	gen      int64 // samples seen
@@ -133,34 +134,56 @@ func (t *tracker) observe(s Sample) {
 		ls := &s.Locks[i]
 		l := t.locks[ls.Name]
 		if l == nil {
-			l = t.newLock(now)
-			t.locks[ls.Name] = l
+			l = t.addLock(ls.Name, now)
 		}
 		l.gen = t.gen
 		t.observeLock(l, now, ls.Holders, ls.PTTL, ls.Waiters)
 	}
-	for _, l := range t.locks {
+	for _, l := range t.lockList {
 		if l.gen != t.gen && (l.present || len(l.ending) > 0) {
 			t.observeLock(l, now, nil, -1, 0)
 		}
-		t.trimClosed(l, now)
+		if len(l.closed) > 0 {
+			t.trimClosed(l, now)
+		}
 	}
 }
 
 // observeLock follows one lock from its last sample to this one.
 func (t *tracker) observeLock(l *lock, now int64, holders []Holder, pttl time.Duration, waiters int64) {
 	dt := float64(max(now-l.seenAt, 0)) / 1000
+	if len(l.ending) == 0 && sameHolders(l.open, holders) {
+		// The common tick: nothing changed hands.
+		l.present, l.pttl = true, pttlMS(pttl)
+		if waiters > 0 {
+			l.score = t.decay(l.score, l.scoredAt, now) + float64(waiters)*dt
+			l.scoredAt = now
+		}
+		l.seenAt = now
+		return
+	}
 	changes := 0
 	taken := false // a holder appeared
+	// Split the running holds into those still held and those gone (a
+	// holder that left and came back between two samples is one hold: the
+	// samples cannot tell).
+	kept := l.open[:0:0]
+	for _, o := range l.open {
+		if slices.ContainsFunc(holders, func(h Holder) bool { return h.ID == o.h.ID }) {
+			kept = append(kept, o)
+		}
+	}
+	gone := l.open
+	l.open = kept
 	for _, h := range holders {
-		if _, ok := l.open[h.ID]; ok {
+		if slices.ContainsFunc(l.open, func(o openHold) bool { return o.h.ID == h.ID }) {
 			continue
 		}
 		from := now
 		if !h.Since.IsZero() && h.Since.UnixMilli() <= now {
 			from = h.Since.UnixMilli()
 		}
-		l.open[h.ID] = openHold{h: h, from: from}
+		l.open = append(l.open, openHold{h: h, from: from})
 		l.openDirty, taken = true, true
 		changes++
 	}
@@ -172,7 +195,8 @@ func (t *tracker) observeLock(l *lock, now int64, holders []Holder, pttl time.Du
 		l.closed = append(l.closed, c)
 	}
 	l.ending = l.ending[:0]
-	for id, o := range l.open {
+	for _, o := range gone {
+		id := o.h.ID
 		if slices.ContainsFunc(holders, func(h Holder) bool { return h.ID == id }) {
 			continue
 		}
@@ -184,7 +208,6 @@ func (t *tracker) observeLock(l *lock, now int64, holders []Holder, pttl time.Du
 			c.ended = how
 			delete(l.forced, id)
 		}
-		delete(l.open, id)
 		l.openDirty = true
 		changes++
 		if c.ended == EndReleased && taken {
@@ -197,15 +220,33 @@ func (t *tracker) observeLock(l *lock, now int64, holders []Holder, pttl time.Du
 		}
 	}
 	l.present = holders != nil || pttl >= 0
-	l.pttl = pttl.Milliseconds()
-	if pttl < 0 {
-		l.pttl = -1
-	}
+	l.pttl = pttlMS(pttl)
 	if changes > 0 || waiters > 0 {
 		l.score = t.decay(l.score, l.scoredAt, now) + float64(changes) + float64(waiters)*dt
 		l.scoredAt = now
 	}
 	l.seenAt = now
+}
+
+// pttlMS is a lease in ms, -1 for none.
+func pttlMS(pttl time.Duration) int64 {
+	if pttl < 0 {
+		return -1
+	}
+	return pttl.Milliseconds()
+}
+
+// sameHolders reports whether holders are exactly the running holds.
+func sameHolders(open []openHold, holders []Holder) bool {
+	if len(open) != len(holders) || len(holders) == 0 {
+		return false
+	}
+	for _, h := range holders {
+		if !slices.ContainsFunc(open, func(o openHold) bool { return o.h.ID == h.ID }) {
+			return false
+		}
+	}
+	return true
 }
 
 // trimClosed forgets ended holds no writer can still need.
@@ -237,7 +278,7 @@ func (t *tracker) end(name, holder, how string) {
 			c.ended = how
 		}
 	}
-	if _, ok := l.open[holder]; ok {
+	if slices.ContainsFunc(l.open, func(o openHold) bool { return o.h.ID == holder }) {
 		if l.forced == nil {
 			l.forced = map[string]string{}
 		}
@@ -286,8 +327,11 @@ func (t *tracker) newLimiter(now int64) *limiter {
 	return &limiter{recent: make([]step, t.recentN), scoredAt: now, seenAt: now}
 }
 
-func (t *tracker) newLock(now int64) *lock {
-	return &lock{open: map[string]openHold{}, scoredAt: now, seenAt: now}
+func (t *tracker) addLock(name string, now int64) *lock {
+	l := &lock{scoredAt: now, seenAt: now}
+	t.locks[name] = l
+	t.lockList = append(t.lockList, l)
+	return l
 }
 
 // seed takes the score the last writer kept for an object (at time at),
@@ -307,8 +351,7 @@ func (t *tracker) seed(kind, name string, score float64, at, now int64) {
 	case memberLock:
 		l := t.locks[name]
 		if l == nil {
-			l = t.newLock(now)
-			t.locks[name] = l
+			l = t.addLock(name, now)
 		}
 		if t.decay(l.score, l.scoredAt, at) < score {
 			l.score, l.scoredAt = score, at
@@ -325,9 +368,14 @@ func (t *tracker) forget(now int64) {
 			delete(t.limiters, name)
 		}
 	}
+	kept := t.lockList[:0]
 	for name, l := range t.locks {
 		if l.seenAt < limit && len(l.open) == 0 {
 			delete(t.locks, name)
+		} else {
+			kept = append(kept, l)
 		}
 	}
+	clear(t.lockList[len(kept):])
+	t.lockList = kept
 }

@@ -167,13 +167,8 @@ func (w *worker) holdArgs(l *lock, ttl string, replace bool) []any {
 		w.entryN++
 		args = append(args, c.h.ID, c.ended, e)
 	}
-	ids := make([]string, 0, len(l.open))
-	for id := range l.open {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		args = append(args, id, encodeOpen(l.open[id]))
+	for _, o := range l.open {
+		args = append(args, o.h.ID, encodeOpen(o))
 	}
 	return args
 }
