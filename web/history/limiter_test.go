@@ -259,3 +259,27 @@ func contains(s []string, v string) bool {
 }
 
 var _ redis.UniversalClient // the tests run on a single node and on a Cluster
+
+func TestBadOptionsAndEnded(t *testing.T) {
+	rdb := redistest.Universal(t)
+	for _, o := range []history.Options{
+		{FineRetention: 15 * time.Second}, {CoarseRetention: 90 * time.Second}, {Top: -1}, {Lease: time.Microsecond},
+	} {
+		if _, err := history.Open(t.Context(), rdb, &o); !errors.Is(err, history.ErrOptions) {
+			t.Fatalf("Open(%+v) = %v, want ErrOptions", o, err)
+		}
+	}
+	h := open(t, rdb, nil)
+	lk := name(t, "job")
+	var pe *history.ParamError
+	if err := h.Ended(t.Context(), lk, "x", "stolen"); !errors.As(err, &pe) || pe.Param != "how" {
+		t.Fatalf("Ended with a bad how: %v, want a ParamError naming how", err)
+	}
+	// A lock whose history is not kept gets no key from Ended.
+	if err := h.Ended(t.Context(), lk, "x", history.EndForceUnlocked); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Exists(t.Context(), inspect.HistoryOpenKey(lk)).Result(); err != nil || n != 0 {
+		t.Fatalf("Ended created a key for a lock not kept (%d, %v)", n, err)
+	}
+}
