@@ -34,17 +34,11 @@ func TestClusterWriteRead(t *testing.T) {
 	}
 	h2 := open(t, cc, nil)
 	for _, lim := range lims {
-		got, err := h2.Limiter(t.Context(), lim, history.SpanHour)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := readLimiter(t, h2, lim, history.SpanHour)
 		checkPoints(t, got, 10*time.Second, 360, want(start, 70, 10*time.Second))
 	}
 	for _, lk := range locks {
-		got, err := h2.Lock(t.Context(), lk, history.SpanHour)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := readLock(t, h2, lk, history.SpanHour)
 		if len(got.Holds) != 4 || !got.Holds[0].To.IsZero() || got.Holds[1].Ended != history.EndHandedOff {
 			t.Fatalf("%s: holds %+v, want one running and three handed off", lk, got.Holds)
 		}

@@ -12,9 +12,7 @@ import (
 
 // One replica writes; the others only read until the writer closes.
 func TestOneWriterTakeoverOnClose(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
-	start := base(t, rdb)
+	rdb, start := fresh(t)
 	a := open(t, rdb, &history.Options{ID: "a"})
 	feed(t, []*history.History{a})
 	b := open(t, rdb, &history.Options{ID: "b"})
@@ -46,8 +44,7 @@ func TestOneWriterTakeoverOnClose(t *testing.T) {
 // A writer that dies without a word (its connection gone, so its watchdog
 // cannot renew) is replaced once its lease runs out.
 func TestTakeoverAfterWriterCrash(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
+	rdb, _ := fresh(t)
 	const lease = 600 * time.Millisecond
 	crashing := redistest.Universal(t)
 	a := open(t, crashing, &history.Options{ID: "a", Lease: lease})
@@ -82,23 +79,15 @@ func TestTakeoverAfterWriterCrash(t *testing.T) {
 // objects it has not seen busy yet: it ranks from the scores the last
 // writer left, and deletes nothing it cannot rank.
 func TestTakeoverKeepsIdleHistory(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
-	start := base(t, rdb)
+	rdb, start := fresh(t)
 	idle, busy, lk := name(t, "idle"), name(t, "busy"), name(t, "job")
 	a := open(t, rdb, &history.Options{ID: "a"})
 	samples := limiterSamples(start, 30, idle)
 	samples[0].Locks = []history.LockSample{{Name: lk, Holders: []history.Holder{holder(1)}, PTTL: time.Minute}}
 	samples[1].Locks = []history.LockSample{{Name: lk, Holders: []history.Holder{holder(2)}, PTTL: time.Minute}}
 	feed(t, []*history.History{a}, samples...)
-	before, err := a.Limiter(t.Context(), idle, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	locked, err := a.Lock(t.Context(), lk, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := readLimiter(t, a, idle, history.SpanHour)
+	locked := readLock(t, a, lk, history.SpanHour)
 	if err := a.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +97,7 @@ func TestTakeoverKeepsIdleHistory(t *testing.T) {
 	if !b.Stats().Writer {
 		t.Fatal("b is not the writer")
 	}
-	after, err := b.Limiter(t.Context(), idle, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := readLimiter(t, b, idle, history.SpanHour)
 	// b's newest step is six after a's: a's three steps sit six back.
 	was, is := before.Points[len(before.Points)-3:], after.Points[len(after.Points)-9:len(after.Points)-6]
 	if !after.Kept || !slices.Equal(was, is) || was[0].Acquired == 0 {
@@ -126,9 +112,7 @@ func TestTakeoverKeepsIdleHistory(t *testing.T) {
 // A replica that started in the middle of a step does not overwrite the
 // last writer's count of that step with the part it saw.
 func TestTakeoverKeepsPartlySeenSteps(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
-	start := base(t, rdb)
+	rdb, start := fresh(t)
 	lim := name(t, "orders")
 	samples := limiterSamples(start, 51, lim)
 	a := open(t, rdb, &history.Options{ID: "a"})
@@ -143,14 +127,8 @@ func TestTakeoverKeepsPartlySeenSteps(t *testing.T) {
 	if !b.Stats().Writer {
 		t.Fatal("b did not take over")
 	}
-	day, err := b.Limiter(t.Context(), lim, history.SpanDay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hour, err := b.Limiter(t.Context(), lim, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	day := readLimiter(t, b, lim, history.SpanDay)
+	hour := readLimiter(t, b, lim, history.SpanHour)
 	// The minute stays a's count of its 50 seconds: b saw 16 of them
 	// (so its one second after a closed is not in it).
 	checkPoints(t, day, time.Minute, 1440, want(start, 50, time.Minute))

@@ -28,6 +28,16 @@ func clean(t testing.TB, rdb redis.UniversalClient) {
 	})
 }
 
+// fresh is the shared Redis (a single node or a Cluster, see
+// redistest.TopologyEnv) without the history's shared keys, and a sample
+// time to start from.
+func fresh(t testing.TB) (redis.UniversalClient, time.Time) {
+	t.Helper()
+	rdb := redistest.Universal(t)
+	clean(t, rdb)
+	return rdb, base(t, rdb)
+}
+
 // open starts a History closed when t ends; queue room for a test's bursts.
 func open(t testing.TB, rdb redis.UniversalClient, opts *history.Options) *history.History {
 	t.Helper()
@@ -74,4 +84,24 @@ func name(t testing.TB, what string) string { return redistest.Prefix(t) + what 
 func holder(i int) history.Holder {
 	return history.Holder{ID: fmt.Sprintf("4f1c2a9e-0000-4000-8000-%012d:worker-%d", i, i), App: "orders-api",
 		Host: "host-7", PID: 4000 + i}
+}
+
+// readLimiter and readLock read h's history of name over span, failing t on
+// an error.
+func readLimiter(t testing.TB, h *history.History, name, span string) history.LimiterHistory {
+	t.Helper()
+	got, err := h.Limiter(t.Context(), name, span)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func readLock(t testing.TB, h *history.History, name, span string) history.LockHistory {
+	t.Helper()
+	got, err := h.Lock(t.Context(), name, span)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

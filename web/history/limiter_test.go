@@ -78,10 +78,8 @@ func checkPoints(t *testing.T, got history.LimiterHistory, step time.Duration, n
 
 // A new History (a restarted console) reads what the last one wrote.
 func TestLimiterHistorySurvivesRestart(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
+	rdb, start := fresh(t)
 	lim := name(t, "orders")
-	start := base(t, rdb)
 	h1 := open(t, rdb, nil)
 	feed(t, []*history.History{h1}, limiterSamples(start, 150, lim)...)
 	if !h1.Stats().Writer {
@@ -92,24 +90,16 @@ func TestLimiterHistorySurvivesRestart(t *testing.T) {
 	}
 
 	h2 := open(t, rdb, nil)
-	hour, err := h2.Limiter(t.Context(), lim, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hour := readLimiter(t, h2, lim, history.SpanHour)
 	checkPoints(t, hour, 10*time.Second, 360, want(start, 150, 10*time.Second))
-	day, err := h2.Limiter(t.Context(), lim, history.SpanDay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	day := readLimiter(t, h2, lim, history.SpanDay)
 	checkPoints(t, day, time.Minute, 1440, want(start, 150, time.Minute))
 }
 
 // Two replicas answer the same JSON, whichever of them writes.
 func TestReplicasReadIdenticalJSON(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
+	rdb, start := fresh(t)
 	lim, lk := name(t, "orders"), name(t, "job")
-	start := base(t, rdb)
 	writer, reader := open(t, rdb, &history.Options{ID: "a"}), open(t, rdb, &history.Options{ID: "b"})
 	feed(t, []*history.History{writer}) // a takes the writer lock first
 	samples := limiterSamples(start, 40, lim)
@@ -121,23 +111,11 @@ func TestReplicasReadIdenticalJSON(t *testing.T) {
 		t.Fatalf("writer %v, reader %v", writer.Stats().Writer, reader.Stats().Writer)
 	}
 	for _, span := range []string{history.SpanHour, history.SpanDay} {
-		a, err := writer.Limiter(t.Context(), lim, span)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := reader.Limiter(t.Context(), lim, span)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := readLimiter(t, writer, lim, span)
+		b := readLimiter(t, reader, lim, span)
 		sameJSON(t, a, b)
-		la, err := writer.Lock(t.Context(), lk, span)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lb, err := reader.Lock(t.Context(), lk, span)
-		if err != nil {
-			t.Fatal(err)
-		}
+		la := readLock(t, writer, lk, span)
+		lb := readLock(t, reader, lk, span)
 		sameJSON(t, la, lb)
 		if len(la.Holds) != 4 {
 			t.Fatalf("%d holds, want 3 ended and 1 running: %+v", len(la.Holds), la.Holds)
@@ -156,17 +134,12 @@ func sameJSON(t *testing.T, a, b any) {
 
 // Rings hold the retention and no more; older steps read as nothing.
 func TestRetentionTrims(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
+	rdb, start := fresh(t)
 	lim := name(t, "orders")
-	start := base(t, rdb)
 	h := open(t, rdb, &history.Options{FineRetention: time.Minute, CoarseRetention: 5 * time.Minute})
 	feed(t, []*history.History{h}, limiterSamples(start, 600, lim)...)
 
-	hour, err := h.Limiter(t.Context(), lim, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hour := readLimiter(t, h, lim, history.SpanHour)
 	all := want(start, 600, 10*time.Second)
 	last := map[int64]history.Point{}
 	for ts, p := range all {
@@ -207,9 +180,7 @@ func TestBadSpan(t *testing.T) {
 // Only the Top busiest limiters are kept; one that falls out of the top
 // loses its keys.
 func TestTopBound(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
-	start := base(t, rdb)
+	rdb, start := fresh(t)
 	names := []string{name(t, "a"), name(t, "b"), name(t, "c"), name(t, "d")}
 	h := open(t, rdb, &history.Options{Top: 2, HalfLife: time.Minute})
 	busy := func(from time.Time, secs int, per map[string]int64) []history.Sample {

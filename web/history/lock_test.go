@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/history"
 )
 
@@ -19,10 +18,8 @@ func lockAt(at time.Time, name string, pttl time.Duration, hs ...history.Holder)
 // Every way a hold ends is told apart: handed off in the same sample and in
 // the next, the lease running out, a force-unlock, a release.
 func TestLockHoldEndings(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
+	rdb, start := fresh(t)
 	lk := name(t, "job")
-	start := base(t, rdb)
 	at := func(i int) time.Time { return start.Add(time.Duration(i) * time.Second) }
 	a, b, c, d, e, f := holder(1), holder(2), holder(3), holder(4), holder(5), holder(6)
 	a.Since = at(1).Add(-400 * time.Millisecond) // recorded by the lock's scripts
@@ -45,10 +42,7 @@ func TestLockHoldEndings(t *testing.T) {
 		lockAt(at(10), lk, 0), // nobody took it: released
 		lockAt(at(11), lk, 30*time.Second, f),
 	)
-	got, err := h.Lock(t.Context(), lk, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readLock(t, h, lk, history.SpanHour)
 	ms := func(i int, plus time.Duration) time.Time { return at(i).Add(plus).UTC() }
 	want := []history.Hold{
 		{Holder: f.ID, From: ms(11, 0)},
@@ -78,10 +72,8 @@ func TestLockHoldEndings(t *testing.T) {
 // A force-unlock made through a replica that does not write is still
 // recorded as such by the writer.
 func TestForceUnlockThroughReader(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
+	rdb, start := fresh(t)
 	lk := name(t, "job")
-	start := base(t, rdb)
 	writer := open(t, rdb, nil)
 	feed(t, []*history.History{writer})
 	reader := open(t, rdb, nil)
@@ -92,10 +84,7 @@ func TestForceUnlockThroughReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	feed(t, both, lockAt(start.Add(2*time.Second), lk, 0), lockAt(start.Add(3*time.Second), lk, 0))
-	got, err := reader.Lock(t.Context(), lk, history.SpanDay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readLock(t, reader, lk, history.SpanDay)
 	if len(got.Holds) != 1 || got.Holds[0].Ended != history.EndForceUnlocked {
 		t.Fatalf("holds %+v, want one force-unlocked", got.Holds)
 	}
@@ -103,10 +92,8 @@ func TestForceUnlockThroughReader(t *testing.T) {
 
 // A lock keeps HoldsPerLock ended holds, newest first.
 func TestHoldsTrimmed(t *testing.T) {
-	rdb := redistest.Universal(t)
-	clean(t, rdb)
+	rdb, start := fresh(t)
 	lk := name(t, "job")
-	start := base(t, rdb)
 	h := open(t, rdb, &history.Options{HoldsPerLock: 3})
 	var samples []history.Sample
 	for i := 1; i <= 10; i++ {
@@ -114,10 +101,7 @@ func TestHoldsTrimmed(t *testing.T) {
 	}
 	feed(t, []*history.History{h}, samples[:5]...)
 	feed(t, []*history.History{h}, samples[5:]...)
-	got, err := h.Lock(t.Context(), lk, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readLock(t, h, lk, history.SpanHour)
 	if len(got.Holds) != 4 || got.Holds[0].Holder != holder(10).ID || got.Holds[1].Holder != holder(9).ID ||
 		got.Holds[3].Holder != holder(7).ID {
 		t.Fatalf("holds %+v, want holder 10 running and 9, 8, 7 ended", got.Holds)

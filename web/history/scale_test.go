@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,19 +55,28 @@ func (s *scale) sample(at time.Time, i int) history.Sample {
 }
 
 func usedMemory(t testing.TB, rdb *redis.Client) int64 {
+	return int64(infoSum(t, rdb, "memory", "used_memory"))
+}
+
+// infoSum adds up the named fields of one INFO section.
+func infoSum(t testing.TB, rdb *redis.Client, section string, fields ...string) float64 {
 	t.Helper()
-	info, err := rdb.Info(t.Context(), "memory").Result()
+	info, err := rdb.Info(t.Context(), section).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sum float64
 	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
+		k, v, _ := strings.Cut(line, ":")
+		if slices.Contains(fields, k) {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("INFO %s: %q", k, v)
+			}
+			sum += x
 		}
 	}
-	t.Fatal("no used_memory in INFO")
-	return 0
+	return sum
 }
 
 // keysUsage sums MEMORY USAGE over the history's keys (and the writer lock's).
@@ -165,19 +175,5 @@ func totalCalls(t testing.TB, rdb *redis.Client) int64 {
 
 // redisCPU is the server's used_cpu_user + used_cpu_sys, seconds.
 func redisCPU(t testing.TB, rdb *redis.Client) float64 {
-	t.Helper()
-	info, err := rdb.Info(t.Context(), "cpu").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, line := range strings.Split(info, "\r\n") {
-		for _, f := range []string{"used_cpu_user:", "used_cpu_sys:"} {
-			if v, ok := strings.CutPrefix(line, f); ok {
-				x, _ := strconv.ParseFloat(v, 64)
-				sum += x
-			}
-		}
-	}
-	return sum
+	return infoSum(t, rdb, "cpu", "used_cpu_user", "used_cpu_sys")
 }
