@@ -353,13 +353,6 @@ func (rw *RWLock) released(gone bool) {
 	}
 }
 
-// renewing reports whether the handle's watchdog runs.
-func (rw *RWLock) renewing() bool {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	return rw.stop != nil
-}
-
 // renewLoop extends the lock and the owner's read level keys every
 // lease/3 while the owner holds either side. One goroutine per handle that
 // holds something: a read-write lock is held by few owners at a time, and

@@ -225,13 +225,6 @@ func (s *SpinLock) released(gone bool) {
 	}
 }
 
-// renewing reports whether the renewal timer runs.
-func (s *SpinLock) renewing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stop != nil
-}
-
 // renew is the renewal timer: every lease/3, extend the lease if the field is
 // still there; stop for good the first time it is not.
 func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
