@@ -140,7 +140,7 @@ func (s *SpinLock) levels() int {
 	return s.holds
 }
 
-// Lock tries every Interval until it holds the lock or ctx ends (then the
+// Lock tries every RetryInterval until it holds the lock or ctx ends (then the
 // error matches ErrNotObtained and ctx.Err()).
 //
 // An attempt that gets no reply ends Lock (and TryLock) with ErrUncertain.
