@@ -30,10 +30,10 @@ var (
 	spinRenewScript   = newScript("lock_renew")
 )
 
-// Defaults of a spin lock's options.
+// Defaults of SpinLockOptions.
 const (
-	DefaultSpinRetryInterval = 50 * time.Millisecond
-	DefaultSpinLease         = 30 * time.Second
+	DefaultSpinLease         = 30 * time.Second      // Lease
+	DefaultSpinRetryInterval = 50 * time.Millisecond // RetryInterval
 )
 
 // SpinLockOptions tunes a spin lock. A nil pointer and zero fields mean the

@@ -23,10 +23,10 @@ var (
 	tokenLockReleaseScript = newScript("tokenlock_release")
 )
 
-// Defaults of a token lock's options.
+// Defaults of TokenLockOptions.
 const (
-	DefaultTokenLease         = 30 * time.Second
-	DefaultTokenRetryInterval = 50 * time.Millisecond
+	DefaultTokenLease         = 30 * time.Second      // Lease
+	DefaultTokenRetryInterval = 50 * time.Millisecond // RetryInterval
 )
 
 // TokenLockOptions tunes a token lock. A nil pointer and zero fields mean
