@@ -154,7 +154,14 @@ func (h *History) ask(ctx context.Context, m msg) error {
 	case err := <-reply:
 		return err
 	case <-h.done:
-		return ErrClosed
+		// The goroutine replies before it ends: a Close's answer is
+		// there even when done was picked first.
+		select {
+		case err := <-reply:
+			return err
+		default:
+			return ErrClosed
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
