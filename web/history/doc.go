@@ -14,7 +14,18 @@
 //
 // Only the Options.Top busiest limiters (by attempts) and locks (by hold
 // changes and waiters), each ranked by an hour-decayed score, are kept; an
-// object that leaves the top has its keys deleted.
+// object that leaves the top has its keys deleted. The index key keeps each
+// kept object's score, so a replica that takes over right after starting
+// ranks from the last writer's view rather than its first seconds.
+//
+// A hold ends released, handed off (another holder appeared in the same or
+// the next sample), expired (the lock vanished once its last seen lease had
+// run out) or force-unlocked (Ended, from whichever replica ran the
+// force-unlock: the mark is kept beside the running hold in Redis).
+//
+// Reads (Limiter, Lock) cost one round trip and end at the newest sample
+// the writer flushed, so every replica answers the same JSON; Stats is
+// for /status and reads no Redis.
 //
 // Keys (builders in store/internal/wire, history_keys.go), all of one
 // object in its hash slot:
@@ -25,7 +36,7 @@
 //	lw:{<tag>}:hopen:<name>   lock, running holds (hash)
 //	lw:{<tag>}:hwait:<name>   lock, per-minute waits (ring, not written yet)
 //	lw:{lw-history}:meta      newest flushed sample time, writer id
-//	lw:{lw-history}:index     kept objects
+//	lw:{lw-history}:index     kept objects and their scores
 //	lw:{lw-history}:writer    the writer lock
 //
 // Rings are written at fixed offsets (SETRANGE) with absolute values, so a

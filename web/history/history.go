@@ -52,7 +52,7 @@ type Stats struct {
 	LimitersOmitted int       `json:"limiters_omitted"` // active, beyond the top
 	LocksKept       int       `json:"locks_kept"`
 	LocksOmitted    int       `json:"locks_omitted"`
-	LastFlush       time.Time `json:"last_flush,omitzero"` // the newest sample time written
+	LastFlush       time.Time `json:"last_flush,omitzero"` // the newest sample time written (by the writer)
 	LastError       string    `json:"last_error,omitempty"`
 	Flushes         int64     `json:"flushes"`
 	Dropped         int64     `json:"dropped"` // samples Observe dropped: the goroutine was busy

@@ -107,8 +107,9 @@ func TestReplicasReadIdenticalJSON(t *testing.T) {
 		samples[i].Locks = []history.LockSample{{Name: lk, Holders: []history.Holder{holder(i / 10)}, PTTL: 30 * time.Second}}
 	}
 	feed(t, []*history.History{writer, reader}, samples...)
-	if !writer.Stats().Writer || reader.Stats().Writer {
-		t.Fatalf("writer %v, reader %v", writer.Stats().Writer, reader.Stats().Writer)
+	ws, rs := writer.Stats(), reader.Stats()
+	if !ws.Writer || rs.Writer || ws.LastFlush.IsZero() || !ws.LastFlush.Equal(rs.LastFlush) {
+		t.Fatalf("writer %+v\nreader %+v\nwant one writer, both at the same last flush", ws, rs)
 	}
 	for _, span := range []string{history.SpanHour, history.SpanDay} {
 		a := readLimiter(t, writer, lim, span)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -90,7 +91,20 @@ func (w *worker) flush(ctx context.Context, force bool) error {
 	if err == nil && w.writer && now > w.through {
 		err = w.write(ctx, now, limTop, lockTop)
 	}
+	var readerSaw time.Time
+	if err == nil && !w.writer {
+		// A reader shows how far the writer has written.
+		var ms int64
+		if ms, err = w.h.rdb.HGet(ctx, inspect.HistoryMetaKey, "through").Int64(); err == nil {
+			readerSaw = time.UnixMilli(ms)
+		} else if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+	}
 	w.h.setStats(func(s *Stats) {
+		if !w.writer {
+			s.LastFlush = readerSaw
+		}
 		s.Writer = w.writer
 		s.LimitersKept, s.LimitersOmitted = len(limTop), limOmit
 		s.LocksKept, s.LocksOmitted = len(lockTop), lockOmit
