@@ -178,47 +178,61 @@ func TestBadSpan(t *testing.T) {
 	}
 }
 
-// Only the Top busiest limiters are kept; one that falls out of the top
-// loses its keys.
+// Only the Top busiest limiters and locks are kept; one that falls out of
+// the top loses its keys.
 func TestTopBound(t *testing.T) {
 	rdb, start := fresh(t)
-	names := []string{name(t, "a"), name(t, "b"), name(t, "c"), name(t, "d")}
+	lims := []string{name(t, "a"), name(t, "b"), name(t, "c"), name(t, "d")}
+	locks := []string{name(t, "l0"), name(t, "l1"), name(t, "l2")}
 	h := open(t, rdb, &history.Options{Top: 2, HalfLife: time.Minute})
-	busy := func(from time.Time, secs int, per map[string]int64) []history.Sample {
+	// busy: per limiter its attempts a second, per lock how many seconds
+	// each holder keeps it.
+	busy := func(from time.Time, secs int, per map[string]int64, every map[string]int) []history.Sample {
 		var out []history.Sample
 		for i := 1; i <= secs; i++ {
 			s := history.Sample{At: from.Add(time.Duration(i) * time.Second)}
 			for n, v := range per {
 				s.Limiters = append(s.Limiters, history.LimiterSample{Name: n, Acquired: v})
 			}
+			for n, p := range every {
+				s.Locks = append(s.Locks, history.LockSample{Name: n, PTTL: time.Minute,
+					Holders: []history.Holder{holder(i / p % 2)}})
+			}
 			out = append(out, s)
 		}
 		return out
 	}
-	feed(t, []*history.History{h}, busy(start, 20, map[string]int64{names[0]: 10, names[1]: 5, names[2]: 1, names[3]: 2})...)
-	kept := func(want ...string) {
+	kept := func(wantLims, wantLocks []string) {
 		t.Helper()
-		for _, n := range names {
-			exists, err := rdb.Exists(t.Context(), inspect.HistoryFineKey(n)).Result()
+		for _, n := range append(lims, locks...) {
+			key, want := inspect.HistoryFineKey(n), contains(wantLims, n)
+			if contains(locks, n) {
+				key, want = inspect.HistoryHoldsKey(n), contains(wantLocks, n)
+			}
+			exists, err := rdb.Exists(t.Context(), key).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (exists == 1) != contains(want, n) {
-				t.Fatalf("%s kept: %v, want kept %v", n, exists == 1, want)
+			if (exists == 1) != want {
+				t.Fatalf("%s kept: %v, want kept %v and %v", n, exists == 1, wantLims, wantLocks)
 			}
 		}
 		members, err := rdb.ZCard(t.Context(), inspect.HistoryIndexKey).Result()
-		if err != nil || members != int64(len(want)) {
-			t.Fatalf("index holds %d (%v), want %d", members, err, len(want))
+		if err != nil || members != int64(len(wantLims)+len(wantLocks)) {
+			t.Fatalf("index holds %d (%v), want %d", members, err, len(wantLims)+len(wantLocks))
 		}
 	}
-	kept(names[0], names[1])
-	if s := h.Stats(); s.LimitersKept != 2 || s.LimitersOmitted != 2 {
-		t.Fatalf("stats %+v, want 2 kept, 2 omitted", s)
+	feed(t, []*history.History{h}, busy(start, 20,
+		map[string]int64{lims[0]: 10, lims[1]: 5, lims[2]: 1, lims[3]: 2},
+		map[string]int{locks[0]: 1, locks[1]: 2, locks[2]: 100})...)
+	kept(lims[:2], locks[:2])
+	if s := h.Stats(); s.LimitersKept != 2 || s.LimitersOmitted != 2 || s.LocksKept != 2 || s.LocksOmitted != 1 {
+		t.Fatalf("stats %+v, want 2 kept and 2 omitted limiters, 2 kept and 1 omitted lock", s)
 	}
-	// Ten minutes later c and d are the busy ones.
-	feed(t, []*history.History{h}, busy(start.Add(10*time.Minute), 30, map[string]int64{names[2]: 50, names[3]: 40})...)
-	kept(names[2], names[3])
+	// Ten minutes later c, d and l2 are the busy ones.
+	feed(t, []*history.History{h}, busy(start.Add(10*time.Minute), 30,
+		map[string]int64{lims[2]: 50, lims[3]: 40}, map[string]int{locks[2]: 1})...)
+	kept(lims[2:], []string{locks[0], locks[2]})
 }
 
 func contains(s []string, v string) bool {
