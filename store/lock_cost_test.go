@@ -12,7 +12,7 @@ import (
 // The uncontended path stays cheap on the Redis side: a TryLock + Unlock of
 // a free lock nobody waits for runs at most 11 commands inside the scripts
 // (TIME, EXISTS, HSET, PEXPIRE, HINCRBY and the hold times' HSET, PEXPIRE;
-// HGET, DEL of the lock and its hold times, ZRANGE, PUBLISH), plus
+// HGET, DEL of the lock and its hold times, ZPOPMIN, PUBLISH), plus
 // a PEXPIRE of the stats hash once per 200 ms bucket. A private server, so
 // no other test moves its counters.
 func TestLockUncontendedCommands(t *testing.T) {
