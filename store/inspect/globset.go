@@ -3,7 +3,7 @@ package inspect
 import (
 	"errors"
 	"fmt"
-		"strings"
+	"strings"
 )
 
 // MaxGlobLen bounds a pattern that arrives with a request (?match=): past
