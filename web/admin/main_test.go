@@ -1,0 +1,10 @@
+package admin
+
+import (
+	"testing"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
+)
+
+// One private redis-server for the package; each test has its own trail.
+func TestMain(m *testing.M) { redistest.Main(m) }
