@@ -38,7 +38,7 @@ const (
 	sourceBurst, sourceRate = 10, 1.0
 	allBurst, allRate       = 100, 20.0
 	// maxSources bounds the per-source state; past it the overall
-	// refusedBucket alone decides, and held records count under OtherSources.
+	// bucket alone decides, and held records count under OtherSources.
 	maxSources   = 4096
 	OtherSources = "other"
 )
