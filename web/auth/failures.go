@@ -36,7 +36,18 @@ type Failures struct {
 	mu      sync.Mutex
 	blocked map[string]time.Time // source -> end of its wait, as last told by Redis
 	summary map[string]*FailureSummary
+	// recent counts this replica's wrong tokens per second over the
+	// last RecentSpan (ring indexed by Unix second), for the alert.
+	recent [recentSeconds]struct {
+		sec int64
+		n   int
+	}
 }
+
+// RecentSpan is the span Recent counts over.
+const RecentSpan = recentSeconds * time.Second
+
+const recentSeconds = 60
 
 // FailureOptions adjust Failures; nil or zero fields are the defaults.
 type FailureOptions struct {
@@ -165,6 +176,13 @@ func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time
 func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Time) (wait time.Duration, first bool, err error) {
 	f.failed[via].Add(1)
 	first = f.note(source, now, func(s *FailureSummary) { s.Failed++ })
+	f.mu.Lock()
+	slot := &f.recent[now.Unix()%recentSeconds]
+	if slot.sec != now.Unix() {
+		slot.sec, slot.n = now.Unix(), 0
+	}
+	slot.n++
+	f.mu.Unlock()
 	o := f.opts
 	v, err := store.RunScriptOnce(ctx, f.rdb, failRecordScript, []string{f.keys.Failures(source), f.keys.AllFailures()},
 		o.FreePerSource, o.FreeTotal, o.FirstWait.Milliseconds(), o.MaxWaitSource.Milliseconds(),
@@ -208,6 +226,20 @@ func (f *Failures) note(source string, now time.Time, update func(*FailureSummar
 	s.Last = now
 	update(s)
 	return fresh
+}
+
+// Recent is how many wrong tokens this replica saw in the RecentSpan
+// before now: what the auth-failures alert judges.
+func (f *Failures) Recent(now time.Time) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, s := range f.recent {
+		if age := now.Unix() - s.sec; age >= 0 && age < recentSeconds {
+			n += s.n
+		}
+	}
+	return n
 }
 
 // Drain returns the summaries since the last Drain and starts afresh.

@@ -90,6 +90,12 @@ func TestFailureSummaries(t *testing.T) {
 	if len(got) != 2 || got[0].Failed+got[1].Failed != 30 || got[0].Failed != 15 {
 		t.Fatalf("summaries %+v", got)
 	}
+	if r := f.Recent(now.Add(time.Second)); r != 30 {
+		t.Fatalf("Recent = %d just after 30 failures", r)
+	}
+	if r := f.Recent(now.Add(RecentSpan + time.Second)); r != 0 {
+		t.Fatalf("Recent = %d a minute later", r)
+	}
 	if len(f.Drain()) != 0 {
 		t.Fatal("Drain did not start afresh")
 	}
