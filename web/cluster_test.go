@@ -239,7 +239,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 	}
 	window := func(e *testEnv) inspect.Counts {
 		var l apiLimiter
-		st, _, body := e.do("GET", "/api/limiters/"+esc(rl), nil, auth(viewerTok))
+		st, _, body := e.do("GET", "/api/limiters/"+esc(rl), nil, bearerOf(viewerTok))
 		if st != 200 {
 			return inspect.Counts{}
 		}

@@ -241,7 +241,7 @@ func TestFaultMetrics(t *testing.T) {
 	label := strings.ReplaceAll(promLabel(rl), `"`, `\"`) // as the text format escapes it
 	var b []byte
 	eventually(t, 5*time.Second, "the limiter window in /metrics", func() bool {
-		_, _, b = e.do("GET", "/metrics", nil, auth(viewerTok))
+		_, _, b = e.do("GET", "/metrics", nil, bearerOf(viewerTok))
 		return bytes.Contains(b, []byte(`lockwarden_limiter_window{name="`+label+`",outcome="acquired"} 2`)) &&
 			bytes.Contains(b, []byte(`lockwarden_limiter_window{name="`+label+`",outcome="rejected"} 2`)) &&
 			// The lock and the limiter may be found by different discovery passes.
