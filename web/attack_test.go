@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/auth"
 )
 
 // The attacks of issue 23, made as an attacker would make them against a
@@ -40,11 +41,11 @@ func TestAttackRefusedFloodKeepsAdminRecords(t *testing.T) {
 			e.do("POST", junk, strings.NewReader("x=1"), map[string]string{"Sec-Fetch-Site": "cross-site",
 				"Origin": "https://evil.example", "Content-Type": "application/x-www-form-urlencoded"})
 		case 3: // a viewer trying a change
-			e.do("POST", junk, strings.NewReader(`{}`), auth(viewerTok))
+			e.do("POST", junk, strings.NewReader(`{}`), bearerOf(viewerTok))
 		}
 	}
 	var found bool
-	for _, r := range e.auditRecords(auth(adminTok)) {
+	for _, r := range e.auditRecords(bearerOf(adminTok)) {
 		if r.Target == rl && r.Role == "admin" && r.Outcome == inspect.OutcomeOK {
 			found = true
 		}
@@ -52,7 +53,7 @@ func TestAttackRefusedFloodKeepsAdminRecords(t *testing.T) {
 	if !found {
 		t.Fatal("after 400 refused requests the admin's change is gone from /api/audit")
 	}
-	_, _, b := e.do("GET", "/metrics", nil, auth(adminTok))
+	_, _, b := e.do("GET", "/metrics", nil, bearerOf(adminTok))
 	if !strings.Contains(string(b), "lockwarden_audit_refused_total") {
 		t.Error("/metrics does not count refused requests (lockwarden_audit_refused_total)")
 	}
@@ -64,7 +65,7 @@ func TestAttackTokenGuessingIsLimited(t *testing.T) {
 	e := newEnv(t, withTokens)
 	limited := -1
 	for i := range 40 {
-		st, h, _ := e.do("GET", "/api/locks", nil, auth("guess-"+strconv.Itoa(i)))
+		st, h, _ := e.do("GET", "/api/locks", nil, bearerOf("guess-"+strconv.Itoa(i)))
 		if st == http.StatusTooManyRequests {
 			if ra, err := strconv.Atoi(h.Get("Retry-After")); err != nil || ra < 1 {
 				t.Fatalf("429 with Retry-After %q", h.Get("Retry-After"))
@@ -76,7 +77,7 @@ func TestAttackTokenGuessingIsLimited(t *testing.T) {
 	if limited < 0 {
 		t.Fatal("40 wrong Bearer tokens in a row and none was answered 429")
 	}
-	if st, _, _ := e.do("GET", "/api/locks", nil, auth(adminTok)); st != http.StatusTooManyRequests {
+	if st, _, _ := e.do("GET", "/api/locks", nil, bearerOf(adminTok)); st != http.StatusTooManyRequests {
 		t.Fatalf("the right token from the guessing address: %d, want 429 until the wait ends", st)
 	}
 	body, hdr := form("token", adminTok, "next", "/")
@@ -134,13 +135,13 @@ func TestAttackViewerForgesAdminSessionOffline(t *testing.T) {
 	e.makeBucket(rl, 100, "10")
 	forged := oldSessionCookie(adminTok, viewerTok)
 	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`),
-		map[string]string{"Cookie": sessionCookie + "=" + forged, "Content-Type": "application/json"})
+		map[string]string{"Cookie": auth.SessionCookie + "=" + forged, "Content-Type": "application/json"})
 	if st == 200 || e.hgetall(rl)["max_permits"] != "100" {
 		t.Fatalf("a cookie forged offline changed a limiter: %d %s", st, b)
 	}
 	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":9,"interval_ms":10}`, adminTok, 200)
 	sum := sha256.Sum256([]byte(adminTok))
-	for _, r := range e.auditRecords(auth(viewerTok)) {
+	for _, r := range e.auditRecords(bearerOf(viewerTok)) {
 		if r.Role == "admin" && strings.HasPrefix(hex.EncodeToString(sum[:]), r.Fingerprint) {
 			t.Fatalf("viewers see the admin token's bare SHA-256 prefix %q", r.Fingerprint)
 		}
@@ -162,7 +163,7 @@ func (e *testEnv) adminCookie() string {
 func TestAttackCookieReplayedAfterSignOut(t *testing.T) {
 	e := newEnv(t, withTokens)
 	ck := e.adminCookie()
-	with := map[string]string{"Cookie": sessionCookie + "=" + ck, "Accept": "application/json"}
+	with := map[string]string{"Cookie": auth.SessionCookie + "=" + ck, "Accept": "application/json"}
 	if st, _, _ := e.do("GET", "/api/locks", nil, with); st != 200 {
 		t.Fatalf("with the cookie: %d", st)
 	}
@@ -180,7 +181,7 @@ func TestAttackCookieFromAnotherDeployment(t *testing.T) {
 	a := newEnv(t, withTokens)
 	b := newEnv(t, func(c *Config) { withTokens(c); otherDeployment(c) })
 	ck := a.adminCookie()
-	st, _, _ := b.do("GET", "/api/locks", nil, map[string]string{"Cookie": sessionCookie + "=" + ck, "Accept": "application/json"})
+	st, _, _ := b.do("GET", "/api/locks", nil, map[string]string{"Cookie": auth.SessionCookie + "=" + ck, "Accept": "application/json"})
 	if st != http.StatusUnauthorized {
 		t.Fatalf("another deployment's cookie: %d, want 401", st)
 	}
@@ -250,7 +251,7 @@ func TestAttackViewerExhaustsWebsocketSlots(t *testing.T) {
 // anything.
 func TestAttackLongGlobRefused(t *testing.T) {
 	e := newEnv(t, withTokens)
-	st, _, b := e.do("GET", "/api/locks?match="+url.QueryEscape(strings.Repeat("*a", 500)), nil, auth(viewerTok))
+	st, _, b := e.do("GET", "/api/locks?match="+url.QueryEscape(strings.Repeat("*a", 500)), nil, bearerOf(viewerTok))
 	if st != http.StatusBadRequest || !strings.Contains(string(b), "match") {
 		t.Fatalf("a 1000-byte glob: %d %s, want 400 naming match", st, b)
 	}
@@ -260,7 +261,7 @@ func TestAttackLongGlobRefused(t *testing.T) {
 func TestAttackRoleResponsesNotCached(t *testing.T) {
 	e := newEnv(t, withTokens)
 	for _, p := range []string{"/api/locks", "/api/audit", "/api/status", "/metrics", "/locks", "/audit"} {
-		_, h, _ := e.do("GET", p, nil, auth(viewerTok))
+		_, h, _ := e.do("GET", p, nil, bearerOf(viewerTok))
 		if !strings.Contains(h.Get("Cache-Control"), "no-store") {
 			t.Errorf("GET %s: Cache-Control %q, want no-store", p, h.Get("Cache-Control"))
 		}
@@ -285,7 +286,7 @@ func TestAttackMatchBoundsActions(t *testing.T) {
 		{"PUT", "/api/limiters/" + esc(bucket), `{"rate":5,"interval_ms":1}`},
 		{"POST", "/api/limiters/" + esc(counter) + "/reset", `{}`},
 	} {
-		if st, _, b := e.do(m.method, m.path, strings.NewReader(m.body), auth(adminTok)); st != http.StatusNotFound {
+		if st, _, b := e.do(m.method, m.path, strings.NewReader(m.body), bearerOf(adminTok)); st != http.StatusNotFound {
 			t.Errorf("%s %s outside --match: %d %s, want 404", m.method, m.path, st, b)
 		}
 	}
@@ -316,7 +317,7 @@ func TestAttackUnauditableChangeNotMade(t *testing.T) {
 	if err := e.rdb.Set(ctx, e.srv.cfg.AuditKey, "not a stream", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`), auth(adminTok))
+	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`), bearerOf(adminTok))
 	if st < 500 || e.hgetall(rl)["max_permits"] != "100" {
 		t.Fatalf("with the trail unwritable: %d %s, limiter %v; want 5xx and no change", st, b, e.hgetall(rl))
 	}

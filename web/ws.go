@@ -42,23 +42,23 @@ func (s *Server) handleWS(c echo.Context) error {
 	if !auth.SameOrigin(c.Request()) {
 		return &httpError{Status: http.StatusForbidden, Message: "cross-origin websocket refused"}
 	}
-	// The cap is taken before the upgrade, so a flood of connections is
+	// The slot is taken before the upgrade, so a flood of connections is
 	// refused with a plain 503 and costs no goroutines.
-	if s.wsActive.Add(1) > int64(s.cfg.maxWSClients()) {
-		s.wsActive.Add(-1)
+	release, err := s.wsSlots.take(identityOf(c).Role, c.RealIP())
+	if err != nil {
 		s.metrics.wsRejected.Add(1)
-		return &httpError{Status: http.StatusServiceUnavailable, Message: "too many live viewers; try again later"}
+		return err
 	}
 	conn, err := upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
-		s.wsActive.Add(-1)
+		release()
 		// Upgrade has already answered the client.
 		s.reqLog(c).Debug("websocket upgrade failed", "err", err)
 		return nil
 	}
 	cl := &wsClient{conn: conn, send: make(chan outFrame, sendBuffer), readerDone: make(chan struct{})}
 	if !s.admitWS(cl) {
-		s.wsActive.Add(-1)
+		release()
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(writeWait))
@@ -70,7 +70,7 @@ func (s *Server) handleWS(c echo.Context) error {
 	left.Store(2)
 	done := func() {
 		if left.Add(-1) == 0 {
-			s.wsActive.Add(-1)
+			release()
 		}
 		s.ws.Done()
 	}

@@ -113,7 +113,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	if cfg.Match == "" {
 		cfg.Match = "*"
 	}
-	if err := checkTokens(cfg.AdminToken, cfg.ViewerToken); err != nil {
+	if err := web.CheckTokens(cfg.AdminToken, cfg.ViewerToken); err != nil {
 		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
 		return cfg, errUsage
 	}

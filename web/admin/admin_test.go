@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,10 +83,42 @@ func TestForceUnlockWithoutHTTP(t *testing.T) {
 			t.Errorf("record %+v", r)
 		}
 	}
-	want := []string{inspect.OutcomeOK, inspect.OutcomeConflict, inspect.OutcomeInvalid} // newest first
+	// Newest first; each attempt that got as far as Redis wrote its
+	// intent before the outcome, and the outcome names it.
+	want := []string{inspect.OutcomeOK, inspect.OutcomeIntent, inspect.OutcomeConflict, inspect.OutcomeIntent, inspect.OutcomeInvalid}
 	if !slices.Equal(outcomes, want) {
-		t.Errorf("outcomes %v, want %v", outcomes, want)
+		t.Fatalf("outcomes %v, want %v", outcomes, want)
 	}
+	if recs[0].Intent != recs[1].ID || recs[2].Intent != recs[3].ID {
+		t.Errorf("outcomes do not name their intents: %+v", recs[:4])
+	}
+}
+
+// A change whose intent cannot be recorded is not made; a name outside
+// the console's scope is missing, whatever the action.
+func TestUnrecordedOrOutOfScopeChangeNotMade(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := t.Context()
+	prefix := redistest.Prefix(t)
+	insp := inspect.New(rdb, nil)
+	audit := insp.AuditTrail("lw:{audit}:"+prefix, 0)
+	t.Cleanup(func() { rdb.Del(context.Background(), audit.Key()) })
+	svc := New(Config{Inspector: insp, Audit: audit, InScope: func(n string) bool { return strings.HasPrefix(n, prefix+"in:") }})
+	actor := Actor{Role: "admin"}
+	for _, name := range []string{prefix + "in:stuck", prefix + "out:stuck"} {
+		rdb.HSet(ctx, name, uuid+":7", 1)
+		rdb.PExpire(ctx, name, time.Minute)
+	}
+	_, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: prefix + "out:stuck", Holder: uuid + ":7", Reason: "x"})
+	if !Missing(err) || rdb.Exists(ctx, prefix+"out:stuck").Val() != 1 {
+		t.Fatalf("outside the scope: %v", err)
+	}
+	rdb.Set(ctx, audit.Key(), "not a stream", 0) // every append now fails
+	_, err = svc.ForceUnlock(ctx, actor, ForceUnlock{Name: prefix + "in:stuck", Holder: uuid + ":7", Reason: "x"})
+	if !errors.Is(err, ErrAuditUnavailable) || rdb.Exists(ctx, prefix+"in:stuck").Val() != 1 {
+		t.Fatalf("with the trail unwritable: %v; the lock must stay", err)
+	}
+	t.Cleanup(func() { rdb.Del(context.Background(), prefix+"in:stuck", prefix+"out:stuck") })
 }
 
 func TestCheckEdit(t *testing.T) {

@@ -63,6 +63,11 @@ func TestKeyringSharedByReplicasNotByDeployments(t *testing.T) {
 	}
 }
 
+// namespace is the name NewKeys made k from.
+func (k Keys) namespace() string {
+	return strings.TrimSuffix(strings.TrimPrefix(k.tag, "lw:{"), "}:")
+}
+
 // sub is another namespace beside k's, cleaned up with it.
 func (k Keys) sub(name string) Keys {
 	return Keys{tag: strings.TrimSuffix(k.tag, "}:") + "-" + name + "}:"}

@@ -1,0 +1,225 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/auth"
+)
+
+// The console's defences against its own visitors: sign-in state in
+// Redis (auth), the two audit trails (admin), connection and websocket
+// limits, what may be cached, and the names it may act on.
+
+// Defaults of the connection limits.
+const (
+	defaultReadTimeout    = 30 * time.Second
+	defaultMaxConns       = 1024
+	defaultMaxWSPerSource = 8
+	// adminWSSlots: admins' websockets, kept apart from the viewers' cap
+	// so that a viewer's flood never locks an admin out.
+	adminWSSlots = 32
+	// auditSummaryEvery is how often held-back refusals and failed
+	// sign-ins are summarised into the refused trail.
+	auditSummaryEvery = 10 * time.Second
+)
+
+func (c *Config) readTimeout() time.Duration {
+	if c == nil || c.ReadTimeout <= 0 {
+		return defaultReadTimeout
+	}
+	return c.ReadTimeout
+}
+
+func (c *Config) maxConns() int {
+	if c == nil || c.MaxConns <= 0 {
+		return defaultMaxConns
+	}
+	return c.MaxConns
+}
+
+func (c *Config) maxWSPerSource() int {
+	if c == nil || c.MaxWSPerSource <= 0 {
+		return defaultMaxWSPerSource
+	}
+	return c.MaxWSPerSource
+}
+
+// refusedAuditKey is the trail of refused requests beside AuditKey (same
+// hash tag, so a test's or a deployment's trails stay together).
+func (c *Config) refusedAuditKey() string {
+	if c.AuditKey == "" {
+		return inspect.RefusedAuditKey
+	}
+	return c.AuditKey + ":refused"
+}
+
+func (s *Server) newAuthority() *auth.Authority {
+	opts := auth.Options{Namespace: s.cfg.AuthNamespace,
+		Sessions: &auth.SessionOptions{Idle: s.cfg.SessionIdle, MaxAge: s.cfg.SessionMaxAge}}
+	if s.insp != nil {
+		opts.Redis = s.insp.Redis()
+	}
+	return auth.New(s.cfg.AdminToken, s.cfg.ViewerToken, opts)
+}
+
+func (s *Server) newAdmin() *admin.Service {
+	cfg := admin.Config{Inspector: s.insp, Live: s.sampler, Events: consoleEvents{s}, Logger: s.log, InScope: s.inScope}
+	if s.insp != nil {
+		cfg.Audit = s.insp.AuditTrail(s.cfg.AuditKey, s.cfg.AuditRetention)
+		cfg.Refused = admin.NewRefusedLog(s.insp.Audit(s.cfg.refusedAuditKey(), s.cfg.AuditMaxLen))
+	}
+	return admin.New(cfg)
+}
+
+// inScope: the console shows and acts on names matching its --match only.
+func (s *Server) inScope(name string) bool { return inspect.GlobMatch(s.cfg.match(), name) }
+
+// scoped answers 404 for a route's object outside --match, for every
+// method: what the console does not list, it neither shows nor changes.
+func (s *Server) scoped(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Param("name") == "" {
+			return next(c)
+		}
+		name, err := nameParam(c)
+		if err != nil {
+			return err
+		}
+		if !s.inScope(name) {
+			return notFound(fmt.Sprintf("no lock or limiter named %q in this console's --match", name))
+		}
+		return next(c)
+	}
+}
+
+// noStore keeps every answer that needs a role out of caches on the way
+// (proxies, the browser's back button on a shared machine).
+func noStore(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if p := c.Request().URL.Path; !auth.PublicPath(p) || p == "/login" {
+			c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		}
+		return next(c)
+	}
+}
+
+// recentAudit is the newest n records of the trail ?trail= names: the
+// changes (default) or the refused requests.
+func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, error) {
+	switch c.QueryParam("trail") {
+	case "", "changes":
+		return s.admin.Recent(c.Request().Context(), n)
+	case "refused":
+		if l := s.admin.RefusedLog(); l != nil {
+			return l.Trail().Recent(c.Request().Context(), n)
+		}
+		return nil, nil
+	}
+	return nil, badRequest("trail", `trail must be "changes" or "refused"`)
+}
+
+// auditSummaries writes, every auditSummaryEvery, what was held back from
+// the refused trail and a summary of each source's wrong tokens.
+func (s *Server) auditSummaries(ctx context.Context) {
+	t := time.NewTicker(auditSummaryEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.writeAuditSummaries(ctx)
+		}
+	}
+}
+
+func (s *Server) writeAuditSummaries(ctx context.Context) {
+	log := s.admin.RefusedLog()
+	if log == nil {
+		return
+	}
+	if err := log.Flush(ctx); err != nil {
+		s.log.Warn("refused-request summary failed", "err", err)
+	}
+	for _, f := range s.auth.Failures().Drain() {
+		rec := inspect.AuditRecord{Remote: f.Source, Action: "auth-failures", Outcome: inspect.OutcomeDenied,
+			Detail: summaryDetail(f)}
+		if err := log.Summary(ctx, rec); err != nil {
+			s.log.Warn("sign-in failure summary failed", "err", err)
+		}
+	}
+}
+
+func summaryDetail(f auth.FailureSummary) string {
+	return strconv.Itoa(f.Failed) + " wrong tokens and " + strconv.Itoa(f.Limited) + " attempts refused with 429 from " + f.Source +
+		" between " + f.First.UTC().Format(time.RFC3339) + " and " + f.Last.UTC().Format(time.RFC3339)
+}
+
+// wsSlots admits websockets: viewers up to a total and a per-address cap,
+// admins in slots of their own.
+type wsSlots struct {
+	mu                    sync.Mutex
+	viewers, admins       int
+	maxViewers, perSource int
+	bySource              map[string]int
+}
+
+func newWSSlots(maxViewers, perSource int) *wsSlots {
+	return &wsSlots{maxViewers: maxViewers, perSource: perSource, bySource: map[string]int{}}
+}
+
+// take reserves a slot for a connection of role from source and returns
+// its release (call once), or a 503/429 saying which cap was hit.
+func (w *wsSlots) take(role auth.Role, source string) (func(), error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if role == auth.RoleAdmin {
+		if w.admins >= adminWSSlots {
+			return nil, &httpError{Status: http.StatusServiceUnavailable, Message: "too many admin connections; close one"}
+		}
+		w.admins++
+		return w.releaser(func() { w.admins-- }), nil
+	}
+	switch {
+	case w.bySource[source] >= w.perSource:
+		return nil, &httpError{Status: http.StatusTooManyRequests,
+			Message: "too many live connections from this address; close one (at most " + strconv.Itoa(w.perSource) + ")"}
+	case w.viewers >= w.maxViewers:
+		return nil, &httpError{Status: http.StatusServiceUnavailable, Message: "too many live viewers; try again later"}
+	}
+	w.viewers++
+	w.bySource[source]++
+	return w.releaser(func() {
+		w.viewers--
+		if w.bySource[source]--; w.bySource[source] <= 0 {
+			delete(w.bySource, source)
+		}
+	}), nil
+}
+
+func (w *wsSlots) releaser(undo func()) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			undo()
+		})
+	}
+}
+
+// active is how many connections hold a slot.
+func (w *wsSlots) active() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.viewers + w.admins
+}
