@@ -239,7 +239,7 @@ func TestLockAbandonedHolderExpires(t *testing.T) {
 		t.Fatal("NoWatchdog handle started a watchdog")
 	}
 	// The holder "crashes" here: it never renews nor unlocks.
-	waiter := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	waiter := c.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	unlockAtEnd(t, waiter)
 	if err := waiter.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestLockClosedClientWatchdogStops(t *testing.T) {
 	crashing.Close() // the process "dies": no renewals, no unlock
 
 	other, _ := lockTestClient(t)
-	waiter := other.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	waiter := other.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	unlockAtEnd(t, waiter)
 	start := time.Now()
 	if err := waiter.Lock(ctx); err != nil {
@@ -413,7 +413,7 @@ func TestLockRedissonRawLayout(t *testing.T) {
 	rdb.HSet(ctx, name, javaField, 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
 
-	l := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	l := c.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	unlockAtEnd(t, l)
 	err := l.TryLock(ctx)
 	var le *LockedError
@@ -493,7 +493,7 @@ func TestLockStatsRing(t *testing.T) {
 	if want := (statCounts{Acquired: 3, Rejected: 2}); got != want {
 		t.Fatalf("stats ring = %+v, want %+v", got, want)
 	}
-	if pttl := rdb.PTTL(ctx, StatsKey(name)).Val(); pttl <= 0 || pttl > wire.StatsTTLMS*time.Millisecond {
+	if pttl := rdb.PTTL(ctx, wire.StatsKey(name)).Val(); pttl <= 0 || pttl > wire.StatsTTLMS*time.Millisecond {
 		t.Fatalf("stats PTTL = %v, want (0, %dms]", pttl, wire.StatsTTLMS)
 	}
 
@@ -539,7 +539,7 @@ func TestLockValidationSendsNothing(t *testing.T) {
 		{"ok", "lease", &LockOptions{Lease: -time.Second}},
 		{"ok", "lease", &LockOptions{Lease: time.Microsecond}},
 		{"ok", "owner", &LockOptions{Owner: string(make([]byte, MaxOwnerLen+1))}},
-		{"ok", "retry cap", &LockOptions{RetryCap: -1}},
+		{"ok", "retry interval", &LockOptions{RetryInterval: -1}},
 	}
 	for _, tc := range cases {
 		l := c.NewLock(tc.name, tc.opts)

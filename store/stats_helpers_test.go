@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,7 +18,7 @@ type statCounts struct {
 // console's windowed reading of it is tested in store/inspect.
 func statsRecentSum(t *testing.T, rdb *redis.Client, name string) statCounts {
 	t.Helper()
-	fields, err := rdb.HGetAll(t.Context(), StatsKey(name)).Result()
+	fields, err := rdb.HGetAll(t.Context(), wire.StatsKey(name)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 func fastTicks(c *Config) {
@@ -100,7 +99,7 @@ func TestFaultRedisDownAndBack(t *testing.T) {
 	}()
 	got := false
 	for i := 0; i < 60 && !got; i++ {
-		e.rdb.Publish(context.Background(), store.UnlockChannel(name), "0")
+		e.rdb.Publish(context.Background(), redistest.UnlockChannel(name), "0")
 		select {
 		case <-unlocks:
 			got = true
@@ -233,7 +232,7 @@ func TestFaultMetrics(t *testing.T) {
 	e.makeBucket(rl, 2, "100000")
 	e.makeLock(e.prefix+"lock", "w", 1, time.Minute)
 	for range 4 {
-		_, _ = e.app.TokenBucket(rl).TryAcquire(t.Context(), 1)
+		_, _ = e.app.NewTokenBucket(rl, nil).TryAcquire(t.Context(), 1)
 	}
 	if st, _, _ := e.do("GET", "/metrics", nil, nil); st != 401 {
 		t.Errorf("anonymous /metrics: %d, want 401", st)

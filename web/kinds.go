@@ -17,7 +17,7 @@ type lockJSON struct {
 	PTTLMS  int64            `json:"pttl_ms"`
 	// Channel is the Redisson-style channel a release is announced on; ""
 	// for token locks, whose releases wake only lockwarden's own waiters
-	// (store.TokenLockChannel) and are not in the event stream.
+	// (TokenLockChannel in store/internal/wire) and are not in the event stream.
 	Channel string `json:"channel"`
 	// Mode is a read-write lock's "read" or "write".
 	Mode string `json:"mode,omitempty"`

@@ -15,12 +15,11 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/redis/go-redis/v9"
 )
 
 const (
@@ -475,7 +474,7 @@ func TestSecHostileNames(t *testing.T) {
 	e.makeLock("warm:lock", "w", 1, time.Minute)
 	e.sendJSON("PUT", "/api/limiters/warm:rl", `{"rate":11,"interval_ms":10}`, 200, nil)
 	e.sendJSON("POST", "/api/locks/warm:lock/force-unlock", `{"holder":"`+holderID("w")+`","reason":"warm"}`, 200, nil)
-	e.rdb.Del(ctx, "warm:rl", store.StatsKey("warm:rl"))
+	e.rdb.Del(ctx, "warm:rl", redistest.StatsKey("warm:rl"))
 	eventually(t, 10*time.Second, "stats keys to expire", func() bool {
 		n, _ := e.rdb.DBSize(ctx).Result()
 		return n == 1 // the audit stream

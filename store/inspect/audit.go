@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -23,12 +24,13 @@ import (
 // unauthenticated requests go to their own trail (RefusedAuditKey), capped
 // by length (Audit): a flood of them evicts only its own kind.
 
-// AuditKey is the default change trail. The "lw:{" prefix keeps it out of
-// discovery (see store.IsInternalKey); the braces give it a slot of its own.
-const AuditKey = "lw:{audit}:stream"
+// AuditKey is the default change trail. wire.Prefix keeps it out of
+// discovery (wire.IsInternalKey); the braces give it a slot of its own.
+const AuditKey = wire.AuditKey
 
-// RefusedAuditKey is the default trail of refused requests.
-const RefusedAuditKey = "lw:{audit}:refused"
+// RefusedAuditKey is the default trail of refused requests, in the same
+// slot as AuditKey.
+const RefusedAuditKey = wire.Prefix + "audit}:refused"
 
 // DefaultAuditMaxLen is roughly how many records a length-capped stream
 // keeps. Trimming uses "MAXLEN ~", which may keep a few more so Redis trims

@@ -5,7 +5,7 @@ import "strings"
 // Keys names the Redis keys of the console's sign-in state: the signing
 // secret, the sessions and the failure counts. They share one hash tag, so
 // a Cluster keeps them in one slot (auth_fail_record.lua touches two), and
-// the "lw:{" prefix keeps them out of discovery (store.IsInternalKey).
+// the "lw:{" prefix (store/internal/wire.Prefix) keeps them out of discovery.
 type Keys struct{ tag string }
 
 // DefaultNamespace is the hash tag of a console's sign-in keys.
