@@ -94,7 +94,7 @@ func TestAttackGuessingIsVisible(t *testing.T) {
 	if st, _, _ := e.signIn(adminTok, "/", nil); st != http.StatusSeeOther {
 		t.Fatalf("sign-in: %d", st)
 	}
-	for i := range 20 {
+	for i := range 25 {
 		e.do("GET", "/api/locks", nil, map[string]string{"Authorization": "Bearer guess-" + strconv.Itoa(i)})
 	}
 	_, _, b := e.do("GET", "/metrics", nil, nil)
@@ -105,6 +105,10 @@ func TestAttackGuessingIsVisible(t *testing.T) {
 	if st != 200 || !strings.Contains(string(rb), `"sign-in"`) {
 		t.Fatalf("the refused trail: %d %.500s", st, rb)
 	}
+	eventually(t, 5*time.Second, "the auth-failures alert", func() bool {
+		_, _, ab := e.do("GET", "/api/alerts", nil, nil)
+		return strings.Contains(string(ab), `"auth-failures"`)
+	})
 }
 
 // oldSessionCookie is what a viewer could compute offline with the scheme

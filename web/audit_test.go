@@ -31,6 +31,19 @@ func (e *testEnv) auditRecords(hdr map[string]string) []inspect.AuditRecord {
 	return out.Records
 }
 
+// changeRecords are the change trail's records without the intents each
+// change writes before it is made: one record per change, newest first.
+func (e *testEnv) changeRecords(hdr map[string]string) []inspect.AuditRecord {
+	e.t.Helper()
+	var out []inspect.AuditRecord
+	for _, r := range e.auditRecords(hdr) {
+		if r.Outcome != inspect.OutcomeIntent {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Force-unlock from the confirmation form is recorded with actor, remote
 // address, target, state before and after, outcome and the reason.
 func TestAuditForceUnlockRecorded(t *testing.T) {

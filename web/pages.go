@@ -53,23 +53,24 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 		l.RedisDown = true
 	}
 	l.NodesDown = s.nodes.down()
-	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"), c.QueryParam("name"))
+	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"))
 	return l
 }
 
-// flashFor turns a flash code from a redirect into its message. Codes, not
-// text, travel in the URL, so a crafted link cannot put words in the
-// console's mouth beyond an object name.
-func flashFor(code, name string) (string, string) {
+// flashFor turns a flash code from a redirect into its message. Only the
+// code comes from the link and only text written here is shown: a link
+// cannot put words of its own into a success banner (the page the
+// redirect lands on names the object itself).
+func flashFor(code string) (string, string) {
 	switch code {
 	case "unlocked":
-		return "Lock " + strconv.Quote(name) + " was force-unlocked.", views.FlashOK
+		return "The lock was force-unlocked.", views.FlashOK
 	case "holder-removed":
-		return "The holder was removed from lock " + strconv.Quote(name) + "; the other holders keep it.", views.FlashOK
+		return "The holder was removed from the lock; the other holders keep it.", views.FlashOK
 	case "reset":
-		return "Counter " + strconv.Quote(name) + " was reset.", views.FlashOK
+		return "The counter was reset.", views.FlashOK
 	case "saved":
-		return "Limiter " + strconv.Quote(name) + " was updated.", views.FlashOK
+		return "The limiter was updated.", views.FlashOK
 	}
 	return "", ""
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
@@ -94,7 +95,8 @@ func (s *Server) scoped(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if !s.inScope(name) {
+		// A name no object can have is the handler's 400 to give.
+		if len(name) <= store.MaxNameLen && !s.inScope(name) {
 			return notFound(fmt.Sprintf("no lock or limiter named %q in this console's --match", name))
 		}
 		return next(c)
@@ -177,12 +179,13 @@ func newWSSlots(maxViewers, perSource int) *wsSlots {
 	return &wsSlots{maxViewers: maxViewers, perSource: perSource, bySource: map[string]int{}}
 }
 
-// take reserves a slot for a connection of role from source and returns
-// its release (call once), or a 503/429 saying which cap was hit.
-func (w *wsSlots) take(role auth.Role, source string) (func(), error) {
+// take reserves a slot for a connection from source and returns its
+// release (call once), or a 503/429 saying which cap was hit. admin takes
+// an admin slot (in local mode everyone is an admin, so nobody does).
+func (w *wsSlots) take(admin bool, source string) (func(), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if role == auth.RoleAdmin {
+	if admin {
 		if w.admins >= adminWSSlots {
 			return nil, &httpError{Status: http.StatusServiceUnavailable, Message: "too many admin connections; close one"}
 		}

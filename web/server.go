@@ -213,6 +213,7 @@ func New(cfg Config) *Server {
 	// The rules are read while the console runs: its own copy of the maps.
 	s.cfg.Alerts.Off, s.cfg.Alerts.For = maps.Clone(cfg.Alerts.Off), maps.Clone(cfg.Alerts.For)
 	s.alerts = newAlerter(&s.cfg.Alerts, s.nodeStatuses, s.sampler.hist)
+	s.alerts.authFailures = s.auth.Failures().Recent
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = newWebhook(cfg.Alerts.Webhook, s.log)
 		s.alerts.notify = s.webhook.enqueue

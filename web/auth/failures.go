@@ -36,8 +36,8 @@ type Failures struct {
 	mu      sync.Mutex
 	blocked map[string]time.Time // source -> end of its wait, as last told by Redis
 	summary map[string]*FailureSummary
-	// recent counts this replica's wrong tokens per second over the
-	// last RecentSpan (ring indexed by Unix second), for the alert.
+	// recent counts this replica's wrong tokens and limited attempts per
+	// second over the last RecentSpan (ring indexed by Unix second), for the alert.
 	recent [recentSeconds]struct {
 		sec int64
 		n   int
@@ -166,6 +166,7 @@ func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time
 	if wait > 0 {
 		f.limited.Add(1)
 		f.note(source, now, func(s *FailureSummary) { s.Limited++ })
+		f.countRecent(now)
 	}
 	return wait, nil
 }
@@ -176,13 +177,7 @@ func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time
 func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Time) (wait time.Duration, first bool, err error) {
 	f.failed[via].Add(1)
 	first = f.note(source, now, func(s *FailureSummary) { s.Failed++ })
-	f.mu.Lock()
-	slot := &f.recent[now.Unix()%recentSeconds]
-	if slot.sec != now.Unix() {
-		slot.sec, slot.n = now.Unix(), 0
-	}
-	slot.n++
-	f.mu.Unlock()
+	f.countRecent(now)
 	o := f.opts
 	v, err := store.RunScriptOnce(ctx, f.rdb, failRecordScript, []string{f.keys.Failures(source), f.keys.AllFailures()},
 		o.FreePerSource, o.FreeTotal, o.FirstWait.Milliseconds(), o.MaxWaitSource.Milliseconds(),
@@ -228,7 +223,18 @@ func (f *Failures) note(source string, now time.Time, update func(*FailureSummar
 	return fresh
 }
 
-// Recent is how many wrong tokens this replica saw in the RecentSpan
+// countRecent adds one attempt to this second's count.
+func (f *Failures) countRecent(now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	slot := &f.recent[now.Unix()%recentSeconds]
+	if slot.sec != now.Unix() {
+		slot.sec, slot.n = now.Unix(), 0
+	}
+	slot.n++
+}
+
+// Recent is how many wrong tokens and refused attempts this replica saw in the RecentSpan
 // before now: what the auth-failures alert judges.
 func (f *Failures) Recent(now time.Time) int {
 	f.mu.Lock()
