@@ -190,17 +190,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console()                    // checked by parseServeFlags
 	discovery, _ := cfg.Discovery.settings()                                       // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
-		Inspector:    inspect.New(rdb, &inspect.Options{Patterns: patterns}),
-		Listen:       cfg.Listen,
-		Match:        cfg.Match,
-		AdminToken:   cfg.AdminToken,
-		ViewerToken:  cfg.ViewerToken,
-		AllowedHosts: cfg.allowedHosts(),
-		Logger:       log,
-		Alerts:       alerts,
-		MetricsMatch: metricsMatch,
-		MetricsTop:   metricsTop,
-		Discovery:    discovery,
+		Inspector:     inspect.New(rdb, &inspect.Options{Patterns: patterns}),
+		Listen:        cfg.Listen,
+		Match:         cfg.Match,
+		AdminToken:    cfg.AdminToken,
+		ViewerToken:   cfg.ViewerToken,
+		AllowedHosts:  cfg.allowedHosts(),
+		SessionIdle:   cfg.SessionIdle,
+		SessionMaxAge: cfg.SessionMaxAge,
+		Logger:        log,
+		Alerts:        alerts,
+		MetricsMatch:  metricsMatch,
+		MetricsTop:    metricsTop,
+		Discovery:     discovery,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)
