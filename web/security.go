@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -101,6 +102,28 @@ func (s *Server) scoped(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// flashQuery is the query of a redirect after a change: the banner's code
+// and the object's name, signed so that the page shows the name only when
+// the console wrote it (flashName).
+func (s *Server) flashQuery(c echo.Context, code, name string) url.Values {
+	q := url.Values{"flash": {code}}
+	if sig, err := s.auth.Sign(c.Request().Context(), "flash", code+"\x00"+name); err == nil {
+		q.Set("name", name)
+		q.Set("sig", sig)
+	}
+	return q
+}
+
+// flashName is the name flashQuery signed into this request's link; ""
+// for any other.
+func (s *Server) flashName(c echo.Context) string {
+	code, name, sig := c.QueryParam("flash"), c.QueryParam("name"), c.QueryParam("sig")
+	if code == "" || name == "" || sig == "" || !s.auth.Verify(c.Request().Context(), "flash", code+"\x00"+name, sig) {
+		return ""
+	}
+	return name
 }
 
 // noStore keeps every answer that needs a role out of caches on the way

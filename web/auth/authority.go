@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"net"
 	"net/http"
@@ -100,6 +102,23 @@ func (a *Authority) Fingerprint(ctx context.Context, tok string) (string, error)
 		return "", err
 	}
 	return ring.Fingerprint(tok), nil
+}
+
+// Sign is a MAC (16 hex digits) of msg for purpose under the stored
+// secret: for text the console puts in its own links and must recognise
+// when it comes back (a banner naming the object just changed).
+func (a *Authority) Sign(ctx context.Context, purpose, msg string) (string, error) {
+	ring, _, err := a.state(ctx)
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(ring.mac("link:"+purpose, msg)[:8]), nil
+}
+
+// Verify reports whether sig is Sign's for purpose and msg.
+func (a *Authority) Verify(ctx context.Context, purpose, msg, sig string) bool {
+	want, err := a.Sign(ctx, purpose, msg)
+	return err == nil && hmac.Equal([]byte(want), []byte(sig))
 }
 
 // current maps each role with a token to that token's fingerprint: a
