@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
@@ -32,16 +34,24 @@ func (f *fakeLive) Refresh(_ context.Context, locks, _ []string) {
 
 const uuid = "0f8a2c1e-7b3d-4e9f-a6c5-123456789abc"
 
+// testTrail is a change trail of the test's own over the shared Redis,
+// with the test's key prefix and an Inspector over it.
+func testTrail(t *testing.T) (*redis.Client, string, *inspect.Inspector, *inspect.Audit) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	prefix := redistest.Prefix(t)
+	insp := inspect.New(rdb, nil)
+	audit := insp.AuditTrail("lw:{audit}:"+prefix, 0)
+	t.Cleanup(func() { rdb.Del(context.Background(), audit.Key()) })
+	return rdb, prefix, insp, audit
+}
+
 // A force-unlock runs with no HTTP request around it: a plain actor and
 // request in, the lock broken, the live view refreshed, and one audit
 // record per call, whatever its outcome.
 func TestForceUnlockWithoutHTTP(t *testing.T) {
-	rdb := redistest.Client(t)
+	rdb, prefix, insp, audit := testTrail(t)
 	ctx := t.Context()
-	prefix := redistest.Prefix(t)
-	insp := inspect.New(rdb, nil)
-	audit := insp.Audit("lw:{audit}:"+prefix, 0)
-	t.Cleanup(func() { rdb.Del(context.Background(), audit.Key()) })
 	live := &fakeLive{}
 	svc := New(Config{Inspector: insp, Audit: audit, Live: live})
 	actor := Actor{Role: "admin", Fingerprint: "f00d", Remote: "10.0.0.1", RequestID: "r1"}
@@ -97,12 +107,8 @@ func TestForceUnlockWithoutHTTP(t *testing.T) {
 // A change whose intent cannot be recorded is not made; a name outside
 // the console's scope is missing, whatever the action.
 func TestUnrecordedOrOutOfScopeChangeNotMade(t *testing.T) {
-	rdb := redistest.Client(t)
+	rdb, prefix, insp, audit := testTrail(t)
 	ctx := t.Context()
-	prefix := redistest.Prefix(t)
-	insp := inspect.New(rdb, nil)
-	audit := insp.AuditTrail("lw:{audit}:"+prefix, 0)
-	t.Cleanup(func() { rdb.Del(context.Background(), audit.Key()) })
 	svc := New(Config{Inspector: insp, Audit: audit, InScope: func(n string) bool { return strings.HasPrefix(n, prefix+"in:") }})
 	actor := Actor{Role: "admin"}
 	for _, name := range []string{prefix + "in:stuck", prefix + "out:stuck"} {
