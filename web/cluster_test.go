@@ -32,6 +32,9 @@ func newClusterEnv(t *testing.T, c *redistest.Cluster, mod func(*Config)) *testE
 		Listen:    "127.0.0.1:0",
 		Match:     prefix + "*",
 		AuditKey:  "lw:{audit}:" + prefix,
+		// Its own sign-in state, as newEnvOn gives (one slot: the
+		// namespace is the hash tag).
+		AuthNamespace: strings.TrimSuffix(prefix, ":"),
 	}
 	if mod != nil {
 		mod(&cfg)
