@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/auth"
@@ -339,5 +342,39 @@ func TestAttackUnauditableChangeNotMade(t *testing.T) {
 	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`), bearerOf(adminTok))
 	if st < 500 || e.hgetall(rl)["max_permits"] != "100" {
 		t.Fatalf("with the trail unwritable: %d %s, limiter %v; want 5xx and no change", st, b, e.hgetall(rl))
+	}
+}
+
+// A wall display's websocket, opened with a session, ends soon after that
+// session is signed out (from anywhere): it does not stream on.
+func TestAttackWebsocketOutlivesSignOut(t *testing.T) {
+	e := newEnv(t, func(c *Config) { withTokens(c); c.SessionRecheck = 100 * time.Millisecond })
+	if st, _, _ := e.signIn(viewerTok, "/", nil); st != http.StatusSeeOther {
+		t.Fatal("viewer sign-in")
+	}
+	u, _ := url.Parse(e.srv.URL())
+	var cookie string
+	for _, c := range e.http.Jar.Cookies(u) {
+		if c.Name == auth.SessionCookie {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	conn, _, err := e.dialWS(http.Header{"Cookie": {cookie}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if st, _, _ := e.do("POST", "/logout", nil, nil); st != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", st)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for range 10000 {
+		if _, _, err = conn.ReadMessage(); err != nil {
+			break
+		}
+	}
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.ClosePolicyViolation {
+		t.Fatalf("after sign-out the websocket read %v, want a close 1008 within 5 s", err)
 	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -26,6 +28,9 @@ const (
 	defaultReadTimeout    = 30 * time.Second
 	defaultMaxConns       = 1024
 	defaultMaxWSPerSource = 8
+	// defaultSessionRecheck: how soon a browser's websocket notices that
+	// its session ended.
+	defaultSessionRecheck = 30 * time.Second
 	// adminWSSlots: admins' websockets, kept apart from the viewers' cap
 	// so that a viewer's flood never locks an admin out.
 	adminWSSlots = 32
@@ -46,6 +51,13 @@ func (c *Config) maxConns() int {
 		return defaultMaxConns
 	}
 	return c.MaxConns
+}
+
+func (c *Config) sessionRecheck() time.Duration {
+	if c == nil || c.SessionRecheck <= 0 {
+		return defaultSessionRecheck
+	}
+	return c.SessionRecheck
 }
 
 func (c *Config) maxWSPerSource() int {
@@ -187,6 +199,37 @@ func (s *Server) writeAuditSummaries(ctx context.Context) {
 func summaryDetail(f auth.FailureSummary) string {
 	return strconv.Itoa(f.Failed) + " wrong tokens and " + strconv.Itoa(f.Limited) + " attempts refused with 429 from " + f.Source +
 		" between " + f.First.UTC().Format(time.RFC3339) + " and " + f.Last.UTC().Format(time.RFC3339)
+}
+
+// watchSession checks the session behind a browser's websocket every
+// sessionRecheck and closes the connection (1008) once it has ended
+// (signed out, timed out, its token changed) or changed role; it returns
+// when the connection's reader does. The check counts as a use of the
+// session: a wall display that is watching is in use.
+func (s *Server) watchSession(r *http.Request, role auth.Role, cl *wsClient) {
+	t := time.NewTicker(s.cfg.sessionRecheck())
+	defer t.Stop()
+	for {
+		select {
+		case <-cl.readerDone:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(s.baseCtx, 5*time.Second)
+			id, err := s.auth.Identify(ctx, r, time.Now())
+			cancel()
+			if err == nil && id.Role == role {
+				continue
+			}
+			if errors.Is(err, auth.ErrUnavailable) {
+				continue // Redis is down: the console says so; keep watching
+			}
+			_ = cl.conn.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "session ended; sign in again"),
+				time.Now().Add(writeWait))
+			_ = cl.conn.Close()
+			return
+		}
+	}
 }
 
 // wsSlots admits websockets: viewers up to a total and a per-address cap,

@@ -66,6 +66,9 @@ type Config struct {
 	// Admins are not counted against either: they always get one.
 	MaxWSClients   int
 	MaxWSPerSource int
+	// SessionRecheck is how often a browser's websocket checks that its
+	// session still lives (default 30 s); it is closed once it does not.
+	SessionRecheck time.Duration
 	// ReadTimeout bounds reading a whole request, body included (default
 	// 30 s); MaxConns caps open connections (default 1024).
 	ReadTimeout time.Duration

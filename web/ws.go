@@ -57,7 +57,10 @@ func (s *Server) handleWS(c echo.Context) error {
 		return nil
 	}
 	cl := &wsClient{conn: conn, send: make(chan outFrame, sendBuffer), readerDone: make(chan struct{})}
-	if !s.admitWS(cl) {
+	// A browser's connection lives only as long as its session.
+	_, cerr := c.Request().Cookie(auth.SessionCookie)
+	watch := cerr == nil && !identityOf(c).Bearer && !s.auth.LocalMode()
+	if !s.admitWS(cl, watch) {
 		release()
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
@@ -76,19 +79,25 @@ func (s *Server) handleWS(c echo.Context) error {
 	}
 	go func() { defer done(); s.wsWriter(cl) }()
 	go func() { defer done(); s.wsReader(cl) }()
+	if watch {
+		go func() { defer s.ws.Done(); s.watchSession(c.Request(), identityOf(c).Role, cl) }()
+	}
 	return nil
 }
 
-// admitWS registers cl and accounts for its two goroutines, unless the
-// server is closing: Close must not start waiting for connections while new
-// ones can still be added.
-func (s *Server) admitWS(cl *wsClient) bool {
+// admitWS registers cl and accounts for its two goroutines (three with
+// the session watch), unless the server is closing: Close must not start
+// waiting for connections while new ones can still be added.
+func (s *Server) admitWS(cl *wsClient, watch bool) bool {
 	s.wsMu.Lock()
 	defer s.wsMu.Unlock()
 	if s.wsClosed || !s.hub.register(cl) {
 		return false
 	}
 	s.ws.Add(2)
+	if watch {
+		s.ws.Add(1)
+	}
 	return true
 }
 
