@@ -158,7 +158,7 @@ func (a *Authority) checkToken(ctx context.Context, r *http.Request, tok string,
 	}
 	role := a.RoleOf(tok)
 	if role == RoleNone {
-		if _, _, err := a.failures.Fail(ctx, src, via, now); err != nil {
+		if _, err := a.failures.Fail(ctx, src, via, now); err != nil {
 			return Identity{}, unavailable(err)
 		}
 		return Identity{}, unauthenticated("the token is not valid")

@@ -172,20 +172,19 @@ func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time
 }
 
 // Fail counts a wrong token from source and returns the wait now imposed
-// (0 while failures are free). first is true for the source's first
-// failure since the last Drain: worth an audit record of its own.
-func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Time) (wait time.Duration, first bool, err error) {
+// (0 while failures are free).
+func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Time) (time.Duration, error) {
 	f.failed[via].Add(1)
-	first = f.note(source, now, func(s *FailureSummary) { s.Failed++ })
+	f.note(source, now, func(s *FailureSummary) { s.Failed++ })
 	f.countRecent(now)
 	o := f.opts
 	v, err := store.RunScriptOnce(ctx, f.rdb, failRecordScript, []string{f.keys.Failures(source), f.keys.AllFailures()},
 		o.FreePerSource, o.FreeTotal, o.FirstWait.Milliseconds(), o.MaxWaitSource.Milliseconds(),
 		o.MaxWaitTotal.Milliseconds(), o.ForgetSource.Milliseconds(), o.ForgetTotal.Milliseconds()).Int64Slice()
 	if err != nil || len(v) != 2 {
-		return 0, first, fmt.Errorf("auth: counting a failed sign-in: %w", err)
+		return 0, fmt.Errorf("auth: counting a failed sign-in: %w", err)
 	}
-	wait = time.Duration(v[1]) * time.Millisecond
+	wait := time.Duration(v[1]) * time.Millisecond
 	if wait > 0 {
 		f.mu.Lock()
 		if len(f.blocked) >= maxBlocked {
@@ -200,18 +199,17 @@ func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Ti
 		}
 		f.mu.Unlock()
 	}
-	return wait, first, nil
+	return wait, nil
 }
 
-// note updates source's summary and reports whether it is new. Sources
-// past maxSummary share one summary, and are never new.
-func (f *Failures) note(source string, now time.Time, update func(*FailureSummary)) bool {
+// note updates source's summary. Sources past maxSummary share one
+// summary, OtherSources.
+func (f *Failures) note(source string, now time.Time, update func(*FailureSummary)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, ok := f.summary[source]
-	fresh := !ok
 	if !ok && len(f.summary) >= maxSummary {
-		source, fresh = OtherSources, false
+		source = OtherSources
 		s, ok = f.summary[source]
 	}
 	if !ok {
@@ -220,7 +218,6 @@ func (f *Failures) note(source string, now time.Time, update func(*FailureSummar
 	}
 	s.Last = now
 	update(s)
-	return fresh
 }
 
 // countRecent adds one attempt to this second's count.

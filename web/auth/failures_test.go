@@ -19,7 +19,7 @@ func TestFailuresBackOffPerSourceAndShareAcrossReplicas(t *testing.T) {
 	ctx, now := t.Context(), time.Now()
 	var waits []time.Duration
 	for range 7 {
-		w, _, err := one.Fail(ctx, "192.0.2.7", ViaBearer, now)
+		w, err := one.Fail(ctx, "192.0.2.7", ViaBearer, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,11 +55,11 @@ func TestFailuresLimitEverySourceTogether(t *testing.T) {
 	ctx, now := t.Context(), time.Now()
 	src := func(i int) string { return Source(fmt.Sprintf("2001:db8:0:%x::1", i)) }
 	for i := range 20 {
-		if w, _, err := f.Fail(ctx, src(i), ViaSignIn, now); err != nil || w != 0 {
+		if w, err := f.Fail(ctx, src(i), ViaSignIn, now); err != nil || w != 0 {
 			t.Fatalf("failure %d: wait %v, %v", i, w, err)
 		}
 	}
-	if w, _, _ := f.Fail(ctx, src(20), ViaSignIn, now); w != time.Second {
+	if w, _ := f.Fail(ctx, src(20), ViaSignIn, now); w != time.Second {
 		t.Fatalf("the 21st failure overall, a new source's first: wait %v, want 1s", w)
 	}
 	if w, _ := NewFailures(rdb, keys, nil).Wait(ctx, Source("198.51.100.1"), now); w <= 0 {
@@ -67,24 +67,16 @@ func TestFailuresLimitEverySourceTogether(t *testing.T) {
 	}
 }
 
-// Summaries keep every source's count for the audit trail, mark each
-// source's first failure, and start afresh after Drain.
+// Summaries keep every source's count for the audit trail and start
+// afresh after Drain.
 func TestFailureSummaries(t *testing.T) {
 	rdb := redistest.Client(t)
 	f := NewFailures(rdb, testKeys(t, rdb), &FailureOptions{FreePerSource: 1000, FreeTotal: 1000})
 	ctx, now := t.Context(), time.Now()
-	var firsts int
 	for i := range 30 {
-		_, first, err := f.Fail(ctx, []string{"192.0.2.1", "192.0.2.2"}[i%2], ViaBearer, now.Add(time.Duration(i)*time.Millisecond))
-		if err != nil {
+		if _, err := f.Fail(ctx, []string{"192.0.2.1", "192.0.2.2"}[i%2], ViaBearer, now.Add(time.Duration(i)*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
-		if first {
-			firsts++
-		}
-	}
-	if firsts != 2 {
-		t.Fatalf("%d first failures, want one per source", firsts)
 	}
 	got := f.Drain()
 	if len(got) != 2 || got[0].Failed+got[1].Failed != 30 || got[0].Failed != 15 {
@@ -98,9 +90,6 @@ func TestFailureSummaries(t *testing.T) {
 	}
 	if len(f.Drain()) != 0 {
 		t.Fatal("Drain did not start afresh")
-	}
-	if _, first, _ := f.Fail(ctx, "192.0.2.1", ViaBearer, now); !first {
-		t.Fatal("after Drain a source's next failure is not first again")
 	}
 }
 
