@@ -22,6 +22,7 @@ const (
 	RuleLockRenewedByGoneClient = alert.RuleLockRenewedByGoneClient
 	RuleLimiterRejectRatio      = alert.RuleLimiterRejectRatio
 	RuleLimiterErrors           = alert.RuleLimiterErrors
+	RuleAuthFailures            = alert.RuleAuthFailures
 	RuleRedisDown               = alert.RuleRedisDown
 	RuleNodeDown                = alert.RuleNodeDown
 	DefaultHeldTooLong          = alert.DefaultHeldTooLong

@@ -16,7 +16,6 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
-	"github.com/lockwarden/lockwarden/web/feed"
 )
 
 // httpError is the one error type handlers return for anything the client
@@ -73,13 +72,18 @@ func toHTTPError(err error) *httpError {
 	var ar *auth.Refusal
 	if errors.As(err, &ar) {
 		status := http.StatusForbidden
-		if errors.Is(ar, auth.ErrUnauthenticated) {
+		switch {
+		case errors.Is(ar, auth.ErrUnauthenticated):
 			status = http.StatusUnauthorized
+		case errors.Is(ar, auth.ErrTooManyFailures):
+			status = http.StatusTooManyRequests
+		case errors.Is(ar, auth.ErrUnavailable):
+			status = http.StatusServiceUnavailable
 		}
 		return &httpError{Status: status, Message: ar.Message, Err: ar.Err}
 	}
-	if errors.Is(err, feed.ErrFull) {
-		return &httpError{Status: http.StatusServiceUnavailable, Message: "too many live viewers; try again later"}
+	if errors.Is(err, admin.ErrAuditUnavailable) {
+		return &httpError{Status: http.StatusServiceUnavailable, Message: admin.ErrAuditUnavailable.Error(), Err: err}
 	}
 	var ve *store.ValidationError
 	if errors.As(err, &ve) {

@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 func fastTicks(c *Config) {
@@ -206,7 +207,7 @@ func TestFaultWebsocketCyclesNoLeak(t *testing.T) {
 		c.Close()
 	}
 	cycle(0)
-	settled := func() bool { return e.srv.feed.Counts().Active == 0 && e.srv.feed.Counts().Clients == 0 }
+	settled := func() bool { return e.srv.wsSlots.active() == 0 && e.srv.feed.Counts().Clients == 0 }
 	eventually(t, 5*time.Second, "the first viewer gone", settled)
 	baseG := runtime.NumGoroutine()
 	baseR := connectedClients(t, probe)

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/feed"
 )
 
 // handleWS hands a websocket viewer to the feed.
@@ -17,5 +18,17 @@ func (s *Server) handleWS(c echo.Context) error {
 	if !auth.SameOrigin(c.Request()) {
 		return &httpError{Status: http.StatusForbidden, Message: "cross-origin websocket refused"}
 	}
-	return s.feed.Connect(c.Response(), c.Request())
+	// The slot is taken before the upgrade, so a flood of connections is
+	// refused with a plain 503 and costs no goroutines.
+	release, err := s.wsSlots.take(identityOf(c).Role == auth.RoleAdmin && !s.auth.LocalMode(), c.RealIP())
+	if err != nil {
+		s.requests.wsRejected.Add(1)
+		return err
+	}
+	att := feed.Attach{Release: release}
+	// A browser's connection lives only as long as its session.
+	if _, cerr := c.Request().Cookie(auth.SessionCookie); cerr == nil && !identityOf(c).Bearer && !s.auth.LocalMode() {
+		att.Watch = s.sessionWatch(c.Request(), identityOf(c).Role)
+	}
+	return s.feed.Connect(c.Response(), c.Request(), att)
 }

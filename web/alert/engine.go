@@ -31,13 +31,14 @@ const (
 	RuleLockRenewedByGoneClient = "lock-renewed-by-gone-client"
 	RuleLimiterRejectRatio      = "limiter-reject-ratio"
 	RuleLimiterErrors           = "limiter-errors"
+	RuleAuthFailures            = "auth-failures"
 	RuleRedisDown               = "redis-down"
 	RuleNodeDown                = "node-down"
 )
 
 // Rules lists every rule, in the order pages show them.
 var Rules = []string{RuleRedisDown, RuleNodeDown, RuleLockDeadlinePassed, RuleLockRenewedByGoneClient,
-	RuleLockNoExpiry, RuleLockHeldTooLong, RuleLimiterRejectRatio, RuleLimiterErrors}
+	RuleLockNoExpiry, RuleLockHeldTooLong, RuleLimiterRejectRatio, RuleLimiterErrors, RuleAuthFailures}
 
 // Severities: critical needs someone now, warning needs a look.
 const (
@@ -64,6 +65,8 @@ var ruleDefaults = map[string]ruleDefault{
 	// The ratio is already taken over 10 s (rejectSpan).
 	RuleLimiterRejectRatio: {SeverityWarning, 0},
 	RuleLimiterErrors:      {SeverityWarning, 10 * time.Second},
+	// Someone is guessing tokens: worth a look at once.
+	RuleAuthFailures: {SeverityWarning, 0},
 	// Long enough to ride out a failover or a slow tick.
 	RuleRedisDown: {SeverityCritical, 10 * time.Second},
 	RuleNodeDown:  {SeverityCritical, 10 * time.Second},
@@ -74,6 +77,10 @@ var ruleDefaults = map[string]ruleDefault{
 // for 10 s never fired on bursty traffic (one calm second reset it), which
 // is what a flooded login limiter looks like.
 const rejectSpan = 10 * time.Second
+
+// authFailuresBurst is how many wrong tokens in a minute make a burst:
+// more than people mistyping, fewer than the guessing limits allow.
+const authFailuresBurst = 20
 
 // Defaults of the rules' thresholds.
 const (
@@ -171,6 +178,9 @@ type Engine struct {
 	// hist is live's window history, which limiter-reject-ratio sums
 	// over rejectSpan.
 	hist *live.History
+	// authFailures is the count of wrong tokens over the last minute
+	// (auth.Failures.Recent); nil: the rule has nothing to judge.
+	authFailures func(now time.Time) int
 
 	// notifyMu orders the listeners' calls: the last call carries the
 	// firing set as it is now.
@@ -187,6 +197,10 @@ func New(cfg Config, nodes func(*live.Snapshot) []live.NodeStatus, hist *live.Hi
 	cfg.Off, cfg.For = maps.Clone(cfg.Off), maps.Clone(cfg.For)
 	return &Engine{cfg: &cfg, nodes: nodes, hist: hist, listeners: listeners, states: make(map[alertKey]*alertState)}
 }
+
+// AuthFailures gives auth-failures its count of wrong tokens over the last
+// minute. Call it before the engine runs.
+func (a *Engine) AuthFailures(recent func(now time.Time) int) { a.authFailures = recent }
 
 // Observe evaluates the rules on a snapshot live just published.
 func (a *Engine) Observe(sn *live.Snapshot) { a.evaluate(sn, time.Now()) }
@@ -289,6 +303,11 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 	}
 	if on(RuleRedisDown) && !sn.RedisUp {
 		add(RuleRedisDown, "", "the console cannot read Redis")
+	}
+	if on(RuleAuthFailures) && a.authFailures != nil {
+		if n := a.authFailures(now); n >= authFailuresBurst {
+			add(RuleAuthFailures, "", "%d wrong tokens in the last minute: someone may be guessing (see the refused audit trail)", n)
+		}
 	}
 	if on(RuleNodeDown) {
 		nodes := a.nodes(sn)

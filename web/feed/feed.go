@@ -11,11 +11,9 @@ package feed
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -26,30 +24,20 @@ import (
 )
 
 // DefaultMaxClients: each viewer costs two goroutines and a 64-frame
-// buffer; a console with more viewers than this is being abused.
+// buffer; a console with more viewers than this is being abused. The web
+// layer admits viewers (per address, admins apart) before Connect.
 const DefaultMaxClients = 500
-
-// ErrFull: the viewer cap is reached; the connection was refused before
-// the upgrade.
-var ErrFull = errors.New("feed: too many live viewers")
-
-// ErrClosed: the feed is shutting down.
-var ErrClosed = errors.New("feed: shutting down")
 
 // Feed turns the console's snapshots, events and alerts into frames for
 // every viewer.
 type Feed struct {
-	hub        *hub
-	log        *slog.Logger
-	maxClients int64
-	upgrader   websocket.Upgrader
+	hub      *hub
+	log      *slog.Logger
+	upgrader websocket.Upgrader
 
 	// Owned by live's goroutine (Observe).
 	delta   deltaState // the numbers as last broadcast
 	redisUp *bool      // as last broadcast
-
-	active   atomic.Int64 // connections admitted and not yet ended
-	rejected atomic.Int64 // upgrades refused at the cap
 
 	wg       *sync.WaitGroup // Start's: the hub and every connection's reader and writer
 	wsMu     sync.Mutex      // orders wg.Add against the Close that precedes wg.Wait
@@ -58,8 +46,6 @@ type Feed struct {
 
 // Config is what a Feed needs.
 type Config struct {
-	// MaxClients caps concurrent viewers (DefaultMaxClients when 0 or less).
-	MaxClients int
 	// CheckOrigin admits a websocket handshake (a browser's, from another
 	// site, must be refused); nil admits every one.
 	CheckOrigin func(r *http.Request) bool
@@ -68,13 +54,10 @@ type Config struct {
 
 // New builds a Feed. Nothing is sent until Start.
 func New(cfg Config) *Feed {
-	if cfg.MaxClients <= 0 {
-		cfg.MaxClients = DefaultMaxClients
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Feed{hub: newHub(), log: cfg.Logger, maxClients: int64(cfg.MaxClients)}
+	f := &Feed{hub: newHub(), log: cfg.Logger}
 	f.upgrader = websocket.Upgrader{
 		ReadBufferSize:   1024,
 		WriteBufferSize:  8192,
@@ -153,15 +136,12 @@ func (f *Feed) AlertsChanged(_ []alert.Change, firing []alert.Alert) {
 type Counts struct {
 	Clients    int64 // viewers registered with the hub
 	Dropped    int64 // viewers dropped for falling behind
-	Rejected   int64 // upgrades refused at the cap
 	Broadcasts int64 // frames handed to the hub for every viewer
-	Active     int64 // connections admitted and not yet ended
 }
 
 // Counts reads them.
 func (f *Feed) Counts() Counts {
-	return Counts{Clients: f.hub.clients.Load(), Dropped: f.hub.dropped.Load(), Rejected: f.rejected.Load(),
-		Broadcasts: f.hub.broadcasts.Load(), Active: f.active.Load()}
+	return Counts{Clients: f.hub.clients.Load(), Dropped: f.hub.dropped.Load(), Broadcasts: f.hub.broadcasts.Load()}
 }
 
 // Close sends every viewer close code 1001 (going away) and stops the hub;

@@ -24,55 +24,78 @@ const (
 	closeWait = 500 * time.Millisecond
 )
 
-// Connect upgrades r to a websocket and hands it to the hub. The cap is
-// taken before the upgrade, so a flood of connections is refused with
-// ErrFull (nothing written: the caller answers) and costs no goroutines.
-// A failed upgrade has been answered by the upgrader and is not an error.
-func (f *Feed) Connect(w http.ResponseWriter, r *http.Request) error {
-	if f.active.Add(1) > f.maxClients {
-		f.active.Add(-1)
-		f.rejected.Add(1)
-		return ErrFull
+// Attach is what comes with a viewer's connection.
+type Attach struct {
+	// Release frees the viewer's slot (taken by the caller before the
+	// upgrade); called once, when the connection is done with.
+	Release func()
+	// Watch, when set, runs beside the connection until done is closed
+	// (the connection's reader ended); a non-empty return closes the
+	// connection with 1008 (policy) and that reason.
+	Watch func(done <-chan struct{}) string
+}
+
+// Connect upgrades r to a websocket and hands it to the hub, with one
+// reader and one writer (and a.Watch). A failed upgrade has been answered
+// by the upgrader and is not an error.
+func (f *Feed) Connect(w http.ResponseWriter, r *http.Request, a Attach) error {
+	release := a.Release
+	if release == nil {
+		release = func() {}
 	}
 	conn, err := f.upgrader.Upgrade(w, r, nil)
 	if err != nil {
-		f.active.Add(-1)
+		release()
 		f.log.Debug("websocket upgrade failed", "err", err)
 		return nil
 	}
 	cl := &wsClient{conn: conn, send: make(chan outFrame, sendBuffer), readerDone: make(chan struct{})}
-	if !f.admit(cl) {
-		f.active.Add(-1)
+	goroutines := 2
+	if a.Watch != nil {
+		goroutines = 3
+	}
+	if !f.admit(cl, goroutines) {
+		release()
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(writeWait))
 		_ = conn.Close()
 		return nil
 	}
-	// The slot is released when both of the connection's goroutines end.
+	// The slot is released when the connection's reader and writer end.
 	var left atomic.Int32
 	left.Store(2)
 	done := func() {
 		if left.Add(-1) == 0 {
-			f.active.Add(-1)
+			release()
 		}
 		f.wg.Done()
 	}
 	go func() { defer done(); f.writer(cl) }()
 	go func() { defer done(); f.reader(cl) }()
+	if a.Watch != nil {
+		go func() {
+			defer f.wg.Done()
+			if reason := a.Watch(cl.readerDone); reason != "" {
+				_ = cl.conn.WriteControl(websocket.CloseMessage,
+					websocket.FormatCloseMessage(websocket.ClosePolicyViolation, reason), time.Now().Add(writeWait))
+				_ = cl.conn.Close()
+			}
+		}()
+	}
 	return nil
 }
 
 // admit registers cl and accounts for its two goroutines, unless the feed
 // is closing: the server must not start waiting for connections while new
 // ones can still be added.
-func (f *Feed) admit(cl *wsClient) bool {
+func (f *Feed) admit(cl *wsClient, goroutines int) bool {
 	f.wsMu.Lock()
 	defer f.wsMu.Unlock()
 	if f.wsClosed || !f.hub.register(cl) {
 		return false
 	}
-	f.wg.Add(2)
+	f.wg.Add(goroutines)
 	return true
 }
 

@@ -88,6 +88,14 @@ func (m *Memo) Load(k any) (any, bool) {
 	return m.m.Load(k)
 }
 
+// Keep keeps v under k whatever the count: for the few values every
+// reader derives (an unfiltered order per list, sort and direction).
+func (m *Memo) Keep(k, v any) {
+	if m != nil {
+		m.m.Store(k, v)
+	}
+}
+
 // Store keeps v under k while there is room.
 func (m *Memo) Store(k, v any) {
 	if m != nil && m.n.Add(1) <= maxMemo {

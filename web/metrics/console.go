@@ -24,7 +24,12 @@ import (
 type Counts struct {
 	WSClients, WSDropped, WSRejected, Broadcasts int64 // the feed's
 	Events                                       int64 // lock events received or emitted
-	AuditErrors, AuditSuppressed                 int64
+	AuditErrors                                  int64
+	// Refused requests written to the refused trail, and those the
+	// per-source throttle held back and only summarised.
+	AuditRefused, AuditSuppressed int64
+	// Wrong tokens by where they were presented; sign-ins answered 429.
+	AuthFailuresSignIn, AuthFailuresBearer, AuthLimited int64
 	// RedisErrors are failed Redis calls outside live's (requests, the
 	// event subscription); live's are added to them.
 	RedisErrors int64
@@ -98,7 +103,10 @@ var (
 	descTickErrors      = desc("lockwarden_sampler_errors_total", "Sampler ticks that failed to read Redis.")
 	descRedisErrors     = desc("lockwarden_redis_errors_total", "Redis calls that failed or timed out (sampler, subscription, requests).")
 	descAuditErrors     = desc("lockwarden_audit_errors_total", "Audit records that could not be written.")
-	descAuditSuppressed = desc("lockwarden_audit_suppressed_total", "Failed sign-ins not audited because of a flood of them.")
+	descAuditRefused    = desc("lockwarden_audit_refused_total", "Refused requests written to the refused trail.")
+	descAuditSuppressed = desc("lockwarden_audit_suppressed_total", "Refused requests held back by the per-source throttle and only summarised.")
+	descAuthFailures    = desc("lockwarden_auth_failures_total", "Wrong tokens, by where they were presented.", "via")
+	descAuthLimited     = desc("lockwarden_auth_limited_total", "Sign-in attempts answered 429 without a token check.")
 	descEvents          = desc("lockwarden_events_total", "Lock events received or emitted.")
 	descRequests        = desc("lockwarden_http_requests_total", "HTTP requests served, by status class.", "code")
 	descRedisUp         = desc("lockwarden_redis_up", "1 when the last sampler tick reached Redis.")
@@ -111,7 +119,7 @@ var (
 
 func (cc *consoleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descWSClients, descWSDropped, descWSRejected, descBroadcasts, descTickSeconds, descTicks,
-		descTickErrors, descRedisErrors, descAuditErrors, descAuditSuppressed, descEvents, descRequests,
+		descTickErrors, descRedisErrors, descAuditErrors, descAuditRefused, descAuditSuppressed, descAuthFailures, descAuthLimited, descEvents, descRequests,
 		descRedisUp, descLocks, descLimiters, descWebhookSent, descWebhookFailed, descWebhookDropped} {
 		ch <- d
 	}
@@ -135,7 +143,11 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descTickErrors, ts.Failed)
 	counter(descRedisErrors, c.RedisErrors+ts.RedisErrors)
 	counter(descAuditErrors, c.AuditErrors)
+	counter(descAuditRefused, c.AuditRefused)
 	counter(descAuditSuppressed, c.AuditSuppressed)
+	counter(descAuthFailures, c.AuthFailuresSignIn, "sign-in")
+	counter(descAuthFailures, c.AuthFailuresBearer, "bearer")
+	counter(descAuthLimited, c.AuthLimited)
 	counter(descEvents, c.Events)
 	for i := 1; i <= 5; i++ {
 		counter(descRequests, c.Requests[i], string(rune('0'+i))+"xx")
