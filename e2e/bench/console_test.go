@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,10 +13,12 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
-	"github.com/redis/go-redis/v9"
+	"github.com/lockwarden/lockwarden/web/feed"
 )
 
 // The console cases (5-8) run the real web.Server on its own go-redis
@@ -45,9 +48,12 @@ func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig,
 	h := &rtHook{}
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 	rdb.AddHook(h)
+	// Every viewer of a benchmark connects from loopback: one address may
+	// hold as many as the console admits in all.
+	perSource := cmp.Or(o.maxWS, feed.DefaultMaxClients)
 	srv := web.New(web.Config{
 		Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0", Match: o.match,
-		MaxWSClients: o.maxWS, DiscoverInterval: o.discoverEvery, KeyspaceEvents: o.keyEvents,
+		MaxWSClients: o.maxWS, MaxWSPerSource: perSource, DiscoverInterval: o.discoverEvery, KeyspaceEvents: o.keyEvents,
 	})
 	if err := srv.Open(ctx); err != nil {
 		rdb.Close()
