@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // A Redisson client id and thread, as a Java service would write them.
@@ -130,7 +131,7 @@ func TestJourney3ForceUnlockWakesWaiter(t *testing.T) {
 		defer cancel()
 		waiter.Unlock(ctx)
 	})
-	eventually(t, 5*time.Second, "the waiter's first attempt to be rejected", func() bool {
+	redistest.EventuallyWithin(t, 5*time.Second, "the waiter's first attempt to be rejected", func() bool {
 		return j.lockAttempts(name).Rejected >= 1
 	})
 

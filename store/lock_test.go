@@ -21,29 +21,12 @@ func lockTestClient(t *testing.T) (*Client, *redis.Client) {
 	return New(rdb, nil), rdb
 }
 
-func lockTestCtx(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// unlockAtEnd releases every level l may still hold so a failing test does
-// not leave a watchdog renewing into the next test.
-func unlockAtEnd(t *testing.T, l *Lock) {
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for i := 0; i < 10 && l.Unlock(ctx) == nil; i++ {
-		}
-	})
-}
-
 func TestLockMutualExclusion(t *testing.T) {
 	const clients, iterations = 16, 100
 	name := redistest.Prefix(t) + "lock"
 	counter := redistest.Prefix(t) + "counter"
 	addr := redistest.Shared(t).Addr
-	ctx := lockTestCtx(t, 60*time.Second)
+	ctx := redistest.Context(t, 60*time.Second)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -95,14 +78,14 @@ func TestLockContentionOneWinner(t *testing.T) {
 	const n = 100
 	c, _ := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	start := make(chan struct{})
 	results := make([]error, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		l := c.NewLock(name, nil)
-		unlockAtEnd(t, l)
+		redistest.UnlockAtEnd(t, l)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -135,9 +118,9 @@ func TestLockContentionOneWinner(t *testing.T) {
 func TestLockReentrancy(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	l := c.NewLock(name, &LockOptions{Lease: 10 * time.Second})
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 
 	count := func() string {
 		v, err := rdb.HGet(ctx, name, l.HolderID()).Result()
@@ -227,7 +210,7 @@ func TestLockReentrancy(t *testing.T) {
 func TestLockAbandonedHolderExpires(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	const lease = time.Second
 
 	start := time.Now()
@@ -240,7 +223,7 @@ func TestLockAbandonedHolderExpires(t *testing.T) {
 	}
 	// The holder "crashes" here: it never renews nor unlocks.
 	waiter := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
-	unlockAtEnd(t, waiter)
+	redistest.UnlockAtEnd(t, waiter)
 	if err := waiter.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +244,7 @@ func TestLockClosedClientWatchdogStops(t *testing.T) {
 	crashing := redis.NewClient(&redis.Options{Addr: addr})
 	c := New(crashing, nil)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	const lease = 600 * time.Millisecond
 
 	holder := c.NewLock(name, &LockOptions{Lease: lease})
@@ -275,7 +258,7 @@ func TestLockClosedClientWatchdogStops(t *testing.T) {
 
 	other, _ := lockTestClient(t)
 	waiter := other.NewLock(name, &LockOptions{RetryCap: time.Minute})
-	unlockAtEnd(t, waiter)
+	redistest.UnlockAtEnd(t, waiter)
 	start := time.Now()
 	if err := waiter.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -295,10 +278,10 @@ func TestLockClosedClientWatchdogStops(t *testing.T) {
 func TestLockWatchdogKeepsLease(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	holder := c.NewLock(name, &LockOptions{Lease: time.Second})
-	unlockAtEnd(t, holder)
+	redistest.UnlockAtEnd(t, holder)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +308,7 @@ func TestLockWatchdogKeepsLease(t *testing.T) {
 func TestLockWatchdogStopsWhenFieldGone(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	l := c.NewLock(name, &LockOptions{Lease: 300 * time.Millisecond})
 	if err := l.TryLock(ctx); err != nil {
@@ -357,7 +340,7 @@ func TestLockWatchdogStopsWhenFieldGone(t *testing.T) {
 func TestLockRefreshWithoutWatchdog(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	l := c.NewLock(name, &LockOptions{Lease: 5 * time.Second, NoWatchdog: true})
 	if err := l.Refresh(ctx); !errors.Is(err, ErrNotHeld) {
 		t.Fatalf("Refresh before lock = %v, want ErrNotHeld", err)
@@ -383,9 +366,9 @@ func TestLockRefreshWithoutWatchdog(t *testing.T) {
 func TestLockCtxEndsWait(t *testing.T) {
 	c, _ := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	holder := c.NewLock(name, nil)
-	unlockAtEnd(t, holder)
+	redistest.UnlockAtEnd(t, holder)
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +389,7 @@ func TestLockRedissonRawLayout(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
 	channel := "redisson_lock__channel:{" + name + "}"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	// A Java client holds it: field "<uuid>:<thread id>", count, lease.
 	javaField := "8743c9c0-0795-4907-87fd-6c719a6b4586:1"
@@ -414,7 +397,7 @@ func TestLockRedissonRawLayout(t *testing.T) {
 	rdb.PExpire(ctx, name, 30*time.Second)
 
 	l := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 	err := l.TryLock(ctx)
 	var le *LockedError
 	if !errors.As(err, &le) || le.TTL < 25*time.Second {
@@ -423,7 +406,7 @@ func TestLockRedissonRawLayout(t *testing.T) {
 
 	got := make(chan error, 1)
 	go func() { got <- l.Lock(ctx) }()
-	waitForSubscriber(t, rdb, channel)
+	redistest.WaitForSubscriber(t, rdb, channel)
 	// Redisson's unlock: DEL, then PUBLISH "0".
 	rdb.Del(ctx, name)
 	released := time.Now()
@@ -453,7 +436,7 @@ func TestLockRedissonRawLayout(t *testing.T) {
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	msg, err := receiveMessage(sub, 5*time.Second)
+	msg, err := redistest.ReceiveMessage(sub, 5*time.Second)
 	if err != nil {
 		t.Fatalf("no unlock message: %v", err)
 	}
@@ -465,12 +448,12 @@ func TestLockRedissonRawLayout(t *testing.T) {
 func TestLockStatsRing(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	a := c.NewLock(name, nil)
 	b := c.NewLock(name, nil)
-	unlockAtEnd(t, a)
-	unlockAtEnd(t, b)
+	redistest.UnlockAtEnd(t, a)
+	redistest.UnlockAtEnd(t, b)
 	mustNil := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -489,8 +472,8 @@ func TestLockStatsRing(t *testing.T) {
 	mustNil(b.TryLock(ctx)) // a
 	mustNil(b.Unlock(ctx))
 
-	got := lockRingSum(t, rdb, name)
-	if want := (statCounts{Acquired: 3, Rejected: 2}); got != want {
+	got := redistest.StatsTotal(t, rdb, StatsKey(name))
+	if want := (redistest.Outcomes{Acquired: 3, Rejected: 2}); got != want {
 		t.Fatalf("stats ring = %+v, want %+v", got, want)
 	}
 	if pttl := rdb.PTTL(ctx, StatsKey(name)).Val(); pttl <= 0 || pttl > wire.StatsTTLMS*time.Millisecond {
@@ -508,17 +491,10 @@ func TestLockStatsRing(t *testing.T) {
 	if rdb.Get(ctx, name).Val() != "app data" {
 		t.Fatal("the string key was changed")
 	}
-	got = lockRingSum(t, rdb, name)
-	if want := (statCounts{Acquired: 3, Rejected: 2, Errors: 1}); got != want {
+	got = redistest.StatsTotal(t, rdb, StatsKey(name))
+	if want := (redistest.Outcomes{Acquired: 3, Rejected: 2, Errors: 1}); got != want {
 		t.Fatalf("stats ring after wrong type = %+v, want %+v", got, want)
 	}
-}
-
-// lockRingSum adds up the stats counters of the last wire.StatsRing buckets by
-// Redis time, so a sequence that straddles a bucket boundary still adds up.
-func lockRingSum(t *testing.T, rdb *redis.Client, name string) statCounts {
-	t.Helper()
-	return statsRecentSum(t, rdb, name)
 }
 
 func TestLockValidationSendsNothing(t *testing.T) {
@@ -527,7 +503,7 @@ func TestLockValidationSendsNothing(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
 	c := New(rdb, nil)
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 
 	long := string(make([]byte, MaxNameLen+1))
 	cases := []struct {

@@ -148,7 +148,7 @@ func TestLateReplyUnlockNotAppliedTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := c.NewLock(name, &LockOptions{Owner: "o"})
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 	for range 2 {
 		if err := l.TryLock(t.Context()); err != nil {
 			t.Fatal(err)

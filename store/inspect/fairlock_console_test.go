@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // A waiter whose ctx ends leaves the queue; a force-unlock by the console
@@ -38,7 +39,7 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 	next := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryCap: time.Minute}})
 	done := make(chan error, 1)
 	go func() { done <- next.Lock(ctx) }()
-	eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == 1 })
+	redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == 1 })
 	if err := c.ForceUnlock(ctx, name, holder.HolderID()); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 	if err := next.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 2 || cnt.Rejected < 2 {
+	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 2 || cnt.Rejected < 2 {
 		t.Errorf("stats = %+v, want 2 acquired and the waiters' attempts rejected", cnt)
 	}
 }
@@ -92,7 +93,7 @@ func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
+		redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
 	}
 	time.Sleep(time.Second) // 2x (lease + thread wait)
 	info, err := c.GetLock(ctx, name)
@@ -150,7 +151,7 @@ func TestFairOrder(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
+		redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
 	}
 
 	info, err := c.GetLock(ctx, name)
@@ -191,7 +192,7 @@ func TestFairOrder(t *testing.T) {
 	if n := rdb.Exists(ctx, name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)).Val(); n != 0 {
 		t.Fatalf("%d keys left behind", n)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 4 {
+	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 4 {
 		t.Errorf("stats = %+v, want 4 acquired", cnt)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // Every acquisition takes a larger token, re-entries included; a refused
@@ -88,7 +89,7 @@ func TestFencedTokenIncreases(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 4 || cnt.Rejected != 1 {
+	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 4 || cnt.Rejected != 1 {
 		t.Errorf("stats = %+v, want 4 acquired 1 rejected", cnt)
 	}
 }

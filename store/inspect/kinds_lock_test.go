@@ -262,7 +262,7 @@ func TestKindTokenLock(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil || rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatalf("unlock = %v", err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 1 || cnt.Rejected != 3 {
+	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 1 || cnt.Rejected != 3 {
 		t.Errorf("stats = %+v, want 1 acquired 3 rejected", cnt)
 	}
 	// Lock bounded by ctx alone (Attempts 0) ends with store.ErrNotObtained and

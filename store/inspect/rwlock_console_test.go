@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // Readers share, a writer excludes them and they it; releases publish what
@@ -97,7 +98,7 @@ func TestRWReadersShareWriterExcludes(t *testing.T) {
 	if err := w.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
 		t.Fatalf("unlock of a free lock = %v, want store.ErrNotHeld", err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 3 || cnt.Rejected != 3 {
+	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 3 || cnt.Rejected != 3 {
 		t.Errorf("stats = %+v, want 3 acquired and 3 rejected", cnt)
 	}
 }
@@ -192,7 +193,7 @@ func TestRWWatchdogAndForceUnlock(t *testing.T) {
 	if err := c.ForceUnlock(ctx, name, r.HolderID()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the watchdog notices the lost hold", func() bool { return !rw.Renewing() })
+	redistest.Eventually(t, "the watchdog notices the lost hold", func() bool { return !rw.Renewing() })
 	if err := r.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
 		t.Fatalf("unlock after force-unlock = %v, want store.ErrNotHeld", err)
 	}
