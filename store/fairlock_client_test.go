@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -61,7 +62,10 @@ func TestFairQueueHeadAndStaleWaiter(t *testing.T) {
 	if _, ok, err := head.attempt(ctx, true); ok || err != nil {
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	deadline := rdb.ZScore(ctx, FairLockTimeoutKey(name), head.HolderID()).Val()
+	redistest.Eventually(t, "the dead waiter's deadline passes", func() bool {
+		return float64(redistest.NowMS(t, rdb)) > deadline
+	})
 	if err := late.TryLock(ctx); err != nil {
 		t.Fatalf("after the dead waiter's deadline: %v", err)
 	}

@@ -35,7 +35,7 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 		t.Fatal("the waiter that gave up is still queued")
 	}
 
-	time.Sleep(2 * time.Second) // over two leases: the watchdog must renew
+	redistest.WaitRenewed(t, rdb, name, 2) // the watchdog renews
 	next := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryCap: time.Minute}})
 	done := make(chan error, 1)
 	go func() { done <- next.Lock(ctx) }()
@@ -68,7 +68,8 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fair"
-	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 300 * time.Millisecond}})
+	// Renewed every 200 ms: a late renewal on a loaded machine has 400 ms.
+	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 600 * time.Millisecond}})
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,15 @@ func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 		}()
 		redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
 	}
-	time.Sleep(time.Second) // 2x (lease + thread wait)
+	// Each place's first deadline (lease + thread wait after it queued)
+	// passes; asking again keeps moving it.
+	first := rdb.ZRangeWithScores(ctx, store.FairLockTimeoutKey(name), 0, -1).Val()
+	if len(first) != 2 {
+		t.Fatalf("deadlines %v, want one per waiter", first)
+	}
+	redistest.Eventually(t, "both waiters' first deadlines pass", func() bool {
+		return float64(redistest.NowMS(t, rdb)) > max(first[0].Score, first[1].Score)
+	})
 	info, err := c.GetLock(ctx, name)
 	if err != nil {
 		t.Fatal(err)

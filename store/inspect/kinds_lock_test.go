@@ -298,12 +298,12 @@ func TestKindSpinLock(t *testing.T) {
 	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
 		t.Fatalf("unlock by a non-holder = %v, want store.ErrNotHeld", err)
 	}
-	// Over two leases: only renewal keeps it. The lease leaves a slow,
-	// loaded machine (-race, parallel packages) room for a late renewal.
-	time.Sleep(2 * time.Second)
+	// Renewed every 300 ms; the lease leaves a slow, loaded machine
+	// (-race, parallel packages) room for a late renewal.
+	redistest.WaitRenewed(t, rdb, name, 2)
 	info, err := c.GetLock(ctx, name)
 	if err != nil || info.Holders[0].ID != a.HolderID() {
-		t.Fatalf("after 2 leases: %+v, %v (renewal did not run)", info, err)
+		t.Fatalf("after 2 renewals: %+v, %v", info, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Lock(ctx) }()

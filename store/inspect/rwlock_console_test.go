@@ -182,7 +182,7 @@ func TestRWWatchdogAndForceUnlock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(2 * time.Second) // over two leases: only renewals keep it
+	redistest.WaitRenewed(t, rdb, name, 2) // the watchdog renews the lock and its levels
 	if rwLevelTTL(t, rdb, name, r.HolderID(), 1) <= 0 || rwLevelTTL(t, rdb, name, r.HolderID(), 2) <= 0 || rdb.PTTL(ctx, name).Val() <= 0 {
 		t.Fatal("lock or read levels expired while held")
 	}
