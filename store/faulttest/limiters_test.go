@@ -65,7 +65,7 @@ func runLimiterCase(t *testing.T, e *env, kind limiterKind, f fault) (failures, 
 		wg       sync.WaitGroup
 		bg       sync.WaitGroup
 	)
-	prog := &progress{applied: f.applied, e: e}
+	prog := &progress{applied: f.applied, e: e, none: f.isNone()}
 	bg.Add(1)
 	go func() { defer bg.Done(); prog.watch(runCtx, stop, limiterRun, int64(kind.floor), admitted.Load) }()
 	var restartErr error
@@ -126,7 +126,7 @@ func runLimiterCase(t *testing.T, e *env, kind limiterKind, f fault) (failures, 
 	if restartErr != nil {
 		fl.add("setup: restart: %v", restartErr)
 	}
-	detail := fmt.Sprintf("%d admitted (%s after the fault, floor %d; bound %d per second), %d errors, delayed %d, reset %d",
+	detail := fmt.Sprintf("%d admitted%s (floor %d), bound %d per second, %d errors, delayed %d, reset %d",
 		len(adms), prog.since(admitted.Load()), kind.floor, kind.bound, errs.total, e.proxy.Delayed.Load(), e.proxy.Reset.Load())
 	return fl, detail
 }

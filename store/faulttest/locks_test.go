@@ -154,7 +154,7 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault) (failures, string
 	// Under a fault the workers stop once the row has run faultRun and
 	// made lockProgress increments since the fault happened (or at the
 	// budget); without one, once all 1,600 are done.
-	prog := &progress{applied: f.applied, e: e}
+	prog := &progress{applied: f.applied, e: e, none: f.isNone()}
 	if !f.isNone() {
 		bg.Add(1)
 		go func() {
@@ -221,7 +221,7 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault) (failures, string
 	for _, lo := range v.leaseOut {
 		t.Logf("lease ran out: %s", lo)
 	}
-	detail := fmt.Sprintf("%d/%d increments (%s after the fault), %d grants, %d errors, lease ran out %d, delayed %d, reset %d",
+	detail := fmt.Sprintf("%d/%d increments%s, %d grants, %d errors, lease ran out %d, delayed %d, reset %d",
 		r.counter.Load(), workers*increments, prog.since(r.completed.Load()), v.grants, r.errs.total, len(v.leaseOut),
 		e.proxy.Delayed.Load(), e.proxy.Reset.Load())
 	return fl, detail

@@ -14,6 +14,7 @@ import (
 type progress struct {
 	applied func(e *env) bool
 	e       *env
+	none    bool // the fault-free row: nothing to wait for
 
 	mu    sync.Mutex
 	hit   bool
@@ -71,10 +72,14 @@ func (p *progress) check(fl *failures, what string, floor, done int64) {
 	}
 }
 
-// since is the work done since the fault happened, for the matrix.
+// since says the work done since the fault happened, for the matrix; ""
+// for the fault-free row.
 func (p *progress) since(done int64) string {
-	if hit, n := p.poll(done); hit {
-		return fmt.Sprint(n)
+	if p.none {
+		return ""
 	}
-	return "no fault seen"
+	if hit, n := p.poll(done); hit {
+		return fmt.Sprintf(" (%d after the fault)", n)
+	}
+	return " (the fault never happened)"
 }
