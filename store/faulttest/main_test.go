@@ -1,9 +1,10 @@
 package faulttest
 
 import (
-	"flag"
 	"os"
 	"testing"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // Each kind × fault case has its own redis-server and proxy, so cases run
@@ -13,11 +14,6 @@ import (
 // replies past the clients' 200 ms ReadTimeout, so every row reads as a
 // fault. An explicit -parallel wins.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", "6")
-	}
+	redistest.DefaultParallel(6)
 	os.Exit(m.Run())
 }
