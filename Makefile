@@ -101,9 +101,9 @@ test-e2e:
 	$(GO) test -race -count=1 -timeout 10m ./e2e/...
 
 # Starts its own redis-server, runs every case interleaved with the peers and
-# writes BENCHMARKS.md (see store/bench). make test runs only a smoke pass.
+# writes BENCHMARKS.md (see e2e/bench). make test runs only a smoke pass.
 bench: deps-redis
-	LOCKWARDEN_BENCH_OUT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^TestBenchReport$$' -count=1 -timeout 25m -v ./store/bench/
+	LOCKWARDEN_BENCH_OUT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^TestBenchReport$$' -count=1 -timeout 25m -v ./e2e/bench/
 
 # templ records each component's file path relative to where it runs, so it
 # always runs inside views/ (as `go generate ./views` does).

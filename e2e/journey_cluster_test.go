@@ -67,7 +67,7 @@ func TestJourneyClusterLocksOnEveryMaster(t *testing.T) {
 		t.Fatal("no lock on the last master")
 	}
 	holder := store.New(cc, nil) // a second application process waits
-	waiter := holder.NewLock(target, &store.LockOptions{Owner: "next-in-line", RetryCap: time.Minute})
+	waiter := holder.NewLock(target, &store.LockOptions{Owner: "next-in-line", RetryInterval: time.Minute})
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(j.ctx) }()
 	t.Cleanup(func() {

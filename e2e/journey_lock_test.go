@@ -123,7 +123,7 @@ func TestJourney3ForceUnlockWakesWaiter(t *testing.T) {
 	}
 	// The waiter would retry only after a minute on its own, so taking the
 	// lock within seconds proves the force-unlock woke it.
-	waiter := store.New(j.rdb, nil).NewLock(name, &store.LockOptions{Owner: "next-in-line", RetryCap: time.Minute})
+	waiter := store.New(j.rdb, nil).NewLock(name, &store.LockOptions{Owner: "next-in-line", RetryInterval: time.Minute})
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(j.ctx) }()
 	t.Cleanup(func() {
@@ -151,7 +151,7 @@ func TestJourney3ForceUnlockWakesWaiter(t *testing.T) {
 	if got := j.text(`[data-testid=confirm-holder]`); got != stuck.HolderID() {
 		t.Errorf("confirmation names holder %q", got)
 	}
-	if got := j.text(`[data-testid=confirm-channel]`); got != store.UnlockChannel(name) {
+	if got := j.text(`[data-testid=confirm-channel]`); got != redistest.UnlockChannel(name) {
 		t.Errorf("confirmation names channel %q", got)
 	}
 	select {
@@ -236,7 +236,7 @@ func TestJourney4ForceUnlockRaceLeavesNewHolder(t *testing.T) {
 	j.redissonLock(name, newHolder, 2, 45*time.Second)
 	before := j.pttl(name)
 	keys := j.watchKey(name)
-	unlocks := j.rdb.Subscribe(j.ctx, store.UnlockChannel(name))
+	unlocks := j.rdb.Subscribe(j.ctx, redistest.UnlockChannel(name))
 	t.Cleanup(func() { unlocks.Close() })
 	if _, err := unlocks.Receive(j.ctx); err != nil {
 		t.Fatal(err)

@@ -380,7 +380,7 @@ func (j *journey) limiterLoad(name string, workers int, period time.Duration) *l
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			b := app.TokenBucket(name)
+			b := app.NewTokenBucket(name, nil)
 			tk := time.NewTicker(period)
 			defer tk.Stop()
 			for {
@@ -426,7 +426,7 @@ func (j *journey) wrote(name, list string) {
 func (j *journey) bucket(name string, capacity int64, intervalMS float64) {
 	j.t.Helper()
 	j.wrote(name, "limiters")
-	err := store.New(j.rdb, nil).TokenBucket(name).Init(j.ctx, store.TokenBucketConfig{
+	err := store.New(j.rdb, nil).NewTokenBucket(name, nil).Init(j.ctx, store.TokenBucketConfig{
 		Capacity: capacity, IntervalMS: intervalMS, Initial: capacity})
 	if err != nil {
 		j.t.Fatalf("init bucket %q: %v", name, err)

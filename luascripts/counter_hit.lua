@@ -1,14 +1,14 @@
--- counter_hit: n hits on a seed-004 access counter (INCRBY, EXPIRE on the
+-- counter_hit: n hits on an access counter (INCRBY, EXPIRE on the
 -- first hit of a window, reject above the limit), counted in the stats.
 --
 -- KEYS[1] -> the counter (STRING): hits in the current window
 -- KEYS[2] -> stats (HASH), store.StatsKey(name)
 -- ARGV[1] -> window in milliseconds
 -- ARGV[2] -> limit: the most hits a window admits
--- ARGV[3] -> n: hits this call makes, 1..limit (seed 004 makes 1)
+-- ARGV[3] -> n: hits this call makes, 1..limit (hand-written INCR limiters make 1)
 --
 -- Returns {allowed, count, pttl_ms}: allowed 1 ("a") or 0 ("r"); count after
--- these hits (rejected hits count too, as in seed 004); the window's PTTL.
+-- these hits (rejected hits count too, as INCR-first limiters count them); the window's PTTL.
 -- A counter left without expiry (a client that died between INCR and
 -- EXPIRE in a non-atomic variant) would reject forever, so the window is
 -- started again whenever none is running.
@@ -22,7 +22,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- Stats: the same block in every script that counts outcomes (layout in
--- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- store/internal/wire/wire.go). An attempt costs one HINCRBY of "<outcome><bucket>";
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.

@@ -1,4 +1,4 @@
--- deadlinelock_force_release: the console breaks a deadline lock (seed 004's
+-- deadlinelock_force_release: the console breaks a deadline lock (a
 -- timestamp lock: SETNX of a deadline in epoch ms, taken over with GETSET
 -- once the deadline has passed). The value the admin saw identifies the
 -- holder: if a client took the lock over meanwhile, its new deadline is

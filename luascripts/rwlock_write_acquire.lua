@@ -48,7 +48,7 @@ local function hold(field, fresh, first)
 end
 
 -- Stats: the same block in every script that counts outcomes (layout in
--- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- store/internal/wire/wire.go). An attempt costs one HINCRBY of "<outcome><bucket>";
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.

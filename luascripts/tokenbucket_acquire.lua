@@ -1,4 +1,4 @@
--- tokenbucket_acquire: take permits from a token bucket in seed 001's layout.
+-- tokenbucket_acquire: take permits from a token bucket ("ratelimit:<app>" layout).
 --
 -- KEYS[1] -> the bucket (HASH: last_mill_second, stored_permits, max_permits, interval, app)
 -- KEYS[2] -> the bucket's stats (HASH, store.StatsKey(KEYS[1]))
@@ -16,8 +16,8 @@
 -- fractional (a Lua number reply would be truncated): the stored text when it
 -- is a plain decimal, else the number it reads as.
 --
--- Unlike seed 001 the clock is Redis TIME (one clock for every client, one
--- round trip), and a refill advances last_mill_second by whole intervals only,
+-- Unlike the layout's one-script clients, which pass their own clock, the
+-- clock is Redis TIME (one clock for every client, one round trip), and a refill advances last_mill_second by whole intervals only,
 -- so the part of an interval already elapsed is not thrown away. A full bucket
 -- does not bank time: once it reaches max_permits, last_mill_second moves to now.
 -- Every decision on a configured bucket counts into the stats:
@@ -41,7 +41,7 @@ if not f[5] then
 end
 
 -- Stats: the same block in every script that counts outcomes (layout in
--- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- store/internal/wire/wire.go). An attempt costs one HINCRBY of "<outcome><bucket>";
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.

@@ -5,7 +5,7 @@
 --
 -- Returns:
 --    1  deleted
---    0  there was nothing to delete (seed 001 calls that a success too)
+--    0  there was nothing to delete (the layout's other clients call that a success too)
 --   -5  the key holds something that is not a bucket; nothing is deleted
 local bucket = KEYS[1]
 local stats = KEYS[2]

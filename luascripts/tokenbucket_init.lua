@@ -1,4 +1,4 @@
--- tokenbucket_init: create a token bucket in seed 001's layout unless one is there.
+-- tokenbucket_init: create a token bucket ("ratelimit:<app>" layout) unless one is there.
 --
 -- KEYS[1] -> the bucket (HASH: last_mill_second, stored_permits, max_permits, interval, app)
 -- ARGV[1] -> initial stored_permits (whole number, 0..max_permits)
@@ -8,7 +8,7 @@
 --
 -- Returns:
 --    1  created, or a bucket was already configured (left exactly as it was,
---       like seed 001: a second init never resets a live bucket)
+--       so a second init never resets a live bucket)
 --   -4  an argument is out of range
 --   -5  the key holds something that is not a bucket (a string, a list, a
 --       hash without "app"); it is left alone rather than overwritten

@@ -6,13 +6,13 @@
 --
 -- Returns:
 --    1  modified
---   -2  no bucket at KEYS[1] (seed 001's MODIFY_ERROR: initialise it first);
+--   -2  no bucket at KEYS[1] (initialise it first);
 --       nothing is created
 --   -4  an argument is out of range
 --   -5  the key holds something that is not a bucket; it is left alone
 --
--- Only the configuration changes, as in seed 001, but first the refill up to
--- now is settled at the old rate and capacity: time that has already passed
+-- Only the configuration changes, as in the layout's other clients, but
+-- first the refill up to now is settled at the old rate and capacity: time that has already passed
 -- was promised at the old rate, and a new rate applies from now on. Stored
 -- permits are then clamped to the new capacity. If the old state cannot be
 -- settled (a corrupt field), the usable parts are kept and the rest restarts

@@ -1,4 +1,4 @@
--- tokenlock_obtain: take a token lock (seed 004's SET NX PX layout, the one
+-- tokenlock_obtain: take a token lock (the SET NX PX layout
 -- redsync and bsm/redislock use) and count the attempt in the stats.
 --
 -- KEYS[1] -> the lock (STRING): the holder's random token
@@ -25,7 +25,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- Stats: the same block in every script that counts outcomes (layout in
--- store/model.go). An attempt costs one HINCRBY of "<outcome><bucket>";
+-- store/internal/wire/wire.go). An attempt costs one HINCRBY of "<outcome><bucket>";
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.

@@ -1,4 +1,4 @@
--- tokenlock_release: compare-and-delete release of a token lock (seed 004).
+-- tokenlock_release: compare-and-delete release of a token lock.
 -- Used by the holder and by the console's force-unlock alike: in both the
 -- lock is deleted only while it still holds the token the caller knows, so
 -- a lock that expired and was taken by someone else is never broken.

@@ -134,7 +134,7 @@ func TestBatchAnswersEachCall(t *testing.T) {
 	if err := rdb.Set(ctx, "batch:string", "x", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	b := c.TokenBucket("batch:bucket")
+	b := c.NewTokenBucket("batch:bucket", nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 1000, Initial: 5}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -23,7 +24,7 @@ func TestCloseRetiresIdleWaitSubscription(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := waiterClient.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	waiter := waiterClient.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	redistest.UnlockAtEnd(t, waiter)
 	// waitThenRelease has the waiter block in Lock (subscribed) until the
 	// holder lets go.
@@ -31,7 +32,7 @@ func TestCloseRetiresIdleWaitSubscription(t *testing.T) {
 		t.Helper()
 		got := make(chan error, 1)
 		go func() { got <- waiter.Lock(ctx) }()
-		redistest.WaitForSubscriber(t, rdb, UnlockChannel(name))
+		redistest.WaitForSubscriber(t, rdb, wire.UnlockChannel(name))
 		if err := holder.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the console maps them to
@@ -19,11 +20,12 @@ var (
 	ErrNotHeld = errors.New("store: lock not held by this owner")
 	// ErrNotFound: no lock or limiter of a known kind at that name.
 	ErrNotFound = errors.New("store: not found")
-	// ErrNotConfigured: a limiter acquire on a key with no limiter (seed 001's
-	// NO_LIMIT); the caller decides whether that means "allow".
+	// ErrNotConfigured: a limiter acquire on a key with no limiter (the
+	// token bucket's code 0, BucketNoLimit); the caller decides whether that
+	// means "allow".
 	ErrNotConfigured = errors.New("store: limiter not configured")
-	// ErrModify: modify of a limiter that does not exist (seed 001's
-	// MODIFY_ERROR, "re-initialise it").
+	// ErrModify: modify of a limiter that does not exist (the token
+	// bucket's code -2, BucketModifyError): initialise it first.
 	ErrModify = errors.New("store: limiter modify failed: not initialised")
 	// ErrWrongKind: the key exists but holds something else (another kind
 	// of object, or an application's own data).
@@ -36,7 +38,49 @@ var (
 	ErrUncertain = errors.New("store: outcome unknown (no reply from Redis)")
 	// ErrInvalid is matched by every *ValidationError.
 	ErrInvalid = errors.New("store: invalid input")
+	// ErrCorrupt: the bucket's fields cannot be used (not numbers, interval <= 0,
+	// ...). The attempt was counted as an error in the stats; a limiter edit
+	// from the console repairs the bucket.
+	ErrCorrupt = errors.New("store: token bucket is corrupt")
+	// ErrRateLimited: Acquire gave up because ctx ended, or its deadline comes
+	// before the permits would. The error also matches ctx's error.
+	ErrRateLimited = errors.New("store: rate limited")
+	// ErrRedissonMode: a fixed-window (RedissonFixed) handle found a limiter
+	// kept by a sliding-window Redisson (3.13.3 and later): its value key has no
+	// expiry, so a fixed window would never end. Nothing was changed; use the
+	// Redisson version's mode.
+	ErrRedissonMode = errors.New("store: redisson limiter is kept in another mode")
 )
+
+// LockedError reports that another holder has the lock. It matches
+// ErrNotObtained with errors.Is.
+type LockedError struct {
+	Name string
+	// TTL is the remaining lease of the current holder; negative when the
+	// lock has no expiry (written by a client that set none).
+	TTL time.Duration
+}
+
+func (e *LockedError) Error() string {
+	if e.TTL < 0 {
+		return fmt.Sprintf("%v: %q is held by another owner (no expiry)", ErrNotObtained, e.Name)
+	}
+	return fmt.Sprintf("%v: %q is held by another owner for %v more", ErrNotObtained, e.Name, e.TTL)
+}
+
+func (e *LockedError) Unwrap() error { return ErrNotObtained }
+
+// UncertainError is a script call that got no reply: it may or may not
+// have been applied. It matches ErrUncertain and the network or context
+// error with errors.Is.
+type UncertainError struct{ Err error }
+
+func (e *UncertainError) Error() string { return fmt.Sprintf("%v: %v", ErrUncertain, e.Err) }
+
+// Is makes errors.Is(err, ErrUncertain) true.
+func (e *UncertainError) Is(target error) bool { return target == ErrUncertain }
+
+func (e *UncertainError) Unwrap() error { return e.Err }
 
 // ValidationError says which input is wrong and why. Nothing was sent to
 // Redis when one is returned.
@@ -52,13 +96,9 @@ func (e *ValidationError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true for every validation error.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
-// Invalid builds a ValidationError; store/inspect uses it too, so the
-// console maps every validation error with one errors.Is(err, ErrInvalid).
-func Invalid(field, format string, args ...any) error {
+func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
-
-func invalid(field, format string, args ...any) error { return Invalid(field, format, args...) }
 
 // MaxNameLen bounds object names accepted from callers (Redis allows 512 MB;
 // a console does not need to).

@@ -15,7 +15,7 @@ func ExampleTokenBucket() {
 	ctx, c, p, done := exampleClient()
 	defer done()
 
-	b := c.TokenBucket(p + "ratelimit:api")
+	b := c.NewTokenBucket(p+"ratelimit:api", nil)
 	// 3 permits, one more a minute: nothing refills while the example runs.
 	_ = b.Init(ctx, store.TokenBucketConfig{Capacity: 3, IntervalMS: 60000, Initial: 3})
 	for range 2 {
@@ -45,7 +45,7 @@ func ExampleRedissonLimiter() {
 	defer done()
 
 	mode, _ := store.RedissonModeFor("3.16.4")
-	l := c.RedissonLimiter(p+"partner", &store.RedissonLimiterOptions{Mode: mode})
+	l := c.NewRedissonLimiter(p+"partner", &store.RedissonLimiterOptions{Mode: mode})
 	configured, _ := l.TrySetRate(ctx, store.RateOverall, 2, time.Minute)
 	fmt.Println(l.Mode(), configured)
 	for range 3 {
@@ -65,7 +65,7 @@ func ExampleCounter() {
 	ctx, c, p, done := exampleClient()
 	defer done()
 
-	k := c.Counter(p+"ip:10.0.0.7", 2, time.Minute)
+	k := c.NewCounter(p+"ip:10.0.0.7", &store.CounterOptions{Limit: 2, Window: time.Minute})
 	for range 3 {
 		r, _ := k.TryAcquire(ctx, 1)
 		fmt.Println(r.Allowed, r.Count, r.Remaining)
@@ -83,20 +83,4 @@ func ExampleResult_String() {
 	// Output:
 	// allowed 2, remaining 3
 	// rejected 5, remaining 1, retry after 200ms
-}
-
-// Grants in a Redisson limiter's permits zset, in each version's layout.
-func ExampleDecodeRedissonPermit() {
-	for _, member := range []string{
-		"\x08" + "8bytesid" + "\x03\x00\x00\x00",                             // 3.17.0+: Bc0I
-		"\x08\x00\x00\x00\x00\x00\x00\x00" + "8bytesid" + "\x02\x00\x00\x00", // 3.16.4: Lc0I
-		"\x9a\x99\x99\x3f" + "\x05\x00\x00\x00",                              // 3.13.3-3.16.3: fI
-	} {
-		permits, layout, err := store.DecodeRedissonPermit([]byte(member))
-		fmt.Println(permits, layout, err)
-	}
-	// Output:
-	// 3 Bc0I <nil>
-	// 2 Lc0I <nil>
-	// 5 fI <nil>
 }

@@ -39,7 +39,7 @@ func ExampleSpinLock() {
 	ctx, c, p, done := exampleClient()
 	defer done()
 
-	opts := &store.SpinLockOptions{Lease: 3 * time.Second, Interval: 10 * time.Millisecond}
+	opts := &store.SpinLockOptions{Lease: 3 * time.Second, RetryInterval: 10 * time.Millisecond}
 	a, b := c.NewSpinLock(p+"report", opts), c.NewSpinLock(p+"report", opts)
 	fmt.Println("a:", a.TryLock(ctx))
 	var held *store.LockedError
@@ -67,10 +67,10 @@ func ExampleRWLock() {
 
 	rw := c.NewRWLock(p+"catalog", nil)
 	reader := c.NewRWLock(p+"catalog", nil)
-	fmt.Println("read:", rw.RLock().TryLock(ctx))
-	fmt.Println("another read:", reader.RLock().TryLock(ctx))
-	fmt.Println("write held off:", errors.Is(c.NewRWLock(p+"catalog", nil).WLock().TryLock(ctx), store.ErrNotObtained))
-	fmt.Println("unlock reads:", rw.RLock().Unlock(ctx), reader.RLock().Unlock(ctx))
+	fmt.Println("read:", rw.Reader().TryLock(ctx))
+	fmt.Println("another read:", reader.Reader().TryLock(ctx))
+	fmt.Println("write held off:", errors.Is(c.NewRWLock(p+"catalog", nil).Writer().TryLock(ctx), store.ErrNotObtained))
+	fmt.Println("unlock reads:", rw.Reader().Unlock(ctx), reader.Reader().Unlock(ctx))
 
 	fair := c.NewFairLock(p+"queue", nil)
 	fmt.Println("fair:", fair.TryLock(ctx), fair.Unlock(ctx))
@@ -98,7 +98,7 @@ func ExampleTokenLock() {
 	defer done()
 
 	job := c.NewTokenLock(p+"nightly", &store.TokenLockOptions{Lease: 10 * time.Second})
-	other := c.NewTokenLock(p+"nightly", &store.TokenLockOptions{Retry: 5 * time.Millisecond, Attempts: 3})
+	other := c.NewTokenLock(p+"nightly", &store.TokenLockOptions{RetryInterval: 5 * time.Millisecond, Attempts: 3})
 	fmt.Println("lock:", job.TryLock(ctx))
 	fmt.Println("other gives up after 3 attempts:", errors.Is(other.Lock(ctx), store.ErrNotObtained))
 	fmt.Println("refresh:", job.Refresh(ctx))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -57,7 +58,7 @@ type FairLock struct {
 
 	keys    []string // lock, queue, deadlines, stats, hold times
 	relKeys []string // lock, queue, deadlines, hold times (fairlock_unlock)
-	prefix  string   // waiters' channel prefix, UnlockChannel(name)
+	prefix  string   // waiters' channel prefix, wire.UnlockChannel(name)
 	channel string   // this holder's own channel
 }
 
@@ -74,19 +75,19 @@ func (c *Client) NewFairLock(name string, opts *FairLockOptions) *FairLock {
 		}
 	}
 	inner := c.NewLock(name, &LockOptions{Lease: lo.getLease(), Owner: lo.getOwner(),
-		RetryCap: lo.getRetryCap(), NoWatchdog: !lo.watchdog()})
+		RetryInterval: lo.getRetryInterval(), NoWatchdog: !lo.watchdog()})
 	f := &FairLock{c: c, inner: inner, name: name, holder: inner.holder, wait: wait,
-		retryCap: min(lo.getRetryCap(), wait/2), prefix: UnlockChannel(name)}
+		retryCap: min(lo.getRetryInterval(), wait/2), prefix: wire.UnlockChannel(name)}
 	f.channel = f.prefix + ":" + f.holder
-	f.keys = []string{name, FairLockQueueKey(name), FairLockTimeoutKey(name), StatsKey(name), HeldKey(name)}
-	f.relKeys = []string{name, FairLockQueueKey(name), FairLockTimeoutKey(name), HeldKey(name)}
+	f.keys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.StatsKey(name), wire.HeldKey(name)}
+	f.relKeys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)}
 	switch {
 	case inner.err != nil:
 		f.err = inner.err
 	case wait < 2*time.Millisecond:
 		f.err = invalid("thread wait time", "must be at least 2ms, got %v", wait)
 	default:
-		f.err = c.redissonSlotCheck(name, FairLockQueueKey(name))
+		f.err = c.redissonSlotCheck(name, wire.FairLockQueueKey(name))
 	}
 	return f
 }
@@ -119,7 +120,7 @@ func (f *FairLock) TryLock(ctx context.Context) error {
 // handle subscribes to its own channel before it queues, so the release
 // that makes it the next holder always reaches it. It attempts again when
 // woken, when the hint of the last attempt runs out, and at least every
-// min(RetryCap, ThreadWaitTime/2), which keeps its place in the queue
+// min(RetryInterval, ThreadWaitTime/2), which keeps its place in the queue
 // fresh. When ctx ends first it leaves the queue and the error matches
 // ErrNotObtained and ctx.Err(); when it cannot subscribe to its channel,
 // ErrNotObtained with the cause (it was not queued).

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
 // queueLen is the fair lock's queue length.
 func queueLen(rdb *redis.Client, name string) int64 {
-	return rdb.LLen(context.Background(), FairLockQueueKey(name)).Val()
+	return rdb.LLen(context.Background(), wire.FairLockQueueKey(name)).Val()
 }
 
 // A free lock belongs to the head of the queue: TryLock by anyone else
@@ -62,7 +63,7 @@ func TestFairQueueHeadAndStaleWaiter(t *testing.T) {
 	if _, ok, err := head.attempt(ctx, true); ok || err != nil {
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
-	deadline := rdb.ZScore(ctx, FairLockTimeoutKey(name), head.HolderID()).Val()
+	deadline := rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), head.HolderID()).Val()
 	redistest.Eventually(t, "the dead waiter's deadline passes", func() bool {
 		return float64(redistest.NowMS(t, rdb)) > deadline
 	})
@@ -105,7 +106,7 @@ func TestFairAttemptRefreshesDeadline(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := func() float64 { return rdb.ZScore(ctx, FairLockTimeoutKey(name), w.HolderID()).Val() }
+	deadline := func() float64 { return rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), w.HolderID()).Val() }
 	if _, ok, err := w.attempt(ctx, true); ok || err != nil {
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
@@ -124,7 +125,7 @@ func TestFairAttemptRefreshesDeadline(t *testing.T) {
 		t.Fatal("queued twice")
 	}
 	w.withdraw(ctx)
-	if queueLen(rdb, name) != 0 || rdb.Exists(ctx, FairLockTimeoutKey(name)).Val() != 0 {
+	if queueLen(rdb, name) != 0 || rdb.Exists(ctx, wire.FairLockTimeoutKey(name)).Val() != 0 {
 		t.Fatal("withdraw left the waiter queued")
 	}
 	for range 2 {
@@ -151,17 +152,17 @@ func TestFairWithdrawShiftsLaterDeadlines(t *testing.T) {
 	}
 	// A Redisson client queued behind it, its deadline chained one wait on.
 	const behind = "0badc0de-0000-4000-8000-00000000000b:9"
-	mine := rdb.ZScore(ctx, FairLockTimeoutKey(name), w.HolderID()).Val()
-	rdb.RPush(ctx, FairLockQueueKey(name), behind)
-	rdb.ZAdd(ctx, FairLockTimeoutKey(name), redis.Z{Score: mine + float64(wait.Milliseconds()), Member: behind})
+	mine := rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), w.HolderID()).Val()
+	rdb.RPush(ctx, wire.FairLockQueueKey(name), behind)
+	rdb.ZAdd(ctx, wire.FairLockTimeoutKey(name), redis.Z{Score: mine + float64(wait.Milliseconds()), Member: behind})
 	w.withdraw(ctx)
-	if got := rdb.ZScore(ctx, FairLockTimeoutKey(name), behind).Val(); got != mine {
+	if got := rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), behind).Val(); got != mine {
 		t.Fatalf("deadline behind the withdrawn waiter = %v, want %v (one wait earlier)", got, mine)
 	}
-	if got := rdb.LRange(ctx, FairLockQueueKey(name), 0, -1).Val(); len(got) != 1 || got[0] != behind {
+	if got := rdb.LRange(ctx, wire.FairLockQueueKey(name), 0, -1).Val(); len(got) != 1 || got[0] != behind {
 		t.Fatalf("queue = %q", got)
 	}
-	rdb.Del(ctx, FairLockQueueKey(name), FairLockTimeoutKey(name))
+	rdb.Del(ctx, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name))
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,7 +25,7 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	ctx := redistest.Context(t, 30*time.Second)
 	name := redistest.Prefix(t) + "fair"
-	keys := []string{name, FairLockQueueKey(name), FairLockTimeoutKey(name)}
+	keys := []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)}
 	const redissonWait = 300000
 	foreign := func(id string) (int64, bool) {
 		t.Helper()

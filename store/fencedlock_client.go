@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -50,11 +51,11 @@ type FencedLock struct {
 func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
 	c.reg.announce(name)
 	inner := c.NewLock(name, &LockOptions{Lease: opts.getLease(), Owner: opts.getOwner(),
-		RetryCap: opts.getRetryCap(), NoWatchdog: !opts.watchdog()})
+		RetryInterval: opts.getRetryInterval(), NoWatchdog: !opts.watchdog()})
 	f := &FencedLock{c: c, inner: inner, name: name,
-		keys: []string{name, FencingTokenKey(name), StatsKey(name), HeldKey(name)}}
+		keys: []string{name, wire.FencingTokenKey(name), wire.StatsKey(name), wire.HeldKey(name)}}
 	if f.err = inner.err; f.err == nil {
-		f.err = c.redissonSlotCheck(name, FencingTokenKey(name))
+		f.err = c.redissonSlotCheck(name, wire.FencingTokenKey(name))
 	}
 	return f
 }
@@ -76,7 +77,7 @@ func (f *FencedLock) CurrentToken(ctx context.Context) (int64, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
-	n, err := f.c.rdb.Get(ctx, FencingTokenKey(f.name)).Int64()
+	n, err := f.c.rdb.Get(ctx, wire.FencingTokenKey(f.name)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -102,7 +103,7 @@ func (f *FencedLock) TryLock(ctx context.Context) error {
 
 // Lock takes the lock, waiting while another holder has it: it retries on
 // every release message, when the holder's lease would run out, and at
-// least every RetryCap. When ctx ends first the error matches
+// least every RetryInterval. When ctx ends first the error matches
 // ErrNotObtained and ctx.Err(); when it cannot subscribe to the unlock
 // channel, ErrNotObtained with the cause (nothing taken).
 //

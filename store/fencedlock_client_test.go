@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -17,7 +18,7 @@ func TestFencedMutualExclusion(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "fenced"
 	// An existing counter is continued, not re-seeded: tokens count from 1.
-	rdb.Set(ctx, FencingTokenKey(name), 0, 0)
+	rdb.Set(ctx, wire.FencingTokenKey(name), 0, 0)
 	var inside, overlaps atomic.Int64
 	var mu sync.Mutex
 	var last int64
@@ -27,7 +28,7 @@ func TestFencedMutualExclusion(t *testing.T) {
 		if i%2 == 1 {
 			app = New(rdb, nil)
 		}
-		l := app.NewFencedLock(name, &LockOptions{RetryCap: 50 * time.Millisecond})
+		l := app.NewFencedLock(name, &LockOptions{RetryInterval: 50 * time.Millisecond})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -68,7 +69,7 @@ func TestFencedLockWaits(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "fenced"
 	a := c.NewFencedLock(name, &LockOptions{Lease: 900 * time.Millisecond})
-	b := New(rdb, nil).NewFencedLock(name, &LockOptions{RetryCap: time.Minute})
+	b := New(rdb, nil).NewFencedLock(name, &LockOptions{RetryInterval: time.Minute})
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestFencedLockWaits(t *testing.T) {
 func TestFencedWrongKind(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "fenced"
-	rdb.Set(ctx, FencingTokenKey(name), "not a number", time.Minute)
+	rdb.Set(ctx, wire.FencingTokenKey(name), "not a number", time.Minute)
 	l := c.NewFencedLock(name, nil)
 	if err := l.TryLock(ctx); !errors.Is(err, ErrWrongKind) {
 		t.Fatalf("TryLock = %v, want ErrWrongKind", err)
@@ -159,7 +160,7 @@ func TestFencedTokenGrowsAcrossRestart(t *testing.T) {
 			break
 		}
 	}
-	if n := rdb.Exists(ctx, FencingTokenKey(name)).Val(); n != 0 {
+	if n := rdb.Exists(ctx, wire.FencingTokenKey(name)).Val(); n != 0 {
 		t.Fatal("the restart kept the token key: this test needs a server without persistence")
 	}
 	l2 := New(rdb, nil).NewFencedLock(name, &LockOptions{NoWatchdog: true})

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The reentrant lock speaks Redisson's RLock wire format (seed 000), so Go
+// The reentrant lock speaks Redisson's RLock wire format, so Go
 // applications, Java applications using Redisson and the console all see and
 // respect the same locks: hash <name>, one field "<client-id>:<owner>" with
 // the reentry count, PEXPIRE lease, "0" published on UnlockChannel(name)
@@ -34,11 +34,11 @@ const (
 	// DefaultLockLease is Redisson's lockWatchdogTimeout: how long a lock
 	// outlives a holder that stopped renewing (crashed, partitioned).
 	DefaultLockLease = 30 * time.Second
-	// DefaultLockRetryCap bounds the sleep between two attempts of a waiter
+	// DefaultLockRetryInterval bounds the sleep between two attempts of a waiter
 	// when no unlock message arrives, in case one is lost (a redial of the
 	// PubSub connection, a lock without expiry, a client that releases
 	// without publishing).
-	DefaultLockRetryCap = 5 * time.Second
+	DefaultLockRetryInterval = 5 * time.Second
 	// MaxOwnerLen bounds LockOptions.Owner.
 	MaxOwnerLen = 256
 )
@@ -55,9 +55,9 @@ type LockOptions struct {
 	// Owner on the same Client are one holder (they re-enter each other's
 	// lock, like one Java thread). Default: random per handle.
 	Owner string
-	// RetryCap is the longest a waiter in Lock sleeps without a message
-	// before trying again. Default DefaultLockRetryCap.
-	RetryCap time.Duration
+	// RetryInterval is the longest a waiter in Lock sleeps without a message
+	// before trying again. Default DefaultLockRetryInterval.
+	RetryInterval time.Duration
 	// NoWatchdog keeps the lease fixed: the lock expires Lease after the
 	// last acquire unless released first (Redisson's lock(leaseTime)).
 	NoWatchdog bool
@@ -77,11 +77,11 @@ func (o *LockOptions) getOwner() string {
 	return o.Owner
 }
 
-func (o *LockOptions) getRetryCap() time.Duration {
-	if o == nil || o.RetryCap == 0 {
-		return DefaultLockRetryCap
+func (o *LockOptions) getRetryInterval() time.Duration {
+	if o == nil || o.RetryInterval == 0 {
+		return DefaultLockRetryInterval
 	}
-	return o.RetryCap
+	return o.RetryInterval
 }
 
 func (o *LockOptions) watchdog() bool { return o == nil || !o.NoWatchdog }
@@ -97,8 +97,8 @@ func (o *LockOptions) validate() error {
 		return invalid("lease", "must be at least 1ms, got %v", o.Lease)
 	case len(o.Owner) > MaxOwnerLen:
 		return invalid("owner", "must be at most %d bytes, got %d", MaxOwnerLen, len(o.Owner))
-	case o.RetryCap < 0:
-		return invalid("retry cap", "must not be negative, got %v", o.RetryCap)
+	case o.RetryInterval < 0:
+		return invalid("retry interval", "must not be negative, got %v", o.RetryInterval)
 	}
 	return nil
 }
@@ -136,14 +136,14 @@ type Lock struct {
 // reported by the handle's first call, with nothing sent to Redis.
 func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	c.reg.announce(name)
-	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryCap(), watchdog: opts.watchdog()}
+	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryInterval(), watchdog: opts.watchdog()}
 	if l.err = validateName(name); l.err == nil {
 		l.err = opts.validate()
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)
-	l.keys = []string{name, StatsKey(name), lockQueueKey(name), lockEntriesKey(name), HeldKey(name)}
-	l.unlockCh, l.wakeCh = UnlockChannel(name), lockWakeChannel(name)
+	l.keys = []string{name, wire.StatsKey(name), wire.LockQueueKey(name), wire.LockEntriesKey(name), wire.HeldKey(name)}
+	l.unlockCh, l.wakeCh = wire.UnlockChannel(name), wire.LockWakeChannel(name)
 	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
 	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
 	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
@@ -157,24 +157,6 @@ func (l *Lock) Name() string { return l.name }
 // HolderID is the hash field this handle holds the lock under,
 // "<client-id>:<owner>", as the console shows it.
 func (l *Lock) HolderID() string { return l.holder }
-
-// LockedError reports that another holder has the lock. It matches
-// ErrNotObtained with errors.Is.
-type LockedError struct {
-	Name string
-	// TTL is the remaining lease of the current holder; negative when the
-	// lock has no expiry (written by a client that set none).
-	TTL time.Duration
-}
-
-func (e *LockedError) Error() string {
-	if e.TTL < 0 {
-		return fmt.Sprintf("%v: %q is held by another owner (no expiry)", ErrNotObtained, e.Name)
-	}
-	return fmt.Sprintf("%v: %q is held by another owner for %v more", ErrNotObtained, e.Name, e.TTL)
-}
-
-func (e *LockedError) Unwrap() error { return ErrNotObtained }
 
 // TryLock takes the lock, or re-enters it, without waiting. When another
 // holder has it the error is a *LockedError (errors.Is ErrNotObtained).
@@ -202,7 +184,7 @@ func (l *Lock) TryLock(ctx context.Context) error {
 // Client's subscription, so no hand-off or unlock can slip past it. While
 // queued it sleeps until it is handed the lock, an unlock message from a
 // client that does not hand off, the holder's lease would run out, or its
-// queue entry needs refreshing (capped by RetryCap).
+// queue entry needs refreshing (capped by RetryInterval).
 func (l *Lock) Lock(ctx context.Context) error {
 	if l.err != nil {
 		return l.err

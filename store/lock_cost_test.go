@@ -75,8 +75,8 @@ func TestLockKindsUncontendedCommands(t *testing.T) {
 		{"spin", 11, func() pair { s := c.NewSpinLock("cost-spin", nil); return pair{s.TryLock, s.Unlock} }},
 		{"fair", 16, func() pair { f := c.NewFairLock("cost-fair", nil); return pair{f.TryLock, f.Unlock} }},
 		{"fenced", 14, func() pair { f := c.NewFencedLock("cost-fenced", nil); return pair{f.TryLock, f.Unlock} }},
-		{"read", 16, func() pair { r := c.NewRWLock("cost-rw", nil).RLock(); return pair{r.TryLock, r.Unlock} }},
-		{"write", 15, func() pair { w := c.NewRWLock("cost-rw", nil).WLock(); return pair{w.TryLock, w.Unlock} }},
+		{"read", 16, func() pair { r := c.NewRWLock("cost-rw", nil).Reader(); return pair{r.TryLock, r.Unlock} }},
+		{"write", 15, func() pair { w := c.NewRWLock("cost-rw", nil).Writer(); return pair{w.TryLock, w.Unlock} }},
 		{"token", 9, func() pair { tl := c.NewTokenLock("cost-token", nil); return pair{tl.TryLock, tl.Unlock} }},
 	}
 	for _, k := range kinds {

@@ -226,7 +226,7 @@ func TestLockAbandonedHolderExpires(t *testing.T) {
 		t.Fatal("NoWatchdog handle started a watchdog")
 	}
 	// The holder "crashes" here: it never renews nor unlocks.
-	waiter := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	waiter := c.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	redistest.UnlockAtEnd(t, waiter)
 	if err := waiter.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestLockClosedClientWatchdogStops(t *testing.T) {
 	crashing.Close() // the process "dies": no renewals, no unlock
 
 	other, _ := lockTestClient(t)
-	waiter := other.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	waiter := other.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	redistest.UnlockAtEnd(t, waiter)
 	start := time.Now()
 	if err := waiter.Lock(ctx); err != nil {
@@ -391,7 +391,7 @@ func TestLockRedissonRawLayout(t *testing.T) {
 	rdb.HSet(ctx, name, javaField, 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
 
-	l := c.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	l := c.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	redistest.UnlockAtEnd(t, l)
 	err := l.TryLock(ctx)
 	var le *LockedError
@@ -467,11 +467,11 @@ func TestLockStatsRing(t *testing.T) {
 	mustNil(b.TryLock(ctx)) // a
 	mustNil(b.Unlock(ctx))
 
-	got := redistest.StatsTotal(t, rdb, StatsKey(name))
+	got := redistest.StatsTotal(t, rdb, wire.StatsKey(name))
 	if want := (redistest.Outcomes{Acquired: 3, Rejected: 2}); got != want {
 		t.Fatalf("stats ring = %+v, want %+v", got, want)
 	}
-	if pttl := rdb.PTTL(ctx, StatsKey(name)).Val(); pttl <= 0 || pttl > wire.StatsTTLMS*time.Millisecond {
+	if pttl := rdb.PTTL(ctx, wire.StatsKey(name)).Val(); pttl <= 0 || pttl > wire.StatsTTLMS*time.Millisecond {
 		t.Fatalf("stats PTTL = %v, want (0, %dms]", pttl, wire.StatsTTLMS)
 	}
 
@@ -486,7 +486,7 @@ func TestLockStatsRing(t *testing.T) {
 	if rdb.Get(ctx, name).Val() != "app data" {
 		t.Fatal("the string key was changed")
 	}
-	got = redistest.StatsTotal(t, rdb, StatsKey(name))
+	got = redistest.StatsTotal(t, rdb, wire.StatsKey(name))
 	if want := (redistest.Outcomes{Acquired: 3, Rejected: 2, Errors: 1}); got != want {
 		t.Fatalf("stats ring after wrong type = %+v, want %+v", got, want)
 	}
@@ -510,7 +510,7 @@ func TestLockValidationSendsNothing(t *testing.T) {
 		{"ok", "lease", &LockOptions{Lease: -time.Second}},
 		{"ok", "lease", &LockOptions{Lease: time.Microsecond}},
 		{"ok", "owner", &LockOptions{Owner: string(make([]byte, MaxOwnerLen+1))}},
-		{"ok", "retry cap", &LockOptions{RetryCap: -1}},
+		{"ok", "retry interval", &LockOptions{RetryInterval: -1}},
 	}
 	for _, tc := range cases {
 		l := c.NewLock(tc.name, tc.opts)

@@ -19,8 +19,8 @@ import (
 // with failed attempts. lockwarden queues waiters in Redis and gives the lock
 // to the longest waiter in the same script that releases it:
 //
-//   - lockQueueKey(name) is a ZSET of waiter tokens scored by arrival (Redis
-//     TIME, microseconds); lockEntriesKey(name) is a HASH token ->
+//   - wire.LockQueueKey(name) is a ZSET of waiter tokens scored by arrival (Redis
+//     TIME, microseconds); wire.LockEntriesKey(name) is a HASH token ->
 //     "<deadline ms> <lease ms> <holder>". Both are "lw:{tag}:..." keys in
 //     the lock's hash slot and expire with their newest entry.
 //   - A waiter queues itself in an attempt that fails (lock_acquire.lua with
@@ -28,7 +28,7 @@ import (
 //     channels, so no hand-off can be published before it listens.
 //   - The release of the last level (lock_release.lua) pops the first live
 //     entry, writes that waiter's holder field with count 1 and its lease,
-//     and publishes its token on lockWakeChannel(name), then "0" on the
+//     and publishes its token on wire.LockWakeChannel(name), then "0" on the
 //     Redisson unlock channel. The waiter owns the lock before it hears of
 //     it: it returns from Lock without another round trip. A lock never
 //     passes through "free" while someone waits, so nobody can barge in.
@@ -67,12 +67,6 @@ const waitEntryTTL = 3 * time.Second
 // handoffLease caps the claim lease a hand-off sets until the waiter
 // confirms; see above.
 const handoffLease = 3 * time.Second
-
-// lockQueueKey, lockEntriesKey and lockWakeChannel name a lock's waiter
-// queue, waiter entries and hand-off channel, in the lock's hash slot.
-func lockQueueKey(name string) string    { return internalKey("queue", name) }
-func lockEntriesKey(name string) string  { return internalKey("waiters", name) }
-func lockWakeChannel(name string) string { return internalKey("handoff", name) }
 
 // waitReconnectPause spaces receive attempts while Redis is unreachable.
 const waitReconnectPause = 100 * time.Millisecond

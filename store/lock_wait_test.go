@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,11 +25,11 @@ func TestLockWaiterWakesOnUnlockMessage(t *testing.T) {
 	}
 	// The cap is far above the lease, so only the message can wake it early.
 	waiterClient, _ := lockTestClient(t)
-	waiter := waiterClient.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	waiter := waiterClient.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	redistest.UnlockAtEnd(t, waiter)
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(ctx) }()
-	redistest.WaitForSubscriber(t, rdb, UnlockChannel(name))
+	redistest.WaitForSubscriber(t, rdb, wire.UnlockChannel(name))
 	time.Sleep(100 * time.Millisecond)
 	released := time.Now()
 	if err := holder.Unlock(ctx); err != nil {
@@ -51,7 +52,7 @@ func TestLockWaitLeavesNoSubscriptions(t *testing.T) {
 	const workers, perWorker = 10, 500 // 5,000 wait-and-acquire operations
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	channel := UnlockChannel(name)
+	channel := wire.UnlockChannel(name)
 	ctx := redistest.Context(t, 90*time.Second)
 	hub := &sharedFor(c).hub
 	waitsBefore, _ := hubCounts(hub)
@@ -143,7 +144,7 @@ func TestLockWaitSharesOneConnection(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < 6; i++ {
-		l := c.NewLock(holders[i%2].Name(), &LockOptions{RetryCap: time.Minute})
+		l := c.NewLock(holders[i%2].Name(), &LockOptions{RetryInterval: time.Minute})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -170,7 +171,7 @@ func TestLockWaitSharesOneConnection(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for _, h := range holders {
-		ch := UnlockChannel(h.Name())
+		ch := wire.UnlockChannel(h.Name())
 		if n := rdb.PubSubNumSub(ctx, ch).Val()[ch]; n != 1 {
 			t.Errorf("NUMSUB %s = %d with 3 waiters, want 1 shared subscription", ch, n)
 		}
@@ -203,14 +204,14 @@ func TestLockWaitSharesOneConnection(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() {
-		l := c.NewLock(prefix+"a", &LockOptions{RetryCap: time.Minute})
+		l := c.NewLock(prefix+"a", &LockOptions{RetryInterval: time.Minute})
 		err := l.Lock(ctx)
 		if err == nil {
 			err = l.Unlock(ctx)
 		}
 		got <- err
 	}()
-	redistest.WaitForSubscriber(t, rdb, UnlockChannel(prefix+"a"))
+	redistest.WaitForSubscriber(t, rdb, wire.UnlockChannel(prefix+"a"))
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +292,7 @@ func TestLockHandoffArrivalOrder(t *testing.T) {
 	order := make(chan int, waiters)
 	errs := make(chan error, waiters)
 	for i := 0; i < waiters; i++ {
-		l := clients[i%2].NewLock(name, &LockOptions{RetryCap: time.Minute})
+		l := clients[i%2].NewLock(name, &LockOptions{RetryInterval: time.Minute})
 		go func() {
 			if err := l.Lock(ctx); err != nil {
 				errs <- err
@@ -304,7 +305,7 @@ func TestLockHandoffArrivalOrder(t *testing.T) {
 		}()
 		// Queue them one by one so arrival order is known.
 		deadline := time.Now().Add(5 * time.Second)
-		for rdb.ZCard(ctx, lockQueueKey(name)).Val() != int64(i+1) {
+		for rdb.ZCard(ctx, wire.LockQueueKey(name)).Val() != int64(i+1) {
 			if time.Now().After(deadline) {
 				t.Fatalf("waiter %d never queued", i)
 			}
@@ -327,7 +328,7 @@ func TestLockHandoffArrivalOrder(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for rdb.Exists(ctx, name, lockQueueKey(name), lockEntriesKey(name)).Val() != 0 {
+	for rdb.Exists(ctx, name, wire.LockQueueKey(name), wire.LockEntriesKey(name)).Val() != 0 {
 		select {
 		case err := <-errs:
 			t.Fatal(err)
@@ -351,16 +352,16 @@ func TestLockHandoffSkipsExpiredWaiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A dead waiter queued first, its deadline already past.
-	rdb.ZAdd(ctx, lockQueueKey(name), redis.Z{Score: 1, Member: "dead"})
-	rdb.HSet(ctx, lockEntriesKey(name), "dead", "1 30000 dead-client:1")
+	rdb.ZAdd(ctx, wire.LockQueueKey(name), redis.Z{Score: 1, Member: "dead"})
+	rdb.HSet(ctx, wire.LockEntriesKey(name), "dead", "1 30000 dead-client:1")
 
 	other, _ := lockTestClient(t)
-	live := other.NewLock(name, &LockOptions{RetryCap: time.Minute})
+	live := other.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 	redistest.UnlockAtEnd(t, live)
 	got := make(chan error, 1)
 	go func() { got <- live.Lock(ctx) }()
 	deadline := time.Now().Add(5 * time.Second)
-	for rdb.ZCard(ctx, lockQueueKey(name)).Val() != 2 {
+	for rdb.ZCard(ctx, wire.LockQueueKey(name)).Val() != 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("live waiter never queued")
 		}
@@ -401,7 +402,7 @@ func TestLockHandoffClaimLeaseNoWatchdog(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := lockTestClient(t)
-	waiter := other.NewLock(name, &LockOptions{Lease: time.Minute, NoWatchdog: true, RetryCap: time.Minute})
+	waiter := other.NewLock(name, &LockOptions{Lease: time.Minute, NoWatchdog: true, RetryInterval: time.Minute})
 	redistest.UnlockAtEnd(t, waiter)
 	wctx, cancel := context.WithCancel(ctx)
 	got := make(chan error, 1)
@@ -409,7 +410,7 @@ func TestLockHandoffClaimLeaseNoWatchdog(t *testing.T) {
 	var entry string
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if vals := rdb.HVals(ctx, lockEntriesKey(name)).Val(); len(vals) == 1 {
+		if vals := rdb.HVals(ctx, wire.LockEntriesKey(name)).Val(); len(vals) == 1 {
 			entry = vals[0]
 			break
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,8 +12,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
-// Redisson's RRateLimiter for Go applications, in its wire layout (seeds 000
-// and 002), so Java services using Redisson and Go services using store
+// Redisson's RRateLimiter for Go applications, in its wire layout, so Java services using Redisson and Go services using store
 // share one limiter: config hash <name> (rate, interval, type), value key
 // {<name>}:value (per client {<name>}:value:<client-id>) and, for the
 // sliding window of Redisson 3.13.3 and later, grants zset
@@ -82,11 +80,11 @@ func RedissonModeFor(version string) (RedissonMode, error) {
 func (m RedissonMode) memberFormat() string {
 	switch m {
 	case RedissonSliding3164:
-		return "Lc0I"
+		return wire.RedissonPermitLc0I
 	case RedissonSliding3133:
-		return "fI"
+		return wire.RedissonPermitFI
 	}
-	return "Bc0I"
+	return wire.RedissonPermitBc0I
 }
 
 func (m RedissonMode) String() string {
@@ -102,12 +100,6 @@ func (m RedissonMode) String() string {
 	}
 	return "mode " + strconv.Itoa(int(m))
 }
-
-// ErrRedissonMode: a fixed-window (RedissonFixed) handle found a limiter
-// kept by a sliding-window Redisson (3.13.3 and later): its value key has no
-// expiry, so a fixed window would never end. Nothing was changed; use the
-// Redisson version's mode.
-var ErrRedissonMode = errors.New("store: redisson limiter is kept in another mode")
 
 // RedissonLimiterOptions tunes a handle. A nil pointer means the defaults.
 type RedissonLimiterOptions struct {
@@ -128,8 +120,8 @@ type RedissonLimiter struct {
 	err      error
 }
 
-// RedissonLimiter returns a handle on the limiter whose config hash is name.
-func (c *Client) RedissonLimiter(name string, opts *RedissonLimiterOptions) *RedissonLimiter {
+// NewRedissonLimiter returns a handle on the limiter whose config hash is name.
+func (c *Client) NewRedissonLimiter(name string, opts *RedissonLimiterOptions) *RedissonLimiter {
 	c.reg.announce(name)
 	l := &RedissonLimiter{c: c, name: name, clientID: c.ID()}
 	if opts != nil {
@@ -161,8 +153,8 @@ func (l *RedissonLimiter) algorithm() string {
 }
 
 func (l *RedissonLimiter) keys() []string {
-	return []string{l.name, RedissonValueKey(l.name, ""), RedissonValueKey(l.name, l.clientID),
-		RedissonPermitsKey(l.name, ""), RedissonPermitsKey(l.name, l.clientID), StatsKey(l.name)}
+	return []string{l.name, wire.RedissonValueKey(l.name, ""), wire.RedissonValueKey(l.name, l.clientID),
+		wire.RedissonPermitsKey(l.name, ""), wire.RedissonPermitsKey(l.name, l.clientID), wire.StatsKey(l.name)}
 }
 
 // TrySetRate configures the limiter unless it is configured already
@@ -196,8 +188,8 @@ func (l *RedissonLimiter) SetRate(ctx context.Context, typ RateType, rate int64,
 	if err := l.validate(typ, rate, interval); err != nil {
 		return err
 	}
-	overall := []string{RedissonValueKey(l.name, ""), RedissonPermitsKey(l.name, "")}
-	own := []string{RedissonValueKey(l.name, l.clientID), RedissonPermitsKey(l.name, l.clientID)}
+	overall := []string{wire.RedissonValueKey(l.name, ""), wire.RedissonPermitsKey(l.name, "")}
+	own := []string{wire.RedissonValueKey(l.name, l.clientID), wire.RedissonPermitsKey(l.name, l.clientID)}
 	if typ == RatePerClient {
 		overall, own = own, overall
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,9 +18,9 @@ var redissonLayouts = []struct {
 	format string
 	mode   RedissonMode
 }{
-	{RedissonPermitFI, RedissonSliding3133},
-	{RedissonPermitLc0I, RedissonSliding3164},
-	{RedissonPermitBc0I, RedissonSliding},
+	{wire.RedissonPermitFI, RedissonSliding3133},
+	{wire.RedissonPermitLc0I, RedissonSliding3164},
+	{wire.RedissonPermitBc0I, RedissonSliding},
 }
 
 // packGrant has Redis's own struct.pack build a member the way the Redisson
@@ -43,14 +44,14 @@ func TestDecodeRedissonPermitEveryLayout(t *testing.T) {
 	for _, l := range redissonLayouts {
 		for _, permits := range []uint32{1, 7, 4_000_000_000} {
 			m := packGrant(t, rdb, l.format, permits)
-			got, layout, err := DecodeRedissonPermit([]byte(m))
+			got, layout, err := wire.DecodeRedissonPermit([]byte(m))
 			if err != nil || got != permits || layout != l.format {
 				t.Errorf("%s member of %d permits decoded as %d, %q, %v", l.format, permits, got, layout, err)
 			}
 		}
 	}
 	for _, bad := range []string{"", "\x01\x02", "\x09abc\x01\x00\x00\x00\x00\x00"} {
-		if _, _, err := DecodeRedissonPermit([]byte(bad)); err == nil {
+		if _, _, err := wire.DecodeRedissonPermit([]byte(bad)); err == nil {
 			t.Errorf("%q decoded without error", bad)
 		}
 	}
@@ -80,7 +81,7 @@ func redissonWindow(t *testing.T, ctx context.Context, rdb *redis.Client, name, 
 		t.Fatal(err)
 	}
 	ms := float64(now.UnixMilli())
-	value, permits = RedissonValueKey(name, ""), RedissonPermitsKey(name, "")
+	value, permits = wire.RedissonValueKey(name, ""), wire.RedissonPermitsKey(name, "")
 	rdb.HSet(ctx, name, "rate", 10, "interval", 1000, "type", 0)
 	rdb.Set(ctx, value, 3, 0)
 	rdb.ZAdd(ctx, permits,
@@ -97,7 +98,7 @@ func TestRedissonAcquireReadsEveryLayout(t *testing.T) {
 	for _, l := range redissonLayouts {
 		name := p + "layout-" + l.format
 		value, permits := redissonWindow(t, ctx, rdb, name, l.format)
-		r, err := c.RedissonLimiter(name, &RedissonLimiterOptions{Mode: l.mode}).TryAcquire(ctx, 1)
+		r, err := c.NewRedissonLimiter(name, &RedissonLimiterOptions{Mode: l.mode}).TryAcquire(ctx, 1)
 		if err != nil || !r.Allowed || r.Remaining != 5 {
 			t.Errorf("%s: acquire = %v, %v, want allowed with 5 left (3 returned from the expired grant)", l.format, r, err)
 			continue
@@ -143,7 +144,7 @@ func TestRedissonKeepStateReadsEveryLayout(t *testing.T) {
 	for _, l := range redissonLayouts {
 		name := p + "keep-" + l.format
 		value, _ := redissonWindow(t, ctx, rdb, name, l.format)
-		h := c.RedissonLimiter(name, &RedissonLimiterOptions{Mode: l.mode})
+		h := c.NewRedissonLimiter(name, &RedissonLimiterOptions{Mode: l.mode})
 		if err := h.SetRate(ctx, RateOverall, 6, time.Second, true); err != nil {
 			t.Fatalf("%s: %v", l.format, err)
 		}
@@ -158,9 +159,9 @@ func TestRedissonKeepStateReadsEveryLayout(t *testing.T) {
 func TestRedissonSetRateTypeChangeRemovesOldState(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "retype"
-	h := c.RedissonLimiter(name, &RedissonLimiterOptions{ClientID: "me"})
-	overall := []string{RedissonValueKey(name, ""), RedissonPermitsKey(name, "")}
-	mine := []string{RedissonValueKey(name, "me"), RedissonPermitsKey(name, "me")}
+	h := c.NewRedissonLimiter(name, &RedissonLimiterOptions{ClientID: "me"})
+	overall := []string{wire.RedissonValueKey(name, ""), wire.RedissonPermitsKey(name, "")}
+	mine := []string{wire.RedissonValueKey(name, "me"), wire.RedissonPermitsKey(name, "me")}
 	if err := h.SetRate(ctx, RateOverall, 5, time.Minute, false); err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +200,9 @@ func TestRedissonSetRateTypeChangeRemovesOldState(t *testing.T) {
 func TestRedissonFixedModeRefusesSlidingState(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "fixed-on-sliding"
-	value, _ := redissonWindow(t, ctx, rdb, name, RedissonPermitBc0I)
+	value, _ := redissonWindow(t, ctx, rdb, name, wire.RedissonPermitBc0I)
 	rdb.Set(ctx, value, 0, 0)
-	h := c.RedissonLimiter(name, &RedissonLimiterOptions{Mode: RedissonFixed})
+	h := c.NewRedissonLimiter(name, &RedissonLimiterOptions{Mode: RedissonFixed})
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := h.Acquire(wctx, 1); !errors.Is(err, ErrRedissonMode) {

@@ -20,13 +20,6 @@ import (
 // objects it uses, so the console learns them without SCAN. All of it runs
 // in one background goroutine; the lock path only touches an in-memory map.
 
-// ClientsKey is the registry hash (client id -> JSON record) and
-// ClientNamesKey the zset of announced object names (score: Redis TIME ms).
-const (
-	ClientsKey     = wire.ClientsKey
-	ClientNamesKey = wire.ClientNamesKey
-)
-
 // DefaultBeat is the heartbeat period when Options.Beat is zero.
 const DefaultBeat = 5 * time.Second
 
@@ -54,36 +47,6 @@ var clientBeatScript = newScript("client_beat")
 type nameUse struct {
 	used   atomic.Bool
 	member string
-}
-
-// String kinds carry no marker in Redis (a token lock and a counter are
-// plain strings), so store announces them with their kind: the names
-// zset's member is "\x00<kind>\x00<name>". The console then reads them as
-// that kind at once, without any configured pattern. Hash kinds are
-// announced by their bare name (their layout says what they are).
-const (
-	AnnounceTokenLock = "token-lock"
-	AnnounceCounter   = "counter"
-)
-
-// AnnouncedMember is the names zset member announcing name as kind ("" for
-// a hash kind: the bare name).
-func AnnouncedMember(kind, name string) string {
-	if kind == "" {
-		return name
-	}
-	return "\x00" + kind + "\x00" + name
-}
-
-// ParseAnnounced splits a names zset member into the object's name and its
-// announced kind ("" for a bare name).
-func ParseAnnounced(member string) (name, kind string) {
-	if rest, ok := strings.CutPrefix(member, "\x00"); ok {
-		if k, n, ok := strings.Cut(rest, "\x00"); ok && (k == AnnounceTokenLock || k == AnnounceCounter) {
-			return n, k
-		}
-	}
-	return member, ""
 }
 
 type registry struct {
@@ -185,7 +148,7 @@ func (r *registry) announceAs(name, kind string) {
 		r.names.Clear()
 		r.tracked.Store(1)
 	}
-	member := AnnouncedMember(kind, name)
+	member := wire.AnnouncedMember(kind, name)
 	if _, loaded := r.names.LoadOrStore(name, &nameUse{member: member}); loaded {
 		return
 	}
@@ -282,7 +245,7 @@ func (r *registry) run(ctx context.Context, record string, names []string) {
 	for _, n := range names {
 		argv = append(argv, n)
 	}
-	reply, err := runScript(ctx, r.rdb, clientBeatScript, []string{ClientsKey, ClientNamesKey}, argv...).Slice()
+	reply, err := runScript(ctx, r.rdb, clientBeatScript, []string{wire.ClientsKey, wire.ClientNamesKey}, argv...).Slice()
 	if err != nil {
 		r.lastErr.Store(&err)
 		return
@@ -308,7 +271,7 @@ func (r *registry) close() error {
 		<-r.done
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(lifetime(r.stop)), closeTimeout)
 		defer cancel()
-		err = r.rdb.HDel(ctx, ClientsKey, r.id).Err()
+		err = r.rdb.HDel(ctx, wire.ClientsKey, r.id).Err()
 	})
 	return err
 }
@@ -323,9 +286,3 @@ func (c *Client) Close() error {
 	c.closeIdleWaits()
 	return c.reg.close()
 }
-
-// HeldKey is the hash beside a lock where lockwarden's lock scripts record
-// each holder's hold times, "<acquired ms> <renewed ms>" (Redis time; an
-// acquisition of 0 means it was not recorded), expiring with the lock.
-// Redisson's own layout is untouched; Redisson holders have no entry.
-func HeldKey(name string) string { return internalKey("held", name) }

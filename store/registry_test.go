@@ -25,7 +25,7 @@ func registryClient(t *testing.T, rdb redis.UniversalClient, opts Options) *Clie
 
 func readRecord(t *testing.T, rdb redis.UniversalClient, id string) (wire.ClientRecord, bool) {
 	t.Helper()
-	v, err := rdb.HGet(t.Context(), ClientsKey, id).Result()
+	v, err := rdb.HGet(t.Context(), wire.ClientsKey, id).Result()
 	if err == redis.Nil {
 		return wire.ClientRecord{}, false
 	}
@@ -98,33 +98,33 @@ func TestRegistryAnnouncesNames(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := t.Context()
 	name := redistest.Prefix(t) + "orders:7"
-	t.Cleanup(func() { rdb.ZRem(ctx, ClientNamesKey, name) })
+	t.Cleanup(func() { rdb.ZRem(ctx, wire.ClientNamesKey, name) })
 	c := registryClient(t, rdb, Options{NoBatching: true})
 	l := c.NewLock(name, nil)
 	c.reg.flushNames(ctx)
-	if _, err := rdb.ZScore(ctx, ClientNamesKey, name).Result(); err != nil {
+	if _, err := rdb.ZScore(ctx, wire.ClientNamesKey, name).Result(); err != nil {
 		t.Fatalf("first use not announced: %v", err)
 	}
 
 	// A later use is announced again with the next beat, not at once.
-	if err := rdb.ZRem(ctx, ClientNamesKey, name).Err(); err != nil {
+	if err := rdb.ZRem(ctx, wire.ClientNamesKey, name).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	c.reg.flushNames(ctx)
-	if n, _ := rdb.ZScore(ctx, ClientNamesKey, name).Result(); n != 0 {
+	if n, _ := rdb.ZScore(ctx, wire.ClientNamesKey, name).Result(); n != 0 {
 		t.Fatal("a known name was announced outside a beat")
 	}
 	c.reg.beat(ctx)
-	if _, err := rdb.ZScore(ctx, ClientNamesKey, name).Result(); err != nil {
+	if _, err := rdb.ZScore(ctx, wire.ClientNamesKey, name).Result(); err != nil {
 		t.Fatalf("used name not re-announced by the beat: %v", err)
 	}
 	// Unused since that beat: the next one leaves it alone.
-	rdb.ZRem(ctx, ClientNamesKey, name)
+	rdb.ZRem(ctx, wire.ClientNamesKey, name)
 	c.reg.beat(ctx)
-	if _, err := rdb.ZScore(ctx, ClientNamesKey, name).Result(); err != redis.Nil {
+	if _, err := rdb.ZScore(ctx, wire.ClientNamesKey, name).Result(); err != redis.Nil {
 		t.Fatalf("unused name re-announced: %v", err)
 	}
 	_ = l.Unlock(ctx)
@@ -141,13 +141,13 @@ func TestRegistryBeatSweepsStaleRecordsAndNames(t *testing.T) {
 	stale, _ := json.Marshal(wire.ClientRecord{App: "gone", HeartbeatMS: now.Add(-2 * time.Hour).UnixMilli(), BeatMS: 5000})
 	fresh, _ := json.Marshal(wire.ClientRecord{App: "alive", HeartbeatMS: now.Add(-30 * time.Minute).UnixMilli(), BeatMS: 5000})
 	staleID, freshID, junkID := p+"stale", p+"fresh", p+"junk"
-	rdb.HSet(ctx, ClientsKey, staleID, stale, freshID, fresh, junkID, "not json")
+	rdb.HSet(ctx, wire.ClientsKey, staleID, stale, freshID, fresh, junkID, "not json")
 	oldName, newName := p+"old", p+"new"
-	rdb.ZAdd(ctx, ClientNamesKey, redis.Z{Score: float64(now.Add(-11 * time.Minute).UnixMilli()), Member: oldName},
+	rdb.ZAdd(ctx, wire.ClientNamesKey, redis.Z{Score: float64(now.Add(-11 * time.Minute).UnixMilli()), Member: oldName},
 		redis.Z{Score: float64(now.Add(-time.Minute).UnixMilli()), Member: newName})
 	t.Cleanup(func() {
-		rdb.HDel(ctx, ClientsKey, staleID, freshID, junkID)
-		rdb.ZRem(ctx, ClientNamesKey, oldName, newName)
+		rdb.HDel(ctx, wire.ClientsKey, staleID, freshID, junkID)
+		rdb.ZRem(ctx, wire.ClientNamesKey, oldName, newName)
 	})
 
 	c := registryClient(t, rdb, Options{})
@@ -157,14 +157,14 @@ func TestRegistryBeatSweepsStaleRecordsAndNames(t *testing.T) {
 		c.reg.beat(ctx)
 	}
 	for id, want := range map[string]bool{staleID: false, freshID: true, junkID: false} {
-		if got := rdb.HExists(ctx, ClientsKey, id).Val(); got != want {
+		if got := rdb.HExists(ctx, wire.ClientsKey, id).Val(); got != want {
 			t.Errorf("record %s present = %v, want %v", id, got, want)
 		}
 	}
-	if rdb.ZScore(ctx, ClientNamesKey, oldName).Err() != redis.Nil {
+	if rdb.ZScore(ctx, wire.ClientNamesKey, oldName).Err() != redis.Nil {
 		t.Error("name older than ten minutes kept")
 	}
-	if rdb.ZScore(ctx, ClientNamesKey, newName).Err() != nil {
+	if rdb.ZScore(ctx, wire.ClientNamesKey, newName).Err() != nil {
 		t.Error("recent name trimmed")
 	}
 }
@@ -177,38 +177,38 @@ func TestRegistryAnnouncesStringKinds(t *testing.T) {
 	ctx := t.Context()
 	p := redistest.Prefix(t)
 	tokenName, counterName, lockName := p+"tok", p+"hits", p+"lock"
-	members := []string{AnnouncedMember(AnnounceTokenLock, tokenName), AnnouncedMember(AnnounceCounter, counterName), lockName}
+	members := []string{wire.AnnouncedMember(wire.AnnounceTokenLock, tokenName), wire.AnnouncedMember(wire.AnnounceCounter, counterName), lockName}
 	t.Cleanup(func() {
 		for _, m := range members {
-			rdb.ZRem(context.WithoutCancel(ctx), ClientNamesKey, m)
+			rdb.ZRem(context.WithoutCancel(ctx), wire.ClientNamesKey, m)
 		}
 	})
 	c := registryClient(t, rdb, Options{NoBatching: true})
 	tok := c.NewTokenLock(tokenName, nil)
-	hits := c.Counter(counterName, 10, time.Minute)
+	hits := c.NewCounter(counterName, &CounterOptions{Limit: 10, Window: time.Minute})
 	spin := c.NewSpinLock(p+"spin", nil)
 	members = append(members, p+"spin")
 	c.NewLock(lockName, nil)
 	c.reg.flushNames(ctx)
 	for _, m := range members {
-		if err := rdb.ZScore(ctx, ClientNamesKey, m).Err(); err != nil {
+		if err := rdb.ZScore(ctx, wire.ClientNamesKey, m).Err(); err != nil {
 			t.Errorf("member %q not announced: %v", m, err)
 		}
 	}
-	for i, want := range [][2]string{{tokenName, AnnounceTokenLock}, {counterName, AnnounceCounter}, {lockName, ""}} {
-		if n, k := ParseAnnounced(members[i]); n != want[0] || k != want[1] {
-			t.Errorf("ParseAnnounced(%q) = %q, %q; want %q, %q", members[i], n, k, want[0], want[1])
+	for i, want := range [][2]string{{tokenName, wire.AnnounceTokenLock}, {counterName, wire.AnnounceCounter}, {lockName, ""}} {
+		if n, k := wire.ParseAnnounced(members[i]); n != want[0] || k != want[1] {
+			t.Errorf("wire.ParseAnnounced(%q) = %q, %q; want %q, %q", members[i], n, k, want[0], want[1])
 		}
 	}
 	// A bare name that merely starts with NUL stays a name.
-	if n, k := ParseAnnounced("\x00other\x00x"); n != "\x00other\x00x" || k != "" {
+	if n, k := wire.ParseAnnounced("\x00other\x00x"); n != "\x00other\x00x" || k != "" {
 		t.Errorf("unknown kind parsed as %q, %q", n, k)
 	}
 	// A beat re-announces a used name by the same member (kind and all).
 	// Their calls bypass the batcher, and before they did not count as
 	// uses: a token lock held and refreshed for longer than the zset's
 	// retention dropped out of the console that started after it.
-	rdb.ZRem(ctx, ClientNamesKey, members[0], members[1], members[3])
+	rdb.ZRem(ctx, wire.ClientNamesKey, members[0], members[1], members[3])
 	if err := tok.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestRegistryAnnouncesStringKinds(t *testing.T) {
 	t.Cleanup(func() { spin.Unlock(context.WithoutCancel(ctx)) })
 	c.reg.beat(ctx)
 	for _, m := range []string{members[0], members[1], members[3]} {
-		if err := rdb.ZScore(ctx, ClientNamesKey, m).Err(); err != nil {
+		if err := rdb.ZScore(ctx, wire.ClientNamesKey, m).Err(); err != nil {
 			t.Errorf("member %q not re-announced by the beat after a use: %v", m, err)
 		}
 	}

@@ -2,15 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
-
-// ErrRateLimited: Acquire gave up because ctx ended, or its deadline comes
-// before the permits would. The error also matches ctx's error.
-var ErrRateLimited = errors.New("store: rate limited")
 
 // Result is one limiter decision, the same for every limiter kind (token
 // bucket, Redisson limiter, access counter), in the manner of
@@ -42,7 +37,7 @@ type Result struct {
 	Limit Limit
 
 	// Counter only: hits counted in this window, this one included
-	// (rejected hits count too, as in seed 004).
+	// (rejected hits count too).
 	Count int64
 }
 

@@ -38,7 +38,7 @@ var (
 // the count between two round trips.
 const rwCountRetries = 8
 
-// RWLock is a handle on one read-write lock for one owner. RLock and WLock
+// RWLock is a handle on one read-write lock for one owner. Reader and Writer
 // return its two sides; both share the owner, so the owner's writer may
 // take read levels and keeps them after it releases the write side.
 type RWLock struct {
@@ -78,7 +78,7 @@ type RWLockSide struct {
 func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 	c.reg.announce(name)
 	rw := &RWLock{c: c, shared: sharedFor(c), name: name, lease: opts.getLease(),
-		retryCap: opts.getRetryCap(), watchdog: opts.watchdog(), channel: RWLockChannel(name)}
+		retryCap: opts.getRetryInterval(), watchdog: opts.watchdog(), channel: wire.RWLockChannel(name)}
 	rw.readField = c.ID() + ":" + opts.getOwner()
 	rw.writeField = rw.readField + wire.RWWriteSuffix
 	rw.read = RWLockSide{rw: rw}
@@ -91,7 +91,7 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 	case strings.HasSuffix(rw.readField, wire.RWWriteSuffix):
 		rw.err = invalid("owner", "must not end in %q", wire.RWWriteSuffix)
 	default:
-		rw.err = c.redissonSlotCheck(name, RWReadLevelKey(name, rw.readField, 1))
+		rw.err = c.redissonSlotCheck(name, wire.RWReadLevelKey(name, rw.readField, 1))
 	}
 	return rw
 }
@@ -102,20 +102,23 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 // the name holds braces that do not form a tag ("a{b", "a{}b"); Redisson
 // itself fails with CROSSSLOT on such names, and on a single node they work.
 func (c *Client) redissonSlotCheck(name, derived string) error {
-	if _, cluster := c.rdb.(*redis.ClusterClient); cluster && Slot(derived) != Slot(name) {
+	if _, cluster := c.rdb.(*redis.ClusterClient); cluster && wire.Slot(derived) != wire.Slot(name) {
 		return invalid("name", "%q cannot be used on Redis Cluster: Redisson's key %q is in another hash slot", name, derived)
 	}
 	return nil
 }
 
-// RLock is the read side.
-func (rw *RWLock) RLock() *RWLockSide { return &rw.read }
+// Reader is the read side: any number of owners may hold it at once.
+func (rw *RWLock) Reader() *RWLockSide { return &rw.read }
 
-// WLock is the write side.
-func (rw *RWLock) WLock() *RWLockSide { return &rw.write }
+// Writer is the write side: one owner holds it, and no other owner reads.
+func (rw *RWLock) Writer() *RWLockSide { return &rw.write }
 
 // Name is the key of the lock.
 func (rw *RWLock) Name() string { return rw.name }
+
+// Name is the key of the lock.
+func (s *RWLockSide) Name() string { return s.rw.name }
 
 // HolderID is the hash field of this side, as the console lists it:
 // "<client-id>:<owner>" for reads, with ":write" appended for writes.
@@ -144,7 +147,7 @@ func (s *RWLockSide) TryLock(ctx context.Context) error {
 // Lock takes this side, waiting while it cannot. The first attempt goes out
 // before subscribing, so an uncontended lock costs one round trip; then the
 // handle listens on RWLockChannel(name) and tries again on every release,
-// when the holder's lease would run out, and at least every RetryCap. When
+// when the holder's lease would run out, and at least every RetryInterval. When
 // ctx ends first the error matches ErrNotObtained and ctx.Err(); when it
 // cannot subscribe to the channel, ErrNotObtained with the cause (nothing
 // taken). Readers are not queued: a steady stream of readers can keep a
@@ -178,7 +181,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 	if err := rw.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	keys := []string{rw.name, HeldKey(rw.name)}
+	keys := []string{rw.name, wire.HeldKey(rw.name)}
 	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0, rw.c.pubsub}
 	for range rwCountRetries {
 		var guess int64
@@ -187,7 +190,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 			if guess < 1 {
 				guess = 1
 			}
-			keys = []string{rw.name, HeldKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess)}
+			keys = []string{rw.name, wire.HeldKey(rw.name), wire.RWReadLevelKey(rw.name, rw.readField, guess)}
 			argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess, rw.c.pubsub}
 		}
 		res, err := rw.c.runScript(ctx, rwUnlockScript, keys, argv...).Result()
@@ -223,14 +226,14 @@ func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
 		var cmd *redis.Cmd
 		var guess int64
 		if s.write {
-			cmd = rw.c.runScript(ctx, rwWriteAcquireScript, []string{rw.name, StatsKey(rw.name), HeldKey(rw.name)}, lease, rw.writeField)
+			cmd = rw.c.runScript(ctx, rwWriteAcquireScript, []string{rw.name, wire.StatsKey(rw.name), wire.HeldKey(rw.name)}, lease, rw.writeField)
 		} else {
 			guess = rw.guess()
 			if guess >= wire.MaxRWLevelKeys {
 				return 0, false, invalid("read levels", "%s already holds %d read levels of %q", rw.readField, guess, rw.name)
 			}
 			cmd = rw.c.runScript(ctx, rwReadAcquireScript,
-				[]string{rw.name, StatsKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1), HeldKey(rw.name)},
+				[]string{rw.name, wire.StatsKey(rw.name), wire.RWReadLevelKey(rw.name, rw.readField, guess+1), wire.HeldKey(rw.name)},
 				lease, rw.readField, rw.writeField, guess)
 		}
 		res, err := cmd.Result()
@@ -266,10 +269,10 @@ func (s *RWLockSide) withdrawUncertain(ctx context.Context, guess int64) {
 	rw := s.rw
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	keys := []string{rw.name, HeldKey(rw.name)}
+	keys := []string{rw.name, wire.HeldKey(rw.name)}
 	argv := []any{"write", rw.writeField, rw.channel, rw.lease.Milliseconds(), 0, rw.c.pubsub}
 	if !s.write {
-		keys = []string{rw.name, HeldKey(rw.name), RWReadLevelKey(rw.name, rw.readField, guess+1)}
+		keys = []string{rw.name, wire.HeldKey(rw.name), wire.RWReadLevelKey(rw.name, rw.readField, guess+1)}
 		argv = []any{"read", rw.readField, rw.channel, rw.lease.Milliseconds(), guess + 1, rw.c.pubsub}
 	}
 	res, err := rw.c.runScript(wctx, rwUnlockScript, keys, argv...).Result()
@@ -350,9 +353,8 @@ func (rw *RWLock) released(gone bool) {
 	}
 }
 
-// Renewing reports whether the handle's watchdog runs (for tests and
-// diagnostics).
-func (rw *RWLock) Renewing() bool {
+// renewing reports whether the handle's watchdog runs.
+func (rw *RWLock) renewing() bool {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	return rw.stop != nil
@@ -400,9 +402,9 @@ func (rw *RWLock) renew(ctx context.Context) (bool, error) {
 	for range rwCountRetries {
 		guess := min(rw.guess(), wire.MaxRWLevelKeys)
 		keys := make([]string, 0, 2+guess)
-		keys = append(keys, rw.name, HeldKey(rw.name))
+		keys = append(keys, rw.name, wire.HeldKey(rw.name))
 		for level := int64(1); level <= guess; level++ {
-			keys = append(keys, RWReadLevelKey(rw.name, rw.readField, level))
+			keys = append(keys, wire.RWReadLevelKey(rw.name, rw.readField, level))
 		}
 		res, err := rw.c.runScript(ctx, rwRenewScript, keys,
 			rw.lease.Milliseconds(), rw.readField, rw.writeField, strconv.FormatInt(guess, 10)).Result()

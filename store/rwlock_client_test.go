@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -34,7 +35,7 @@ func handleSetup(t *testing.T) (context.Context, *Client, *redis.Client, string)
 
 func rwLevelTTL(t *testing.T, rdb *redis.Client, name, holder string, level int64) time.Duration {
 	t.Helper()
-	return rdb.PTTL(context.Background(), RWReadLevelKey(name, holder, level)).Val()
+	return rdb.PTTL(context.Background(), wire.RWReadLevelKey(name, holder, level)).Val()
 }
 
 // Handles sharing an owner are one holder: their read levels add up, and
@@ -42,8 +43,8 @@ func rwLevelTTL(t *testing.T, rdb *redis.Client, name, holder string, level int6
 func TestRWSharedOwnerLevels(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "rw"
-	a := c.NewRWLock(name, &LockOptions{Owner: "worker-1"}).RLock()
-	b := c.NewRWLock(name, &LockOptions{Owner: "worker-1"}).RLock()
+	a := c.NewRWLock(name, &LockOptions{Owner: "worker-1"}).Reader()
+	b := c.NewRWLock(name, &LockOptions{Owner: "worker-1"}).Reader()
 	for _, s := range []*RWLockSide{a, b, a} {
 		if err := s.TryLock(ctx); err != nil {
 			t.Fatal(err)
@@ -61,7 +62,7 @@ func TestRWSharedOwnerLevels(t *testing.T) {
 		if err := s.Unlock(ctx); err != nil {
 			t.Fatalf("unlock %d: %v", i, err)
 		}
-		if left := rdb.Exists(ctx, RWReadLevelKey(name, a.HolderID(), int64(3-i))).Val(); left != 0 {
+		if left := rdb.Exists(ctx, wire.RWReadLevelKey(name, a.HolderID(), int64(3-i))).Val(); left != 0 {
 			t.Fatalf("unlock %d left level %d", i, 3-i)
 		}
 	}
@@ -75,8 +76,8 @@ func TestRWSharedOwnerLevels(t *testing.T) {
 func TestRWLockWaits(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "rw"
-	w := c.NewRWLock(name, nil).WLock()
-	r := New(rdb, nil).NewRWLock(name, &LockOptions{RetryCap: time.Minute}).RLock()
+	w := c.NewRWLock(name, nil).Writer()
+	r := New(rdb, nil).NewRWLock(name, &LockOptions{RetryInterval: time.Minute}).Reader()
 	if err := w.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -121,15 +122,15 @@ func TestRWMutualExclusion(t *testing.T) {
 		if i%2 == 1 {
 			app = New(rdb, nil)
 		}
-		rw := app.NewRWLock(name, &LockOptions{RetryCap: 50 * time.Millisecond})
+		rw := app.NewRWLock(name, &LockOptions{RetryInterval: 50 * time.Millisecond})
 		write := i < 2
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range 15 {
-				side := rw.RLock()
+				side := rw.Reader()
 				if write {
-					side = rw.WLock()
+					side = rw.Writer()
 				}
 				if err := side.Lock(ctx); err != nil {
 					t.Error(err)
@@ -171,7 +172,7 @@ func TestRWWrongKindAndInvalid(t *testing.T) {
 	rdb.Set(ctx, p+"str", "x", time.Minute)
 	rdb.HSet(ctx, p+"hash", "user", "x")
 	for _, name := range []string{p + "str", p + "hash"} {
-		for _, s := range []*RWLockSide{c.NewRWLock(name, nil).RLock(), c.NewRWLock(name, nil).WLock()} {
+		for _, s := range []*RWLockSide{c.NewRWLock(name, nil).Reader(), c.NewRWLock(name, nil).Writer()} {
 			if err := s.TryLock(ctx); !errors.Is(err, ErrWrongKind) {
 				t.Errorf("%s: %v, want ErrWrongKind", name, err)
 			}
@@ -180,12 +181,12 @@ func TestRWWrongKindAndInvalid(t *testing.T) {
 	if f := rdb.HGetAll(ctx, p+"hash").Val(); len(f) != 1 {
 		t.Errorf("hash changed: %v", f)
 	}
-	if cnt := redistest.StatsTotal(t, rdb, StatsKey(p+"str")); cnt.Errors != 2 {
+	if cnt := redistest.StatsTotal(t, rdb, wire.StatsKey(p+"str")); cnt.Errors != 2 {
 		t.Errorf("stats = %+v, want 2 errors", cnt)
 	}
 	for _, rw := range []*RWLock{c.NewRWLock("", nil), c.NewRWLock(p+"x", &LockOptions{Owner: "t:write"}),
 		c.NewRWLock(p+"x", &LockOptions{Lease: -1})} {
-		if err := rw.WLock().Lock(ctx); !errors.Is(err, ErrInvalid) {
+		if err := rw.Writer().Lock(ctx); !errors.Is(err, ErrInvalid) {
 			t.Errorf("invalid handle: %v", err)
 		}
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -108,18 +107,6 @@ func markUncertain(err error) error {
 	}
 	return &UncertainError{Err: err}
 }
-
-// UncertainError is a script call that got no reply: it may or may not
-// have been applied. It matches ErrUncertain and the network or context
-// error with errors.Is.
-type UncertainError struct{ Err error }
-
-func (e *UncertainError) Error() string { return fmt.Sprintf("%v: %v", ErrUncertain, e.Err) }
-
-// Is makes errors.Is(err, ErrUncertain) true.
-func (e *UncertainError) Is(target error) bool { return target == ErrUncertain }
-
-func (e *UncertainError) Unwrap() error { return e.Err }
 
 // runScript is runScript for the Client's objects: keys[0] is the object,
 // marked as used so that the registry's next beat re-announces it (a lock

@@ -72,7 +72,7 @@ func TestScriptCallsRunOnceWhenEveryEvalshaMeetsAFlush(t *testing.T) {
 		Unlock(context.Context) error
 	}{
 		c.NewLock(name+":plain", nil), c.NewFencedLock(name+":fenced", nil), c.NewFairLock(name+":fair", nil),
-		c.NewRWLock(name+":rw", nil).WLock(), c.NewSpinLock(name+":spin", nil),
+		c.NewRWLock(name+":rw", nil).Writer(), c.NewSpinLock(name+":spin", nil),
 	} {
 		if err := l.TryLock(ctx); err != nil {
 			t.Fatalf("%T TryLock: %v", l, err)

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // shardedWaiter subscribes to ch the way Redisson >= 3.22 does on a Redis 7
@@ -52,22 +52,22 @@ func TestShardedPubSubInterop(t *testing.T) {
 			if err := l.TryLock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			ps := shardedWaiter(t, cc, UnlockChannel(name))
+			ps := shardedWaiter(t, cc, wire.UnlockChannel(name))
 			if err := l.Unlock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if m := receiveSharded(t, ps, "Unlock of "+name); m.Channel != UnlockChannel(name) || m.Payload != unlockMessage {
+			if m := receiveSharded(t, ps, "Unlock of "+name); m.Channel != wire.UnlockChannel(name) || m.Payload != unlockMessage {
 				t.Errorf("sharded message %+v", m)
 			}
 		}
 	})
 	t.Run("Redisson waiter hears read-write and fair unlocks", func(t *testing.T) {
 		rw := app.NewRWLock("interop:rw", nil)
-		if err := rw.WLock().TryLock(ctx); err != nil {
+		if err := rw.Writer().TryLock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ps := shardedWaiter(t, cc, RWLockChannel("interop:rw"))
-		if err := rw.WLock().Unlock(ctx); err != nil {
+		ps := shardedWaiter(t, cc, wire.RWLockChannel("interop:rw"))
+		if err := rw.Writer().Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if m := receiveSharded(t, ps, "rwlock unlock"); m.Payload != "1" { // "1": a writer left
@@ -82,12 +82,12 @@ func TestShardedPubSubInterop(t *testing.T) {
 		queued := make(chan error, 1)
 		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
-		wch := UnlockChannel("interop:fair") + ":" + next.HolderID()
+		wch := wire.UnlockChannel("interop:fair") + ":" + next.HolderID()
 		ps2 := shardedWaiter(t, cc, wch)
 		go func() { queued <- next.Lock(wctx) }()
 		// The waiter is queued once its first attempt was rejected.
 		deadline := time.Now().Add(10 * time.Second)
-		for cc.LLen(ctx, FairLockQueueKey("interop:fair")).Val() == 0 && time.Now().Before(deadline) {
+		for cc.LLen(ctx, wire.FairLockQueueKey("interop:fair")).Val() == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if err := fair.Unlock(ctx); err != nil {
@@ -109,14 +109,14 @@ func TestShardedPubSubInterop(t *testing.T) {
 			t.Fatal(err)
 		}
 		cc.PExpire(ctx, name, time.Minute)
-		waiter := app.NewLock(name, &LockOptions{RetryCap: time.Minute})
+		waiter := app.NewLock(name, &LockOptions{RetryInterval: time.Minute})
 		got := make(chan error, 1)
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		go func() { got <- waiter.Lock(wctx) }()
 		// Wait until the waiter is queued, so its subscriptions are confirmed.
 		deadline := time.Now().Add(10 * time.Second)
-		for cc.ZCard(ctx, lockQueueKey(name)).Val() == 0 && time.Now().Before(deadline) {
+		for cc.ZCard(ctx, wire.LockQueueKey(name)).Val() == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		wakeUps := func() int64 {
@@ -127,7 +127,7 @@ func TestShardedPubSubInterop(t *testing.T) {
 		}
 		before := wakeUps()
 		cc.Del(ctx, name)
-		if err := cc.SPublish(ctx, UnlockChannel(name), unlockMessage).Err(); err != nil {
+		if err := cc.SPublish(ctx, wire.UnlockChannel(name), unlockMessage).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-got; err != nil {

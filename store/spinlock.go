@@ -7,11 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
-// Seed 003's hand-made lock for Go: the same hash layout as the reentrant
-// lock (field "<client-id>:<owner>" -> reentry count, expiry = lease), taken
+// The spin lock is the try-sleep-retry lock Go code often writes by hand:
+// the same hash layout as the reentrant lock (field "<client-id>:<owner>" -> reentry count, expiry = lease), taken
 // by the same scripts, but waiting the simple way: try, sleep a fixed
 // interval, try again, no pub/sub. A renewal timer extends the lease every
 // lease/3 for as long as the holder's field is still there, and unlock by a
@@ -29,18 +30,24 @@ var (
 	spinRenewScript   = newScript("lock_renew")
 )
 
-// Defaults of seed 003.
+// Defaults of a spin lock's options.
 const (
-	DefaultSpinInterval = 50 * time.Millisecond
-	DefaultSpinLease    = 30 * time.Second
+	DefaultSpinRetryInterval = 50 * time.Millisecond
+	DefaultSpinLease         = 30 * time.Second
 )
 
 // SpinLockOptions tunes a spin lock. A nil pointer and zero fields mean the
 // defaults.
 type SpinLockOptions struct {
-	Lease    time.Duration // expiry after each acquire and renewal; default DefaultSpinLease
-	Interval time.Duration // sleep between attempts; default DefaultSpinInterval
-	Owner    string        // second half of the holder field; default random
+	// Lease is the expiry set by each acquire and renewal; default
+	// DefaultSpinLease, at least 3ms.
+	Lease time.Duration
+	// RetryInterval is how long Lock sleeps between two attempts (a spin
+	// lock never listens for releases); default DefaultSpinRetryInterval.
+	RetryInterval time.Duration
+	// Owner is the second half of the holder field, as LockOptions.Owner;
+	// default random per handle.
+	Owner string
 }
 
 // SpinLock is a handle on one spin-wait lock for one owner.
@@ -60,14 +67,14 @@ type SpinLock struct {
 // NewSpinLock returns a handle; invalid input is reported by its first call.
 func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
 	c.reg.announce(name)
-	s := &SpinLock{c: c, name: name, lease: DefaultSpinLease, interval: DefaultSpinInterval}
+	s := &SpinLock{c: c, name: name, lease: DefaultSpinLease, interval: DefaultSpinRetryInterval}
 	var lo *LockOptions
 	if opts != nil {
 		if opts.Lease != 0 {
 			s.lease = opts.Lease
 		}
-		if opts.Interval != 0 {
-			s.interval = opts.Interval
+		if opts.RetryInterval != 0 {
+			s.interval = opts.RetryInterval
 		}
 		lo = &LockOptions{Owner: opts.Owner}
 	}
@@ -78,12 +85,15 @@ func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
 	case s.lease < 3*time.Millisecond:
 		s.err = invalid("lease", "must be at least 3ms (renewal runs every lease/3), got %v", s.lease)
 	case s.interval < time.Millisecond:
-		s.err = invalid("interval", "must be at least 1ms, got %v", s.interval)
+		s.err = invalid("retry interval", "must be at least 1ms, got %v", s.interval)
 	case len(s.holder) > MaxNameLen:
 		s.err = invalid("owner", "too long")
 	}
 	return s
 }
+
+// Name is the key of the lock.
+func (s *SpinLock) Name() string { return s.name }
 
 // HolderID is the hash field this handle holds the lock under.
 func (s *SpinLock) HolderID() string { return s.holder }
@@ -97,7 +107,7 @@ func (s *SpinLock) TryLock(ctx context.Context) error {
 	lease := s.lease.Milliseconds()
 	// No waiter token: a spin lock never queues.
 	ttl, err := s.c.runScript(ctx, spinAcquireScript, s.keys(),
-		lease, s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name)).Int64()
+		lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		s.held(ctx)
@@ -121,7 +131,7 @@ func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Err()
+		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Err()
 }
 
 func (s *SpinLock) levels() int {
@@ -162,7 +172,7 @@ func (s *SpinLock) Lock(ctx context.Context) error {
 }
 
 // Unlock releases one level; the last deletes the lock (and tells
-// reentrant-lock waiters, which seed 003's own unlock does not). ErrNotHeld
+// reentrant-lock waiters, which a hand-written unlock would not). ErrNotHeld
 // when this holder does not hold it; nothing changes then.
 func (s *SpinLock) Unlock(ctx context.Context) error {
 	if s.err != nil {
@@ -172,7 +182,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 		return err
 	}
 	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, UnlockChannel(s.name), unlockMessage, lockWakeChannel(s.name), s.c.pubsub).Int64()
+		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.released(true)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
@@ -187,7 +197,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 // keys are the reentrant lock's: the hash, its stats ring, its waiter
 // queue and entries (see lock_wait.go) and its hold times.
 func (s *SpinLock) keys() []string {
-	return []string{s.name, StatsKey(s.name), lockQueueKey(s.name), lockEntriesKey(s.name), HeldKey(s.name)}
+	return []string{s.name, wire.StatsKey(s.name), wire.LockQueueKey(s.name), wire.LockEntriesKey(s.name), wire.HeldKey(s.name)}
 }
 
 // held counts a level and starts the renewal on the first one.
@@ -215,14 +225,14 @@ func (s *SpinLock) released(gone bool) {
 	}
 }
 
-// Renewing reports whether the renewal timer runs (for tests).
-func (s *SpinLock) Renewing() bool {
+// renewing reports whether the renewal timer runs.
+func (s *SpinLock) renewing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stop != nil
 }
 
-// renew is seed 003's timer: every lease/3, extend the lease if the field is
+// renew is the renewal timer: every lease/3, extend the lease if the field is
 // still there; stop for good the first time it is not.
 func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 	t := time.NewTicker(s.lease / 3)
@@ -234,7 +244,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, wire.HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.mu.Lock()

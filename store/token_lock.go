@@ -11,8 +11,8 @@ import (
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
-// Token locks in the layout of seed 004, redsync and bsm/redislock: a string
-// key SET NX PX to a random token, released and refreshed only by whoever
+// Token locks in the layout of redsync and bsm/redislock: a string key
+// SET NX PX to a random token, released and refreshed only by whoever
 // holds that token (compare-and-delete, compare-and-pexpire). The console
 // lists them by configured pattern (inspect.ObjectPatterns.TokenLocks) and shows the
 // token as the holder.
@@ -25,8 +25,8 @@ var (
 
 // Defaults of a token lock's options.
 const (
-	DefaultTokenLease = 30 * time.Second
-	DefaultTokenRetry = 50 * time.Millisecond
+	DefaultTokenLease         = 30 * time.Second
+	DefaultTokenRetryInterval = 50 * time.Millisecond
 )
 
 // TokenLockOptions tunes a token lock. A nil pointer and zero fields mean
@@ -39,12 +39,11 @@ type TokenLockOptions struct {
 	// Lease is the lock's expiry after TryLock, Lock and Refresh; default
 	// DefaultTokenLease.
 	Lease time.Duration
-	// Retry is the longest Lock waits between attempts when no release is
-	// announced (a holder of another library, a lost message); default
-	// DefaultTokenRetry.
-	Retry time.Duration
-	// Attempts bounds Lock's attempts (seed 004's tryNum); 0 means no bound
-	// but ctx.
+	// RetryInterval is the longest Lock waits between attempts when no
+	// release is announced (a holder of another library, a lost message);
+	// default DefaultTokenRetryInterval.
+	RetryInterval time.Duration
+	// Attempts bounds Lock's attempts; 0 means no bound but ctx.
 	Attempts int
 }
 
@@ -62,15 +61,15 @@ type TokenLock struct {
 // NewTokenLock returns a handle; invalid input is reported by its first
 // call.
 func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
-	c.reg.announceAs(name, AnnounceTokenLock)
-	t := &TokenLock{c: c, name: name, lease: DefaultTokenLease, retry: DefaultTokenRetry}
+	c.reg.announceAs(name, wire.AnnounceTokenLock)
+	t := &TokenLock{c: c, name: name, lease: DefaultTokenLease, retry: DefaultTokenRetryInterval}
 	if opts != nil {
 		t.token, t.attempts = opts.Token, opts.Attempts
 		if opts.Lease != 0 {
 			t.lease = opts.Lease
 		}
-		if opts.Retry != 0 {
-			t.retry = opts.Retry
+		if opts.RetryInterval != 0 {
+			t.retry = opts.RetryInterval
 		}
 	}
 	if t.token == "" {
@@ -84,7 +83,7 @@ func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
 	case t.lease < time.Millisecond:
 		t.err = invalid("lease", "must be at least 1ms, got %v", t.lease)
 	case t.retry < time.Millisecond:
-		t.err = invalid("retry", "must be at least 1ms, got %v", t.retry)
+		t.err = invalid("retry interval", "must be at least 1ms, got %v", t.retry)
 	case t.attempts < 0:
 		t.err = invalid("attempts", "must be 0 (no bound) or more, got %d", t.attempts)
 	case len(t.token) > wire.MaxStringValue:
@@ -105,7 +104,7 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	res, err := t.c.runScript(ctx, tokenLockObtainScript, []string{t.name, StatsKey(t.name), HeldKey(t.name)},
+	res, err := t.c.runScript(ctx, tokenLockObtainScript, []string{t.name, wire.StatsKey(t.name), wire.HeldKey(t.name)},
 		t.token, t.lease.Milliseconds()).Int64Slice()
 	if refused(err) {
 		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
@@ -147,7 +146,7 @@ func (t *TokenLock) Lock(ctx context.Context) error {
 		}
 		return -1, false, nil // refused (a replica, OOM): try again later
 	}
-	return waitRetrying(ctx, &sharedFor(t.c).hub, TokenLockChannel(t.name), t.retry, attempt, nil)
+	return waitRetrying(ctx, &sharedFor(t.c).hub, wire.TokenLockChannel(t.name), t.retry, attempt, nil)
 }
 
 // Unlock deletes the lock if it still holds this handle's token.
@@ -157,7 +156,7 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, HeldKey(t.name)}, t.token, TokenLockChannel(t.name)).Int64()
+	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name)}, t.token, wire.TokenLockChannel(t.name)).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
@@ -173,7 +172,7 @@ func (t *TokenLock) Refresh(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
+	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}

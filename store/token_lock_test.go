@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -14,7 +15,7 @@ func tokenWaiters(c *Client, name string) int {
 	hub := &sharedFor(c).hub
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
-	if cw := hub.channels[TokenLockChannel(name)]; cw != nil {
+	if cw := hub.channels[wire.TokenLockChannel(name)]; cw != nil {
 		return len(cw.members)
 	}
 	return 0
@@ -29,14 +30,14 @@ func TestTokenLockWaitsForRelease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	name := redistest.Prefix(t) + "token"
-	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, HeldKey(name)) })
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 	c := New(rdb, &Options{NoRegistry: true})
 	t.Cleanup(func() { _ = c.Close() })
 	holder := c.NewTokenLock(name, &TokenLockOptions{Lease: time.Minute})
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := c.NewTokenLock(name, &TokenLockOptions{Lease: time.Minute, Retry: time.Hour})
+	waiter := c.NewTokenLock(name, &TokenLockOptions{Lease: time.Minute, RetryInterval: time.Hour})
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	for i := 0; tokenWaiters(c, name) == 0; i++ {
@@ -56,7 +57,7 @@ func TestTokenLockWaitsForRelease(t *testing.T) {
 	}
 
 	// Attempts still bound the wait: the last *LockedError comes back.
-	bounded := c.NewTokenLock(name, &TokenLockOptions{Retry: time.Millisecond, Attempts: 3})
+	bounded := c.NewTokenLock(name, &TokenLockOptions{RetryInterval: time.Millisecond, Attempts: 3})
 	var le *LockedError
 	if err := bounded.Lock(ctx); !errors.As(err, &le) || le.TTL <= 0 {
 		t.Fatalf("bounded Lock = %v, want a *LockedError with the holder's lease", err)

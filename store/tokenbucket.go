@@ -2,21 +2,23 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
-// Token buckets in seed 001's layout: a hash holding last_mill_second,
+// Token buckets in the "ratelimit:<app>" hash layout: last_mill_second,
 // stored_permits, max_permits, interval (ms per permit) and app. Buckets
-// written by seed 001's own client work with these scripts and the other way
-// round; ours differ in taking time from Redis TIME and in keeping the unused
-// part of an interval on refill, so the admitted rate is the configured one.
+// written by the single-script clients of that layout (restated in
+// testdata/ratelimit_client.lua) work with these scripts and the other way
+// round; ours differ in taking time from Redis TIME and in keeping the
+// unused part of an interval on refill, so the admitted rate is the
+// configured one.
 
 var (
 	tokenBucketInit    = newScript("tokenbucket_init")
@@ -25,13 +27,8 @@ var (
 	tokenBucketAcquire = newScript("tokenbucket_acquire")
 )
 
-// ErrCorrupt: the bucket's fields cannot be used (not numbers, interval <= 0,
-// ...). The attempt was counted as an error in the stats; a limiter edit
-// from the console repairs the bucket.
-var ErrCorrupt = errors.New("store: token bucket is corrupt")
-
 // BucketCode is a token bucket script's return code. 1, 0, -1, -2 and -500
-// are seed 001's; -3, -4 and -5 are lockwarden's additions.
+// are the layout's own; -3, -4 and -5 are lockwarden's additions.
 type BucketCode int64
 
 const (
@@ -42,7 +39,7 @@ const (
 	BucketCorrupt     BucketCode = -3   // a field of the bucket is unusable
 	BucketBadArgument BucketCode = -4   // an argument is out of range (e.g. permits > capacity)
 	BucketWrongKind   BucketCode = -5   // the key holds something that is not a bucket
-	BucketUnsupported BucketCode = -500 // seed 001: unknown method
+	BucketUnsupported BucketCode = -500 // unknown method (the layout's one-script clients)
 )
 
 func (c BucketCode) String() string {
@@ -153,10 +150,10 @@ type TokenBucketConfig struct {
 	// (2 means 500/s, 0.5 means 2000/s).
 	IntervalMS float64
 	// Initial is stored_permits at creation, 0..Capacity. The zero value
-	// starts the bucket empty; seed 001's test starts it full.
+	// starts the bucket empty.
 	Initial int64
-	// App is the non-empty marker seed 001 stores in "app". Default: the
-	// bucket's name without a "ratelimit:" prefix, as seed 001's client does.
+	// App is the non-empty marker stored in "app". Default: the bucket's
+	// name without a "ratelimit:" prefix, as the layout's clients write it.
 	App string
 }
 
@@ -175,7 +172,7 @@ func (cfg TokenBucketConfig) getApp(name string) string {
 	return name
 }
 
-// TokenBucket is a handle on a seed-001 token bucket stored at name.
+// TokenBucket is a handle on one token bucket.
 type TokenBucket struct {
 	c       *Client
 	name    string
@@ -184,12 +181,18 @@ type TokenBucket struct {
 	one     preparedCall
 }
 
-// TokenBucket returns a handle on the bucket stored at name (the full key,
-// e.g. "ratelimit:test" for buckets written by seed 001's client). Keep the
-// handle: it prepares the acquire call once.
-func (c *Client) TokenBucket(name string) *TokenBucket {
+// TokenBucketOptions tunes a token bucket handle. It has no fields: a
+// bucket's configuration lives in Redis (Init, Modify), not in the handle.
+// It is there so that every kind's constructor takes a name and options;
+// pass nil.
+type TokenBucketOptions struct{}
+
+// NewTokenBucket returns a handle on the bucket stored at name (the full
+// key, e.g. "ratelimit:test" for buckets of the layout's other clients).
+// Keep the handle: it prepares the acquire call once.
+func (c *Client) NewTokenBucket(name string, _ *TokenBucketOptions) *TokenBucket {
 	c.reg.announce(name)
-	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, StatsKey(name)}}
+	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, wire.StatsKey(name)}}
 	b.one = prepare(tokenBucketAcquire, b.keys, "1")
 	return b
 }
@@ -198,8 +201,8 @@ func (c *Client) TokenBucket(name string) *TokenBucket {
 func (b *TokenBucket) Name() string { return b.name }
 
 // Init creates the bucket with cfg. When a bucket is already configured at
-// the name it is left exactly as it is (seed 001's semantics: every instance
-// of an application may call Init at start-up); change it with Modify.
+// the name it is left exactly as it is (every instance of an application
+// may call Init at start-up); change it with Modify.
 // ErrWrongKind when the key holds something else, which is never overwritten.
 func (b *TokenBucket) Init(ctx context.Context, cfg TokenBucketConfig) error {
 	if err := validateName(b.name); err != nil {
@@ -244,7 +247,7 @@ func (c *Client) modifyBucket(ctx context.Context, name string, l Limit) error {
 }
 
 // Delete removes the bucket and its stats. Deleting a missing bucket is not
-// an error (as in seed 001); ErrWrongKind when the key is not a bucket, which
+// an error; ErrWrongKind when the key is not a bucket, which
 // is then left alone.
 func (b *TokenBucket) Delete(ctx context.Context) error {
 	if err := validateName(b.name); err != nil {

@@ -28,7 +28,7 @@ func tbNewBucket(t *testing.T) (*Client, *redis.Client, string) {
 // Redis time as the client time the way seed 001's client does.
 func tbSeed001(t *testing.T, rdb *redis.Client, name, method string, args ...any) int64 {
 	t.Helper()
-	src, err := os.ReadFile("testdata/seed001_ratelimit.lua")
+	src, err := os.ReadFile("testdata/ratelimit_client.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
 	if code := tbSeed001(t, rdb, name, "init", 3, 5, "60000.0", "b"); code != 1 {
 		t.Fatalf("seed init = %d", code)
 	}
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	res, err := b.TryAcquire(ctx, 2)
 	if err != nil || !res.Allowed || res.Remaining != 1 || res.Code != BucketSuccess {
 		t.Fatalf("Acquire(2) on a seed bucket with 3 = %+v, %v; want allowed, 1 left", res, err)
@@ -81,7 +81,7 @@ func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
 func TestTokenBucketOurInitWorksWithSeedScript(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestTokenBucketOurInitWorksWithSeedScript(t *testing.T) {
 
 func TestTokenBucketModifyMissing(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
-	err := c.TokenBucket(name).Modify(context.Background(), 10, 2)
+	err := c.NewTokenBucket(name, nil).Modify(context.Background(), 10, 2)
 	if !errors.Is(err, ErrModify) {
 		t.Fatalf("Modify of a missing bucket = %v, want ErrModify", err)
 	}
@@ -125,11 +125,11 @@ func TestTokenBucketModifyMissing(t *testing.T) {
 
 func TestTokenBucketAcquireUnconfigured(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
-	res, err := c.TokenBucket(name).TryAcquire(context.Background(), 1)
+	res, err := c.NewTokenBucket(name, nil).TryAcquire(context.Background(), 1)
 	if !errors.Is(err, ErrNotConfigured) || res.Code != BucketNoLimit || res.Allowed {
 		t.Fatalf("Acquire unconfigured = %+v, %v; want NoLimit, ErrNotConfigured", res, err)
 	}
-	if n := rdb.Exists(context.Background(), name, StatsKey(name)).Val(); n != 0 {
+	if n := rdb.Exists(context.Background(), name, wire.StatsKey(name)).Val(); n != 0 {
 		t.Errorf("Acquire on an unconfigured key created %d keys", n)
 	}
 }
@@ -137,26 +137,26 @@ func TestTokenBucketAcquireUnconfigured(t *testing.T) {
 func TestTokenBucketDelete(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 3, IntervalMS: 10, Initial: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.TryAcquire(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.Exists(ctx, name, StatsKey(name)).Val(); n != 2 {
+	if n := rdb.Exists(ctx, name, wire.StatsKey(name)).Val(); n != 2 {
 		t.Fatalf("before Delete %d of bucket and stats exist, want 2", n)
 	}
 	if err := b.Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.Exists(ctx, name, StatsKey(name)).Val(); n != 0 {
+	if n := rdb.Exists(ctx, name, wire.StatsKey(name)).Val(); n != 0 {
 		t.Errorf("after Delete %d of bucket and stats exist, want 0", n)
 	}
 	if err := b.Delete(ctx); err != nil {
 		t.Errorf("second Delete = %v, want nil", err)
 	}
-	other := c.TokenBucket(name + ":str")
+	other := c.NewTokenBucket(name+":str", nil)
 	rdb.Set(ctx, other.Name(), "app data", 0)
 	if err := other.Delete(ctx); !errors.Is(err, ErrWrongKind) {
 		t.Errorf("Delete of a string key = %v, want ErrWrongKind", err)
@@ -169,7 +169,7 @@ func TestTokenBucketDelete(t *testing.T) {
 func TestTokenBucketInitTwiceKeepsFirst(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, Initial: 1, App: "first"}); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestTokenBucketInitLeavesForeignKeys(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	rdb.HSet(ctx, name, "user", "42")
-	err := c.TokenBucket(name).Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2})
+	err := c.NewTokenBucket(name, nil).Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2})
 	if !errors.Is(err, ErrWrongKind) {
 		t.Errorf("Init over an application hash = %v, want ErrWrongKind", err)
 	}
@@ -194,7 +194,7 @@ func TestTokenBucketInitLeavesForeignKeys(t *testing.T) {
 		t.Errorf("Init over an application hash changed it: %v", m)
 	}
 	rdb.Set(ctx, name+":s", "x", 0)
-	if _, err := c.TokenBucket(name+":s").TryAcquire(ctx, 1); !errors.Is(err, ErrWrongKind) {
+	if _, err := c.NewTokenBucket(name+":s", nil).TryAcquire(ctx, 1); !errors.Is(err, ErrWrongKind) {
 		t.Errorf("Acquire on a string key = %v, want ErrWrongKind", err)
 	}
 }
@@ -206,7 +206,7 @@ func TestTokenBucketRefillKeepsRemainder(t *testing.T) {
 		start := float64(redistest.NowMS(t, rdb) - 1000)
 		rdb.HSet(ctx, name, "last_mill_second", strconv.FormatFloat(start, 'f', -1, 64),
 			"stored_permits", 0, "max_permits", 1000, "interval", interval, "app", "x")
-		res, err := c.TokenBucket(name).TryAcquire(ctx, 1)
+		res, err := c.NewTokenBucket(name, nil).TryAcquire(ctx, 1)
 		if err != nil || !res.Allowed {
 			t.Fatalf("interval %v: Acquire = %+v, %v", interval, res, err)
 		}
@@ -228,7 +228,7 @@ func TestTokenBucketFullBucketDoesNotBankTime(t *testing.T) {
 	ctx := context.Background()
 	rdb.HSet(ctx, name, "last_mill_second", redistest.NowMS(t, rdb)-100000,
 		"stored_permits", 0, "max_permits", 5, "interval", 10, "app", "x")
-	res, err := c.TokenBucket(name).TryAcquire(ctx, 1)
+	res, err := c.NewTokenBucket(name, nil).TryAcquire(ctx, 1)
 	if err != nil || !res.Allowed || res.Remaining != 4 {
 		t.Fatalf("Acquire = %+v, %v; want allowed with 4 of 5 left", res, err)
 	}
@@ -245,7 +245,7 @@ func TestTokenBucketModifySettlesAtOldRate(t *testing.T) {
 	start := t0 - 1000
 	rdb.HSet(ctx, name, "last_mill_second", start, "stored_permits", 0,
 		"max_permits", 1000, "interval", 100, "app", "x")
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Modify(ctx, 1000, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -271,14 +271,14 @@ func TestTokenBucketModifySettlesAtOldRate(t *testing.T) {
 func TestTokenBucketCorruptCountsAsError(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	for i, bad := range []string{"abc", "0", "-2", "nan", "inf"} {
 		rdb.HSet(ctx, name, "last_mill_second", redistest.NowMS(t, rdb), "stored_permits", 1,
 			"max_permits", 5, "interval", bad, "app", "x")
 		if _, err := b.TryAcquire(ctx, 1); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("interval %q: Acquire = %v, want ErrCorrupt", bad, err)
 		}
-		if got := redistest.StatsTotal(t, rdb, StatsKey(name)); got != (redistest.Outcomes{Errors: int64(i + 1)}) {
+		if got := redistest.StatsTotal(t, rdb, wire.StatsKey(name)); got != (redistest.Outcomes{Errors: int64(i + 1)}) {
 			t.Errorf("interval %q: stats %+v, want %d errors", bad, got, i+1)
 		}
 	}
@@ -294,7 +294,7 @@ func TestTokenBucketCorruptCountsAsError(t *testing.T) {
 func TestTokenBucketStats(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 4, IntervalMS: 3600e3, Initial: 4}); err != nil {
 		t.Fatal(err)
 	}
@@ -307,10 +307,10 @@ func TestTokenBucketStats(t *testing.T) {
 	if _, err := b.TryAcquire(ctx, 5); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Acquire(5) of capacity 4 = %v, want a validation error", err)
 	}
-	if got, want := redistest.StatsTotal(t, rdb, StatsKey(name)), (redistest.Outcomes{Acquired: 4, Rejected: 3, Errors: 1}); got != want {
+	if got, want := redistest.StatsTotal(t, rdb, wire.StatsKey(name)), (redistest.Outcomes{Acquired: 4, Rejected: 3, Errors: 1}); got != want {
 		t.Errorf("stats ring = %+v, want %+v", got, want)
 	}
-	if ttl := rdb.PTTL(ctx, StatsKey(name)).Val(); ttl <= 0 || ttl > wire.StatsTTLMS*time.Millisecond {
+	if ttl := rdb.PTTL(ctx, wire.StatsKey(name)).Val(); ttl <= 0 || ttl > wire.StatsTTLMS*time.Millisecond {
 		t.Errorf("stats PTTL = %v, want 0..%dms", ttl, wire.StatsTTLMS)
 	}
 }
@@ -324,7 +324,7 @@ func TestTokenBucketAdmissionBound(t *testing.T) {
 	c, _, name := tbNewBucket(t)
 	ctx := context.Background()
 	const capacity, interval = 50, 2.5
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: capacity, IntervalMS: interval, Initial: capacity}); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestTokenBucketAdmissionBound(t *testing.T) {
 func TestTokenBucketAcquireWaits(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 1, IntervalMS: 300}); err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func TestTokenBucketAcquireWaits(t *testing.T) {
 func TestTokenBucketAcquireGivesUp(t *testing.T) {
 	c, _, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 1, IntervalMS: 60000}); err != nil {
 		t.Fatal(err)
 	}
@@ -460,13 +460,13 @@ func TestTokenBucketValidationSendsNothing(t *testing.T) {
 	t.Cleanup(func() { dead.Close() })
 	c := New(dead, nil)
 	ctx := context.Background()
-	b := c.TokenBucket("ratelimit:v")
+	b := c.NewTokenBucket("ratelimit:v", nil)
 	nan, inf := math.NaN(), math.Inf(1)
 	cases := []struct {
 		field string
 		call  func() error
 	}{
-		{"name", func() error { _, err := c.TokenBucket("").TryAcquire(ctx, 1); return err }},
+		{"name", func() error { _, err := c.NewTokenBucket("", nil).TryAcquire(ctx, 1); return err }},
 		{"permits", func() error { _, err := b.TryAcquire(ctx, 0); return err }},
 		{"permits", func() error { _, err := b.Acquire(ctx, -1); return err }},
 		{"rate", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 0, IntervalMS: 2}) }},
@@ -490,7 +490,7 @@ func TestTokenBucketValidationSendsNothing(t *testing.T) {
 func TestTokenBucketPermitsAboveCapacity(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	b := c.TokenBucket(name)
+	b := c.NewTokenBucket(name, nil)
 	if err := b.Init(ctx, TokenBucketConfig{Capacity: 3, IntervalMS: 60000, Initial: 3}); err != nil {
 		t.Fatal(err)
 	}

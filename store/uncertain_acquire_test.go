@@ -32,8 +32,8 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 		{"fair", func(c *Client, name string) tryLocker {
 			return c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{Owner: "o"}})
 		}},
-		{"rw-read", func(c *Client, name string) tryLocker { return c.NewRWLock(name, &LockOptions{Owner: "o"}).RLock() }},
-		{"rw-write", func(c *Client, name string) tryLocker { return c.NewRWLock(name, &LockOptions{Owner: "o"}).WLock() }},
+		{"rw-read", func(c *Client, name string) tryLocker { return c.NewRWLock(name, &LockOptions{Owner: "o"}).Reader() }},
+		{"rw-write", func(c *Client, name string) tryLocker { return c.NewRWLock(name, &LockOptions{Owner: "o"}).Writer() }},
 		{"spin", func(c *Client, name string) tryLocker { return c.NewSpinLock(name, &SpinLockOptions{Owner: "o"}) }},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestLockSubscribeFailureIsNotObtained(t *testing.T) {
 		{"lock", func(c *Client, name string) tryLocker { return c.NewLock(name, nil) }},
 		{"fenced", func(c *Client, name string) tryLocker { return c.NewFencedLock(name, nil) }},
 		{"fair", func(c *Client, name string) tryLocker { return c.NewFairLock(name, nil) }},
-		{"rw", func(c *Client, name string) tryLocker { return c.NewRWLock(name, nil).WLock() }},
+		{"rw", func(c *Client, name string) tryLocker { return c.NewRWLock(name, nil).Writer() }},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			name := redistest.Prefix(t) + "lock"
@@ -147,7 +147,7 @@ func TestRefusedAcquireIsNotObtained(t *testing.T) {
 	name := redistest.Prefix(t) + "lock"
 	for _, l := range []interface{ TryLock(context.Context) error }{
 		c.NewLock(name, nil), c.NewFencedLock(name, nil),
-		c.NewRWLock(name, nil).RLock(), c.NewRWLock(name, nil).WLock(), c.NewSpinLock(name, nil),
+		c.NewRWLock(name, nil).Reader(), c.NewRWLock(name, nil).Writer(), c.NewSpinLock(name, nil),
 		c.NewTokenLock(name, nil),
 	} {
 		err := l.TryLock(t.Context())

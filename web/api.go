@@ -5,17 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
-	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/admin"
 )
 
 // maxMatchLen bounds ?match= like store bounds names.
@@ -68,59 +66,6 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	return c.JSON(http.StatusOK, toLockDetailJSON(s.annotated(*l)))
 }
 
-// checkReason validates the reason an admin gives for breaking a lock.
-func checkReason(r string) (string, *httpError) {
-	r = strings.TrimSpace(r)
-	switch {
-	case r == "":
-		return "", badRequest(views.FieldReason, "reason is required: say why the lock must be broken (it is recorded in the audit trail)")
-	case len(r) > views.MaxReasonLen:
-		return "", badRequest(views.FieldReason, fmt.Sprintf("reason must be at most %d bytes", views.MaxReasonLen))
-	case !utf8.ValidString(r):
-		return "", badRequest(views.FieldReason, "reason must be text (UTF-8)")
-	}
-	return r, nil
-}
-
-// forceUnlock breaks the lock if holder still holds it and tells every
-// viewer; it returns what was done (the plan as of just before). On a lost
-// race the error carries the current holders. The audit record gets the
-// state before and after.
-func (s *Server) forceUnlock(c echo.Context, name, holder, reason string) (inspect.ForceUnlockPlan, error) {
-	ctx := c.Request().Context()
-	rec := auditRecord(c)
-	rec.Target, rec.Reason = name, reason
-	var plan inspect.ForceUnlockPlan
-	if before, err := s.insp.GetLock(ctx, name); err == nil {
-		rec.Before = holdersState(before)
-		plan = before.ForceUnlockPlan(holder)
-	}
-	err := s.insp.ForceUnlock(ctx, name, holder)
-	if err == nil {
-		s.changed(c, name)
-	}
-	if errors.Is(err, inspect.ErrHolderChanged) {
-		cur, gerr := s.insp.GetLock(ctx, name)
-		if gerr != nil {
-			return plan, objectError(gerr, "lock", name)
-		}
-		rec.After = holdersState(cur)
-		he := objectError(err, "lock", name).(*httpError)
-		he.Holders = holdersOrEmpty(cur.Holders)
-		return plan, he
-	}
-	if err != nil {
-		return plan, objectError(err, "lock", name)
-	}
-	rec.After = "released (holder " + holder + ")"
-	if plan.RemovesField != "" {
-		rec.After = "removed holder " + holder + "; the other holders keep the lock"
-	}
-	s.reqLog(c).Info("lock force-unlocked", "name", name, "holder", holder, "reason", reason, "remote", c.RealIP())
-	s.publishEvent(eventFrame{Type: inspect.EventForceUnlock, Name: name, Holder: holder, At: time.Now()})
-	return plan, nil
-}
-
 func (s *Server) handleAPIForceUnlock(c echo.Context) error {
 	name, err := nameParam(c)
 	if err != nil {
@@ -134,14 +79,9 @@ func (s *Server) handleAPIForceUnlock(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	if body.Holder == "" {
-		return badRequest("holder", "holder is required: the holder id shown for the lock")
-	}
-	reason, rerr := checkReason(body.Reason)
-	if rerr != nil {
-		return rerr
-	}
-	if _, err := s.forceUnlock(c, name, body.Holder, reason); err != nil {
+	_, err = s.admin.ForceUnlock(c.Request().Context(), s.actor(c), admin.ForceUnlock{Name: name, Holder: body.Holder, Reason: body.Reason})
+	recorded(c)
+	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]bool{"released": true})
@@ -196,44 +136,6 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// limiterEdit is a validated rate change.
-type limiterEdit struct {
-	Rate       int64
-	IntervalMS float64
-	// KeepState is a Redisson limiter's choice (see inspect.LimiterEdit).
-	KeepState bool
-}
-
-// maxRate keeps rates exactly representable in the float64 a JSON number
-// decodes to.
-const maxRate = 1 << 53
-
-// maxIntervalMS bounds the interval: a permit a day is already not a rate
-// limit anyone means.
-const maxIntervalMS = 24 * 60 * 60 * 1000
-
-// validateLimiterEdit checks what the web layer can know without Redis:
-// the store checks again, but a clear per-field message is cheaper here.
-func validateLimiterEdit(rate, intervalMS float64) (limiterEdit, error) {
-	switch {
-	case math.IsNaN(rate) || math.IsInf(rate, 0):
-		return limiterEdit{}, badRequest("rate", "rate must be a finite number")
-	case rate != math.Trunc(rate):
-		return limiterEdit{}, badRequest("rate", "rate must be a whole number of permits")
-	case rate < 1:
-		return limiterEdit{}, badRequest("rate", "rate must be at least 1")
-	case rate > maxRate:
-		return limiterEdit{}, badRequest("rate", fmt.Sprintf("rate must be at most %d", int64(maxRate)))
-	case math.IsNaN(intervalMS) || math.IsInf(intervalMS, 0):
-		return limiterEdit{}, badRequest("interval_ms", "interval_ms must be a finite number")
-	case intervalMS <= 0:
-		return limiterEdit{}, badRequest("interval_ms", "interval_ms must be greater than 0")
-	case intervalMS > maxIntervalMS:
-		return limiterEdit{}, badRequest("interval_ms", fmt.Sprintf("interval_ms must be at most %d (one day)", int64(maxIntervalMS)))
-	}
-	return limiterEdit{Rate: int64(rate), IntervalMS: intervalMS}, nil
-}
-
 func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	name, err := nameParam(c)
 	if err != nil {
@@ -255,57 +157,17 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	if body.IntervalMS == nil {
 		return badRequest("interval_ms", "interval_ms is required")
 	}
-	edit, err := validateLimiterEdit(*body.Rate, *body.IntervalMS)
+	edit, err := admin.CheckEdit(*body.Rate, *body.IntervalMS)
 	if err != nil {
 		return err
 	}
-	edit.KeepState = body.KeepState != nil && *body.KeepState
-	l, err := s.modifyLimiter(c, name, edit)
+	edit.Name, edit.KeepState = name, body.KeepState != nil && *body.KeepState
+	l, err := s.admin.ModifyLimiter(c.Request().Context(), s.actor(c), edit)
+	recorded(c)
 	if err != nil {
-		return objectError(err, "limiter", name)
+		return err
 	}
 	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.sampler.latest().window(name)))
-}
-
-// modifyLimiter applies edit and records the settings before and after in
-// the request's audit record.
-func (s *Server) modifyLimiter(c echo.Context, name string, edit limiterEdit) (*inspect.LimiterInfo, error) {
-	ctx := c.Request().Context()
-	rec := auditRecord(c)
-	rec.Target = name
-	if before, err := s.insp.GetLimiter(ctx, name); err == nil {
-		rec.Before = limiterState(before)
-	}
-	l, err := s.insp.ModifyLimiterWith(ctx, name, inspect.LimiterEdit{Rate: edit.Rate, IntervalMS: edit.IntervalMS, KeepState: edit.KeepState})
-	if err != nil {
-		return nil, err
-	}
-	rec.After = limiterState(l)
-	if l.Kind == inspect.KindRedissonLimiter {
-		rec.After += map[bool]string{true: " (state kept)", false: " (state reset)"}[edit.KeepState]
-	}
-	s.reqLog(c).Info("limiter modified", "name", name, "rate", edit.Rate, "interval_ms", edit.IntervalMS,
-		"keep_state", edit.KeepState, "remote", c.RealIP())
-	s.changed(c, name)
-	return l, nil
-}
-
-// resetCounter forgets an access counter's hits, recording the count it
-// had in the audit trail.
-func (s *Server) resetCounter(c echo.Context, name string) error {
-	ctx := c.Request().Context()
-	rec := auditRecord(c)
-	rec.Target = name
-	if before, err := s.insp.GetLimiter(ctx, name); err == nil {
-		rec.Before = limiterState(before)
-	}
-	if err := s.insp.ResetCounter(ctx, name); err != nil {
-		return objectError(err, "counter", name)
-	}
-	s.changed(c, name)
-	rec.After = "reset (key deleted)"
-	s.reqLog(c).Info("counter reset", "name", name, "remote", c.RealIP())
-	return nil
 }
 
 // handleAPIResetCounter takes no body (an empty JSON object is accepted).
@@ -320,7 +182,9 @@ func (s *Server) handleAPIResetCounter(c echo.Context) error {
 			return err
 		}
 	}
-	if err := s.resetCounter(c, name); err != nil {
+	err = s.admin.ResetCounter(c.Request().Context(), s.actor(c), admin.ResetCounter{Name: name})
+	recorded(c)
+	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]bool{"reset": true})

@@ -187,7 +187,7 @@ func TestAPILimiters(t *testing.T) {
 	e := newEnv(t, nil)
 	name := e.prefix + "rl:api"
 	e.makeBucket(name, 500, "2")
-	tb := e.app.TokenBucket(name)
+	tb := e.app.NewTokenBucket(name, nil)
 	for range 3 {
 		if _, err := tb.TryAcquire(context.Background(), 1); err != nil {
 			t.Fatal(err)
@@ -317,7 +317,7 @@ func TestAPIStatsAndEvents(t *testing.T) {
 	e := newEnv(t, nil)
 	name := e.prefix + "rl:stats"
 	e.makeBucket(name, 2, "100000")
-	tb := e.app.TokenBucket(name)
+	tb := e.app.NewTokenBucket(name, nil)
 	for range 5 { // 2 admitted, 3 rejected
 		_, _ = tb.TryAcquire(context.Background(), 1)
 	}

@@ -82,7 +82,7 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 	e.sendJSONAuth("GET", "/api/locks", "", "guessed-token", 401)
 	e.signIn("guessed-again", "/", nil)
 
-	recs := e.auditRecords(auth(viewerTok))
+	recs := e.auditRecords(bearerOf(viewerTok))
 	if len(recs) != 6 {
 		t.Fatalf("%d records, want 6: %+v", len(recs), recs)
 	}
@@ -107,7 +107,7 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 	if c := recs[3]; !strings.Contains(c.After, holderID("w1")) {
 		t.Errorf("conflict record does not name the current holder: %+v", c)
 	}
-	raw, _ := e.rdb.XRange(context.Background(), e.srv.audit.Key(), "-", "+").Result()
+	raw, _ := e.rdb.XRange(context.Background(), e.srv.admin.AuditKey(), "-", "+").Result()
 	for _, m := range raw {
 		for _, v := range m.Values {
 			s, _ := v.(string)
@@ -120,12 +120,12 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 	}
 	// Bounded reads.
 	for _, bad := range []string{"0", "-1", "501", "x"} {
-		if st, _, _ := e.do("GET", "/api/audit?limit="+bad, nil, auth(viewerTok)); st != 400 {
+		if st, _, _ := e.do("GET", "/api/audit?limit="+bad, nil, bearerOf(viewerTok)); st != 400 {
 			t.Errorf("limit=%s: %d, want 400", bad, st)
 		}
 	}
 	var two auditList
-	_, _, b := e.do("GET", "/api/audit?limit=2", nil, auth(viewerTok))
+	_, _, b := e.do("GET", "/api/audit?limit=2", nil, bearerOf(viewerTok))
 	if json.Unmarshal(b, &two) != nil || len(two.Records) != 2 {
 		t.Errorf("limit=2 gave %s", b)
 	}
@@ -135,16 +135,16 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 func TestAuditFailedSignInFloodThrottled(t *testing.T) {
 	e := newEnv(t, withTokens)
 	for range 200 {
-		e.do("GET", "/api/locks", nil, auth("bad"))
+		e.do("GET", "/api/locks", nil, bearerOf("bad"))
 	}
-	n, err := e.rdb.XLen(context.Background(), e.srv.audit.Key()).Result()
+	n, err := e.rdb.XLen(context.Background(), e.srv.admin.AuditKey()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n < 20 || n > 100 {
 		t.Errorf("%d sign-in failures recorded for 200 attempts, want the burst (20) and a few more", n)
 	}
-	_, _, b := e.do("GET", "/metrics", nil, auth(viewerTok))
+	_, _, b := e.do("GET", "/metrics", nil, bearerOf(viewerTok))
 	if !bytes.Contains(b, []byte("lockwarden_audit_suppressed_total ")) || bytes.Contains(b, []byte("lockwarden_audit_suppressed_total 0\n")) {
 		t.Error("suppressed records are not counted in /metrics")
 	}
@@ -152,7 +152,7 @@ func TestAuditFailedSignInFloodThrottled(t *testing.T) {
 
 func (e *testEnv) sendJSONAuth(method, path, body, tok string, want int) {
 	e.t.Helper()
-	st, _, b := e.do(method, path, strings.NewReader(body), auth(tok))
+	st, _, b := e.do(method, path, strings.NewReader(body), bearerOf(tok))
 	if st != want {
 		e.t.Fatalf("%s %s as %.6s: %d, want %d (%s)", method, path, tok, st, want, b)
 	}

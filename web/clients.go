@@ -1,19 +1,17 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/admin"
 )
 
 // Who holds a lock and since when: the sampler reads the client registry at
@@ -147,73 +145,20 @@ func (s *Server) handleAPIClients(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"clients": clientList(s.sampler.latest())})
 }
 
-// clientIDParam is the :id of the route, checked to be a client UUID.
+// clientIDParam is the :id of the route, unescaped (admin checks it is a
+// client UUID).
 func clientIDParam(c echo.Context) (string, error) {
 	id, err := url.PathUnescape(c.Param("id"))
-	if err != nil || inspect.ClientIDOf(id+":x") != id {
+	if err != nil {
 		return "", badRequest("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
 	}
 	return id, nil
 }
 
-type releasedJSON struct {
-	Lock   string `json:"lock"`
-	Holder string `json:"holder"`
-	// Released is false when the holder let go (or lost the lock) before
-	// the console got there; Error says what was found instead.
-	Released bool   `json:"released"`
-	Error    string `json:"error,omitempty"`
-}
-
-// releaseAll breaks every hold of client id as the latest snapshot shows
-// it. Each lock is holder-checked by ForceUnlock and gets its own audit
-// record; the request's own record says how many were released.
-func (s *Server) releaseAll(c echo.Context, id, reason string) ([]releasedJSON, error) {
-	ctx := c.Request().Context()
-	rec := auditRecord(c)
-	rec.Action, rec.Target, rec.Reason = "release-all", id, reason
-	var holds []inspect.Hold
-	if sn := s.sampler.latest(); sn != nil {
-		holds = inspect.ClientHolds(sn.Locks)[id]
-	}
-	results, err := s.insp.ReleaseAll(ctx, id, holds)
-	touchedLocks := make([]string, 0, len(results))
-	for _, r := range results {
-		touchedLocks = append(touchedLocks, r.Lock)
-	}
-	s.changed(c, touchedLocks...)
-	out := make([]releasedJSON, 0, len(results))
-	released := 0
-	for _, r := range results {
-		one := inspect.AuditRecord{Action: "force-unlock", Target: r.Lock, Reason: reason,
-			Before: "held by " + r.Holder + " (release-all of client " + id + ")"}
-		rj := releasedJSON{Lock: r.Lock, Holder: r.Holder, Released: r.Err == nil}
-		if r.What == "waits" {
-			one.Action, one.Before = "drop-waiters", "queued as "+r.Holder+" (release-all of client "+id+")"
-		}
-		switch {
-		case r.Err == nil && r.What == "waits":
-			released++
-			one.After, one.Outcome = "fair-queue places removed ("+r.Holder+")", inspect.OutcomeOK
-		case r.What == "waits" && errors.Is(r.Err, inspect.ErrHolderChanged):
-			one.Outcome, rj.Error = inspect.OutcomeConflict, "no longer queued; nothing was changed"
-		case r.Err == nil:
-			released++
-			one.After, one.Outcome = "released (holder "+r.Holder+")", inspect.OutcomeOK
-			s.publishEvent(eventFrame{Type: inspect.EventForceUnlock, Name: r.Lock, Holder: r.Holder, At: time.Now()})
-		case errors.Is(r.Err, inspect.ErrHolderChanged):
-			one.Outcome, rj.Error = inspect.OutcomeConflict, "no longer held by that holder; nothing was changed"
-		case errors.Is(r.Err, store.ErrNotFound):
-			one.Outcome, rj.Error = inspect.OutcomeNotFound, "the lock is gone"
-		default:
-			one.Outcome, rj.Error = inspect.OutcomeError, "could not release: "+toHTTPError(r.Err).Message
-		}
-		one.Detail = rj.Error
-		s.appendAudit(c, one)
-		out = append(out, rj)
-	}
-	rec.After = strconv.Itoa(released) + " of " + strconv.Itoa(len(results)) + " holds released"
-	s.reqLog(c).Info("client holds released", "client", id, "released", released, "tried", len(results), "reason", reason)
+// releaseAll runs admin's release-all for this request.
+func (s *Server) releaseAll(c echo.Context, id, reason string) ([]admin.Released, error) {
+	out, err := s.admin.ReleaseAll(c.Request().Context(), s.actor(c), admin.ReleaseAll{Client: id, Reason: reason})
+	recorded(c)
 	return out, err
 }
 
@@ -228,11 +173,7 @@ func (s *Server) handleAPIReleaseAll(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	reason, rerr := checkReason(body.Reason)
-	if rerr != nil {
-		return rerr
-	}
-	out, err := s.releaseAll(c, id, reason)
+	out, err := s.releaseAll(c, id, body.Reason)
 	if err != nil {
 		return err
 	}
@@ -270,11 +211,7 @@ func (s *Server) handleReleaseAllForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	reason, rerr := checkReason(c.FormValue(views.FieldReason))
-	if rerr != nil {
-		return rerr
-	}
-	out, err := s.releaseAll(c, id, reason)
+	out, err := s.releaseAll(c, id, c.FormValue(views.FieldReason))
 	if err != nil {
 		return err
 	}

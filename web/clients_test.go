@@ -109,9 +109,9 @@ func TestAPIReleaseAll(t *testing.T) {
 	e := newEnv(t, withTokens)
 	app, names := clientsSetup(t, e)
 	path := "/api/clients/" + app.ID() + "/release-all"
-	admin := auth(adminTok)
+	admin := bearerOf(adminTok)
 	admin["Content-Type"] = "application/json"
-	viewer := auth(viewerTok)
+	viewer := bearerOf(viewerTok)
 	viewer["Content-Type"] = "application/json"
 
 	for _, tc := range []struct {
@@ -148,7 +148,7 @@ func TestAPIReleaseAll(t *testing.T) {
 		t.Fatal("another client's lock was released")
 	}
 	var unlocks, alls int
-	for _, r := range e.auditRecords(auth(adminTok)) {
+	for _, r := range e.auditRecords(bearerOf(adminTok)) {
 		switch {
 		case r.Action == "force-unlock" && r.Outcome == inspect.OutcomeOK && r.Reason == "pod crashed":
 			unlocks++

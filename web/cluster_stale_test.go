@@ -68,7 +68,7 @@ func bucketPerMaster(t *testing.T, e *testEnv, cc *redis.ClusterClient, masters 
 			continue
 		}
 		out[node.Options().Addr] = name
-		if err := e.app.TokenBucket(name).Init(ctx, store.TokenBucketConfig{Capacity: bucketCap,
+		if err := e.app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{Capacity: bucketCap,
 			IntervalMS: float64(time.Hour.Milliseconds()), Initial: bucketCap}); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ const bucketCap = 1000
 // acquire takes n permits from the bucket name, one call each.
 func acquire(t *testing.T, e *testEnv, name string, n int) {
 	t.Helper()
-	b := e.app.TokenBucket(name)
+	b := e.app.NewTokenBucket(name, nil)
 	for range n {
 		if r, err := b.TryAcquire(t.Context(), 1); err != nil || !r.Allowed {
 			t.Fatalf("acquire on %s: %+v %v", name, r, err)
@@ -208,7 +208,7 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the master back and its bucket made again", func() bool {
-		return e.app.TokenBucket(dead).Init(ctx, store.TokenBucketConfig{Capacity: bucketCap,
+		return e.app.NewTokenBucket(dead, nil).Init(ctx, store.TokenBucketConfig{Capacity: bucketCap,
 			IntervalMS: float64(time.Hour.Milliseconds()), Initial: bucketCap}) == nil
 	})
 	acquire(t, e, dead, 2)

@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // newClusterEnv starts a console over a Cluster the way serve does it (a
@@ -122,7 +121,7 @@ func TestClusterAPI(t *testing.T) {
 	t.Run("force-unlock on every master", func(t *testing.T) {
 		for i, n := range names[:len(c.Masters)+1] {
 			// A Redisson >= 3.22 waiter on a Redis 7 Cluster: SSUBSCRIBE only.
-			ps := cc.SSubscribe(ctx, store.UnlockChannel(n))
+			ps := cc.SSubscribe(ctx, redistest.UnlockChannel(n))
 			if msg, err := ps.ReceiveTimeout(ctx, 10*time.Second); err != nil {
 				t.Fatalf("SSUBSCRIBE: %v %v", msg, err)
 			}
@@ -171,7 +170,7 @@ func TestClusterAPI(t *testing.T) {
 		// them; a probe message on each tells when.
 		rest := names[len(c.Masters)+1:]
 		for _, n := range rest {
-			ch := store.UnlockChannel(n)
+			ch := redistest.UnlockChannel(n)
 			eventually(t, 10*time.Second, "a sharded subscriber on "+ch, func() bool {
 				node, err := cc.MasterForKey(ctx, ch)
 				if err != nil {
@@ -183,7 +182,7 @@ func TestClusterAPI(t *testing.T) {
 		}
 		target := rest[0]
 		before := countEvents(e, target)
-		if err := cc.SPublish(ctx, store.UnlockChannel(target), "0").Err(); err != nil {
+		if err := cc.SPublish(ctx, redistest.UnlockChannel(target), "0").Err(); err != nil {
 			t.Fatal(err)
 		}
 		fs := readFrames(t, ws, 5*time.Second, func(f frame) bool { return f.typ() == "unlock" && f["name"] == target })
@@ -193,10 +192,10 @@ func TestClusterAPI(t *testing.T) {
 		// A marker published both ways after it on every path: once it is
 		// in, no second copy of the target's message can still be coming.
 		marker := rest[1]
-		if err := cc.Publish(ctx, store.UnlockChannel(marker), "0").Err(); err != nil {
+		if err := cc.Publish(ctx, redistest.UnlockChannel(marker), "0").Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := cc.SPublish(ctx, store.UnlockChannel(marker), "0").Err(); err != nil {
+		if err := cc.SPublish(ctx, redistest.UnlockChannel(marker), "0").Err(); err != nil {
 			t.Fatal(err)
 		}
 		readFrames(t, ws, 5*time.Second, func(f frame) bool { return f.typ() == "unlock" && f["name"] == marker })
@@ -231,7 +230,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 	b.prefix = a.prefix
 	rl := a.prefix + "rl:shared"
 	a.makeBucket(rl, 1000, "1")
-	tb := a.app.TokenBucket(rl)
+	tb := a.app.NewTokenBucket(rl, nil)
 	for range 7 {
 		if _, err := tb.TryAcquire(t.Context(), 1); err != nil {
 			t.Fatal(err)
@@ -239,7 +238,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 	}
 	window := func(e *testEnv) inspect.Counts {
 		var l apiLimiter
-		st, _, body := e.do("GET", "/api/limiters/"+esc(rl), nil, auth(viewerTok))
+		st, _, body := e.do("GET", "/api/limiters/"+esc(rl), nil, bearerOf(viewerTok))
 		if st != 200 {
 			return inspect.Counts{}
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/auth"
 )
 
 // httpError is the one error type handlers return for anything the client
@@ -54,6 +56,26 @@ func toHTTPError(err error) *httpError {
 	var he *httpError
 	if errors.As(err, &he) {
 		return he
+	}
+	var oe *admin.ObjectError
+	if errors.As(err, &oe) {
+		he := *toHTTPError(oe.Err)
+		if he.Status == http.StatusNotFound || he.Status == http.StatusConflict {
+			he.Message, he.Holders, he.Err = oe.Error(), oe.Holders, err
+		}
+		return &he
+	}
+	var ie *admin.InputError
+	if errors.As(err, &ie) {
+		return &httpError{Status: http.StatusBadRequest, Field: ie.Field, Message: ie.Message}
+	}
+	var ar *auth.Refusal
+	if errors.As(err, &ar) {
+		status := http.StatusForbidden
+		if errors.Is(ar, auth.ErrUnauthenticated) {
+			status = http.StatusUnauthorized
+		}
+		return &httpError{Status: status, Message: ar.Message, Err: ar.Err}
 	}
 	var ve *store.ValidationError
 	if errors.As(err, &ve) {

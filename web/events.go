@@ -230,3 +230,10 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// consoleEvents tells viewers and the event log of the locks admin broke.
+type consoleEvents struct{ s *Server }
+
+func (e consoleEvents) ForceUnlocked(name, holder string, at time.Time) {
+	e.s.publishEvent(eventFrame{Type: inspect.EventForceUnlock, Name: name, Holder: holder, At: at})
+}

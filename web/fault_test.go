@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 func fastTicks(c *Config) {
@@ -100,7 +99,7 @@ func TestFaultRedisDownAndBack(t *testing.T) {
 	}()
 	got := false
 	for i := 0; i < 60 && !got; i++ {
-		e.rdb.Publish(context.Background(), store.UnlockChannel(name), "0")
+		e.rdb.Publish(context.Background(), redistest.UnlockChannel(name), "0")
 		select {
 		case <-unlocks:
 			got = true
@@ -233,7 +232,7 @@ func TestFaultMetrics(t *testing.T) {
 	e.makeBucket(rl, 2, "100000")
 	e.makeLock(e.prefix+"lock", "w", 1, time.Minute)
 	for range 4 {
-		_, _ = e.app.TokenBucket(rl).TryAcquire(t.Context(), 1)
+		_, _ = e.app.NewTokenBucket(rl, nil).TryAcquire(t.Context(), 1)
 	}
 	if st, _, _ := e.do("GET", "/metrics", nil, nil); st != 401 {
 		t.Errorf("anonymous /metrics: %d, want 401", st)
@@ -241,7 +240,7 @@ func TestFaultMetrics(t *testing.T) {
 	label := strings.ReplaceAll(promLabel(rl), `"`, `\"`) // as the text format escapes it
 	var b []byte
 	eventually(t, 5*time.Second, "the limiter window in /metrics", func() bool {
-		_, _, b = e.do("GET", "/metrics", nil, auth(viewerTok))
+		_, _, b = e.do("GET", "/metrics", nil, bearerOf(viewerTok))
 		return bytes.Contains(b, []byte(`lockwarden_limiter_window{name="`+label+`",outcome="acquired"} 2`)) &&
 			bytes.Contains(b, []byte(`lockwarden_limiter_window{name="`+label+`",outcome="rejected"} 2`)) &&
 			// The lock and the limiter may be found by different discovery passes.

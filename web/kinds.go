@@ -1,9 +1,6 @@
 package web
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
@@ -20,7 +17,7 @@ type lockJSON struct {
 	PTTLMS  int64            `json:"pttl_ms"`
 	// Channel is the Redisson-style channel a release is announced on; ""
 	// for token locks, whose releases wake only lockwarden's own waiters
-	// (store.TokenLockChannel) and are not in the event stream.
+	// (TokenLockChannel in store/internal/wire) and are not in the event stream.
 	Channel string `json:"channel"`
 	// Mode is a read-write lock's "read" or "write".
 	Mode string `json:"mode,omitempty"`
@@ -190,38 +187,6 @@ func confirmPage(l *inspect.LockInfo, h inspect.Holder) views.ForceUnlockConfirm
 		}
 	}
 	return m
-}
-
-// limiterState describes a limiter for the audit trail: the settings an
-// edit changes, or a counter's count a reset forgets.
-func limiterState(l *inspect.LimiterInfo) string {
-	if l == nil {
-		return ""
-	}
-	if l.Kind == inspect.KindCounter {
-		return "count=" + strconv.FormatInt(l.Count, 10) + " ttl_ms=" + strconv.FormatInt(pttlMS(l.TTL), 10)
-	}
-	return "rate=" + strconv.FormatInt(l.Rate, 10) + " interval_ms=" + strconv.FormatFloat(l.IntervalMS, 'g', -1, 64)
-}
-
-// holdersState describes a lock for the audit trail.
-func holdersState(l *inspect.LockInfo) string {
-	if l == nil {
-		return ""
-	}
-	parts := make([]string, 0, len(l.Holders))
-	for _, h := range l.Holders {
-		p := h.ID + " ×" + strconv.FormatInt(h.Count, 10)
-		if h.Mode != "" {
-			p += " (" + h.Mode + ")"
-		}
-		parts = append(parts, p)
-	}
-	s := "holders: " + strings.Join(parts, ", ") + "; lease_ms: " + strconv.FormatInt(pttlMS(l.PTTL), 10)
-	if l.Kind == inspect.KindFencedLock {
-		s += "; fencing_token: " + strconv.FormatInt(l.FencingToken, 10)
-	}
-	return s
 }
 
 // limiterInfoJSON is what a stats frame carries per limiter besides its

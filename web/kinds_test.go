@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/static"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/redis/go-redis/v9"
 )
 
 // Every kind is built here with the raw commands its own client sends, then
@@ -91,7 +91,7 @@ func (e *testEnv) makeSlidingLimiter(name string) {
 	value, permits := "{"+name+"}:value", "{"+name+"}:permits"
 	e.rdb.Set(ctx, value, 6, 0)
 	e.rdb.ZAdd(ctx, permits, redis.Z{Score: float64(now.UnixMilli() - 100), Member: grant("abcdefghabcdefgh", 4)})
-	e.t.Cleanup(func() { e.rdb.Del(context.Background(), name, value, permits, store.StatsKey(name)) })
+	e.t.Cleanup(func() { e.rdb.Del(context.Background(), name, value, permits, redistest.StatsKey(name)) })
 }
 
 func TestKindsConsoleRWLockRemovesOneHolder(t *testing.T) {
@@ -103,7 +103,7 @@ func TestKindsConsoleRWLockRemovesOneHolder(t *testing.T) {
 	var l lockJSON
 	e.getJSON("/api/locks/"+esc(name), 200, &l)
 	if l.Kind != inspect.KindRWLock || l.Mode != "read" || len(l.Holders) != 2 || l.Holders[0].ID != r1 ||
-		l.Holders[0].Mode != "read" || l.Holders[0].Count != 2 || l.Holders[0].LeaseMS <= 0 || l.Channel != store.RWLockChannel(name) {
+		l.Holders[0].Mode != "read" || l.Holders[0].Count != 2 || l.Holders[0].LeaseMS <= 0 || l.Channel != redistest.RWLockChannel(name) {
 		t.Fatalf("rwlock = %+v", l)
 	}
 	if p := l.ForceUnlock[r1]; p.RemovesField != r1 || p.Channel != "" || !strings.Contains(p.Summary, "keep the lock") {
@@ -174,13 +174,13 @@ func TestKindsConsoleFencedAndFairLocks(t *testing.T) {
 	ctx := context.Background()
 	fenced := e.prefix + "fenced"
 	e.makeLock(fenced, "t1", 1, time.Minute)
-	e.rdb.Set(ctx, store.FencingTokenKey(fenced), 42, 0)
-	t.Cleanup(func() { e.rdb.Del(context.Background(), fenced, store.FencingTokenKey(fenced)) })
+	e.rdb.Set(ctx, redistest.FencingTokenKey(fenced), 42, 0)
+	t.Cleanup(func() { e.rdb.Del(context.Background(), fenced, redistest.FencingTokenKey(fenced)) })
 
 	var l lockJSON
 	e.getJSON("/api/locks/"+esc(fenced), 200, &l)
 	if l.Kind != inspect.KindFencedLock || l.FencingToken == nil || *l.FencingToken != 42 ||
-		!slices.Contains(l.ForceUnlock[holderID("t1")].Keeps, store.FencingTokenKey(fenced)) {
+		!slices.Contains(l.ForceUnlock[holderID("t1")].Keeps, redistest.FencingTokenKey(fenced)) {
 		t.Fatalf("fenced = %+v", l)
 	}
 	_, _, b := e.do("GET", "/locks/"+esc(fenced), nil, nil)
@@ -188,7 +188,7 @@ func TestKindsConsoleFencedAndFairLocks(t *testing.T) {
 		t.Errorf("page token %q", got)
 	}
 	e.sendJSON("POST", "/api/locks/"+esc(fenced)+"/force-unlock", `{"holder":"`+holderID("t1")+`","reason":"r"}`, 200, nil)
-	if e.rdb.Exists(ctx, fenced).Val() != 0 || e.rdb.Get(ctx, store.FencingTokenKey(fenced)).Val() != "42" {
+	if e.rdb.Exists(ctx, fenced).Val() != 0 || e.rdb.Get(ctx, redistest.FencingTokenKey(fenced)).Val() != "42" {
 		t.Fatal("force-unlock of a fenced lock must delete the hash and keep the token")
 	}
 
@@ -198,15 +198,15 @@ func TestKindsConsoleFencedAndFairLocks(t *testing.T) {
 	e.makeLock(fair, "holder", 1, time.Minute)
 	now := e.rdb.Time(ctx).Val().UnixMilli()
 	stale, live := holderID("w-stale"), holderID("w-live")
-	e.rdb.RPush(ctx, store.FairLockQueueKey(fair), stale, live)
-	e.rdb.ZAdd(ctx, store.FairLockTimeoutKey(fair), redis.Z{Score: float64(now - 1000), Member: stale},
+	e.rdb.RPush(ctx, redistest.FairLockQueueKey(fair), stale, live)
+	e.rdb.ZAdd(ctx, redistest.FairLockTimeoutKey(fair), redis.Z{Score: float64(now - 1000), Member: stale},
 		redis.Z{Score: float64(now + 60000), Member: live})
 	t.Cleanup(func() {
-		e.rdb.Del(context.Background(), fair, store.FairLockQueueKey(fair), store.FairLockTimeoutKey(fair))
+		e.rdb.Del(context.Background(), fair, redistest.FairLockQueueKey(fair), redistest.FairLockTimeoutKey(fair))
 	})
 	e.getJSON("/api/locks/"+esc(fair), 200, &l)
 	if l.Kind != inspect.KindFairLock || l.WaitersTotal != 2 || len(l.Waiters) != 2 || l.Waiters[0].ID != stale ||
-		l.Waiters[0].RemainingMS >= 0 || l.Waiters[1].RemainingMS <= 0 || l.Waiters[1].Channel != store.UnlockChannel(fair)+":"+live {
+		l.Waiters[0].RemainingMS >= 0 || l.Waiters[1].RemainingMS <= 0 || l.Waiters[1].Channel != redistest.UnlockChannel(fair)+":"+live {
 		t.Fatalf("fair = %+v", l)
 	}
 	_, _, b = e.do("GET", "/locks/"+esc(fair), nil, nil)
@@ -216,7 +216,7 @@ func TestKindsConsoleFencedAndFairLocks(t *testing.T) {
 	}
 	_, _, b = e.do("GET", "/locks/"+esc(fair)+"/force-unlock?holder="+url.QueryEscape(holderID("holder")), nil, nil)
 	doc = parseHTML(t, b)
-	if got := doc.Find(`[data-testid="confirm-channel"]`).Text(); got != store.UnlockChannel(fair)+":"+live {
+	if got := doc.Find(`[data-testid="confirm-channel"]`).Text(); got != redistest.UnlockChannel(fair)+":"+live {
 		t.Errorf("confirm wakes %q", got)
 	}
 	ps := e.rdb.PSubscribe(ctx, "redisson_lock__channel:*")
@@ -227,13 +227,13 @@ func TestKindsConsoleFencedAndFairLocks(t *testing.T) {
 	e.sendJSON("POST", "/api/locks/"+esc(fair)+"/force-unlock", `{"holder":"`+holderID("holder")+`","reason":"r"}`, 200, nil)
 	select {
 	case msg := <-ps.Channel():
-		if msg.Channel != store.UnlockChannel(fair)+":"+live || msg.Payload != "0" {
+		if msg.Channel != redistest.UnlockChannel(fair)+":"+live || msg.Payload != "0" {
 			t.Errorf("published %q on %s", msg.Payload, msg.Channel)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the next waiter was not woken")
 	}
-	if q := e.rdb.LRange(ctx, store.FairLockQueueKey(fair), 0, -1).Val(); !slices.Equal(q, []string{live}) {
+	if q := e.rdb.LRange(ctx, redistest.FairLockQueueKey(fair), 0, -1).Val(); !slices.Equal(q, []string{live}) {
 		t.Errorf("queue after force-unlock %v; want the stale waiter dropped", q)
 	}
 }
@@ -254,9 +254,9 @@ func TestKindsConsoleTokenLock(t *testing.T) {
 		t.Fatalf("locks = %+v", all.Locks)
 	}
 	_, _, b := e.do("GET", "/locks/"+esc(name)+"/force-unlock?holder=f00dfeed", nil, nil)
-	// lockwarden's token-lock waiters listen on store.TokenLockChannel.
-	if got := parseHTML(t, b).Find(`[data-testid="confirm-channel"]`).Text(); got != store.TokenLockChannel(name) {
-		t.Errorf("confirm page for a token lock publishes on %q, want %q", got, store.TokenLockChannel(name))
+	// lockwarden's token-lock waiters listen on redistest.TokenLockChannel.
+	if got := parseHTML(t, b).Find(`[data-testid="confirm-channel"]`).Text(); got != redistest.TokenLockChannel(name) {
+		t.Errorf("confirm page for a token lock publishes on %q, want %q", got, redistest.TokenLockChannel(name))
 	}
 	st, _, _ := e.do("POST", "/api/locks/"+esc(name)+"/force-unlock", strings.NewReader(`{"holder":"other","reason":"r"}`), bearer)
 	if st != 409 || e.rdb.Get(ctx, name).Val() != "f00dfeed" {
@@ -314,7 +314,7 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 		t.Fatal("PUT without keep_state kept the state")
 	}
 	// keep_state true over the API keeps what was granted since.
-	h := store.New(e.rdb, nil).RedissonLimiter(name, nil)
+	h := store.New(e.rdb, nil).NewRedissonLimiter(name, nil)
 	if r, err := h.TryAcquire(ctx, 3); err != nil || !r.Allowed {
 		t.Fatalf("acquire after the reset: %+v %v", r, err)
 	}

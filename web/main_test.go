@@ -12,11 +12,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // One private redis-server for the package; each test works under its own
@@ -116,7 +115,7 @@ func (e *testEnv) makeBucket(name string, max int64, intervalMS string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(func() { e.rdb.Del(context.Background(), name, store.StatsKey(name)) })
+	e.t.Cleanup(func() { e.rdb.Del(context.Background(), name, redistest.StatsKey(name)) })
 }
 
 func (e *testEnv) hgetall(name string) map[string]string {

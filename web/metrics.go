@@ -22,13 +22,11 @@ type metrics struct {
 	tickErrors atomic.Int64
 	// lastTickNanos is written by the sampler once per tick with the
 	// tick's duration; it feeds the tick histogram as it stores.
-	lastTickNanos   tickObserver
-	tickNanosSum    atomic.Int64 // kept for the sampler; the histogram's _sum exports it
-	redisErrors     atomic.Int64 // failed Redis calls: sampler ticks, subscriptions, requests
-	wsRejected      atomic.Int64 // upgrades refused at the client cap
-	auditErrors     atomic.Int64
-	auditSuppressed atomic.Int64
-	requests        [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
+	lastTickNanos tickObserver
+	tickNanosSum  atomic.Int64    // kept for the sampler; the histogram's _sum exports it
+	redisErrors   atomic.Int64    // failed Redis calls: sampler ticks, subscriptions, requests
+	wsRejected    atomic.Int64    // upgrades refused at the client cap
+	requests      [6]atomic.Int64 // by status class: 1xx..5xx at index 1..5
 }
 
 func (m *metrics) countRequest(status int) {
@@ -139,8 +137,8 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descTicks, m.ticks.Load())
 	counter(descTickErrors, m.tickErrors.Load())
 	counter(descRedisErrors, m.redisErrors.Load())
-	counter(descAuditErrors, m.auditErrors.Load())
-	counter(descAuditSuppressed, m.auditSuppressed.Load())
+	counter(descAuditErrors, s.admin.AuditErrors())
+	counter(descAuditSuppressed, s.failThrottle.Suppressed())
 	counter(descEvents, s.events.count())
 	for i := 1; i <= 5; i++ {
 		counter(descRequests, m.requests[i].Load(), string(rune('0'+i))+"xx")

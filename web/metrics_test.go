@@ -70,7 +70,7 @@ func TestMetricsLimiterCountersLive(t *testing.T) {
 	rl := e.prefix + "rl"
 	e.makeBucket(rl, 3, "100000")
 	for range 5 {
-		_, _ = e.app.TokenBucket(rl).TryAcquire(t.Context(), 1)
+		_, _ = e.app.NewTokenBucket(rl, nil).TryAcquire(t.Context(), 1)
 	}
 	acq := fmt.Sprintf("lockwarden_limiter_acquired_total{name=%q} 3\n", rl)
 	rej := fmt.Sprintf("lockwarden_limiter_rejected_total{name=%q} 2\n", rl)
@@ -132,7 +132,7 @@ func TestMetricsPromtoolCheck(t *testing.T) {
 	e.makeBucket(rl, 1, "100000")
 	e.makeLock(e.prefix+"lock", "w", 1, time.Minute)
 	for range 3 {
-		_, _ = e.app.TokenBucket(rl).TryAcquire(t.Context(), 1)
+		_, _ = e.app.NewTokenBucket(rl, nil).TryAcquire(t.Context(), 1)
 	}
 	var b []byte
 	eventually(t, 5*time.Second, "a limiter, a lock and an alert in /metrics", func() bool {

@@ -17,6 +17,8 @@ import (
 	"github.com/lockwarden/lockwarden/static"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/auth"
 )
 
 // overviewEvents is how many events the overview passes to its list.
@@ -45,8 +47,8 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 	l := views.Layout{Title: title, Active: active, Now: time.Now()}
 	id := identityOf(c)
 	l.Role = id.Role.String()
-	l.ReadOnly = id.Role != roleAdmin
-	l.CanSignOut = id.Role != roleNone && !id.Bearer && !s.localMode()
+	l.ReadOnly = id.Role != auth.RoleAdmin
+	l.CanSignOut = id.Role != auth.RoleNone && !id.Bearer && !s.auth.LocalMode()
 	if sn := s.sampler.latest(); sn != nil && !sn.RedisUp {
 		l.RedisDown = true
 	}
@@ -222,13 +224,15 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 	if holder == "" {
 		return badRequest("holder", "holder is required: pick one on the lock's page")
 	}
-	reason, rerr := checkReason(c.FormValue(views.FieldReason))
-	if rerr != nil {
+	if _, rerr := admin.CheckReason(c.FormValue(views.FieldReason)); rerr != nil {
 		// The page again, with the message under the field; nothing changed.
-		auditRecord(c).Detail = rerr.Message
-		return s.renderConfirm(c, http.StatusBadRequest, name, holder, clipText(c.FormValue(views.FieldReason), views.MaxReasonLen), rerr.Message)
+		msg := rerr.Error()
+		slotOf(c).detail = msg
+		return s.renderConfirm(c, http.StatusBadRequest, name, holder, clipText(c.FormValue(views.FieldReason), views.MaxReasonLen), msg)
 	}
-	plan, err := s.forceUnlock(c, name, holder, reason)
+	plan, err := s.admin.ForceUnlock(c.Request().Context(), s.actor(c),
+		admin.ForceUnlock{Name: name, Holder: holder, Reason: c.FormValue(views.FieldReason)})
+	recorded(c)
 	if err != nil {
 		return err
 	}
@@ -321,13 +325,15 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 		verr = s.checkKeepState(c, name, form.KeepState, &edit)
 	}
 	if verr == nil {
-		_, err := s.modifyLimiter(c, name, edit)
+		edit.Name = name
+		_, err := s.admin.ModifyLimiter(c.Request().Context(), s.actor(c), edit)
+		recorded(c)
 		if err == nil {
 			q := url.Values{"flash": {"saved"}, "name": {name}}
 			return c.Redirect(http.StatusSeeOther, views.LimiterURL(name)+"?"+q.Encode())
 		}
 		if toHTTPError(err).Status != http.StatusBadRequest {
-			return objectError(err, "limiter", name)
+			return err
 		}
 		verr = toHTTPError(err)
 	}
@@ -350,7 +356,7 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 // checkKeepState reads the form's keep/reset choice into edit. A Redisson
 // limiter's form must say which: the two differ in how many permits are
 // handed out right after, and the page describes both.
-func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *limiterEdit) *httpError {
+func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *admin.LimiterEdit) *httpError {
 	switch choice {
 	case views.KeepStateKeep:
 		edit.KeepState = true
@@ -374,7 +380,9 @@ func (s *Server) handleResetCounterForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.resetCounter(c, name); err != nil {
+	err = s.admin.ResetCounter(c.Request().Context(), s.actor(c), admin.ResetCounter{Name: name})
+	recorded(c)
+	if err != nil {
 		return err
 	}
 	q := url.Values{"flash": {"reset"}, "name": {name}}
@@ -382,24 +390,24 @@ func (s *Server) handleResetCounterForm(c echo.Context) error {
 }
 
 // parseLimiterForm reads the form's text fields with the API's rules.
-func parseLimiterForm(f views.EditForm) (limiterEdit, *httpError) {
+func parseLimiterForm(f views.EditForm) (admin.LimiterEdit, *httpError) {
 	if f.Rate == "" {
-		return limiterEdit{}, badRequest(views.FieldRate, "rate is required")
+		return admin.LimiterEdit{}, badRequest(views.FieldRate, "rate is required")
 	}
 	rate, err := strconv.ParseFloat(f.Rate, 64)
 	if err != nil {
-		return limiterEdit{}, badRequest(views.FieldRate, "rate must be a whole number, e.g. 500")
+		return admin.LimiterEdit{}, badRequest(views.FieldRate, "rate must be a whole number, e.g. 500")
 	}
 	if f.IntervalMS == "" {
-		return limiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms is required")
+		return admin.LimiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms is required")
 	}
 	interval, err := strconv.ParseFloat(f.IntervalMS, 64)
 	if err != nil {
-		return limiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
+		return admin.LimiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
 	}
-	edit, verr := validateLimiterEdit(rate, interval)
+	edit, verr := admin.CheckEdit(rate, interval)
 	if verr != nil {
-		return limiterEdit{}, verr.(*httpError)
+		return admin.LimiterEdit{}, toHTTPError(verr)
 	}
 	return edit, nil
 }
@@ -454,6 +462,13 @@ func (s *Server) renderErrorPage(c echo.Context, he *httpError) error {
 		page.Holders = append(page.Holders, views.HolderRow{ID: h.ID, Count: h.Count})
 	}
 	return s.render(c, he.Status, views.ErrorView(page))
+}
+
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
 
 // backFor picks the page an error sends the user back to: the lock for a

@@ -10,6 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/lockwarden/lockwarden/web/admin"
 )
 
 func (s *Server) routes() *echo.Echo {
@@ -24,7 +26,7 @@ func (s *Server) routes() *echo.Echo {
 	// Order matters: identify the request, refuse foreign hosts, bound the
 	// body, then who is asking; the audit record opens before the checks
 	// so refusals are recorded too; origin, then role.
-	e.Use(requestIDs, s.observe, recoverPanics, secureHeaders, contentSecurityPolicy, s.checkHost,
+	e.Use(requestIDs, s.observe, recoverPanics, securityHeaders, s.checkHost,
 		middleware.BodyLimit(bodyLimit), s.authenticate, s.auditMutations, crossOrigin(s.cfg.AllowedHosts), s.authorize)
 
 	e.GET("/healthz", s.handleHealthz)
@@ -36,40 +38,47 @@ func (s *Server) routes() *echo.Echo {
 
 	e.GET("/login", s.handleLoginPage)
 	e.POST("/login", s.handleLogin)
-	e.POST("/logout", s.handleLogout)
+	s.mutation(e.POST, "/logout", admin.ActionSignOut, s.handleLogout)
 
 	e.GET("/", s.handleOverview)
 	e.GET("/locks", s.handleLocksPage)
 	e.GET("/locks/:name", s.handleLockPage)
 	e.GET("/locks/:name/force-unlock", s.handleForceUnlockConfirm)
-	e.POST("/locks/:name/force-unlock", s.handleForceUnlockForm)
+	s.mutation(e.POST, "/locks/:name/force-unlock", admin.ActionForceUnlock, s.handleForceUnlockForm)
 	e.GET("/limiters", s.handleLimitersPage)
 	e.GET("/limiters/:name", s.handleLimiterPage)
-	e.POST("/limiters/:name", s.handleLimiterForm)
-	e.POST("/limiters/:name/reset", s.handleResetCounterForm)
+	s.mutation(e.POST, "/limiters/:name", admin.ActionModify, s.handleLimiterForm)
+	s.mutation(e.POST, "/limiters/:name/reset", admin.ActionReset, s.handleResetCounterForm)
 	e.GET("/events", s.handleEventsPage)
 	e.GET("/audit", s.handleAuditPage)
 	e.GET("/clients", s.handleClientsPage)
-	e.POST("/clients/:id/release-all", s.handleReleaseAllForm)
+	s.mutation(e.POST, "/clients/:id/release-all", admin.ActionReleaseAll, s.handleReleaseAllForm)
 	e.GET("/wall", s.handleWall)
 	e.GET("/status", s.handleStatusPage)
 
 	api := e.Group("/api")
 	api.GET("/locks", s.handleAPILocks)
 	api.GET("/locks/:name", s.handleAPILock)
-	api.POST("/locks/:name/force-unlock", s.handleAPIForceUnlock)
+	s.mutation(e.POST, "/api/locks/:name/force-unlock", admin.ActionForceUnlock, s.handleAPIForceUnlock)
 	api.GET("/limiters", s.handleAPILimiters)
 	api.GET("/limiters/:name", s.handleAPILimiter)
-	api.PUT("/limiters/:name", s.handleAPIModifyLimiter)
-	api.POST("/limiters/:name/reset", s.handleAPIResetCounter)
+	s.mutation(e.PUT, "/api/limiters/:name", admin.ActionModify, s.handleAPIModifyLimiter)
+	s.mutation(e.POST, "/api/limiters/:name/reset", admin.ActionReset, s.handleAPIResetCounter)
 	api.GET("/stats", s.handleAPIStats)
 	api.GET("/events", s.handleAPIEvents)
 	api.GET("/audit", s.handleAPIAudit)
 	api.GET("/alerts", s.handleAPIAlerts)
 	api.GET("/status", s.handleAPIStatus)
 	api.GET("/clients", s.handleAPIClients)
-	api.POST("/clients/:id/release-all", s.handleAPIReleaseAll)
+	s.mutation(e.POST, "/api/clients/:id/release-all", admin.ActionReleaseAll, s.handleAPIReleaseAll)
 	return e
+}
+
+// mutation adds a state-changing route and names the action the audit
+// trail records for requests that reach no admin action (refused ones).
+func (s *Server) mutation(add func(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route, path, action string, h echo.HandlerFunc) {
+	r := add(path, h)
+	s.actions[r.Method+" "+path] = action
 }
 
 // recoverPanics is Echo's Recover, handing the panic and its stack back as
@@ -82,24 +91,6 @@ var recoverPanics = middleware.RecoverWithConfig(middleware.RecoverConfig{
 			Err: fmt.Errorf("panic: %w\n%s", err, stack)}
 	},
 })
-
-func isSafeMethod(m string) bool {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return true
-	}
-	return false
-}
-
-// bearerToken returns the token of an "Authorization: Bearer" header.
-func bearerToken(r *http.Request) (string, bool) {
-	h := r.Header.Get(echo.HeaderAuthorization)
-	const prefix = "bearer "
-	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return "", false
-	}
-	return strings.TrimSpace(h[len(prefix):]), true
-}
 
 // nameParam is the object name of the route: one path segment, unescaped
 // exactly once. Echo matches on the raw path (and leaves the segment

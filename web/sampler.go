@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -112,10 +113,12 @@ type sampler struct {
 	s    *Server
 	snap atomic.Pointer[snapshot]
 	hist *history
-	// touch holds objects a console change asked to be read next tick;
-	// published counts snapshots published (see fresh.go).
-	touch     touched
-	published atomic.Int64
+	// touch holds objects a console change asked to be read next tick.
+	touch touched
+	// pubMu orders publishing a tick's snapshot against Refresh's
+	// patches (refresh.go); patches are those not yet overtaken by a tick.
+	pubMu   sync.Mutex
+	patches []patch
 
 	// Owned by the run goroutine.
 	locks, limiters []string
@@ -333,6 +336,7 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	if sm.redisUp == nil || *sm.redisUp {
 		sm.s.log.Warn("sampling Redis failed", "err", err)
 	}
+	sm.pubMu.Lock()
 	if prev := sm.latest(); prev != nil && prev.RedisUp {
 		down := *prev
 		down.RedisUp = false
@@ -340,6 +344,7 @@ func (sm *sampler) fail(runCtx context.Context, err error) {
 	} else if prev == nil {
 		sm.snap.Store(&snapshot{RedisUp: false, Stats: map[string]inspect.Summary{}, FirstSeen: map[string]time.Time{}})
 	}
+	sm.pubMu.Unlock()
 	// After the snapshot: a page loaded on this frame shows the banner.
 	sm.setRedis(false)
 }
@@ -417,8 +422,10 @@ func (sm *sampler) publish(smp *inspect.Sample, start time.Time) *snapshot {
 		sn.Stats = map[string]inspect.Summary{}
 	}
 	sm.hist.pushTick(sn.At, smp.Limiters, sn.Stats)
+	sm.pubMu.Lock()
+	sn = sm.patched(sn)
 	sm.snap.Store(sn)
-	sm.published.Add(1)
+	sm.pubMu.Unlock()
 	sm.s.observeSnapshot(sn)
 	return sn
 }

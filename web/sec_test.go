@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/redis/go-redis/v9"
 )
 
 const (
@@ -29,7 +29,7 @@ const (
 
 func withTokens(c *Config) { c.AdminToken, c.ViewerToken = adminTok, viewerTok }
 
-func auth(tok string) map[string]string {
+func bearerOf(tok string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
 }
 
@@ -44,7 +44,7 @@ func TestSecRolesViewerCannotMutate(t *testing.T) {
 	e.makeLock(lock, "w1", 1, time.Minute)
 
 	for _, p := range []string{"/api/limiters/" + esc(rl), "/api/locks", "/api/stats", "/api/audit", "/metrics"} {
-		if st, _, b := e.do("GET", p, nil, auth(viewerTok)); st != 200 {
+		if st, _, b := e.do("GET", p, nil, bearerOf(viewerTok)); st != 200 {
 			t.Errorf("viewer GET %s: %d %s", p, st, b)
 		}
 		if st, _, _ := e.do("GET", p, nil, nil); st != 401 {
@@ -64,7 +64,7 @@ func TestSecRolesViewerCannotMutate(t *testing.T) {
 		for _, tc := range []struct {
 			hdr  map[string]string
 			want int
-		}{{auth(viewerTok), 403}, {auth("wrong"), 401}, {auth(""), 401}, {map[string]string{"Content-Type": "application/json"}, 401}} {
+		}{{bearerOf(viewerTok), 403}, {bearerOf("wrong"), 401}, {bearerOf(""), 401}, {map[string]string{"Content-Type": "application/json"}, 401}} {
 			st, _, b := e.do(m.method, m.path, strings.NewReader(m.body), tc.hdr)
 			if st != tc.want {
 				t.Errorf("%s %s with %q: %d, want %d (%s)", m.method, m.path, tc.hdr["Authorization"], st, tc.want, b)
@@ -77,7 +77,7 @@ func TestSecRolesViewerCannotMutate(t *testing.T) {
 	if n, _ := e.rdb.Exists(ctx, lock).Result(); n != 1 {
 		t.Fatal("refused requests broke the lock")
 	}
-	if st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`), auth(adminTok)); st != 200 {
+	if st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`), bearerOf(adminTok)); st != 200 {
 		t.Fatalf("admin PUT: %d %s", st, b)
 	}
 	if h := e.hgetall(rl); h["max_permits"] != "5" {
@@ -100,7 +100,7 @@ func (e *testEnv) signIn(token, next string, hdr map[string]string) (int, http.H
 
 func sessionCookieOf(h http.Header) *http.Cookie {
 	for _, c := range (&http.Response{Header: h}).Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == auth.SessionCookie {
 			return c
 		}
 	}
@@ -167,26 +167,26 @@ func TestSecLoginSessionCookie(t *testing.T) {
 	// A tampered cookie is no session.
 	u, _ := url.Parse(e.srv.URL())
 	for _, c := range e.http.Jar.Cookies(u) {
-		if c.Name == sessionCookie {
-			forged := e.srv.signSession(session{Role: roleViewer, Expires: time.Now().Add(time.Hour)})
+		if c.Name == auth.SessionCookie {
+			forged := e.srv.auth.SignSession(auth.Session{Role: auth.RoleViewer, Expires: time.Now().Add(time.Hour)})
 			forged = strings.Replace(forged, ".", "x.", 1)
-			e.http.Jar.SetCookies(u, []*http.Cookie{{Name: sessionCookie, Value: forged, Path: "/"}})
+			e.http.Jar.SetCookies(u, []*http.Cookie{{Name: auth.SessionCookie, Value: forged, Path: "/"}})
 		}
 	}
 	if st, _, _ := e.do("GET", page, nil, nil); st != 303 {
 		t.Errorf("tampered session: %d, want 303 to sign in", st)
 	}
 	// Sessions expire.
-	v := e.srv.signSession(session{Role: roleAdmin, Fingerprint: "x", Expires: time.Now().Add(time.Minute)})
-	if _, err := e.srv.verifySession(v, time.Now()); err != nil {
+	v := e.srv.auth.SignSession(auth.Session{Role: auth.RoleAdmin, Fingerprint: "x", Expires: time.Now().Add(time.Minute)})
+	if _, err := e.srv.auth.VerifySession(v, time.Now()); err != nil {
 		t.Errorf("fresh session refused: %v", err)
 	}
-	if _, err := e.srv.verifySession(v, time.Now().Add(2*time.Minute)); err == nil {
+	if _, err := e.srv.auth.VerifySession(v, time.Now().Add(2*time.Minute)); err == nil {
 		t.Error("expired session accepted")
 	}
 	// Another server (other tokens) cannot read it.
 	other := New(Config{Inspector: e.srv.insp, AdminToken: "different-admin"})
-	if _, err := other.verifySession(v, time.Now()); err == nil {
+	if _, err := other.auth.VerifySession(v, time.Now()); err == nil {
 		t.Error("a session signed under other tokens accepted")
 	}
 }
@@ -313,7 +313,7 @@ func TestSecScriptMutationWithoutOrigin(t *testing.T) {
 		hdr  map[string]string
 	}{
 		{"local mode", nil, map[string]string{"Content-Type": "application/json"}},
-		{"admin Bearer", withTokens, auth(adminTok)},
+		{"admin Bearer", withTokens, bearerOf(adminTok)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.opt)
@@ -482,7 +482,7 @@ func TestSecHostileNames(t *testing.T) {
 	e.makeLock("warm:lock", "w", 1, time.Minute)
 	e.sendJSON("PUT", "/api/limiters/warm:rl", `{"rate":11,"interval_ms":10}`, 200, nil)
 	e.sendJSON("POST", "/api/locks/warm:lock/force-unlock", `{"holder":"`+holderID("w")+`","reason":"warm"}`, 200, nil)
-	e.rdb.Del(ctx, "warm:rl", store.StatsKey("warm:rl"))
+	e.rdb.Del(ctx, "warm:rl", redistest.StatsKey("warm:rl"))
 	eventually(t, 10*time.Second, "stats keys to expire", func() bool {
 		n, _ := e.rdb.DBSize(ctx).Result()
 		return n == 1 // the audit stream

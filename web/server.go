@@ -24,6 +24,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/auth"
 )
 
 // Config is what a Server needs. Inspector is required; the rest has defaults.
@@ -146,17 +148,20 @@ type Server struct {
 	sampler *sampler
 	events  *eventLog
 	metrics *metrics
-	audit   *inspect.Audit
 	nodes   nodeHealth
+	auth    *auth.Authority
+	admin   *admin.Service
+	// actions names the admin action of each state-changing route
+	// ("METHOD /route"), for the audit records of refused requests.
+	actions map[string]string
 
 	metricsHandler http.Handler
 	objects        *objectCounters
 	alerts         *alerter
 	webhook        *webhook // nil without Config.Alerts.Webhook
 	// hosts is the Host allow-list; replaced once Open knows the port.
-	hosts        atomic.Pointer[hostPolicy]
-	sessionKey   []byte
-	failThrottle *throttle
+	hosts        atomic.Pointer[auth.HostPolicy]
+	failThrottle *auth.Throttle
 	wsActive     atomic.Int64 // websocket connections admitted and not yet ended
 
 	mu       sync.Mutex
@@ -180,16 +185,20 @@ func New(cfg Config) *Server {
 		insp:    cfg.Inspector,
 		log:     cfg.logger(),
 		metrics: &metrics{},
+		actions: map[string]string{},
 	}
-	if cfg.Inspector != nil {
-		s.audit = cfg.Inspector.Audit(cfg.AuditKey, cfg.AuditMaxLen)
-	}
-	s.sessionKey = sessionKeyFor(cfg.AdminToken, cfg.ViewerToken)
-	s.failThrottle = newThrottle(20, 5)
-	s.hosts.Store(buildHostPolicy("", nil, cfg.AllowedHosts))
+	s.auth = auth.New(cfg.AdminToken, cfg.ViewerToken, cfg.SessionTTL)
+	s.failThrottle = auth.NewThrottle(20, 5)
+	s.hosts.Store(auth.BuildHostPolicy("", nil, cfg.AllowedHosts))
 	s.events = newEventLog(eventLogSize)
 	s.hub = newHub(s.metrics)
 	s.sampler = newSampler(s)
+	var audit *inspect.Audit
+	if cfg.Inspector != nil {
+		audit = cfg.Inspector.Audit(cfg.AuditKey, cfg.AuditMaxLen)
+	}
+	s.admin = admin.New(admin.Config{Inspector: cfg.Inspector, Audit: audit, Live: s.sampler,
+		Events: consoleEvents{s}, Logger: s.log})
 	s.objects = newObjectCounters()
 	// The rules are read while the console runs: its own copy of the maps.
 	s.cfg.Alerts.Off, s.cfg.Alerts.For = maps.Clone(cfg.Alerts.Off), maps.Clone(cfg.Alerts.For)
@@ -236,7 +245,7 @@ func (s *Server) Open(ctx context.Context) error {
 	s.opened = true
 	s.addr = ln.Addr()
 	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
-	s.hosts.Store(buildHostPolicy(listenHost, s.addr, s.cfg.AllowedHosts))
+	s.hosts.Store(auth.BuildHostPolicy(listenHost, s.addr, s.cfg.AllowedHosts))
 	s.baseCtx = context.WithoutCancel(ctx)
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -320,29 +329,11 @@ func (s *Server) Close() error {
 	return err
 }
 
-// CheckExposure refuses configurations that would let anyone who can reach
-// the console break locks: no admin token on a listener that is not
-// loopback, a viewer token without an admin token, or one token for both
-// roles. The listen host is resolved, never bound, so a refused console
-// never opens a public socket.
+// CheckExposure refuses configurations that would let anyone who can
+// reach the console break locks (see auth.CheckExposure); Open checks it,
+// and the binary checks it before connecting to Redis.
 func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) error {
-	switch {
-	case viewerToken != "" && adminToken == "":
-		return errors.New("a viewer token needs an admin token too (set LOCKWARDEN_ADMIN_TOKEN or --admin-token)")
-	case adminToken != "" && adminToken == viewerToken:
-		return errors.New("the admin and viewer tokens must differ")
-	case adminToken != "":
-		return nil
-	}
-	loop, err := isLoopbackListen(ctx, listen)
-	if err != nil {
-		return err
-	}
-	if !loop {
-		return fmt.Errorf("refusing to listen on %s without an admin token: anyone who can reach it could break locks "+
-			"and change limiters; set LOCKWARDEN_ADMIN_TOKEN (or --admin-token), or listen on loopback (e.g. 127.0.0.1:8080)", listen)
-	}
-	return nil
+	return auth.CheckExposure(ctx, listen, adminToken, viewerToken)
 }
 
 // redisNodeName names the node the console reads, for node-down alerts.

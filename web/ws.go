@@ -7,6 +7,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/web/auth"
 )
 
 const (
@@ -29,16 +31,7 @@ var upgrader = websocket.Upgrader{
 	ReadBufferSize:   1024,
 	WriteBufferSize:  8192,
 	HandshakeTimeout: 5 * time.Second,
-	CheckOrigin:      sameOrigin,
-}
-
-// sameOrigin admits browsers only from the page's own host and port; a page
-// on another site (or another port of this host) must not read the
-// console's live data with the viewer's cookies. Clients that send no
-// Origin (scripts, curl) are not browsers.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	return origin == "" || originMatchesHost(origin, r.Host)
+	CheckOrigin:      auth.SameOrigin,
 }
 
 // handleWS upgrades to a websocket and hands the connection to the hub.
@@ -46,7 +39,7 @@ func (s *Server) handleWS(c echo.Context) error {
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
 		return &httpError{Status: http.StatusBadRequest, Message: "websocket upgrade required"}
 	}
-	if !sameOrigin(c.Request()) {
+	if !auth.SameOrigin(c.Request()) {
 		return &httpError{Status: http.StatusForbidden, Message: "cross-origin websocket refused"}
 	}
 	// The cap is taken before the upgrade, so a flood of connections is

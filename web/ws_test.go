@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 func TestWSStatsFrames(t *testing.T) {
@@ -155,7 +154,7 @@ func TestWSUnlockEvent(t *testing.T) {
 	e.waitSubscribed()
 
 	name := e.prefix + "released"
-	ch := store.UnlockChannel(name)
+	ch := redistest.UnlockChannel(name)
 	if err := e.rdb.Publish(context.Background(), ch, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +195,7 @@ func TestWSExpiredEvent(t *testing.T) {
 	// which must not also be reported as an expiry.
 	e.rdb.PExpire(context.Background(), name, 50*time.Millisecond)
 	e.rdb.Del(context.Background(), gone)
-	e.rdb.Publish(context.Background(), store.UnlockChannel(gone), "0")
+	e.rdb.Publish(context.Background(), redistest.UnlockChannel(gone), "0")
 
 	var got []frame
 	readFrames(t, c, 5*time.Second, func(f frame) bool {

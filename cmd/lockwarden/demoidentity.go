@@ -15,12 +15,12 @@ import (
 // lock past its deadline are left behind by "crashed" jobs, and a limiter
 // is flooded far above its rate.
 const (
-	// demoSetnxStuck is a SETNX lock whose EXPIRE never ran (seed 004's
-	// failure): lock-no-expiry fires after half a minute.
+	// demoSetnxStuck is a SETNX lock whose EXPIRE never ran (a client
+	// that died between the two): lock-no-expiry fires after half a minute.
 	demoSetnxStuck = "demo:token:nightly-export"
-	// demoDeadline is seed 004's timestamp lock, taken with a deadline
-	// demoDeadlineIn ahead and never released: lock-deadline-passed fires
-	// once it is behind.
+	// demoDeadline is a timestamp lock (SETNX of a deadline), taken with
+	// a deadline demoDeadlineIn ahead and never released:
+	// lock-deadline-passed fires once it is behind.
 	demoDeadline   = "demo:deadline:invoice-batch"
 	demoDeadlineIn = 5 * time.Second
 	// demoFlood is a bucket of 10 permits per second asked for 50:

@@ -21,10 +21,10 @@ const (
 	demoAPI   = "demo:api"
 	demoLogin = "demo:login"
 	demoStuck = "demo:lock:stuck"
-	// demoTokenLock is a seed-004 / bsm/redislock style lock: SET NX PX to
+	// demoTokenLock is a redsync / bsm/redislock style lock: SET NX PX to
 	// a random token, released by compare-and-delete.
 	demoTokenLock = "demo:token:report"
-	// demoHits is seed 004's per-IP access counter (INCR, EXPIRE on the
+	// demoHits is a per-IP access counter (INCR, EXPIRE on the
 	// first hit), for one client address from the documentation range.
 	demoHits = "demo:hits:203.0.113.7"
 	// demoHitLimit hits per demoHitWindow; the client hits a little faster
@@ -118,7 +118,7 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		}
 	}()
 
-	// Seed 001's test bucket: 500 permits, one more every 2 ms (500/s).
+	// A burst of 500 permits, one more every 2 ms (500/s).
 	if err := initBucket(ctx, t.apps[0], cfg.Prefix+demoAPI, 500, 500, 2); err != nil {
 		return fmt.Errorf("init %s: %w", cfg.Prefix+demoAPI, err)
 	}
@@ -138,7 +138,7 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 	defer removeStuck()
 
 	// A Redisson limiter as a Java service's trySetRate leaves it.
-	if _, err := t.apps[1].RedissonLimiter(cfg.Prefix+demoPartner, nil).TrySetRate(ctx, store.RateOverall, 20, time.Second); err != nil {
+	if _, err := t.apps[1].NewRedissonLimiter(cfg.Prefix+demoPartner, nil).TrySetRate(ctx, store.RateOverall, 20, time.Second); err != nil {
 		return fmt.Errorf("init %s: %w", cfg.Prefix+demoPartner, err)
 	}
 
@@ -147,7 +147,7 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		wg.Add(1)
 		go func() { defer wg.Done(); f() }()
 	}
-	// Seed 001's load: 20 workers, each acquiring one permit every 30 ms
+	// Its load: 20 workers, each acquiring one permit every 30 ms
 	// (up to 667/s against 500/s: once the initial 500 permits are spent,
 	// part of every window is rejected).
 	for i := range 20 {
@@ -327,7 +327,7 @@ func (t *traffic) tokenLockWorker(ctx context.Context) {
 // partnerWorker calls a partner API through the Redisson limiter every
 // 100 ms; three of them ask for half again the rate.
 func (t *traffic) partnerWorker(ctx context.Context, app *store.Client) {
-	l := app.RedissonLimiter(t.cfg.Prefix+demoPartner, nil)
+	l := app.NewRedissonLimiter(t.cfg.Prefix+demoPartner, nil)
 	for sleep(ctx, 100*time.Millisecond) {
 		r, err := l.TryAcquire(ctx, 1)
 		if err == nil && r.Allowed {
@@ -341,7 +341,7 @@ func (t *traffic) partnerWorker(ctx context.Context, app *store.Client) {
 // counterWorker is one client hitting an IP-limited endpoint a little
 // faster than its limit allows.
 func (t *traffic) counterWorker(ctx context.Context) {
-	c := t.apps[0].Counter(t.cfg.Prefix+demoHits, demoHitLimit, demoHitWindow)
+	c := t.apps[0].NewCounter(t.cfg.Prefix+demoHits, &store.CounterOptions{Limit: demoHitLimit, Window: demoHitWindow})
 	for sleep(ctx, demoHitEvery) {
 		h, err := c.TryAcquire(ctx, 1)
 		switch {
@@ -362,9 +362,9 @@ func (t *traffic) counterWorker(ctx context.Context) {
 // read holders), the writer waits for a moment with no reader.
 func (t *traffic) rwWorker(ctx context.Context, app *store.Client, owner string, write bool) {
 	rw := app.NewRWLock(t.cfg.Prefix+demoRW, &store.LockOptions{Owner: owner})
-	side, pauseLo, pauseHi, holdHi := rw.RLock(), 150*time.Millisecond, 600*time.Millisecond, 400*time.Millisecond
+	side, pauseLo, pauseHi, holdHi := rw.Reader(), 150*time.Millisecond, 600*time.Millisecond, 400*time.Millisecond
 	if write {
-		side, pauseLo, pauseHi, holdHi = rw.WLock(), 500*time.Millisecond, 1500*time.Millisecond, 300*time.Millisecond
+		side, pauseLo, pauseHi, holdHi = rw.Writer(), 500*time.Millisecond, 1500*time.Millisecond, 300*time.Millisecond
 	}
 	for sleep(ctx, between(pauseLo, pauseHi)) {
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -472,16 +472,16 @@ func prefixed(prefix string, names []string) []string {
 
 // The functions below adapt the demo to store's client API.
 
-// initBucket creates a token bucket unless one exists (seed 001's init).
+// initBucket creates a token bucket unless one exists (Init leaves a live one alone).
 func initBucket(ctx context.Context, app *store.Client, name string, initial, capacity int64, intervalMS float64) error {
-	return app.TokenBucket(name).Init(ctx, store.TokenBucketConfig{
+	return app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{
 		Capacity: capacity, IntervalMS: intervalMS, Initial: initial,
 	})
 }
 
 // acquireBucket takes n permits once; ok false means rejected.
 func acquireBucket(ctx context.Context, app *store.Client, name string, n int64) (ok bool, err error) {
-	res, err := app.TokenBucket(name).TryAcquire(ctx, n)
+	res, err := app.NewTokenBucket(name, nil).TryAcquire(ctx, n)
 	return res.Allowed, err
 }
 

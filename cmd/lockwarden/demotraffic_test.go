@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 func trafficClient(t *testing.T) *redis.Client {
@@ -35,7 +34,7 @@ func TestCmdTraffic(t *testing.T) {
 	var n trafficCounts
 	// An existing token counter is continued (a missing one is seeded from
 	// Redis TIME), so from 0 the key counts the holds.
-	rdb.Set(context.Background(), store.FencingTokenKey(prefix+demoFenced), 0, 0)
+	rdb.Set(context.Background(), redistest.FencingTokenKey(prefix+demoFenced), 0, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -92,11 +91,11 @@ func TestCmdTraffic(t *testing.T) {
 	if n.fencedTaken.Load() == 0 || n.fenceViolations.Load() != 0 {
 		t.Errorf("fenced lock: %d holds, %d tokens not above the last", n.fencedTaken.Load(), n.fenceViolations.Load())
 	}
-	if tok, err := rdb.Get(bg, store.FencingTokenKey(prefix+demoFenced)).Int64(); err != nil || tok != n.fencedTaken.Load() {
+	if tok, err := rdb.Get(bg, redistest.FencingTokenKey(prefix+demoFenced)).Int64(); err != nil || tok != n.fencedTaken.Load() {
 		t.Errorf("fencing token %d (%v), want one per hold: %d", tok, err, n.fencedTaken.Load())
 	}
 	for _, k := range []string{prefix + demoRW, prefix + demoFair, prefix + demoFenced,
-		store.FairLockQueueKey(prefix + demoFair), store.FairLockTimeoutKey(prefix + demoFair)} {
+		redistest.FairLockQueueKey(prefix + demoFair), redistest.FairLockTimeoutKey(prefix + demoFair)} {
 		if e, err := rdb.Exists(bg, k).Result(); err != nil || e != 0 {
 			t.Errorf("%s still exists after the traffic stopped (%v)", k, err)
 		}
@@ -158,12 +157,12 @@ func TestCmdTrafficSetupFails(t *testing.T) {
 }
 
 // sumStats adds the fields of one kind ("a", "r" or "e") over the name's
-// stats ring (layout in store/model.go).
+// stats ring (layout in store/internal/wire/wire.go).
 func sumStats(t *testing.T, rdb *redis.Client, name, kind string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	fields, err := rdb.HGetAll(ctx, store.StatsKey(name)).Result()
+	fields, err := rdb.HGetAll(ctx, redistest.StatsKey(name)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

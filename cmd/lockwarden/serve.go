@@ -45,7 +45,7 @@ type serveConfig struct {
 	// access counters (see objectPatterns).
 	TokenLocks listFlag
 	Counters   listFlag
-	// DeadlineLocks are seed 004's timestamp locks (--deadline-lock-pattern).
+	// DeadlineLocks are timestamp locks, SETNX of a deadline (--deadline-lock-pattern).
 	DeadlineLocks listFlag
 	Alerts        alertFlags     // --alert-* and --metrics-* (alertflags.go)
 	Discovery     discoveryFlags // --keyspace-events, --discovery-* (discoveryflags.go)

@@ -43,7 +43,7 @@ const lease = time.Second
 const spinLease = 1500 * time.Millisecond
 
 func lockOpts() *store.LockOptions {
-	return &store.LockOptions{Lease: lease, NoWatchdog: true, RetryCap: 100 * time.Millisecond}
+	return &store.LockOptions{Lease: lease, NoWatchdog: true, RetryInterval: 100 * time.Millisecond}
 }
 
 var lockKinds = []lockKind{
@@ -57,14 +57,14 @@ var lockKinds = []lockKind{
 		return c.NewFencedLock(key, lockOpts())
 	}},
 	{name: "rw", reentrant: true, readers: 4,
-		newLock: func(c *store.Client, key string) locker { return c.NewRWLock(key, lockOpts()).WLock() },
-		newRead: func(c *store.Client, key string) locker { return c.NewRWLock(key, lockOpts()).RLock() },
+		newLock: func(c *store.Client, key string) locker { return c.NewRWLock(key, lockOpts()).Writer() },
+		newRead: func(c *store.Client, key string) locker { return c.NewRWLock(key, lockOpts()).Reader() },
 	},
 	{name: "spin", reentrant: true, newLock: func(c *store.Client, key string) locker {
-		return c.NewSpinLock(key, &store.SpinLockOptions{Lease: spinLease, Interval: 2 * time.Millisecond})
+		return c.NewSpinLock(key, &store.SpinLockOptions{Lease: spinLease, RetryInterval: 2 * time.Millisecond})
 	}},
 	{name: "token", newLock: func(c *store.Client, key string) locker {
-		return tokenLocker{c.NewTokenLock(key, &store.TokenLockOptions{Lease: lease, Retry: 2 * time.Millisecond})}
+		return tokenLocker{c.NewTokenLock(key, &store.TokenLockOptions{Lease: lease, RetryInterval: 2 * time.Millisecond})}
 	}},
 }
 
@@ -137,21 +137,21 @@ const (
 var limiterKinds = []limiterKind{
 	{name: "bucket", bound: bucketCapacity + bucketPerSec, floor: bucketCapacity,
 		setup: func(ctx context.Context, c *store.Client, key string) error {
-			return c.TokenBucket(key).Init(ctx, store.TokenBucketConfig{Capacity: bucketCapacity, IntervalMS: 1000.0 / bucketPerSec, Initial: bucketCapacity})
+			return c.NewTokenBucket(key, nil).Init(ctx, store.TokenBucketConfig{Capacity: bucketCapacity, IntervalMS: 1000.0 / bucketPerSec, Initial: bucketCapacity})
 		},
-		open: func(c *store.Client, key string) limiter { return bucketLimiter{c.TokenBucket(key)} }},
+		open: func(c *store.Client, key string) limiter { return bucketLimiter{c.NewTokenBucket(key, nil)} }},
 	{name: "redisson", bound: windowRate + windowRate, floor: windowRate,
 		setup: func(ctx context.Context, c *store.Client, key string) error {
-			_, err := c.RedissonLimiter(key, nil).TrySetRate(ctx, store.RateOverall, windowRate, time.Second)
+			_, err := c.NewRedissonLimiter(key, nil).TrySetRate(ctx, store.RateOverall, windowRate, time.Second)
 			return err
 		},
-		open: func(c *store.Client, key string) limiter { return redissonLimiter{c.RedissonLimiter(key, nil)} }},
+		open: func(c *store.Client, key string) limiter { return redissonLimiter{c.NewRedissonLimiter(key, nil)} }},
 	// A fixed 1 s window admits limit in each window, so a sliding second
 	// straddling a boundary may see two windows' worth.
 	{name: "counter", bound: windowRate + windowRate, floor: windowRate,
 		setup: func(context.Context, *store.Client, string) error { return nil },
 		open: func(c *store.Client, key string) limiter {
-			return counterLimiter{c.Counter(key, windowRate, time.Second)}
+			return counterLimiter{c.NewCounter(key, &store.CounterOptions{Limit: windowRate, Window: time.Second})}
 		}},
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,9 +17,9 @@ import (
 // clock the limiters use) and XADD trims it in the same command, so the
 // trail can never grow without bound however busy the console is.
 
-// AuditKey is the default audit stream. The "lw:{" prefix keeps it out of
-// discovery (see store.IsInternalKey); the braces give it a slot of its own.
-const AuditKey = "lw:{audit}:stream"
+// AuditKey is the default audit stream. wire.Prefix keeps it out of
+// discovery (wire.IsInternalKey); the braces give it a slot of its own.
+const AuditKey = wire.AuditKey
 
 // DefaultAuditMaxLen is roughly how many records the stream keeps. Trimming
 // uses "MAXLEN ~", which may keep a few more so Redis trims whole nodes.

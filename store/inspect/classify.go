@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
@@ -39,7 +38,7 @@ var (
 
 // classifyLock tries every lock layout on one hash.
 func classifyLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	if store.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+	if wire.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
 		return LockInfo{}, false
 	}
 	for _, parse := range lockParsers {
@@ -52,7 +51,7 @@ func classifyLock(name string, fields map[string]string, pttl time.Duration) (Lo
 
 // classifyLimiter tries every limiter layout on one hash.
 func classifyLimiter(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
-	if store.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+	if wire.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
 		return LimiterInfo{}, false
 	}
 	for _, parse := range limiterParsers {
@@ -68,7 +67,7 @@ func classifyLimiter(name string, fields map[string]string, nowMS int64) (Limite
 // always sets the lease (a watchdog renews it), so a hash without one is an
 // application's counter that merely looks like a lock.
 func parseLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	if store.IsInternalKey(name) || len(fields) != 1 || pttl <= 0 {
+	if wire.IsInternalKey(name) || len(fields) != 1 || pttl <= 0 {
 		return LockInfo{}, false
 	}
 	for field, value := range fields {
@@ -86,7 +85,7 @@ func parseLock(name string, fields map[string]string, pttl time.Duration) (LockI
 			Kind:    KindReentrant,
 			Holders: []Holder{{ID: field, Count: count}},
 			PTTL:    pttl,
-			Channel: store.UnlockChannel(name),
+			Channel: wire.UnlockChannel(name),
 		}, true
 	}
 	return LockInfo{}, false
@@ -103,7 +102,7 @@ func parseCanonicalInt(s string) (int64, bool) {
 	return n, true
 }
 
-// Seed 001's field names.
+// A token bucket's field names.
 const (
 	tbLastMS    = "last_mill_second"
 	tbStored    = "stored_permits"
@@ -113,12 +112,12 @@ const (
 	tbNumFields = 5
 )
 
-// parseTokenBucket classifies a hash as a seed-001 token bucket: exactly its
+// parseTokenBucket classifies a hash as a token bucket: exactly its
 // five fields, numbers where numbers belong, a capacity of at least one and
 // a positive refill interval. nowMS is Redis time, so Available is what an
 // acquire running now would see.
 func parseTokenBucket(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
-	if store.IsInternalKey(name) || len(fields) != tbNumFields {
+	if wire.IsInternalKey(name) || len(fields) != tbNumFields {
 		return LimiterInfo{}, false
 	}
 	app := fields[tbApp]
@@ -147,8 +146,8 @@ func parseTokenBucket(name string, fields map[string]string, nowMS int64) (Limit
 	}, true
 }
 
-// parseFinite parses a number as Lua's tonumber would for the values seed 001
-// writes ("500", "2.0", "1.5e3"), rejecting NaN, infinities, hex and blanks,
+// parseFinite parses a number as Lua's tonumber would for the values token
+// bucket clients write ("500", "2.0", "1.5e3"), rejecting NaN, infinities, hex and blanks,
 // which Go's ParseFloat would otherwise accept.
 func parseFinite(s string) (float64, bool) {
 	if s == "" || strings.ContainsAny(s, " \t\n_xXpPiInN") {
@@ -180,11 +179,11 @@ func clampInt64(f float64) int64 {
 // own thread (a writer may take read levels); in read mode no writer.
 func parseRWLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
 	mode := fields[wire.RWModeField]
-	if store.IsInternalKey(name) || len(fields) < 2 || pttl <= 0 || (mode != wire.RWModeRead && mode != wire.RWModeWrite) {
+	if wire.IsInternalKey(name) || len(fields) < 2 || pttl <= 0 || (mode != wire.RWModeRead && mode != wire.RWModeWrite) {
 		return LockInfo{}, false
 	}
 	info := LockInfo{Name: name, Kind: KindRWLock, Mode: mode, PTTL: pttl,
-		Channel: store.RWLockChannel(name)}
+		Channel: wire.RWLockChannel(name)}
 	writer := ""
 	for field, value := range fields {
 		if field == wire.RWModeField {
@@ -241,7 +240,7 @@ const (
 // other keys, so Available stays unknown until a window read
 // (queueLimiterState, queueWindowState) fills it in.
 func parseRedissonLimiter(name string, fields map[string]string, _ int64) (LimiterInfo, bool) {
-	if store.IsInternalKey(name) || len(fields) < 3 || len(fields) > 4 {
+	if wire.IsInternalKey(name) || len(fields) < 3 || len(fields) > 4 {
 		return LimiterInfo{}, false
 	}
 	rate, ok1 := parseCanonicalInt(fields[rlRate])
@@ -278,7 +277,7 @@ func parseRedissonLimiter(name string, fields map[string]string, _ int64) (Limit
 // (token-lock pattern, a non-empty value of at most wire.MaxStringValue bytes).
 // strlen is the full length; value may be a prefix of it.
 func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl time.Duration) (*LockInfo, *LimiterInfo) {
-	if store.IsInternalKey(name) || strlen == 0 || strlen > wire.MaxStringValue || int64(len(value)) != strlen {
+	if wire.IsInternalKey(name) || strlen == 0 || strlen > wire.MaxStringValue || int64(len(value)) != strlen {
 		return nil, nil
 	}
 	if rule, ok := p.counterRule(name); ok {
@@ -307,7 +306,7 @@ func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl tim
 	return nil, nil
 }
 
-// counterInfo describes a seed-004 counter holding n hits.
+// counterInfo describes an access counter holding n hits.
 func counterInfo(name string, n int64, pttl time.Duration, rule CounterRule) LimiterInfo {
 	info := LimiterInfo{
 		Name:       name,
@@ -319,7 +318,7 @@ func counterInfo(name string, n int64, pttl time.Duration, rule CounterRule) Lim
 		Rate:       rule.Limit,
 		IntervalMS: float64(rule.Window.Milliseconds()),
 	}
-	// seed 004 counts rejected hits too, so with the limit known Redis
+	// INCR-first counters count rejected hits too, so with the limit known Redis
 	// does reveal this window's admissions: the first Limit hits.
 	info.RejectionsHidden = true
 	if info.LimitKnown {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 const clsUUID = "3f2a6c1e-8b4d-4e2f-9a1b-0c5d7e9f1a2b"
@@ -43,7 +43,7 @@ func TestClassifyLock(t *testing.T) {
 		{"two holders", "c", map[string]string{clsUUID + ":1": "1", clsUUID + ":2": "1"}, lease, false},
 		{"holder plus mode (rwlock, not this kind)", "c", map[string]string{clsUUID + ":1": "1", "mode": "read"}, lease, false},
 		{"empty hash", "c", map[string]string{}, lease, false},
-		{"internal stats key", store.StatsKey("orders"), map[string]string{clsUUID + ":1": "1"}, lease, false},
+		{"internal stats key", wire.StatsKey("orders"), map[string]string{clsUUID + ":1": "1"}, lease, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -151,7 +151,7 @@ func TestClassifyKindsExclusive(t *testing.T) {
 	if _, ok := parseTokenBucket("l", map[string]string{clsUUID + ":1": "1"}, 0); ok {
 		t.Error("a lock classified as a token bucket")
 	}
-	if _, ok := parseTokenBucket(store.StatsKey("b"), bucket, 0); ok {
+	if _, ok := parseTokenBucket(wire.StatsKey("b"), bucket, 0); ok {
 		t.Error("an internal key classified as a token bucket")
 	}
 }

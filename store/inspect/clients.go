@@ -80,7 +80,7 @@ const maxRegistryFields = 10000
 // ReadRegistry reads the client registry (HLEN, then HGETALL and TIME in one
 // pipeline). Records that do not parse are skipped.
 func (c *Inspector) ReadRegistry(ctx context.Context) (*Registry, error) {
-	n, err := c.rdb.HLen(ctx, store.ClientsKey).Result()
+	n, err := c.rdb.HLen(ctx, wire.ClientsKey).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
 	}
@@ -88,7 +88,7 @@ func (c *Inspector) ReadRegistry(ctx context.Context) (*Registry, error) {
 		return nil, fmt.Errorf("store: client registry holds %d records (more than %d)", n, maxRegistryFields)
 	}
 	pipe := c.rdb.Pipeline()
-	all := pipe.HGetAll(ctx, store.ClientsKey)
+	all := pipe.HGetAll(ctx, wire.ClientsKey)
 	now := pipe.Time(ctx)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
@@ -239,12 +239,12 @@ func (c *Inspector) DropWaiters(ctx context.Context, name, id string, waiters []
 		return nil, err
 	}
 	args := make([]any, 0, 5+len(waiters))
-	args = append(args, id+":", store.DefaultFairThreadWait.Milliseconds(), store.UnlockChannel(name), wire.UnlockMessage, sharded)
+	args = append(args, id+":", store.DefaultFairThreadWait.Milliseconds(), wire.UnlockChannel(name), wire.UnlockMessage, sharded)
 	for _, w := range waiters {
 		args = append(args, w)
 	}
 	removed, err := store.RunScriptOnce(ctx, c.rdb, fairDropClientScript,
-		[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)}, args...).StringSlice()
+		[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)}, args...).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("store: drop waiters of %q: %w", name, wrongKindErr(err))
 	}
@@ -291,9 +291,9 @@ func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 }
 
 // queueHoldTimes queues the read of the hold times lockwarden's lock
-// scripts keep beside a lock (store.HeldKey).
+// scripts keep beside a lock (wire.HeldKey).
 func queueHoldTimes(ctx context.Context, pipe redis.Pipeliner, name string) *redis.MapStringStringCmd {
-	return pipe.HGetAll(ctx, store.HeldKey(name))
+	return pipe.HGetAll(ctx, wire.HeldKey(name))
 }
 
 // applyHoldTimes copies the recorded times of info's current holders;

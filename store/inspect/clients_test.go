@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -159,7 +160,7 @@ func TestHoldTimesRecordedByLockScripts(t *testing.T) {
 	if h.AcquiredMS <= 0 || h.RenewedMS != h.AcquiredMS {
 		t.Fatalf("after acquire: %+v", h)
 	}
-	if rdb.PTTL(ctx, store.HeldKey(name)).Val() <= 0 {
+	if rdb.PTTL(ctx, wire.HeldKey(name)).Val() <= 0 {
 		t.Fatal("hold times do not expire with the lock")
 	}
 	time.Sleep(5 * time.Millisecond) // so the renewal's Redis time differs
@@ -181,7 +182,7 @@ func TestHoldTimesRecordedByLockScripts(t *testing.T) {
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if rdb.Exists(ctx, store.HeldKey(name)).Val() != 0 {
+	if rdb.Exists(ctx, wire.HeldKey(name)).Val() != 0 {
 		t.Fatal("hold times outlive the release")
 	}
 }
@@ -197,12 +198,12 @@ func TestDropWaitersShiftsLaterDeadlines(t *testing.T) {
 	const dead, other = "0badc0de-0000-4000-8000-00000000000a", "0badc0de-0000-4000-8000-00000000000b"
 	queue := []string{dead + ":1", other + ":2", dead + ":3", other + ":4"}
 	t.Cleanup(func() {
-		rdb.Del(context.WithoutCancel(ctx), store.FairLockQueueKey(name), store.FairLockTimeoutKey(name))
+		rdb.Del(context.WithoutCancel(ctx), wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name))
 	})
 	const base, wait = int64(4_000_000_000_000), store.DefaultFairThreadWait / time.Millisecond
 	for i, id := range queue {
-		rdb.RPush(ctx, store.FairLockQueueKey(name), id)
-		rdb.ZAdd(ctx, store.FairLockTimeoutKey(name), redis.Z{Score: float64(base + int64(i)*int64(wait)), Member: id})
+		rdb.RPush(ctx, wire.FairLockQueueKey(name), id)
+		rdb.ZAdd(ctx, wire.FairLockTimeoutKey(name), redis.Z{Score: float64(base + int64(i)*int64(wait)), Member: id})
 	}
 	// other's place is listed too, under dead's id: it must stay.
 	removed, err := insp.DropWaiters(ctx, name, dead, []string{dead + ":3", dead + ":1", other + ":2"})
@@ -212,17 +213,17 @@ func TestDropWaitersShiftsLaterDeadlines(t *testing.T) {
 	if strings.Join(removed, " ") != dead+":1 "+dead+":3" {
 		t.Fatalf("removed %q", removed)
 	}
-	if got := rdb.LRange(ctx, store.FairLockQueueKey(name), 0, -1).Val(); strings.Join(got, " ") != other+":2 "+other+":4" {
+	if got := rdb.LRange(ctx, wire.FairLockQueueKey(name), 0, -1).Val(); strings.Join(got, " ") != other+":2 "+other+":4" {
 		t.Fatalf("queue %q", got)
 	}
 	// other:2 was 1 wait behind base with one removal before it; other:4
 	// was 3 waits behind with two before it.
 	for id, want := range map[string]int64{other + ":2": base, other + ":4": base + int64(wait)} {
-		if got := int64(rdb.ZScore(ctx, store.FairLockTimeoutKey(name), id).Val()); got != want {
+		if got := int64(rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), id).Val()); got != want {
 			t.Errorf("deadline of %s = %d, want %d", id, got, want)
 		}
 	}
-	if n := rdb.ZCard(ctx, store.FairLockTimeoutKey(name)).Val(); n != 2 {
+	if n := rdb.ZCard(ctx, wire.FairLockTimeoutKey(name)).Val(); n != 2 {
 		t.Errorf("%d deadlines left, want 2", n)
 	}
 	if again, err := insp.DropWaiters(ctx, name, dead, []string{dead + ":1"}); err != nil || len(again) != 0 {
@@ -243,7 +244,7 @@ func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
 	insp := New(rdb, nil)
 	name := redistest.Prefix(t) + "fair"
 	t.Cleanup(func() {
-		rdb.Del(context.WithoutCancel(ctx), name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name), store.HeldKey(name))
+		rdb.Del(context.WithoutCancel(ctx), name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name))
 	})
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
@@ -256,8 +257,8 @@ func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
 	const dead = "0badc0de-0000-4000-8000-00000000000a"
 	now := rdb.Time(ctx).Val()
 	deadline := now.Add(time.Minute + store.DefaultFairThreadWait).UnixMilli()
-	rdb.RPush(ctx, store.FairLockQueueKey(name), dead+":1")
-	rdb.ZAdd(ctx, store.FairLockTimeoutKey(name), redis.Z{Score: float64(deadline), Member: dead + ":1"})
+	rdb.RPush(ctx, wire.FairLockQueueKey(name), dead+":1")
+	rdb.ZAdd(ctx, wire.FairLockTimeoutKey(name), redis.Z{Score: float64(deadline), Member: dead + ":1"})
 
 	live := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: time.Minute, NoWatchdog: true}})
 	done := make(chan error, 1)
@@ -279,7 +280,7 @@ func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
 	if len(res) != 1 || res[0].Err != nil || res[0].What != "waits" || res[0].Holder != dead+":1" || res[0].Lock != name {
 		t.Fatalf("results = %+v", res)
 	}
-	if got := rdb.LRange(ctx, store.FairLockQueueKey(name), 0, -1).Val(); len(got) != 1 || got[0] != live.HolderID() {
+	if got := rdb.LRange(ctx, wire.FairLockQueueKey(name), 0, -1).Val(); len(got) != 1 || got[0] != live.HolderID() {
 		t.Fatalf("queue after release-all: %q", got)
 	}
 	if err := holder.Unlock(ctx); err != nil {

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -299,7 +298,7 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 		}
 		var batch []string
 		for _, k := range keys {
-			if store.IsInternalKey(k) || !GlobMatch(match, k) {
+			if wire.IsInternalKey(k) || !GlobMatch(match, k) {
 				continue
 			}
 			if _, ok := d.patterns.counterRule(k); ok || d.patterns.isTokenLockName(k) {

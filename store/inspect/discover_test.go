@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -158,7 +158,7 @@ func TestDiscoverSkipsInternalKeys(t *testing.T) {
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
 	c := New(rdb, nil)
-	key := store.StatsKey(p + "orders")
+	key := wire.StatsKey(p + "orders")
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	discLock(t, rdb, key, "1", 1)
 
@@ -322,7 +322,7 @@ func TestDiscoverCluster(t *testing.T) {
 		cc.HSet(ctx, fmt.Sprintf("app:%02d", i), "user:1", 1)
 		wantLocks = append(wantLocks, lock)
 		wantLims = append(wantLims, lim)
-		slot, node := int(store.Slot(lock)), 0
+		slot, node := int(wire.Slot(lock)), 0
 		for node < len(discRanges)-1 && slot > discRanges[node][1] {
 			node++
 		}
@@ -349,8 +349,8 @@ func TestDiscoverCluster(t *testing.T) {
 	// Sample spans the nodes too, stats rings included (same slot as the
 	// object, so a script could write them).
 	for _, name := range []string{"lock:00", "rl:07"} {
-		if store.Slot(store.StatsKey(name)) != store.Slot(name) {
-			t.Fatalf("store.StatsKey(%q) in another slot", name)
+		if wire.Slot(wire.StatsKey(name)) != wire.Slot(name) {
+			t.Fatalf("wire.StatsKey(%q) in another slot", name)
 		}
 	}
 	s, err := c.Sample(ctx, wantLocks, append(wantLims, "rl:gone"))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -74,7 +73,7 @@ func queueLockSides(ctx context.Context, pipe redis.Pipeliner, info *LockInfo) *
 		for i, h := range info.Holders {
 			if h.Mode == wire.RWModeRead {
 				// The newest level was leased last; the watchdog renews all.
-				s.leases[i] = pipe.PTTL(ctx, store.RWReadLevelKey(info.Name, h.ID, h.Count))
+				s.leases[i] = pipe.PTTL(ctx, wire.RWReadLevelKey(info.Name, h.ID, h.Count))
 			}
 		}
 	}
@@ -85,10 +84,10 @@ func queueLockSides(ctx context.Context, pipe redis.Pipeliner, info *LockInfo) *
 // fencing token) by name alone, so Sample can send them with the hash read.
 func queueRLockSides(ctx context.Context, pipe redis.Pipeliner, name string) *lockSides {
 	return &lockSides{
-		queue:    pipe.LRange(ctx, store.FairLockQueueKey(name), 0, MaxWaitersShown-1),
-		qlen:     pipe.LLen(ctx, store.FairLockQueueKey(name)),
-		timeouts: pipe.ZRangeWithScores(ctx, store.FairLockTimeoutKey(name), 0, MaxWaitersShown-1),
-		token:    pipe.Get(ctx, store.FencingTokenKey(name)),
+		queue:    pipe.LRange(ctx, wire.FairLockQueueKey(name), 0, MaxWaitersShown-1),
+		qlen:     pipe.LLen(ctx, wire.FairLockQueueKey(name)),
+		timeouts: pipe.ZRangeWithScores(ctx, wire.FairLockTimeoutKey(name), 0, MaxWaitersShown-1),
+		token:    pipe.Get(ctx, wire.FencingTokenKey(name)),
 		held:     queueHoldTimes(ctx, pipe, name),
 	}
 }
@@ -148,7 +147,7 @@ func queueLimiterState(ctx context.Context, pipe redis.Pipeliner, info *LimiterI
 
 func queueWindowState(ctx context.Context, pipe redis.Pipeliner, name, clientID string) *redis.Cmd {
 	return redissonLimiterStateScript.EvalSha(ctx, pipe,
-		[]string{name, store.RedissonValueKey(name, clientID), store.RedissonPermitsKey(name, clientID)}, maxGrantsDecoded)
+		[]string{name, wire.RedissonValueKey(name, clientID), wire.RedissonPermitsKey(name, clientID)}, maxGrantsDecoded)
 }
 
 // windowState is redisson_limiter_state.lua's reply.
@@ -337,7 +336,7 @@ var errEnoughClients = errors.New("inspect: enough clients")
 // caller acting on each page acts in bounded steps; an error from page
 // stops the walk and is returned.
 func (c *Inspector) redissonClientIDs(ctx context.Context, name string, page func(ids []string) error) error {
-	prefix := store.RedissonValueKey(name, "") + ":"
+	prefix := wire.RedissonValueKey(name, "") + ":"
 	var mu sync.Mutex
 	return c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
 		var cursor uint64

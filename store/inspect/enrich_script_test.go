@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -18,8 +18,8 @@ func TestSampleReloadsWindowScriptAfterFlush(t *testing.T) {
 	rdb := redistest.Client(t)
 	name := redistest.Prefix(t) + "rl"
 	rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 0)
-	rdb.Set(ctx, store.RedissonValueKey(name, ""), 7, 0)
-	t.Cleanup(func() { rdb.Del(ctx, name, store.RedissonValueKey(name, "")) })
+	rdb.Set(ctx, wire.RedissonValueKey(name, ""), 7, 0)
+	t.Cleanup(func() { rdb.Del(ctx, name, wire.RedissonValueKey(name, "")) })
 	c := New(rdb, nil)
 	for round := 0; round < 2; round++ {
 		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
@@ -50,7 +50,7 @@ func TestSampleSkipsWindowReadForKnownBuckets(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	name := redistest.Prefix(t) + "b"
-	t.Cleanup(func() { rdb.Del(ctx, name, store.RedissonValueKey(name, "")) })
+	t.Cleanup(func() { rdb.Del(ctx, name, wire.RedissonValueKey(name, "")) })
 	now := discNow(t, rdb)
 	discBucket(t, rdb, name, now, 3, 10, "1000")
 	c := New(rdb, nil)
@@ -86,7 +86,7 @@ func TestSampleSkipsWindowReadForKnownBuckets(t *testing.T) {
 
 	rdb.Del(ctx, name)
 	rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 0)
-	rdb.Set(ctx, store.RedissonValueKey(name, ""), 4, 0)
+	rdb.Set(ctx, wire.RedissonValueKey(name, ""), 4, 0)
 	s, err := c.Sample(ctx, nil, []string{name})
 	if err != nil || len(s.Limiters) != 1 || s.Limiters[0].Kind != KindRedissonLimiter || !s.Limiters[0].AvailableUnknown {
 		t.Fatalf("first sample after the kind changed = %+v, %v; want a Redisson limiter with availability unknown", s, err)

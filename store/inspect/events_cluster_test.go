@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // collectUntil reads events until one about each of the marker names has
@@ -61,26 +60,26 @@ func TestEventsShardedOnCluster(t *testing.T) {
 		if i == 11 {
 			name = "{ev-tag}:orders"
 		}
-		locks = append(locks, LockInfo{Name: name, Kind: KindReentrant, Channel: store.UnlockChannel(name)})
+		locks = append(locks, LockInfo{Name: name, Kind: KindReentrant, Channel: wire.UnlockChannel(name)})
 	}
-	markC := LockInfo{Name: "ev-mark-classic", Kind: KindReentrant, Channel: store.UnlockChannel("ev-mark-classic")}
+	markC := LockInfo{Name: "ev-mark-classic", Kind: KindReentrant, Channel: wire.UnlockChannel("ev-mark-classic")}
 	// A sharded marker per master: each master's messages come on their
 	// own connection.
 	var markS []LockInfo
 	masters := map[string]bool{}
 	for i := 0; len(masters) < len(c.Masters); i++ {
 		name := fmt.Sprintf("ev-mark-sharded-%d", i)
-		node, err := cc.MasterForKey(ctx, store.UnlockChannel(name))
+		node, err := cc.MasterForKey(ctx, wire.UnlockChannel(name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !masters[node.Options().Addr] {
 			masters[node.Options().Addr] = true
-			markS = append(markS, LockInfo{Name: name, Kind: KindReentrant, Channel: store.UnlockChannel(name)})
+			markS = append(markS, LockInfo{Name: name, Kind: KindReentrant, Channel: wire.UnlockChannel(name)})
 		}
 	}
-	fair := LockInfo{Name: "ev-fair", Kind: KindFairLock, Channel: store.UnlockChannel("ev-fair"),
-		Waiters: []Waiter{{ID: "6f0b3c1e-2d4a-4b8e-9c1f-0a1b2c3d4e5f:7", Channel: store.UnlockChannel("ev-fair") + ":6f0b3c1e-2d4a-4b8e-9c1f-0a1b2c3d4e5f:7"}}}
+	fair := LockInfo{Name: "ev-fair", Kind: KindFairLock, Channel: wire.UnlockChannel("ev-fair"),
+		Waiters: []Waiter{{ID: "6f0b3c1e-2d4a-4b8e-9c1f-0a1b2c3d4e5f:7", Channel: wire.UnlockChannel("ev-fair") + ":6f0b3c1e-2d4a-4b8e-9c1f-0a1b2c3d4e5f:7"}}}
 	all := append(append(append([]LockInfo{}, locks...), markC, fair), markS...)
 	if err := s.Watch(ctx, all); err != nil {
 		t.Fatal(err)
@@ -194,7 +193,7 @@ func TestEventsWatchSingleNode(t *testing.T) {
 	if redistest.SharedCluster() == nil && s.Sharded() {
 		t.Fatal("single node stream says it is sharded")
 	}
-	if err := s.Watch(t.Context(), []LockInfo{{Name: "x", Channel: store.UnlockChannel("x")}}); err != nil {
+	if err := s.Watch(t.Context(), []LockInfo{{Name: "x", Channel: wire.UnlockChannel("x")}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,10 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
 )
 
 // On a Cluster of Redis >= 7 Redisson publishes unlocks with SPUBLISH, which
@@ -150,7 +148,7 @@ func (s *shardSubs) reconcile(ctx context.Context) error {
 			p = &plan{client: c, slots: map[uint16][]string{}}
 			plans[addr] = p
 		}
-		slot := store.Slot(ch)
+		slot := wire.Slot(ch)
 		p.slots[slot] = append(p.slots[slot], ch)
 		p.all = append(p.all, ch)
 	}

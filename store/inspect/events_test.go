@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// Every name that store.UnlockChannel can produce unambiguously comes back out.
+// Every name that wire.UnlockChannel can produce unambiguously comes back out.
 func TestEventsChannelNameRoundTrip(t *testing.T) {
 	names := []string{
 		"orders", "a:b:c", "锁", "ключ🔒 with spaces", "a{b}c", "{tag}rest", "x}y", "a{", "}",
 		"a{}b", "{a}{b}", "{", "{{x}}", "{a{b}", "", "braces at end {x}",
 	}
 	for _, name := range names {
-		ch := store.UnlockChannel(name)
+		ch := wire.UnlockChannel(name)
 		ev, ok := eventFromMessage(&redis.Message{Channel: ch, Pattern: "redisson_lock__channel:*", Payload: "0"}, time.Time{})
 		if !ok || ev.Name != name || ev.Type != EventUnlock || ev.Channel != ch || ev.Message != "0" {
 			t.Errorf("name %q -> channel %q -> event %+v (ok %v)", name, ch, ev, ok)
@@ -61,11 +61,11 @@ func TestEventsUnlockMessages(t *testing.T) {
 	for i, name := range names {
 		before := time.Now()
 		payload := []string{"0", "1", "0"}[i]
-		if err := rdb.Publish(ctx, store.UnlockChannel(name), payload).Err(); err != nil {
+		if err := rdb.Publish(ctx, wire.UnlockChannel(name), payload).Err(); err != nil {
 			t.Fatal(err)
 		}
 		ev := eventsWait(t, s, 5*time.Second)
-		want := Event{Type: EventUnlock, Name: name, Channel: store.UnlockChannel(name), Message: payload}
+		want := Event{Type: EventUnlock, Name: name, Channel: wire.UnlockChannel(name), Message: payload}
 		at := ev.At
 		ev.At = time.Time{}
 		if ev != want {
@@ -78,7 +78,7 @@ func TestEventsUnlockMessages(t *testing.T) {
 	// Other channels are not subscribed to.
 	rdb.Publish(ctx, "redisson_semaphore:{"+p+"x}", "0")
 	rdb.Publish(ctx, p+"unrelated", "0")
-	rdb.Publish(ctx, store.UnlockChannel(p+"last"), "0")
+	rdb.Publish(ctx, wire.UnlockChannel(p+"last"), "0")
 	if ev := eventsWait(t, s, 5*time.Second); ev.Name != p+"last" {
 		t.Errorf("got %+v, want only the unlock of %slast", ev, p)
 	}
@@ -102,7 +102,7 @@ func TestEventsSlowReaderDrops(t *testing.T) {
 	const extra = 50
 	pipe := rdb.Pipeline()
 	for i := 0; i < eventBuffer+extra; i++ {
-		pipe.Publish(ctx, store.UnlockChannel(p+"hot"), "0")
+		pipe.Publish(ctx, wire.UnlockChannel(p+"hot"), "0")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestEventsSlowReaderDrops(t *testing.T) {
 	for i := 0; i < eventBuffer; i++ {
 		<-s.Events()
 	}
-	rdb.Publish(ctx, store.UnlockChannel(p+"after"), "0")
+	rdb.Publish(ctx, wire.UnlockChannel(p+"after"), "0")
 	if ev := eventsWait(t, s, 5*time.Second); ev.Name != p+"after" {
 		t.Errorf("after catching up got %+v", ev)
 	}
@@ -139,7 +139,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 	}
 	defer s.Close()
 
-	if err := rdb.Publish(ctx, store.UnlockChannel("before"), "0").Err(); err != nil {
+	if err := rdb.Publish(ctx, wire.UnlockChannel("before"), "0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if ev := eventsWait(t, s, 5*time.Second); ev.Name != "before" {
@@ -161,7 +161,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := rdb.Publish(ctx, store.UnlockChannel("after {restart}"), "0").Err(); err != nil {
+	if err := rdb.Publish(ctx, wire.UnlockChannel("after {restart}"), "0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if ev := eventsWait(t, s, 5*time.Second); ev.Name != "after {restart}" {
@@ -185,7 +185,7 @@ func TestEventsCloseNoLeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rdb.Publish(ctx, store.UnlockChannel("leak"), "0")
+		rdb.Publish(ctx, wire.UnlockChannel("leak"), "0")
 		eventsWait(t, s, 5*time.Second)
 		if err := s.Close(); err != nil {
 			t.Fatalf("Close: %v", err)

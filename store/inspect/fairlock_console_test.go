@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -31,12 +32,12 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 	if err := quitter.Lock(short); !errors.Is(err, store.ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("store.Lock = %v", err)
 	}
-	if queueLen(rdb, name) != 0 || rdb.Exists(ctx, store.FairLockTimeoutKey(name)).Val() != 0 {
+	if queueLen(rdb, name) != 0 || rdb.Exists(ctx, wire.FairLockTimeoutKey(name)).Val() != 0 {
 		t.Fatal("the waiter that gave up is still queued")
 	}
 
 	redistest.WaitRenewed(t, rdb, name, 2) // the watchdog renews
-	next := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryCap: time.Minute}})
+	next := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryInterval: time.Minute}})
 	done := make(chan error, 1)
 	go func() { done <- next.Lock(ctx) }()
 	redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == 1 })
@@ -57,7 +58,7 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 	if err := next.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 2 || cnt.Rejected < 2 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 2 || cnt.Rejected < 2 {
 		t.Errorf("stats = %+v, want 2 acquired and the waiters' attempts rejected", cnt)
 	}
 }
@@ -98,7 +99,7 @@ func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 	}
 	// Each place's first deadline (lease + thread wait after it queued)
 	// passes; asking again keeps moving it.
-	first := rdb.ZRangeWithScores(ctx, store.FairLockTimeoutKey(name), 0, -1).Val()
+	first := rdb.ZRangeWithScores(ctx, wire.FairLockTimeoutKey(name), 0, -1).Val()
 	if len(first) != 2 {
 		t.Fatalf("deadlines %v, want one per waiter", first)
 	}
@@ -143,7 +144,7 @@ func TestFairOrder(t *testing.T) {
 		}
 		// A long retry cap: only the wake-up on its own channel (or a
 		// queue-freshness retry) brings a waiter back early.
-		w := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryCap: time.Minute}})
+		w := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryInterval: time.Minute}})
 		waiters = append(waiters, w)
 		wg.Add(1)
 		go func() {
@@ -172,11 +173,11 @@ func TestFairOrder(t *testing.T) {
 		t.Fatalf("console sees %+v", info)
 	}
 	for i, w := range info.Waiters {
-		if w.ID != waiters[i].HolderID() || w.RemainingMS <= 0 || w.Channel != store.UnlockChannel(name)+":"+w.ID {
+		if w.ID != waiters[i].HolderID() || w.RemainingMS <= 0 || w.Channel != wire.UnlockChannel(name)+":"+w.ID {
 			t.Fatalf("waiter %d = %+v, want %s", i, w, waiters[i].HolderID())
 		}
 	}
-	if plan := info.ForceUnlockPlan(holder.HolderID()); plan.Channel != store.UnlockChannel(name)+":"+waiters[0].HolderID() {
+	if plan := info.ForceUnlockPlan(holder.HolderID()); plan.Channel != wire.UnlockChannel(name)+":"+waiters[0].HolderID() {
 		t.Errorf("plan wakes %q", plan.Channel)
 	}
 
@@ -194,14 +195,14 @@ func TestFairOrder(t *testing.T) {
 		t.Fatalf("messages %v, want one per hand-over", msgs)
 	}
 	for i, m := range msgs {
-		if m.Channel != store.UnlockChannel(name)+":"+want[i] || m.Payload != "0" {
+		if m.Channel != wire.UnlockChannel(name)+":"+want[i] || m.Payload != "0" {
 			t.Fatalf("message %d = %s %q, want \"0\" on %s's channel", i, m.Channel, m.Payload, want[i])
 		}
 	}
-	if n := rdb.Exists(ctx, name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name)).Val(); n != 0 {
+	if n := rdb.Exists(ctx, name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)).Val(); n != 0 {
 		t.Fatalf("%d keys left behind", n)
 	}
-	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 4 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 4 {
 		t.Errorf("stats = %+v, want 4 acquired", cnt)
 	}
 }

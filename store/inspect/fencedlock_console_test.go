@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -22,8 +23,8 @@ func TestFencedTokenIncreases(t *testing.T) {
 	a := c.NewFencedLock(name, nil)
 	b := store.New(rdb, nil).NewFencedLock(name, nil)
 	// An existing counter is continued (a missing one is seeded from TIME).
-	rdb.Set(ctx, store.FencingTokenKey(name), 0, 0)
-	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), store.FencingTokenKey(name)) })
+	rdb.Set(ctx, wire.FencingTokenKey(name), 0, 0)
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), wire.FencingTokenKey(name)) })
 	if err := a.TryLock(ctx); err != nil || a.Token() != 1 {
 		t.Fatalf("first acquire: token %d, %v", a.Token(), err)
 	}
@@ -56,10 +57,10 @@ func TestFencedTokenIncreases(t *testing.T) {
 		}
 	}
 	msgs := kindMessages(ps, time.Second)
-	if len(msgs) != 1 || msgs[0].Channel != store.UnlockChannel(name) || msgs[0].Payload != "0" {
+	if len(msgs) != 1 || msgs[0].Channel != wire.UnlockChannel(name) || msgs[0].Payload != "0" {
 		t.Fatalf("release messages %v", msgs)
 	}
-	if rdb.Exists(ctx, name).Val() != 0 || rdb.Get(ctx, store.FencingTokenKey(name)).Val() != "2" {
+	if rdb.Exists(ctx, name).Val() != 0 || rdb.Get(ctx, wire.FencingTokenKey(name)).Val() != "2" {
 		t.Fatal("release must delete the lock and keep the token")
 	}
 	if err := b.TryLock(ctx); err != nil || b.Token() != 3 {
@@ -71,13 +72,13 @@ func TestFencedTokenIncreases(t *testing.T) {
 	if err != nil || info.FencingToken != 3 {
 		t.Fatalf("GetLock = %+v, %v", info, err)
 	}
-	if plan := info.ForceUnlockPlan(b.HolderID()); len(plan.Keeps) != 1 || plan.Keeps[0] != store.FencingTokenKey(name) {
+	if plan := info.ForceUnlockPlan(b.HolderID()); len(plan.Keeps) != 1 || plan.Keeps[0] != wire.FencingTokenKey(name) {
 		t.Errorf("plan = %+v", plan)
 	}
 	if err := c.ForceUnlock(ctx, name, b.HolderID()); err != nil {
 		t.Fatal(err)
 	}
-	if rdb.Get(ctx, store.FencingTokenKey(name)).Val() != "3" {
+	if rdb.Get(ctx, wire.FencingTokenKey(name)).Val() != "3" {
 		t.Fatal("force-unlock touched the token")
 	}
 	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
@@ -89,7 +90,7 @@ func TestFencedTokenIncreases(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 4 || cnt.Rejected != 1 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 4 || cnt.Rejected != 1 {
 		t.Errorf("stats = %+v, want 4 acquired 1 rejected", cnt)
 	}
 }

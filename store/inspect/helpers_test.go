@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -35,10 +36,10 @@ func tbNewBucket(t *testing.T) (testPair, *redis.Client, string) {
 }
 
 func queueLen(rdb *redis.Client, name string) int64 {
-	return rdb.LLen(context.Background(), store.FairLockQueueKey(name)).Val()
+	return rdb.LLen(context.Background(), wire.FairLockQueueKey(name)).Val()
 }
 
 func rwLevelTTL(t *testing.T, rdb *redis.Client, name, holder string, level int64) time.Duration {
 	t.Helper()
-	return rdb.PTTL(context.Background(), store.RWReadLevelKey(name, holder, level)).Val()
+	return rdb.PTTL(context.Background(), wire.RWReadLevelKey(name, holder, level)).Val()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -46,11 +47,11 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			return holdCase{take: f.TryLock, release: f.Unlock, holder: f.HolderID()}
 		},
 		"read": func(name string) holdCase {
-			r := app.NewRWLock(name, &store.LockOptions{Lease: lease}).RLock()
+			r := app.NewRWLock(name, &store.LockOptions{Lease: lease}).Reader()
 			return holdCase{take: r.TryLock, release: r.Unlock, holder: r.HolderID()}
 		},
 		"write": func(name string) holdCase {
-			w := app.NewRWLock(name, &store.LockOptions{Lease: lease}).WLock()
+			w := app.NewRWLock(name, &store.LockOptions{Lease: lease}).Writer()
 			return holdCase{take: w.TryLock, release: w.Unlock, holder: w.HolderID()}
 		},
 		"token": func(name string) holdCase {
@@ -65,7 +66,7 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			if kind != "token" {
 				name = p + kind
 			}
-			t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, store.HeldKey(name)) })
+			t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 			c := mk(name)
 			if err := c.take(ctx); err != nil {
 				t.Fatal(err)
@@ -88,7 +89,7 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			if annotated.HeldMS != 3000 || annotated.HeldSinceSeen {
 				t.Fatalf("annotated: %+v", annotated)
 			}
-			if rdb.PTTL(ctx, store.HeldKey(name)).Val() <= 0 {
+			if rdb.PTTL(ctx, wire.HeldKey(name)).Val() <= 0 {
 				t.Fatal("hold times do not expire with the lock")
 			}
 
@@ -109,20 +110,20 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			if err := c.release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if rdb.HExists(ctx, store.HeldKey(name), c.holder).Val() {
+			if rdb.HExists(ctx, wire.HeldKey(name), c.holder).Val() {
 				t.Fatal("hold time outlives the unlock")
 			}
 
 			if err := c.take(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if !rdb.HExists(ctx, store.HeldKey(name), c.holder).Val() {
+			if !rdb.HExists(ctx, wire.HeldKey(name), c.holder).Val() {
 				t.Fatal("no hold time after taking it again")
 			}
 			if err := insp.ForceUnlock(ctx, name, c.holder); err != nil {
 				t.Fatal(err)
 			}
-			if rdb.HExists(ctx, store.HeldKey(name), c.holder).Val() {
+			if rdb.HExists(ctx, wire.HeldKey(name), c.holder).Val() {
 				t.Fatal("hold time outlives the force-unlock")
 			}
 			_ = c.release(ctx) // stops the watchdog; the lock is gone already
@@ -153,13 +154,13 @@ func TestHoldTimesPerReadHolder(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := t.Context()
 	name := redistest.Prefix(t) + "rw"
-	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, store.HeldKey(name)) })
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
 	insp := New(rdb, nil)
 	opts := &store.LockOptions{Lease: time.Minute, NoWatchdog: true}
-	a := app.NewRWLock(name, opts).RLock()
-	b := app.NewRWLock(name, opts).RLock()
+	a := app.NewRWLock(name, opts).Reader()
+	b := app.NewRWLock(name, opts).Reader()
 	for _, r := range []*store.RWLockSide{a, b} {
 		if err := r.TryLock(ctx); err != nil {
 			t.Fatal(err)
@@ -181,20 +182,20 @@ func TestHoldTimesPerReadHolder(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil { // one of two levels
 		t.Fatal(err)
 	}
-	if !rdb.HExists(ctx, store.HeldKey(name), a.HolderID()).Val() {
+	if !rdb.HExists(ctx, wire.HeldKey(name), a.HolderID()).Val() {
 		t.Fatal("a's record gone while it still holds a level")
 	}
 	if err := insp.ForceUnlock(ctx, name, a.HolderID()); err != nil {
 		t.Fatal(err)
 	}
-	fields := rdb.HKeys(ctx, store.HeldKey(name)).Val()
+	fields := rdb.HKeys(ctx, wire.HeldKey(name)).Val()
 	if len(fields) != 1 || fields[0] != b.HolderID() {
 		t.Fatalf("after a's force-unlock the records are %q, want b's alone", fields)
 	}
 	if err := b.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if rdb.Exists(ctx, name, store.HeldKey(name)).Val() != 0 {
+	if rdb.Exists(ctx, name, wire.HeldKey(name)).Val() != 0 {
 		t.Fatal("the last release left the lock or its hold times")
 	}
 }
@@ -208,12 +209,12 @@ func TestDeadlineForceUnlockDeletesHoldTimes(t *testing.T) {
 	name := p + "dl:job"
 	seen := strconv.FormatInt(time.Now().Add(time.Minute).UnixMilli(), 10)
 	rdb.Set(ctx, name, seen, 0)
-	rdb.HSet(ctx, store.HeldKey(name), seen, "1 1")
-	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, store.HeldKey(name)) })
+	rdb.HSet(ctx, wire.HeldKey(name), seen, "1 1")
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 	if err := insp.ForceUnlock(ctx, name, seen); err != nil {
 		t.Fatal(err)
 	}
-	if rdb.Exists(ctx, store.HeldKey(name)).Val() != 0 {
+	if rdb.Exists(ctx, wire.HeldKey(name)).Val() != 0 {
 		t.Fatal("hold times outlive the deadline lock")
 	}
 }
@@ -226,7 +227,7 @@ func TestTokenForceUnlockWakesWaiter(t *testing.T) {
 	defer cancel()
 	p := redistest.Prefix(t)
 	name := p + "token:w"
-	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, store.HeldKey(name)) })
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 	insp := New(rdb, &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
@@ -234,11 +235,11 @@ func TestTokenForceUnlockWakesWaiter(t *testing.T) {
 	if err := stuck.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute, Retry: time.Hour})
+	waiter := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute, RetryInterval: time.Hour})
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	redistest.Eventually(t, "the waiter listens", func() bool {
-		return rdb.PubSubNumSub(ctx, store.TokenLockChannel(name)).Val()[store.TokenLockChannel(name)] > 0
+		return rdb.PubSubNumSub(ctx, wire.TokenLockChannel(name)).Val()[wire.TokenLockChannel(name)] > 0
 	})
 	if err := insp.ForceUnlock(ctx, name, stuck.Token()); err != nil {
 		t.Fatal(err)

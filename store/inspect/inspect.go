@@ -1,16 +1,3 @@
-// Package inspect is lockwarden's console side of the objects package store
-// takes: it finds the locks and rate limiters in a Redis deployment
-// (Discover, and the incremental Walker the sampler drives one tick at a
-// time), classifies each key by its layout (Redisson's RLock, fair, fenced
-// and read-write locks and RRateLimiter; the seed articles' token buckets,
-// token locks and counters), samples their state and 200 ms outcome stats
-// (Sample), follows their unlock channels (SubscribeEvents), plans and
-// performs the changes an admin may make (ForceUnlock, ModifyLimiterWith,
-// ResetCounter) and keeps the audit stream of those changes (Audit).
-//
-// Applications never need it: they take locks and permits with package
-// store. inspect imports store for the key layout and the shared errors;
-// store never imports inspect.
 package inspect
 
 import (
@@ -97,13 +84,15 @@ func (c *Inspector) Redis() redis.UniversalClient { return c.rdb }
 // lock; nothing was changed.
 var ErrHolderChanged = errors.New("inspect: lock holder changed")
 
-// invalid and validateName are store's, so the console and applications
-// refuse the same names with the same error (mapped once, by
-// errors.Is(err, store.ErrInvalid)).
-var (
-	invalid      = store.Invalid
-	validateName = store.ValidateName
-)
+// validateName is store's, so the console and applications refuse the same
+// names with the same error.
+var validateName = store.ValidateName
+
+// invalid builds store's *ValidationError, so every validation error of the
+// console maps once, by errors.Is(err, store.ErrInvalid).
+func invalid(field, format string, args ...any) error {
+	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
 
 // wrongKindErr marks a WRONGTYPE reply as store.ErrWrongKind.
 func wrongKindErr(err error) error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -113,7 +114,7 @@ func TestKindRWLock(t *testing.T) {
 	if err != nil || winfo.Mode != "write" {
 		t.Fatalf("GetLock(writer) = %+v, %v", winfo, err)
 	}
-	if plan := winfo.ForceUnlockPlan(kindUUID + ":9:write"); plan.Message != "1" || plan.Channel != store.RWLockChannel(wname) {
+	if plan := winfo.ForceUnlockPlan(kindUUID + ":9:write"); plan.Message != "1" || plan.Channel != wire.RWLockChannel(wname) {
 		t.Errorf("plan = %+v", plan)
 	}
 	if err := c.ForceUnlock(ctx, wname, kindUUID+":9:write"); err != nil {
@@ -134,8 +135,8 @@ func TestKindFairLock(t *testing.T) {
 	now := discNow(t, rdb)
 	rdb.HSet(ctx, name, holder, 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
-	rdb.RPush(ctx, store.FairLockQueueKey(name), stale, w1, w2)
-	rdb.ZAdd(ctx, store.FairLockTimeoutKey(name),
+	rdb.RPush(ctx, wire.FairLockQueueKey(name), stale, w1, w2)
+	rdb.ZAdd(ctx, wire.FairLockTimeoutKey(name),
 		redis.Z{Score: float64(now - 1000), Member: stale},
 		redis.Z{Score: float64(now + 330000), Member: w1},
 		redis.Z{Score: float64(now + 630000), Member: w2})
@@ -145,10 +146,10 @@ func TestKindFairLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if info.Kind != KindFairLock || info.WaitersTotal != 3 || len(info.Waiters) != 3 || info.Waiters[1].ID != w1 ||
-		info.Waiters[1].RemainingMS < 300000 || info.Waiters[1].Channel != store.UnlockChannel(name)+":"+w1 || info.Waiters[0].RemainingMS > 0 {
+		info.Waiters[1].RemainingMS < 300000 || info.Waiters[1].Channel != wire.UnlockChannel(name)+":"+w1 || info.Waiters[0].RemainingMS > 0 {
 		t.Fatalf("fair lock = %+v", info)
 	}
-	if plan := info.ForceUnlockPlan(holder); plan.Channel != store.UnlockChannel(name)+":"+w1 {
+	if plan := info.ForceUnlockPlan(holder); plan.Channel != wire.UnlockChannel(name)+":"+w1 {
 		t.Errorf("plan wakes %q, want %s's channel", plan.Channel, w1)
 	}
 	ps := kindSubscribe(t, ctx, rdb, "redisson_lock__channel:*")
@@ -156,7 +157,7 @@ func TestKindFairLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := kindMessages(ps, time.Second)
-	if len(msgs) != 1 || msgs[0].Channel != store.UnlockChannel(name)+":"+w1 || msgs[0].Payload != "0" {
+	if len(msgs) != 1 || msgs[0].Channel != wire.UnlockChannel(name)+":"+w1 || msgs[0].Payload != "0" {
 		t.Fatalf("messages %v, want one \"0\" on %s's channel", msgs, w1)
 	}
 	if ev, ok := eventFromMessage(msgs[0], time.Now()); !ok || ev.Name != name || ev.Waiter != w1 {
@@ -165,7 +166,7 @@ func TestKindFairLock(t *testing.T) {
 	if rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatal("lock survived")
 	}
-	if q := rdb.LRange(ctx, store.FairLockQueueKey(name), 0, -1).Val(); len(q) != 2 || q[0] != w1 {
+	if q := rdb.LRange(ctx, wire.FairLockQueueKey(name), 0, -1).Val(); len(q) != 2 || q[0] != w1 {
 		t.Fatalf("queue = %v, want the stale waiter dropped and w1, w2 kept", q)
 	}
 }
@@ -175,11 +176,11 @@ func TestKindFencedLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fenced"
 	holder := kindUUID + ":5"
-	rdb.Set(ctx, store.FencingTokenKey(name), 41, 0)
-	rdb.Incr(ctx, store.FencingTokenKey(name))
+	rdb.Set(ctx, wire.FencingTokenKey(name), 41, 0)
+	rdb.Incr(ctx, wire.FencingTokenKey(name))
 	rdb.HIncrBy(ctx, name, holder, 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
-	t.Cleanup(func() { rdb.Del(context.Background(), store.FencingTokenKey(name)) })
+	t.Cleanup(func() { rdb.Del(context.Background(), wire.FencingTokenKey(name)) })
 
 	d, err := c.Discover(ctx, p+"*")
 	if err != nil {
@@ -192,10 +193,10 @@ func TestKindFencedLock(t *testing.T) {
 	if err := c.ForceUnlock(ctx, name, holder); err != nil {
 		t.Fatal(err)
 	}
-	if msgs := kindMessages(ps, time.Second); len(msgs) != 1 || msgs[0].Channel != store.UnlockChannel(name) || msgs[0].Payload != "0" {
+	if msgs := kindMessages(ps, time.Second); len(msgs) != 1 || msgs[0].Channel != wire.UnlockChannel(name) || msgs[0].Payload != "0" {
 		t.Fatalf("messages %v", msgs)
 	}
-	if v := rdb.Get(ctx, store.FencingTokenKey(name)).Val(); v != "42" || rdb.Exists(ctx, name).Val() != 0 {
+	if v := rdb.Get(ctx, wire.FencingTokenKey(name)).Val(); v != "42" || rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatalf("token %q (want 42 kept), lock exists %d", v, rdb.Exists(ctx, name).Val())
 	}
 }
@@ -238,7 +239,7 @@ func TestKindTokenLock(t *testing.T) {
 
 	// The store handle: lock, refuse a second token, compare-and-delete.
 	a := c.NewTokenLock(name, &store.TokenLockOptions{Lease: 10 * time.Second})
-	b := c.NewTokenLock(name, &store.TokenLockOptions{Lease: 10 * time.Second, Retry: time.Millisecond, Attempts: 2})
+	b := c.NewTokenLock(name, &store.TokenLockOptions{Lease: 10 * time.Second, RetryInterval: time.Millisecond, Attempts: 2})
 	if err := a.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestKindTokenLock(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil || rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatalf("unlock = %v", err)
 	}
-	if cnt := redistest.StatsTotal(t, rdb, store.StatsKey(name)); cnt.Acquired != 1 || cnt.Rejected != 3 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 1 || cnt.Rejected != 3 {
 		t.Errorf("stats = %+v, want 1 acquired 3 rejected", cnt)
 	}
 	// Lock bounded by ctx alone (Attempts 0) ends with store.ErrNotObtained and
@@ -272,7 +273,7 @@ func TestKindTokenLock(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	w := c.NewTokenLock(name, &store.TokenLockOptions{Retry: time.Millisecond})
+	w := c.NewTokenLock(name, &store.TokenLockOptions{RetryInterval: time.Millisecond})
 	if err := w.Lock(cctx); !errors.Is(err, store.ErrNotObtained) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock with ctx over = %v", err)
 	}
@@ -286,8 +287,8 @@ func TestKindTokenLock(t *testing.T) {
 func TestKindSpinLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "spin"
-	a := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 900 * time.Millisecond, Interval: 10 * time.Millisecond})
-	b := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 900 * time.Millisecond, Interval: 10 * time.Millisecond})
+	a := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 900 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
+	b := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 900 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -312,9 +313,6 @@ func TestKindSpinLock(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("waiter did not get the lock: %v", err)
-	}
-	if a.Renewing() {
-		t.Error("released handle still renewing")
 	}
 	if err := b.Unlock(ctx); err != nil || rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatalf("final unlock = %v", err)

@@ -132,7 +132,7 @@ func (c *Inspector) ModifyLimiterWith(ctx context.Context, name string, e Limite
 	case KindCounter:
 		return nil, invalid("rate", "an access counter's limit is enforced by the application's own script; reset the counter instead")
 	default:
-		err = c.app.TokenBucket(name).Modify(ctx, e.Rate, e.IntervalMS)
+		err = c.app.NewTokenBucket(name, nil).Modify(ctx, e.Rate, e.IntervalMS)
 	}
 	if errors.Is(err, store.ErrModify) {
 		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, err)
@@ -152,7 +152,7 @@ func (c *Inspector) editRedisson(ctx context.Context, info *LimiterInfo, e Limit
 	if info.PerClient {
 		return c.editRedissonPerClient(ctx, info, e)
 	}
-	keys := []string{info.Name, store.RedissonValueKey(info.Name, ""), store.RedissonPermitsKey(info.Name, "")}
+	keys := []string{info.Name, wire.RedissonValueKey(info.Name, ""), wire.RedissonPermitsKey(info.Name, "")}
 	_, err := runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), e.KeepState, info.Algorithm, 0)
 	return err
 }
@@ -179,7 +179,7 @@ func (c *Inspector) editRedissonPerClient(ctx context.Context, info *LimiterInfo
 			keys := make([]string, 0, 1+2*n)
 			keys = append(keys, info.Name)
 			for _, id := range ids[:n] {
-				keys = append(keys, store.RedissonValueKey(info.Name, id), store.RedissonPermitsKey(info.Name, id))
+				keys = append(keys, wire.RedissonValueKey(info.Name, id), wire.RedissonPermitsKey(info.Name, id))
 			}
 			if _, err := runSetRate(ctx, c.rdb, keys, e.Rate, int64(e.IntervalMS), e.KeepState, info.Algorithm, oldRate); err != nil {
 				return err

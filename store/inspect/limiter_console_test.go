@@ -19,7 +19,7 @@ func TestLimiterModify(t *testing.T) {
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
 		t.Errorf("ModifyLimiter of a missing name created the key")
 	}
-	if err := c.TokenBucket(name).Init(ctx, store.TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 5}); err != nil {
+	if err := c.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 5}); err != nil {
 		t.Fatal(err)
 	}
 	before := rdb.HGetAll(ctx, name).Val()

@@ -88,17 +88,17 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 // holds it, with the semantics of the lock's kind:
 //
 //   - reentrant, fenced: the hash is deleted whatever the reentry count and
-//     "0" is published on store.UnlockChannel(name); a fenced lock's token key is
+//     "0" is published on wire.UnlockChannel(name); a fenced lock's token key is
 //     never touched, so the next holder's token is still larger.
 //   - fair: waiters whose place timed out are dropped, the hash is deleted
 //     and "0" is published on the channel of the thread now at the head of
-//     the queue (store.UnlockChannel(name)+":"+its id), nowhere else.
+//     the queue (wire.UnlockChannel(name)+":"+its id), nowhere else.
 //   - read-write: only that holder is removed, with its read-level keys;
-//     when nobody is left the hash is deleted and store.RWLockChannel(name) gets
+//     when nobody is left the hash is deleted and wire.RWLockChannel(name) gets
 //     "1" after a writer, "0" after the last reader. A writer leaving read
 //     levels of its own thread turns the lock into a read lock.
 //   - token: compare-and-delete; "0" is published on
-//     store.TokenLockChannel(name), where lockwarden's waiters listen.
+//     wire.TokenLockChannel(name), where lockwarden's waiters listen.
 //
 // store.ErrNotFound: no such key. ErrHolderChanged: someone else holds it now.
 // store.ErrWrongKind: the key is not a lock. In all three nothing changed.
@@ -144,10 +144,10 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	switch info.Kind {
 	case KindFairLock:
 		return store.RunScriptOnce(ctx, c.rdb, fairForceReleaseScript,
-			[]string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name), store.HeldKey(name)},
-			store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
+			[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)},
+			wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
-		keys := []string{name, store.HeldKey(name)}
+		keys := []string{name, wire.HeldKey(name)}
 		var count int64
 		for _, h := range info.Holders {
 			if h.ID == holder {
@@ -159,19 +159,19 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 		}
 		if !strings.HasSuffix(holder, wire.RWWriteSuffix) {
 			for level := int64(1); level <= min(count, wire.MaxRWLevelKeys); level++ {
-				keys = append(keys, store.RWReadLevelKey(name, holder, level))
+				keys = append(keys, wire.RWReadLevelKey(name, holder, level))
 			}
 		}
-		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, store.RWLockChannel(name), holder, count, sharded).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, wire.RWLockChannel(name), holder, count, sharded).Int64()
 	case KindTokenLock:
-		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name, store.HeldKey(name)}, holder, store.TokenLockChannel(name)).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name, wire.HeldKey(name)}, holder, wire.TokenLockChannel(name)).Int64()
 	case KindDeadlineLock:
-		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name, store.HeldKey(name)}, holder).Int64()
+		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name, wire.HeldKey(name)}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name, store.HeldKey(name)},
-		store.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
+	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name, wire.HeldKey(name)},
+		wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 
 // maxPlanLevels bounds the read-level keys a plan lists by name; the rest
@@ -208,11 +208,11 @@ func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 			Summary: fmt.Sprintf("deletes %q if its value is still %s (the deadline %s); a client that took it over meanwhile wrote another and keeps it; nothing is published", l.Name, holder, l.Deadline.UTC().Format(time.RFC3339))}
 	case KindTokenLock:
 		return ForceUnlockPlan{Deletes: []string{l.Name},
-			Channel: store.TokenLockChannel(l.Name), Message: wire.UnlockMessage,
-			Summary: fmt.Sprintf("deletes %q if it still holds this token and publishes %q on %s, which wakes lockwarden's waiters; other clients find it free on their next retry", l.Name, wire.UnlockMessage, store.TokenLockChannel(l.Name))}
+			Channel: wire.TokenLockChannel(l.Name), Message: wire.UnlockMessage,
+			Summary: fmt.Sprintf("deletes %q if it still holds this token and publishes %q on %s, which wakes lockwarden's waiters; other clients find it free on their next retry", l.Name, wire.UnlockMessage, wire.TokenLockChannel(l.Name))}
 	case KindFairLock:
 		p := ForceUnlockPlan{Deletes: []string{l.Name}, Message: wire.UnlockMessage,
-			Keeps: []string{store.FairLockQueueKey(l.Name), store.FairLockTimeoutKey(l.Name)}}
+			Keeps: []string{wire.FairLockQueueKey(l.Name), wire.FairLockTimeoutKey(l.Name)}}
 		for _, w := range l.Waiters {
 			if w.RemainingMS > 0 {
 				p.Channel = w.Channel
@@ -236,7 +236,7 @@ func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 		var more int64
 		if target.Mode == wire.RWModeRead {
 			for lv := int64(1); lv <= min(target.Count, maxPlanLevels); lv++ {
-				levels = append(levels, store.RWReadLevelKey(l.Name, holder, lv))
+				levels = append(levels, wire.RWReadLevelKey(l.Name, holder, lv))
 			}
 			more = min(target.Count, wire.MaxRWLevelKeys) - int64(len(levels))
 		}
@@ -255,14 +255,14 @@ func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
 		if target.Mode == wire.RWModeWrite {
 			msg = "1"
 		}
-		return ForceUnlockPlan{Deletes: append([]string{l.Name}, levels...), DeletesMore: more, Channel: store.RWLockChannel(l.Name), Message: msg,
-			Summary: fmt.Sprintf("deletes %q%s and publishes %q on %s so waiting readers and writers retry", l.Name, andMore, msg, store.RWLockChannel(l.Name))}
+		return ForceUnlockPlan{Deletes: append([]string{l.Name}, levels...), DeletesMore: more, Channel: wire.RWLockChannel(l.Name), Message: msg,
+			Summary: fmt.Sprintf("deletes %q%s and publishes %q on %s so waiting readers and writers retry", l.Name, andMore, msg, wire.RWLockChannel(l.Name))}
 	}
-	p := ForceUnlockPlan{Deletes: []string{l.Name}, Channel: store.UnlockChannel(l.Name), Message: wire.UnlockMessage,
-		Summary: fmt.Sprintf("deletes %q (all reentry levels) and publishes %q on %s", l.Name, wire.UnlockMessage, store.UnlockChannel(l.Name))}
+	p := ForceUnlockPlan{Deletes: []string{l.Name}, Channel: wire.UnlockChannel(l.Name), Message: wire.UnlockMessage,
+		Summary: fmt.Sprintf("deletes %q (all reentry levels) and publishes %q on %s", l.Name, wire.UnlockMessage, wire.UnlockChannel(l.Name))}
 	if l.Kind == KindFencedLock {
-		p.Keeps = []string{store.FencingTokenKey(l.Name)}
-		p.Summary += fmt.Sprintf("; the fencing token %d in %s is kept so the next holder's token is larger", l.FencingToken, store.FencingTokenKey(l.Name))
+		p.Keeps = []string{wire.FencingTokenKey(l.Name)}
+		p.Summary += fmt.Sprintf("; the fencing token %d in %s is kept so the next holder's token is larger", l.FencingToken, wire.FencingTokenKey(l.Name))
 	}
 	return p
 }

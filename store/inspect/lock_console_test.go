@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,7 +25,7 @@ func TestLockForceUnlock(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		sub := rdb.Subscribe(ctx, store.UnlockChannel(name))
+		sub := rdb.Subscribe(ctx, wire.UnlockChannel(name))
 		defer sub.Close()
 		if _, err := sub.Receive(ctx); err != nil {
 			t.Fatal(err)

@@ -13,8 +13,8 @@ const (
 	// KindReentrant is Redisson's RLock layout: hash <name>, one field
 	// "<uuid>:<owner>" holding the reentry count, PEXPIRE lease.
 	KindReentrant Kind = "reentrant"
-	// KindTokenBucket is seed 001's bucket: hash with last_mill_second,
-	// stored_permits, max_permits, interval and app.
+	// KindTokenBucket is the "ratelimit:<app>" token bucket: hash with
+	// last_mill_second, stored_permits, max_permits, interval and app.
 	KindTokenBucket Kind = "token-bucket"
 
 	// KindFairLock is Redisson's RFairLock while it has waiters: the RLock
@@ -34,11 +34,11 @@ const (
 	// {<name>}:<holder>:rwlock_timeout:<level> with its own lease.
 	KindRWLock Kind = "rwlock"
 	// KindTokenLock is a string set with SET NX PX to a random token and
-	// released by compare-and-delete (seed 004, redsync, bsm/redislock).
+	// released by compare-and-delete (redsync, bsm/redislock).
 	// Strings carry no marker, so only keys matching
 	// ObjectPatterns.TokenLocks are treated as locks.
 	KindTokenLock Kind = "token-lock"
-	// KindDeadlineLock is seed 004's timestamp lock: a string SETNX to a
+	// KindDeadlineLock is a timestamp lock: a string SETNX to a
 	// deadline in epoch ms, usually without expiry, which a client takes
 	// over with GETSET once the deadline has passed. Only keys matching
 	// ObjectPatterns.DeadlineLocks whose value is a number are listed; the
@@ -51,7 +51,7 @@ const (
 	// {<name>}:value:<client-id>). LimiterInfo.Algorithm says whether the
 	// state is the fixed window (before 3.13.3) or the sliding window (3.13.3+).
 	KindRedissonLimiter Kind = "redisson-rate-limiter"
-	// KindCounter is seed 004's access counter: a string INCRemented per
+	// KindCounter is an access counter: a string INCRemented per
 	// hit, EXPIREd on the first hit of a window. Only keys matching
 	// ObjectPatterns.Counters are treated as counters.
 	KindCounter Kind = "counter"
@@ -171,14 +171,14 @@ type LimiterInfo struct {
 	// (max_permits) for a token bucket.
 	Rate int64
 	// IntervalMS is the interval in milliseconds; for a token bucket the time
-	// to refill one permit (seed 001 allows fractions, e.g. "2.0").
+	// to refill one permit (fractions allowed, e.g. "2.0").
 	IntervalMS float64
 	// PerSecond is the sustained admission rate.
 	PerSecond float64
 	// Available is the number of permits an acquire could take now
 	// (for a token bucket: stored permits plus refill up to now, capped).
 	Available int64
-	// App is seed 001's "app" field (any non-empty marker).
+	// App is a token bucket's "app" field (any non-empty marker).
 	App string
 
 	// AvailableUnknown says Available could not be read: a per-client
@@ -237,23 +237,7 @@ func (c Counts) Add(o Counts) Counts {
 	return Counts{c.Acquired + o.Acquired, c.Rejected + o.Rejected, c.Errors + o.Errors}
 }
 
-// Stats layout, shared by every script that records outcomes:
-//
-//	store.StatsKey(name) is a hash with one counter per outcome and bucket. The
-//	bucket of time t is floor(t_ms / BucketMS) (t from Redis TIME); the
-//	field is the outcome letter followed by the bucket number in decimal:
-//	"a<bucket>" acquired, "r<bucket>" rejected, "e<bucket>" errors, e.g.
-//	"a8500000000". A writer does HINCRBY on its field, and only when that
-//	returns 1 (the first outcome of its kind in the bucket) it also
-//	PEXPIREs the hash StatsTTLMS and, if the hash holds more than
-//	StatsMaxFields fields, deletes every field that is not one of the
-//	StatsRing newest buckets. So an attempt costs one command, an idle
-//	object leaves nothing, and a hash never holds more than
-//	StatsMaxFields+1 fields (3 x StatsRing after a clean-up).
-//
-// The expiry is only refreshed by the first count of a field: any later
-// count of that field falls in the same 200 ms bucket, well inside the 5 s
-// the first one set.
+// The stats layout (documented above wire.BucketMS), as the console reads it.
 const (
 	BucketMS       = wire.BucketMS       // one stats bucket
 	WindowMS       = wire.WindowMS       // the rolling window: the last 5 complete buckets
@@ -262,7 +246,7 @@ const (
 	StatsTTLMS     = wire.StatsTTLMS     // expiry of a stats hash after its last new field
 )
 
-// Summary is seed 001's rolling view of one object at one instant.
+// Summary is the rolling view of one object's outcomes at one instant.
 type Summary struct {
 	// Bucket is the newest (still filling) bucket number at sampling time.
 	Bucket int64

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -91,7 +91,7 @@ func (c *Inspector) masterClients(ctx context.Context, cc *redis.ClusterClient) 
 	masters := map[string]*redis.Client{}
 	for _, r := range slots {
 		// The client go-redis routes this range to, from its cached map.
-		node, err := cc.MasterForKey(ctx, store.SlotKey(uint16(r.Start)))
+		node, err := cc.MasterForKey(ctx, wire.SlotKey(uint16(r.Start)))
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func (c *Inspector) clusterSlots(ctx context.Context, cc *redis.ClusterClient) (
 func cachedRanges(ctx context.Context, cc *redis.ClusterClient) []redis.ClusterSlot {
 	var out []redis.ClusterSlot
 	for slot := 0; slot < 16384; slot++ {
-		node, err := cc.MasterForKey(ctx, store.SlotKey(uint16(slot)))
+		node, err := cc.MasterForKey(ctx, wire.SlotKey(uint16(slot)))
 		if err != nil {
 			return nil
 		}
@@ -345,7 +345,7 @@ func (c *Inspector) skipDown(ctx context.Context, names []string, down map[strin
 	for _, n := range names {
 		node := c.nodeOf(ctx, n)
 		if _, bad := down[node]; !bad {
-			if ring := c.nodeOf(ctx, store.StatsKey(n)); ring != node {
+			if ring := c.nodeOf(ctx, wire.StatsKey(n)); ring != node {
 				if _, bad = down[ring]; bad {
 					node = ring
 				}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // Token locks and access counters are plain strings: nothing in a value like
@@ -13,15 +14,15 @@ import (
 // treats a string as one of them when its name matches a pattern the
 // operator configured for that kind.
 
-// CounterRule says which string keys are seed-004 access counters and, when
+// CounterRule says which string keys are INCR+EXPIRE access counters and, when
 // known, the limit the application enforces on them.
 type CounterRule struct {
 	// Pattern is a Redis glob (as for SCAN MATCH), e.g. "ip:limit:*".
 	Pattern string
-	// Limit is the most hits a window admits (seed 004's limit_count);
+	// Limit is the most hits a window admits;
 	// 0 when lockwarden is not told.
 	Limit int64
-	// Window is the window length (seed 004's limit_time); 0 when unknown.
+	// Window is the window length; 0 when unknown.
 	Window time.Duration
 }
 
@@ -32,7 +33,7 @@ type ObjectPatterns struct {
 	TokenLocks []string
 	// Counters are the INCR+EXPIRE access counters.
 	Counters []CounterRule
-	// DeadlineLocks are Redis globs of seed 004's timestamp locks: SETNX of
+	// DeadlineLocks are Redis globs of timestamp locks: SETNX of
 	// a deadline (epoch ms), taken over with GETSET once it has passed.
 	DeadlineLocks []string
 
@@ -43,7 +44,7 @@ type ObjectPatterns struct {
 }
 
 // announcedKinds maps the names store clients announced with a string
-// kind to that kind (store.AnnounceTokenLock or store.AnnounceCounter).
+// kind to that kind (wire.AnnounceTokenLock or wire.AnnounceCounter).
 // The walker adds names as their announcements arrive and drops them once
 // they are neither sampled nor being read.
 type announcedKinds struct {
@@ -121,7 +122,7 @@ func (p ObjectPatterns) isTokenLockName(name string) bool {
 			return true
 		}
 	}
-	return p.isDeadlineLockName(name) || p.announced.kind(name) == store.AnnounceTokenLock
+	return p.isDeadlineLockName(name) || p.announced.kind(name) == wire.AnnounceTokenLock
 }
 
 // isDeadlineLockName reports whether name is configured as a deadline lock.
@@ -141,7 +142,7 @@ func (p ObjectPatterns) counterRule(name string) (CounterRule, bool) {
 			return r, true
 		}
 	}
-	if p.announced.kind(name) == store.AnnounceCounter {
+	if p.announced.kind(name) == wire.AnnounceCounter {
 		return CounterRule{Pattern: name}, true // its limit is the application's
 	}
 	return CounterRule{}, false

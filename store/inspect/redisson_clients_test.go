@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // A per-client Redisson limiter with more clients than one call edits: a
@@ -19,7 +19,7 @@ func TestModifyRedissonPerClientReachesEveryClient(t *testing.T) {
 	pipe := rdb.Pipeline()
 	for i := range clients {
 		// Redisson's fixed window per client: 6 of 10 permits taken.
-		pipe.Set(ctx, store.RedissonValueKey(name, "client-"+strconv.Itoa(i)), 4, time.Minute)
+		pipe.Set(ctx, wire.RedissonValueKey(name, "client-"+strconv.Itoa(i)), 4, time.Minute)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestModifyRedissonPerClientReachesEveryClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range clients {
-		key := store.RedissonValueKey(name, "client-"+strconv.Itoa(i))
+		key := wire.RedissonValueKey(name, "client-"+strconv.Itoa(i))
 		if v, err := rdb.Get(ctx, key).Int64(); err != nil || v != 14 {
 			t.Fatalf("%s after keep-state edit to 20 = %d, %v; want 14 (6 taken of the old 10)", key, v, err)
 		}
@@ -42,16 +42,16 @@ func TestModifyRedissonPerClientReachesEveryClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range clients {
-		key := store.RedissonValueKey(name, "client-"+strconv.Itoa(i))
+		key := wire.RedissonValueKey(name, "client-"+strconv.Itoa(i))
 		if n := rdb.Exists(ctx, key).Val(); n != 0 {
 			t.Fatalf("%s survived a reset edit", key)
 		}
 	}
 
 	// The console's list of clients stays bounded.
-	rdb.Set(ctx, store.RedissonValueKey(name, "late"), 1, time.Minute)
+	rdb.Set(ctx, wire.RedissonValueKey(name, "late"), 1, time.Minute)
 	for i := range 150 {
-		rdb.Set(ctx, store.RedissonValueKey(name, "more-"+strconv.Itoa(i)), 1, time.Minute)
+		rdb.Set(ctx, wire.RedissonValueKey(name, "more-"+strconv.Itoa(i)), 1, time.Minute)
 	}
 	got, err := c.RedissonClients(ctx, name)
 	if err != nil || len(got) != MaxClientsShown {

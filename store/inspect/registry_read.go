@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -14,7 +15,7 @@ import (
 // any SCAN.
 
 // RegistryNamesKey is the zset of announced object names.
-const RegistryNamesKey = "lw:{lw-clients}:names"
+const RegistryNamesKey = wire.ClientNamesKey
 
 const (
 	// registryPage bounds the names one tick reads.

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // Rejected hashes. Every pass of the walk used to size (HLEN) each hash it
@@ -123,7 +123,7 @@ func (f *fullRejects) keep(keys []string, pass int64) []string {
 	defer f.mu.Unlock()
 	out := keys[:0]
 	for _, k := range keys {
-		if !store.IsInternalKey(k) && !f.m.skip(k, pass) {
+		if !wire.IsInternalKey(k) && !f.m.skip(k, pass) {
 			out = append(out, k)
 		}
 	}

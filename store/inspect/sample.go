@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -160,7 +160,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	rings := make(map[string]*redis.MapStringStringCmd, len(locks)+len(limiters))
 	queueRing := func(name string) {
 		if _, ok := rings[name]; !ok {
-			rings[name] = pipe.HGetAll(ctx, store.StatsKey(name))
+			rings[name] = pipe.HGetAll(ctx, wire.StatsKey(name))
 		}
 	}
 	for i, name := range locks {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -178,7 +179,7 @@ func TestSampleStatsWindow(t *testing.T) {
 	p := redistest.Prefix(t)
 	c := New(rdb, nil)
 	name := p + "rl"
-	t.Cleanup(func() { rdb.Del(context.Background(), name, store.StatsKey(name)) })
+	t.Cleanup(func() { rdb.Del(context.Background(), name, wire.StatsKey(name)) })
 
 	for attempt := 0; attempt < 20; attempt++ {
 		now := BucketOf(time.UnixMilli(discNow(t, rdb)))
@@ -189,8 +190,8 @@ func TestSampleStatsWindow(t *testing.T) {
 			now - 6: {500, 500, 500}, // just outside the window
 			now - 7: {400, 400, 400}, // slot of now+9, left from the last turn
 		})
-		rdb.Del(ctx, store.StatsKey(name))
-		if err := rdb.HSet(ctx, store.StatsKey(name), ring).Err(); err != nil {
+		rdb.Del(ctx, wire.StatsKey(name))
+		if err := rdb.HSet(ctx, wire.StatsKey(name), ring).Err(); err != nil {
 			t.Fatal(err)
 		}
 		s, err := c.Sample(ctx, nil, []string{name})
@@ -287,7 +288,7 @@ func TestWalkerReadsClientsInTheTickPipeline(t *testing.T) {
 	app := store.New(redistest.Client(t), &store.Options{App: "orders-api"})
 	t.Cleanup(func() { app.Close() })
 	probe := redistest.Client(t)
-	for i := 0; !probe.HExists(ctx, store.ClientsKey, app.ID()).Val(); i++ {
+	for i := 0; !probe.HExists(ctx, wire.ClientsKey, app.ID()).Val(); i++ {
 		if i == 100 {
 			t.Fatal("the application's first beat never came")
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,15 +49,15 @@ const (
 // over them would be a cross-slot command on a Cluster, so the lock keeps
 // the full read.
 func lightSideKeys(name string, turn lightTurn) (keys []string, ok bool) {
-	keys = []string{store.FairLockQueueKey(name), store.StatsKey(name)}
+	keys = []string{wire.FairLockQueueKey(name), wire.StatsKey(name)}
 	if turn == lightToken {
-		keys = append(keys, store.FencingTokenKey(name))
+		keys = append(keys, wire.FencingTokenKey(name))
 	} else {
-		keys = append(keys, store.HeldKey(name))
+		keys = append(keys, wire.HeldKey(name))
 	}
-	slot := store.Slot(name)
+	slot := wire.Slot(name)
 	for _, k := range keys {
-		if store.Slot(k) != slot {
+		if wire.Slot(k) != slot {
 			return nil, false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -67,8 +68,8 @@ func (e *lightEnv) foreignLock(t *testing.T, name string) {
 	e.rdb.PExpire(ctx, name, time.Hour)
 	t.Cleanup(func() {
 		ctx := context.Background()
-		for _, k := range []string{name, store.FairLockQueueKey(name), store.FairLockTimeoutKey(name),
-			store.FencingTokenKey(name), store.HeldKey(name), store.StatsKey(name)} {
+		for _, k := range []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name),
+			wire.FencingTokenKey(name), wire.HeldKey(name), wire.StatsKey(name)} {
 			e.rdb.Del(ctx, k) // one by one: on a Cluster odd names spread them over slots
 		}
 	})
@@ -128,7 +129,7 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 	}
 	fenced := e.p + "light:fenced"
 	e.foreignLock(t, fenced)
-	e.rdb.Set(t.Context(), store.FencingTokenKey(fenced), 7, 0)
+	e.rdb.Set(t.Context(), wire.FencingTokenKey(fenced), 7, 0)
 	odd := e.p + "light:odd}brace" // Redisson's side keys hash "...:odd", the name all of it
 	for _, turn := range []lightTurn{lightToken, lightHeld} {
 		if _, ok := lightSideKeys(odd, turn); ok {
@@ -147,17 +148,17 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 				t.Errorf("%s: %d %s of the lock in one turn, want %d", name, c, cmd, want)
 			}
 		}
-		for _, key := range []string{store.FairLockQueueKey(name), store.StatsKey(name)} {
+		for _, key := range []string{wire.FairLockQueueKey(name), wire.StatsKey(name)} {
 			if c := got.count("exists", key); c != 1 {
 				t.Errorf("%s: %d EXISTS over %s in one turn, want 1", name, c, key)
 			}
 		}
 		// The token and the hold-times record take turns.
-		if tok, held := two.count("exists", store.FencingTokenKey(name)), two.count("exists", store.HeldKey(name)); tok != 1 || held != 1 {
+		if tok, held := two.count("exists", wire.FencingTokenKey(name)), two.count("exists", wire.HeldKey(name)); tok != 1 || held != 1 {
 			t.Errorf("%s: in two turns the token was checked %d times and the hold-times record %d, want once each", name, tok, held)
 		}
-		for _, key := range []string{store.FairLockQueueKey(name), store.FairLockTimeoutKey(name),
-			store.FencingTokenKey(name), store.HeldKey(name), store.StatsKey(name)} {
+		for _, key := range []string{wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name),
+			wire.FencingTokenKey(name), wire.HeldKey(name), wire.StatsKey(name)} {
 			for _, cmd := range []string{"lrange", "llen", "zrange", "get", "hgetall"} {
 				if c := got.count(cmd, key); c != 0 {
 					t.Errorf("%s: idle read sent %s %s", name, cmd, key)
@@ -173,8 +174,8 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 		t.Errorf("one turn sent %d lock reads, want %d (3 per plain lock, full reads of the other two): %v", perRead, want, got)
 	}
 	for _, name := range []string{fenced, odd} {
-		if got.count("get", store.FencingTokenKey(name)) != 1 || got.count("lrange", store.FairLockQueueKey(name)) != 1 ||
-			got.count("hgetall", store.StatsKey(name)) != 1 {
+		if got.count("get", wire.FencingTokenKey(name)) != 1 || got.count("lrange", wire.FairLockQueueKey(name)) != 1 ||
+			got.count("hgetall", wire.StatsKey(name)) != 1 {
 			t.Errorf("%s: not read in full in one turn", name)
 		}
 	}
@@ -200,18 +201,18 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 
 	waiter := discUUID + ":9"
 	deadline := redistest.NowMS(t, e.rdb) + 300_000
-	e.rdb.RPush(ctx, store.FairLockQueueKey(waited), waiter)
-	e.rdb.ZAdd(ctx, store.FairLockTimeoutKey(waited), redis.Z{Score: float64(deadline), Member: waiter})
-	e.rdb.Set(ctx, store.FencingTokenKey(fenced), 41, 0)
+	e.rdb.RPush(ctx, wire.FairLockQueueKey(waited), waiter)
+	e.rdb.ZAdd(ctx, wire.FairLockTimeoutKey(waited), redis.Z{Score: float64(deadline), Member: waiter})
+	e.rdb.Set(ctx, wire.FencingTokenKey(fenced), 41, 0)
 	var lerr *store.LockedError
 	if err := store.New(e.rdb, nil).NewLock(used, nil).TryLock(ctx); !errors.As(err, &lerr) {
 		t.Fatalf("store TryLock on a held foreign lock: %v, want a LockedError", err)
 	}
-	if n, _ := e.rdb.Exists(ctx, store.StatsKey(used)).Result(); n != 1 {
+	if n, _ := e.rdb.Exists(ctx, wire.StatsKey(used)).Result(); n != 1 {
 		t.Fatal("the store client's attempt left no stats ring")
 	}
 	acquired := redistest.NowMS(t, e.rdb) - 5000
-	e.rdb.HSet(ctx, store.HeldKey(held), discUUID+":1", fmt.Sprintf("%d %d", acquired, acquired+1000))
+	e.rdb.HSet(ctx, wire.HeldKey(held), discUUID+":1", fmt.Sprintf("%d %d", acquired, acquired+1000))
 	e.rdb.Del(ctx, gone)
 
 	seen := map[string]int{}
@@ -225,7 +226,7 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 		if l := lockIn(s, fenced); l != nil && l.Kind == KindFencedLock && l.FencingToken == 41 && seen[fenced] == 0 {
 			seen[fenced] = i
 		}
-		if sent.count("hgetall", store.StatsKey(used)) > 0 && seen[used] == 0 {
+		if sent.count("hgetall", wire.StatsKey(used)) > 0 && seen[used] == 0 {
 			seen[used] = i
 		}
 		if l := lockIn(s, held); l != nil && len(l.Holders) == 1 && l.Holders[0].AcquiredMS == acquired && seen[held] == 0 {
@@ -251,7 +252,7 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 	got := e.turn(t, live)
 	for _, name := range live {
 		// At least once: the used one's ring counts keep it busy a while.
-		if got.count("exists", store.FairLockQueueKey(name)) != 0 || got.count("lrange", store.FairLockQueueKey(name)) < 1 {
+		if got.count("exists", wire.FairLockQueueKey(name)) != 0 || got.count("lrange", wire.FairLockQueueKey(name)) < 1 {
 			t.Errorf("%s: a lock with side keys was read lightly: %v", name, got)
 		}
 	}
@@ -276,14 +277,14 @@ func TestLightSideKeysAreTheFullReadsKeys(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	pipe := rdb.Pipeline()
 	queueRLockSides(t.Context(), pipe, name)
-	pipe.HGetAll(t.Context(), store.StatsKey(name))
+	pipe.HGetAll(t.Context(), wire.StatsKey(name))
 	var full []string
 	for _, c := range pipe.Cmds() {
 		if k := fmt.Sprint(c.Args()[1]); !slices.Contains(full, k) {
 			full = append(full, k)
 		}
 	}
-	light := []string{store.FairLockTimeoutKey(name)}
+	light := []string{wire.FairLockTimeoutKey(name)}
 	for _, turn := range []lightTurn{lightToken, lightHeld} {
 		keys, ok := lightSideKeys(name, turn)
 		if !ok {

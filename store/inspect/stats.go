@@ -85,7 +85,7 @@ func counter(s string) int64 {
 	return n
 }
 
-// Summarize computes seed 001's view at nowBucket: Window sums the
+// Summarize computes the view at nowBucket: Window sums the
 // windowBuckets complete buckets before nowBucket, Newest is nowBucket alone
 // (still filling). Buckets outside that range, such as a slot last written a
 // full ring ago or one written by a client whose clock runs ahead, are not

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -38,7 +38,7 @@ func statsRecorders(t *testing.T) map[string]string {
 		}
 		block, ok := statsRecordBlock(src)
 		if !ok {
-			if strings.Contains(src, "store.StatsKey") {
+			if strings.Contains(src, "wire.StatsKey") {
 				t.Errorf("%s names the stats key but has no record function", name)
 			}
 			continue
@@ -83,7 +83,7 @@ func statsRecordAt(t *testing.T) *redis.Script {
 func TestStatsRingFromRedis(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
-	key := store.StatsKey(redistest.Prefix(t) + "limiter")
+	key := wire.StatsKey(redistest.Prefix(t) + "limiter")
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	script := statsRecordAt(t)
 
@@ -141,7 +141,7 @@ func TestStatsFieldsBounded(t *testing.T) {
 	}
 	for name, pattern := range patterns {
 		t.Run(name, func(t *testing.T) {
-			key := store.StatsKey(redistest.Prefix(t) + "obj")
+			key := wire.StatsKey(redistest.Prefix(t) + "obj")
 			t.Cleanup(func() { rdb.Del(context.Background(), key) })
 			want := map[int64]Counts{}
 			rng := rand.New(rand.NewSource(7))
@@ -186,7 +186,7 @@ func TestStatsOneCommandPerCount(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.NewClient(t, redistest.StartT(t))
 	script := statsRecordAt(t)
-	key := store.StatsKey("obj")
+	key := wire.StatsKey("obj")
 	ms := int64(1_700_000_000_000)
 	if err := script.Run(ctx, rdb, []string{key}, ms, "a").Err(); err != nil {
 		t.Fatal(err)

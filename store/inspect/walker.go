@@ -3,10 +3,10 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -185,8 +185,8 @@ func (w *Walker) Status() WalkStatus { return w.status }
 // known object is read next tick, an unknown one sized and classified.
 func (w *Walker) Suggest(names []string) {
 	for _, n := range names {
-		if store.IsInternalKey(n) {
-			if owner, ok := statsOwner(n); ok {
+		if wire.IsInternalKey(n) {
+			if owner, ok := wire.StatsOwner(n); ok {
 				w.cad.touch(owner)
 			}
 			continue
@@ -202,12 +202,6 @@ func (w *Walker) Suggest(names []string) {
 		w.notify = append(w.notify, n)
 		w.status.Notified++
 	}
-}
-
-// statsOwner is the object name of a stats ring key.
-func statsOwner(key string) (string, bool) {
-	_, name, ok := strings.Cut(key, "}:stats:")
-	return name, ok && strings.HasPrefix(key, "lw:{")
 }
 
 // WalkStep is what one Tick's step of discovery found.
@@ -370,8 +364,8 @@ func (w *Walker) remember(r *scanResult, ws *WalkStep) {
 func (w *Walker) freshAnnounced(members []string, known map[string]bool) scanStep {
 	now := scanStep{noScan: true}
 	for _, m := range members {
-		k, kind := store.ParseAnnounced(m)
-		if known[k] || !GlobMatch(w.match, k) || store.IsInternalKey(k) {
+		k, kind := wire.ParseAnnounced(m)
+		if known[k] || !GlobMatch(w.match, k) || wire.IsInternalKey(k) {
 			continue
 		}
 		if src, busy := w.origin[k]; busy && src != SourceNotified {
@@ -533,8 +527,8 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	if step.registry != nil {
 		r.names = step.registry.queue(ctx, pipe)
 		if step.clients {
-			r.clientsLen = pipe.HLen(ctx, store.ClientsKey)
-			r.clients = pipe.HGetAll(ctx, store.ClientsKey)
+			r.clientsLen = pipe.HLen(ctx, wire.ClientsKey)
+			r.clients = pipe.HGetAll(ctx, wire.ClientsKey)
 		}
 	}
 	for i, k := range step.size {
@@ -560,7 +554,7 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 		}
 		out.cursor, out.dbSize = cursor, r.dbsize.Val()
 		for _, k := range keys {
-			if !store.IsInternalKey(k) {
+			if !wire.IsInternalKey(k) {
 				out.keys = append(out.keys, k)
 			}
 		}

@@ -190,7 +190,7 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 	if err := tok.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hits := app.Counter("ip:hits:10.0.0.1", 5, time.Minute)
+	hits := app.NewCounter("ip:hits:10.0.0.1", &store.CounterOptions{Limit: 5, Window: time.Minute})
 	if _, err := hits.TryAcquire(ctx, 2); err != nil {
 		t.Fatal(err)
 	}

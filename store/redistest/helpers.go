@@ -46,7 +46,7 @@ func CommandCalls(t testing.TB, rdb *redis.Client) map[string]int64 {
 	return out
 }
 
-// BucketFields reads a seed-001 token bucket's five fields, the four
+// BucketFields reads a token bucket's five fields, the four
 // numbers parsed and app as stored; any other field count fails t.
 func BucketFields(t testing.TB, rdb redis.UniversalClient, name string) (last, stored, maxPermits, interval float64, app string) {
 	t.Helper()
@@ -55,7 +55,7 @@ func BucketFields(t testing.TB, rdb redis.UniversalClient, name string) (last, s
 		t.Fatal(err)
 	}
 	if len(m) != 5 {
-		t.Fatalf("bucket %s has fields %v, want exactly the five of seed 001", name, m)
+		t.Fatalf("bucket %s has fields %v, want exactly the five of the layout", name, m)
 	}
 	num := func(f string) float64 {
 		v, err := strconv.ParseFloat(m[f], 64)

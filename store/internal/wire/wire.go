@@ -48,9 +48,23 @@ const (
 	AlgorithmSlidingWindow = "sliding-window"
 )
 
-// The stats layout every outcome-recording script writes (the numbers are
-// in the scripts too; inspect documents the layout next to its copies of
-// these constants, which the console reads by).
+// Stats layout, shared by every script that records outcomes:
+//
+//	StatsKey(name) is a hash with one counter per outcome and bucket. The
+//	bucket of time t is floor(t_ms / BucketMS) (t from Redis TIME); the
+//	field is the outcome letter followed by the bucket number in decimal:
+//	"a<bucket>" acquired, "r<bucket>" rejected, "e<bucket>" errors, e.g.
+//	"a8500000000". A writer does HINCRBY on its field, and only when that
+//	returns 1 (the first outcome of its kind in the bucket) it also
+//	PEXPIREs the hash StatsTTLMS and, if the hash holds more than
+//	StatsMaxFields fields, deletes every field that is not one of the
+//	StatsRing newest buckets. So an attempt costs one command, an idle
+//	object leaves nothing, and a hash never holds more than
+//	StatsMaxFields+1 fields (3 x StatsRing after a clean-up).
+//
+// The expiry is only refreshed by the first count of a field: any later
+// count of that field falls in the same 200 ms bucket, well inside the 5 s
+// the first one set. The scripts write these numbers as literals.
 const (
 	BucketMS       = 200
 	WindowMS       = 1000
@@ -148,15 +162,9 @@ func SetRedissonRateBatch(ctx context.Context, rdb Processor, keys []string, rat
 	return res[0], res[2], nil
 }
 
-// The client registry (registry-format.md): every key carries the
-// {lw-clients} tag so the beat script touches one slot.
-const (
-	ClientsKey     = "lw:{lw-clients}:clients"
-	ClientNamesKey = "lw:{lw-clients}:names"
-	// ClientGoneBeats is how many beat periods without a heartbeat make a
-	// client gone.
-	ClientGoneBeats = 3
-)
+// ClientGoneBeats is how many beat periods without a heartbeat make a
+// client gone.
+const ClientGoneBeats = 3
 
 // ClientRecord is one client's registry value (JSON).
 type ClientRecord struct {

@@ -459,7 +459,7 @@ func sourceCounts(m map[string]int) string {
 // TestBenchCase8 runs case 8 on its own, for measuring discovery without
 // the whole report:
 //
-//	LOCKWARDEN_BENCH_CASE=8 go test -run '^TestBenchCase8$' -count=1 -v -timeout 15m ./store/bench/
+//	LOCKWARDEN_BENCH_CASE=8 go test -run '^TestBenchCase8$' -count=1 -v -timeout 15m ./e2e/bench/
 //
 // LOCKWARDEN_BENCH_KEYS and LOCKWARDEN_BENCH_KEYS_BIG set the two keyspace
 // sizes (default 1,000,000 and 10,000,000).

@@ -26,7 +26,7 @@ var limiterPeers = []limiterPeer{
 	{"lockwarden", func(ctx context.Context, rdb *countingClient, key string, capacity int64, perSec float64) (func(context.Context) (bool, error), error) {
 		// One store.Client per application instance, as for the locks:
 		// its calls from many goroutines are batched together.
-		b := rdb.store().TokenBucket(key)
+		b := rdb.store().NewTokenBucket(key, nil)
 		err := b.Init(ctx, store.TokenBucketConfig{Capacity: capacity, IntervalMS: 1000 / perSec, Initial: capacity})
 		return func(ctx context.Context) (bool, error) {
 			res, err := b.TryAcquire(ctx, 1)
@@ -50,7 +50,7 @@ var limiterPeers = []limiterPeer{
 // seed001Peer runs seed 001's own script (the test fixture restating it),
 // with the client's clock, as seed 001's client does.
 func seed001Peer() limiterPeer {
-	src, err := os.ReadFile("../testdata/seed001_ratelimit.lua")
+	src, err := os.ReadFile("../../store/testdata/ratelimit_client.lua")
 	if err != nil {
 		panic(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -184,7 +185,7 @@ func withoutEval(ctx context.Context, admin *redis.Client, bs []*store.TokenBuck
 		p.Time(ctx)
 		for _, b := range bs {
 			p.HGetAll(ctx, b.Name())
-			p.HGetAll(ctx, store.StatsKey(b.Name()))
+			p.HGetAll(ctx, redistest.StatsKey(b.Name()))
 		}
 		cmds = p.Len()
 		if _, err := p.Exec(ctx); err != nil {

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // The sampler tick and the unlock event latency on one node beside a
@@ -21,7 +20,7 @@ import (
 // 10 of the report (report_cluster_test.go) measures the same with its
 // per-node cost; these are the quick version:
 //
-//	go test -run '^$' -bench 'Topology' -benchtime 200x ./store/bench/
+//	go test -run '^$' -bench 'Topology' -benchtime 200x ./e2e/bench/
 
 // topologies returns a client per topology, each closed when b ends.
 func topologies(b *testing.B) []struct {
@@ -46,7 +45,7 @@ func makeTopoObjects(ctx context.Context, rdb redis.UniversalClient, prefix stri
 	defer app.Close() // its heartbeat would count in the sampler's commands
 	for i := range topoBuckets {
 		name := fmt.Sprintf("%srl:%d", prefix, i)
-		if err := app.TokenBucket(name).Init(ctx, store.TokenBucketConfig{Capacity: 1000, IntervalMS: 1, Initial: 1000}); err != nil {
+		if err := app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{Capacity: 1000, IntervalMS: 1, Initial: 1000}); err != nil {
 			return nil, nil, err
 		}
 		lims = append(lims, name)
@@ -64,7 +63,7 @@ func makeTopoObjects(ctx context.Context, rdb redis.UniversalClient, prefix stri
 // deleteTopoObjects removes what makeTopoObjects made.
 func deleteTopoObjects(ctx context.Context, rdb redis.UniversalClient, names []string) {
 	for _, n := range names {
-		rdb.Del(ctx, n, store.StatsKey(n))
+		rdb.Del(ctx, n, redistest.StatsKey(n))
 	}
 }
 
@@ -102,7 +101,7 @@ func unlockEventLatencies(ctx context.Context, rdb redis.UniversalClient, name s
 		return nil, err
 	}
 	defer s.Close()
-	if err := s.Watch(ctx, []inspect.LockInfo{{Name: name, Kind: inspect.KindReentrant, Channel: store.UnlockChannel(name)}}); err != nil {
+	if err := s.Watch(ctx, []inspect.LockInfo{{Name: name, Kind: inspect.KindReentrant, Channel: redistest.UnlockChannel(name)}}); err != nil {
 		return nil, err
 	}
 	l := app.NewLock(name, &store.LockOptions{NoWatchdog: true})

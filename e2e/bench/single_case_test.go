@@ -13,7 +13,7 @@ import (
 // TestBenchCase runs one console case (5, 6, 7, 9 or 10) on its own and prints its
 // rows, for measuring a change without the whole 15-minute report:
 //
-//	LOCKWARDEN_BENCH_CASE=5 go test -run '^TestBenchCase$' -count=1 -v ./store/bench/
+//	LOCKWARDEN_BENCH_CASE=5 go test -run '^TestBenchCase$' -count=1 -v ./e2e/bench/
 //
 // LOCKWARDEN_BENCH_ROUNDS sets the rounds (default 3). The full report runs
 // cases 1-4 first, which leave ~15,000 keys behind that every SCAN walks;

@@ -332,7 +332,7 @@ func deleteByPrefix(ctx context.Context, rdb *redis.Client, prefix string) error
 func makeBuckets(ctx context.Context, st *store.Client, prefix string, n int) ([]*store.TokenBucket, error) {
 	bs := make([]*store.TokenBucket, n)
 	for i := range bs {
-		bs[i] = st.TokenBucket(fmt.Sprintf("%slim:%05d", prefix, i))
+		bs[i] = st.NewTokenBucket(fmt.Sprintf("%slim:%05d", prefix, i), nil)
 	}
 	errs := make(chan error, 16)
 	var wg sync.WaitGroup

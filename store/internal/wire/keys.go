@@ -1,4 +1,4 @@
-package store
+package wire
 
 import (
 	"strconv"
@@ -6,11 +6,29 @@ import (
 	"sync"
 )
 
-// Key layout. Every key a script touches must hash to the slot of the object
-// it belongs to so that scripts run unchanged on Redis Cluster. Names from
-// Redis are arbitrary bytes (braces, colons, spaces, unicode), so the layout
-// cannot simply wrap the name in braces: "a{}b" or "x}y" would then hash
-// elsewhere. hashTagFor finds a tag that is guaranteed to land in the same slot.
+// Key and channel names. Every key a script touches must hash to the slot
+// of the object it belongs to, so that scripts run unchanged on Redis
+// Cluster. Names from Redis are arbitrary bytes (braces, colons, spaces,
+// unicode), so a name cannot simply be wrapped in braces: "a{}b" or "x}y"
+// would then hash elsewhere. HashTagFor finds a tag that is guaranteed to
+// land in the name's slot.
+
+// Prefix starts every key and channel of lockwarden's own bookkeeping
+// ("lw:{<tag>}:..."); IsInternalKey keeps them out of listings.
+const Prefix = "lw:{"
+
+// The client registry: every key carries the {lw-clients} tag so the beat
+// script (client_beat.lua) touches one slot.
+const (
+	// ClientsKey is the registry hash: client id -> JSON ClientRecord.
+	ClientsKey = Prefix + "lw-clients}:clients"
+	// ClientNamesKey is the zset of announced object names (score: Redis
+	// TIME ms of the last announcement; members per AnnouncedMember).
+	ClientNamesKey = Prefix + "lw-clients}:names"
+)
+
+// AuditKey is the console's default audit stream.
+const AuditKey = Prefix + "audit}:stream"
 
 const numSlots = 16384
 
@@ -33,10 +51,10 @@ func hashed(key string) string {
 	return key[open+1 : open+1+close]
 }
 
-// hashTagFor returns a string t such that "{t}" hashes to the same slot as
+// HashTagFor returns a string t such that "{t}" hashes to the same slot as
 // name and t holds no closing brace. For most names t is simply the hashed
 // part of the name, which keeps derived keys readable.
-func hashTagFor(name string) string {
+func HashTagFor(name string) string {
 	h := hashed(name)
 	if h != "" && !strings.ContainsRune(h, '}') {
 		return h
@@ -71,19 +89,41 @@ func slotTag(slot uint16) string {
 // the node that owns slot through a Cluster client's routing.
 func SlotKey(slot uint16) string { return "{" + slotTag(slot%numSlots) + "}" }
 
-// StatsKey is the hash holding the 200 ms outcome counters of the lock or limiter
-// stored at name (layout in the comment above BucketMS).
-func StatsKey(name string) string { return internalKey("stats", name) }
-
-// internalPrefix starts every key and channel of lockwarden's own
-// bookkeeping; IsInternalKey keeps them out of listings.
-const internalPrefix = "lw:{"
-
 // internalKey names lockwarden's own key (or channel) of one kind for the
 // object at name, in the object's hash slot: "lw:{<tag>}:<kind>:<name>".
 func internalKey(kind, name string) string {
-	return internalPrefix + hashTagFor(name) + "}:" + kind + ":" + name
+	return Prefix + HashTagFor(name) + "}:" + kind + ":" + name
 }
+
+// IsInternalKey reports whether key belongs to lockwarden's own bookkeeping
+// (stats rings, hand-off queues, hold records, the registry, the audit
+// stream) and must never be listed as a user object.
+func IsInternalKey(key string) bool { return strings.HasPrefix(key, Prefix) }
+
+// StatsKey is the hash holding the 200 ms outcome counters of the lock or
+// limiter stored at name (fields "<outcome><bucket>", BucketMS buckets,
+// StatsRing of them kept).
+func StatsKey(name string) string { return internalKey("stats", name) }
+
+// StatsOwner is the object name of a StatsKey; ok is false for any other key.
+func StatsOwner(key string) (name string, ok bool) {
+	_, name, ok = strings.Cut(key, "}:stats:")
+	return name, ok && IsInternalKey(key)
+}
+
+// HeldKey is the hash beside a lock where lockwarden's lock scripts record
+// each holder's hold times, "<acquired ms> <renewed ms>" (Redis time; an
+// acquisition of 0 means it was not recorded), expiring with the lock.
+// Redisson's own layout is untouched; Redisson holders have no entry.
+func HeldKey(name string) string { return internalKey("held", name) }
+
+// LockQueueKey, LockEntriesKey and LockWakeChannel are a reentrant lock's
+// waiter queue (zset of waiter tokens by arrival), waiter entries (hash
+// token -> "<deadline ms> <lease ms> <holder>") and hand-off channel, in
+// the lock's hash slot.
+func LockQueueKey(name string) string    { return internalKey("queue", name) }
+func LockEntriesKey(name string) string  { return internalKey("waiters", name) }
+func LockWakeChannel(name string) string { return internalKey("handoff", name) }
 
 // TokenLockChannel is where lockwarden's token-lock releases (and the
 // console's force-unlocks) say the lock is free, so waiters need not poll.
@@ -96,28 +136,8 @@ func UnlockChannel(name string) string {
 	return redissonPrefixName("redisson_lock__channel", name)
 }
 
-// redissonPrefixName mirrors Redisson's naming of derived objects.
-func redissonPrefixName(prefix, name string) string {
-	if strings.ContainsRune(name, '{') {
-		return prefix + ":" + name
-	}
-	return prefix + ":{" + name + "}"
-}
-
-// redissonSuffixName mirrors Redisson's naming of per-object state keys such
-// as "{name}:value".
-func redissonSuffixName(name, suffix string) string {
-	if strings.ContainsRune(name, '{') {
-		return name + ":" + suffix
-	}
-	return "{" + name + "}:" + suffix
-}
-
-// IsInternalKey reports whether key belongs to lockwarden's own bookkeeping
-// (stats rings, audit stream) and must never be listed as a user object.
-func IsInternalKey(key string) bool {
-	return strings.HasPrefix(key, internalPrefix)
-}
+// RWLockChannel is where a Redisson read-write lock announces releases.
+func RWLockChannel(name string) string { return redissonPrefixName("redisson_rwlock", name) }
 
 // FairLockQueueKey and FairLockTimeoutKey are a Redisson fair lock's waiter
 // queue and waiter deadlines.
@@ -131,10 +151,8 @@ func FairLockTimeoutKey(name string) string {
 // FencingTokenKey is a Redisson fenced lock's token counter.
 func FencingTokenKey(name string) string { return redissonPrefixName("redisson_lock_token", name) }
 
-// RWLockChannel is where a Redisson read-write lock announces releases.
-func RWLockChannel(name string) string { return redissonPrefixName("redisson_rwlock", name) }
-
-// RWReadLevelKey is the lease key of one read level of holder.
+// RWReadLevelKey is the lease key of one read level of holder in a Redisson
+// read-write lock.
 func RWReadLevelKey(name, holder string, level int64) string {
 	return redissonSuffixName(name, holder) + ":rwlock_timeout:" + strconv.FormatInt(level, 10)
 }
@@ -156,6 +174,23 @@ func RedissonPermitsKey(name, clientID string) string {
 		k += ":" + clientID
 	}
 	return k
+}
+
+// redissonPrefixName mirrors Redisson's naming of derived objects.
+func redissonPrefixName(prefix, name string) string {
+	if strings.ContainsRune(name, '{') {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
+
+// redissonSuffixName mirrors Redisson's naming of per-object state keys such
+// as "{name}:value".
+func redissonSuffixName(name, suffix string) string {
+	if strings.ContainsRune(name, '{') {
+		return name + ":" + suffix
+	}
+	return "{" + name + "}:" + suffix
 }
 
 // crc16 is CRC-16/XMODEM (poly 0x1021, init 0), the checksum Redis Cluster

@@ -1,4 +1,4 @@
-package store
+package wire
 
 import "testing"
 
@@ -32,9 +32,9 @@ func TestSlotKnownValues(t *testing.T) {
 
 func TestHashTagForOddNames(t *testing.T) {
 	for _, name := range []string{"plain", "a{}b", "x}y", "{a}b", "a{b", "{}", "}", "{", "ключ {}", ""} {
-		tag := hashTagFor(name)
+		tag := HashTagFor(name)
 		if Slot("{"+tag+"}") != Slot(name) {
-			t.Errorf("hashTagFor(%q) = %q: slot %d, want %d", name, tag, Slot("{"+tag+"}"), Slot(name))
+			t.Errorf("HashTagFor(%q) = %q: slot %d, want %d", name, tag, Slot("{"+tag+"}"), Slot(name))
 		}
 		if Slot(StatsKey(name)) != Slot(name) {
 			t.Errorf("StatsKey(%q) = %q in slot %d, want %d", name, StatsKey(name), Slot(StatsKey(name)), Slot(name))

@@ -1,12 +1,13 @@
 -- TEST FIXTURE ONLY: never shipped, never run by lockwarden itself.
 --
--- A behavioural re-statement, written for this project, of the single
--- rate-limit script described in seed 001 (/work/shared/seeds/001_*.txt).
--- The compatibility tests use it to play "the other client": a bucket made by
--- this script must work with luascripts/tokenbucket_*.lua, and the other way
--- round. It reproduces the seed's behaviour, including its known weakness
--- (a refill sets last_mill_second to now, losing the unused part of an
--- interval), so that the tests talk to the real thing.
+-- A re-statement, written for this project, of the single-script token
+-- bucket that applications keep in a "ratelimit:<app>" hash (fields
+-- last_mill_second, stored_permits, max_permits, interval, app), with the
+-- client passing its own clock. The compatibility tests use it to play "the
+-- other client": a bucket made by this script must work with
+-- luascripts/tokenbucket_*.lua, and the other way round. It keeps that
+-- script's known weakness (a refill sets last_mill_second to now, losing
+-- the unused part of an interval), so that the tests talk to the real thing.
 --
 -- KEYS[1] -> the bucket (HASH: last_mill_second, stored_permits, max_permits, interval, app)
 -- ARGV[1] -> method: init | modify | delete | acquire

@@ -2,39 +2,27 @@ package web
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/auth"
 )
-
-func urlQueryEscape(s string) string { return url.QueryEscape(s) }
-
-// safeNext keeps the post-sign-in redirect on this console: a local path,
-// never "//host" or "/\host" (which browsers treat as another origin).
-func safeNext(next string) string {
-	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
-		strings.HasPrefix(next, `/\`) || strings.ContainsAny(next, "\r\n\t") {
-		return "/"
-	}
-	return next
-}
 
 func (s *Server) loginPage(c echo.Context, status int, next, msg string) error {
 	return s.render(c, status, views.Login(views.LoginPage{
 		Layout: s.layout(c, "Sign in", ""),
-		Next:   safeNext(next),
+		Next:   auth.SafeNext(next),
 		Error:  msg,
 	}))
 }
 
 func (s *Server) handleLoginPage(c echo.Context) error {
-	next := safeNext(c.QueryParam("next"))
-	if s.localMode() {
+	next := auth.SafeNext(c.QueryParam("next"))
+	if s.auth.LocalMode() {
 		// Nothing to sign in to: everyone on loopback is an admin.
 		return c.Redirect(http.StatusSeeOther, next)
 	}
@@ -44,28 +32,26 @@ func (s *Server) handleLoginPage(c echo.Context) error {
 // handleLogin checks the submitted token and starts a session. Both the
 // success and the failure are audited.
 func (s *Server) handleLogin(c echo.Context) error {
-	next := safeNext(c.FormValue("next"))
-	if s.localMode() {
+	next := auth.SafeNext(c.FormValue("next"))
+	if s.auth.LocalMode() {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	tok := c.FormValue("token")
-	r := s.tokenRole(tok)
-	if r == roleNone {
+	cookie, id := s.auth.SignIn(c.FormValue("token"), time.Now(), auth.SecureRequest(c.Request()))
+	if cookie == nil {
 		msg := "That token is not valid."
 		s.auditFailedSignIn(c, "session", msg)
 		return s.loginPage(c, http.StatusUnauthorized, next, msg)
 	}
-	fp := fingerprint(tok)
-	ttl := s.sessionTTL()
-	s.setSessionCookie(c, s.signSession(session{Role: r, Fingerprint: fp, Expires: time.Now().Add(ttl)}), int(ttl/time.Second))
-	c.Set(identityKey, identity{Role: r, Fingerprint: fp})
-	s.appendAudit(c, inspect.AuditRecord{Action: "sign-in", Target: "session", After: r.String(), Outcome: inspect.OutcomeOK})
+	c.SetCookie(cookie)
+	setIdentity(c, id)
+	s.admin.Record(c.Request().Context(), s.actor(c), inspect.AuditRecord{Action: admin.ActionSignIn, Target: "session",
+		After: id.Role.String(), Outcome: inspect.OutcomeOK})
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
 func (s *Server) handleLogout(c echo.Context) error {
-	s.setSessionCookie(c, "", -1)
-	if s.localMode() {
+	c.SetCookie(auth.SessionCookieOf("", -1, auth.SecureRequest(c.Request())))
+	if s.auth.LocalMode() {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
 	return c.Redirect(http.StatusSeeOther, "/login")

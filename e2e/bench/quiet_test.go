@@ -159,7 +159,7 @@ func goroutineSummary(n int) (profile, top string) {
 // LOCKWARDEN_BENCH_LEAK_THEN=6 runs a console case after the pause
 // (LOCKWARDEN_BENCH_ROUNDS rounds, default 1), as the report would.
 //
-//	LOCKWARDEN_BENCH_LEAK=rounds [LOCKWARDEN_BENCH_LEAK_C4=seconds] go test -run '^TestBenchLeak$' -count=1 -v ./store/bench/
+//	LOCKWARDEN_BENCH_LEAK=rounds [LOCKWARDEN_BENCH_LEAK_C4=seconds] go test -run '^TestBenchLeak$' -count=1 -v ./e2e/bench/
 func TestBenchLeak(t *testing.T) {
 	rounds := envInt("LOCKWARDEN_BENCH_LEAK", 0)
 	if rounds == 0 {

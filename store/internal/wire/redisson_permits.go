@@ -1,4 +1,4 @@
-package store
+package wire
 
 import (
 	"encoding/binary"
@@ -23,7 +23,7 @@ const (
 func DecodeRedissonPermit(member []byte) (permits uint32, layout string, err error) {
 	n := len(member)
 	if n < 5 {
-		return 0, "", fmt.Errorf("store: redisson grant of %d bytes: too short for any layout", n)
+		return 0, "", fmt.Errorf("redisson grant of %d bytes: too short for any layout", n)
 	}
 	permits = binary.LittleEndian.Uint32(member[n-4:])
 	switch {
@@ -34,5 +34,5 @@ func DecodeRedissonPermit(member []byte) (permits uint32, layout string, err err
 	case n == 8:
 		return permits, RedissonPermitFI, nil
 	}
-	return 0, "", fmt.Errorf("store: redisson grant of %d bytes matches no known layout (fI, Lc0I, Bc0I)", n)
+	return 0, "", fmt.Errorf("redisson grant of %d bytes matches no known layout (fI, Lc0I, Bc0I)", n)
 }

@@ -1,4 +1,4 @@
-package web
+package auth
 
 import (
 	"context"
@@ -9,36 +9,33 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 )
 
 // Browser-facing defences that do not depend on who is signed in: the Host
 // allow-list (DNS rebinding), the cross-origin rule for state changes, and
 // the response headers (CSP, framing, sniffing, referrer).
 
-// hostPolicy is the set of Host headers the console answers to. A DNS
+// HostPolicy is the set of Host headers the console answers to. A DNS
 // rebinding attack points the attacker's own name at 127.0.0.1, so the
 // browser sends that name as Host: answering only to names we serve makes
 // the rebound page read nothing.
-type hostPolicy struct {
+type HostPolicy struct {
 	exact map[string]bool // "host:port", lower case
 	names map[string]bool // a host name allowed on any port (--allowed-host without a port)
 }
 
-func newHostPolicy() *hostPolicy {
-	return &hostPolicy{exact: map[string]bool{}, names: map[string]bool{}}
+func newHostPolicy() *HostPolicy {
+	return &HostPolicy{exact: map[string]bool{}, names: map[string]bool{}}
 }
 
 var loopbackNames = []string{"localhost", "127.0.0.1", "::1"}
 
-func (p *hostPolicy) addPort(host, port string) {
+func (p *HostPolicy) addPort(host, port string) {
 	p.exact[strings.ToLower(net.JoinHostPort(strings.Trim(host, "[]"), port))] = true
 }
 
 // addAllowed adds an --allowed-host entry: "name" (any port) or "name:port".
-func (p *hostPolicy) addAllowed(entry string) {
+func (p *HostPolicy) addAllowed(entry string) {
 	entry = strings.ToLower(strings.TrimSpace(entry))
 	if entry == "" {
 		return
@@ -50,9 +47,9 @@ func (p *hostPolicy) addAllowed(entry string) {
 	p.names[strings.Trim(entry, "[]")] = true
 }
 
-// allows reports whether a request's Host is served here. A Host without a
+// Allows reports whether a request's Host is served here. A Host without a
 // port means the scheme's default port.
-func (p *hostPolicy) allows(host string, tls bool) bool {
+func (p *HostPolicy) Allows(host string, tls bool) bool {
 	host = strings.ToLower(host)
 	h, port, err := net.SplitHostPort(host)
 	if err != nil {
@@ -68,10 +65,24 @@ func (p *hostPolicy) allows(host string, tls bool) bool {
 	return p.names[h] || p.exact[net.JoinHostPort(h, port)]
 }
 
-// buildHostPolicy is the policy of a server listening at addr, whose
-// configured listen host was listenHost. Before Open (addr nil, Handler
-// only) loopback names on any port are served.
-func buildHostPolicy(listenHost string, addr net.Addr, allowed []string) *hostPolicy {
+// Check refuses requests for hosts the console does not serve
+// (ErrForbidden). The probes are exempt: orchestrators address them by pod
+// IP, and they reveal nothing.
+func (p *HostPolicy) Check(r *http.Request) error {
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || p.Allows(r.Host, r.TLS != nil) {
+		return nil
+	}
+	host := r.Host
+	if len(host) > 100 {
+		host = host[:100] + "…"
+	}
+	return forbidden(fmt.Sprintf("this console does not answer to host %q; start it with --allowed-host to add one", host))
+}
+
+// BuildHostPolicy is the policy of a server listening at addr, whose
+// configured listen host was listenHost. Before the server listens (addr
+// nil) loopback names on any port are served.
+func BuildHostPolicy(listenHost string, addr net.Addr, allowed []string) *HostPolicy {
 	p := newHostPolicy()
 	for _, a := range allowed {
 		p.addAllowed(a)
@@ -112,28 +123,29 @@ func buildHostPolicy(listenHost string, addr net.Addr, allowed []string) *hostPo
 	return p
 }
 
-// checkHost refuses requests for hosts the console does not serve. The
-// probes are exempt: orchestrators address them by pod IP, and they reveal
-// nothing.
-func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-			return next(c)
-		}
-		if !s.hosts.Load().allows(r.Host, r.TLS != nil) {
-			return &httpError{Status: http.StatusForbidden,
-				Message: fmt.Sprintf("this console does not answer to host %q; start it with --allowed-host to add one", clipText(r.Host, 100))}
-		}
-		return next(c)
+// CheckExposure refuses configurations that would let anyone who can reach
+// the console break locks: no admin token on a listener that is not
+// loopback, a viewer token without an admin token, or one token for both
+// roles. The listen host is resolved, never bound, so a refused console
+// never opens a public socket.
+func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) error {
+	switch {
+	case viewerToken != "" && adminToken == "":
+		return fmt.Errorf("a viewer token needs an admin token too (set LOCKWARDEN_ADMIN_TOKEN or --admin-token)")
+	case adminToken != "" && adminToken == viewerToken:
+		return fmt.Errorf("the admin and viewer tokens must differ")
+	case adminToken != "":
+		return nil
 	}
-}
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
+	loop, err := isLoopbackListen(ctx, listen)
+	if err != nil {
+		return err
 	}
-	return s
+	if !loop {
+		return fmt.Errorf("refusing to listen on %s without an admin token: anyone who can reach it could break locks "+
+			"and change limiters; set LOCKWARDEN_ADMIN_TOKEN (or --admin-token), or listen on loopback (e.g. 127.0.0.1:8080)", listen)
+	}
+	return nil
 }
 
 // isLoopbackListen reports whether listen ("host:port") accepts connections
@@ -165,7 +177,7 @@ func isLoopbackListen(ctx context.Context, listen string) (bool, error) {
 	return len(ips) > 0, nil
 }
 
-// crossOrigin refuses state-changing requests a browser sent on behalf of
+// CrossOrigin refuses state-changing requests a browser sent on behalf of
 // another site, using the standard library's rule: Sec-Fetch-Site decides
 // when present (same-origin or none pass), otherwise an Origin header must
 // name the request's Host; a request with neither is not from a browser
@@ -174,28 +186,30 @@ func isLoopbackListen(ctx context.Context, listen string) (bool, error) {
 // in local mode too. Origins of --allowed-host names are trusted, for old
 // browsers (no Sec-Fetch-Site) behind a proxy that rewrites Host.
 //
-// It calls Check rather than going through echo.WrapMiddleware: the
-// wrapped handler's refusal writes its own plain-text 403 through a deny
-// handler that sees only (w, r), bypassing the one error mapping (HTML or
-// JSON), the audit outcome and the request log; Check is the same
-// decision returned as an error.
-func crossOrigin(allowedHosts []string) echo.MiddlewareFunc {
+// It is http.CrossOriginProtection's Check, returned as a Refusal, so the
+// console's one error mapping (HTML or JSON), the audit outcome and the
+// request log see it; the protection's own handler would write a plain
+// 403 that bypasses all three.
+type CrossOrigin struct{ cop *http.CrossOriginProtection }
+
+// NewCrossOrigin trusts the origins of the --allowed-host entries.
+func NewCrossOrigin(allowedHosts []string) *CrossOrigin {
 	cop := http.NewCrossOriginProtection()
 	for _, o := range trustedOrigins(allowedHosts) {
 		// Entries were parsed by trustedOrigins; one that still fails is
 		// just not trusted.
 		_ = cop.AddTrustedOrigin(o)
 	}
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if err := cop.Check(c.Request()); err != nil {
-				return &httpError{Status: http.StatusForbidden,
-					Message: "cross-origin request refused: " + err.Error() + "; use the console's own pages, or send no Origin (scripts)",
-					Err:     err}
-			}
-			return next(c)
-		}
+	return &CrossOrigin{cop: cop}
+}
+
+// Check refuses r (ErrForbidden) when it is a cross-origin state change.
+func (o *CrossOrigin) Check(r *http.Request) error {
+	if err := o.cop.Check(r); err != nil {
+		return &Refusal{Kind: ErrForbidden, Err: err,
+			Message: "cross-origin request refused: " + err.Error() + "; use the console's own pages, or send no Origin (scripts)"}
 	}
+	return nil
 }
 
 // trustedOrigins turns --allowed-host entries into origins: "name:port"
@@ -215,9 +229,18 @@ func trustedOrigins(allowedHosts []string) []string {
 	return out
 }
 
+// SameOrigin admits browsers only from the page's own host and port; a
+// page on another site (or another port of this host) must not read the
+// console's live data with the viewer's cookies. The websocket handshake
+// uses it: a GET, which CrossOrigin lets through. Clients that send no
+// Origin (scripts, curl) are not browsers.
+func SameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	return origin == "" || originMatchesHost(origin, r.Host)
+}
+
 // originMatchesHost: the Origin's host and port are the request's. "null"
-// (sandboxed frames, file: pages) never matches. The websocket handshake
-// uses it: a GET, which cross-origin protection lets through.
+// (sandboxed frames, file: pages) never matches.
 func originMatchesHost(origin, host string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -226,31 +249,22 @@ func originMatchesHost(origin, host string) bool {
 	return strings.EqualFold(u.Host, host)
 }
 
-// secureHeaders: nothing may frame the console, no content is sniffed, no
-// referrer leaks lock names to other sites. Echo's Secure sets these; its
-// CSP is one fixed string, so the policy is contentSecurityPolicy's.
-var secureHeaders = middleware.SecureWithConfig(middleware.SecureConfig{
-	ContentTypeNosniff: "nosniff",
-	XFrameOptions:      "DENY",
-	ReferrerPolicy:     "no-referrer",
-})
-
-// contentSecurityPolicy: no inline script or style may run (the pages have
+// SetSecurityHeaders sets the headers of every response: nothing may frame
+// the console, no content is sniffed, no referrer leaks lock names to
+// other sites, and no inline script or style may run (the pages have
 // none). connect-src names the websocket explicitly because older browsers
-// do not count ws: as 'self', which needs this request's Host; Host was
-// checked against the allow-list before this runs.
-func contentSecurityPolicy(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		host := c.Request().Host
-		connect := "'self'"
-		if host != "" && !strings.ContainsAny(host, " ;,'\"") {
-			connect += " ws://" + host + " wss://" + host
-		}
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
-			"connect-src "+connect+"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		return next(c)
+// do not count ws: as 'self', which needs this request's Host; call it
+// after HostPolicy.Check accepted that Host.
+func SetSecurityHeaders(h http.Header, host string) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	connect := "'self'"
+	if host != "" && !strings.ContainsAny(host, " ;,'\"") {
+		connect += " ws://" + host + " wss://" + host
 	}
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+		"connect-src "+connect+"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }

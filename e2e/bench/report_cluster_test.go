@@ -18,7 +18,7 @@ import (
 // a 3-master Cluster, side by side in one run. Both topologies are private
 // and fresh (nothing else on them), so their figures compare directly.
 //
-//	LOCKWARDEN_BENCH_CASE=10 go test -run '^TestBenchCase$' -count=1 -v ./store/bench/
+//	LOCKWARDEN_BENCH_CASE=10 go test -run '^TestBenchCase$' -count=1 -v ./e2e/bench/
 
 const (
 	topoRounds      = 3

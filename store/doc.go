@@ -1,0 +1,92 @@
+// Package store is the library applications use to take the distributed
+// locks and rate limiters that lockwarden's console shows. Each kind keeps
+// the Redis layout of the client it is compatible with, so Go services
+// using store, Java services using Redisson and the console work on the
+// same objects, on a single node, a Sentinel primary or a Cluster.
+//
+// Wrap a go-redis client with New. Every kind has a constructor on Client
+// that takes the object's key and a nil-safe options pointer, and reports
+// invalid input from the handle's first call; every method that talks to
+// Redis takes ctx first; every multi-step change is one Lua script from
+// package luascripts with all its keys in the object's hash slot. Failures
+// are the errors of errors.go, tested with errors.Is.
+//
+// # Kinds
+//
+// Locks: TryLock, Lock (waits while ctx allows), Unlock. The locks kept in
+// a Redisson hash are renewed while held (LockOptions.NoWatchdog fixes the
+// lease instead); a token lock's lease runs until Refresh.
+//
+//   - NewLock: Redisson's RLock. Hash <name>, field "<client-id>:<owner>"
+//     holding the reentry count, PEXPIRE lease; the last release publishes
+//     "0" on redisson_lock__channel:{<name>}. store's waiters queue beside
+//     it and get the lock handed over in arrival order (lock_wait.go);
+//     Redisson clients take and release the same lock.
+//   - NewSpinLock: the same hash and scripts, waiting by retrying every
+//     RetryInterval without a subscription, as hand-written Go locks do.
+//   - NewRWLock: Redisson's RReadWriteLock. Hash <name> with "mode" and a
+//     field per holder (the writer's ends in ":write"), plus a lease key
+//     per read level, {<name>}:<holder>:rwlock_timeout:<level>. Reader and
+//     Writer are its two sides.
+//   - NewFairLock: Redisson's RFairLock. The RLock hash plus the waiter
+//     list redisson_lock_queue:{<name>} and their deadlines in
+//     redisson_lock_timeout:{<name>}; waiters take the lock in that order.
+//   - NewFencedLock: Redisson's RFencedLock. The RLock hash plus the
+//     counter redisson_lock_token:{<name>}; Token is the holder's fencing
+//     token.
+//   - NewTokenLock: a string SET NX PX to a random token, released and
+//     refreshed only with that token, as redsync and bsm/redislock keep it.
+//
+// Limiters: TryAcquire (once), Acquire (waits while ctx allows), both
+// answering a Result.
+//
+//   - NewTokenBucket: the "ratelimit:<app>" token bucket, hash <name> with
+//     last_mill_second, stored_permits, max_permits, interval (ms per
+//     permit) and app, as single-script token-bucket clients write it;
+//     Init, Modify, Delete. store's scripts read the time from Redis.
+//   - NewRedissonLimiter: Redisson's RRateLimiter. Config hash <name>
+//     (rate, interval, type), the window's value in {<name>}:value and,
+//     since Redisson 3.13.3, each grant in the zset {<name>}:permits (per
+//     client, both suffixed ":<client-id>"); RedissonMode picks the
+//     Redisson version to match. SetRate, TrySetRate.
+//   - NewCounter: a string INCRemented per hit and EXPIREd on a window's
+//     first hit, as hand-written per-IP limiters keep it.
+//
+// Beside each object store's scripts keep keys of their own, which other
+// clients of the layout never read: the outcome of every attempt in a
+// stats hash of 200 ms buckets, a lock's hold times and its waiter queue.
+// Their names start with "lw:{", carry the object's hash tag, and expire
+// on their own.
+// A Client also registers itself (application, host, pid, version,
+// heartbeat) and announces the names it uses, so the console lists them
+// without SCAN (registry.go; Options.NoRegistry turns it off).
+//
+// Reading, classifying and editing these objects from the outside is the
+// console's job, in package store/inspect; store does not import it.
+//
+// # No call applied twice
+//
+// go-redis re-sends a single command after a read timeout or a dropped
+// connection (MaxRetries, 3 by default), exactly when the first send may
+// already have run; lockwarden's scripts are not idempotent (an acquire
+// re-enters, a release drops a level, a limiter grants again). Every script
+// call therefore goes out once: each EVALSHA carries go-redis's NoRetry
+// marker, which v9.23 honours for single commands and pipelines, and a
+// NOSCRIPT reply (the script did not run) is followed by one EVAL of the
+// script's text, which cannot answer NOSCRIPT (scriptcall.go). A call that
+// got no reply fails with ErrUncertain, an *UncertainError wrapping the
+// network or ctx error: it ran once or not at all. This needs no extra
+// keys or writes on the hot path (Redisson keeps per-request outcome
+// records instead, redisson_unlock_latch:...), keeps every layout as its
+// other clients know it, and covers every kind with one mechanism.
+//
+// An acquire that ends ErrUncertain while the handle held no level
+// withdraws whatever the call may have taken, with one release sent once,
+// so no lease outlives a caller who was told it failed; if the withdrawal
+// loses its reply too, the level left has no watchdog and expires with
+// its lease. An uncertain Unlock is not re-sent: the handle may still hold
+// that level (Unlock again returns ErrNotHeld once it does not). Renewals
+// go out once too; the watchdog's next tick is the retry. Applications
+// that run scripts of their own get the same with NewScript and
+// RunScriptOnce.
+package store

@@ -1,0 +1,128 @@
+// Package admin is what the console changes in Redis: force-unlock,
+// release-all, limiter edits and counter resets, each checked, run once as
+// the store's script, recorded in the audit stream with the state before
+// and after, and handed to the live view so the next read shows it.
+//
+// It is a plain Go API: every action takes a context, the Actor who asks
+// and a typed request, and returns a result or an error (InputError for
+// bad input, ObjectError for a named object that is missing or changed);
+// nothing in it knows HTTP. It imports store and store/inspect only.
+package admin
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+)
+
+// Actions as the audit stream names them.
+const (
+	ActionForceUnlock = "force-unlock"
+	ActionReleaseAll  = "release-all"
+	ActionDropWaiters = "drop-waiters"
+	ActionModify      = "modify"
+	ActionReset       = "reset"
+	ActionSignIn      = "sign-in"
+	ActionSignOut     = "sign-out"
+)
+
+// auditWriteTimeout bounds an append: the trail is important, but a Redis
+// that does not answer must not hold the answer for long.
+const auditWriteTimeout = 2 * time.Second
+
+// Actor is who asks for an action, as the audit record names them.
+type Actor struct {
+	Role        string // "admin", "viewer", "" when anonymous
+	Fingerprint string // the token's fingerprint, never the token
+	Remote      string // the peer address
+	RequestID   string
+}
+
+// Live is the console's current view of Redis, which actions read and
+// bring up to date.
+type Live interface {
+	// Holds is what client id holds and waits for, as last read.
+	Holds(clientID string) []inspect.Hold
+	// Refresh reads the named objects again and publishes them before it
+	// returns, so every page and list of the console shows the change
+	// from the next request on.
+	Refresh(ctx context.Context, locks, limiters []string)
+}
+
+// Events hears of the locks the console broke (the event log, viewers).
+type Events interface {
+	ForceUnlocked(name, holder string, at time.Time)
+}
+
+// Config is what a Service needs; Inspector and Audit are required.
+type Config struct {
+	Inspector *inspect.Inspector
+	Audit     *inspect.Audit
+	Live      Live   // nil: no read-your-writes (tests of one action)
+	Events    Events // nil: nobody is told
+	Logger    *slog.Logger
+}
+
+// Service runs the console's actions.
+type Service struct {
+	insp   *inspect.Inspector
+	audit  *inspect.Audit
+	live   Live
+	events Events
+	log    *slog.Logger
+
+	auditErrors atomic.Int64
+}
+
+// New builds a Service.
+func New(cfg Config) *Service {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{insp: cfg.Inspector, audit: cfg.Audit, live: cfg.Live, events: cfg.Events, log: log}
+}
+
+// Record appends rec, stamped with actor, to the audit stream. A failed
+// write is logged and counted (AuditErrors); the action it records stands.
+// The web layer records with it what reaches no action: refusals, sign-in.
+func (s *Service) Record(ctx context.Context, actor Actor, rec inspect.AuditRecord) {
+	rec.Role, rec.Fingerprint, rec.Remote, rec.RequestID = actor.Role, actor.Fingerprint, actor.Remote, actor.RequestID
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+	defer cancel()
+	if _, err := s.audit.Append(ctx, rec); err != nil {
+		s.auditErrors.Add(1)
+		s.log.Error("audit append failed", "request_id", actor.RequestID, "action", rec.Action, "target", rec.Target,
+			"outcome", rec.Outcome, "err", err)
+	}
+}
+
+// Recent is the newest n audit records, newest first.
+func (s *Service) Recent(ctx context.Context, n int) ([]inspect.AuditRecord, error) {
+	return s.audit.Recent(ctx, n)
+}
+
+// AuditKey is the audit stream's key.
+func (s *Service) AuditKey() string { return s.audit.Key() }
+
+// AuditErrors counts audit records that could not be written.
+func (s *Service) AuditErrors() int64 { return s.auditErrors.Load() }
+
+func (s *Service) refresh(ctx context.Context, locks, limiters []string) {
+	if s.live != nil && len(locks)+len(limiters) > 0 {
+		s.live.Refresh(ctx, locks, limiters)
+	}
+}
+
+func (s *Service) unlocked(name, holder string) {
+	if s.events != nil {
+		s.events.ForceUnlocked(name, holder, time.Now())
+	}
+}
+
+func (s *Service) logger(a Actor) *slog.Logger {
+	return s.log.With("request_id", a.RequestID)
+}
