@@ -223,6 +223,34 @@ func settle(ok func() bool) bool {
 	return false
 }
 
+// runMatrix runs one parallel subtest per kind × fault, each on an env of
+// its own (so its counters and subscriptions are the case's alone), logs
+// the matrix of rows, and checks the goroutines once every case is done.
+func runMatrix[K any](t *testing.T, kinds []K, kindName func(K) string, run func(*testing.T, *env, K, fault) (failures, string)) {
+	m := &matrix{}
+	t.Cleanup(func() { t.Log(m) })
+	goroutines := runtime.NumGoroutine()
+	t.Run("kinds", func(t *testing.T) {
+		for _, kind := range kinds {
+			t.Run(kindName(kind), func(t *testing.T) {
+				t.Parallel()
+				for _, f := range faults {
+					t.Run(f.name, func(t *testing.T) {
+						t.Parallel()
+						e := newEnv(t)
+						subs := e.subscriptions(t.Context())
+						fl, detail := run(t, e, kind, f)
+						checkSubscriptions(t, e, subs, &fl)
+						m.add(kindName(kind), f.name, fl.list, detail)
+						fl.finish(t)
+					})
+				}
+			})
+		}
+	})
+	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
+}
+
 // checkSubscriptions runs after a case, its clients closed: this server's
 // subscriptions must fall back to base.
 func checkSubscriptions(t *testing.T, e *env, base int64, fl *failures) {

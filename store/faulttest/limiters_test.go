@@ -3,7 +3,6 @@ package faulttest
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,31 +15,9 @@ const limiterRun = 3 * time.Second
 // TestLimitersUnderFaults: no 1 s window admits more than capacity +
 // refill, and once the fault has happened the limiter admits at least its
 // floor, whatever the faults; only documented errors; no leaks. Each kind
-// × fault case has its own redis-server and proxy, so the cases run at
-// once.
+// × fault case has its own redis-server and proxy (runMatrix).
 func TestLimitersUnderFaults(t *testing.T) {
-	m := &matrix{}
-	t.Cleanup(func() { t.Log(m) })
-	goroutines := runtime.NumGoroutine()
-	t.Run("kinds", func(t *testing.T) {
-		for _, kind := range limiterKinds {
-			t.Run(kind.name, func(t *testing.T) {
-				t.Parallel()
-				for _, f := range faults {
-					t.Run(f.name, func(t *testing.T) {
-						t.Parallel()
-						e := newEnv(t)
-						subs := e.subscriptions(t.Context())
-						fl, detail := runLimiterCase(t, e, kind, f)
-						checkSubscriptions(t, e, subs, &fl)
-						m.add(kind.name, f.name, fl.list, detail)
-						fl.finish(t)
-					})
-				}
-			})
-		}
-	})
-	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
+	runMatrix(t, limiterKinds, func(k limiterKind) string { return k.name }, runLimiterCase)
 }
 
 func runLimiterCase(t *testing.T, e *env, kind limiterKind, f fault) (failures, string) {

@@ -93,31 +93,9 @@ func (f *failures) finish(t *testing.T) {
 // increments → exactly 1,600) of every lock kind under every fault, with
 // the checker proving no double grant, increasing fencing tokens, only
 // documented errors, progress once the fault has happened, and no leaks.
-// Each kind × fault case has its own redis-server and proxy, so the cases
-// run at once: they wait on leases, delays and pauses, not on CPU.
+// Each kind × fault case has its own redis-server and proxy (runMatrix).
 func TestLocksUnderFaults(t *testing.T) {
-	m := &matrix{}
-	t.Cleanup(func() { t.Log(m) })
-	goroutines := runtime.NumGoroutine()
-	t.Run("kinds", func(t *testing.T) {
-		for _, kind := range lockKinds {
-			t.Run(kind.name, func(t *testing.T) {
-				t.Parallel()
-				for _, f := range faults {
-					t.Run(f.name, func(t *testing.T) {
-						t.Parallel()
-						e := newEnv(t)
-						subs := e.subscriptions(t.Context())
-						fl, detail := runLockCase(t, e, kind, f)
-						checkSubscriptions(t, e, subs, &fl)
-						m.add(kind.name, f.name, fl.list, detail)
-						fl.finish(t)
-					})
-				}
-			})
-		}
-	})
-	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
+	runMatrix(t, lockKinds, func(k lockKind) string { return k.name }, runLockCase)
 }
 
 type lockRun struct {
