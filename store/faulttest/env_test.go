@@ -36,13 +36,17 @@ const (
 	// increments: it is bounded by that count, and baselineBudget is only
 	// a cap against a hang, generous enough for a loaded machine (it
 	// finishes in seconds on an idle one), so the anchor is about
-	// correctness, not speed. restartAfter is how many increments the
-	// restart row makes before Redis restarts under a holder.
+	// correctness, not speed. A few increments are the progress floor: a
+	// lock failing every call makes none, and on a loaded machine (-race,
+	// other test binaries) a faulted row may make only a handful in the
+	// budget. restartAfter is how many increments the restart row makes
+	// before Redis restarts under a holder, so that the restart finds a
+	// lock with a holder and waiters.
 	faultRun       = 10 * time.Second
 	faultBudget    = 45 * time.Second
 	baselineBudget = 120 * time.Second
-	lockProgress   = 10
-	restartAfter   = 2 * workers
+	lockProgress   = 3
+	restartAfter   = 4
 	// pauseFor is how long the pause-write fault pauses writes.
 	pauseFor = 2 * time.Second
 )

@@ -170,8 +170,12 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault) (failures, string
 	if n := r.readDirty.Load(); n > 0 {
 		fl.add("double grant: %d reads saw the counter change under a read lock", n)
 	}
-	if got, done := r.counter.Load(), r.completed.Load(); got != done {
-		fl.add("anchor: counter %d after %d critical sections (lost updates)", got, done)
+	// A holder whose lease ran out inside its critical section (a stalled
+	// process on a loaded machine; the checker's "lease ran out") may lose
+	// the one update it overlapped: that is the lease doing its job, not the
+	// lock failing. Any other lost update is.
+	if got, done := r.counter.Load(), r.completed.Load(); got > done || done-got > int64(len(v.leaseOut)) {
+		fl.add("anchor: counter %d after %d critical sections (lost updates beyond the %d holds whose lease ran out)", got, done, len(v.leaseOut))
 	}
 	// The fault-free run must complete all 1,600. Under a fault, completing
 	// them is liveness within a time bound (with 5 % of replies lost, each
