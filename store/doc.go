@@ -9,7 +9,7 @@
 // invalid input from the handle's first call; every method that talks to
 // Redis takes ctx first; every multi-step change is one Lua script from
 // package luascripts with all its keys in the object's hash slot. Failures
-// are the errors of errors.go, tested with errors.Is.
+// are the Err values below (errors.Is) and their error types (errors.As).
 //
 // # Kinds
 //

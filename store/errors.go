@@ -38,17 +38,18 @@ var (
 	ErrUncertain = errors.New("store: outcome unknown (no reply from Redis)")
 	// ErrInvalid is matched by every *ValidationError.
 	ErrInvalid = errors.New("store: invalid input")
-	// ErrCorrupt: the bucket's fields cannot be used (not numbers, interval <= 0,
-	// ...). The attempt was counted as an error in the stats; a limiter edit
-	// from the console repairs the bucket.
+	// ErrCorrupt: a token bucket's fields cannot be used (not numbers,
+	// interval <= 0, ...). The attempt was counted as an error in the
+	// stats; a limiter edit from the console repairs the bucket.
 	ErrCorrupt = errors.New("store: token bucket is corrupt")
-	// ErrRateLimited: Acquire gave up because ctx ended, or its deadline comes
-	// before the permits would. The error also matches ctx's error.
+	// ErrRateLimited: a limiter's Acquire gave up because ctx ended, or its
+	// deadline comes before the permits would. The error also matches
+	// ctx's error.
 	ErrRateLimited = errors.New("store: rate limited")
-	// ErrRedissonMode: a fixed-window (RedissonFixed) handle found a limiter
-	// kept by a sliding-window Redisson (3.13.3 and later): its value key has no
-	// expiry, so a fixed window would never end. Nothing was changed; use the
-	// Redisson version's mode.
+	// ErrRedissonMode: a fixed-window (RedissonFixed) handle found a
+	// limiter kept by a sliding-window Redisson (3.13.3 and later): its
+	// value key has no expiry, so a fixed window would never end. Nothing
+	// was changed; use the Redisson version's mode.
 	ErrRedissonMode = errors.New("store: redisson limiter is kept in another mode")
 )
 

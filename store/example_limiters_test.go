@@ -59,8 +59,8 @@ func ExampleRedissonLimiter() {
 	// false 0
 }
 
-// The access counter (seed 004's INCR and EXPIRE) answers like the other
-// limiters, with the hits counted so far in Count.
+// The access counter (INCR, and EXPIRE on a window's first hit) answers
+// like the other limiters, with the hits counted so far in Count.
 func ExampleCounter() {
 	ctx, c, p, done := exampleClient()
 	defer done()

@@ -91,7 +91,7 @@ func ExampleRWLock() {
 	// fencing token grew: true
 }
 
-// A token lock is seed 004's SET NX PX with a random value; only the
+// A token lock is a string SET NX PX to a random value; only the
 // holder of that value can refresh or unlock it.
 func ExampleTokenLock() {
 	ctx, c, p, done := exampleClient()

@@ -10,12 +10,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redisson's RFairLock for Go applications, in its wire format (see
-// inspect.KindFairLock and fairlock_acquire.lua): the RLock hash plus a queue of
+// Redisson's RFairLock for Go applications, in its wire format (see the
+// package doc and fairlock_acquire.lua): the RLock hash plus a queue of
 // waiter ids and their deadlines. Only the head of the queue may take a
 // free lock, so waiters get it in arrival order whichever client they use;
 // a release wakes only the head, on its own channel
-// UnlockChannel(name)+":"+<waiter id>. The hold itself is an RLock hold, so
+// wire.UnlockChannel(name)+":"+<waiter id>. The hold itself is an RLock hold, so
 // the Client's watchdog renews it like a Lock's.
 
 var (

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redisson's RFencedLock for Go applications, in its wire format (see
-// inspect.KindFencedLock and fencedlock_acquire.lua): an RLock whose every
-// successful acquire also INCRements FencingTokenKey(name) and returns the
+// Redisson's RFencedLock for Go applications, in its wire format (see the
+// package doc and fencedlock_acquire.lua): an RLock whose every successful
+// acquire also INCRements wire.FencingTokenKey(name) and returns the
 // new value. The holder passes the token with each write to the guarded
 // resource, which refuses tokens lower than the highest it has seen: a
 // holder that lost the lock without noticing (a long GC pause, a lease that
@@ -28,7 +28,7 @@ import (
 // 1 (see fencedlock_acquire.lua).
 //
 // Release, renewal and the watchdog are the RLock's (lock_release.lua,
-// lock_renew.lua). Waiting is Redisson's: subscribe to UnlockChannel(name)
+// lock_renew.lua). Waiting is Redisson's: subscribe to wire.UnlockChannel(name)
 // and retry. Take a fenced lock only through fenced handles: a plain Lock
 // waiter on the same name could be handed the lock by a release, and that
 // hold would carry no new token.
@@ -125,7 +125,7 @@ func (f *FencedLock) Lock(ctx context.Context) error {
 }
 
 // Unlock releases one level; the last deletes the lock (never the token)
-// and publishes "0" on UnlockChannel(name). ErrNotHeld (lock untouched)
+// and publishes "0" on redisson_lock__channel:{<name>}. ErrNotHeld (lock untouched)
 // when this holder does not hold it.
 func (f *FencedLock) Unlock(ctx context.Context) error {
 	if f.err != nil {

@@ -18,7 +18,7 @@ import (
 // The reentrant lock speaks Redisson's RLock wire format, so Go
 // applications, Java applications using Redisson and the console all see and
 // respect the same locks: hash <name>, one field "<client-id>:<owner>" with
-// the reentry count, PEXPIRE lease, "0" published on UnlockChannel(name)
+// the reentry count, PEXPIRE lease, "0" published on wire.UnlockChannel(name)
 // when the last level is released.
 
 var (
@@ -34,10 +34,10 @@ const (
 	// DefaultLockLease is Redisson's lockWatchdogTimeout: how long a lock
 	// outlives a holder that stopped renewing (crashed, partitioned).
 	DefaultLockLease = 30 * time.Second
-	// DefaultLockRetryInterval bounds the sleep between two attempts of a waiter
-	// when no unlock message arrives, in case one is lost (a redial of the
-	// PubSub connection, a lock without expiry, a client that releases
-	// without publishing).
+	// DefaultLockRetryInterval bounds the sleep between two attempts of a
+	// waiter when no unlock message arrives, in case one is lost (a redial
+	// of the PubSub connection, a lock without expiry, a client that
+	// releases without publishing).
 	DefaultLockRetryInterval = 5 * time.Second
 	// MaxOwnerLen bounds LockOptions.Owner.
 	MaxOwnerLen = 256
@@ -55,8 +55,8 @@ type LockOptions struct {
 	// Owner on the same Client are one holder (they re-enter each other's
 	// lock, like one Java thread). Default: random per handle.
 	Owner string
-	// RetryInterval is the longest a waiter in Lock sleeps without a message
-	// before trying again. Default DefaultLockRetryInterval.
+	// RetryInterval is the longest a waiter in Lock sleeps without a
+	// message before trying again. Default DefaultLockRetryInterval.
 	RetryInterval time.Duration
 	// NoWatchdog keeps the lease fixed: the lock expires Lease after the
 	// last acquire unless released first (Redisson's lock(leaseTime)).

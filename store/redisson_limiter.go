@@ -43,8 +43,7 @@ const (
 //	RedissonSliding3133   3.13.3 to 3.16.3  sliding  "fI": float32 random, uint32 permits
 //	RedissonFixed         before 3.13.3     fixed    none (value key expires after interval)
 //
-// Grants are decoded in every layout whatever the mode (see
-// DecodeRedissonPermit); the mode decides the layout of grants written and
+// Grants are read in every layout whatever the mode; the mode decides the layout of grants written and
 // the algorithm. A fixed-window handle on a sliding-window limiter (or the
 // other way round) disagrees with Redisson: Redisson's fixed window fails on
 // a value key without expiry, and a sliding window never refills a value

@@ -134,8 +134,8 @@ func newRegistry(rdb redis.UniversalClient, id string, opts *Options) *registry 
 // nameFlushDelay, later ones with the next beat.
 func (r *registry) announce(name string) { r.announceAs(name, "") }
 
-// announceAs is announce of a string kind (AnnounceTokenLock or
-// AnnounceCounter; "" for a hash kind).
+// announceAs is announce of a string kind (wire.AnnounceTokenLock or
+// wire.AnnounceCounter; "" for a hash kind).
 func (r *registry) announceAs(name, kind string) {
 	if r == nil {
 		return

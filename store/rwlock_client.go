@@ -14,10 +14,10 @@ import (
 )
 
 // Redisson's RReadWriteLock for Go applications, in its wire format (see
-// inspect.KindRWLock and rwlock_read_acquire.lua), so Java clients, Go clients and
-// the console share one lock: readers hold together, a writer alone (its
+// the package doc and rwlock_read_acquire.lua), so Java clients, Go clients
+// and the console share one lock: readers hold together, a writer alone (its
 // own owner may add read levels), and releases are announced on
-// RWLockChannel(name) with "0" after the last reader and "1" after a
+// wire.RWLockChannel(name) with "0" after the last reader and "1" after a
 // writer. Waiting is Redisson's: subscribe, retry on a message or when the
 // holder's lease would run out.
 //
@@ -146,7 +146,7 @@ func (s *RWLockSide) TryLock(ctx context.Context) error {
 
 // Lock takes this side, waiting while it cannot. The first attempt goes out
 // before subscribing, so an uncontended lock costs one round trip; then the
-// handle listens on RWLockChannel(name) and tries again on every release,
+// handle listens on redisson_rwlock:{<name>} and tries again on every release,
 // when the holder's lease would run out, and at least every RetryInterval. When
 // ctx ends first the error matches ErrNotObtained and ctx.Err(); when it
 // cannot subscribe to the channel, ErrNotObtained with the cause (nothing
@@ -351,13 +351,6 @@ func (rw *RWLock) released(gone bool) {
 		close(rw.stop)
 		rw.stop, rw.holds = nil, 0
 	}
-}
-
-// renewing reports whether the handle's watchdog runs.
-func (rw *RWLock) renewing() bool {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	return rw.stop != nil
 }
 
 // renewLoop extends the lock and the owner's read level keys every

@@ -30,10 +30,10 @@ var (
 	spinRenewScript   = newScript("lock_renew")
 )
 
-// Defaults of a spin lock's options.
+// Defaults of SpinLockOptions.
 const (
-	DefaultSpinRetryInterval = 50 * time.Millisecond
-	DefaultSpinLease         = 30 * time.Second
+	DefaultSpinLease         = 30 * time.Second      // Lease
+	DefaultSpinRetryInterval = 50 * time.Millisecond // RetryInterval
 )
 
 // SpinLockOptions tunes a spin lock. A nil pointer and zero fields mean the
@@ -140,7 +140,7 @@ func (s *SpinLock) levels() int {
 	return s.holds
 }
 
-// Lock tries every Interval until it holds the lock or ctx ends (then the
+// Lock tries every RetryInterval until it holds the lock or ctx ends (then the
 // error matches ErrNotObtained and ctx.Err()).
 //
 // An attempt that gets no reply ends Lock (and TryLock) with ErrUncertain.
@@ -223,13 +223,6 @@ func (s *SpinLock) released(gone bool) {
 		s.stop = nil
 		s.holds = 0
 	}
-}
-
-// renewing reports whether the renewal timer runs.
-func (s *SpinLock) renewing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stop != nil
 }
 
 // renew is the renewal timer: every lease/3, extend the lease if the field is

@@ -13,9 +13,9 @@ import (
 
 // Token locks in the layout of redsync and bsm/redislock: a string key
 // SET NX PX to a random token, released and refreshed only by whoever
-// holds that token (compare-and-delete, compare-and-pexpire). The console
-// lists them by configured pattern (inspect.ObjectPatterns.TokenLocks) and shows the
-// token as the holder.
+// holds that token (compare-and-delete, compare-and-pexpire). Strings carry
+// no marker, so the console lists them by their announcement (registry.go)
+// or a configured pattern, and shows the token as the holder.
 
 var (
 	tokenLockObtainScript  = newScript("tokenlock_obtain")
@@ -23,10 +23,10 @@ var (
 	tokenLockReleaseScript = newScript("tokenlock_release")
 )
 
-// Defaults of a token lock's options.
+// Defaults of TokenLockOptions.
 const (
-	DefaultTokenLease         = 30 * time.Second
-	DefaultTokenRetryInterval = 50 * time.Millisecond
+	DefaultTokenLease         = 30 * time.Second      // Lease
+	DefaultTokenRetryInterval = 50 * time.Millisecond // RetryInterval
 )
 
 // TokenLockOptions tunes a token lock. A nil pointer and zero fields mean
@@ -92,8 +92,10 @@ func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
 	return t
 }
 
-// Name is the lock's key; Token the value it holds while this handle has it.
-func (t *TokenLock) Name() string  { return t.name }
+// Name is the lock's key.
+func (t *TokenLock) Name() string { return t.name }
+
+// Token is the value the lock holds while this handle has it.
 func (t *TokenLock) Token() string { return t.token }
 
 // TryLock takes the lock for the lease if it is free (or already this
@@ -124,10 +126,10 @@ func (t *TokenLock) TryLock(ctx context.Context) error {
 
 // Lock tries until it holds the lock, Attempts run out (the last
 // *LockedError is returned) or ctx ends (the error matches ErrNotObtained
-// and ctx.Err()). After a first attempt it listens on TokenLockChannel(name)
-// and tries again on every release lockwarden announces there, when the
-// holder's lease runs out, and at least every Retry (clients of the layout
-// that announce nothing release unheard). When it cannot subscribe the
+// and ctx.Err()). After a first attempt it listens on the lock's release
+// channel and tries again on every release lockwarden announces there,
+// when the holder's lease runs out, and at least every RetryInterval
+// (clients of the layout that announce nothing release unheard). When it cannot subscribe the
 // error matches ErrNotObtained, with the cause (nothing taken).
 func (t *TokenLock) Lock(ctx context.Context) error {
 	if t.err != nil {

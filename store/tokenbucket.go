@@ -190,7 +190,7 @@ type TokenBucketOptions struct{}
 // NewTokenBucket returns a handle on the bucket stored at name (the full
 // key, e.g. "ratelimit:test" for buckets of the layout's other clients).
 // Keep the handle: it prepares the acquire call once.
-func (c *Client) NewTokenBucket(name string, _ *TokenBucketOptions) *TokenBucket {
+func (c *Client) NewTokenBucket(name string, opts *TokenBucketOptions) *TokenBucket {
 	c.reg.announce(name)
 	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, wire.StatsKey(name)}}
 	b.one = prepare(tokenBucketAcquire, b.keys, "1")

@@ -106,14 +106,6 @@ func (s *lockShared) released(l *Lock, last bool) {
 	}
 }
 
-// renewing reports whether holds of name/holder are being renewed (for
-// tests and diagnostics).
-func (s *lockShared) renewing(name, holder string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.wd.renewals[renewKey{name, holder}] != nil
-}
-
 // schedule queues r for due and arms the timer if due is the earliest.
 // Callers hold mu.
 func (s *lockShared) schedule(r *renewal, due time.Time) {

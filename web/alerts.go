@@ -24,13 +24,14 @@ const (
 	RuleLockRenewedByGoneClient = "lock-renewed-by-gone-client"
 	RuleLimiterRejectRatio      = "limiter-reject-ratio"
 	RuleLimiterErrors           = "limiter-errors"
+	RuleAuthFailures            = "auth-failures"
 	RuleRedisDown               = "redis-down"
 	RuleNodeDown                = "node-down"
 )
 
 // AlertRules lists every rule, in the order pages show them.
 var AlertRules = []string{RuleRedisDown, RuleNodeDown, RuleLockDeadlinePassed, RuleLockRenewedByGoneClient,
-	RuleLockNoExpiry, RuleLockHeldTooLong, RuleLimiterRejectRatio, RuleLimiterErrors}
+	RuleLockNoExpiry, RuleLockHeldTooLong, RuleLimiterRejectRatio, RuleLimiterErrors, RuleAuthFailures}
 
 // Severities: critical needs someone now, warning needs a look.
 const (
@@ -56,6 +57,8 @@ var ruleDefaults = map[string]ruleDefault{
 	// The ratio is already taken over 10 s (rejectSpan).
 	RuleLimiterRejectRatio: {severityWarning, 0},
 	RuleLimiterErrors:      {severityWarning, 10 * time.Second},
+	// Someone is guessing tokens: worth a look at once.
+	RuleAuthFailures: {severityWarning, 0},
 	// Long enough to ride out a failover or a slow tick.
 	RuleRedisDown: {severityCritical, 10 * time.Second},
 	RuleNodeDown:  {severityCritical, 10 * time.Second},
@@ -66,6 +69,10 @@ var ruleDefaults = map[string]ruleDefault{
 // for 10 s never fired on bursty traffic (one calm second reset it), which
 // is what a flooded login limiter looks like.
 const rejectSpan = 10 * time.Second
+
+// authFailuresBurst is how many wrong tokens in a minute make a burst:
+// more than people mistyping, fewer than the guessing limits allow.
+const authFailuresBurst = 20
 
 // Defaults of the rules' thresholds.
 const (
@@ -154,6 +161,9 @@ type alerter struct {
 	cfg    *AlertConfig
 	notify func([]alertChange) // nil without a webhook
 	nodes  func(sn *snapshot) []nodeStatus
+	// authFailures is the count of wrong tokens over the last minute
+	// (auth.Failures.Recent); nil: the rule has nothing to judge.
+	authFailures func(now time.Time) int
 
 	// hist is the sampler's window history, which limiter-reject-ratio
 	// sums over rejectSpan.
@@ -262,6 +272,11 @@ func (a *alerter) conditions(sn *snapshot, now time.Time) ([]condition, map[stri
 	}
 	if on(RuleRedisDown) && !sn.RedisUp {
 		add(RuleRedisDown, "", "the console cannot read Redis")
+	}
+	if on(RuleAuthFailures) && a.authFailures != nil {
+		if n := a.authFailures(now); n >= authFailuresBurst {
+			add(RuleAuthFailures, "", "%d wrong tokens in the last minute: someone may be guessing (see the refused audit trail)", n)
+		}
 	}
 	if on(RuleNodeDown) {
 		nodes := a.nodes(sn)

@@ -11,20 +11,22 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
 )
 
-// maxMatchLen bounds ?match= like store bounds names.
-const maxMatchLen = store.MaxNameLen
-
-func matchParam(c echo.Context) (string, error) {
+// matchParam is ?match=, compiled: at most inspect.MaxGlobLen bytes, and
+// matched in time linear in each name (inspect.Glob).
+func matchParam(c echo.Context) (string, *inspect.Glob, error) {
 	m := c.QueryParam("match")
-	if len(m) > maxMatchLen {
-		return "", badRequest("match", fmt.Sprintf("match must be at most %d bytes", maxMatchLen))
+	if m == "" {
+		return "", nil, nil
 	}
-	return m, nil
+	g, err := inspect.CompileGlob(m)
+	if err != nil {
+		return "", nil, badRequest("match", fmt.Sprintf("match must be at most %d bytes", inspect.MaxGlobLen))
+	}
+	return m, g, nil
 }
 
 // objectError gives a store error on a named object a message that names

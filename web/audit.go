@@ -37,7 +37,7 @@ func (s *Server) handleAPIAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.admin.Recent(c.Request().Context(), n)
+	recs, err := s.recentAudit(c, n)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Server) handleAuditPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.admin.Recent(c.Request().Context(), n)
+	recs, err := s.recentAudit(c, n)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,19 @@ func (e *testEnv) auditRecords(hdr map[string]string) []inspect.AuditRecord {
 	return out.Records
 }
 
+// changeRecords are the change trail's records without the intents each
+// change writes before it is made: one record per change, newest first.
+func (e *testEnv) changeRecords(hdr map[string]string) []inspect.AuditRecord {
+	e.t.Helper()
+	var out []inspect.AuditRecord
+	for _, r := range e.auditRecords(hdr) {
+		if r.Outcome != inspect.OutcomeIntent {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Force-unlock from the confirmation form is recorded with actor, remote
 // address, target, state before and after, outcome and the reason.
 func TestAuditForceUnlockRecorded(t *testing.T) {
@@ -42,9 +55,10 @@ func TestAuditForceUnlockRecorded(t *testing.T) {
 	if st, _, b := e.do("POST", "/locks/"+esc(name)+"/force-unlock", body, hdr); st != 303 {
 		t.Fatalf("force-unlock: %d %s", st, b)
 	}
+	// The intent, written before the lock was touched, then the outcome.
 	recs := e.auditRecords(nil)
-	if len(recs) != 1 {
-		t.Fatalf("%d records, want 1: %+v", len(recs), recs)
+	if len(recs) != 2 || recs[1].Outcome != inspect.OutcomeIntent || recs[0].Intent != recs[1].ID {
+		t.Fatalf("%d records, want the outcome and its intent: %+v", len(recs), recs)
 	}
 	r := recs[0]
 	if r.Action != "force-unlock" || r.Target != name || r.Outcome != inspect.OutcomeOK || r.Reason != "w1 is wedged, INC-42" ||
@@ -60,8 +74,8 @@ func TestAuditForceUnlockRecorded(t *testing.T) {
 	// The Audit page shows it.
 	st, _, b := e.do("GET", "/audit", nil, nil)
 	doc := parseHTML(t, b)
-	if st != 200 || doc.Find(`[data-testid="audit-row"]`).Length() != 1 ||
-		doc.Find(`[data-testid="audit-reason"]`).Text() != "w1 is wedged, INC-42" {
+	if st != 200 || doc.Find(`[data-testid="audit-row"]`).Length() != 2 ||
+		doc.Find(`[data-testid="audit-reason"]`).First().Text() != "w1 is wedged, INC-42" {
 		t.Errorf("audit page: %d, rows %d", st, doc.Find(`[data-testid="audit-row"]`).Length())
 	}
 }
@@ -82,33 +96,59 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 	e.sendJSONAuth("GET", "/api/locks", "", "guessed-token", 401)
 	e.signIn("guessed-again", "/", nil)
 
+	// The change trail holds what admins did, each change's intent
+	// before its outcome; refusals are in the refused trail.
 	recs := e.auditRecords(bearerOf(viewerTok))
-	if len(recs) != 6 {
-		t.Fatalf("%d records, want 6: %+v", len(recs), recs)
+	fp := func(tok string) string {
+		f, err := e.srv.auth.Fingerprint(context.Background(), tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
-	fp := func(tok string) string { s := sha256.Sum256([]byte(tok)); return hex.EncodeToString(s[:4]) }
-	want := []struct{ action, outcome, role, fp string }{
-		{"sign-in", inspect.OutcomeDenied, "", ""},
-		{"sign-in", inspect.OutcomeDenied, "", ""},
-		{"modify", inspect.OutcomeInvalid, "admin", fp(adminTok)},
-		{"force-unlock", inspect.OutcomeConflict, "admin", fp(adminTok)},
-		{"modify", inspect.OutcomeDenied, "viewer", fp(viewerTok)},
-		{"modify", inspect.OutcomeOK, "admin", fp(adminTok)},
-	}
-	for i, w := range want {
-		r := recs[i]
-		if r.Action != w.action || r.Outcome != w.outcome || r.Role != w.role || r.Fingerprint != w.fp {
-			t.Errorf("record %d = %+v, want %+v", i, r, w)
+	type want struct{ action, outcome, role, fp string }
+	check := func(trail string, recs []inspect.AuditRecord, wants []want) {
+		t.Helper()
+		if len(recs) != len(wants) {
+			t.Fatalf("%s: %d records, want %d: %+v", trail, len(recs), len(wants), recs)
+		}
+		for i, w := range wants {
+			r := recs[i]
+			if r.Action != w.action || r.Outcome != w.outcome || r.Role != w.role || r.Fingerprint != w.fp {
+				t.Errorf("%s record %d = %+v, want %+v", trail, i, r, w)
+			}
 		}
 	}
-	if ok := recs[5]; ok.Target != rl || ok.Before != "rate=100 interval_ms=10" || ok.After != "rate=20 interval_ms=5" {
-		t.Errorf("modify record before/after: %+v", ok)
+	check("changes", recs, []want{
+		{"modify", inspect.OutcomeInvalid, "admin", fp(adminTok)},
+		{"force-unlock", inspect.OutcomeConflict, "admin", fp(adminTok)},
+		{"force-unlock", inspect.OutcomeIntent, "admin", fp(adminTok)},
+		{"modify", inspect.OutcomeOK, "admin", fp(adminTok)},
+		{"modify", inspect.OutcomeIntent, "admin", fp(adminTok)},
+	})
+	if ok := recs[3]; ok.Target != rl || ok.Before != "rate=100 interval_ms=10" || ok.After != "rate=20 interval_ms=5" || ok.Intent != recs[4].ID {
+		t.Errorf("modify record before/after/intent: %+v", ok)
 	}
-	if c := recs[3]; !strings.Contains(c.After, holderID("w1")) {
+	if c := recs[1]; !strings.Contains(c.After, holderID("w1")) {
 		t.Errorf("conflict record does not name the current holder: %+v", c)
 	}
+	var refused auditList
+	_, _, b := e.do("GET", "/api/audit?trail=refused", nil, bearerOf(viewerTok))
+	if err := json.Unmarshal(b, &refused); err != nil {
+		t.Fatal(err)
+	}
+	check("refused", refused.Records, []want{
+		{"sign-in", inspect.OutcomeDenied, "", ""},
+		{"sign-in", inspect.OutcomeDenied, "", ""},
+		{"modify", inspect.OutcomeDenied, "viewer", fp(viewerTok)},
+	})
+	sum := sha256.Sum256([]byte(adminTok))
+	if fp(adminTok) == hex.EncodeToString(sum[:8]) {
+		t.Error("the admin's fingerprint is the token's bare hash")
+	}
 	raw, _ := e.rdb.XRange(context.Background(), e.srv.admin.AuditKey(), "-", "+").Result()
-	for _, m := range raw {
+	raw2, _ := e.rdb.XRange(context.Background(), e.srv.cfg.refusedAuditKey(), "-", "+").Result()
+	for _, m := range append(raw, raw2...) {
 		for _, v := range m.Values {
 			s, _ := v.(string)
 			for _, tok := range []string{adminTok, viewerTok, "guessed-token", "guessed-again"} {
@@ -125,26 +165,46 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 		}
 	}
 	var two auditList
-	_, _, b := e.do("GET", "/api/audit?limit=2", nil, bearerOf(viewerTok))
+	_, _, b = e.do("GET", "/api/audit?limit=2", nil, bearerOf(viewerTok))
 	if json.Unmarshal(b, &two) != nil || len(two.Records) != 2 {
 		t.Errorf("limit=2 gave %s", b)
 	}
 }
 
-// A flood of bad tokens is refused but cannot flush the capped trail.
+// A flood of bad tokens is refused, written to the refused trail up to
+// the per-source burst and counted past it; the change trail gets none.
 func TestAuditFailedSignInFloodThrottled(t *testing.T) {
 	e := newEnv(t, withTokens)
-	for range 200 {
-		e.do("GET", "/api/locks", nil, bearerOf("bad"))
+	// Signed in before the flood: the guessing limits do not touch it.
+	if st, _, _ := e.signIn(viewerTok, "/", nil); st != 303 {
+		t.Fatal("viewer sign-in")
 	}
-	n, err := e.rdb.XLen(context.Background(), e.srv.admin.AuditKey()).Result()
-	if err != nil {
+	for range 200 {
+		e.do("GET", "/api/locks", nil, bearerOf("bad-token-0123456789"))
+	}
+	ctx := context.Background()
+	for _, r := range e.auditRecords(nil) {
+		if r.Outcome != inspect.OutcomeOK {
+			t.Errorf("a refusal in the change trail: %+v", r)
+		}
+	}
+	if n := e.rdb.XLen(ctx, e.srv.cfg.refusedAuditKey()).Val(); n < 5 || n > 20 {
+		t.Errorf("%d refused records for 200 attempts from one address, want its burst and a few more", n)
+	}
+	e.srv.writeAuditSummaries(ctx)
+	var refused auditList
+	_, _, b := e.do("GET", "/api/audit?trail=refused&limit=5", nil, nil)
+	if err := json.Unmarshal(b, &refused); err != nil {
 		t.Fatal(err)
 	}
-	if n < 20 || n > 100 {
-		t.Errorf("%d sign-in failures recorded for 200 attempts, want the burst (20) and a few more", n)
+	var summarised bool
+	for _, r := range refused.Records {
+		summarised = summarised || r.Action == "auth-failures" || r.Action == "refused-requests"
 	}
-	_, _, b := e.do("GET", "/metrics", nil, bearerOf(viewerTok))
+	if !summarised {
+		t.Errorf("no summary of the flood in the refused trail: %s", b)
+	}
+	_, _, b = e.do("GET", "/metrics", nil, nil)
 	if !bytes.Contains(b, []byte("lockwarden_audit_suppressed_total ")) || bytes.Contains(b, []byte("lockwarden_audit_suppressed_total 0\n")) {
 		t.Error("suppressed records are not counted in /metrics")
 	}

@@ -32,6 +32,9 @@ func newClusterEnv(t *testing.T, c *redistest.Cluster, mod func(*Config)) *testE
 		Listen:    "127.0.0.1:0",
 		Match:     prefix + "*",
 		AuditKey:  "lw:{audit}:" + prefix,
+		// Its own sign-in state, as newEnvOn gives (one slot: the
+		// namespace is the hash tag).
+		AuthNamespace: strings.TrimSuffix(prefix, ":"),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -226,7 +229,12 @@ func countEvents(e *testEnv, name string) int {
 func TestClusterTwoReplicas(t *testing.T) {
 	c := redistest.StartCluster(t, nil)
 	a := newClusterEnv(t, c, withTokens)
-	b := newClusterEnv(t, c, func(cfg *Config) { withTokens(cfg); cfg.Match = a.prefix + "*" })
+	// B is another replica of A's deployment: same keys, same sign-in
+	// state.
+	b := newClusterEnv(t, c, func(cfg *Config) {
+		withTokens(cfg)
+		cfg.Match, cfg.AuthNamespace = a.prefix+"*", a.srv.cfg.AuthNamespace
+	})
 	b.prefix = a.prefix
 	rl := a.prefix + "rl:shared"
 	a.makeBucket(rl, 1000, "1")

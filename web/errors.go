@@ -72,10 +72,18 @@ func toHTTPError(err error) *httpError {
 	var ar *auth.Refusal
 	if errors.As(err, &ar) {
 		status := http.StatusForbidden
-		if errors.Is(ar, auth.ErrUnauthenticated) {
+		switch {
+		case errors.Is(ar, auth.ErrUnauthenticated):
 			status = http.StatusUnauthorized
+		case errors.Is(ar, auth.ErrTooManyFailures):
+			status = http.StatusTooManyRequests
+		case errors.Is(ar, auth.ErrUnavailable):
+			status = http.StatusServiceUnavailable
 		}
 		return &httpError{Status: status, Message: ar.Message, Err: ar.Err}
+	}
+	if errors.Is(err, admin.ErrAuditUnavailable) {
+		return &httpError{Status: http.StatusServiceUnavailable, Message: admin.ErrAuditUnavailable.Error(), Err: err}
 	}
 	var ve *store.ValidationError
 	if errors.As(err, &ve) {

@@ -206,7 +206,7 @@ func TestFaultWebsocketCyclesNoLeak(t *testing.T) {
 		c.Close()
 	}
 	cycle(0)
-	settled := func() bool { return e.srv.wsActive.Load() == 0 && e.srv.metrics.wsClients.Load() == 0 }
+	settled := func() bool { return e.srv.wsSlots.active() == 0 && e.srv.metrics.wsClients.Load() == 0 }
 	eventually(t, 5*time.Second, "the first viewer gone", settled)
 	baseG := runtime.NumGoroutine()
 	baseR := connectedClients(t, probe)

@@ -163,7 +163,7 @@ func TestKindsConsoleRWLockRemovesOneHolder(t *testing.T) {
 	if e.rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatal("the last holder's force-unlock left the hash")
 	}
-	recs := e.auditRecords(bearer)
+	recs := e.changeRecords(bearer)
 	if len(recs) < 2 || !strings.Contains(recs[1].After, "other holders keep") || !strings.Contains(recs[1].Before, "(read)") {
 		t.Errorf("audit %+v", recs)
 	}
@@ -323,7 +323,7 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 		t.Fatalf("PUT keep_state true: value %q, want 8-3", v)
 	}
 	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1.5,"keep_state":true}`, 400, nil)
-	recs := e.auditRecords(bearer)
+	recs := e.changeRecords(bearer)
 	if len(recs) < 4 || recs[0].Outcome != inspect.OutcomeInvalid || recs[1].After != "rate=8 interval_ms=1000 (state kept)" ||
 		recs[2].After != "rate=8 interval_ms=1000 (state reset)" || recs[3].After != "rate=5 interval_ms=60000 (state kept)" {
 		t.Errorf("audit %+v", recs[:min(3, len(recs))])
@@ -374,7 +374,7 @@ func TestKindsConsoleCounterReset(t *testing.T) {
 	if e.rdb.Exists(ctx, e.prefix+"other").Val() != 1 {
 		t.Fatal("reset deleted a string no counter pattern names")
 	}
-	recs := e.auditRecords(bearer)
+	recs := e.changeRecords(bearer)
 	var reset *inspect.AuditRecord
 	for i := range recs {
 		if recs[i].Action == "reset" && recs[i].Outcome == inspect.OutcomeOK {

@@ -57,6 +57,7 @@ const noExpiryKey = 1 << 60
 // and where the page starts.
 type listQuery struct {
 	Match  string
+	glob   *inspect.Glob // Match compiled; nil for none
 	Kind   inspect.Kind
 	Sort   string
 	Desc   bool
@@ -114,7 +115,7 @@ func decodeCursor(s string) (*sortKey, error) {
 func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listQuery, error) {
 	q := listQuery{Sort: sortName, Limit: defaultPageSize}
 	var err error
-	if q.Match, err = matchParam(c); err != nil {
+	if q.Match, q.glob, err = matchParam(c); err != nil {
 		return q, err
 	}
 	if k := c.QueryParam("kind"); k != "" {
@@ -176,7 +177,10 @@ type keyed struct {
 
 // order filters items and sorts them as q asks. The result depends only on
 // the snapshot and q's filters and sort, so it is kept on the snapshot and
-// every later page of the same tick is a binary search.
+// every later page of the same tick is a binary search. A filtered order
+// is cut out of the unfiltered one in a single pass, so a new pattern
+// costs one linear scan of the names, never a sort: sweeping patterns
+// cannot get past the memo.
 func order[T any](sn *snapshot, list string, items []T, q listQuery, name func(*T) string, kind func(*T) inspect.Kind, key func(*T) sortKey) []keyed {
 	ck := orderKey{list: list, match: q.Match, kind: q.Kind, sort: q.Sort, desc: q.Desc}
 	cache := sn.orders
@@ -185,23 +189,36 @@ func order[T any](sn *snapshot, list string, items []T, q listQuery, name func(*
 			return v.([]keyed)
 		}
 	}
-	ks := make([]keyed, 0, len(items))
-	for i := range items {
-		it := &items[i]
+	if q.Match == "" && q.Kind == "" {
+		ks := make([]keyed, 0, len(items))
+		for i := range items {
+			ks = append(ks, keyed{i, key(&items[i])})
+		}
+		dir := 1
+		if q.Desc {
+			dir = -1
+		}
+		slices.SortFunc(ks, func(a, b keyed) int { return dir * a.k.compare(b.k) })
+		// Unfiltered orders are few (lists × sorts × directions): always
+		// kept.
+		if cache != nil {
+			cache.m.Store(ck, ks)
+		}
+		return ks
+	}
+	all := order(sn, list, items, listQuery{Sort: q.Sort, Desc: q.Desc}, name, kind, key)
+	ks := make([]keyed, 0, len(all))
+	for _, k := range all {
+		it := &items[k.i]
 		if q.Kind != "" && kind(it) != q.Kind {
 			continue
 		}
-		if q.Match != "" && !inspect.GlobMatch(q.Match, name(it)) {
+		if q.glob != nil && !q.glob.Match(name(it)) {
 			continue
 		}
-		ks = append(ks, keyed{i, key(it)})
+		ks = append(ks, k)
 	}
-	dir := 1
-	if q.Desc {
-		dir = -1
-	}
-	slices.SortFunc(ks, func(a, b keyed) int { return dir * a.k.compare(b.k) })
-	// Bounded: a snapshot lives one tick, and distinct orders are few
+	// Bounded: a snapshot lives one tick, and distinct filters are few
 	// unless a client sweeps patterns; past the cap the order is not kept.
 	if cache != nil && cache.n.Add(1) <= maxOrdersPerSnapshot {
 		cache.m.Store(ck, ks)

@@ -244,7 +244,7 @@ func TestListingBadParameters(t *testing.T) {
 		{"limit=0", "limit"}, {"limit=501", "limit"}, {"limit=ten", "limit"},
 		{"sort=size", "sort"}, {"order=up", "order"}, {"kind=mutex", "kind"},
 		{"kind=token-bucket", "kind"}, {"cursor=%21%21", "cursor"}, {"cursor=e30", "cursor"},
-		{"match=" + strings.Repeat("a", maxMatchLen+1), "match"},
+		{"match=" + strings.Repeat("a", inspect.MaxGlobLen+1), "match"},
 	} {
 		var body struct{ Error, Field string }
 		e.getJSON("/api/locks?"+tc.query, 400, &body)

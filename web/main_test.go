@@ -15,6 +15,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/auth"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -52,8 +53,10 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 		Inspector: inspect.New(rdb, nil),
 		Listen:    "127.0.0.1:0",
 		Match:     prefix + "*",
-		// Each test its own audit trail, so records can be counted.
-		AuditKey: "lw:{audit}:" + prefix,
+		// Each test its own audit trail, so records can be counted, and
+		// its own sign-in state, so one test's guessing limits no other.
+		AuditKey:      "lw:{audit}:" + prefix,
+		AuthNamespace: strings.TrimSuffix(prefix, ":"),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -63,7 +66,8 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey) })
+	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey, cfg.refusedAuditKey()) })
+	t.Cleanup(func() { delAuthKeys(rdb, cfg.AuthNamespace) })
 	// Lists come from the sampler's snapshot: wait for the first one.
 	eventually(t, 10*time.Second, "first snapshot", func() bool { return srv.sampler.latest() != nil })
 	jar, _ := cookiejar.New(nil)
@@ -238,4 +242,13 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("timed out after %v waiting for %s", d, what)
+}
+
+// delAuthKeys deletes a test console's sign-in state.
+func delAuthKeys(rdb *redis.Client, namespace string) {
+	ctx := context.Background()
+	tag := strings.TrimSuffix(auth.NewKeys(namespace).Secret(), "secret")
+	for _, k := range rdb.Keys(ctx, tag+"*").Val() {
+		rdb.Del(ctx, k)
+	}
 }

@@ -103,7 +103,10 @@ var (
 	descTickErrors      = desc("lockwarden_sampler_errors_total", "Sampler ticks that failed to read Redis.")
 	descRedisErrors     = desc("lockwarden_redis_errors_total", "Redis calls that failed or timed out (sampler, subscription, requests).")
 	descAuditErrors     = desc("lockwarden_audit_errors_total", "Audit records that could not be written.")
-	descAuditSuppressed = desc("lockwarden_audit_suppressed_total", "Failed sign-ins not audited because of a flood of them.")
+	descAuditRefused    = desc("lockwarden_audit_refused_total", "Refused requests written to the refused trail.")
+	descAuditSuppressed = desc("lockwarden_audit_suppressed_total", "Refused requests held back by the per-source throttle and only summarised.")
+	descAuthFailures    = desc("lockwarden_auth_failures_total", "Wrong tokens, by where they were presented.", "via")
+	descAuthLimited     = desc("lockwarden_auth_limited_total", "Sign-in attempts answered 429 without a token check.")
 	descEvents          = desc("lockwarden_events_total", "Lock events received or emitted.")
 	descRequests        = desc("lockwarden_http_requests_total", "HTTP requests served, by status class.", "code")
 	descRedisUp         = desc("lockwarden_redis_up", "1 when the last sampler tick reached Redis.")
@@ -116,7 +119,7 @@ var (
 
 func (cc *consoleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descWSClients, descWSDropped, descWSRejected, descBroadcasts, descTicks,
-		descTickErrors, descRedisErrors, descAuditErrors, descAuditSuppressed, descEvents, descRequests,
+		descTickErrors, descRedisErrors, descAuditErrors, descAuditRefused, descAuditSuppressed, descAuthFailures, descAuthLimited, descEvents, descRequests,
 		descRedisUp, descLocks, descLimiters, descWebhookSent, descWebhookFailed, descWebhookDropped} {
 		ch <- d
 	}
@@ -138,7 +141,15 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descTickErrors, m.tickErrors.Load())
 	counter(descRedisErrors, m.redisErrors.Load())
 	counter(descAuditErrors, s.admin.AuditErrors())
-	counter(descAuditSuppressed, s.failThrottle.Suppressed())
+	if l := s.admin.RefusedLog(); l != nil {
+		written, held := l.Counts()
+		counter(descAuditRefused, int64(written))
+		counter(descAuditSuppressed, int64(held))
+	}
+	fc := s.auth.Failures().Counts()
+	counter(descAuthFailures, int64(fc.SignIn), "sign-in")
+	counter(descAuthFailures, int64(fc.Bearer), "bearer")
+	counter(descAuthLimited, int64(fc.Limited))
 	counter(descEvents, s.events.count())
 	for i := 1; i <= 5; i++ {
 		counter(descRequests, m.requests[i].Load(), string(rune('0'+i))+"xx")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,13 +51,14 @@ func crossOrigin(allowedHosts []string) echo.MiddlewareFunc {
 }
 
 // authenticate decides the identity of every request and puts it in the
-// request's context. A wrong Bearer token is refused at once (401) and
-// audited as a failed sign-in.
+// request's context. A wrong Bearer token is refused at once (401), and
+// any token from an address that guessed too often (429 with
+// Retry-After); both are audited as failed sign-ins.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := s.auth.Identify(c.Request(), time.Now())
+		id, err := s.auth.Identify(c.Request().Context(), c.Request(), time.Now())
 		if err != nil {
-			s.auditFailedSignIn(c, "bearer", err.Error())
+			s.refusedSignIn(c, "bearer", err)
 			return err
 		}
 		setIdentity(c, id)
@@ -140,7 +142,13 @@ func (s *Server) auditMutations(next echo.HandlerFunc) echo.HandlerFunc {
 			rec.Detail = he.Message
 		}
 		rec.Outcome = outcomeFor(status)
-		s.admin.Record(c.Request().Context(), s.actor(c), rec)
+		// Only an admin's requests go to the change trail; everyone
+		// else's are refusals, kept apart so they cannot flush it.
+		if identityOf(c).Role == auth.RoleAdmin {
+			s.admin.Record(c.Request().Context(), s.actor(c), rec)
+		} else {
+			s.admin.Refused(c.Request().Context(), s.actor(c), rec)
+		}
 		return err
 	}
 }
@@ -170,12 +178,13 @@ func outcomeFor(status int) string {
 	return inspect.OutcomeError
 }
 
-// auditFailedSignIn records a refused token, throttled: a flood of bad
-// tokens must not push real records out of the capped stream.
-func (s *Server) auditFailedSignIn(c echo.Context, target, msg string) {
-	if !s.failThrottle.Allow(time.Now()) {
-		return
+// refusedSignIn records a refused token in the refused trail (throttled
+// per source there) and tells the client when to try again.
+func (s *Server) refusedSignIn(c echo.Context, target string, err error) {
+	var ar *auth.Refusal
+	if errors.As(err, &ar) && ar.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ar.RetryAfter/time.Second)))
 	}
-	s.admin.Record(c.Request().Context(), s.actor(c),
-		inspect.AuditRecord{Action: admin.ActionSignIn, Target: target, Outcome: inspect.OutcomeDenied, Detail: msg})
+	s.admin.Refused(c.Request().Context(), s.actor(c),
+		inspect.AuditRecord{Action: admin.ActionSignIn, Target: target, Outcome: outcomeFor(toHTTPError(err).Status), Detail: err.Error()})
 }

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,23 +52,33 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 		l.RedisDown = true
 	}
 	l.NodesDown = s.nodes.down()
-	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"), c.QueryParam("name"))
+	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"), s.flashName(c))
 	return l
 }
 
 // flashFor turns a flash code from a redirect into its message. Codes, not
-// text, travel in the URL, so a crafted link cannot put words in the
-// console's mouth beyond an object name.
+// text, travel in the link; the object's name is shown only when the
+// console signed it into the link itself (flashName), so a link made
+// elsewhere cannot put words into a success banner.
 func flashFor(code, name string) (string, string) {
+	the := func(what string) string {
+		if name == "" {
+			return "The " + what
+		}
+		return strings.ToUpper(what[:1]) + what[1:] + " " + strconv.Quote(name)
+	}
 	switch code {
 	case "unlocked":
-		return "Lock " + strconv.Quote(name) + " was force-unlocked.", views.FlashOK
+		return the("lock") + " was force-unlocked.", views.FlashOK
 	case "holder-removed":
+		if name == "" {
+			return "The holder was removed from the lock; the other holders keep it.", views.FlashOK
+		}
 		return "The holder was removed from lock " + strconv.Quote(name) + "; the other holders keep it.", views.FlashOK
 	case "reset":
-		return "Counter " + strconv.Quote(name) + " was reset.", views.FlashOK
+		return the("counter") + " was reset.", views.FlashOK
 	case "saved":
-		return "Limiter " + strconv.Quote(name) + " was updated.", views.FlashOK
+		return the("limiter") + " was updated.", views.FlashOK
 	}
 	return "", ""
 }
@@ -236,7 +245,7 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := url.Values{"flash": {unlockFlash(plan)}, "name": {name}}
+	q := s.flashQuery(c, unlockFlash(plan), name)
 	return c.Redirect(http.StatusSeeOther, "/locks?"+q.Encode())
 }
 
@@ -329,7 +338,7 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 		_, err := s.admin.ModifyLimiter(c.Request().Context(), s.actor(c), edit)
 		recorded(c)
 		if err == nil {
-			q := url.Values{"flash": {"saved"}, "name": {name}}
+			q := s.flashQuery(c, "saved", name)
 			return c.Redirect(http.StatusSeeOther, views.LimiterURL(name)+"?"+q.Encode())
 		}
 		if toHTTPError(err).Status != http.StatusBadRequest {
@@ -385,7 +394,7 @@ func (s *Server) handleResetCounterForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := url.Values{"flash": {"reset"}, "name": {name}}
+	q := s.flashQuery(c, "reset", name)
 	return c.Redirect(http.StatusSeeOther, "/limiters?"+q.Encode())
 }
 

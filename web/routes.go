@@ -26,8 +26,8 @@ func (s *Server) routes() *echo.Echo {
 	// Order matters: identify the request, refuse foreign hosts, bound the
 	// body, then who is asking; the audit record opens before the checks
 	// so refusals are recorded too; origin, then role.
-	e.Use(requestIDs, s.observe, recoverPanics, securityHeaders, s.checkHost,
-		middleware.BodyLimit(bodyLimit), s.authenticate, s.auditMutations, crossOrigin(s.cfg.AllowedHosts), s.authorize)
+	e.Use(requestIDs, s.observe, recoverPanics, securityHeaders, noStore, s.checkHost,
+		middleware.BodyLimit(bodyLimit), s.authenticate, s.auditMutations, crossOrigin(s.cfg.AllowedHosts), s.authorize, s.scoped)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)

@@ -168,27 +168,19 @@ func TestSecLoginSessionCookie(t *testing.T) {
 	u, _ := url.Parse(e.srv.URL())
 	for _, c := range e.http.Jar.Cookies(u) {
 		if c.Name == auth.SessionCookie {
-			forged := e.srv.auth.SignSession(auth.Session{Role: auth.RoleViewer, Expires: time.Now().Add(time.Hour)})
-			forged = strings.Replace(forged, ".", "x.", 1)
+			// The same id under a signature that is not the console's.
+			forged := c.Value[:len(c.Value)-2] + "AA"
+			if forged == c.Value {
+				forged = c.Value[:len(c.Value)-2] + "BB"
+			}
 			e.http.Jar.SetCookies(u, []*http.Cookie{{Name: auth.SessionCookie, Value: forged, Path: "/"}})
 		}
 	}
 	if st, _, _ := e.do("GET", page, nil, nil); st != 303 {
 		t.Errorf("tampered session: %d, want 303 to sign in", st)
 	}
-	// Sessions expire.
-	v := e.srv.auth.SignSession(auth.Session{Role: auth.RoleAdmin, Fingerprint: "x", Expires: time.Now().Add(time.Minute)})
-	if _, err := e.srv.auth.VerifySession(v, time.Now()); err != nil {
-		t.Errorf("fresh session refused: %v", err)
-	}
-	if _, err := e.srv.auth.VerifySession(v, time.Now().Add(2*time.Minute)); err == nil {
-		t.Error("expired session accepted")
-	}
-	// Another server (other tokens) cannot read it.
-	other := New(Config{Inspector: e.srv.insp, AdminToken: "different-admin"})
-	if _, err := other.auth.VerifySession(v, time.Now()); err == nil {
-		t.Error("a session signed under other tokens accepted")
-	}
+	// Expiry, sign-out and other deployments: web/auth's sessions_test.go
+	// and attack_test.go.
 }
 
 // Local mode is loopback only: any other listener needs an admin token, and
@@ -200,7 +192,7 @@ func TestSecRefusesPublicListenWithoutToken(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "without an admin token") {
 			t.Errorf("CheckExposure(%q) = %v, want a refusal", listen, err)
 		}
-		if err := CheckExposure(ctx, listen, "tok", ""); err != nil {
+		if err := CheckExposure(ctx, listen, adminTok, ""); err != nil {
 			t.Errorf("CheckExposure(%q) with a token: %v", listen, err)
 		}
 	}
@@ -473,7 +465,7 @@ func infoField(t *testing.T, rdb *redis.Client, section, field string) string {
 func TestSecHostileNames(t *testing.T) {
 	rs := redistest.StartT(t)
 	rdb := redistest.NewClient(t, rs)
-	e := newEnvOn(t, rdb, nil)
+	e := newEnvOn(t, rdb, func(c *Config) { c.Match = "*" })
 	ctx := context.Background()
 
 	// Warm up: every script the console runs is loaded, the audit stream

@@ -22,6 +22,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/net/netutil"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
@@ -46,15 +47,33 @@ type Config struct {
 	// "name" (any port) or "name:port": the names a proxy or DNS gives it.
 	// The listen address (and its loopback aliases) is always allowed.
 	AllowedHosts []string
-	// SessionTTL is how long a browser sign-in lasts (default 12 h).
-	SessionTTL time.Duration
-	// AuditKey is the audit stream (default inspect.AuditKey); AuditMaxLen
-	// its approximate cap (default inspect.DefaultAuditMaxLen).
-	AuditKey    string
-	AuditMaxLen int64
-	// MaxWSClients caps concurrent websocket viewers (default 500).
-	MaxWSClients int
-	Logger       *slog.Logger
+	// SessionIdle and SessionMaxAge end a browser sign-in after that long
+	// unused and that long after it began (defaults 12 h each).
+	SessionIdle, SessionMaxAge time.Duration
+	// AuthNamespace separates the sign-in state (secret, sessions, failure
+	// counts) of consoles sharing a Redis (default auth.DefaultNamespace).
+	AuthNamespace string
+	// AuditKey is the change trail (default inspect.AuditKey), kept for
+	// AuditRetention (default inspect.DefaultAuditRetention). Refused
+	// requests go to AuditKey+":refused" (inspect.RefusedAuditKey for the
+	// default), capped at about AuditMaxLen records (default
+	// inspect.DefaultAuditMaxLen).
+	AuditKey       string
+	AuditRetention time.Duration
+	AuditMaxLen    int64
+	// MaxWSClients caps concurrent websocket viewers (default 500);
+	// MaxWSPerSource caps one address's viewer connections (default 8).
+	// Admins are not counted against either: they always get one.
+	MaxWSClients   int
+	MaxWSPerSource int
+	// SessionRecheck is how often a browser's websocket checks that its
+	// session still lives (default 30 s); it is closed once it does not.
+	SessionRecheck time.Duration
+	// ReadTimeout bounds reading a whole request, body included (default
+	// 30 s); MaxConns caps open connections (default 1024).
+	ReadTimeout time.Duration
+	MaxConns    int
+	Logger      *slog.Logger
 	// TickInterval is the sampler period (default 200 ms, one stats bucket).
 	TickInterval time.Duration
 	// DiscoverInterval is how long a reconciliation pass over the keyspace
@@ -160,9 +179,8 @@ type Server struct {
 	alerts         *alerter
 	webhook        *webhook // nil without Config.Alerts.Webhook
 	// hosts is the Host allow-list; replaced once Open knows the port.
-	hosts        atomic.Pointer[auth.HostPolicy]
-	failThrottle *auth.Throttle
-	wsActive     atomic.Int64 // websocket connections admitted and not yet ended
+	hosts   atomic.Pointer[auth.HostPolicy]
+	wsSlots *wsSlots
 
 	mu       sync.Mutex
 	baseCtx  context.Context // Open's ctx without its cancellation, for Close
@@ -187,22 +205,18 @@ func New(cfg Config) *Server {
 		metrics: &metrics{},
 		actions: map[string]string{},
 	}
-	s.auth = auth.New(cfg.AdminToken, cfg.ViewerToken, cfg.SessionTTL)
-	s.failThrottle = auth.NewThrottle(20, 5)
+	s.auth = s.newAuthority()
+	s.wsSlots = newWSSlots(cfg.maxWSClients(), cfg.maxWSPerSource())
 	s.hosts.Store(auth.BuildHostPolicy("", nil, cfg.AllowedHosts))
 	s.events = newEventLog(eventLogSize)
 	s.hub = newHub(s.metrics)
 	s.sampler = newSampler(s)
-	var audit *inspect.Audit
-	if cfg.Inspector != nil {
-		audit = cfg.Inspector.Audit(cfg.AuditKey, cfg.AuditMaxLen)
-	}
-	s.admin = admin.New(admin.Config{Inspector: cfg.Inspector, Audit: audit, Live: s.sampler,
-		Events: consoleEvents{s}, Logger: s.log})
+	s.admin = s.newAdmin()
 	s.objects = newObjectCounters()
 	// The rules are read while the console runs: its own copy of the maps.
 	s.cfg.Alerts.Off, s.cfg.Alerts.For = maps.Clone(cfg.Alerts.Off), maps.Clone(cfg.Alerts.For)
 	s.alerts = newAlerter(&s.cfg.Alerts, s.nodeStatuses, s.sampler.hist)
+	s.alerts.authFailures = s.auth.Failures().Recent
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = newWebhook(cfg.Alerts.Webhook, s.log)
 		s.alerts.notify = s.webhook.enqueue
@@ -242,6 +256,7 @@ func (s *Server) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("web: listen %q: %w", s.cfg.Listen, err)
 	}
+	ln = netutil.LimitListener(ln, s.cfg.maxConns())
 	s.opened = true
 	s.addr = ln.Addr()
 	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
@@ -253,8 +268,11 @@ func (s *Server) Open(ctx context.Context) error {
 	s.httpSrv = &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// The whole request, body included: a body sent a byte at a time
+		// must not hold a connection (websockets clear it on upgrade).
+		ReadTimeout: s.cfg.readTimeout(),
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 
 	s.hub.start(&s.bg)
@@ -268,6 +286,8 @@ func (s *Server) Open(ctx context.Context) error {
 	go func() { defer s.bg.Done(); s.listenEvents(runCtx) }()
 	s.bg.Add(1)
 	go func() { defer s.bg.Done(); s.probeNodes(runCtx) }()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.auditSummaries(runCtx) }()
 	go func() {
 		defer s.bg.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

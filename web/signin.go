@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -36,11 +37,14 @@ func (s *Server) handleLogin(c echo.Context) error {
 	if s.auth.LocalMode() {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	cookie, id := s.auth.SignIn(c.FormValue("token"), time.Now(), auth.SecureRequest(c.Request()))
-	if cookie == nil {
+	cookie, id, err := s.auth.SignIn(c.Request().Context(), c.Request(), c.FormValue("token"), time.Now())
+	if err != nil {
+		s.refusedSignIn(c, "session", err)
 		msg := "That token is not valid."
-		s.auditFailedSignIn(c, "session", msg)
-		return s.loginPage(c, http.StatusUnauthorized, next, msg)
+		if !errors.Is(err, auth.ErrUnauthenticated) {
+			msg = toHTTPError(err).Message
+		}
+		return s.loginPage(c, toHTTPError(err).Status, next, msg)
 	}
 	c.SetCookie(cookie)
 	setIdentity(c, id)
@@ -49,7 +53,12 @@ func (s *Server) handleLogin(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
+// handleLogout ends the session in Redis, so a copy of the cookie is dead
+// on every replica, and clears the cookie.
 func (s *Server) handleLogout(c echo.Context) error {
+	if err := s.auth.SignOut(c.Request().Context(), c.Request()); err != nil {
+		return err
+	}
 	c.SetCookie(auth.SessionCookieOf("", -1, auth.SecureRequest(c.Request())))
 	if s.auth.LocalMode() {
 		return c.Redirect(http.StatusSeeOther, "/")

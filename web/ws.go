@@ -42,23 +42,26 @@ func (s *Server) handleWS(c echo.Context) error {
 	if !auth.SameOrigin(c.Request()) {
 		return &httpError{Status: http.StatusForbidden, Message: "cross-origin websocket refused"}
 	}
-	// The cap is taken before the upgrade, so a flood of connections is
+	// The slot is taken before the upgrade, so a flood of connections is
 	// refused with a plain 503 and costs no goroutines.
-	if s.wsActive.Add(1) > int64(s.cfg.maxWSClients()) {
-		s.wsActive.Add(-1)
+	release, err := s.wsSlots.take(identityOf(c).Role == auth.RoleAdmin && !s.auth.LocalMode(), c.RealIP())
+	if err != nil {
 		s.metrics.wsRejected.Add(1)
-		return &httpError{Status: http.StatusServiceUnavailable, Message: "too many live viewers; try again later"}
+		return err
 	}
 	conn, err := upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
-		s.wsActive.Add(-1)
+		release()
 		// Upgrade has already answered the client.
 		s.reqLog(c).Debug("websocket upgrade failed", "err", err)
 		return nil
 	}
 	cl := &wsClient{conn: conn, send: make(chan outFrame, sendBuffer), readerDone: make(chan struct{})}
-	if !s.admitWS(cl) {
-		s.wsActive.Add(-1)
+	// A browser's connection lives only as long as its session.
+	_, cerr := c.Request().Cookie(auth.SessionCookie)
+	watch := cerr == nil && !identityOf(c).Bearer && !s.auth.LocalMode()
+	if !s.admitWS(cl, watch) {
+		release()
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
 			time.Now().Add(writeWait))
@@ -70,25 +73,31 @@ func (s *Server) handleWS(c echo.Context) error {
 	left.Store(2)
 	done := func() {
 		if left.Add(-1) == 0 {
-			s.wsActive.Add(-1)
+			release()
 		}
 		s.ws.Done()
 	}
 	go func() { defer done(); s.wsWriter(cl) }()
 	go func() { defer done(); s.wsReader(cl) }()
+	if watch {
+		go func() { defer s.ws.Done(); s.watchSession(c.Request(), identityOf(c).Role, cl) }()
+	}
 	return nil
 }
 
-// admitWS registers cl and accounts for its two goroutines, unless the
-// server is closing: Close must not start waiting for connections while new
-// ones can still be added.
-func (s *Server) admitWS(cl *wsClient) bool {
+// admitWS registers cl and accounts for its two goroutines (three with
+// the session watch), unless the server is closing: Close must not start
+// waiting for connections while new ones can still be added.
+func (s *Server) admitWS(cl *wsClient, watch bool) bool {
 	s.wsMu.Lock()
 	defer s.wsMu.Unlock()
 	if s.wsClosed || !s.hub.register(cl) {
 		return false
 	}
 	s.ws.Add(2)
+	if watch {
+		s.ws.Add(1)
+	}
 	return true
 }
 

@@ -30,6 +30,7 @@ var ruleFlags = [...]struct{ flag, rule, what string }{
 	{"alert-limiter-errors", web.RuleLimiterErrors, "how long a limiter must keep failing acquires (default 10s)"},
 	{"alert-redis-down", web.RuleRedisDown, "how long Redis may not answer (default 10s)"},
 	{"alert-node-down", web.RuleNodeDown, "how long one Redis node of several may not answer (default 10s)"},
+	{"alert-auth-failures", web.RuleAuthFailures, "how long a burst of wrong tokens (20 a minute) must go on (default 0s)"},
 }
 
 // register adds the flags to fs and returns their environment variables

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
@@ -17,10 +18,13 @@ type consoleConfig struct {
 	AdminToken   string
 	ViewerToken  string
 	AllowedHosts []string
-	Logger       *slog.Logger
-	Alerts       web.AlertConfig
-	MetricsMatch string
-	MetricsTop   int
+	// SessionIdle and SessionMaxAge: --session-idle, --session-max-age
+	// (zero keeps web's defaults).
+	SessionIdle, SessionMaxAge time.Duration
+	Logger                     *slog.Logger
+	Alerts                     web.AlertConfig
+	MetricsMatch               string
+	MetricsTop                 int
 	// Discovery is serve's discovery flags; zero keeps web's defaults.
 	Discovery discoverySettings
 }
@@ -35,16 +39,18 @@ type console interface {
 // event subscription stop when ctx ends, and Close releases the rest.
 func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
 	wcfg := web.Config{
-		Inspector:    cfg.Inspector,
-		Listen:       cfg.Listen,
-		Match:        cfg.Match,
-		AdminToken:   cfg.AdminToken,
-		ViewerToken:  cfg.ViewerToken,
-		AllowedHosts: cfg.AllowedHosts,
-		Logger:       cfg.Logger,
-		Alerts:       cfg.Alerts,
-		MetricsMatch: cfg.MetricsMatch,
-		MetricsTop:   cfg.MetricsTop,
+		Inspector:     cfg.Inspector,
+		Listen:        cfg.Listen,
+		Match:         cfg.Match,
+		AdminToken:    cfg.AdminToken,
+		ViewerToken:   cfg.ViewerToken,
+		AllowedHosts:  cfg.AllowedHosts,
+		SessionIdle:   cfg.SessionIdle,
+		SessionMaxAge: cfg.SessionMaxAge,
+		Logger:        cfg.Logger,
+		Alerts:        cfg.Alerts,
+		MetricsMatch:  cfg.MetricsMatch,
+		MetricsTop:    cfg.MetricsTop,
 	}
 	cfg.Discovery.apply(&wcfg)
 	srv := web.New(wcfg)

@@ -33,6 +33,7 @@ const usageText = `lockwarden - live console for Redis locks and rate limiters
 Usage:
   lockwarden serve [--redis URL] [--listen ADDR] [--match GLOB]
                    [--admin-token TOKEN] [--viewer-token TOKEN] [--allowed-host NAMES]
+                   [--session-idle DURATION] [--session-max-age DURATION]
                    [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
                    [--alert-webhook URL] [--alert-RULE DURATION|off]... [--alert-reject-ratio RATIO]
                    [--metrics-match GLOB] [--metrics-top N]
@@ -52,6 +53,7 @@ Environment (flags win):
   LOCKWARDEN_ADMIN_TOKEN    default for --admin-token
   LOCKWARDEN_VIEWER_TOKEN   default for --viewer-token
   LOCKWARDEN_ALLOWED_HOSTS  default for --allowed-host
+  LOCKWARDEN_SESSION_IDLE, LOCKWARDEN_SESSION_MAX_AGE  defaults for --session-idle, --session-max-age
   LOCKWARDEN_TOKEN_LOCK_PATTERNS  default for --token-lock-pattern (comma-separated)
   LOCKWARDEN_COUNTERS       default for --counter (comma-separated)
 
@@ -60,7 +62,8 @@ so only keys matching --token-lock-pattern or --counter are shown as such.
 
 Access: on a loopback --listen with no tokens everyone who can connect is an
 admin (local mode). Any other --listen needs --admin-token; browsers then
-sign in on /login, API clients send 'Authorization: Bearer TOKEN'.
+sign in on /login, API clients send 'Authorization: Bearer TOKEN'. Tokens
+are at least 16 bytes: 'openssl rand -base64 32' makes a good one.
 
 Run 'lockwarden <command> -h' for the flags of one command.
 `

@@ -41,6 +41,9 @@ type serveConfig struct {
 	// AllowedHosts is a comma-separated list of extra Host names ("name"
 	// or "name:port") the console answers to.
 	AllowedHosts string
+	// SessionIdle and SessionMaxAge end a browser sign-in after that long
+	// unused, and after that long in all.
+	SessionIdle, SessionMaxAge time.Duration
 	// TokenLocks and Counters say which string keys are token locks and
 	// access counters (see objectPatterns).
 	TokenLocks listFlag
@@ -70,6 +73,8 @@ var serveEnv = map[string]string{
 	"admin-token":           "LOCKWARDEN_ADMIN_TOKEN",
 	"viewer-token":          "LOCKWARDEN_VIEWER_TOKEN",
 	"allowed-host":          "LOCKWARDEN_ALLOWED_HOSTS",
+	"session-idle":          "LOCKWARDEN_SESSION_IDLE",
+	"session-max-age":       "LOCKWARDEN_SESSION_MAX_AGE",
 	"token-lock-pattern":    "LOCKWARDEN_TOKEN_LOCK_PATTERNS",
 	"counter":               "LOCKWARDEN_COUNTERS",
 	"deadline-lock-pattern": "LOCKWARDEN_DEADLINE_LOCK_PATTERNS",
@@ -88,6 +93,8 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "`TOKEN` of the admin role: sign in with it, or send it as 'Authorization: Bearer' (env LOCKWARDEN_ADMIN_TOKEN; required unless --listen is loopback)")
 	fs.StringVar(&cfg.ViewerToken, "viewer-token", "", "`TOKEN` of the read-only viewer role, e.g. for a wall display (env LOCKWARDEN_VIEWER_TOKEN)")
 	fs.StringVar(&cfg.AllowedHosts, "allowed-host", "", "extra Host `names` the console answers to, comma-separated, \"name\" or \"name:port\" (env LOCKWARDEN_ALLOWED_HOSTS)")
+	fs.DurationVar(&cfg.SessionIdle, "session-idle", defaultSessionIdle, "end a browser sign-in after this long unused (env LOCKWARDEN_SESSION_IDLE)")
+	fs.DurationVar(&cfg.SessionMaxAge, "session-max-age", defaultSessionMaxAge, "end a browser sign-in this long after it began, however busy (env LOCKWARDEN_SESSION_MAX_AGE)")
 	fs.Var(&cfg.TokenLocks, "token-lock-pattern", tokenLockFlagUsage)
 	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
 	fs.Var(&cfg.DeadlineLocks, "deadline-lock-pattern", deadlineLockFlagUsage)
@@ -105,6 +112,14 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	}
 	if cfg.Match == "" {
 		cfg.Match = "*"
+	}
+	if err := web.CheckTokens(cfg.AdminToken, cfg.ViewerToken); err != nil {
+		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
+		return cfg, errUsage
+	}
+	if cfg.SessionIdle <= 0 || cfg.SessionMaxAge <= 0 {
+		fmt.Fprintf(stderr, "lockwarden serve: --session-idle and --session-max-age must be positive durations, e.g. 12h\n")
+		return cfg, errUsage
 	}
 	if _, err := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks); err != nil {
 		// One line, not the whole flag list: the mistake is in a value.
@@ -175,17 +190,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console()                    // checked by parseServeFlags
 	discovery, _ := cfg.Discovery.settings()                                       // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
-		Inspector:    inspect.New(rdb, &inspect.Options{Patterns: patterns}),
-		Listen:       cfg.Listen,
-		Match:        cfg.Match,
-		AdminToken:   cfg.AdminToken,
-		ViewerToken:  cfg.ViewerToken,
-		AllowedHosts: cfg.allowedHosts(),
-		Logger:       log,
-		Alerts:       alerts,
-		MetricsMatch: metricsMatch,
-		MetricsTop:   metricsTop,
-		Discovery:    discovery,
+		Inspector:     inspect.New(rdb, &inspect.Options{Patterns: patterns}),
+		Listen:        cfg.Listen,
+		Match:         cfg.Match,
+		AdminToken:    cfg.AdminToken,
+		ViewerToken:   cfg.ViewerToken,
+		AllowedHosts:  cfg.allowedHosts(),
+		SessionIdle:   cfg.SessionIdle,
+		SessionMaxAge: cfg.SessionMaxAge,
+		Logger:        log,
+		Alerts:        alerts,
+		MetricsMatch:  metricsMatch,
+		MetricsTop:    metricsTop,
+		Discovery:     discovery,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)

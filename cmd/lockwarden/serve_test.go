@@ -20,8 +20,8 @@ func TestCmdServeFlagsOverEnv(t *testing.T) {
 	env := map[string]string{
 		"LOCKWARDEN_REDIS_URL":     "redis://env:6379",
 		"LOCKWARDEN_LISTEN":        "127.0.0.1:9999",
-		"LOCKWARDEN_ADMIN_TOKEN":   "env-token",
-		"LOCKWARDEN_VIEWER_TOKEN":  "env-viewer",
+		"LOCKWARDEN_ADMIN_TOKEN":   "env-token-0123456789",
+		"LOCKWARDEN_VIEWER_TOKEN":  "env-viewer-0123456789",
 		"LOCKWARDEN_ALLOWED_HOSTS": "console.example",
 	}
 	getenv := func(k string) string { return env[k] }
@@ -34,21 +34,24 @@ func TestCmdServeFlagsOverEnv(t *testing.T) {
 		{"defaults", nil, func(string) string { return "" },
 			serveConfig{RedisURL: defaultRedisURL, Listen: defaultListen, Match: "*"}},
 		{"env", nil, getenv,
-			serveConfig{RedisURL: "redis://env:6379", Listen: "127.0.0.1:9999", Match: "*", AdminToken: "env-token",
-				ViewerToken: "env-viewer", AllowedHosts: "console.example"}},
-		{"flags win", []string{"--redis", "rediss://flag:1", "--listen=:0", "--match", "app:*", "--admin-token", "flag-token",
-			"--viewer-token", "flag-viewer", "--allowed-host", "a.example, b.example:443"}, getenv,
-			serveConfig{RedisURL: "rediss://flag:1", Listen: ":0", Match: "app:*", AdminToken: "flag-token",
-				ViewerToken: "flag-viewer", AllowedHosts: "a.example, b.example:443"}},
+			serveConfig{RedisURL: "redis://env:6379", Listen: "127.0.0.1:9999", Match: "*", AdminToken: "env-token-0123456789",
+				ViewerToken: "env-viewer-0123456789", AllowedHosts: "console.example"}},
+		{"flags win", []string{"--redis", "rediss://flag:1", "--listen=:0", "--match", "app:*", "--admin-token", "flag-token-0123456789",
+			"--viewer-token", "flag-viewer-0123456789", "--allowed-host", "a.example, b.example:443"}, getenv,
+			serveConfig{RedisURL: "rediss://flag:1", Listen: ":0", Match: "app:*", AdminToken: "flag-token-0123456789",
+				ViewerToken: "flag-viewer-0123456789", AllowedHosts: "a.example, b.example:443"}},
 		{"flag set to default still wins", []string{"--listen", defaultListen}, getenv,
-			serveConfig{RedisURL: "redis://env:6379", Listen: defaultListen, Match: "*", AdminToken: "env-token",
-				ViewerToken: "env-viewer", AllowedHosts: "console.example"}},
+			serveConfig{RedisURL: "redis://env:6379", Listen: defaultListen, Match: "*", AdminToken: "env-token-0123456789",
+				ViewerToken: "env-viewer-0123456789", AllowedHosts: "console.example"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := parseServeFlags(tt.args, tt.env, io.Discard)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.want.SessionIdle == 0 {
+				tt.want.SessionIdle, tt.want.SessionMaxAge = defaultSessionIdle, defaultSessionMaxAge
 			}
 			if got != tt.want {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
@@ -263,5 +266,29 @@ func TestCmdServePortTaken(t *testing.T) {
 	}
 	if want := "lockwarden: cannot listen on " + taken + ": the address is already in use"; !strings.Contains(errs, want) {
 		t.Errorf("stderr %q does not contain %q", errs, want)
+	}
+}
+
+// Token mode refuses a token an attacker could guess, or a viewer could
+// recover offline, and says how to make one; 16 bytes are accepted.
+func TestSecServeRefusesShortTokens(t *testing.T) {
+	for _, args := range [][]string{
+		{"--admin-token", "A"},
+		{"--admin-token", "fifteen-bytes!!"},
+		{"--admin-token", "an-admin-token-long-enough", "--viewer-token", "v"},
+	} {
+		var stderr strings.Builder
+		_, err := parseServeFlags(args, func(string) string { return "" }, &stderr)
+		if !errors.Is(err, errUsage) {
+			t.Fatalf("%q: err = %v, want a usage error", args, err)
+		}
+		for _, want := range []string{"at least 16", "openssl rand -base64 32"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("%q: message %q does not say %q", args, stderr.String(), want)
+			}
+		}
+	}
+	if _, err := parseServeFlags([]string{"--admin-token", "sixteen-bytes-ok"}, func(string) string { return "" }, io.Discard); err != nil {
+		t.Fatalf("a 16-byte token: %v", err)
 	}
 }

@@ -7,23 +7,38 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
-// The audit trail: one Redis stream that every console mutation appends to.
-// A stream, not a list, because its entry IDs carry Redis' clock (the same
-// clock the limiters use) and XADD trims it in the same command, so the
-// trail can never grow without bound however busy the console is.
+// The audit trail: Redis streams the console appends to. A stream, not a
+// list, because its entry IDs carry Redis' clock (the same clock the
+// limiters use) and XADD trims it in the same command, so a trail can
+// never grow without bound however busy the console is.
+//
+// There are two. The change trail (AuditKey) holds what admins changed and
+// is trimmed only by age (AuditTrail), so nothing anyone else sends can
+// push a change out of it before its retention passes. Refused and
+// unauthenticated requests go to their own trail (RefusedAuditKey), capped
+// by length (Audit): a flood of them evicts only its own kind.
 
-// AuditKey is the default audit stream. wire.Prefix keeps it out of
+// AuditKey is the default change trail. wire.Prefix keeps it out of
 // discovery (wire.IsInternalKey); the braces give it a slot of its own.
 const AuditKey = wire.AuditKey
 
-// DefaultAuditMaxLen is roughly how many records the stream keeps. Trimming
-// uses "MAXLEN ~", which may keep a few more so Redis trims whole nodes.
+// RefusedAuditKey is the default trail of refused requests, in the same
+// slot as AuditKey.
+const RefusedAuditKey = wire.Prefix + "audit}:refused"
+
+// DefaultAuditMaxLen is roughly how many records a length-capped stream
+// keeps. Trimming uses "MAXLEN ~", which may keep a few more so Redis trims
+// whole nodes.
 const DefaultAuditMaxLen = 10000
+
+// DefaultAuditRetention is how long the change trail keeps a record.
+const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // MaxAuditRead bounds one read of the trail.
 const MaxAuditRead = 1000
@@ -41,6 +56,10 @@ const (
 	OutcomeNotFound = "not-found" // no such object
 	OutcomeConflict = "conflict"  // the object changed meanwhile; nothing changed
 	OutcomeError    = "error"     // Redis or the server failed
+	// OutcomeIntent marks the record written before a change is made;
+	// the record of how it ended names it in Intent. A change whose
+	// intent could not be written is not made.
+	OutcomeIntent = "intent"
 )
 
 // AuditRecord is one entry of the trail: who did what to which object, what
@@ -66,13 +85,32 @@ type AuditRecord struct {
 	// Detail is the message the client was given on failure.
 	Detail    string `json:"detail,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
+	// Intent is the ID of the intent record an outcome record closes.
+	Intent string `json:"intent,omitempty"`
 }
 
-// Audit is a handle on one audit stream.
+// Audit is a handle on one audit stream, trimmed by length (maxLen) or
+// by age (retention).
 type Audit struct {
-	c      *Inspector
-	key    string
-	maxLen int64
+	c         *Inspector
+	key       string
+	maxLen    int64
+	retention time.Duration
+}
+
+var auditAppendScript = store.NewScript(luascripts.Source("audit_append"))
+
+// AuditTrail returns the trail stored at key ("" is AuditKey) that keeps
+// every record for retention (<= 0 is DefaultAuditRetention) and trims
+// nothing younger, however many records arrive.
+func (c *Inspector) AuditTrail(key string, retention time.Duration) *Audit {
+	if key == "" {
+		key = AuditKey
+	}
+	if retention <= 0 {
+		retention = DefaultAuditRetention
+	}
+	return &Audit{c: c, key: key, retention: retention}
 }
 
 // Audit returns the trail stored at key ("" is AuditKey), trimmed to about
@@ -103,8 +141,10 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
-// Append adds rec to the trail and returns its entry ID. One XADD with
-// MAXLEN ~ both appends and trims, atomically.
+// Append adds rec to the trail and returns its entry ID. One XADD both
+// appends and trims, atomically: with MAXLEN ~, or with MINID ~ in
+// audit_append.lua for a trail kept by age. The append is sent once: an
+// unanswered one is an error, never a second record.
 func (a *Audit) Append(ctx context.Context, rec AuditRecord) (string, error) {
 	values := []any{
 		"role", clip(rec.Role),
@@ -118,6 +158,15 @@ func (a *Audit) Append(ctx context.Context, rec AuditRecord) (string, error) {
 		"reason", clip(rec.Reason),
 		"detail", clip(rec.Detail),
 		"request_id", clip(rec.RequestID),
+		"intent", clip(rec.Intent),
+	}
+	if a.retention > 0 {
+		id, err := store.RunScriptOnce(ctx, a.c.rdb, auditAppendScript, []string{a.key},
+			append([]any{a.retention.Milliseconds()}, values...)...).Text()
+		if err != nil {
+			return "", fmt.Errorf("store: audit append: %w", err)
+		}
+		return id, nil
 	}
 	id, err := a.c.rdb.XAdd(ctx, &redis.XAddArgs{
 		Stream: a.key,
@@ -169,6 +218,7 @@ func auditFromMessage(m redis.XMessage) AuditRecord {
 		Reason:      str("reason"),
 		Detail:      str("detail"),
 		RequestID:   str("request_id"),
+		Intent:      str("intent"),
 	}
 }
 

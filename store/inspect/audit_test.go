@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
@@ -95,5 +97,42 @@ func TestAuditWrongType(t *testing.T) {
 	}
 	if recs, err := New(rdb, nil).Audit(redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
 		t.Errorf("Recent on a missing stream: %v %v", recs, err)
+	}
+}
+
+// A trail kept by age trims what is older than its retention and nothing
+// younger, however many records follow: a flood cannot push a change out.
+// The old records are written with IDs from the past, as Redis' clock
+// would have stamped them then.
+func TestAuditTrailKeptByAge(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	a := New(rdb, nil).AuditTrail("lw:{audit}:"+redistest.Prefix(t), time.Hour)
+	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
+	now := redistest.NowMS(t, rdb)
+	// Enough old entries to fill whole stream nodes, which is what
+	// MINID ~ removes.
+	for i := range 300 {
+		id := strconv.FormatInt(now-2*time.Hour.Milliseconds()+int64(i), 10) + "-0"
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: a.Key(), ID: id, Values: []any{"action", "old"}})
+	}
+	first, err := a.Append(ctx, AuditRecord{Action: "force-unlock", Target: "orders", Outcome: OutcomeIntent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 300 {
+		if _, err := a.Append(ctx, AuditRecord{Action: "modify", Outcome: OutcomeOK, Intent: first}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := a.Recent(ctx, MaxAuditRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 301 {
+		t.Fatalf("%d records kept, want the 301 younger than an hour", len(recs))
+	}
+	if last := recs[len(recs)-1]; last.ID != first || last.Outcome != OutcomeIntent || recs[0].Intent != first {
+		t.Fatalf("oldest kept %+v, newest %+v", last, recs[0])
 	}
 }

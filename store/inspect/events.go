@@ -35,15 +35,15 @@ var channelFamilies = []channelFamily{
 	{
 		// RLock, fenced lock, and the fair lock's per-waiter channels
 		// "redisson_lock__channel:{<name>}:<waiter-id>".
-		pattern: "redisson_lock__channel:*",
-		prefix:  "redisson_lock__channel:",
+		pattern: wire.UnlockChannelPrefix + ":*",
+		prefix:  wire.UnlockChannelPrefix + ":",
 		typ:     EventUnlock,
 		name:    splitWaiterChannel,
 	},
 	{
 		// Read-write locks: "0" after the last reader, "1" after a writer.
-		pattern: "redisson_rwlock:*",
-		prefix:  "redisson_rwlock:",
+		pattern: wire.RWLockChannelPrefix + ":*",
+		prefix:  wire.RWLockChannelPrefix + ":",
 		typ:     EventUnlock,
 		name:    func(rest string) (string, string) { return unwrapRedissonName(rest), "" },
 	},

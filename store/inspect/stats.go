@@ -69,12 +69,6 @@ func statsFieldBucket(k string) (int64, bool) {
 	return b, err == nil
 }
 
-// statsField names the counter of one outcome ('a', 'r' or 'e') in bucket,
-// as the scripts do.
-func statsField(outcome byte, bucket int64) string {
-	return string(outcome) + strconv.FormatInt(bucket, 10)
-}
-
 // counter reads one HINCRBY counter; anything unparseable or negative counts
 // as nothing rather than poisoning the window.
 func counter(s string) int64 {

@@ -167,3 +167,9 @@ func TestSummarizeRandomRings(t *testing.T) {
 		}
 	}
 }
+
+// statsField names the counter of one outcome ('a', 'r' or 'e') in bucket,
+// as the scripts do.
+func statsField(outcome byte, bucket int64) string {
+	return string(outcome) + strconv.FormatInt(bucket, 10)
+}

@@ -134,7 +134,7 @@ func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
 	if _, ok := tickUntil(t, w, &locks, "", 2); ok || len(locks) != 0 {
 		t.Fatalf("an empty server listed %v", locks)
 	}
-	// A store client's lock and its announcement (registry-format.md).
+	// A store client's lock and its announcement (store/registry.go).
 	name := "orders:lock:announced"
 	e.foreignLock(t, name)
 	now, _ := e.rdb.Time(ctx).Result()

@@ -11,10 +11,13 @@ package admin
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
@@ -60,19 +63,31 @@ type Events interface {
 // Config is what a Service needs; Inspector and Audit are required.
 type Config struct {
 	Inspector *inspect.Inspector
-	Audit     *inspect.Audit
-	Live      Live   // nil: no read-your-writes (tests of one action)
-	Events    Events // nil: nobody is told
-	Logger    *slog.Logger
+	// Audit is the change trail (inspect.AuditTrail, kept by age).
+	Audit *inspect.Audit
+	// Refused is the trail of refused requests (nil: they are dropped).
+	Refused *RefusedLog
+	// InScope says which names the console may act on (its --match);
+	// an action on any other name is a missing object. nil: every name.
+	InScope func(name string) bool
+	Live    Live   // nil: no read-your-writes (tests of one action)
+	Events  Events // nil: nobody is told
+	Logger  *slog.Logger
 }
+
+// ErrAuditUnavailable: the intent record of a change could not be
+// written, so the change was not made.
+var ErrAuditUnavailable = errors.New("admin: the audit trail cannot be written; nothing was changed")
 
 // Service runs the console's actions.
 type Service struct {
-	insp   *inspect.Inspector
-	audit  *inspect.Audit
-	live   Live
-	events Events
-	log    *slog.Logger
+	insp    *inspect.Inspector
+	audit   *inspect.Audit
+	refused *RefusedLog
+	inScope func(string) bool
+	live    Live
+	events  Events
+	log     *slog.Logger
 
 	auditErrors atomic.Int64
 }
@@ -83,21 +98,70 @@ func New(cfg Config) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{insp: cfg.Inspector, audit: cfg.Audit, live: cfg.Live, events: cfg.Events, log: log}
+	return &Service{insp: cfg.Inspector, audit: cfg.Audit, refused: cfg.Refused, inScope: cfg.InScope,
+		live: cfg.Live, events: cfg.Events, log: log}
 }
 
-// Record appends rec, stamped with actor, to the audit stream. A failed
-// write is logged and counted (AuditErrors); the action it records stands.
-// The web layer records with it what reaches no action: refusals, sign-in.
+// Record appends rec, stamped with actor, to the change trail. A failed
+// write is logged and counted (AuditErrors); what it records stands. The
+// web layer records with it what an admin did that reached no action
+// (sign-in, sign-out, an admin's refused input).
 func (s *Service) Record(ctx context.Context, actor Actor, rec inspect.AuditRecord) {
+	_, _ = s.append(ctx, actor, rec)
+}
+
+// Refused records a refused or unauthenticated request in the refused
+// trail, throttled per source (RefusedLog); never in the change trail.
+func (s *Service) Refused(ctx context.Context, actor Actor, rec inspect.AuditRecord) {
+	if s.refused == nil {
+		return
+	}
 	rec.Role, rec.Fingerprint, rec.Remote, rec.RequestID = actor.Role, actor.Fingerprint, actor.Remote, actor.RequestID
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
 	defer cancel()
-	if _, err := s.audit.Append(ctx, rec); err != nil {
+	if err := s.refused.Record(ctx, rec, time.Now()); err != nil {
+		s.auditErrors.Add(1)
+		s.log.Warn("refused-request record failed", "request_id", actor.RequestID, "action", rec.Action, "err", err)
+	}
+}
+
+// RefusedLog is the trail of refused requests (nil when none).
+func (s *Service) RefusedLog() *RefusedLog { return s.refused }
+
+func (s *Service) append(ctx context.Context, actor Actor, rec inspect.AuditRecord) (string, error) {
+	rec.Role, rec.Fingerprint, rec.Remote, rec.RequestID = actor.Role, actor.Fingerprint, actor.Remote, actor.RequestID
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+	defer cancel()
+	id, err := s.audit.Append(ctx, rec)
+	if err != nil {
 		s.auditErrors.Add(1)
 		s.log.Error("audit append failed", "request_id", actor.RequestID, "action", rec.Action, "target", rec.Target,
 			"outcome", rec.Outcome, "err", err)
 	}
+	return id, err
+}
+
+// intend writes rec as the intent of a change about to be made and
+// remembers its ID for the outcome record. An error means the change must
+// not be made.
+func (s *Service) intend(ctx context.Context, a Actor, rec *inspect.AuditRecord) error {
+	r := *rec
+	r.Outcome = inspect.OutcomeIntent
+	id, err := s.append(ctx, a, r)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
+	}
+	rec.Intent = id
+	return nil
+}
+
+// scoped refuses a name outside the console's --match as missing: the
+// console neither shows nor changes it.
+func (s *Service) scoped(what, name string) error {
+	if s.inScope != nil && !s.inScope(name) {
+		return &ObjectError{What: what, Name: name, Err: store.ErrNotFound}
+	}
+	return nil
 }
 
 // Recent is the newest n audit records, newest first.

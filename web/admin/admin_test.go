@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
@@ -31,16 +34,24 @@ func (f *fakeLive) Refresh(_ context.Context, locks, _ []string) {
 
 const uuid = "0f8a2c1e-7b3d-4e9f-a6c5-123456789abc"
 
+// testTrail is a change trail of the test's own over the shared Redis,
+// with the test's key prefix and an Inspector over it.
+func testTrail(t *testing.T) (*redis.Client, string, *inspect.Inspector, *inspect.Audit) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	prefix := redistest.Prefix(t)
+	insp := inspect.New(rdb, nil)
+	audit := insp.AuditTrail("lw:{audit}:"+prefix, 0)
+	t.Cleanup(func() { rdb.Del(context.Background(), audit.Key()) })
+	return rdb, prefix, insp, audit
+}
+
 // A force-unlock runs with no HTTP request around it: a plain actor and
 // request in, the lock broken, the live view refreshed, and one audit
 // record per call, whatever its outcome.
 func TestForceUnlockWithoutHTTP(t *testing.T) {
-	rdb := redistest.Client(t)
+	rdb, prefix, insp, audit := testTrail(t)
 	ctx := t.Context()
-	prefix := redistest.Prefix(t)
-	insp := inspect.New(rdb, nil)
-	audit := insp.Audit("lw:{audit}:"+prefix, 0)
-	t.Cleanup(func() { rdb.Del(context.Background(), audit.Key()) })
 	live := &fakeLive{}
 	svc := New(Config{Inspector: insp, Audit: audit, Live: live})
 	actor := Actor{Role: "admin", Fingerprint: "f00d", Remote: "10.0.0.1", RequestID: "r1"}
@@ -82,10 +93,38 @@ func TestForceUnlockWithoutHTTP(t *testing.T) {
 			t.Errorf("record %+v", r)
 		}
 	}
-	want := []string{inspect.OutcomeOK, inspect.OutcomeConflict, inspect.OutcomeInvalid} // newest first
+	// Newest first; each attempt that got as far as Redis wrote its
+	// intent before the outcome, and the outcome names it.
+	want := []string{inspect.OutcomeOK, inspect.OutcomeIntent, inspect.OutcomeConflict, inspect.OutcomeIntent, inspect.OutcomeInvalid}
 	if !slices.Equal(outcomes, want) {
-		t.Errorf("outcomes %v, want %v", outcomes, want)
+		t.Fatalf("outcomes %v, want %v", outcomes, want)
 	}
+	if recs[0].Intent != recs[1].ID || recs[2].Intent != recs[3].ID {
+		t.Errorf("outcomes do not name their intents: %+v", recs[:4])
+	}
+}
+
+// A change whose intent cannot be recorded is not made; a name outside
+// the console's scope is missing, whatever the action.
+func TestUnrecordedOrOutOfScopeChangeNotMade(t *testing.T) {
+	rdb, prefix, insp, audit := testTrail(t)
+	ctx := t.Context()
+	svc := New(Config{Inspector: insp, Audit: audit, InScope: func(n string) bool { return strings.HasPrefix(n, prefix+"in:") }})
+	actor := Actor{Role: "admin"}
+	for _, name := range []string{prefix + "in:stuck", prefix + "out:stuck"} {
+		rdb.HSet(ctx, name, uuid+":7", 1)
+		rdb.PExpire(ctx, name, time.Minute)
+	}
+	_, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: prefix + "out:stuck", Holder: uuid + ":7", Reason: "x"})
+	if !Missing(err) || rdb.Exists(ctx, prefix+"out:stuck").Val() != 1 {
+		t.Fatalf("outside the scope: %v", err)
+	}
+	rdb.Set(ctx, audit.Key(), "not a stream", 0) // every append now fails
+	_, err = svc.ForceUnlock(ctx, actor, ForceUnlock{Name: prefix + "in:stuck", Holder: uuid + ":7", Reason: "x"})
+	if !errors.Is(err, ErrAuditUnavailable) || rdb.Exists(ctx, prefix+"in:stuck").Val() != 1 {
+		t.Fatalf("with the trail unwritable: %v; the lock must stay", err)
+	}
+	t.Cleanup(func() { rdb.Del(context.Background(), prefix+"in:stuck", prefix+"out:stuck") })
 }
 
 func TestCheckEdit(t *testing.T) {

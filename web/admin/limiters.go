@@ -55,8 +55,14 @@ func (s *Service) ModifyLimiter(ctx context.Context, a Actor, edit LimiterEdit) 
 	name := edit.Name
 	rec := inspect.AuditRecord{Action: ActionModify, Target: name}
 	defer func() { s.finish(ctx, a, &rec, err) }()
+	if err := s.scoped("limiter", name); err != nil {
+		return nil, err
+	}
 	if before, err := s.insp.GetLimiter(ctx, name); err == nil {
 		rec.Before = limiterState(before)
+	}
+	if err := s.intend(ctx, a, &rec); err != nil {
+		return nil, err
 	}
 	l, err = s.insp.ModifyLimiterWith(ctx, name, inspect.LimiterEdit{Rate: edit.Rate, IntervalMS: edit.IntervalMS, KeepState: edit.KeepState})
 	if err != nil {
@@ -80,8 +86,14 @@ func (s *Service) ResetCounter(ctx context.Context, a Actor, req ResetCounter) (
 	name := req.Name
 	rec := inspect.AuditRecord{Action: ActionReset, Target: name}
 	defer func() { s.finish(ctx, a, &rec, err) }()
+	if err := s.scoped("counter", name); err != nil {
+		return err
+	}
 	if before, err := s.insp.GetLimiter(ctx, name); err == nil {
 		rec.Before = limiterState(before)
+	}
+	if err := s.intend(ctx, a, &rec); err != nil {
+		return err
 	}
 	if err := s.insp.ResetCounter(ctx, name); err != nil {
 		return &ObjectError{What: "counter", Name: name, Err: err}

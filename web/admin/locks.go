@@ -52,9 +52,15 @@ func (s *Service) ForceUnlock(ctx context.Context, a Actor, req ForceUnlock) (pl
 		return plan, err
 	}
 	name, holder := req.Name, req.Holder
+	if err := s.scoped("lock", name); err != nil {
+		return plan, err
+	}
 	if before, err := s.insp.GetLock(ctx, name); err == nil {
 		rec.Before = holdersState(before)
 		plan = before.ForceUnlockPlan(holder)
+	}
+	if err := s.intend(ctx, a, &rec); err != nil {
+		return plan, err
 	}
 	err = s.insp.ForceUnlock(ctx, name, holder)
 	if errors.Is(err, inspect.ErrHolderChanged) {
@@ -113,6 +119,10 @@ func (s *Service) ReleaseAll(ctx context.Context, a Actor, req ReleaseAll) (out 
 	if s.live != nil {
 		holds = s.live.Holds(id)
 	}
+	rec.Before = strconv.Itoa(len(holds)) + " holds and waits as last read"
+	if err := s.intend(ctx, a, &rec); err != nil {
+		return nil, err
+	}
 	results, err := s.insp.ReleaseAll(ctx, id, holds)
 	touched := make([]string, 0, len(results))
 	for _, r := range results {
@@ -122,7 +132,7 @@ func (s *Service) ReleaseAll(ctx context.Context, a Actor, req ReleaseAll) (out 
 	out = make([]Released, 0, len(results))
 	released := 0
 	for _, r := range results {
-		one := inspect.AuditRecord{Action: ActionForceUnlock, Target: r.Lock, Reason: reason,
+		one := inspect.AuditRecord{Action: ActionForceUnlock, Target: r.Lock, Reason: reason, Intent: rec.Intent,
 			Before: "held by " + r.Holder + " (release-all of client " + id + ")"}
 		rj := Released{Lock: r.Lock, Holder: r.Holder, Released: r.Err == nil}
 		if r.What == "waits" {

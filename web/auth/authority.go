@@ -1,49 +1,66 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"net"
 	"net/http"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 const (
 	// SessionCookie is the browser session's cookie name.
-	SessionCookie     = "lw_session"
-	defaultSessionTTL = 12 * time.Hour
+	SessionCookie = "lw_session"
 	// maxTokenLen bounds a submitted token; longer input is not a token.
 	maxTokenLen = 1024
 )
 
-// Authority knows the console's tokens and signs its sessions.
+// Authority knows the console's tokens, keeps its sessions (Sessions) and
+// limits token guessing (Failures), all in Redis so replicas agree.
 type Authority struct {
 	adminToken, viewerToken string
-	sessionKey              []byte
-	sessionTTL              time.Duration
+	rdb                     redis.UniversalClient
+	keys                    Keys
+	sessionOpts             *SessionOptions
+	failures                *Failures
+
+	mu       sync.Mutex
+	ring     *Keyring // loaded from Redis on first need
+	sessions *Sessions
 }
 
-// New is the authority over the two tokens ("" for none); sessionTTL is
-// how long a browser sign-in lasts (12 h when 0 or less).
-func New(adminToken, viewerToken string, sessionTTL time.Duration) *Authority {
-	if sessionTTL <= 0 {
-		sessionTTL = defaultSessionTTL
-	}
-	return &Authority{adminToken: adminToken, viewerToken: viewerToken,
-		sessionKey: sessionKeyFor(adminToken, viewerToken), sessionTTL: sessionTTL}
+// Options are where an Authority keeps its state and its limits.
+type Options struct {
+	// Redis holds the signing secret, sessions and failure counts;
+	// required unless both tokens are "" (local mode).
+	Redis redis.UniversalClient
+	// Namespace separates consoles sharing a Redis (see NewKeys).
+	Namespace string
+	Sessions  *SessionOptions
+	Failures  *FailureOptions
+}
+
+// New is the authority over the two tokens ("" for none).
+func New(adminToken, viewerToken string, opts Options) *Authority {
+	keys := NewKeys(opts.Namespace)
+	return &Authority{adminToken: adminToken, viewerToken: viewerToken, rdb: opts.Redis, keys: keys,
+		sessionOpts: opts.Sessions, failures: NewFailures(opts.Redis, keys, opts.Failures)}
 }
 
 // LocalMode: no token configured at all. CheckExposure has allowed that
 // only on a loopback listener.
 func (a *Authority) LocalMode() bool { return a.adminToken == "" && a.viewerToken == "" }
 
-// SessionTTL is how long a browser sign-in lasts.
-func (a *Authority) SessionTTL() time.Duration { return a.sessionTTL }
+// Failures is the guessing limiter, for /metrics, alerts and the audit
+// trail's summaries.
+func (a *Authority) Failures() *Failures { return a.failures }
 
 // RoleOf compares tok with both configured tokens in constant time; both
 // comparisons always run so timing does not tell which one came close.
@@ -62,92 +79,130 @@ func (a *Authority) RoleOf(tok string) Role {
 	return RoleNone
 }
 
-// sessionKeyFor derives the cookie signing key. From the tokens when there
-// are any, so sessions survive a restart and all end when a token is
-// rotated; otherwise random for this process (only local mode, which needs
-// no sessions).
-func sessionKeyFor(admin, viewer string) []byte {
-	if admin == "" && viewer == "" {
-		k := make([]byte, 32)
-		if _, err := rand.Read(k); err != nil {
-			panic(err)
+// state loads the signing secret once (the first request after start,
+// retried until Redis answers) and returns it with the session store.
+func (a *Authority) state(ctx context.Context) (*Keyring, *Sessions, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ring == nil {
+		ring, err := LoadKeyring(ctx, a.rdb, a.keys)
+		if err != nil {
+			return nil, nil, unavailable(err)
 		}
-		return k
+		a.ring, a.sessions = ring, NewSessions(a.rdb, a.keys, ring, a.sessionOpts)
 	}
-	m := hmac.New(sha256.New, []byte("lockwarden session key v1"))
-	m.Write([]byte(admin))
-	m.Write([]byte{0})
-	m.Write([]byte(viewer))
-	return m.Sum(nil)
+	return a.ring, a.sessions, nil
 }
 
-// Session is what the cookie carries: role, token fingerprint and expiry,
-// signed so the browser cannot change any of them.
-type Session struct {
-	Role        Role
-	Fingerprint string
-	Expires     time.Time
-}
-
-var b64 = base64.RawURLEncoding
-
-// SignSession is the cookie value of ss.
-func (a *Authority) SignSession(ss Session) string {
-	payload := ss.Role.String() + "|" + ss.Fingerprint + "|" + strconv.FormatInt(ss.Expires.Unix(), 10)
-	m := hmac.New(sha256.New, a.sessionKey)
-	m.Write([]byte(payload))
-	return b64.EncodeToString([]byte(payload)) + "." + b64.EncodeToString(m.Sum(nil))
-}
-
-// ErrBadSession: a session cookie that is not one of ours, or expired.
-var ErrBadSession = errors.New("auth: invalid session")
-
-// VerifySession reads a cookie value SignSession made and that has not
-// expired at now.
-func (a *Authority) VerifySession(v string, now time.Time) (Session, error) {
-	if len(v) > 512 {
-		return Session{}, ErrBadSession
-	}
-	p64, sig64, ok := strings.Cut(v, ".")
-	if !ok {
-		return Session{}, ErrBadSession
-	}
-	payload, err1 := b64.DecodeString(p64)
-	sig, err2 := b64.DecodeString(sig64)
-	if err1 != nil || err2 != nil {
-		return Session{}, ErrBadSession
-	}
-	m := hmac.New(sha256.New, a.sessionKey)
-	m.Write(payload)
-	if !hmac.Equal(sig, m.Sum(nil)) {
-		return Session{}, ErrBadSession
-	}
-	parts := strings.Split(string(payload), "|")
-	if len(parts) != 3 {
-		return Session{}, ErrBadSession
-	}
-	exp, err := strconv.ParseInt(parts[2], 10, 64)
+// Fingerprint names tok in the audit trail and logs: keyed with the
+// stored secret (Keyring.Fingerprint), so it cannot be checked offline.
+func (a *Authority) Fingerprint(ctx context.Context, tok string) (string, error) {
+	ring, _, err := a.state(ctx)
 	if err != nil {
-		return Session{}, ErrBadSession
+		return "", err
 	}
-	ss := Session{Role: ParseRole(parts[0]), Fingerprint: parts[1], Expires: time.Unix(exp, 0)}
-	if ss.Role == RoleNone || !now.Before(ss.Expires) {
-		return Session{}, ErrBadSession
-	}
-	return ss, nil
+	return ring.Fingerprint(tok), nil
 }
 
-// SignIn checks a token submitted on the sign-in page. On success it
-// returns the new session's cookie and who the browser now is; a wrong
-// token is RoleNone.
-func (a *Authority) SignIn(tok string, now time.Time, secure bool) (*http.Cookie, Identity) {
-	r := a.RoleOf(tok)
-	if r == RoleNone {
-		return nil, Identity{}
+// Sign is a MAC (16 hex digits) of msg for purpose under the stored
+// secret: for text the console puts in its own links and must recognise
+// when it comes back (a banner naming the object just changed).
+func (a *Authority) Sign(ctx context.Context, purpose, msg string) (string, error) {
+	ring, _, err := a.state(ctx)
+	if err != nil {
+		return "", err
 	}
-	id := Identity{Role: r, Fingerprint: Fingerprint(tok)}
-	v := a.SignSession(Session{Role: r, Fingerprint: id.Fingerprint, Expires: now.Add(a.sessionTTL)})
-	return SessionCookieOf(v, int(a.sessionTTL/time.Second), secure), id
+	return hex.EncodeToString(ring.mac("link:"+purpose, msg)[:8]), nil
+}
+
+// Verify reports whether sig is Sign's for purpose and msg.
+func (a *Authority) Verify(ctx context.Context, purpose, msg, sig string) bool {
+	want, err := a.Sign(ctx, purpose, msg)
+	return err == nil && hmac.Equal([]byte(want), []byte(sig))
+}
+
+// current maps each role with a token to that token's fingerprint: a
+// session signed in with any other token has ended.
+func (a *Authority) current(ring *Keyring) map[string]string {
+	m := map[string]string{}
+	if a.adminToken != "" {
+		m[RoleAdmin.String()] = ring.Fingerprint(a.adminToken)
+	}
+	if a.viewerToken != "" {
+		m[RoleViewer.String()] = ring.Fingerprint(a.viewerToken)
+	}
+	return m
+}
+
+// sourceOf is the address failures are counted by: the peer, never a
+// forwarded-for header (the client's word).
+func sourceOf(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return Source(host)
+}
+
+// checkToken runs tok past the guessing limits and returns its identity:
+// a Refusal with RetryAfter while the source waits, ErrUnauthenticated for
+// a wrong token (counted).
+func (a *Authority) checkToken(ctx context.Context, r *http.Request, tok string, via Via, now time.Time) (Identity, error) {
+	src := sourceOf(r)
+	wait, err := a.failures.Wait(ctx, src, now)
+	if err != nil {
+		return Identity{}, unavailable(err)
+	}
+	if wait > 0 {
+		return Identity{}, tooManyFailures(wait)
+	}
+	role := a.RoleOf(tok)
+	if role == RoleNone {
+		if _, err := a.failures.Fail(ctx, src, via, now); err != nil {
+			return Identity{}, unavailable(err)
+		}
+		return Identity{}, unauthenticated("the token is not valid")
+	}
+	fp, err := a.Fingerprint(ctx, tok)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{Role: role, Fingerprint: fp, Bearer: via == ViaBearer}, nil
+}
+
+// SignIn checks a token submitted on the sign-in page and starts a
+// session. A wrong token is ErrUnauthenticated; a source that has guessed
+// too often gets a Refusal with RetryAfter, the right token included.
+func (a *Authority) SignIn(ctx context.Context, r *http.Request, tok string, now time.Time) (*http.Cookie, Identity, error) {
+	id, err := a.checkToken(ctx, r, tok, ViaSignIn, now)
+	if err != nil {
+		return nil, Identity{}, err
+	}
+	_, sessions, err := a.state(ctx)
+	if err != nil {
+		return nil, Identity{}, err
+	}
+	v, err := sessions.Open(ctx, id.Role.String(), id.Fingerprint)
+	if err != nil {
+		return nil, Identity{}, unavailable(err)
+	}
+	return SessionCookieOf(v, int(sessions.MaxAge()/time.Second), SecureRequest(r)), id, nil
+}
+
+// SignOut ends the session r carries, on every replica.
+func (a *Authority) SignOut(ctx context.Context, r *http.Request) error {
+	ck, err := r.Cookie(SessionCookie)
+	if err != nil || a.LocalMode() {
+		return nil
+	}
+	_, sessions, err := a.state(ctx)
+	if err != nil {
+		return err
+	}
+	if err := sessions.End(ctx, ck.Value); err != nil {
+		return unavailable(err)
+	}
+	return nil
 }
 
 // SessionCookieOf is the session cookie with value (maxAge < 0 deletes
@@ -172,28 +227,37 @@ func SecureRequest(r *http.Request) bool {
 }
 
 // Identify decides who sent r. A wrong Bearer token is refused
-// (ErrUnauthenticated; the caller audits it as a failed sign-in); a bad or
-// expired session cookie just means anonymous.
-func (a *Authority) Identify(r *http.Request, now time.Time) (Identity, error) {
+// (ErrUnauthenticated; the caller audits it as a failed sign-in), and so
+// is any token from a source that must wait (RetryAfter); a session
+// cookie that names no live session just means anonymous.
+func (a *Authority) Identify(ctx context.Context, r *http.Request, now time.Time) (Identity, error) {
 	if tok, ok := BearerToken(r); ok {
 		if a.LocalMode() {
 			return Identity{Role: RoleAdmin, Fingerprint: "local", Bearer: true}, nil
 		}
-		role := a.RoleOf(tok)
-		if role == RoleNone {
-			return Identity{}, unauthenticated("the Bearer token is not valid")
-		}
-		return Identity{Role: role, Fingerprint: Fingerprint(tok), Bearer: true}, nil
+		return a.checkToken(ctx, r, tok, ViaBearer, now)
 	}
 	if a.LocalMode() {
 		return Identity{Role: RoleAdmin, Fingerprint: "local"}, nil
 	}
-	if ck, err := r.Cookie(SessionCookie); err == nil {
-		if ss, err := a.VerifySession(ck.Value, now); err == nil {
-			return Identity{Role: ss.Role, Fingerprint: ss.Fingerprint}, nil
-		}
+	ck, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return Identity{}, nil
 	}
-	return Identity{}, nil
+	ring, sessions, err := a.state(ctx)
+	if err != nil {
+		return Identity{}, err
+	}
+	cur := a.current(ring)
+	ss, err := sessions.Check(ctx, ck.Value, cur)
+	if errors.Is(err, ErrNoSession) {
+		return Identity{}, nil
+	}
+	if err != nil {
+		return Identity{}, unavailable(err)
+	}
+	role := ParseRole(ss.Role)
+	return Identity{Role: role, Fingerprint: cur[ss.Role]}, nil
 }
 
 // PublicPath needs no sign-in: probes, the sign-in page itself and the

@@ -129,6 +129,9 @@ func BuildHostPolicy(listenHost string, addr net.Addr, allowed []string) *HostPo
 // roles. The listen host is resolved, never bound, so a refused console
 // never opens a public socket.
 func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) error {
+	if err := CheckTokens(adminToken, viewerToken); err != nil {
+		return err
+	}
 	switch {
 	case viewerToken != "" && adminToken == "":
 		return fmt.Errorf("a viewer token needs an admin token too (set LOCKWARDEN_ADMIN_TOKEN or --admin-token)")
@@ -267,4 +270,24 @@ func SetSecurityHeaders(h http.Header, host string) {
 		"connect-src "+connect+"; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
+// MinTokenLen is the shortest token accepted. A token is the only secret
+// between the network and its role; anything shorter is guessable in bulk.
+const MinTokenLen = 16
+
+// CheckTokens refuses tokens too short to resist guessing, saying how to
+// make a good one.
+func CheckTokens(adminToken, viewerToken string) error {
+	for _, t := range []struct{ flag, env, tok string }{
+		{"--admin-token", "LOCKWARDEN_ADMIN_TOKEN", adminToken},
+		{"--viewer-token", "LOCKWARDEN_VIEWER_TOKEN", viewerToken},
+	} {
+		if t.tok != "" && len(t.tok) < MinTokenLen {
+			return fmt.Errorf("%s (or %s) is %d bytes; a token needs at least %d, and 32 random bytes are better: "+
+				"generate one with 'openssl rand -base64 32' or 'head -c 32 /dev/urandom | base64'",
+				t.flag, t.env, len(t.tok), MinTokenLen)
+		}
+	}
+	return nil
 }

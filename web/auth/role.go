@@ -1,18 +1,18 @@
 // Package auth decides who a console request comes from and whether the
-// console answers it at all: the two roles and their tokens, signed
-// browser sessions, the Host allow-list (DNS rebinding), the cross-origin
-// rule for state changes, the security response headers, and the refusal
-// of an exposed console without an admin token.
+// console answers it at all: the two roles and their tokens, browser
+// sessions kept in Redis, the limits on token guessing, the Host
+// allow-list (DNS rebinding), the cross-origin rule for state changes, the
+// security response headers, and the refusal of an exposed console without
+// an admin token.
 //
-// It works on net/http requests and headers only: the web package's
-// middleware calls it and maps its refusals (Refusal) to responses. It
-// imports nothing of lockwarden.
+// It works on net/http requests and headers and keeps its state in Redis
+// (Keys): the web package's middleware calls it and maps its refusals
+// (Refusal) to responses. Of lockwarden it imports only store (to send
+// scripts once) and luascripts.
 package auth
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strings"
 )
@@ -78,14 +78,6 @@ func WithIdentity(ctx context.Context, id Identity) context.Context {
 func IdentityOf(ctx context.Context) Identity {
 	id, _ := ctx.Value(identityKey{}).(Identity)
 	return id
-}
-
-// Fingerprint identifies a token in logs and the audit trail: the first 8
-// hex digits of its SHA-256, enough to tell tokens apart, useless to
-// recover one.
-func Fingerprint(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:4])
 }
 
 // IsSafeMethod: the methods that change nothing (reads, and what browsers

@@ -130,14 +130,19 @@ func LockWakeChannel(name string) string { return internalKey("handoff", name) }
 // Other clients of the layout neither publish nor listen.
 func TokenLockChannel(name string) string { return internalKey("tokenlock", name) }
 
+// Prefixes of Redisson's release channels: "<prefix>:{<name>}" (and, for a
+// fair lock's waiters, "redisson_lock__channel:{<name>}:<waiter id>").
+const (
+	UnlockChannelPrefix = "redisson_lock__channel"
+	RWLockChannelPrefix = "redisson_rwlock"
+)
+
 // UnlockChannel is the channel Redisson's RLock publishes on when name is
 // released. Redisson wraps the name in braces unless it already holds one.
-func UnlockChannel(name string) string {
-	return redissonPrefixName("redisson_lock__channel", name)
-}
+func UnlockChannel(name string) string { return redissonPrefixName(UnlockChannelPrefix, name) }
 
 // RWLockChannel is where a Redisson read-write lock announces releases.
-func RWLockChannel(name string) string { return redissonPrefixName("redisson_rwlock", name) }
+func RWLockChannel(name string) string { return redissonPrefixName(RWLockChannelPrefix, name) }
 
 // FairLockQueueKey and FairLockTimeoutKey are a Redisson fair lock's waiter
 // queue and waiter deadlines.

@@ -1,0 +1,57 @@
+package whatif
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+)
+
+// dayOf10s is a day of 10 s points (8,640): 20 to 80 attempts a second
+// over the day, and every hour a 100 s burst of 300 a second; about 4.5
+// million attempts. A limiter of 100 a second meets it.
+func dayOf10s() Series {
+	const step = 10_000
+	s := Series{StepMS: step, Points: make([]Point, 0, 24*360)}
+	for i := range 24 * 360 {
+		perSecond := 50 + 30*math.Sin(2*math.Pi*float64(i)/(24*360))
+		if i%360 < 10 {
+			perSecond = 300
+		}
+		n := int64(perSecond * step / 1000)
+		s.Points = append(s.Points, Point{T: t0.Add(time.Duration(i) * step * time.Millisecond), Counts: inspect.Counts{Acquired: n}})
+	}
+	return s
+}
+
+// BenchmarkReplayDay replays a day of 10 s points at 100 permits a second
+// through each algorithm; the cost is in the admitted attempts (runs of
+// rejections are skipped).
+func BenchmarkReplayDay(b *testing.B) {
+	day := dayOf10s()
+	for _, bc := range []struct {
+		name string
+		lim  Limiter
+		set  Settings
+	}{
+		{"token bucket", bucket, Settings{Rate: 200, IntervalMS: 10}},
+		{"fixed window", counter, Settings{Rate: 100, IntervalMS: 1000}},
+		{"sliding window", sliding, Settings{Rate: 100, IntervalMS: 1000}},
+		{"sliding window 1h", sliding, Settings{Rate: 360_000, IntervalMS: 3_600_000}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := Request{Limiter: bc.lim, Proposed: bc.set, Demand: day}
+			var res *Result
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if res, err = Replay(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Attempts), "attempts/op")
+			b.ReportMetric(float64(res.Predicted.Admitted), "admitted/op")
+		})
+	}
+}

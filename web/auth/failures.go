@@ -1,0 +1,269 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store"
+)
+
+// Failures limits token guessing. Every wrong token (on the sign-in page
+// or as a Bearer header) is counted in Redis per source address and for
+// all sources together, so every replica enforces the same limits; past a
+// few free failures each further one doubles the wait before that source
+// (or, past a larger allowance, anyone) may have a token checked again.
+// While a wait runs the console answers 429 with Retry-After and checks no
+// token at all, so guessing cannot go on at full speed even with the
+// right answer in the batch. Sessions already signed in are not affected.
+//
+// It also keeps, in memory, a summary per source of what was refused
+// since the last Drain, for the audit trail.
+type Failures struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	opts FailureOptions
+
+	failed  [2]atomic.Uint64 // by Via
+	limited atomic.Uint64
+
+	mu      sync.Mutex
+	blocked map[string]time.Time // source -> end of its wait, as last told by Redis
+	summary map[string]*FailureSummary
+	// recent counts this replica's wrong tokens and limited attempts per
+	// second over the last RecentSpan (ring indexed by Unix second), for the alert.
+	recent [recentSeconds]struct {
+		sec int64
+		n   int
+	}
+}
+
+// RecentSpan is the span Recent counts over.
+const RecentSpan = recentSeconds * time.Second
+
+const recentSeconds = 60
+
+// FailureOptions adjust Failures; nil or zero fields are the defaults.
+type FailureOptions struct {
+	// FreePerSource failures of one source wait for nothing (default 5);
+	// FreeTotal of all sources together (default 100).
+	FreePerSource, FreeTotal int
+	// FirstWait is the wait after the first failure past the free ones;
+	// it doubles with each further one (default 1 s).
+	FirstWait time.Duration
+	// MaxWaitSource and MaxWaitTotal cap the waits (defaults 15 min and
+	// 1 min: a flood from many addresses delays everyone's sign-in by at
+	// most a minute at a time).
+	MaxWaitSource, MaxWaitTotal time.Duration
+	// ForgetSource and ForgetTotal: counts start again this long after
+	// the last failure (defaults 15 min and 5 min).
+	ForgetSource, ForgetTotal time.Duration
+}
+
+func (o *FailureOptions) withDefaults() FailureOptions {
+	var v FailureOptions
+	if o != nil {
+		v = *o
+	}
+	def := func(d *time.Duration, x time.Duration) {
+		if *d <= 0 {
+			*d = x
+		}
+	}
+	if v.FreePerSource <= 0 {
+		v.FreePerSource = 5
+	}
+	if v.FreeTotal <= 0 {
+		v.FreeTotal = 100
+	}
+	def(&v.FirstWait, time.Second)
+	def(&v.MaxWaitSource, 15*time.Minute)
+	def(&v.MaxWaitTotal, time.Minute)
+	def(&v.ForgetSource, 15*time.Minute)
+	def(&v.ForgetTotal, 5*time.Minute)
+	return v
+}
+
+// Via says how a token was presented.
+type Via int
+
+const (
+	ViaSignIn Via = iota // the sign-in form
+	ViaBearer            // an Authorization: Bearer header
+)
+
+func (v Via) String() string {
+	if v == ViaBearer {
+		return "bearer"
+	}
+	return "sign-in"
+}
+
+// FailureSummary is what one source had refused since the last Drain.
+type FailureSummary struct {
+	Source      string
+	Failed      int // wrong tokens
+	Limited     int // attempts answered 429 without a check
+	First, Last time.Time
+}
+
+// Bounds on the in-memory state, whatever the number of addresses.
+const (
+	maxBlocked = 4096
+	maxSummary = 1024
+	// OtherSources names the summary of sources past maxSummary.
+	OtherSources = "other"
+)
+
+var (
+	failWaitScript   = store.NewScript(luascripts.Source("auth_fail_wait"))
+	failRecordScript = store.NewScript(luascripts.Source("auth_fail_record"))
+)
+
+// NewFailures counts failures in rdb under keys.
+func NewFailures(rdb redis.UniversalClient, keys Keys, opts *FailureOptions) *Failures {
+	return &Failures{rdb: rdb, keys: keys, opts: opts.withDefaults(),
+		blocked: map[string]time.Time{}, summary: map[string]*FailureSummary{}}
+}
+
+// Source is the address failures are counted by: an IPv4 address, or the
+// /64 network of an IPv6 one (one host usually holds a whole /64).
+func Source(ip string) string {
+	p := net.ParseIP(ip)
+	if p == nil {
+		return ip
+	}
+	if p.To4() != nil {
+		return p.String()
+	}
+	return (&net.IPNet{IP: p.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
+}
+
+// Wait is how long source must wait before a token of its may be checked;
+// 0 means check it now. A wait that is running is counted as a limited
+// attempt. An error means the limits could not be read: check nothing.
+func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time.Duration, error) {
+	f.mu.Lock()
+	until, ok := f.blocked[source]
+	f.mu.Unlock()
+	wait := time.Duration(0)
+	if ok && until.After(now) {
+		// Known here: a flood from a waiting source costs no Redis call.
+		wait = until.Sub(now)
+	} else {
+		ms, err := store.RunScriptOnce(ctx, f.rdb, failWaitScript, []string{f.keys.Failures(source), f.keys.AllFailures()}).Int64()
+		if err != nil {
+			return 0, fmt.Errorf("auth: reading sign-in limits: %w", err)
+		}
+		wait = time.Duration(ms) * time.Millisecond
+	}
+	if wait > 0 {
+		f.limited.Add(1)
+		f.note(source, now, func(s *FailureSummary) { s.Limited++ })
+		f.countRecent(now)
+	}
+	return wait, nil
+}
+
+// Fail counts a wrong token from source and returns the wait now imposed
+// (0 while failures are free).
+func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Time) (time.Duration, error) {
+	f.failed[via].Add(1)
+	f.note(source, now, func(s *FailureSummary) { s.Failed++ })
+	f.countRecent(now)
+	o := f.opts
+	v, err := store.RunScriptOnce(ctx, f.rdb, failRecordScript, []string{f.keys.Failures(source), f.keys.AllFailures()},
+		o.FreePerSource, o.FreeTotal, o.FirstWait.Milliseconds(), o.MaxWaitSource.Milliseconds(),
+		o.MaxWaitTotal.Milliseconds(), o.ForgetSource.Milliseconds(), o.ForgetTotal.Milliseconds()).Int64Slice()
+	if err != nil || len(v) != 2 {
+		return 0, fmt.Errorf("auth: counting a failed sign-in: %w", err)
+	}
+	wait := time.Duration(v[1]) * time.Millisecond
+	if wait > 0 {
+		f.mu.Lock()
+		if len(f.blocked) >= maxBlocked {
+			for s, u := range f.blocked {
+				if !u.After(now) {
+					delete(f.blocked, s)
+				}
+			}
+		}
+		if len(f.blocked) < maxBlocked {
+			f.blocked[source] = now.Add(wait)
+		}
+		f.mu.Unlock()
+	}
+	return wait, nil
+}
+
+// note updates source's summary. Sources past maxSummary share one
+// summary, OtherSources.
+func (f *Failures) note(source string, now time.Time, update func(*FailureSummary)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.summary[source]
+	if !ok && len(f.summary) >= maxSummary {
+		source = OtherSources
+		s, ok = f.summary[source]
+	}
+	if !ok {
+		s = &FailureSummary{Source: source, First: now}
+		f.summary[source] = s
+	}
+	s.Last = now
+	update(s)
+}
+
+// countRecent adds one attempt to this second's count.
+func (f *Failures) countRecent(now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	slot := &f.recent[now.Unix()%recentSeconds]
+	if slot.sec != now.Unix() {
+		slot.sec, slot.n = now.Unix(), 0
+	}
+	slot.n++
+}
+
+// Recent is how many wrong tokens and refused attempts this replica saw in the RecentSpan
+// before now: what the auth-failures alert judges.
+func (f *Failures) Recent(now time.Time) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, s := range f.recent {
+		if age := now.Unix() - s.sec; age >= 0 && age < recentSeconds {
+			n += s.n
+		}
+	}
+	return n
+}
+
+// Drain returns the summaries since the last Drain and starts afresh.
+func (f *Failures) Drain() []FailureSummary {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]FailureSummary, 0, len(f.summary))
+	for _, s := range f.summary {
+		out = append(out, *s)
+	}
+	clear(f.summary)
+	return out
+}
+
+// FailureCounts are running totals since start, for /metrics.
+type FailureCounts struct {
+	SignIn, Bearer uint64 // wrong tokens
+	Limited        uint64 // attempts answered 429 without a check
+}
+
+// Counts returns the running totals.
+func (f *Failures) Counts() FailureCounts {
+	return FailureCounts{SignIn: f.failed[ViaSignIn].Load(), Bearer: f.failed[ViaBearer].Load(), Limited: f.limited.Load()}
+}

@@ -1,0 +1,106 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+)
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// Limiter reads a limiter's attempts over span ("1h": 10 s steps, "24h":
+// 1 min steps), ending at the newest step the writer flushed, so every
+// replica answers the same. One round trip: the meta key and one ring.
+func (h *History) Limiter(ctx context.Context, name, span string) (LimiterHistory, error) {
+	step, n, err := h.opt.spanStep(span)
+	if err != nil {
+		return LimiterHistory{}, err
+	}
+	key := inspect.HistoryFineKey(name)
+	if step == CoarseStep {
+		key = inspect.HistoryCoarseKey(name)
+	}
+	pipe := h.rdb.Pipeline()
+	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
+	ring := pipe.Get(ctx, key)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return LimiterHistory{}, err
+	}
+	out := LimiterHistory{StepS: int64(step / time.Second), Points: []Point{}}
+	t, _ := through.Int64()
+	if t <= 0 {
+		return out, nil
+	}
+	buf, _ := ring.Bytes()
+	out.Kept = len(buf) > 0
+	last := (t - 1) / step.Milliseconds()
+	out.Points = make([]Point, 0, n)
+	for e := last - int64(n) + 1; e <= last; e++ {
+		c, _ := ringAt(buf, e)
+		out.Points = append(out.Points, Point{T: e * int64(step/time.Second), Acquired: c.acq, Rejected: c.rej, Errors: c.errs})
+	}
+	return out, nil
+}
+
+// Lock reads a lock's holds that overlap span ("1h" or "24h") before the
+// newest flushed sample: running holds first (by start, then holder), then
+// ended ones newest first. One round trip: the meta key, the two hold keys
+// and the wait ring.
+func (h *History) Lock(ctx context.Context, name, span string) (LockHistory, error) {
+	step, n, err := h.opt.spanStep(span)
+	if err != nil {
+		return LockHistory{}, err
+	}
+	length := time.Duration(n) * step
+	pipe := h.rdb.Pipeline()
+	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
+	ended := pipe.LRange(ctx, inspect.HistoryHoldsKey(name), 0, -1)
+	running := pipe.HGetAll(ctx, inspect.HistoryOpenKey(name))
+	waits := pipe.Get(ctx, inspect.HistoryWaitKey(name))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return LockHistory{}, err
+	}
+	out := LockHistory{Holds: []Hold{}, Wait: []WaitPoint{}}
+	t, _ := through.Int64()
+	if t <= 0 {
+		return out, nil
+	}
+	since := msTime(t - length.Milliseconds())
+	var open []Hold
+	for holder, v := range running.Val() {
+		if strings.HasPrefix(holder, "x:") {
+			continue
+		}
+		if hd, ok := decodeOpen(holder, v); ok {
+			open = append(open, hd)
+		}
+	}
+	slices.SortFunc(open, func(a, b Hold) int {
+		if c := a.From.Compare(b.From); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Holder, b.Holder)
+	})
+	out.Holds = append(out.Holds, open...)
+	for _, e := range ended.Val() {
+		if hd, ok := decodeClosed(e); ok && !hd.To.Before(since) {
+			out.Holds = append(out.Holds, hd)
+		}
+	}
+	out.Kept = len(running.Val()) > 0 || len(ended.Val()) > 0
+	if buf, _ := waits.Bytes(); len(buf) > 0 {
+		last := (t - 1) / CoarseStep.Milliseconds()
+		for m := last - int64(length/CoarseStep) + 1; m <= last; m++ {
+			if c, ok := ringAt(buf, m); ok {
+				out.Wait = append(out.Wait, WaitPoint{T: m * 60, Waits: c.acq, TotalMS: c.rej, MaxMS: c.errs})
+			}
+		}
+	}
+	return out, nil
+}

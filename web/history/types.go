@@ -1,0 +1,143 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sample is what the console's tick hands to Observe. Observe takes
+// ownership of its slices.
+type Sample struct {
+	// At is the sample's Redis time.
+	At time.Time
+	// Limiters are the attempts each limiter counted since the previous
+	// sample that carried limiters (a completed 1 s or 10 s slice ending
+	// at At); limiters with no attempts may be left out.
+	Limiters []LimiterSample
+	// Locks is every lock the console knows at At, held or not; a lock
+	// left out is gone (its key vanished).
+	Locks []LockSample
+}
+
+// LimiterSample is one limiter's attempts over a slice.
+type LimiterSample struct {
+	Name, Kind                 string
+	Acquired, Rejected, Errors int64
+}
+
+// LockSample is one lock at a sample.
+type LockSample struct {
+	Name, Kind string
+	Holders    []Holder
+	// PTTL is the lock's remaining lease; negative when it has none.
+	PTTL time.Duration
+	// Waiters is how many wait for it (contention ranks a lock).
+	Waiters int64
+}
+
+// Holder is one holder of a lock as the console identifies it.
+type Holder struct {
+	ID        string // the hash field "<client-uuid>:<owner>", or a token
+	App, Host string
+	PID       int
+	// Since is when the hold began, when the lock's scripts recorded it;
+	// zero means "first seen at this sample".
+	Since time.Time
+}
+
+// How a hold ended.
+const (
+	EndReleased      = "released"
+	EndHandedOff     = "handed-off" // the next holder appeared in the same or the next sample
+	EndExpired       = "expired"    // the lease ran out while held
+	EndForceUnlocked = "force-unlocked"
+)
+
+// Point is one step of a limiter's history; T is the step's start in Unix
+// seconds.
+type Point struct {
+	T        int64 `json:"t"`
+	Acquired int64 `json:"acquired"`
+	Rejected int64 `json:"rejected"`
+	Errors   int64 `json:"errors"`
+}
+
+// LimiterHistory is a limiter's attempts over a span, one point per step,
+// oldest first, ending at the newest flushed step. Kept is false when the
+// limiter is not among the busiest (its points are then all zero).
+type LimiterHistory struct {
+	StepS  int64   `json:"step_s"`
+	Points []Point `json:"points"`
+	Kept   bool    `json:"kept"`
+}
+
+// Client is the application a holder belongs to.
+type Client struct {
+	App  string `json:"app"`
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+}
+
+// Hold is one holder's hold of a lock. A running hold has no To and no
+// Ended.
+type Hold struct {
+	Holder string    `json:"holder"`
+	Client *Client   `json:"client,omitempty"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to,omitzero"`
+	Ended  string    `json:"ended,omitempty"`
+}
+
+// WaitPoint is one minute of a lock's waits; T is the minute's start in
+// Unix seconds. Waits are not recorded yet: LockHistory.Wait is empty
+// until they are.
+type WaitPoint struct {
+	T       int64 `json:"t"`
+	Waits   int64 `json:"waits"`
+	TotalMS int64 `json:"total_ms"`
+	MaxMS   int64 `json:"max_ms"`
+}
+
+// LockHistory is a lock's holds that overlap a span, running ones first,
+// then ended ones newest first.
+type LockHistory struct {
+	Holds []Hold      `json:"holds"`
+	Wait  []WaitPoint `json:"wait"`
+	Kept  bool        `json:"kept"`
+}
+
+// Spans a history read accepts.
+const (
+	SpanHour = "1h"  // FineStep points
+	SpanDay  = "24h" // CoarseStep points
+)
+
+// ErrParam is matched by every *ParamError.
+var ErrParam = errors.New("history: bad parameter")
+
+// ParamError names the read parameter that was refused.
+type ParamError struct {
+	Param, Value, Want string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("history: %s %q: want %s", e.Param, e.Value, e.Want)
+}
+
+// Is makes a *ParamError match ErrParam.
+func (e *ParamError) Is(target error) bool { return target == ErrParam }
+
+// ErrClosed: the History was closed.
+var ErrClosed = errors.New("history: closed")
+
+// spanStep returns the step and point count a span is read at.
+func (r resolved) spanStep(span string) (step time.Duration, n int, err error) {
+	switch span {
+	case SpanHour:
+		return FineStep, min(int(time.Hour/FineStep), r.nFine), nil
+	case SpanDay:
+		return CoarseStep, min(int(24*time.Hour/CoarseStep), r.nCoarse), nil
+	}
+	return 0, 0, &ParamError{Param: "span", Value: span, Want: SpanHour + " or " + SpanDay}
+}
