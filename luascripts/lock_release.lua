@@ -8,7 +8,7 @@
 -- they are not keys (Cluster would reject them as CROSSSLOT).
 --
 -- The common case, the last level with nobody queued, costs HGET, DEL (of
--- the lock and its hold times), an empty ZRANGE and PUBLISH; a key of another type is found by the WRONGTYPE
+-- the lock and its hold times), an empty ZPOPMIN and PUBLISH; a key of another type is found by the WRONGTYPE
 -- error of HGET rather than a TYPE on every call.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
@@ -124,7 +124,7 @@ end
 -- The longest-queued waiter whose entry is still fresh, dropping expired
 -- ones met on the way (bounded; a later call drops more).
 for _ = 1, 16 do
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  local head = redis.call('ZPOPMIN', queue)[1]
   if not head then
     break
   end
@@ -133,7 +133,6 @@ for _ = 1, 16 do
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   local entry = redis.call('HGET', entries, head)
-  redis.call('ZREM', queue, head)
   local deadline, hlease, hholder
   if entry then
     deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')

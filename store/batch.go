@@ -69,12 +69,25 @@ type batchCall struct {
 	p    *preparedCall
 	cmd  *redis.Cmd
 	done chan struct{}
+	// wait asks for replica acknowledgement (replica_ack.go); ack is its
+	// outcome, set with cmd.
+	wait    waitSpec
+	waitCmd *redis.Cmd
+	ack     error
 }
 
 func newBatcher(rdb redis.UniversalClient) *batcher { return &batcher{rdb: rdb} }
 
 // run sends p, in a batch when other calls are in flight.
 func (b *batcher) run(ctx context.Context, p *preparedCall) *redis.Cmd {
+	cmd, _ := b.runWait(ctx, p, waitSpec{})
+	return cmd
+}
+
+// runWait is run followed by the WAIT of w (none when w.n is 0): a batch
+// of such calls ends with one WAIT, which covers every write before it on
+// the connection. ack is w.check's verdict.
+func (b *batcher) runWait(ctx context.Context, p *preparedCall, w waitSpec) (cmd *redis.Cmd, ack error) {
 	b.mu.Lock()
 	if b.inFlight < maxInFlight || len(b.queue) >= maxQueued {
 		direct := b.inFlight < maxInFlight
@@ -82,23 +95,30 @@ func (b *batcher) run(ctx context.Context, p *preparedCall) *redis.Cmd {
 			b.inFlight++
 		}
 		b.mu.Unlock()
-		cmd := p.run(ctx, b.rdb)
+		if w.n > 0 {
+			cmd, ack = runWithWait(ctx, b.rdb, p.cmd, w)
+		} else {
+			cmd = p.run(ctx, b.rdb)
+		}
 		if direct {
 			b.done()
 		}
-		return cmd
+		return cmd, ack
 	}
-	call := &batchCall{ctx: ctx, p: p, done: make(chan struct{})}
+	call := &batchCall{ctx: ctx, p: p, done: make(chan struct{}), wait: w}
 	b.queue = append(b.queue, call)
 	b.mu.Unlock()
 	select {
 	case <-call.done:
-		return call.cmd
+		return call.cmd, call.ack
 	case <-ctx.Done():
 		// The call may still run (see batcher); its reply is dropped.
 		cmd := redis.NewCmd(ctx, p.cmd...)
 		cmd.SetErr(markUncertain(ctx.Err()))
-		return cmd
+		if w.n > 0 {
+			ack = &ReplicationError{Want: w.n, Err: cmd.Err()}
+		}
+		return cmd, ack
 	}
 }
 
@@ -158,16 +178,26 @@ func (b *batcher) send(batch []*batchCall) {
 	}
 	for _, c := range live {
 		c.cmd.SetErr(markUncertain(c.cmd.Err()))
+		if c.wait.n > 0 {
+			c.ack = c.wait.check(c.waitCmd)
+		}
 		close(c.done)
 	}
 }
 
 // exec sends calls as one pipeline, each with a new Cmd: their EVALSHA, or
 // with eval their script's text as EVAL (a call whose script text is not
-// known keeps its NOSCRIPT reply: it did not run).
+// known keeps its NOSCRIPT reply: it did not run). When a call asks for
+// replica acknowledgement the pipeline ends with the largest WAIT asked,
+// which answers for every call of the pipeline (it covers the writes
+// before it on the connection).
 func (b *batcher) exec(ctx context.Context, calls []*batchCall, eval bool) {
 	pipe := b.rdb.Pipeline()
+	var w waitSpec
 	for _, c := range calls {
+		if c.wait.n > w.n {
+			w = c.wait
+		}
 		args := c.p.cmd
 		if eval {
 			e, ok := wire.EvalArgs(args)
@@ -178,6 +208,13 @@ func (b *batcher) exec(ctx context.Context, calls []*batchCall, eval bool) {
 		}
 		c.cmd = redis.NewCmd(ctx, args...)
 		_ = pipe.Process(ctx, wire.NoRetryCmd{Cmd: c.cmd})
+	}
+	if w.n > 0 {
+		wait := redis.NewCmd(ctx, w.args()...)
+		_ = pipe.Process(ctx, wire.NoRetryCmd{Cmd: wait})
+		for _, c := range calls {
+			c.waitCmd = wait
+		}
 	}
 	_, _ = pipe.Exec(ctx) // errors are on each Cmd
 }

@@ -89,4 +89,31 @@
 // go out once too; the watchdog's next tick is the retry. Applications
 // that run scripts of their own get the same with NewScript and
 // RunScriptOnce.
+//
+// # Replica acknowledgement
+//
+// Replication is asynchronous, so a master that dies right after granting
+// a lock can leave a promoted replica that never saw the grant, and a
+// second holder. Like Redisson (checkLockSyncedSlaves, slavesSyncTimeout),
+// a reentrant Lock's and a FencedLock's grant, renewal and release wait
+// for the master's replicas by default: the script and a WAIT (WAITAOF on
+// Redis >= 7.2 with Options.ReplicaAckPersist) go out in one pipeline,
+// and a grant fewer
+// replicas confirmed within Options.ReplicaAckTimeout (1 s) is withdrawn
+// and fails with ErrNotObtained wrapping ErrNotReplicated (replica_ack.go;
+// failover_test.go kills masters right after grants and finds no second
+// holder). On a master without replicas nothing is waited for; a negative
+// Options.ReplicaAcks turns it off.
+//
+// Cost: no extra round trip, but every lock write waits until the replica
+// has applied it, about one master-to-replica round trip more per call (a
+// batch of concurrent calls shares one WAIT); the master's replica count
+// is read from the INFO the Client sends at first use, then again at most
+// once a second in the background while locks are used. A replica that
+// just synced counts only after its first acknowledgement (up to a
+// second), and a replica whose link broke is waited for during 5 s more,
+// so grants fail rather than go unconfirmed in both windows. On a Cluster
+// such calls are sent to the key's master directly and are not batched.
+// The other lock kinds (SpinLock, RWLock, FairLock, TokenLock) do not wait
+// for replicas yet.
 package store

@@ -36,6 +36,11 @@ var (
 	// an *UncertainError wrapping the cause. Acquires that may have taken
 	// something withdraw it before returning (see the package doc).
 	ErrUncertain = errors.New("store: outcome unknown (no reply from Redis)")
+	// ErrNotReplicated: a lock write that fewer replicas than
+	// Options.ReplicaAcks confirmed in time (a *ReplicationError). A grant
+	// is then withdrawn and the error also matches ErrNotObtained; a
+	// renewal or release was applied on the master.
+	ErrNotReplicated = errors.New("store: not confirmed by replicas")
 	// ErrInvalid is matched by every *ValidationError.
 	ErrInvalid = errors.New("store: invalid input")
 	// ErrCorrupt: a token bucket's fields cannot be used (not numbers,
@@ -118,3 +123,24 @@ func ValidateName(name string) error {
 }
 
 func validateName(name string) error { return ValidateName(name) }
+
+// ReplicationError is a lock write that fewer replicas than required
+// confirmed within the timeout (or whose WAIT got no reply). It matches
+// ErrNotReplicated with errors.Is.
+type ReplicationError struct {
+	Want, Got int
+	// Err is set when the WAIT itself failed (no reply, an error reply).
+	Err error
+}
+
+func (e *ReplicationError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%v: waiting for %d: %v", ErrNotReplicated, e.Want, e.Err)
+	}
+	return fmt.Sprintf("%v: %d of %d confirmed in time", ErrNotReplicated, e.Got, e.Want)
+}
+
+// Is makes errors.Is(err, ErrNotReplicated) true.
+func (e *ReplicationError) Is(target error) bool { return target == ErrNotReplicated }
+
+func (e *ReplicationError) Unwrap() error { return e.Err }

@@ -136,8 +136,9 @@ func (f *FencedLock) Unlock(ctx context.Context) error {
 
 // attempt runs one acquire: ok, or the holder's remaining lease.
 func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
-	res, err := f.c.runScript(ctx, fencedAcquireScript, f.keys,
-		f.inner.lease.Milliseconds(), f.inner.holder).Int64Slice()
+	p := prepare(fencedAcquireScript, f.keys, f.inner.lease.Milliseconds(), f.inner.holder)
+	cmd, ack := f.c.callAcked(ctx, &p)
+	res, err := cmd.Int64Slice()
 	if err != nil {
 		if errors.Is(err, ErrUncertain) && f.inner.levels.Load() == 0 {
 			f.inner.withdrawUncertain(ctx, nil)
@@ -146,6 +147,12 @@ func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
 	}
 	if len(res) != 2 {
 		return 0, false, fmt.Errorf("store: fenced lock acquire %q: unexpected reply %v", f.name, res)
+	}
+	if res[0] == 1 && ack != nil {
+		// As Lock's grant: not confirmed by replicas, so given back (the
+		// token it drew is spent, which is harmless).
+		f.inner.giveBack(ctx)
+		return 0, false, notReplicated("acquire", f.name, ack)
 	}
 	if res[0] == 1 {
 		f.token.Store(res[1])

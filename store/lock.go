@@ -125,6 +125,9 @@ type Lock struct {
 	argv                []any
 	tryCall, unlockCall preparedCall
 	renewCall           preparedCall
+	// confirmCall is the renewal that confirms a hand-off: the lock key
+	// only, as the hand-off has just recorded the hold times.
+	confirmCall preparedCall
 	// levels is how many levels this handle's calls took and did not give
 	// back. An acquire whose outcome is unknown is withdrawn only when it is
 	// 0: then any level of this holder that the call may have added is one
@@ -148,6 +151,7 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
 	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
 	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
+	l.confirmCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
 	return l
 }
 
@@ -281,7 +285,11 @@ func randomHex() string {
 // as any acquire gives it. ok is false when the claim ran out before the
 // confirmation (the waiter keeps waiting).
 func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
-	ok, err = l.renew(ctx)
+	ok, err = l.renewWith(ctx, &l.confirmCall)
+	if ok && errors.Is(err, ErrNotReplicated) {
+		l.giveBack(ctx)
+		return false, fmt.Errorf("%w: %w", ErrNotObtained, err)
+	}
 	if err != nil {
 		if (errors.Is(err, ErrUncertain) || refused(err)) && l.levels.Load() == 0 {
 			l.withdrawUncertain(ctx, nil)
@@ -349,7 +357,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if err := l.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := l.c.call(ctx, &l.unlockCall).Int64()
+	cmd, ack := l.c.callAcked(ctx, &l.unlockCall)
+	res, err := cmd.Int64()
 	if errors.Is(err, redis.Nil) {
 		// The holder holds nothing (lease ran out, force-unlock): a later
 		// uncertain acquire has nothing of the caller's to spare.
@@ -364,6 +373,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	l.levels.Add(-1)
 	if l.watchdog {
 		l.shared.released(l, res >= 1)
+	}
+	if ack != nil {
+		return fmt.Errorf("store: lock unlock %q: released on the master: %w", l.name, ack)
 	}
 	return nil
 }
@@ -388,18 +400,30 @@ func (l *Lock) Refresh(ctx context.Context) error {
 // turn the caller is queued when it fails.
 func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duration, ok bool, err error) {
 	var cmd *redis.Cmd
+	var ack error
 	if turn == nil {
-		cmd = l.c.call(ctx, &l.tryCall)
+		cmd, ack = l.c.callAcked(ctx, &l.tryCall)
 	} else {
 		queued := "0"
 		if turn.queued {
 			queued = "1"
 		}
 		handoff := min(l.lease, handoffLease)
-		cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)],
-			turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)...)
+		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)
+		if l.c.ack == nil {
+			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)
+		} else {
+			p := prepare(lockAcquireScript, l.keys, argv...)
+			cmd, ack = l.c.callAcked(ctx, &p)
+		}
 	}
 	ms, err := cmd.Int64()
+	if errors.Is(err, redis.Nil) && ack != nil {
+		// Granted on the master, but a failover could lose it: give the
+		// level back rather than report a hold no replica confirmed.
+		l.giveBack(ctx)
+		return 0, false, notReplicated("acquire", l.name, ack)
+	}
 	if errors.Is(err, redis.Nil) {
 		l.levels.Add(1)
 		if l.watchdog {
@@ -419,12 +443,29 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 	return time.Duration(ms) * time.Millisecond, false, nil
 }
 
-func (l *Lock) renew(ctx context.Context) (bool, error) {
-	n, err := l.c.call(ctx, &l.renewCall).Int64()
+// renew restarts the lease. A renewal that fewer replicas than required
+// confirmed is ok with an error matching ErrNotReplicated: the master has
+// it, a failover may not.
+func (l *Lock) renew(ctx context.Context) (bool, error) { return l.renewWith(ctx, &l.renewCall) }
+
+func (l *Lock) renewWith(ctx context.Context, p *preparedCall) (bool, error) {
+	cmd, ack := l.c.callAcked(ctx, p)
+	n, err := cmd.Int64()
 	if err != nil {
 		return false, l.scriptErr("renew", err)
 	}
+	if n == 1 && ack != nil {
+		return true, fmt.Errorf("store: lock renew %q: %w", l.name, ack)
+	}
 	return n == 1, nil
+}
+
+// giveBack releases the level a grant just took, once, for a grant that
+// must not be reported held. A lost reply leaves that level to its lease.
+func (l *Lock) giveBack(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = l.unlockCall.run(wctx, l.c.rdb).Err()
 }
 
 func (l *Lock) scriptErr(op string, err error) error {

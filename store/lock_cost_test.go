@@ -12,7 +12,7 @@ import (
 // The uncontended path stays cheap on the Redis side: a TryLock + Unlock of
 // a free lock nobody waits for runs at most 11 commands inside the scripts
 // (TIME, EXISTS, HSET, PEXPIRE, HINCRBY and the hold times' HSET, PEXPIRE;
-// HGET, DEL of the lock and its hold times, ZRANGE, PUBLISH), plus
+// HGET, DEL of the lock and its hold times, ZPOPMIN, PUBLISH), plus
 // a PEXPIRE of the stats hash once per 200 ms bucket. A private server, so
 // no other test moves its counters.
 func TestLockUncontendedCommands(t *testing.T) {
@@ -42,7 +42,7 @@ func TestLockUncontendedCommands(t *testing.T) {
 	after := redistest.CommandCalls(t, rdb)
 	var inside int64
 	for cmd, n := range after {
-		if cmd != "evalsha" && cmd != "info" {
+		if !notInScripts[cmd] {
 			inside += n - before[cmd]
 		}
 	}
@@ -53,6 +53,14 @@ func TestLockUncontendedCommands(t *testing.T) {
 		t.Errorf("%d EVALSHA for %d pairs, want one per call", got, pairs)
 	}
 }
+
+// notInScripts are the commands a Client sends outside its scripts: the
+// calls themselves, its INFO (once at first use, then the replica
+// acknowledgement's check of the master every second, replica_ack.go) and
+// the handshake of a connection that check may open, and a waiter's
+// subscriptions.
+var notInScripts = map[string]bool{"evalsha": true, "info": true, "hello": true, "client|setinfo": true,
+	"subscribe": true, "unsubscribe": true}
 
 // Every other lock kind's uncontended TryLock + Unlock pair, counted the
 // same way: the bound is the scripts' commands on the common path (their
@@ -103,7 +111,7 @@ func TestLockKindsUncontendedCommands(t *testing.T) {
 		after := redistest.CommandCalls(t, rdb)
 		var inside int64
 		for cmd, n := range after {
-			if cmd != "evalsha" && cmd != "info" {
+			if !notInScripts[cmd] {
 				inside += n - before[cmd]
 			}
 		}
@@ -115,4 +123,62 @@ func TestLockKindsUncontendedCommands(t *testing.T) {
 			t.Errorf("%s: %d EVALSHA for %d pairs, want one per call", k.name, got, pairs)
 		}
 	}
+}
+
+// A hand-off to a waiter of another Client costs at most 15 commands
+// inside the scripts, plus the stats hash's PEXPIRE and HLEN on a
+// bucket's first count: the release (HGET, DEL, ZPOPMIN, TIME, HGET of the
+// entry, HSET of the entry, the lock's HSET and PEXPIRE, the hold times'
+// HSET and PEXPIRE, two PUBLISH, HINCRBY) and the waiter's confirmation
+// (HEXISTS, PEXPIRE of the lock only: the hand-off just wrote the hold
+// times). Before: ZRANGE + ZREM, and a confirmation that rewrote the hold
+// times (20).
+func TestLockHandOffCommands(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rdb := redistest.NewClient(t, redistest.StartT(t))
+	a := New(rdb, &Options{NoRegistry: true}).NewLock("cost", nil)
+	b := New(rdb, &Options{NoRegistry: true}).NewLock("cost", nil)
+	var inside int64
+	var calls map[string]int64
+	for range 2 { // the first loads the scripts (NOSCRIPT, then EVAL)
+		if err := a.TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- b.Lock(ctx) }()
+		for rdb.ZCard(ctx, wire.LockQueueKey("cost")).Val() == 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		before := redistest.CommandCalls(t, rdb)
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		after := redistest.CommandCalls(t, rdb)
+		inside, calls = 0, diffCalls(before, after)
+		for cmd, n := range calls {
+			if !notInScripts[cmd] {
+				inside += n
+			}
+		}
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inside > 15+2 {
+		t.Errorf("%d commands inside the scripts for one hand-off, want at most 17: %v", inside, calls)
+	}
+}
+
+func diffCalls(before, after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for cmd, n := range after {
+		if d := n - before[cmd]; d != 0 {
+			out[cmd] = d
+		}
+	}
+	return out
 }

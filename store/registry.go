@@ -123,7 +123,13 @@ func newRegistry(rdb redis.UniversalClient, id string, opts *Options) *registry 
 		Version   string `json:"version"`
 		StartedMS int64  `json:"started_ms"`
 		BeatMS    int64  `json:"beat_ms"`
-	}{opts.getApp(), host, os.Getpid(), opts.getVersion(), time.Now().UnixMilli(), period.Milliseconds()})
+		// ReplicaAcks is Options.ReplicaAcks (negative: off, 0: as many
+		// as the master has), so the console can tell per lock whether
+		// its holder's grants were confirmed by replicas.
+		ReplicaAcks  int   `json:"replica_acks"`
+		ReplicaAckMS int64 `json:"replica_ack_timeout_ms"`
+	}{opts.getApp(), host, os.Getpid(), opts.getVersion(), time.Now().UnixMilli(), period.Milliseconds(),
+		opts.replicaAcks(), opts.ackTimeout().Milliseconds()})
 	r := &registry{rdb: rdb, id: id, record: strings.TrimSuffix(string(b), "}"), period: period, cursor: "0",
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go r.loop()

@@ -75,7 +75,9 @@ func RunScriptOnce(ctx context.Context, rdb redis.UniversalClient, s *redis.Scri
 // it was and no earlier one succeeded: Redis answers OOM only for a script
 // that has not written yet, and a read-only replica (READONLY, after a
 // failover) refuses every write. The script ends at the refusal, so an
-// acquire refused this way took nothing: ErrNotObtained.
+// acquire refused this way took nothing: ErrNotObtained. MOVED and ASK
+// (the slot is served elsewhere) reach this package only from the calls
+// it sends to a Cluster node directly (replica_ack.go), and ran nothing.
 func refused(err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) {
@@ -91,7 +93,7 @@ func refused(err error) bool {
 }
 
 var refusedPrefixes = []string{"LOADING ", "BUSY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ",
-	"NOREPLICAS ", "MISCONF ", "OOM ", "READONLY "}
+	"NOREPLICAS ", "MISCONF ", "OOM ", "READONLY ", "MOVED ", "ASK "}
 
 // markUncertain wraps an error that leaves the outcome unknown (no reply:
 // timeout, dropped connection, ctx ended) in ErrUncertain. Redis's own

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
 )
 
 // On a Cluster of Redis >= 7, Redisson >= 3.22 waits for unlock messages
@@ -45,9 +46,15 @@ func (c *Client) decidePubsub(ctx context.Context) error {
 	if c.pubsub.state.Load() != 0 {
 		return nil
 	}
-	sharded, err := wire.ShardedPubSub(ctx, c.rdb)
+	info, err := c.rdb.Info(ctx).Result()
 	if err != nil {
 		return &UncertainError{Err: fmt.Errorf("reading the Redis topology (INFO), nothing was sent: %w", err)}
+	}
+	sharded := wire.ShardedFromInfo(info)
+	if _, cluster := c.rdb.(*redis.ClusterClient); !cluster && c.ack != nil {
+		// The same INFO tells the replica acknowledgement about the master
+		// (a Cluster's masters are asked one by one).
+		c.ack.learn("", info)
 	}
 	v := int32(1)
 	if sharded {

@@ -23,6 +23,9 @@ type Client struct {
 	// reg is the client registry record and name announcements (see
 	// registry.go); nil with Options.NoRegistry.
 	reg *registry
+	// ack decides the replica acknowledgement of lock writes (see
+	// replica_ack.go); nil when ReplicaAcks is negative.
+	ack *acker
 }
 
 // Options tunes a Client. The zero value is usable; a nil *Options is too.
@@ -50,6 +53,27 @@ type Options struct {
 	// no name announcements, no background goroutine. The console's own
 	// client sets it.
 	NoRegistry bool
+	// ReplicaAcks is how many replicas must confirm a Lock's or FencedLock's
+	// grant, renewal or release before it counts (Redis WAIT, sent in the
+	// same pipeline as the script; see replica_ack.go). A grant that fewer
+	// replicas confirmed within ReplicaAckTimeout is withdrawn and fails
+	// with ErrNotObtained wrapping ErrNotReplicated, so a failover cannot
+	// promote a replica that never saw a lock reported held. Zero follows
+	// Redisson's default: every replica the master has (on one replica,
+	// one), none on a master without replicas; negative turns it off.
+	//
+	// Cost: no extra round trip, but each write (or batch of writes) waits
+	// for the replica's acknowledgement, about one more loopback or LAN
+	// round trip from master to replica, and an INFO per master per second
+	// while locks are used. Lock waits of a Client on a Cluster go out one
+	// call per pipeline instead of batched (WAIT has no key to route by).
+	ReplicaAcks int
+	// ReplicaAckTimeout bounds that wait. Default DefaultReplicaAckTimeout.
+	ReplicaAckTimeout time.Duration
+	// ReplicaAckPersist waits with WAITAOF (replicas have written the
+	// grant to their append-only file) on servers that have it (Redis >=
+	// 7.2); older servers get WAIT.
+	ReplicaAckPersist bool
 }
 
 // batching is nil-safe: batching is on unless turned off.
@@ -76,6 +100,7 @@ func New(rdb redis.UniversalClient, opts *Options) *Client {
 	if opts.batching() {
 		c.batch = newBatcher(rdb)
 	}
+	c.ack = newAcker(opts)
 	// A nil rdb (a Client only asked for its ID) has nowhere to register.
 	if opts.registryOn() && rdb != nil {
 		c.reg = newRegistry(rdb, c.id, opts)

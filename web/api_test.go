@@ -17,6 +17,7 @@ type apiLock struct {
 	Kind    string           `json:"kind"`
 	Holders []inspect.Holder `json:"holders"`
 	PTTLMS  int64            `json:"pttl_ms"`
+	Acked   *bool            `json:"acked"`
 }
 
 type apiLimiter struct {

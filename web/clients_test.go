@@ -80,10 +80,17 @@ func TestAPIClientsAndHolderIdentity(t *testing.T) {
 		!strings.HasPrefix(h.Who, "orders-api on ") || !strings.Contains(h.Who, "owner 77") {
 		t.Fatalf("holder = %+v (client %+v)", h, h.Client)
 	}
+	// The client waits for replicas by default (store.Options.ReplicaAcks).
+	if h.Client.Acked == nil || !*h.Client.Acked || one.Acked == nil || !*one.Acked {
+		t.Errorf("acked: holder's client %v, lock %v; want true", h.Client.Acked, one.Acked)
+	}
 	var foreign apiLock
 	e.getJSON("/api/locks/"+esc(e.prefix+"foreign"), 200, &foreign)
 	if fh := foreign.Holders[0]; fh.Client != nil || !strings.HasPrefix(fh.Who, "unregistered client "+testUUID+" (Redisson or other)") {
 		t.Fatalf("foreign holder = %+v", fh)
+	}
+	if foreign.Acked != nil {
+		t.Errorf("acked %v for a holder whose client does not say", *foreign.Acked)
 	}
 	// Hold time of a holder without recorded times counts from the
 	// console's first sight, and says so.

@@ -33,11 +33,28 @@ type lockJSON struct {
 	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
 	// Stale: the lock is shown as last read, its node not answering.
 	Stale *staleJSON `json:"stale,omitempty"`
+	// Acked: every holder's grant was confirmed by replicas (false when
+	// one holder's client does not wait for them); absent when no holder's
+	// client says. Per holder in holders[].client.acked.
+	Acked *bool `json:"acked,omitempty"`
+}
+
+// holdersAcked is lockJSON.Acked.
+func holdersAcked(hs []inspect.Holder) *bool {
+	var out *bool
+	for _, h := range hs {
+		if h.Client == nil || h.Client.Acked == nil {
+			continue
+		}
+		v := *h.Client.Acked && (out == nil || *out)
+		out = &v
+	}
+	return out
 }
 
 func toLockJSON(l inspect.LockInfo) lockJSON {
 	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: holdersOrEmpty(l.Holders), PTTLMS: pttlMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode, Stale: toStaleJSON(l.Stale)}
+		Channel: l.Channel, Mode: l.Mode, Stale: toStaleJSON(l.Stale), Acked: holdersAcked(l.Holders)}
 	if l.Kind == inspect.KindFairLock {
 		out.Waiters = l.Waiters
 		if out.Waiters == nil {

@@ -53,6 +53,8 @@ func (e *env) prefix(what string) string {
 type countingClient struct {
 	*redis.Client
 	sent atomic.Int64
+	// opts are the store.Options of its store.Client (nil: defaults).
+	opts *store.Options
 
 	mu        sync.Mutex
 	lw        *store.Client
@@ -77,7 +79,7 @@ func (c *countingClient) store() *store.Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lw == nil {
-		c.lw = store.New(c.Client, nil)
+		c.lw = store.New(c.Client, c.opts)
 	}
 	return c.lw
 }

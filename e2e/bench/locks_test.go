@@ -14,6 +14,7 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/lockwarden/lockwarden/store"
 )
 
 // A lock implementation as an application uses it: one instance per process
@@ -26,15 +27,7 @@ type lockPeer struct {
 }
 
 var lockPeers = []lockPeer{
-	{"lockwarden", func(rdb *countingClient, _ bool) func(string) (func(context.Context) error, func(context.Context) error) {
-		c := rdb.store()
-		return func(key string) (func(context.Context) error, func(context.Context) error) {
-			// Default options: 30 s lease with the watchdog, reentrant,
-			// every attempt counted in the stats ring.
-			l := c.NewLock(key, nil)
-			return l.Lock, l.Unlock
-		}
-	}},
+	lockwardenPeer("lockwarden", nil),
 	{"bsm/redislock", func(rdb *countingClient, contended bool) func(string) (func(context.Context) error, func(context.Context) error) {
 		locker := redislock.New(rdb.Client)
 		opts := &redislock.Options{}
@@ -68,9 +61,30 @@ var lockPeers = []lockPeer{
 	}},
 }
 
+// lockwardenPeer is lockwarden's Lock on a store.Client made with opts
+// (nil: the defaults, a 30 s lease with the watchdog, reentrant, every
+// attempt counted in the stats ring, and replica acknowledgement from as
+// many replicas as the master has).
+func lockwardenPeer(name string, opts *store.Options) lockPeer {
+	return lockPeer{name, func(rdb *countingClient, _ bool) func(string) (func(context.Context) error, func(context.Context) error) {
+		rdb.opts = opts
+		c := rdb.store()
+		return func(key string) (func(context.Context) error, func(context.Context) error) {
+			l := c.NewLock(key, nil)
+			return l.Lock, l.Unlock
+		}
+	}}
+}
+
 // uncontended (case 1): lock + unlock pairs per second, each goroutine on
 // its own key.
 func uncontended(ctx context.Context, e *env, p lockPeer, conc int, d time.Duration) (float64, error) {
+	rate, _, err := uncontendedPairs(ctx, e, p, conc, d)
+	return rate, err
+}
+
+// uncontendedPairs is uncontended that also returns how many pairs it made.
+func uncontendedPairs(ctx context.Context, e *env, p lockPeer, conc int, d time.Duration) (float64, int64, error) {
 	rdb := e.client(conc)
 	defer rdb.Close()
 	inst := p.instance(rdb, false)
@@ -81,12 +95,18 @@ func uncontended(ctx context.Context, e *env, p lockPeer, conc int, d time.Durat
 		l, u := inst(fmt.Sprintf("%s%d", prefix, g))
 		pairs[g] = pair{l, u}
 	}
-	return runFor(ctx, conc, d, func(ctx context.Context, g int) error {
+	var n atomic.Int64
+	rate, err := runFor(ctx, conc, d, func(ctx context.Context, g int) error {
 		if err := pairs[g].lock(ctx); err != nil {
 			return err
 		}
-		return pairs[g].unlock(ctx)
+		if err := pairs[g].unlock(ctx); err != nil {
+			return err
+		}
+		n.Add(1)
+		return nil
 	})
+	return rate, n.Load(), err
 }
 
 // contendedResult is one run of case 2.

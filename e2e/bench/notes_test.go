@@ -63,7 +63,7 @@ const speedGaps = `## Cases 1–3: where the time goes, and batching
 
 Inside Redis, a lock + unlock pair of a free lock runs 11 commands (TIME, one EXISTS of the lock and its queue,
 HSET, PEXPIRE, the stats HINCRBY, HSET and PEXPIRE of the hold times; HGET, one DEL of the lock and its hold
-times, an empty ZRANGE of the queue, PUBLISH of Redisson's ` + "`0`" + `), and a
+times, an empty ZPOPMIN of the queue, PUBLISH of Redisson's ` + "`0`" + `), and a
 rejected limiter decision runs 3 (TIME, HMGET, HINCRBY). bsm/redislock runs 3 commands per pair and redis_rate 2 per
 rejection: the difference is the work the peers skip (re-entrancy, the hand-off queue check, the unlock message,
 the stats count). With one round trip per call that work cannot be won back, so store batches: calls that arrive
@@ -75,10 +75,14 @@ time; instead each call in a lost batch fails with the network error, as a singl
 ` + "`Options.NoBatching`" + ` turns it off. Case 3 runs one store.Client per application instance, as an application
 would (one Client per key would never batch). Case 2 does not gain from batching: its cost is the hand-off itself
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
-Next idea for case 2: the release script already names the waiter it handed the lock to; when that waiter belongs
-to the releasing Client (half the time with two instances), wake it through a Go channel at once instead of after
-the pub/sub round trip, keeping the Redis queue as the single order, so fairness is unchanged and the in-process
-hand-off costs no network hop.
+Case 2, weighed: a contended acquisition runs the queueing attempt (10 commands with its EVALSHA), the
+release that hands off (14) and the waiter's confirmation (3, the lock key only, as the hand-off has just written
+the hold times; it rewrote them before, 7), about 27 in all (32 before; ZPOPMIN also replaced ZRANGE + ZREM).
+Waking a waiter of the releasing Client in process was tried and dropped: on loopback the hand-off message reached
+the waiter before the release's reply came back to the releaser in every run, so it won nothing. The round trip
+left on the hand-off path is the confirmation, which gives the new holder its own lease before Lock returns (a
+pause right after the hand-off must not lose the lock); going below 16 commands needs the queue and its entries
+in one key, a layout change for store and inspect together.
 Next ideas for the remaining case 1 and 3 gaps: at C=16 the batcher engages only while two calls are already on
 the wire, so some rounds still send most calls alone; an adaptive join rule (join when any call is in flight and
 the previous batch was small) should move C=16 the way C=64 moved. At C=1 nothing can be batched and each call is

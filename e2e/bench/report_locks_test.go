@@ -15,28 +15,7 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 	w func(string, ...any), target func(string, bool, string), chk *caseCheck) {
 	// Case 1.
 	chk.begin()
-	w("## 1. Uncontended lock + unlock pairs/s (own key per goroutine)\n\n")
-	w("lockwarden with its defaults: reentrant hash, 30 s lease with the watchdog, every attempt counted in the stats ring.\n\n")
-	w("| C | lockwarden | bsm/redislock | redsync | ratio to redislock | ratio to redsync |\n|---|---|---|---|---|---|\n")
-	for _, conc := range []int{1, 16, 64} {
-		res := make([]series, len(lockPeers))
-		for r := 0; r < rounds; r++ {
-			for i, p := range lockPeers {
-				v, err := uncontended(ctx, e, p, conc, time.Second)
-				if err != nil {
-					t.Fatalf("case 1 %s C=%d: %v", p.name, conc, err)
-				}
-				res[i] = append(res[i], v)
-			}
-		}
-		if conc > 1 {
-			rr := ratios(res[0], res[1]).median()
-			target(fmt.Sprintf("1. pairs/s ≥ 1.05× redislock at C=%d", conc), rr >= 1.05, fmt.Sprintf("%.2f×", rr))
-		}
-		w("| %d | %s | %s | %s | %s | %s |\n", conc, cell(res[0], 0), cell(res[1], 0), cell(res[2], 0),
-			cell(ratios(res[0], res[1]), 2), cell(ratios(res[0], res[2]), 2))
-	}
-
+	case1Report(ctx, t, e, rounds, w, target)
 	chk.end(ctx, "1")
 
 	// Case 2.
@@ -151,6 +130,60 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 	w("\n- %s\n- %s\n\n%s\n", inPhase, seedLoop, seedLossNote)
 	w("\n%s\n", speedGaps)
 	chk.end(ctx, "4")
+}
+
+// case1Report writes case 1: lock + unlock pairs on the shared server, and
+// in the same rounds on a master with one replica attached.
+func case1Report(ctx context.Context, t *testing.T, e *env, rounds int, w func(string, ...any), target func(string, bool, string)) {
+	pair, err := startReplicaPair(ctx, e)
+	if err != nil {
+		t.Fatalf("case 1: %v", err)
+	}
+	defer pair.stop()
+	w("## 1. Uncontended lock + unlock pairs/s (own key per goroutine)\n\n")
+	w("lockwarden with its defaults: reentrant hash, 30 s lease with the watchdog, every attempt counted in the stats ring.\n\n")
+	w("| C | lockwarden | bsm/redislock | redsync | ratio to redislock | ratio to redsync |\n|---|---|---|---|---|---|\n")
+	var replicaRows []string
+	for _, conc := range []int{1, 16, 64} {
+		res := make([]series, len(lockPeers))
+		acked := make([]series, len(replicaPeers))
+		var waits series
+		for r := 0; r < rounds; r++ {
+			for i, p := range lockPeers {
+				v, err := uncontended(ctx, e, p, conc, time.Second)
+				if err != nil {
+					t.Fatalf("case 1 %s C=%d: %v", p.name, conc, err)
+				}
+				res[i] = append(res[i], v)
+			}
+			for i, p := range replicaPeers {
+				v, err := uncontendedAcked(ctx, pair, p, conc, time.Second)
+				if err != nil {
+					t.Fatalf("case 1 with a replica, C=%d: %v", conc, err)
+				}
+				acked[i] = append(acked[i], v.rate)
+				if p.acked {
+					waits = append(waits, v.waitsPerPair)
+				}
+			}
+		}
+		if conc > 1 {
+			rr := ratios(res[0], res[1]).median()
+			target(fmt.Sprintf("1. pairs/s ≥ 1.05× redislock at C=%d", conc), rr >= 1.05, fmt.Sprintf("%.2f×", rr))
+		}
+		w("| %d | %s | %s | %s | %s | %s |\n", conc, cell(res[0], 0), cell(res[1], 0), cell(res[2], 0),
+			cell(ratios(res[0], res[1]), 2), cell(ratios(res[0], res[2]), 2))
+		replicaRows = append(replicaRows, fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", conc,
+			cell(acked[0], 0), cell(acked[1], 0), cell(acked[2], 0), cell(acked[3], 0),
+			cell(ratios(acked[0], acked[1]), 2), cell(ratios(acked[0], acked[2]), 2), cell(waits, 2)))
+	}
+	w("\nWith one replica attached (a second private master with one replica online, measured in the same rounds): " +
+		"lockwarden's defaults pipeline a `WAIT 1` with each grant and release (one per batch when calls from several goroutines go out together) and report a grant no replica confirmed as not obtained " +
+		"(store/replica_ack.go), `ReplicaAcks: -1` turns that off, and redislock and redsync send no WAIT, so their grants are not known to be on the replica.\n\n")
+	w("| C | lockwarden, acks on (defaults) | lockwarden, `ReplicaAcks: -1` | bsm/redislock | redsync | acks on / off | acks on / redislock | WAITs executed per pair (acks on) |\n|---|---|---|---|---|---|---|---|\n")
+	for _, row := range replicaRows {
+		w("%s", row)
+	}
 }
 
 // decisionRounds is case 3 at one keyspace and concurrency: each peer's

@@ -10,19 +10,21 @@ import (
 	"time"
 )
 
-// TestBenchCase runs one console case (5, 6, 7, 9 or 10) on its own and prints its
-// rows, for measuring a change without the whole 15-minute report:
+// TestBenchCase runs case 1 or one console case (5, 6, 7, 9 or 10) on its
+// own and prints its rows, for measuring a change without the whole
+// 15-minute report:
 //
 //	LOCKWARDEN_BENCH_CASE=5 go test -run '^TestBenchCase$' -count=1 -v ./e2e/bench/
 //
 // LOCKWARDEN_BENCH_ROUNDS sets the rounds (default 3). The full report runs
 // cases 1-4 first, which leave ~15,000 keys behind that every SCAN walks;
 // LOCKWARDEN_BENCH_FILLER (default 15000) puts as many unrelated small
-// hashes in place so the defaults rows compare.
+// hashes in place so the defaults rows compare (case 1 gets none: it
+// scans nothing).
 func TestBenchCase(t *testing.T) {
 	which := os.Getenv("LOCKWARDEN_BENCH_CASE")
 	if which == "" {
-		t.Skip("set LOCKWARDEN_BENCH_CASE=5, 6, 7, 9 or 10 to run one console case")
+		t.Skip("set LOCKWARDEN_BENCH_CASE=1, 5, 6, 7, 9 or 10 to run one case")
 	}
 	if which == "8" {
 		t.Skip("case 8 runs in TestBenchCase8")
@@ -33,6 +35,9 @@ func TestBenchCase(t *testing.T) {
 	e := newEnv(t)
 	admin := e.client(1)
 	filler := envInt("LOCKWARDEN_BENCH_FILLER", 15000)
+	if which == "1" {
+		filler = 0
+	}
 	fillPrefix := e.prefix("filler")
 	defer deleteByPrefix(ctx, admin.Client, fillPrefix)
 	for i := 0; i < filler; i += 1000 { // bounded: filler/1000 pipelines
@@ -56,10 +61,13 @@ func TestBenchCase(t *testing.T) {
 	t.Log("\n" + out.String())
 }
 
-// runCase runs console case which (5, 6, 7, 9 or 10) for rounds rounds and
+// runCase runs case which (1, 5, 6, 7, 9 or 10) for rounds rounds and
 // writes its rows with w.
 func runCase(ctx context.Context, t *testing.T, e *env, which string, rounds int, w func(string, ...any)) {
 	switch which {
+	case "1":
+		target := func(what string, ok bool, got string) { w("target %s: %v (%s)\n", what, ok, got) }
+		case1Report(ctx, t, e, rounds, w, target)
 	case "5":
 		for _, n := range envInts("LOCKWARDEN_BENCH_LIMITERS", []int{1000}) {
 			only, disc, _, err := samplerRounds(ctx, e, n, rounds, 4*time.Second)
@@ -110,7 +118,7 @@ func runCase(ctx context.Context, t *testing.T, e *env, which string, rounds int
 			t.Fatal(err)
 		}
 	default:
-		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 5, 6, 7, 9 and 10 run on their own", which)
+		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 1, 5, 6, 7, 9 and 10 run on their own", which)
 	}
 }
 

@@ -28,6 +28,19 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("case 2 %s: %+v, %v", p.name, r, err)
 		}
 	}
+	// Case 1 with a replica: lockwarden's acknowledged and unacknowledged
+	// rows only (the peers' are the rows above, on another server); the
+	// pair is stopped before the check.
+	if pair, err := startReplicaPair(ctx, e); err != nil {
+		t.Errorf("case 1 with a replica: %v", err)
+	} else {
+		for _, p := range replicaPeers[:2] {
+			if r, err := uncontendedAcked(ctx, pair, p, 16, 100*time.Millisecond); err != nil || r.rate <= 0 {
+				t.Errorf("case 1 with a replica, %s: %+v, %v", p.name, r, err)
+			}
+		}
+		pair.stop()
+	}
 	chk.end(ctx, "1-2")
 	chk.begin()
 	for _, p := range limiterPeers {

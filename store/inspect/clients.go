@@ -35,6 +35,21 @@ type ClientInfo struct {
 	BeatMS    int64     `json:"-"`
 	// HeartbeatAgeMS is Redis time at the read minus the last beat.
 	HeartbeatAgeMS int64 `json:"heartbeat_age_ms"`
+	// ReplicaAcks is the client's store.Options.ReplicaAcks: -1 when its
+	// lock grants are not confirmed by replicas, 0 when every replica of
+	// the master confirms them, n for n replicas; nil when the client does
+	// not say (an older store).
+	ReplicaAcks *int `json:"replica_acks,omitempty"`
+}
+
+// Acked says whether the client's lock grants wait for replicas; nil
+// when it does not say.
+func (ci ClientInfo) Acked() *bool {
+	if ci.ReplicaAcks == nil {
+		return nil
+	}
+	on := *ci.ReplicaAcks >= 0
+	return &on
 }
 
 // Gone reports whether the client missed wire.ClientGoneBeats beats.
@@ -105,7 +120,7 @@ func parseRegistry(fields map[string]string, now time.Time) *Registry {
 		}
 		r.Clients[id] = ClientInfo{ID: id, App: rec.App, Host: rec.Host, PID: rec.PID, Version: rec.Version,
 			Started: time.UnixMilli(rec.StartedMS), Heartbeat: time.UnixMilli(rec.HeartbeatMS), BeatMS: rec.BeatMS,
-			HeartbeatAgeMS: max(0, now.UnixMilli()-rec.HeartbeatMS)}
+			HeartbeatAgeMS: max(0, now.UnixMilli()-rec.HeartbeatMS), ReplicaAcks: rec.ReplicaAcks}
 	}
 	return r
 }
@@ -277,7 +292,7 @@ func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	h.Who = DescribeHolder(reg, h.ID)
 	if ci, ok := reg.Lookup(h.ID); ok {
 		h.Client = &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
-			HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone()}
+			HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
 	}
 	switch {
 	case h.AcquiredMS > 0:

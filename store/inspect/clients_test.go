@@ -84,6 +84,45 @@ func TestClientGoneAfterThreeBeats(t *testing.T) {
 	}
 }
 
+// A store client records its replica acknowledgement setting; the holder
+// of a lock then shows whether its grants were confirmed by replicas.
+func TestHolderShowsReplicaAcks(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := t.Context()
+	insp := New(rdb, nil)
+	for _, tc := range []struct {
+		acks int
+		want bool
+	}{{0, true}, {-1, false}, {2, true}} {
+		app := store.New(rdb, &store.Options{ReplicaAcks: tc.acks})
+		t.Cleanup(func() { _ = app.Close() })
+		var ci ClientInfo
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			reg, err := insp.ReadRegistry(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ok bool
+			if ci, ok = reg.Clients[app.ID()]; ok || time.Now().After(deadline) {
+				break
+			}
+		}
+		if ci.ReplicaAcks == nil || *ci.ReplicaAcks != tc.acks {
+			t.Fatalf("ReplicaAcks %d read back as %v", tc.acks, ci.ReplicaAcks)
+		}
+		h := Holder{ID: app.ID() + ":o"}
+		AnnotateHolder(&Registry{Clients: map[string]ClientInfo{app.ID(): ci}}, &h, time.Time{}, time.Now())
+		if h.Client == nil || h.Client.Acked == nil || *h.Client.Acked != tc.want {
+			t.Errorf("ReplicaAcks %d: holder client %+v, want acked %v", tc.acks, h.Client, tc.want)
+		}
+	}
+	// A record without the field (an older store) says nothing.
+	reg := parseRegistry(map[string]string{"old": `{"app":"a","host":"h","pid":1,"heartbeat_ms":5}`}, time.UnixMilli(10))
+	if ci := reg.Clients["old"]; ci.ReplicaAcks != nil || ci.Acked() != nil {
+		t.Errorf("record without replica_acks: %+v", ci)
+	}
+}
+
 func TestReleaseAllIsHolderChecked(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := t.Context()

@@ -131,6 +131,10 @@ type HolderClient struct {
 	HeartbeatAgeMS int64  `json:"heartbeat_age_ms"`
 	// Gone: no heartbeat for three beat periods.
 	Gone bool `json:"gone,omitempty"`
+	// Acked: the client's grants of this lock were confirmed by replicas
+	// before it was told it holds it (store.Options.ReplicaAcks), so a
+	// failover keeps them; nil when the client does not say.
+	Acked *bool `json:"acked,omitempty"`
 }
 
 // LockInfo is a lock as it is in Redis right now.

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,11 @@ import (
 // token at all, so guessing cannot go on at full speed even with the
 // right answer in the batch. Sessions already signed in are not affected.
 //
+// When Redis does not answer, each replica counts alone, in memory, by the
+// same rules (local), so a Bearer token, a Prometheus scrape of /metrics
+// included, is still checked while Redis is down, and guessing is still
+// slowed.
+//
 // It also keeps, in memory, a summary per source of what was refused
 // since the last Drain, for the audit trail.
 type Failures struct {
@@ -34,7 +38,8 @@ type Failures struct {
 	limited atomic.Uint64
 
 	mu      sync.Mutex
-	blocked map[string]time.Time // source -> end of its wait, as last told by Redis
+	blocked map[string]time.Time   // source -> end of its wait, as last told by Redis
+	local   map[string]*localCount // failures counted while Redis did not answer
 	summary map[string]*FailureSummary
 	// recent counts this replica's wrong tokens and limited attempts per
 	// second over the last RecentSpan (ring indexed by Unix second), for the alert.
@@ -113,6 +118,12 @@ type FailureSummary struct {
 	First, Last time.Time
 }
 
+// localCount is one source's failures counted in memory.
+type localCount struct {
+	n    int
+	last time.Time
+}
+
 // Bounds on the in-memory state, whatever the number of addresses.
 const (
 	maxBlocked = 4096
@@ -129,7 +140,7 @@ var (
 // NewFailures counts failures in rdb under keys.
 func NewFailures(rdb redis.UniversalClient, keys Keys, opts *FailureOptions) *Failures {
 	return &Failures{rdb: rdb, keys: keys, opts: opts.withDefaults(),
-		blocked: map[string]time.Time{}, summary: map[string]*FailureSummary{}}
+		blocked: map[string]time.Time{}, local: map[string]*localCount{}, summary: map[string]*FailureSummary{}}
 }
 
 // Source is the address failures are counted by: an IPv4 address, or the
@@ -147,7 +158,8 @@ func Source(ip string) string {
 
 // Wait is how long source must wait before a token of its may be checked;
 // 0 means check it now. A wait that is running is counted as a limited
-// attempt. An error means the limits could not be read: check nothing.
+// attempt. When Redis does not answer, only this replica's own waits
+// count; the error is nil either way (kept for callers that may refuse).
 func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time.Duration, error) {
 	f.mu.Lock()
 	until, ok := f.blocked[source]
@@ -158,10 +170,9 @@ func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time
 		wait = until.Sub(now)
 	} else {
 		ms, err := store.RunScriptOnce(ctx, f.rdb, failWaitScript, []string{f.keys.Failures(source), f.keys.AllFailures()}).Int64()
-		if err != nil {
-			return 0, fmt.Errorf("auth: reading sign-in limits: %w", err)
+		if err == nil {
+			wait = time.Duration(ms) * time.Millisecond
 		}
-		wait = time.Duration(ms) * time.Millisecond
 	}
 	if wait > 0 {
 		f.limited.Add(1)
@@ -181,10 +192,12 @@ func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Ti
 	v, err := store.RunScriptOnce(ctx, f.rdb, failRecordScript, []string{f.keys.Failures(source), f.keys.AllFailures()},
 		o.FreePerSource, o.FreeTotal, o.FirstWait.Milliseconds(), o.MaxWaitSource.Milliseconds(),
 		o.MaxWaitTotal.Milliseconds(), o.ForgetSource.Milliseconds(), o.ForgetTotal.Milliseconds()).Int64Slice()
-	if err != nil || len(v) != 2 {
-		return 0, fmt.Errorf("auth: counting a failed sign-in: %w", err)
+	var wait time.Duration
+	if err == nil && len(v) == 2 {
+		wait = time.Duration(v[1]) * time.Millisecond
+	} else {
+		wait = f.failLocally(source, now)
 	}
-	wait := time.Duration(v[1]) * time.Millisecond
 	if wait > 0 {
 		f.mu.Lock()
 		if len(f.blocked) >= maxBlocked {
@@ -200,6 +213,44 @@ func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Ti
 		f.mu.Unlock()
 	}
 	return wait, nil
+}
+
+// failLocally counts a failure in memory, as auth_fail_record.lua counts
+// it for one source, and returns the wait it imposes.
+func (f *Failures) failLocally(source string, now time.Time) time.Duration {
+	o := f.opts
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.local[source]
+	if ok && now.Sub(c.last) > o.ForgetSource {
+		c.n = 0
+	}
+	if !ok {
+		if len(f.local) >= maxBlocked {
+			for s, lc := range f.local {
+				if now.Sub(lc.last) > o.ForgetSource {
+					delete(f.local, s)
+				}
+			}
+		}
+		if len(f.local) >= maxBlocked {
+			source = OtherSources // past the bound, one count for the rest
+		}
+		if c, ok = f.local[source]; !ok {
+			c = &localCount{}
+			f.local[source] = c
+		}
+	}
+	c.n++
+	c.last = now
+	if c.n <= o.FreePerSource {
+		return 0
+	}
+	wait := o.FirstWait
+	for i := o.FreePerSource + 1; i < c.n && wait < o.MaxWaitSource; i++ {
+		wait *= 2
+	}
+	return min(wait, o.MaxWaitSource)
 }
 
 // note updates source's summary. Sources past maxSummary share one

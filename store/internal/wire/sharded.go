@@ -22,6 +22,9 @@ func ShardedPubSub(ctx context.Context, rdb redis.Cmdable) (bool, error) {
 	return shardedFromInfo(info), nil
 }
 
+// ShardedFromInfo is ShardedPubSub's answer from an INFO already read.
+func ShardedFromInfo(info string) bool { return shardedFromInfo(info) }
+
 // shardedFromInfo reads cluster_enabled and the major of redis_version.
 func shardedFromInfo(info string) bool {
 	var cluster bool

@@ -175,4 +175,7 @@ type ClientRecord struct {
 	StartedMS   int64  `json:"started_ms"`
 	HeartbeatMS int64  `json:"heartbeat_ms"`
 	BeatMS      int64  `json:"beat_ms"`
+	// ReplicaAcks is the client's store.Options.ReplicaAcks (-1: off; 0:
+	// every replica its master has); nil for clients that do not record it.
+	ReplicaAcks *int `json:"replica_acks,omitempty"`
 }

@@ -1,0 +1,391 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// replicated is a private master with one synced replica.
+type replicated struct {
+	master, replica *redistest.Server
+	rdb             *redis.Client // to the master
+}
+
+func startReplicated(t *testing.T) *replicated {
+	t.Helper()
+	// Redis 7 delays a replica's first sync by 5 s unless told not to.
+	m := redistest.StartT(t, "--repl-diskless-sync-delay", "0")
+	host, port, _ := net.SplitHostPort(m.Addr)
+	r := redistest.StartT(t, "--replicaof", host, port)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	rr := redis.NewClient(&redis.Options{Addr: r.Addr})
+	t.Cleanup(func() { rr.Close() })
+	// The replica's own link is up before the master counts it: a master
+	// puts a replica that synced diskless online on its first ACK, and
+	// until then WAIT does not count it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, _ := rdb.Info(t.Context(), "replication").Result()
+		if strings.Contains(info, "state=online") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica of %s not online: %s", m.Addr, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Load the lock scripts, so that counts of WAITs are not doubled by
+	// a NOSCRIPT and its EVAL.
+	c := New(rdb, &Options{NoRegistry: true, ReplicaAcks: -1})
+	l := c.NewLock(redistest.Prefix(t)+"warm", nil)
+	if err := l.TryLock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return &replicated{master: m, replica: r, rdb: rdb}
+}
+
+// freeze stops the replica's process (SIGSTOP) until t ends: it stays
+// connected, so the master still counts it, but confirms nothing.
+func (r *replicated) freeze(t *testing.T) {
+	t.Helper()
+	pid := r.replica.PID()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+}
+
+// ackClients are two Clients with one ID (so their handles with one Owner
+// are one holder): patient, for steps that must succeed on a loaded
+// machine, and hasty, whose short timeout makes a silent replica's
+// failures quick.
+func ackClients(rdb *redis.Client) (patient, hasty *Client) {
+	id := newUUID()
+	patient = New(rdb, &Options{ID: id, NoRegistry: true, ReplicaAckTimeout: 10 * time.Second})
+	hasty = New(rdb, &Options{ID: id, NoRegistry: true, ReplicaAckTimeout: 300 * time.Millisecond})
+	return patient, hasty
+}
+
+func waits(t *testing.T, rdb *redis.Client) int64 {
+	calls := redistest.CommandCalls(t, rdb)
+	return calls["wait"] + calls["waitaof"]
+}
+
+// By default a grant waits for the master's replica in the same pipeline:
+// the replica has the lock once TryLock returns.
+func TestReplicaAckDefaultWaitsForTheReplica(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 10*time.Second)
+	c, _ := ackClients(r.rdb)
+	name := redistest.Prefix(t) + "lock"
+	l := c.NewLock(name, nil)
+	before := waits(t, r.rdb)
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unlockAtEnd(t, l)
+	if got := waits(t, r.rdb) - before; got != 1 {
+		t.Errorf("WAIT sent %d times for one grant, want 1", got)
+	}
+	rr := redis.NewClient(&redis.Options{Addr: r.replica.Addr})
+	defer rr.Close()
+	if n, err := rr.HExists(ctx, name, l.HolderID()).Result(); err != nil || !n {
+		t.Errorf("replica does not have the grant just reported: %v %v", n, err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A grant the replica does not confirm in time is withdrawn and reported
+// as not obtained; before ReplicaAcks it was reported held.
+func TestReplicaAckUnconfirmedGrantIsWithdrawn(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 10*time.Second)
+	patient, c := ackClients(r.rdb)
+	name := redistest.Prefix(t) + "lock"
+	if err := patient.NewLock(name+":held", &LockOptions{Owner: "o"}).TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := c.NewLock(name+":held", &LockOptions{Owner: "o"})
+	r.freeze(t)
+
+	l := c.NewLock(name, nil)
+	err := l.TryLock(ctx)
+	if !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("TryLock with a silent replica = %v, want ErrNotObtained and ErrNotReplicated", err)
+	}
+	var re *ReplicationError
+	if !errors.As(err, &re) || re.Want != 1 || re.Got != 0 {
+		t.Errorf("error %v: want a *ReplicationError of 0 of 1", err)
+	}
+	if n := r.rdb.Exists(ctx, name).Val(); n != 0 {
+		t.Errorf("the unconfirmed grant is still on the master")
+	}
+	if err := l.Lock(ctx); !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrNotReplicated) {
+		t.Errorf("Lock with a silent replica = %v", err)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("Unlock after a withdrawn grant = %v, want ErrNotHeld", err)
+	}
+	// A release the replica does not confirm was applied on the master.
+	err = held.Unlock(ctx)
+	if !errors.Is(err, ErrNotReplicated) || errors.Is(err, ErrNotHeld) {
+		t.Errorf("Unlock with a silent replica = %v, want ErrNotReplicated", err)
+	}
+	if n := r.rdb.Exists(ctx, name+":held").Val(); n != 0 {
+		t.Errorf("the release did not apply on the master")
+	}
+	if err := held.Refresh(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("Refresh after the release = %v, want ErrNotHeld", err)
+	}
+}
+
+// A fenced lock's grant (its own script) waits for the replica too; an
+// unconfirmed one is withdrawn.
+func TestReplicaAckFencedLock(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 20*time.Second)
+	patient, hasty := ackClients(r.rdb)
+	name := redistest.Prefix(t) + "fenced"
+	f := patient.NewFencedLock(name, nil)
+	before := waits(t, r.rdb)
+	if err := f.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if waits(t, r.rdb) == before {
+		t.Error("a fenced grant sent no WAIT")
+	}
+	if err := f.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.freeze(t)
+	err := hasty.NewFencedLock(name, nil).TryLock(ctx)
+	if !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("fenced TryLock with a silent replica = %v", err)
+	}
+	if n := r.rdb.Exists(ctx, name).Val(); n != 0 {
+		t.Error("the unconfirmed fenced grant is still on the master")
+	}
+}
+
+// Concurrent grants share one WAIT per batch, and each unconfirmed one is
+// withdrawn.
+func TestReplicaAckBatchedGrants(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 20*time.Second)
+	patient, hasty := ackClients(r.rdb)
+	prefix := redistest.Prefix(t)
+	run := func(c *Client, want error) {
+		var wg sync.WaitGroup
+		errs := make([]error, 32)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l := c.NewLock(prefix+"l"+string(rune('a'+i)), &LockOptions{NoWatchdog: true, Lease: 5 * time.Second})
+				errs[i] = l.TryLock(ctx)
+				if errs[i] == nil {
+					errs[i] = l.Unlock(ctx)
+				}
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if !errors.Is(err, want) && err != want {
+				t.Errorf("lock %d: %v, want %v", i, err, want)
+			}
+		}
+	}
+	before := waits(t, r.rdb)
+	run(patient, nil)
+	if got := waits(t, r.rdb) - before; got == 0 || got > 64 {
+		t.Errorf("%d WAITs for 64 writes", got)
+	}
+	r.freeze(t)
+	run(hasty, ErrNotReplicated)
+	if keys := r.rdb.Keys(ctx, prefix+"l*").Val(); len(keys) != 0 {
+		t.Errorf("unconfirmed grants left on the master: %v", keys)
+	}
+}
+
+// A replica whose link just broke is still waited for (auto mode forgets
+// a replica only after ackForget): a grant in that window is not reported
+// held.
+func TestReplicaAckRemembersAReplicaThatJustLeft(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 10*time.Second)
+	_, c := ackClients(r.rdb)
+	name := redistest.Prefix(t) + "lock"
+	l := c.NewLock(name, nil)
+	if err := c.decidePubsub(ctx); err != nil { // the Client's INFO: one replica
+		t.Fatal(err)
+	}
+	r.replica.Pause()
+	for r.rdb.Info(ctx, "replication").Val() != "" && strings.Contains(r.rdb.Info(ctx, "replication").Val(), "connected_slaves:1") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(ackRecheck + 100*time.Millisecond) // past a recheck that saw none
+	_ = l.TryLock(ctx)                            // lets the background recheck run
+	time.Sleep(100 * time.Millisecond)
+	if err := l.TryLock(ctx); !errors.Is(err, ErrNotReplicated) {
+		t.Errorf("TryLock right after the replica left = %v, want ErrNotReplicated", err)
+	}
+}
+
+// Off (negative) sends no WAIT; auto on a master without replicas sends
+// none either; both take the lock.
+func TestReplicaAckOffAndNoReplicas(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 10*time.Second)
+	r.freeze(t)
+	before := waits(t, r.rdb)
+	off := New(r.rdb, &Options{NoRegistry: true, ReplicaAcks: -1})
+	l := off.NewLock(redistest.Prefix(t)+"off", nil)
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock with acks off: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := waits(t, r.rdb) - before; got != 0 {
+		t.Errorf("acks off sent %d WAITs", got)
+	}
+
+	single := redistest.Client(t)
+	before = waits(t, single)
+	l = New(single, &Options{NoRegistry: true}).NewLock(redistest.Prefix(t)+"single", nil)
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := waits(t, single) - before; got != 0 && redistest.SharedCluster() == nil {
+		t.Errorf("a master without replicas got %d WAITs", got)
+	}
+}
+
+// ReplicaAckPersist asks for WAITAOF where the server has it and falls
+// back to WAIT before Redis 7.2.
+func TestReplicaAckPersistFallsBack(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 10*time.Second)
+	c := New(r.rdb, &Options{NoRegistry: true, ReplicaAckPersist: true, ReplicaAcks: 1, ReplicaAckTimeout: 10 * time.Second})
+	l := c.NewLock(redistest.Prefix(t)+"lock", nil)
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := redistest.CommandCalls(t, r.rdb)
+	info := infoFields(r.rdb.Info(ctx, "server").Val())
+	if versionAtLeast(info["redis_version"], 7, 2) {
+		if calls["waitaof"] == 0 {
+			t.Errorf("Redis %s has WAITAOF, none sent: %v", info["redis_version"], calls)
+		}
+	} else if calls["wait"] == 0 || calls["waitaof"] != 0 {
+		t.Errorf("Redis %s: want WAIT, got %v", info["redis_version"], calls)
+	}
+}
+
+// A hand-off the waiter cannot get confirmed is given back: the waiter's
+// Lock fails and it holds nothing.
+func TestReplicaAckHandOffUnconfirmed(t *testing.T) {
+	r := startReplicated(t)
+	ctx := lockTestCtx(t, 15*time.Second)
+	name := redistest.Prefix(t) + "lock"
+	patient, hasty := ackClients(r.rdb)
+	if err := patient.NewLock(name, &LockOptions{Owner: "a"}).TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := hasty.NewLock(name, &LockOptions{Owner: "a"})
+	b := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 300 * time.Millisecond}).NewLock(name, nil)
+	done := make(chan error, 1)
+	go func() { done <- b.Lock(ctx) }()
+	for r.rdb.ZCard(ctx, wire.LockQueueKey(name)).Val() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.freeze(t)
+	if err := a.Unlock(ctx); !errors.Is(err, ErrNotReplicated) {
+		t.Errorf("Unlock = %v, want ErrNotReplicated", err)
+	}
+	if err := <-done; !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrNotReplicated) {
+		t.Errorf("waiter's Lock = %v, want ErrNotObtained and ErrNotReplicated", err)
+	}
+	if h := r.rdb.HGetAll(ctx, name).Val(); len(h) != 0 {
+		t.Errorf("lock still held after the unconfirmed hand-off was given back: %v", h)
+	}
+}
+
+// The registry record says whether the client's grants wait for replicas.
+func TestReplicaAckSettingInRegistry(t *testing.T) {
+	rdb := redistest.Client(t)
+	for _, acks := range []int{-5, 0, 2} {
+		c := New(rdb, &Options{ReplicaAcks: acks})
+		var raw string
+		for deadline := time.Now().Add(5 * time.Second); raw == "" && time.Now().Before(deadline); {
+			raw = rdb.HGet(t.Context(), wire.ClientsKey, c.ID()).Val()
+			time.Sleep(5 * time.Millisecond)
+		}
+		var rec struct {
+			ReplicaAcks *int `json:"replica_acks"`
+		}
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			t.Fatal(err)
+		}
+		want := max(acks, -1)
+		if rec.ReplicaAcks == nil || *rec.ReplicaAcks != want {
+			t.Errorf("ReplicaAcks %d recorded as %v, want %d", acks, rec.ReplicaAcks, want)
+		}
+		_ = c.Close()
+	}
+}
+
+// A call sent to a Cluster node directly (as acknowledged lock writes are)
+// that meets MOVED ran nothing: it is a refusal, and an acquire refused so
+// is "not obtained".
+func TestReplicaAckMovedIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Cluster")
+	}
+	c := redistest.StartCluster(t, nil)
+	cc := redistest.NewClusterClient(t, c)
+	ctx := lockTestCtx(t, 20*time.Second)
+	name := redistest.Prefix(t) + "lock"
+	owner, err := cc.MasterForKey(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *redis.Client
+	for _, m := range c.Masters {
+		if m.Addr != owner.Options().Addr {
+			other = redis.NewClient(&redis.Options{Addr: m.Addr})
+			defer other.Close()
+			break
+		}
+	}
+	l := New(cc, &Options{NoRegistry: true}).NewLock(name, nil)
+	cmd, _ := runWithWait(ctx, other, l.tryCall.cmd, waitSpec{n: 1, ms: 100, node: &ackNode{}})
+	if !redis.HasErrorPrefix(cmd.Err(), "MOVED") {
+		t.Fatalf("EVALSHA on a node that does not serve the slot: %v, want MOVED", cmd.Err())
+	}
+	if err := l.scriptErr("acquire", cmd.Err()); !refused(cmd.Err()) || !errors.Is(err, ErrNotObtained) {
+		t.Errorf("MOVED: refused %v, acquire error %v; want a refusal and ErrNotObtained", refused(cmd.Err()), err)
+	}
+}
