@@ -158,19 +158,6 @@ func redisFor(t *testing.T) (*redistest.Server, *redis.Client) {
 	return s, redistest.NewClient(t, s)
 }
 
-// eventually polls cond every 50 ms until it is true or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %v waiting for %s", timeout, what)
-}
-
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // Journey: a service registered as orders-api crashes while holding two
@@ -24,7 +25,7 @@ func TestJourneyClientsReleaseAll(t *testing.T) {
 
 	// The sampler reads the registry once a second: wait for the console
 	// to know the client before the pages are rendered.
-	eventually(t, 15*time.Second, "the console to list the client's holds", func() bool {
+	redistest.EventuallyWithin(t, 15*time.Second, "the console to list the client's holds", func() bool {
 		var body struct {
 			Clients []struct {
 				ID    string

@@ -75,7 +75,7 @@ func TestJourneyClusterLocksOnEveryMaster(t *testing.T) {
 		defer cancel()
 		waiter.Unlock(ctx)
 	})
-	eventually(t, 10*time.Second, "the waiter's first attempt to be rejected", func() bool {
+	redistest.EventuallyWithin(t, 10*time.Second, "the waiter's first attempt to be rejected", func() bool {
 		return j.lockAttempts(target).Rejected >= 1
 	})
 
@@ -138,13 +138,13 @@ func TestJourneyClusterNodeDownBanner(t *testing.T) {
 	// (which still reads Redis itself) may answer 503 in that window.
 	j.allowStatus("/", 503)
 	banner := `[data-testid=nodes-down]`
-	eventually(t, 15*time.Second, "a banner naming the dead master", func() bool {
+	redistest.EventuallyWithin(t, 15*time.Second, "a banner naming the dead master", func() bool {
 		if _, err := j.tab.Goto(j.con.URL + "/"); err != nil {
 			t.Fatal(err)
 		}
 		return j.count(banner) == 1 && strings.Contains(j.text(banner), victim)
 	})
-	eventually(t, 30*time.Second, "the banner gone after the failover", func() bool {
+	redistest.EventuallyWithin(t, 30*time.Second, "the banner gone after the failover", func() bool {
 		if _, err := j.tab.Goto(j.con.URL + "/"); err != nil {
 			t.Fatal(err)
 		}

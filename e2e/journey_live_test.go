@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // markPage tags the open document, so a later check tells that the page
@@ -32,7 +33,7 @@ func TestJourneyLiveHolderChange(t *testing.T) {
 	t.Cleanup(func() { _ = appA.Close(); _ = appB.Close() })
 	const name = "live:lock:handover"
 	la := j.holdLock(appA, name, "11")
-	eventually(t, 15*time.Second, "the console to know both clients", func() bool {
+	redistest.EventuallyWithin(t, 15*time.Second, "the console to know both clients", func() bool {
 		var body struct{ Clients []struct{ ID, App string } }
 		j.apiJSON("/api/clients", &body)
 		known := 0

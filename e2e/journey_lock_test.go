@@ -131,7 +131,7 @@ func TestJourney3ForceUnlockWakesWaiter(t *testing.T) {
 		defer cancel()
 		waiter.Unlock(ctx)
 	})
-	eventually(t, 5*time.Second, "the waiter's first attempt to be rejected", func() bool {
+	redistest.EventuallyWithin(t, 5*time.Second, "the waiter's first attempt to be rejected", func() bool {
 		return j.lockAttempts(name).Rejected >= 1
 	})
 

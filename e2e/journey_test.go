@@ -104,7 +104,7 @@ func (j *journey) listed() {
 		if len(names) == 0 {
 			continue
 		}
-		eventually(j.t, 15*time.Second, "the console lists the journey's "+list, func() bool {
+		redistest.EventuallyWithin(j.t, 15*time.Second, "the console lists the journey's "+list, func() bool {
 			resp, err := http.Get(j.con.URL + "/api/" + list + "?limit=500")
 			if err != nil {
 				return false

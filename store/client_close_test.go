@@ -18,21 +18,21 @@ func TestCloseRetiresIdleWaitSubscription(t *testing.T) {
 	waiterClient, rdb := lockTestClient(t)
 	t.Cleanup(func() { holderClient.Close() })
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	holder := holderClient.NewLock(name, &LockOptions{Lease: 10 * time.Second})
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waiter := waiterClient.NewLock(name, &LockOptions{RetryInterval: time.Minute})
-	unlockAtEnd(t, waiter)
+	redistest.UnlockAtEnd(t, waiter)
 	// waitThenRelease has the waiter block in Lock (subscribed) until the
 	// holder lets go.
 	waitThenRelease := func() {
 		t.Helper()
 		got := make(chan error, 1)
 		go func() { got <- waiter.Lock(ctx) }()
-		waitForSubscriber(t, rdb, wire.UnlockChannel(name))
+		redistest.WaitForSubscriber(t, rdb, wire.UnlockChannel(name))
 		if err := holder.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}

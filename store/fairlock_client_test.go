@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,7 +63,10 @@ func TestFairQueueHeadAndStaleWaiter(t *testing.T) {
 	if _, ok, err := head.attempt(ctx, true); ok || err != nil {
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	deadline := rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), head.HolderID()).Val()
+	redistest.Eventually(t, "the dead waiter's deadline passes", func() bool {
+		return float64(redistest.NowMS(t, rdb)) > deadline
+	})
 	if err := late.TryLock(ctx); err != nil {
 		t.Fatalf("after the dead waiter's deadline: %v", err)
 	}

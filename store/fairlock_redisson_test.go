@@ -23,7 +23,7 @@ var redissonFairAcquire = redis.NewScript(redissonFairAcquireSrc)
 // Redisson acquisition, and it was dropped and queued again at the back.
 func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 	c, rdb := lockTestClient(t)
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	name := redistest.Prefix(t) + "fair"
 	keys := []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)}
 	const redissonWait = 300000

@@ -75,7 +75,7 @@ func TestFencedLockWaits(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Lock(ctx) }()
-	time.Sleep(2 * time.Second) // over two of a's leases: its watchdog must renew
+	redistest.WaitRenewed(t, rdb, name, 2) // a's watchdog renews while b waits
 	select {
 	case err := <-done:
 		t.Fatalf("waiter got in while held: %v", err)

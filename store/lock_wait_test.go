@@ -17,7 +17,7 @@ import (
 func TestLockWaiterWakesOnUnlockMessage(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	holder := c.NewLock(name, &LockOptions{Lease: 10 * time.Second})
 	if err := holder.TryLock(ctx); err != nil {
@@ -26,10 +26,10 @@ func TestLockWaiterWakesOnUnlockMessage(t *testing.T) {
 	// The cap is far above the lease, so only the message can wake it early.
 	waiterClient, _ := lockTestClient(t)
 	waiter := waiterClient.NewLock(name, &LockOptions{RetryInterval: time.Minute})
-	unlockAtEnd(t, waiter)
+	redistest.UnlockAtEnd(t, waiter)
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(ctx) }()
-	waitForSubscriber(t, rdb, wire.UnlockChannel(name))
+	redistest.WaitForSubscriber(t, rdb, wire.UnlockChannel(name))
 	time.Sleep(100 * time.Millisecond)
 	released := time.Now()
 	if err := holder.Unlock(ctx); err != nil {
@@ -53,7 +53,7 @@ func TestLockWaitLeavesNoSubscriptions(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
 	channel := wire.UnlockChannel(name)
-	ctx := lockTestCtx(t, 90*time.Second)
+	ctx := redistest.Context(t, 90*time.Second)
 	hub := &sharedFor(c).hub
 	waitsBefore, _ := hubCounts(hub)
 
@@ -126,7 +126,7 @@ func hubCounts(h *waitHub) (waits, subscribes int64) {
 func TestLockWaitSharesOneConnection(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	prefix := redistest.Prefix(t)
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	hub := &sharedFor(c).hub
 	hub.mu.Lock()
 	hub.idleClose = 50 * time.Millisecond
@@ -211,7 +211,7 @@ func TestLockWaitSharesOneConnection(t *testing.T) {
 		}
 		got <- err
 	}()
-	waitForSubscriber(t, rdb, wire.UnlockChannel(prefix+"a"))
+	redistest.WaitForSubscriber(t, rdb, wire.UnlockChannel(prefix+"a"))
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestLockWaitSubscribeFailure(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	c := New(rdb, nil)
 	hub := &sharedFor(c).hub
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 	_, err := hub.join(ctx, "t", "redisson_lock__channel:{x}", "lw:{x}:handoff:x")
 	if err == nil {
 		t.Fatal("join against a closed port succeeded")
@@ -274,41 +274,13 @@ func TestLockWaitSubscribeFailure(t *testing.T) {
 	}
 }
 
-// receiveMessage waits a bounded time for the next message on sub.
-func receiveMessage(sub *redis.PubSub, d time.Duration) (*redis.Message, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	for {
-		m, err := sub.ReceiveTimeout(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		if msg, ok := m.(*redis.Message); ok {
-			return msg, nil
-		}
-	}
-}
-
-// waitForSubscriber blocks until someone listens on channel (bounded).
-func waitForSubscriber(t *testing.T, rdb *redis.Client, channel string) {
-	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(5 * time.Second)
-	for rdb.PubSubNumSub(ctx, channel).Val()[channel] == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("nobody subscribed to %s", channel)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // Waiters get the lock in arrival order, across Clients, each straight from
 // the release that hands it on.
 func TestLockHandoffArrivalOrder(t *testing.T) {
 	const waiters = 4
 	holderClient, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	holder := holderClient.NewLock(name, nil)
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
@@ -374,7 +346,7 @@ func TestLockHandoffArrivalOrder(t *testing.T) {
 func TestLockHandoffSkipsExpiredWaiter(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	holder := c.NewLock(name, nil)
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
@@ -385,7 +357,7 @@ func TestLockHandoffSkipsExpiredWaiter(t *testing.T) {
 
 	other, _ := lockTestClient(t)
 	live := other.NewLock(name, &LockOptions{RetryInterval: time.Minute})
-	unlockAtEnd(t, live)
+	redistest.UnlockAtEnd(t, live)
 	got := make(chan error, 1)
 	go func() { got <- live.Lock(ctx) }()
 	deadline := time.Now().Add(5 * time.Second)
@@ -423,15 +395,15 @@ func TestLockHandoffSkipsExpiredWaiter(t *testing.T) {
 func TestLockHandoffClaimLeaseNoWatchdog(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	holder := c.NewLock(name, nil)
-	unlockAtEnd(t, holder)
+	redistest.UnlockAtEnd(t, holder)
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := lockTestClient(t)
 	waiter := other.NewLock(name, &LockOptions{Lease: time.Minute, NoWatchdog: true, RetryInterval: time.Minute})
-	unlockAtEnd(t, waiter)
+	redistest.UnlockAtEnd(t, waiter)
 	wctx, cancel := context.WithCancel(ctx)
 	got := make(chan error, 1)
 	go func() { got <- waiter.Lock(wctx) }()
@@ -476,9 +448,9 @@ func TestLockHandoffClaimLeaseNoWatchdog(t *testing.T) {
 func TestLockSharedHandleReentryAfterExpiredEntry(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	l := c.NewLock(name, nil)
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 	if err := l.TryLock(ctx); err != nil { // goroutine 1
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // A read-write lock's watchdog and a spin lock's renewal timer run while the
@@ -26,7 +28,7 @@ func TestRWWatchdogStopsWhenHoldIsGone(t *testing.T) {
 	if err := rdb.Del(ctx, name).Err(); err != nil { // the only holder: the console deletes the lock
 		t.Fatal(err)
 	}
-	eventually(t, "the watchdog notices the lost hold", func() bool { return !rw.renewing() })
+	redistest.Eventually(t, "the watchdog notices the lost hold", func() bool { return !rw.renewing() })
 	if err := r.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
 		t.Fatalf("unlock after the field went = %v, want ErrNotHeld", err)
 	}
@@ -69,5 +71,5 @@ func TestSpinRenewalStopsWhenHoldIsGone(t *testing.T) {
 	if err := rdb.HDel(ctx, name, s.HolderID()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the renewal notices the lost hold", func() bool { return !s.renewing() })
+	redistest.Eventually(t, "the renewal notices the lost hold", func() bool { return !s.renewing() })
 }

@@ -89,7 +89,7 @@ func waits(t *testing.T, rdb *redis.Client) int64 {
 // the replica has the lock once TryLock returns.
 func TestReplicaAckDefaultWaitsForTheReplica(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 	c, _ := ackClients(r.rdb)
 	name := redistest.Prefix(t) + "lock"
 	l := c.NewLock(name, nil)
@@ -97,7 +97,7 @@ func TestReplicaAckDefaultWaitsForTheReplica(t *testing.T) {
 	if err := l.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 	if got := waits(t, r.rdb) - before; got != 1 {
 		t.Errorf("WAIT sent %d times for one grant, want 1", got)
 	}
@@ -115,7 +115,7 @@ func TestReplicaAckDefaultWaitsForTheReplica(t *testing.T) {
 // as not obtained; before ReplicaAcks it was reported held.
 func TestReplicaAckUnconfirmedGrantIsWithdrawn(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 	patient, c := ackClients(r.rdb)
 	name := redistest.Prefix(t) + "lock"
 	if err := patient.NewLock(name+":held", &LockOptions{Owner: "o"}).TryLock(ctx); err != nil {
@@ -159,7 +159,7 @@ func TestReplicaAckUnconfirmedGrantIsWithdrawn(t *testing.T) {
 // unconfirmed one is withdrawn.
 func TestReplicaAckFencedLock(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 20*time.Second)
+	ctx := redistest.Context(t, 20*time.Second)
 	patient, hasty := ackClients(r.rdb)
 	name := redistest.Prefix(t) + "fenced"
 	f := patient.NewFencedLock(name, nil)
@@ -187,7 +187,7 @@ func TestReplicaAckFencedLock(t *testing.T) {
 // withdrawn.
 func TestReplicaAckBatchedGrants(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 20*time.Second)
+	ctx := redistest.Context(t, 20*time.Second)
 	patient, hasty := ackClients(r.rdb)
 	prefix := redistest.Prefix(t)
 	run := func(c *Client, want error) {
@@ -228,7 +228,7 @@ func TestReplicaAckBatchedGrants(t *testing.T) {
 // held.
 func TestReplicaAckRemembersAReplicaThatJustLeft(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 	_, c := ackClients(r.rdb)
 	name := redistest.Prefix(t) + "lock"
 	l := c.NewLock(name, nil)
@@ -251,7 +251,7 @@ func TestReplicaAckRemembersAReplicaThatJustLeft(t *testing.T) {
 // none either; both take the lock.
 func TestReplicaAckOffAndNoReplicas(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 	r.freeze(t)
 	before := waits(t, r.rdb)
 	off := New(r.rdb, &Options{NoRegistry: true, ReplicaAcks: -1})
@@ -284,7 +284,7 @@ func TestReplicaAckOffAndNoReplicas(t *testing.T) {
 // back to WAIT before Redis 7.2.
 func TestReplicaAckPersistFallsBack(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 	c := New(r.rdb, &Options{NoRegistry: true, ReplicaAckPersist: true, ReplicaAcks: 1, ReplicaAckTimeout: 10 * time.Second})
 	l := c.NewLock(redistest.Prefix(t)+"lock", nil)
 	if err := l.TryLock(ctx); err != nil {
@@ -308,7 +308,7 @@ func TestReplicaAckPersistFallsBack(t *testing.T) {
 // Lock fails and it holds nothing.
 func TestReplicaAckHandOffUnconfirmed(t *testing.T) {
 	r := startReplicated(t)
-	ctx := lockTestCtx(t, 15*time.Second)
+	ctx := redistest.Context(t, 15*time.Second)
 	name := redistest.Prefix(t) + "lock"
 	patient, hasty := ackClients(r.rdb)
 	if err := patient.NewLock(name, &LockOptions{Owner: "a"}).TryLock(ctx); err != nil {
@@ -366,7 +366,7 @@ func TestReplicaAckMovedIsRefused(t *testing.T) {
 	}
 	c := redistest.StartCluster(t, nil)
 	cc := redistest.NewClusterClient(t, c)
-	ctx := lockTestCtx(t, 20*time.Second)
+	ctx := redistest.Context(t, 20*time.Second)
 	name := redistest.Prefix(t) + "lock"
 	owner, err := cc.MasterForKey(ctx, name)
 	if err != nil {

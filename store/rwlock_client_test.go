@@ -33,18 +33,6 @@ func handleSetup(t *testing.T) (context.Context, *Client, *redis.Client, string)
 	return ctx, c, rdb, p
 }
 
-// eventually polls cond every 10 ms for up to 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for range 500 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting until %s", what)
-}
-
 func rwLevelTTL(t *testing.T, rdb *redis.Client, name, holder string, level int64) time.Duration {
 	t.Helper()
 	return rdb.PTTL(context.Background(), wire.RWReadLevelKey(name, holder, level)).Val()
@@ -193,7 +181,7 @@ func TestRWWrongKindAndInvalid(t *testing.T) {
 	if f := rdb.HGetAll(ctx, p+"hash").Val(); len(f) != 1 {
 		t.Errorf("hash changed: %v", f)
 	}
-	if cnt := statsRecentSum(t, rdb, p+"str"); cnt.Errors != 2 {
+	if cnt := redistest.StatsTotal(t, rdb, wire.StatsKey(p+"str")); cnt.Errors != 2 {
 		t.Errorf("stats = %+v, want 2 errors", cnt)
 	}
 	for _, rw := range []*RWLock{c.NewRWLock("", nil), c.NewRWLock(p+"x", &LockOptions{Owner: "t:write"}),

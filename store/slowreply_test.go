@@ -21,6 +21,7 @@ type slowReplyProxy struct {
 	ln    net.Listener
 	delay time.Duration
 	armed atomic.Bool
+	late  chan struct{} // one value once the held-back reply is written (or dropped)
 	wg    sync.WaitGroup
 }
 
@@ -30,7 +31,7 @@ func startSlowReplyProxy(t *testing.T, delay time.Duration) *slowReplyProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &slowReplyProxy{ln: ln, delay: delay}
+	p := &slowReplyProxy{ln: ln, delay: delay, late: make(chan struct{}, 1)}
 	target := redistest.Shared(t).Addr
 	p.wg.Add(1)
 	go func() {
@@ -60,10 +61,15 @@ func (p *slowReplyProxy) replies(cli, srv net.Conn) {
 	for {
 		n, err := srv.Read(buf)
 		if n > 0 {
-			if p.armed.CompareAndSwap(true, false) {
+			held := p.armed.CompareAndSwap(true, false)
+			if held {
 				time.Sleep(p.delay)
 			}
-			if _, werr := cli.Write(buf[:n]); werr != nil {
+			_, werr := cli.Write(buf[:n])
+			if held {
+				p.late <- struct{}{}
+			}
+			if werr != nil {
 				return
 			}
 		}
@@ -75,6 +81,17 @@ func (p *slowReplyProxy) replies(cli, srv net.Conn) {
 
 // arm makes the next reply late.
 func (p *slowReplyProxy) arm() { p.armed.Store(true) }
+
+// waitLate returns once the reply held back after arm has been written to
+// the client (which has usually given up on it and closed the connection).
+func (p *slowReplyProxy) waitLate(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.late:
+	case <-time.After(redistest.Patience):
+		t.Fatal("the held-back reply was never written")
+	}
+}
 
 // slowClient is a go-redis client through the proxy with go-redis's default
 // retry settings (MaxRetries 3) and a short ReadTimeout, the only way to
@@ -116,7 +133,7 @@ func TestLateReplyTryLockNotAppliedTwice(t *testing.T) {
 	// Before the fix go-redis re-sent the EVALSHA: the lock held count 2
 	// for a caller told of one success. Now the one send ran and the handle
 	// withdrew it: nobody holds a lease the caller does not know of.
-	time.Sleep(500 * time.Millisecond) // the held-back reply is written and dropped
+	p.waitLate(t)
 	if n, _ := direct.HGet(t.Context(), name, l.HolderID()).Int64(); n != 0 {
 		t.Fatalf("after one TryLock (err %v): reentry count %d, want the lock withdrawn", err, n)
 	}
@@ -148,7 +165,7 @@ func TestLateReplyUnlockNotAppliedTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := c.NewLock(name, &LockOptions{Owner: "o"})
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 	for range 2 {
 		if err := l.TryLock(t.Context()); err != nil {
 			t.Fatal(err)
@@ -156,7 +173,7 @@ func TestLateReplyUnlockNotAppliedTwice(t *testing.T) {
 	}
 	p.arm()
 	unlockErr := l.Unlock(t.Context())
-	time.Sleep(500 * time.Millisecond)
+	p.waitLate(t)
 	// Before the fix the re-sent release freed a lock whose owner still
 	// held a level; another client could take it.
 	n, err := direct.HGet(t.Context(), name, l.HolderID()).Int64()

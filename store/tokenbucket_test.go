@@ -40,13 +40,6 @@ func tbSeed001(t *testing.T, rdb *redis.Client, name, method string, args ...any
 	return code
 }
 
-// tbRingCounts sums the stats counters of the last wire.StatsRing buckets of
-// Redis time.
-func tbRingCounts(t *testing.T, rdb *redis.Client, name string) statCounts {
-	t.Helper()
-	return statsRecentSum(t, rdb, name)
-}
-
 func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
@@ -285,7 +278,7 @@ func TestTokenBucketCorruptCountsAsError(t *testing.T) {
 		if _, err := b.TryAcquire(ctx, 1); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("interval %q: Acquire = %v, want ErrCorrupt", bad, err)
 		}
-		if got := tbRingCounts(t, rdb, name); got != (statCounts{Errors: int64(i + 1)}) {
+		if got := redistest.StatsTotal(t, rdb, wire.StatsKey(name)); got != (redistest.Outcomes{Errors: int64(i + 1)}) {
 			t.Errorf("interval %q: stats %+v, want %d errors", bad, got, i+1)
 		}
 	}
@@ -314,7 +307,7 @@ func TestTokenBucketStats(t *testing.T) {
 	if _, err := b.TryAcquire(ctx, 5); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Acquire(5) of capacity 4 = %v, want a validation error", err)
 	}
-	if got, want := tbRingCounts(t, rdb, name), (statCounts{Acquired: 4, Rejected: 3, Errors: 1}); got != want {
+	if got, want := redistest.StatsTotal(t, rdb, wire.StatsKey(name)), (redistest.Outcomes{Acquired: 4, Rejected: 3, Errors: 1}); got != want {
 		t.Errorf("stats ring = %+v, want %+v", got, want)
 	}
 	if ttl := rdb.PTTL(ctx, wire.StatsKey(name)).Val(); ttl <= 0 || ttl > wire.StatsTTLMS*time.Millisecond {

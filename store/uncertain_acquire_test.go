@@ -57,7 +57,7 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 
 			p.arm()
 			err := l.TryLock(t.Context())
-			time.Sleep(500 * time.Millisecond) // the held-back reply is written and dropped
+			p.waitLate(t)
 			if !errors.Is(err, ErrUncertain) {
 				t.Fatalf("TryLock with a late reply: %v, want ErrUncertain", err)
 			}

@@ -116,10 +116,13 @@ type limiter interface {
 }
 
 // limiterKind builds a limiter and says its bound: the most admissions any
-// 1 s window may see (capacity + refill in that second).
+// 1 s window may see (capacity + refill in that second); and its floor:
+// the admissions a freshly set up limiter grants at once (a full bucket, a
+// window's rate), which it must reach after every fault.
 type limiterKind struct {
 	name  string
 	bound int
+	floor int
 	setup func(ctx context.Context, c *store.Client, key string) error
 	open  func(c *store.Client, key string) limiter
 }
@@ -132,12 +135,12 @@ const (
 )
 
 var limiterKinds = []limiterKind{
-	{name: "bucket", bound: bucketCapacity + bucketPerSec,
+	{name: "bucket", bound: bucketCapacity + bucketPerSec, floor: bucketCapacity,
 		setup: func(ctx context.Context, c *store.Client, key string) error {
 			return c.NewTokenBucket(key, nil).Init(ctx, store.TokenBucketConfig{Capacity: bucketCapacity, IntervalMS: 1000.0 / bucketPerSec, Initial: bucketCapacity})
 		},
 		open: func(c *store.Client, key string) limiter { return bucketLimiter{c.NewTokenBucket(key, nil)} }},
-	{name: "redisson", bound: windowRate + windowRate,
+	{name: "redisson", bound: windowRate + windowRate, floor: windowRate,
 		setup: func(ctx context.Context, c *store.Client, key string) error {
 			_, err := c.NewRedissonLimiter(key, nil).TrySetRate(ctx, store.RateOverall, windowRate, time.Second)
 			return err
@@ -145,7 +148,7 @@ var limiterKinds = []limiterKind{
 		open: func(c *store.Client, key string) limiter { return redissonLimiter{c.NewRedissonLimiter(key, nil)} }},
 	// A fixed 1 s window admits limit in each window, so a sliding second
 	// straddling a boundary may see two windows' worth.
-	{name: "counter", bound: windowRate + windowRate,
+	{name: "counter", bound: windowRate + windowRate, floor: windowRate,
 		setup: func(context.Context, *store.Client, string) error { return nil },
 		open: func(c *store.Client, key string) limiter {
 			return counterLimiter{c.NewCounter(key, &store.CounterOptions{Limit: windowRate, Window: time.Second})}

@@ -163,9 +163,20 @@ type matrix struct {
 	rows []string
 }
 
-func (m *matrix) add(kind, fault, result, detail string) {
+// add records a case's row: held unless the case failed, the heads of its
+// failures ("<head>: ...") then leading the detail.
+func (m *matrix) add(kind, fault string, failed []string, detail string) {
+	held := "yes"
+	if len(failed) > 0 {
+		held = "NO"
+		var heads []string
+		for _, s := range failed {
+			heads = append(heads, s[:strings.Index(s, ":")])
+		}
+		detail = strings.Join(heads, "+") + "; " + detail
+	}
 	m.mu.Lock()
-	m.rows = append(m.rows, fmt.Sprintf("| %-8s | %-13s | %-6s | %s |", kind, fault, result, detail))
+	m.rows = append(m.rows, fmt.Sprintf("| %-8s | %-13s | %-6s | %s |", kind, fault, held, detail))
 	m.mu.Unlock()
 }
 

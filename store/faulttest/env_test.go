@@ -2,13 +2,13 @@ package faulttest
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,13 +29,26 @@ const (
 	// persistence must (Redis's own advice for locks): a grant that spans
 	// it counts as "lease ran out", never as a pass.
 	downtime = spinLease + 300*time.Millisecond
-	// caseBudget bounds one kind × fault run. The fault-free run must
-	// finish all 1,600 increments: it is bounded by that count, and
-	// baselineBudget is only a cap against a hang, generous enough for a
-	// loaded machine (it finishes in seconds on an idle one), so the
-	// anchor is about correctness, not speed.
-	caseBudget     = 10 * time.Second
+	// A fault row runs faultRun at the least and goes on (up to
+	// faultBudget) until the fault has happened and the row has made its
+	// progress floor since: lockProgress increments, or a limiter's floor
+	// of admissions. The fault-free lock row must finish all 1,600
+	// increments: it is bounded by that count, and baselineBudget is only
+	// a cap against a hang, generous enough for a loaded machine (it
+	// finishes in seconds on an idle one), so the anchor is about
+	// correctness, not speed. A few increments are the progress floor: a
+	// lock failing every call makes none, and on a loaded machine (-race,
+	// other test binaries) a faulted row may make only a handful in the
+	// budget. restartAfter is how many increments the restart row makes
+	// before Redis restarts under a holder, so that the restart finds a
+	// lock with a holder and waiters.
+	faultRun       = 10 * time.Second
+	faultBudget    = 45 * time.Second
 	baselineBudget = 120 * time.Second
+	lockProgress   = 3
+	restartAfter   = 4
+	// pauseFor is how long the pause-write fault pauses writes.
+	pauseFor = 2 * time.Second
 )
 
 // fault is one row of the matrix's fault axis.
@@ -47,27 +60,47 @@ type fault struct {
 	// restart: Redis restarts without persistence while a lock is held
 	// (from inside a critical section), or mid-run for limiters.
 	restart bool
+	// applied says the fault has happened in e (each case has its own
+	// env, so e's counters are the case's): the progress a row must show
+	// is counted from then, and a case whose fault never happened fails.
+	applied func(e *env) bool
 }
 
 var faults = []fault{
-	{name: "none"},
+	{name: "none", applied: func(*env) bool { return true }},
 	{name: "delay-once", background: func(ctx context.Context, e *env) {
 		// "Once" per quarter second: one reply at a time is late.
 		every(ctx, 250*time.Millisecond, func() { e.proxy.SetFault(Fault{DelayOnce: true, Delay: replyDelay}) })
-	}},
-	{name: "delay-5%", proxy: Fault{DelayProb: 0.05, Delay: replyDelay}},
-	{name: "reset", proxy: Fault{ResetProb: 0.01}},
-	{name: "restart", restart: true},
+	}, applied: func(e *env) bool { return e.proxy.Delayed.Load() > 0 }},
+	{name: "delay-5%", proxy: Fault{DelayProb: 0.05, Delay: replyDelay},
+		applied: func(e *env) bool { return e.proxy.Delayed.Load() > 0 }},
+	{name: "reset", proxy: Fault{ResetProb: 0.01},
+		applied: func(e *env) bool { return e.proxy.Reset.Load() > 0 }},
+	{name: "restart", restart: true,
+		applied: func(e *env) bool { return e.restarts.Load() > 0 }},
 	{name: "script-flush", background: func(ctx context.Context, e *env) {
-		every(ctx, 150*time.Millisecond, func() { e.admin.ScriptFlush(ctx) })
-	}},
+		every(ctx, 150*time.Millisecond, func() {
+			if e.admin.ScriptFlush(ctx).Err() == nil {
+				e.flushes.Add(1)
+			}
+		})
+	}, applied: func(e *env) bool { return e.flushes.Load() > 0 }},
 	{name: "pause-write", background: func(ctx context.Context, e *env) {
 		select {
 		case <-ctx.Done():
+			return
 		case <-time.After(200 * time.Millisecond):
-			e.admin.Do(ctx, "CLIENT", "PAUSE", "2000", "WRITE")
 		}
-	}},
+		if e.admin.Do(ctx, "CLIENT", "PAUSE", pauseFor.Milliseconds(), "WRITE").Err() != nil {
+			return
+		}
+		// Redis ends the pause by itself; progress counts from then.
+		select {
+		case <-ctx.Done():
+		case <-time.After(pauseFor):
+			e.pauses.Add(1)
+		}
+	}, applied: func(e *env) bool { return e.pauses.Load() > 0 }},
 }
 
 // isNone is the fault-free row: the anchor that must complete.
@@ -92,6 +125,10 @@ type env struct {
 	proxy *Proxy
 	admin *redis.Client // straight to Redis, never faulted
 	seed  int64
+
+	// What the faults did, for their applied: script flushes sent, write
+	// pauses over, restarts done.
+	flushes, pauses, restarts atomic.Int64
 }
 
 func newEnv(t *testing.T) *env {
@@ -156,7 +193,11 @@ func (e *env) restart(chk *checker) error {
 		chk.killed(time.Now())
 	}
 	time.Sleep(downtime)
-	return e.srv.Resume()
+	if err := e.srv.Resume(); err != nil {
+		return err
+	}
+	e.restarts.Add(1)
+	return nil
 }
 
 // subscriptions counts this server's subscribers: PUBSUB NUMSUB of every
@@ -186,18 +227,41 @@ func settle(ok func() bool) bool {
 	return false
 }
 
-// checkSubscriptions runs once per kind after every fault: this server's
+// runMatrix runs one parallel subtest per kind × fault, each on an env of
+// its own (so its counters and subscriptions are the case's alone), logs
+// the matrix of rows, and checks the goroutines once every case is done.
+func runMatrix[K any](t *testing.T, kinds []K, kindName func(K) string, run func(*testing.T, *env, K, fault) (failures, string)) {
+	m := &matrix{}
+	t.Cleanup(func() { t.Log(m) })
+	goroutines := runtime.NumGoroutine()
+	t.Run("kinds", func(t *testing.T) {
+		for _, kind := range kinds {
+			t.Run(kindName(kind), func(t *testing.T) {
+				t.Parallel()
+				for _, f := range faults {
+					t.Run(f.name, func(t *testing.T) {
+						t.Parallel()
+						e := newEnv(t)
+						subs := e.subscriptions(t.Context())
+						fl, detail := run(t, e, kind, f)
+						checkSubscriptions(t, e, subs, &fl)
+						m.add(kindName(kind), f.name, fl.list, detail)
+						fl.finish(t)
+					})
+				}
+			})
+		}
+	})
+	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
+}
+
+// checkSubscriptions runs after a case, its clients closed: this server's
 // subscriptions must fall back to base.
-func checkSubscriptions(t *testing.T, e *env, base int64, kind string, m *matrix) {
-	var fl failures
+func checkSubscriptions(t *testing.T, e *env, base int64, fl *failures) {
 	var now int64
-	if settle(func() bool { now = e.subscriptions(t.Context()); return now <= base }) {
-		m.add(kind, "(all) subs", "yes", fmt.Sprintf("PUBSUB NUMSUB+NUMPAT back to %d", base))
-	} else {
+	if !settle(func() bool { now = e.subscriptions(t.Context()); return now <= base }) {
 		fl.add("leak: subscriptions %d -> %d", base, now)
-		m.add(kind, "(all) subs", "NO", fmt.Sprintf("subscriptions %d -> %d", base, now))
 	}
-	fl.finish(t)
 }
 
 // checkGoroutines runs after every kind and fault of a test (they run in

@@ -92,25 +92,10 @@ func (f *failures) finish(t *testing.T) {
 // TestLocksUnderFaults is the anchor test (16 clients × 100 unguarded
 // increments → exactly 1,600) of every lock kind under every fault, with
 // the checker proving no double grant, increasing fencing tokens, only
-// documented errors and no leaks.
+// documented errors, progress once the fault has happened, and no leaks.
+// Each kind × fault case has its own redis-server and proxy (runMatrix).
 func TestLocksUnderFaults(t *testing.T) {
-	m := &matrix{}
-	t.Cleanup(func() { t.Log(m) })
-	goroutines := runtime.NumGoroutine()
-	t.Run("kinds", func(t *testing.T) {
-		for _, kind := range lockKinds {
-			t.Run(kind.name, func(t *testing.T) {
-				t.Parallel()
-				e := newEnv(t)
-				subs := e.subscriptions(t.Context())
-				for _, f := range faults {
-					t.Run(f.name, func(t *testing.T) { runLockCase(t, e, kind, f, m) })
-				}
-				t.Run("subscriptions", func(t *testing.T) { checkSubscriptions(t, e, subs, kind.name, m) })
-			})
-		}
-	})
-	t.Run("goroutines", func(t *testing.T) { checkGoroutines(t, goroutines) })
+	runMatrix(t, lockKinds, func(k lockKind) string { return k.name }, runLockCase)
 }
 
 type lockRun struct {
@@ -127,15 +112,14 @@ type lockRun struct {
 	restartEr error
 }
 
-func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
-	budget := caseBudget
+func runLockCase(t *testing.T, e *env, kind lockKind, f fault) (failures, string) {
+	budget := faultBudget
 	if f.isNone() {
 		budget = baselineBudget
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), budget)
 	defer cancel()
 	r := &lockRun{e: e, kind: kind, fault: f, key: "faulttest:" + kind.name + ":" + f.name}
-	delayed0, reset0 := e.proxy.Delayed.Load(), e.proxy.Reset.Load()
 
 	clients, closeClients := e.clients(workers+kind.readers, f.isNone())
 	e.proxy.SetFault(f.proxy)
@@ -144,6 +128,17 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
 	if f.background != nil {
 		bg.Add(1)
 		go func() { defer bg.Done(); f.background(bgCtx, e) }()
+	}
+	// Under a fault the workers stop once the row has run faultRun and
+	// made lockProgress increments since the fault happened (or at the
+	// budget); without one, once all 1,600 are done.
+	prog := &progress{applied: f.applied, e: e, none: f.isNone()}
+	if !f.isNone() {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			prog.watch(bgCtx, cancel, faultRun, lockProgress, r.completed.Load)
+		}()
 	}
 	var writers, readers sync.WaitGroup
 	writersDone := make(chan struct{})
@@ -165,7 +160,7 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
 	bg.Wait()
 	e.proxy.SetFault(Fault{})
 	closeClients()
-	e.admin.Do(ctx, "CLIENT", "UNPAUSE")
+	e.admin.Do(t.Context(), "CLIENT", "UNPAUSE")
 
 	v := r.chk.check()
 	var fl failures
@@ -175,16 +170,23 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
 	if n := r.readDirty.Load(); n > 0 {
 		fl.add("double grant: %d reads saw the counter change under a read lock", n)
 	}
-	if got, done := r.counter.Load(), r.completed.Load(); got != done {
-		fl.add("anchor: counter %d after %d critical sections (lost updates)", got, done)
+	// A holder whose lease ran out inside its critical section (a stalled
+	// process on a loaded machine; the checker's "lease ran out") may lose
+	// the one update it overlapped: that is the lease doing its job, not the
+	// lock failing. Any other lost update is.
+	if got, done := r.counter.Load(), r.completed.Load(); got > done || done-got > int64(len(v.leaseOut)) {
+		fl.add("anchor: counter %d after %d critical sections (lost updates beyond the %d holds whose lease ran out)", got, done, len(v.leaseOut))
 	}
-	// Completing all 1,600 under a fault is liveness within a time bound:
-	// with 5 % of replies lost, each uncertain release leaves the lock to
-	// its 1 s lease, so a run needs minutes. Only the fault-free run must
-	// complete; under faults the matrix reports how far it got, and every
-	// increment that did happen must be in the counter (above).
+	// The fault-free run must complete all 1,600. Under a fault, completing
+	// them is liveness within a time bound (with 5 % of replies lost, each
+	// uncertain release leaves the lock to its 1 s lease, so a run needs
+	// minutes); what every fault row must show is progress once the fault
+	// has happened: a lock that fails every call under it fails here.
 	if done := r.completed.Load(); f.isNone() && done != workers*increments {
 		fl.add("anchor: %d of %d increments within %v", done, workers*increments, budget)
+	}
+	if !f.isNone() {
+		prog.check(&fl, "increments", lockProgress, r.completed.Load())
 	}
 	if len(v.tokens) > 0 {
 		fl.add("fencing: %d tokens did not increase, first: %s", len(v.tokens), v.tokens[0])
@@ -195,27 +197,16 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault, m *matrix) {
 	if r.restartEr != nil {
 		fl.add("setup: restart: %v", r.restartEr)
 	}
-
-	detail := fmt.Sprintf("%d/%d increments, %d grants, %d errors, lease ran out %d, delayed %d, reset %d",
-		r.counter.Load(), workers*increments, v.grants, r.errs.total, len(v.leaseOut),
-		e.proxy.Delayed.Load()-delayed0, e.proxy.Reset.Load()-reset0)
 	if len(v.tokenReset) > 0 {
 		fl.add("fencing across restart: %d tokens did not increase, first: %s", len(v.tokenReset), v.tokenReset[0])
 	}
 	for _, lo := range v.leaseOut {
 		t.Logf("lease ran out: %s", lo)
 	}
-	held := "yes"
-	if len(fl.list) > 0 {
-		held = "NO"
-		var heads []string
-		for _, s := range fl.list {
-			heads = append(heads, s[:strings.Index(s, ":")])
-		}
-		detail = strings.Join(heads, "+") + "; " + detail
-	}
-	m.add(kind.name, f.name, held, detail)
-	fl.finish(t)
+	detail := fmt.Sprintf("%d/%d increments%s, %d grants, %d errors, lease ran out %d, delayed %d, reset %d",
+		r.counter.Load(), workers*increments, prog.since(r.completed.Load()), v.grants, r.errs.total, len(v.leaseOut),
+		e.proxy.Delayed.Load(), e.proxy.Reset.Load())
+	return fl, detail
 }
 
 // writer takes the lock increments times and bumps the unguarded counter
@@ -241,10 +232,11 @@ func (r *lockRun) writer(ctx context.Context, id int, l locker) {
 		v := r.counter.Load()
 		runtime.Gosched()
 		r.counter.Store(v + 1)
-		// Restart while holding, after the increment: the holder's lease
-		// runs out in the downtime and others take the lock before it
+		// Restart while holding, after the increment, once the row has
+		// made restartAfter increments (whoever holds then): the holder's
+		// lease runs out in the downtime and others take the lock before it
 		// releases (the checker's "lease ran out"); its increment is done.
-		if r.fault.restart && id == 0 && done == increments/2 {
+		if r.fault.restart && r.completed.Load() >= restartAfter {
 			r.restarted.Do(func() { r.restartEr = r.e.restart(&r.chk) })
 		}
 		done++

@@ -1,21 +1,19 @@
 package faulttest
 
 import (
-	"flag"
 	"os"
 	"testing"
+
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
-// The kinds wait on timeouts and leases, not on CPU: run all of them at
-// once (go test's default -parallel is GOMAXPROCS, 2 on the target
-// machine, which would run the lock kinds three rounds deep). An explicit
-// -parallel wins.
+// Each kind × fault case has its own redis-server and proxy, so cases run
+// in parallel: six at once (go test's default -parallel is GOMAXPROCS, 2 on
+// the target machine). Not more: the spin and token kinds poll Redis every
+// 2 ms per worker, and on two cores a dozen cases at once delay ordinary
+// replies past the clients' 200 ms ReadTimeout, so every row reads as a
+// fault. An explicit -parallel wins.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", "8")
-	}
+	redistest.DefaultParallel(6)
 	os.Exit(m.Run())
 }

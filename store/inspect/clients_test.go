@@ -26,7 +26,7 @@ func TestReadRegistryDescribesHolders(t *testing.T) {
 	if err := l.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 
 	// The client's first beat runs in its own goroutine right after New.
 	var reg *Registry
@@ -136,7 +136,7 @@ func TestReleaseAllIsHolderChecked(t *testing.T) {
 		if err := l.TryLock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		unlockAtEnd(t, l)
+		redistest.UnlockAtEnd(t, l)
 	}
 	var locks []LockInfo
 	for _, n := range []string{p + "a", p + "b"} {
@@ -158,7 +158,7 @@ func TestReleaseAllIsHolderChecked(t *testing.T) {
 	if err := ob.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	unlockAtEnd(t, ob)
+	redistest.UnlockAtEnd(t, ob)
 
 	res, err := insp.ReleaseAll(ctx, app.ID(), holds)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestHoldTimesRecordedByLockScripts(t *testing.T) {
 	if err := l.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 	info, err := insp.GetLock(ctx, name)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +302,7 @@ func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
 	live := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: time.Minute, NoWatchdog: true}})
 	done := make(chan error, 1)
 	go func() { done <- live.Lock(ctx) }()
-	eventually(t, "the live waiter is queued", func() bool { return queueLen(rdb, name) == 2 })
+	redistest.Eventually(t, "the live waiter is queued", func() bool { return queueLen(rdb, name) == 2 })
 
 	info, err := insp.GetLock(ctx, name)
 	if err != nil {

@@ -41,7 +41,7 @@ func collectUntil(t *testing.T, s *EventStream, markers ...string) []Event {
 func TestEventsShardedOnCluster(t *testing.T) {
 	c := redistest.StartCluster(t, nil)
 	cc := redistest.NewClusterClient(t, c)
-	ctx := lockTestCtx(t, time.Minute)
+	ctx := redistest.Context(t, time.Minute)
 	in := New(cc, nil)
 	s, err := in.SubscribeEvents(ctx)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // A waiter whose ctx ends leaves the queue; a force-unlock by the console
@@ -35,11 +36,11 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 		t.Fatal("the waiter that gave up is still queued")
 	}
 
-	time.Sleep(2 * time.Second) // over two leases: the watchdog must renew
+	redistest.WaitRenewed(t, rdb, name, 2) // the watchdog renews
 	next := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryInterval: time.Minute}})
 	done := make(chan error, 1)
 	go func() { done <- next.Lock(ctx) }()
-	eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == 1 })
+	redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == 1 })
 	if err := c.ForceUnlock(ctx, name, holder.HolderID()); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 	if err := next.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 2 || cnt.Rejected < 2 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 2 || cnt.Rejected < 2 {
 		t.Errorf("stats = %+v, want 2 acquired and the waiters' attempts rejected", cnt)
 	}
 }
@@ -68,7 +69,8 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fair"
-	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 300 * time.Millisecond}})
+	// Renewed every 200 ms: a late renewal on a loaded machine has 400 ms.
+	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 600 * time.Millisecond}})
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +95,17 @@ func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
+		redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
 	}
-	time.Sleep(time.Second) // 2x (lease + thread wait)
+	// Each place's first deadline (lease + thread wait after it queued)
+	// passes; asking again keeps moving it.
+	first := rdb.ZRangeWithScores(ctx, wire.FairLockTimeoutKey(name), 0, -1).Val()
+	if len(first) != 2 {
+		t.Fatalf("deadlines %v, want one per waiter", first)
+	}
+	redistest.Eventually(t, "both waiters' first deadlines pass", func() bool {
+		return float64(redistest.NowMS(t, rdb)) > max(first[0].Score, first[1].Score)
+	})
 	info, err := c.GetLock(ctx, name)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +161,7 @@ func TestFairOrder(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
+		redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == int64(i+1) })
 	}
 
 	info, err := c.GetLock(ctx, name)
@@ -192,7 +202,7 @@ func TestFairOrder(t *testing.T) {
 	if n := rdb.Exists(ctx, name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)).Val(); n != 0 {
 		t.Fatalf("%d keys left behind", n)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 4 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 4 {
 		t.Errorf("stats = %+v, want 4 acquired", cnt)
 	}
 }

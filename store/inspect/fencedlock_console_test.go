@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // Every acquisition takes a larger token, re-entries included; a refused
@@ -89,7 +90,7 @@ func TestFencedTokenIncreases(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 4 || cnt.Rejected != 1 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 4 || cnt.Rejected != 1 {
 		t.Errorf("stats = %+v, want 4 acquired 1 rejected", cnt)
 	}
 }

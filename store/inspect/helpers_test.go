@@ -29,37 +29,6 @@ func lockTestClient(t *testing.T) (testPair, *redis.Client) {
 	return newPair(rdb), rdb
 }
 
-func lockTestCtx(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// unlockAtEnd releases every level l may still hold so a failing test does
-// not leave a watchdog renewing into the next test.
-func unlockAtEnd(t *testing.T, l *store.Lock) {
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for i := 0; i < 10 && l.Unlock(ctx) == nil; i++ {
-		}
-	})
-}
-
-func receiveMessage(sub *redis.PubSub, d time.Duration) (*redis.Message, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	for {
-		m, err := sub.ReceiveTimeout(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		if msg, ok := m.(*redis.Message); ok {
-			return msg, nil
-		}
-	}
-}
-
 func tbNewBucket(t *testing.T) (testPair, *redis.Client, string) {
 	t.Helper()
 	rdb := redistest.Client(t)
@@ -68,18 +37,6 @@ func tbNewBucket(t *testing.T) (testPair, *redis.Client, string) {
 
 func queueLen(rdb *redis.Client, name string) int64 {
 	return rdb.LLen(context.Background(), wire.FairLockQueueKey(name)).Val()
-}
-
-// eventually polls cond every 10 ms for up to 5 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for range 500 {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting until %s", what)
 }
 
 func rwLevelTTL(t *testing.T, rdb *redis.Client, name, holder string, level int64) time.Duration {

@@ -238,7 +238,7 @@ func TestTokenForceUnlockWakesWaiter(t *testing.T) {
 	waiter := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute, RetryInterval: time.Hour})
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
-	eventually(t, "the waiter listens", func() bool {
+	redistest.Eventually(t, "the waiter listens", func() bool {
 		return rdb.PubSubNumSub(ctx, wire.TokenLockChannel(name)).Val()[wire.TokenLockChannel(name)] > 0
 	})
 	if err := insp.ForceUnlock(ctx, name, stuck.Token()); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -88,7 +89,7 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	if r, err := h.Acquire(wctx, 1); !r.Allowed || err != nil {
 		t.Fatalf("Acquire over a window = %v, %v", r, err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 6 || cnt.Rejected < 1 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 6 || cnt.Rejected < 1 {
 		t.Errorf("stats = %+v", cnt)
 	}
 	if _, err := c.NewRedissonLimiter(p+"none", nil).TryAcquire(ctx, 1); !errors.Is(err, store.ErrNotConfigured) {

@@ -263,7 +263,7 @@ func TestKindTokenLock(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil || rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatalf("unlock = %v", err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 1 || cnt.Rejected != 3 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 1 || cnt.Rejected != 3 {
 		t.Errorf("stats = %+v, want 1 acquired 3 rejected", cnt)
 	}
 	// Lock bounded by ctx alone (Attempts 0) ends with store.ErrNotObtained and
@@ -299,12 +299,12 @@ func TestKindSpinLock(t *testing.T) {
 	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
 		t.Fatalf("unlock by a non-holder = %v, want store.ErrNotHeld", err)
 	}
-	// Over two leases: only renewal keeps it. The lease leaves a slow,
-	// loaded machine (-race, parallel packages) room for a late renewal.
-	time.Sleep(2 * time.Second)
+	// Renewed every 300 ms; the lease leaves a slow, loaded machine
+	// (-race, parallel packages) room for a late renewal.
+	redistest.WaitRenewed(t, rdb, name, 2)
 	info, err := c.GetLock(ctx, name)
 	if err != nil || info.Holders[0].ID != a.HolderID() {
-		t.Fatalf("after 2 leases: %+v, %v (renewal did not run)", info, err)
+		t.Fatalf("after 2 renewals: %+v, %v", info, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Lock(ctx) }()

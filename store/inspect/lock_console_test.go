@@ -15,7 +15,7 @@ import (
 
 func TestLockForceUnlock(t *testing.T) {
 	c, rdb := lockTestClient(t)
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 
 	t.Run("released", func(t *testing.T) {
 		name := redistest.Prefix(t) + "lock"
@@ -36,7 +36,7 @@ func TestLockForceUnlock(t *testing.T) {
 		if rdb.Exists(ctx, name).Val() != 0 {
 			t.Fatal("lock key survived ForceUnlock")
 		}
-		msg, err := receiveMessage(sub, 5*time.Second)
+		msg, err := redistest.ReceiveMessage(sub, 5*time.Second)
 		if err != nil {
 			t.Fatalf("no unlock message: %v", err)
 		}
@@ -115,12 +115,12 @@ func TestLockForceReleaseCodes(t *testing.T) {
 // between the two.
 func TestLockGetLock(t *testing.T) {
 	c, rdb := lockTestClient(t)
-	ctx := lockTestCtx(t, 30*time.Second)
+	ctx := redistest.Context(t, 30*time.Second)
 	prefix := redistest.Prefix(t)
 
 	name := prefix + "held"
 	l := c.NewLock(name, &store.LockOptions{Lease: 20 * time.Second})
-	unlockAtEnd(t, l)
+	redistest.UnlockAtEnd(t, l)
 	if err := l.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestLockConsoleValidationSendsNothing(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
 	c := New(rdb, nil)
-	ctx := lockTestCtx(t, 10*time.Second)
+	ctx := redistest.Context(t, 10*time.Second)
 	long := strings.Repeat("x", store.MaxNameLen+1)
 
 	for _, tc := range []struct{ name, holder, field string }{

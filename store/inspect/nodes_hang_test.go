@@ -19,6 +19,7 @@ import (
 // time in three and used up the check's deadline, so every node read as
 // down ("context deadline exceeded") and the console showed Redis down.
 func TestNodesHungMasterLeavesOthersUp(t *testing.T) {
+	t.Parallel() // its own Cluster; it waits on a stopped master
 	c := redistest.StartCluster(t, nil)
 	cc := redistest.NewClusterClient(t, c)
 	in := New(cc, nil)
@@ -77,6 +78,7 @@ func TestNodesHungMasterLeavesOthersUp(t *testing.T) {
 // on the hung node, and every tick failed with "no Redis master answered
 // TIME" (seen by hand with SIGSTOP on demo --cluster).
 func TestSampleHungMasterLeavesOthersLive(t *testing.T) {
+	t.Parallel() // its own Cluster; it waits on a stopped master
 	// With the default cluster-require-full-coverage the other masters
 	// refuse every key (CLUSTERDOWN) once the node timeout passes, and all
 	// objects are rightly unreadable.
@@ -135,6 +137,7 @@ func TestSampleHungMasterLeavesOthersLive(t *testing.T) {
 // master answered TIME: every master is down" (seen by hand on demo
 // --cluster).
 func TestSampleClusterDownKeepsSampling(t *testing.T) {
+	t.Parallel() // its own Cluster; it waits on a stopped master
 	c := redistest.StartCluster(t, nil)
 	cc := redistest.NewClusterClient(t, c)
 	in := New(cc, nil)

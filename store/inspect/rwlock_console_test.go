@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // Readers share, a writer excludes them and they it; releases publish what
@@ -98,7 +99,7 @@ func TestRWReadersShareWriterExcludes(t *testing.T) {
 	if err := w.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
 		t.Fatalf("unlock of a free lock = %v, want store.ErrNotHeld", err)
 	}
-	if cnt := statsRecentSum(t, rdb, name); cnt.Acquired != 3 || cnt.Rejected != 3 {
+	if cnt := redistest.StatsTotal(t, rdb, redistest.StatsKey(name)); cnt.Acquired != 3 || cnt.Rejected != 3 {
 		t.Errorf("stats = %+v, want 3 acquired and 3 rejected", cnt)
 	}
 }
@@ -182,7 +183,7 @@ func TestRWWatchdogAndForceUnlock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(2 * time.Second) // over two leases: only renewals keep it
+	redistest.WaitRenewed(t, rdb, name, 2) // the watchdog renews the lock and its levels
 	if rwLevelTTL(t, rdb, name, r.HolderID(), 1) <= 0 || rwLevelTTL(t, rdb, name, r.HolderID(), 2) <= 0 || rdb.PTTL(ctx, name).Val() <= 0 {
 		t.Fatal("lock or read levels expired while held")
 	}

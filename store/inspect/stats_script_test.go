@@ -205,22 +205,3 @@ func TestStatsOneCommandPerCount(t *testing.T) {
 		}
 	}
 }
-
-// statsRecentSum adds up name's counters of the last StatsRing buckets of
-// Redis time.
-func statsRecentSum(t *testing.T, rdb *redis.Client, name string) Counts {
-	t.Helper()
-	ctx := context.Background()
-	now, err := rdb.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newest := BucketOf(now)
-	var sum Counts
-	for b, c := range readRing(rdb.HGetAll(ctx, wire.StatsKey(name)).Val()) {
-		if b <= newest && b > newest-StatsRing {
-			sum = sum.Add(c)
-		}
-	}
-	return sum
-}

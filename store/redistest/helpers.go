@@ -66,3 +66,39 @@ func BucketFields(t testing.TB, rdb redis.UniversalClient, name string) (last, s
 	}
 	return num("last_mill_second"), num("stored_permits"), num("max_permits"), num("interval"), m["app"]
 }
+
+// Outcomes are the attempts a stats ring recorded, by outcome.
+type Outcomes struct {
+	Acquired, Rejected, Errors int64
+}
+
+// StatsTotal adds up every counter of the stats ring hash at key (fields
+// "<a|r|e><bucket>" → count, written by the lock and limiter scripts); any
+// other field fails t. Tests give each object a fresh name, so the whole
+// ring is the test's own attempts however long the test took: a sum over a
+// window of recent buckets would lose attempts on a slow machine.
+func StatsTotal(t testing.TB, rdb redis.Cmdable, key string) Outcomes {
+	t.Helper()
+	fields, err := rdb.HGetAll(t.Context(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum Outcomes
+	for k, v := range fields {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || len(k) < 2 {
+			t.Fatalf("stats field %q = %q: not <outcome><bucket> = count", k, v)
+		}
+		switch k[0] {
+		case 'a':
+			sum.Acquired += n
+		case 'r':
+			sum.Rejected += n
+		case 'e':
+			sum.Errors += n
+		default:
+			t.Fatalf("stats field %q: unknown outcome", k)
+		}
+	}
+	return sum
+}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"flag"
 	"github.com/lockwarden/lockwarden/store/redisproc"
 	"github.com/redis/go-redis/v9"
 )
@@ -106,4 +107,18 @@ var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 // share one server never see each other's keys. It ends in ':'.
 func Prefix(t testing.TB) string {
 	return "t:" + unsafeChars.ReplaceAllString(t.Name(), "_") + ":" + strconv.FormatInt(seq.Add(1), 10) + ":"
+}
+
+// DefaultParallel makes go test run up to n parallel tests of this binary
+// at once unless the command line says -parallel (go test's default is
+// GOMAXPROCS). Packages whose parallel tests wait on timeouts, leases or
+// stopped processes rather than on CPU call it from TestMain before
+// running the tests.
+func DefaultParallel(n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
