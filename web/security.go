@@ -205,7 +205,10 @@ func summaryDetail(f auth.FailureSummary) string {
 // close the connection (1008) once the session has ended (signed out,
 // timed out, its token changed) or changed role. The check counts as a use
 // of the session: a wall display that is watching is in use.
-func (s *Server) sessionWatch(r *http.Request, role auth.Role) func(done <-chan struct{}) string {
+func (s *Server) sessionWatch(req *http.Request, role auth.Role) func(done <-chan struct{}) string {
+	// The watch outlives the handler: it keeps its own copy of the request
+	// (its cookie and address), never the one the server may recycle.
+	r := req.Clone(s.baseCtx)
 	return func(done <-chan struct{}) string {
 		t := time.NewTicker(s.cfg.sessionRecheck())
 		defer t.Stop()
