@@ -13,7 +13,7 @@ import (
 // a free lock nobody waits for runs at most 11 commands inside the scripts
 // (TIME, EXISTS, HSET, PEXPIRE, HINCRBY and the hold times' HSET, PEXPIRE;
 // HGET, DEL of the lock and its hold times, ZPOPMIN, PUBLISH), plus
-// a PEXPIRE of the stats hash once per 200 ms bucket. A private server, so
+// a PEXPIRE and an HLEN of the stats hash once per 200 ms bucket. A private server, so
 // no other test moves its counters.
 func TestLockUncontendedCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -46,7 +46,10 @@ func TestLockUncontendedCommands(t *testing.T) {
 			inside += n - before[cmd]
 		}
 	}
-	if limit := 11*int64(pairs) + buckets; inside > limit {
+	// Each new bucket's first count adds the stats hash's PEXPIRE and HLEN
+	// (the record block of lock_acquire.lua and lock_release.lua): a loaded
+	// machine spreads the pairs over more buckets.
+	if limit := 11*int64(pairs) + 2*buckets; inside > limit {
 		t.Errorf("%d commands inside the scripts for %d pairs (%.1f a pair), want at most %d", inside, pairs, float64(inside)/pairs, limit)
 	}
 	if got := after["evalsha"] - before["evalsha"]; got != 2*pairs {
@@ -64,7 +67,7 @@ var notInScripts = map[string]bool{"evalsha": true, "info": true, "hello": true,
 
 // Every other lock kind's uncontended TryLock + Unlock pair, counted the
 // same way: the bound is the scripts' commands on the common path (their
-// headers list them), hold times included, plus a stats PEXPIRE per
+// headers list them), hold times included, plus a stats PEXPIRE and HLEN per
 // bucket. Measured before hold times were recorded for these kinds (and
 // after): spin 9 (11), fair 14 (16), fenced 13 (14: its release already
 // kept them), read 14 (16), write 13 (15), token 6 (9: its release also
@@ -116,7 +119,7 @@ func TestLockKindsUncontendedCommands(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %.2f commands a pair inside the scripts", k.name, float64(inside)/pairs)
-		if limit := k.limit*pairs + buckets; inside > limit {
+		if limit := k.limit*pairs + 2*buckets; inside > limit {
 			t.Errorf("%s: %d commands inside the scripts for %d pairs (%.1f a pair), want at most %d", k.name, inside, pairs, float64(inside)/pairs, limit)
 		}
 		if got := after["evalsha"] - before["evalsha"]; got != 2*pairs {
