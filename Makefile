@@ -84,14 +84,9 @@ CLUSTER_STORE_SKIP := ^(Example.*|TestLateReply.*|TestLockSubscribeFailureIsNotO
 # single redis-server (redistest.StartT + newEnvOn), which the Cluster run
 # would only repeat.
 CLUSTER_WEB_SKIP := ^(TestCluster.*|TestSentinel.*|TestFaultRedisDownAndBack|TestFaultStructuredLogs|TestFaultWebsocketCyclesNoLeak|TestListingLocksPagedSortedFiltered|TestNodeProbeRidesOnTicksOnOneNode|TestSecHostileNames|TestStatusDiscoveryOfAnnouncedLock|TestStatusListsFullPassFinds|TestStatusSampleAfterASlowFullPass)$$
-# The two runs go side by side: most of their time is spent waiting on
-# redis-server processes, not on the two cores.
 test-cluster: deps-redis
-	@logs=$$(mktemp -d); \
-	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -timeout 5m -skip '$(CLUSTER_STORE_SKIP)' ./store/ > $$logs/store 2>&1 & store=$$!; \
-	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -timeout 5m -skip '$(CLUSTER_WEB_SKIP)' ./web/... > $$logs/web 2>&1; web=$$?; \
-	wait $$store; st=$$?; cat $$logs/store $$logs/web; rm -rf $$logs; \
-	[ $$st = 0 ] && [ $$web = 0 ]
+	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -timeout 5m -skip '$(CLUSTER_STORE_SKIP)' ./store/
+	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -timeout 5m -skip '$(CLUSTER_WEB_SKIP)' ./web/...
 
 # Four packages at once: most of their time is spent waiting on
 # redis-server processes and timers, not on the two cores.

@@ -232,6 +232,9 @@ func TestFaultMetrics(t *testing.T) {
 	rl := e.prefix + `rl "quoted"`
 	e.makeBucket(rl, 2, "100000")
 	e.makeLock(e.prefix+"lock", "w", 1, time.Minute)
+	// Acquired once discovery knows the limiter: acquires made before a slow
+	// pass (a loaded Cluster run) could leave the 1 s window unseen.
+	e.synced()
 	for range 4 {
 		_, _ = e.app.NewTokenBucket(rl, nil).TryAcquire(t.Context(), 1)
 	}
@@ -240,7 +243,7 @@ func TestFaultMetrics(t *testing.T) {
 	}
 	label := strings.ReplaceAll(strings.ToValidUTF8(rl, "\uFFFD"), `"`, `\"`) // as the text format escapes it
 	var b []byte
-	eventually(t, 5*time.Second, "the limiter window in /metrics", func() bool {
+	eventually(t, 10*time.Second, "the limiter window in /metrics", func() bool {
 		_, _, b = e.do("GET", "/metrics", nil, bearerOf(viewerTok))
 		return bytes.Contains(b, []byte(`lockwarden_limiter_window{name="`+label+`",outcome="acquired"} 2`)) &&
 			bytes.Contains(b, []byte(`lockwarden_limiter_window{name="`+label+`",outcome="rejected"} 2`)) &&
