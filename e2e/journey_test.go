@@ -415,7 +415,7 @@ func (l *load) stop() {
 	})
 }
 
-// bucket creates a seed-001 token bucket through store, full at start.
+// bucket creates a token bucket (the ratelimit client's layout) through store, full at start.
 func (j *journey) wrote(name, list string) {
 	if j.written == nil {
 		j.written = map[string]string{}

@@ -24,9 +24,9 @@ func tbNewBucket(t *testing.T) (*Client, *redis.Client, string) {
 	return New(rdb, nil), rdb, redistest.Prefix(t) + "ratelimit:b"
 }
 
-// tbSeed001 runs the test fixture that behaves like seed 001's script, passing
-// Redis time as the client time the way seed 001's client does.
-func tbSeed001(t *testing.T, rdb *redis.Client, name, method string, args ...any) int64 {
+// tbClientScript runs testdata/ratelimit_client.lua, the token-bucket client
+// script, passing Redis time as the client time the way that client does.
+func tbClientScript(t *testing.T, rdb *redis.Client, name, method string, args ...any) int64 {
 	t.Helper()
 	src, err := os.ReadFile("testdata/ratelimit_client.lua")
 	if err != nil {
@@ -35,7 +35,7 @@ func tbSeed001(t *testing.T, rdb *redis.Client, name, method string, args ...any
 	argv := append([]any{method, redistest.NowMS(t, rdb)}, args...)
 	code, err := redis.NewScript(string(src)).Run(context.Background(), rdb, []string{name}, argv...).Int64()
 	if err != nil {
-		t.Fatalf("seed 001 %s: %v", method, err)
+		t.Fatalf("client script %s: %v", method, err)
 	}
 	return code
 }
@@ -44,7 +44,7 @@ func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	// A long interval keeps refills out of the picture.
-	if code := tbSeed001(t, rdb, name, "init", 3, 5, "60000.0", "b"); code != 1 {
+	if code := tbClientScript(t, rdb, name, "init", 3, 5, "60000.0", "b"); code != 1 {
 		t.Fatalf("seed init = %d", code)
 	}
 	b := c.NewTokenBucket(name, nil)
@@ -72,8 +72,8 @@ func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
 	if stored < 1 || stored > 10 {
 		t.Errorf("after Modify: stored %v, want the 1 left plus refill, at most 10", stored)
 	}
-	// Seed 001's own acquire still reads the bucket our scripts rewrote.
-	if code := tbSeed001(t, rdb, name, "acquire", 1); code != 1 {
+	// The client script's own acquire still reads the bucket our scripts rewrote.
+	if code := tbClientScript(t, rdb, name, "acquire", 1); code != 1 {
 		t.Errorf("seed acquire after our modify = %d, want 1", code)
 	}
 }
@@ -90,11 +90,11 @@ func TestTokenBucketOurInitWorksWithSeedScript(t *testing.T) {
 		t.Fatalf("Init wrote last %v stored %v max %v interval %v app %q", last, stored, maxPermits, interval, app)
 	}
 	for i, want := range []int64{1, 1, -1} {
-		if code := tbSeed001(t, rdb, name, "acquire", 1); code != want {
+		if code := tbClientScript(t, rdb, name, "acquire", 1); code != want {
 			t.Errorf("seed acquire #%d = %d, want %d", i+1, code, want)
 		}
 	}
-	if code := tbSeed001(t, rdb, name, "modify", 7, "1000.0"); code != 1 {
+	if code := tbClientScript(t, rdb, name, "modify", 7, "1000.0"); code != 1 {
 		t.Fatalf("seed modify = %d", code)
 	}
 	res, err := b.TryAcquire(ctx, 1)
@@ -104,7 +104,7 @@ func TestTokenBucketOurInitWorksWithSeedScript(t *testing.T) {
 	if res.Limit != (Limit{Capacity: 7, IntervalMS: 1000}) {
 		t.Errorf("our acquire sees %+v after seed modify, want 7 per 1000 ms", res.Limit)
 	}
-	if code := tbSeed001(t, rdb, name, "delete"); code != 1 {
+	if code := tbClientScript(t, rdb, name, "delete"); code != 1 {
 		t.Fatalf("seed delete = %d", code)
 	}
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
@@ -318,7 +318,7 @@ func TestTokenBucketStats(t *testing.T) {
 // TestTokenBucketAdmissionBound hammers a bucket from several goroutines and
 // checks, on Redis time, that no window admits more than the capacity plus
 // the refill of its length, and that the whole run admits the configured
-// rate. The fractional interval makes seed 001's refill (last = now) admit
+// rate. The fractional interval makes the client script's refill (last = now) admit
 // only 2.5/3 of the rate, which the lower bound would catch.
 func TestTokenBucketAdmissionBound(t *testing.T) {
 	c, _, name := tbNewBucket(t)

@@ -42,7 +42,7 @@ func TestAlertAPIMetricsAndWebhook(t *testing.T) {
 		}
 	})
 	name := e.prefix + "stuck"
-	// Seed 004's SETNX lock whose holder died before its EXPIRE.
+	// A hand-written SETNX lock whose holder died before its EXPIRE.
 	if err := e.rdb.SetNX(t.Context(), name, "holder-token", 0).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestCmdTraffic(t *testing.T) {
 	bg, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
 
-	// Seed 001's bucket, as its test configures it.
+	// A token bucket as store/testdata/ratelimit_client.lua's clients configure it.
 	fields, rerr := rdb.HGetAll(bg, prefix+demoAPI).Result()
 	if rerr != nil {
 		t.Fatal(rerr)

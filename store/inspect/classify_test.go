@@ -92,7 +92,7 @@ func TestClassifyTokenBucket(t *testing.T) {
 		perSecond float64
 		available int64
 	}{
-		{"seed 001 bucket, 5 refills capped", clsBucketFields(last, "498", "500", "2.0", "ratelimit:test"), now, true, 500, 2, 500, 500},
+		{"client-script bucket, 5 refills capped", clsBucketFields(last, "498", "500", "2.0", "ratelimit:test"), now, true, 500, 2, 500, 500},
 		{"refill not yet capped", clsBucketFields(last, "100", "500", "2", "x"), now, true, 500, 2, 500, 105},
 		{"partial interval adds nothing", clsBucketFields(last, "3", "10", "4", "x"), now, true, 10, 4, 250, 5},
 		{"clock behind last refill", clsBucketFields(clsItoa(now+1000), "7", "10", "100", "x"), now, true, 10, 100, 10, 7},

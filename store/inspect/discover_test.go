@@ -27,7 +27,7 @@ func discLock(t *testing.T, rdb redis.Cmdable, name, owner string, count int64) 
 	}
 }
 
-// discBucket writes a seed-001 bucket with raw commands.
+// discBucket writes a token bucket in the client script's layout with raw commands.
 func discBucket(t *testing.T, rdb redis.Cmdable, name string, last int64, stored, max int64, interval string) {
 	t.Helper()
 	err := rdb.HSet(context.Background(), name,

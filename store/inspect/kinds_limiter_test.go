@@ -157,7 +157,7 @@ func TestKindRedissonSlidingWindow(t *testing.T) {
 	}
 }
 
-// Seed 004's per-IP counters, listed by pattern with the registered limit.
+// Hand-written per-IP INCR counters, listed by pattern with the registered limit.
 func TestKindCounter(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	ip := p + "ip:127.0.0.1"

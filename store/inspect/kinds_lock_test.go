@@ -201,7 +201,7 @@ func TestKindFencedLock(t *testing.T) {
 	}
 }
 
-// SET NX PX token locks (seed 004): listed only by pattern; force-unlock
+// SET NX PX token locks (redsync's layout): listed only by pattern; force-unlock
 // compares the token.
 func TestKindTokenLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
@@ -283,7 +283,7 @@ func TestKindTokenLock(t *testing.T) {
 	}
 }
 
-// Seed 003's spin lock: same layout as the reentrant lock, renewed while held.
+// A spin lock (store.NewSpinLock): same layout as the reentrant lock, renewed while held.
 func TestKindSpinLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "spin"
