@@ -232,17 +232,11 @@ func readFrames(t *testing.T, c *websocket.Conn, d time.Duration, stop func(fram
 // esc is one escaped path segment.
 func esc(name string) string { return url.PathEscape(name) }
 
-// eventually polls cond every 20 ms for at most d.
+// eventually is redistest.EventuallyWithin, kept short for the many web
+// tests that wait on the console.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %v waiting for %s", d, what)
+	redistest.EventuallyWithin(t, d, what, cond)
 }
 
 // delAuthKeys deletes a test console's sign-in state.

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -306,7 +307,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 		}
 	}
 	for _, k := range step.size {
-		if !slicesContains(r.small, k) && w.origin[k] == SourceNotified {
+		if !slices.Contains(r.small, k) && w.origin[k] == SourceNotified {
 			delete(w.origin, k) // sized out: gone, empty or large
 		}
 	}
@@ -425,15 +426,6 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time, sent map[s
 		w.status.LastPassEnded = at
 		w.status.LastPassDuration = at.Sub(w.status.PassStarted)
 	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // walkCommands counts the commands of the step that are the walk's own
