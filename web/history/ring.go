@@ -44,7 +44,7 @@ func ringAt(ring []byte, e int64) (counts, bool) {
 // byte may appear in a holder or an application name.
 
 // encodeClosed is a closed hold without its leading "<ended> ", which
-// hold_write.lua adds (the console may have marked the hold as ended by
+// history_hold_write.lua adds (the console may have marked the hold as ended by
 // force in the meantime).
 func encodeClosed(c closedHold) string {
 	return strconv.FormatInt(c.from, 10) + " " + strconv.FormatInt(c.to, 10) + " " + encodeHolder(c.h)

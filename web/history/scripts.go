@@ -1,17 +1,15 @@
 package history
 
 import (
-	_ "embed"
-
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/luascripts"
 )
 
+// The hold scripts live beside every other script in luascripts/, each
+// with its KEYS / ARGV / returns header.
 var (
-	//go:embed hold_write.lua
-	holdWriteSrc string
-	//go:embed hold_mark.lua
-	holdMarkSrc string
-
-	holdWrite = redis.NewScript(holdWriteSrc)
-	holdMark  = redis.NewScript(holdMarkSrc)
+	holdWriteSrc = luascripts.Source("history_hold_write")
+	holdWrite    = redis.NewScript(holdWriteSrc)
+	holdMark     = redis.NewScript(luascripts.Source("history_hold_mark"))
 )

@@ -121,7 +121,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 	}
 	if err != nil {
 		// Nothing is known to be written: the next flush sends it all again
-		// (ring writes are absolute, hold_write skips entries already
+		// (ring writes are absolute, history_hold_write skips entries already
 		// pushed), and replaces the running holds.
 		w.opened = map[string]bool{}
 		return fmt.Errorf("history: flush: %w", err)

@@ -1,9 +1,9 @@
--- hold_mark: the console ended a running hold (a force-unlock) and says
--- so, whichever replica writes the history; hold_write.lua uses the mark
+-- history_hold_mark: the console ended a running hold (a force-unlock) and says
+-- so, whichever replica writes the history; history_hold_write.lua uses the mark
 -- when the writer sees the hold go. Only a hold the history keeps is
 -- marked, so no key is created for a lock that is not kept.
 --
--- KEYS[1] -> running holds (HASH), as in hold_write.lua
+-- KEYS[1] -> running holds (HASH), as in history_hold_write.lua
 -- ARGV[1] -> holder
 -- ARGV[2] -> how it ended ("force-unlocked")
 --

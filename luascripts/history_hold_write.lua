@@ -1,6 +1,6 @@
--- hold_write: one lock's hold changes since the last flush, written by the
+-- history_hold_write: one lock's hold changes since the last flush, written by the
 -- history's writer. The console may have marked a running hold as ended
--- by force (hold_mark.lua) before the writer saw it go: that mark wins over
+-- by force (history_hold_mark.lua) before the writer saw it go: that mark wins over
 -- the writer's own verdict. Entries already at the head of the list (a
 -- flush whose reply was lost) are not pushed again.
 --
