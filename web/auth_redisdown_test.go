@@ -14,6 +14,8 @@ import (
 // scraping /metrics and sees lockwarden_redis_up 0, a wrong token is 401
 // (not 503), and guessing is still slowed, by this replica's own count.
 func TestAuthBearerWhileRedisDown(t *testing.T) {
+	// Its own server and mostly waiting: it runs beside the others.
+	t.Parallel()
 	rs := redistest.StartT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })

@@ -97,6 +97,8 @@ func acquire(t *testing.T, e *testEnv, name string, n int) {
 // Cluster pipeline's error, TIME sent to the dead master, the full pass),
 // so every limiter froze at its last good tick.
 func TestClusterNodeDownOthersStayLive(t *testing.T) {
+	// Its own server and mostly waiting: it runs beside the others.
+	t.Parallel()
 	// Without full coverage the other masters keep serving while one is
 	// down (by default every node refuses once the dead master is flagged).
 	c := redistest.StartCluster(t, &redistest.ClusterOptions{Extra: []string{"--cluster-require-full-coverage", "no"}})

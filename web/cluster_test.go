@@ -371,6 +371,8 @@ func TestClusterMasterDownAndFailover(t *testing.T) {
 
 // A Sentinel failover is followed: the console is ready again within 15 s.
 func TestSentinelFailoverReady(t *testing.T) {
+	// Its own server and mostly waiting: it runs beside the others.
+	t.Parallel()
 	s := redistest.StartSentinel(t, nil)
 	rdb := redistest.NewFailoverClient(t, s)
 	prefix := redistest.Prefix(t)

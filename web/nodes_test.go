@@ -33,6 +33,8 @@ func (h *pingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // the console's one round trip (case 8 counted the probe's PING as a
 // single call a second). When ticks stop being answered, the probe runs.
 func TestNodeProbeRidesOnTicksOnOneNode(t *testing.T) {
+	// Its own server and mostly waiting: it runs beside the others.
+	t.Parallel()
 	srv := redistest.StartT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { rdb.Close() })

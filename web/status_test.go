@@ -115,6 +115,8 @@ func TestStatusListsFullPassFinds(t *testing.T) {
 // (a Cluster, string patterns), no sample ever succeeded. Every reply here
 // comes 600 ms late, so the pass's five round trips outlast the 2 s bound.
 func TestStatusSampleAfterASlowFullPass(t *testing.T) {
+	// Its own server and mostly waiting: it runs beside the others.
+	t.Parallel()
 	srv := redistest.StartT(t)
 	direct := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { direct.Close() })
