@@ -97,6 +97,9 @@ type FamilyReading struct {
 	Limit int64 // 0: unknown
 	// TTL is the rest of the window; negative when the key has no expiry.
 	TTL time.Duration
+	// NewAdmitted and NewRejected are the hits this reading adds to what
+	// earlier readings of the same window saw (family_memo.go).
+	NewAdmitted, NewRejected int64
 }
 
 // Admitted is how many of Count the limit admitted (all when unknown).
@@ -126,19 +129,19 @@ func (r FamilyReading) Fill() float64 {
 
 // Reading cost. A tick reads at most FamilyReadsPerTick members over all
 // families (three commands each for a counter: STRLEN, GETRANGE, PTTL;
-// one window script for a client) and SCANs with COUNT familyScanCount
-// only for a family whose listed members run short, so a tick sends at
-// most 3*FamilyReadsPerTick reads and one SCAN per family and node,
-// whatever the number of members: 100,000 per-IP keys take 100,000 /
-// (FamilyReadsPerTick * 5 ticks a second) = 80 s a pass, at the same cost
-// per tick as 300. A pass lasts at least the family's window (or
-// familyMinPass when unknown), so a member is read about once per window:
-// each reading counts as one window's hits so far, and no per-member
-// memory is needed to tell windows apart.
+// one window script for a client), and at most FamilyScansPerTick
+// families whose listed members run short SCAN one page (COUNT
+// familyScanCount) on each node. So a tick sends at most
+// 3*FamilyReadsPerTick reads and FamilyScansPerTick SCANs per node,
+// whatever the number of members or families: 100,000 per-IP keys take
+// 100,000 / (FamilyReadsPerTick * 5 ticks a second) = 80 s a pass, at the
+// same cost per tick as 300; a keyspace of a million keys takes 1,000,000
+// / familyScanCount ticks to list. The SCAN pages examine 10,000 keys a
+// second, the reads 1,250 members, a few ms of Redis CPU a second.
 const (
 	FamilyReadsPerTick = 250
+	FamilyScansPerTick = 2
 	familyScanCount    = 1000
-	familyMinPass      = 10 * time.Second
 )
 
 // FamilySize is how many members a family's passes found.
@@ -156,17 +159,22 @@ type FamilyReader struct {
 	match string // the console's --match: members outside it are not read
 	scans map[string]*familyScan
 	turn  int // the family that reads first next tick
+	// memoLen counts the memo entries of every family, at most
+	// familyMemoCap.
+	memoLen int
 }
 
 // familyScan is one family's walk over its members.
 type familyScan struct {
-	fam       Family
-	cursors   map[string]uint64 // by node address; absent: not started this pass
-	ended     map[string]bool   // nodes whose cursor came back to 0 this pass
-	pending   []string          // listed, not yet read
-	passStart time.Time
-	found     int64 // members read this pass
-	size      FamilySize
+	fam     Family
+	cursors map[string]uint64 // by node address; absent: not started this pass
+	ended   map[string]bool   // nodes whose cursor came back to 0 this pass
+	pending []string          // listed, not yet read
+	found   int64             // members read this pass
+	size    FamilySize
+	// memo is what earlier readings of running windows saw
+	// (family_memo.go).
+	memo map[string]windowMark
 }
 
 // NewFamilyReader reads the members matching match ("" or "*": all).
@@ -189,17 +197,19 @@ func (r *FamilyReader) Sizes() map[string]FamilySize {
 // Tick reads the next page of members of fams (at most FamilyReadsPerTick
 // over all of them, families taking turns to go first) and lists more
 // members where fewer are pending than the page needs. now is the
-// caller's clock, used only to pace passes.
+// caller's clock: a window ends at now plus its TTL.
 func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) ([]FamilyReading, error) {
 	live := make(map[string]bool, len(fams))
 	for _, f := range fams {
 		live[f.ID] = true
 		if s := r.scans[f.ID]; s == nil || s.fam != f {
-			r.scans[f.ID] = &familyScan{fam: f, passStart: now}
+			r.drop(s)
+			r.scans[f.ID] = &familyScan{fam: f, memo: map[string]windowMark{}}
 		}
 	}
-	for id := range r.scans {
+	for id, s := range r.scans {
 		if !live[id] {
+			r.drop(s)
 			delete(r.scans, id)
 		}
 	}
@@ -219,12 +229,14 @@ func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) (
 		keys = append(keys, s.pending[:n])
 		s.pending = s.pending[n:]
 	}
-	out, err := r.read(ctx, batch, keys)
+	out, err := r.read(ctx, batch, keys, now)
 	if err != nil {
 		return nil, err
 	}
+	scans := 0
 	for _, s := range batch {
-		if len(s.pending) < FamilyReadsPerTick {
+		if len(s.pending) < FamilyReadsPerTick && scans < FamilyScansPerTick {
+			scans++
 			if err := r.list(ctx, s, now); err != nil {
 				return out, err
 			}
@@ -235,7 +247,7 @@ func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) (
 
 // read reads the members keys[i] of batch[i] in one pipeline (a Cluster
 // pipeline is split by node).
-func (r *FamilyReader) read(ctx context.Context, batch []*familyScan, keys [][]string) ([]FamilyReading, error) {
+func (r *FamilyReader) read(ctx context.Context, batch []*familyScan, keys [][]string, now time.Time) ([]FamilyReading, error) {
 	var strs [][]stringRead
 	var wins [][]*redis.Cmd
 	for attempt := 0; ; attempt++ {
@@ -276,6 +288,7 @@ func (r *FamilyReader) read(ctx context.Context, batch []*familyScan, keys [][]s
 					continue
 				}
 				rd.Count, rd.TTL = lim.Count, lim.TTL
+				r.credit(s, &rd, now, false)
 			} else {
 				ws, ok := readWindowState(wins[i][j])
 				if !ok || ws.value < 0 {
@@ -285,6 +298,7 @@ func (r *FamilyReader) read(ctx context.Context, batch []*familyScan, keys [][]s
 				if !ws.hasGrants && ws.pttlMS > 0 { // a fixed window
 					rd.Count = max(0, s.fam.Limit-ws.value)
 				}
+				r.credit(s, &rd, now, ws.hasGrants)
 			}
 			s.found++
 			s.size.Keys = max(s.size.Keys, s.found)
@@ -303,18 +317,12 @@ func flatten(cmds [][]*redis.Cmd) []*redis.Cmd {
 }
 
 // list SCANs the next page of s's members on every node, or, when the
-// pass is over, starts the next one once the pass has lasted its window.
+// pass is over, starts the next one.
 func (r *FamilyReader) list(ctx context.Context, s *familyScan, now time.Time) error {
 	if s.cursors != nil && len(s.pending) == 0 && len(s.ended) > 0 && len(s.ended) == len(s.cursors) {
-		minPass := s.fam.Window
-		if minPass <= 0 {
-			minPass = familyMinPass
-		}
-		if now.Sub(s.passStart) < minPass {
-			return nil
-		}
 		s.size = FamilySize{Keys: s.found, Passes: s.size.Passes + 1}
-		s.cursors, s.ended, s.found, s.passStart = nil, nil, 0, now
+		s.cursors, s.ended, s.found = nil, nil, 0
+		r.sweep(s, now)
 	}
 	if s.cursors == nil {
 		s.cursors, s.ended = map[string]uint64{}, map[string]bool{}

@@ -144,12 +144,12 @@ func TestFamilyBookTopKAndSpans(t *testing.T) {
 	at := time.UnixMilli(1_700_000_000_000)
 	var rs []FamilyReading
 	for i := range 1000 {
-		rs = append(rs, FamilyReading{Family: f.ID, Key: fmt.Sprintf("ip:%d", i), Count: 6, Limit: 5}) // 1 rejected each
+		rs = append(rs, newWindow(f.ID, fmt.Sprintf("ip:%d", i), 6, 5)) // 1 rejected each
 		if i%10 == 0 {
-			rs = append(rs, FamilyReading{Family: f.ID, Key: "ip:heavy", Count: 25, Limit: 5}) // 20 each
+			rs = append(rs, newWindow(f.ID, "ip:heavy", 25, 5)) // 20 each
 		}
 	}
-	b.Add(at.Add(-2*time.Minute), []FamilyReading{{Family: f.ID, Key: "ip:old", Count: 500, Limit: 5}})
+	b.Add(at.Add(-2*time.Minute), []FamilyReading{newWindow(f.ID, "ip:old", 500, 5)})
 	b.Add(at, rs)
 	for _, bk := range b.fams[f.ID].spans[0] {
 		if len(bk.rejected) > familyTopK || len(bk.admitted) > familyTopK || len(bk.fill) > familyTopK {
@@ -173,5 +173,57 @@ func TestFamilyBookTopKAndSpans(t *testing.T) {
 	}
 	if !strings.HasPrefix(row.Hour.MostRejected[0].Key, "ip:") || row.Hour.Rejected != row.Minute.Rejected+495 {
 		t.Errorf("hour = %+v", row.Hour)
+	}
+}
+
+// newWindow is the first reading of a window of count hits.
+func newWindow(family, key string, count, limit int64) FamilyReading {
+	r := FamilyReading{Family: family, Key: key, Count: count, Limit: limit}
+	r.NewAdmitted, r.NewRejected = r.Admitted(), r.Rejected()
+	return r
+}
+
+// A small family is read every few ticks: a window read twice counts its
+// hits once, and a new window counts in full.
+func TestFamilyWindowCountedOnce(t *testing.T) {
+	ctx, c, rdb, p := kindSetup(t)
+	if err := c.SetObjectPatterns(ObjectPatterns{GroupCounters: true,
+		Counters: []CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: time.Minute}}}); err != nil {
+		t.Fatal(err)
+	}
+	ip := p + "ip:1"
+	rdb.Set(ctx, ip, 2, time.Minute)
+	fams := c.Families(nil)
+	r := c.NewFamilyReader(p + "*")
+	// next reads until ip is read once more.
+	next := func() FamilyReading {
+		t.Helper()
+		for range 10000 {
+			rs, err := r.Tick(ctx, fams, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rd := range rs {
+				if rd.Key == ip {
+					return rd
+				}
+			}
+		}
+		t.Fatal("the member was not read")
+		return FamilyReading{}
+	}
+	if rd := next(); rd.NewAdmitted != 2 || rd.NewRejected != 0 {
+		t.Fatalf("first reading = %+v", rd)
+	}
+	if rd := next(); rd.NewAdmitted != 0 || rd.NewRejected != 0 {
+		t.Fatalf("the same window again = %+v", rd)
+	}
+	rdb.IncrBy(ctx, ip, 3) // 5: one more admitted, two rejected
+	if rd := next(); rd.Count != 5 || rd.NewAdmitted != 1 || rd.NewRejected != 2 {
+		t.Fatalf("after 3 hits = %+v", rd)
+	}
+	rdb.Set(ctx, ip, 1, 10*time.Second) // a new window
+	if rd := next(); rd.NewAdmitted != 1 || rd.NewRejected != 0 {
+		t.Fatalf("a new window = %+v", rd)
 	}
 }

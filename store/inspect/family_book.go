@@ -32,8 +32,8 @@ var familySpans = [...]struct {
 type Offender struct {
 	ID  string `json:"id"`
 	Key string `json:"key"`
-	// Admitted and Rejected sum the member's readings in the span (each
-	// reading is one window's hits so far); with Space-Saving counting
+	// Admitted and Rejected sum the hits the member's readings in the span
+	// saw (each window counted once, family_memo.go); with Space-Saving counting
 	// they may overstate a member that entered a full ranking by at most
 	// the count it displaced.
 	Admitted int64 `json:"admitted"`
@@ -45,8 +45,8 @@ type Offender struct {
 // FamilySpan is a family's totals and rankings over one span.
 type FamilySpan struct {
 	// Readings is how many member readings fell in the span; Admitted
-	// and Rejected sum them (a lower bound of the traffic: a member is
-	// read about once per window, part way through it).
+	// and Rejected the hits they saw (a lower bound of the traffic: a
+	// window's hits after its member's last reading are not seen).
 	Readings     int64      `json:"readings"`
 	Admitted     int64      `json:"admitted"`
 	Rejected     int64      `json:"rejected"`
@@ -115,12 +115,11 @@ func (b *FamilyBook) Add(at time.Time, rs []FamilyReading) {
 		for i := range familySpans {
 			bk := st.bucket(i, at)
 			bk.readings++
-			bk.adm += r.Admitted()
-			bk.rej += r.Rejected()
-			member := r.Key
-			bk.admitted.add(member, r.Admitted())
-			bk.rejected.add(member, r.Rejected())
-			bk.fill.add(member, r.Fill())
+			bk.adm += r.NewAdmitted
+			bk.rej += r.NewRejected
+			bk.admitted.add(r.Key, r.NewAdmitted)
+			bk.rejected.add(r.Key, r.NewRejected)
+			bk.fill.add(r.Key, r.Fill())
 		}
 	}
 }
@@ -242,14 +241,22 @@ func (t *topCounts) add(member string, n int64) {
 		m[member] += n
 		return
 	}
-	minKey, minV := "", int64(-1)
-	for k, v := range m {
-		if minV < 0 || v < minV || (v == minV && k < minKey) {
-			minKey, minV = k, v
-		}
-	}
+	minKey, minV := smallest(m)
 	delete(m, minKey)
 	m[member] = minV + n
+}
+
+// smallest is the member of m with the smallest value, ties by name.
+func smallest[V int64 | float64](m map[string]V) (string, V) {
+	first := true
+	var minKey string
+	var minV V
+	for k, v := range m {
+		if first || v < minV || (v == minV && k < minKey) {
+			minKey, minV, first = k, v, false
+		}
+	}
+	return minKey, minV
 }
 
 // topFill keeps the familyTopK members with the highest fill seen: a
@@ -269,13 +276,7 @@ func (t *topFill) add(member string, v float64) {
 		m[member] = max(old, v)
 		return
 	}
-	minKey, minV := "", -1.0
-	for k, x := range m {
-		if minV < 0 || x < minV || (x == minV && k < minKey) {
-			minKey, minV = k, x
-		}
-	}
-	if v > minV {
+	if minKey, minV := smallest(m); v > minV {
 		delete(m, minKey)
 		m[member] = v
 	}
