@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,5 +131,33 @@ func TestAPIFamiliesRowsTopAndReset(t *testing.T) {
 	}
 	if reset == nil || !strings.HasPrefix(reset.Before, "count=20 ") {
 		t.Errorf("audit of the reset: %+v", reset)
+	}
+}
+
+// A per-client Redisson limiter's clients are a family named after the
+// limiter; its members are windows, not counters, so a reset is refused.
+func TestAPIFamilyPerClientLimiter(t *testing.T) {
+	e := familyEnv(t)
+	ctx := context.Background()
+	name := e.prefix + "partner"
+	e.rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 1)
+	value := func(id string) string { return "{" + name + "}:value:" + id }
+	e.rdb.Set(ctx, value("client-a"), 1, time.Minute) // 9 of 10 taken
+	e.rdb.Set(ctx, value("client-b"), 7, time.Minute)
+	t.Cleanup(func() { e.rdb.Del(context.Background(), name, value("client-a"), value("client-b")) })
+
+	var fam familyJSON
+	eventually(t, 15*time.Second, "the per-client family", func() bool {
+		st, _, b := e.do("GET", "/api/families/"+esc(name), nil, nil)
+		return st == 200 && json.Unmarshal(b, &fam) == nil && fam.Keys == 2
+	})
+	if fam.Kind != inspect.FamilyPerClient || fam.Limit != 10 || len(fam.Minute.NearestLimit) != 2 ||
+		fam.Minute.NearestLimit[0].ID != "client-a" || fam.Minute.NearestLimit[0].Fill != 0.9 {
+		t.Fatalf("family = %+v, minute %+v", fam, fam.Minute)
+	}
+	var errBody struct{ Field string }
+	e.sendJSON("POST", "/api/families/"+esc(name)+"/reset", `{"key":"`+value("client-a")+`"}`, 400, &errBody)
+	if errBody.Field != "key" || e.rdb.Exists(ctx, value("client-a")).Val() != 1 {
+		t.Errorf("reset of a client's window: field %q", errBody.Field)
 	}
 }

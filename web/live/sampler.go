@@ -233,6 +233,9 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	sm.publishStatus()
 	sm.takeRegistry(smp)
 	sm.detectExpiries(smp, start)
+	// Stale rows first: a per-client limiter on a node that did not
+	// answer keeps its family (and the family its past).
+	sm.keepStale(smp)
 	rows := sm.fams.tick(ctx, sm, smp, start)
 	sm.notify(sm.publish(smp, start, rows))
 }
@@ -384,7 +387,6 @@ func (sm *Sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
 }
 
 func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.FamilyRow) *Snapshot {
-	sm.keepStale(smp)
 	at := smp.At
 	if at.IsZero() {
 		at = start
