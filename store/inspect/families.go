@@ -174,7 +174,7 @@ type familyScan struct {
 	size    FamilySize
 	// memo is what earlier readings of running windows saw
 	// (family_memo.go).
-	memo map[string]windowMark
+	memo map[uint64]windowMark
 }
 
 // NewFamilyReader reads the members matching match ("" or "*": all).
@@ -204,7 +204,7 @@ func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) (
 		live[f.ID] = true
 		if s := r.scans[f.ID]; s == nil || s.fam != f {
 			r.drop(s)
-			r.scans[f.ID] = &familyScan{fam: f, memo: map[string]windowMark{}}
+			r.scans[f.ID] = &familyScan{fam: f, memo: map[uint64]windowMark{}}
 		}
 	}
 	for id, s := range r.scans {

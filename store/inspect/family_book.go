@@ -10,8 +10,8 @@ import (
 // of families, never by the number of members: each span is a ring of time
 // buckets, and each bucket keeps at most familyTopK members per ranking
 // (most admitted, most rejected: Space-Saving counters; nearest the limit:
-// the highest fills). At MaxFamilies families that is
-// 64 × (6 + 12) buckets × 3 × familyTopK entries, under 2 MB.
+// the highest fills). At MaxFamilies families that is at most
+// 64 × (6 + 12) buckets × 3 × familyTopK = 55,296 entries, about 3 MB.
 
 const (
 	// familyTopK is the members a bucket keeps per ranking; rows show

@@ -1,17 +1,26 @@
 package inspect
 
-import "time"
+import (
+	"hash/maphash"
+	"time"
+)
 
 // A member may be read more than once in one window (a family smaller
 // than a pass's worth of reads is read every few ticks). So that a window's
 // hits count once, the reader remembers what it last saw of each running
 // window and credits a reading only with the hits added since. The memo
-// holds at most familyMemoCap entries over all families (about 100 bytes
-// each, so ~5 MB), and an entry leaves when its window ends or a pass did
-// not see its member. Past the cap a member's readings count in full,
-// as if each were a new window: totals may then overstate, never lose,
-// hits.
-const familyMemoCap = 50000
+// is keyed by a 64-bit hash of the member's key (a collision among 100,000
+// members is about one in a billion) and holds at most familyMemoCap
+// entries over all families (about 55 bytes each: 5.5 MB at the cap,
+// measured); an entry leaves when its window ends or a pass did not see
+// its member. Past the cap a member's readings count in full, as if each
+// were a new window: totals may then overstate, never lose, hits.
+const familyMemoCap = 100000
+
+// memoSeed keys the memo's hashes (one per process).
+var memoSeed = maphash.MakeSeed()
+
+func memoKey(key string) uint64 { return maphash.String(memoSeed, key) }
 
 // windowMark is the last reading of a member's running window.
 type windowMark struct {
@@ -34,7 +43,8 @@ func (r *FamilyReader) credit(s *familyScan, rd *FamilyReading, now time.Time, s
 		end = now.Add(rd.TTL).UnixMilli()
 	}
 	rd.NewAdmitted, rd.NewRejected = rd.Admitted(), rd.Rejected()
-	m, ok := s.memo[rd.Key]
+	mk := memoKey(rd.Key)
+	m, ok := s.memo[mk]
 	slack := sameWindowSlack.Milliseconds()
 	if w := s.fam.Window.Milliseconds(); w > 0 {
 		slack = min(slack, w/2)
@@ -52,7 +62,7 @@ func (r *FamilyReader) credit(s *familyScan, rd *FamilyReading, now time.Time, s
 		if !ok {
 			r.memoLen++
 		}
-		s.memo[rd.Key] = windowMark{end: end, count: rd.Count, pass: s.size.Passes}
+		s.memo[mk] = windowMark{end: end, count: rd.Count, pass: s.size.Passes}
 	}
 }
 
