@@ -155,6 +155,10 @@ func TestAPIFamilyPerClientLimiter(t *testing.T) {
 		fam.Minute.NearestLimit[0].ID != "client-a" || fam.Minute.NearestLimit[0].Fill != 0.9 {
 		t.Fatalf("family = %+v, minute %+v", fam, fam.Minute)
 	}
+	st, _, b := e.do("GET", "/limiters/"+esc(name), nil, nil)
+	if st != 200 || parseHTML(t, b).Find(`[data-testid="limiter-family-link"]`).AttrOr("href", "") != views.FamilyURL(name) {
+		t.Error("the limiter's page does not link its family")
+	}
 	var errBody struct{ Field string }
 	e.sendJSON("POST", "/api/families/"+esc(name)+"/reset", `{"key":"`+value("client-a")+`"}`, 400, &errBody)
 	if errBody.Field != "key" || e.rdb.Exists(ctx, value("client-a")).Val() != 1 {
