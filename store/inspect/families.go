@@ -162,6 +162,28 @@ type FamilyReader struct {
 	// memoLen counts the memo entries of every family, at most
 	// familyMemoCap.
 	memoLen int
+	cost    FamilyCost // the last Tick's
+}
+
+// FamilyCost is what one Tick sent: its reads by command name, and the
+// keys its SCAN pages examined (the COUNTs sent). Walker.Charge prices it
+// into the walk's budget.
+type FamilyCost struct {
+	Reads   map[string]int
+	Scanned int64
+}
+
+// Cost is what the last Tick sent.
+func (r *FamilyReader) Cost() FamilyCost { return r.cost }
+
+// Charge counts a FamilyReader's tick in the walk's pacing: its reads as
+// the console's other commands, its SCAN pages' keys as keys the walk's
+// SCAN usec paid for (Redis counts both in one cmdstat_scan).
+func (w *Walker) Charge(c FamilyCost) {
+	if w.scans {
+		w.pace.countSent(c.Reads, nil)
+		w.pace.keys += c.Scanned
+	}
 }
 
 // familyScan is one family's walk over its members.
@@ -199,6 +221,7 @@ func (r *FamilyReader) Sizes() map[string]FamilySize {
 // members where fewer are pending than the page needs. now is the
 // caller's clock: a window ends at now plus its TTL.
 func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) ([]FamilyReading, error) {
+	r.cost = FamilyCost{Reads: map[string]int{}}
 	live := make(map[string]bool, len(fams))
 	for _, f := range fams {
 		live[f.ID] = true
@@ -267,7 +290,11 @@ func (r *FamilyReader) read(ctx context.Context, batch []*familyScan, keys [][]s
 		if queued == 0 {
 			return nil, nil
 		}
-		if err := execTolerant(ctx, pipe); err != nil {
+		cmds, err := execTolerantCmds(ctx, pipe)
+		for name, n := range countByName(cmds) {
+			r.cost.Reads[name] += n
+		}
+		if err != nil {
 			return nil, err
 		}
 		if attempt > 0 || !noScript(flatten(wins)) {
@@ -342,6 +369,7 @@ func (r *FamilyReader) list(ctx context.Context, s *familyScan, now time.Time) e
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		r.cost.Scanned += familyScanCount
 		s.cursors[addr] = next
 		if next == 0 {
 			s.ended[addr] = true

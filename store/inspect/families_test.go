@@ -65,11 +65,13 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		book.Add(at, rs)
-		if n := e.counted.take("strlen"); n > FamilyReadsPerTick {
-			t.Fatalf("tick %d read %d counters; at most %d a tick", tick, n, FamilyReadsPerTick)
+		reads, scans := e.counted.take("strlen"), e.counted.take("scan")
+		if reads > FamilyReadsPerTick || scans > 1 {
+			t.Fatalf("tick %d read %d counters and sent %d SCANs; at most %d and 1 a tick", tick, reads, scans, FamilyReadsPerTick)
 		}
-		if n := e.counted.take("scan"); n > 1 {
-			t.Fatalf("tick %d sent %d SCANs", tick, n)
+		// What the walk's pacing is charged is what was sent.
+		if c := r.Cost(); c.Reads["strlen"] != reads || c.Scanned != int64(scans)*familyScanCount {
+			t.Fatalf("tick %d charged %+v for %d reads and %d SCANs", tick, c, reads, scans)
 		}
 		e.counted.take("getrange")
 		e.counted.take("pttl")

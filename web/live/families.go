@@ -30,6 +30,7 @@ func (f *families) tick(ctx context.Context, sm *Sampler, smp *inspect.Sample, s
 		sm.log.Warn("reading limiter families failed", "err", err)
 	}
 	f.failing = err != nil
+	sm.walker.Charge(f.reader.Cost())
 	f.book.Add(smp.At, rs)
 	rows := f.book.Rows(smp.At, fams, f.reader.Sizes())
 	out := rows[:0]
