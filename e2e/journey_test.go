@@ -40,9 +40,15 @@ type journey struct {
 
 func newJourney(t *testing.T) *journey {
 	t.Helper()
+	return newJourneyWith(t)
+}
+
+// newJourneyWith is newJourney with more `serve` flags.
+func newJourneyWith(t *testing.T, flags ...string) *journey {
+	t.Helper()
 	srv, rdb := redisFor(t)
 	j := &journey{t: t, ctx: ctxT(t), redis: srv, rdb: rdb}
-	j.con = startConsole(t, srv.URL())
+	j.con = startConsole(t, srv.URL(), flags...)
 	j.tab = openTab(t)
 	j.allowFaviconIfMissing()
 	return j

@@ -28,11 +28,18 @@ import (
 // counter patterns (limit 3 per 10 s).
 func kindsEnv(t *testing.T) *testEnv {
 	t.Helper()
+	return patternsEnv(t, func(p string) inspect.ObjectPatterns {
+		return inspect.ObjectPatterns{TokenLocks: []string{p + "tok:*"},
+			Counters: []inspect.CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: 10 * time.Second}}}
+	})
+}
+
+// patternsEnv is a console whose Inspector has the patterns made for the
+// test's key prefix.
+func patternsEnv(t *testing.T, patterns func(prefix string) inspect.ObjectPatterns) *testEnv {
+	t.Helper()
 	return newEnv(t, func(c *Config) {
-		p := strings.TrimSuffix(c.Match, "*")
-		err := c.Inspector.SetObjectPatterns(inspect.ObjectPatterns{TokenLocks: []string{p + "tok:*"},
-			Counters: []inspect.CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: 10 * time.Second}}})
-		if err != nil {
+		if err := c.Inspector.SetObjectPatterns(patterns(strings.TrimSuffix(c.Match, "*"))); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -48,7 +48,9 @@ const (
 // objectPatterns turns the three flags into store patterns. Errors are one
 // line naming the flag and the value.
 func objectPatterns(tokenLocks, counters, deadlineLocks listFlag) (inspect.ObjectPatterns, error) {
-	var p inspect.ObjectPatterns
+	// The console shows each counter pattern's keys as one family
+	// (store/inspect/families.go), however many IPs it counts.
+	p := inspect.ObjectPatterns{GroupCounters: true}
 	p.TokenLocks = tokenLocks.items()
 	p.DeadlineLocks = deadlineLocks.items()
 	for _, s := range counters.items() {

@@ -283,8 +283,10 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 	scanMatch := match
 	if match == "*" {
 		all := append([]string(nil), d.patterns.TokenLocks...)
-		for _, r := range d.patterns.Counters {
-			all = append(all, r.Pattern)
+		if !d.patterns.GroupCounters {
+			for _, r := range d.patterns.Counters {
+				all = append(all, r.Pattern)
+			}
 		}
 		if len(all) == 1 {
 			scanMatch = all[0]
@@ -301,7 +303,7 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 			if wire.IsInternalKey(k) || !GlobMatch(match, k) {
 				continue
 			}
-			if _, ok := d.patterns.counterRule(k); ok || d.patterns.isTokenLockName(k) {
+			if _, ok := d.patterns.counterRule(k); (ok && !d.patterns.grouped(k)) || d.patterns.isTokenLockName(k) {
 				batch = append(batch, k)
 			}
 		}

@@ -43,4 +43,14 @@
 // keys costs its hash, its lease and one EXISTS (sidekeys.go). WalkStatus
 // reports the mode, the last pass, what each source found and the measured
 // share; BENCHMARKS.md has the figures.
+//
+// # Families
+//
+// Many keys of one limiter shape are one family (families.go): the
+// counters of one ObjectPatterns.Counters pattern, with GroupCounters, and
+// a per-client Redisson limiter's clients. Discovery and the walk leave
+// grouped counters out; a FamilyReader reads a bounded page of members a
+// tick (FamilyReadsPerTick), and a FamilyBook keeps each family's totals
+// and top offenders of the last minute and hour in bounded memory
+// (family_book.go).
 package inspect

@@ -36,6 +36,10 @@ type ObjectPatterns struct {
 	// DeadlineLocks are Redis globs of timestamp locks: SETNX of
 	// a deadline (epoch ms), taken over with GETSET once it has passed.
 	DeadlineLocks []string
+	// GroupCounters makes the keys of each counter pattern one family
+	// (families.go): discovery leaves them out of the limiters and a
+	// FamilyReader reads them in bounded pages instead.
+	GroupCounters bool
 
 	// announced are the names store clients announced as token locks or
 	// counters (the Inspector's, set by ObjectPatterns): they are read as
@@ -106,10 +110,11 @@ func (p ObjectPatterns) Validate() error {
 	return nil
 }
 
-// empty reports whether no string kind is configured (discovery then skips
-// the string pass entirely).
+// empty reports whether no string kind is listed one key a row (discovery
+// then skips the string pass entirely; grouped counters are a
+// FamilyReader's).
 func (p ObjectPatterns) empty() bool {
-	return len(p.TokenLocks) == 0 && len(p.Counters) == 0 && len(p.DeadlineLocks) == 0
+	return len(p.TokenLocks) == 0 && (len(p.Counters) == 0 || p.GroupCounters) && len(p.DeadlineLocks) == 0
 }
 
 // isTokenLockName reports whether name is configured as a string lock: a

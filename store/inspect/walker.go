@@ -366,7 +366,7 @@ func (w *Walker) freshAnnounced(members []string, known map[string]bool) scanSte
 	now := scanStep{noScan: true}
 	for _, m := range members {
 		k, kind := wire.ParseAnnounced(m)
-		if known[k] || !GlobMatch(w.match, k) || wire.IsInternalKey(k) {
+		if known[k] || !GlobMatch(w.match, k) || wire.IsInternalKey(k) || w.in.ObjectPatterns().grouped(k) {
 			continue
 		}
 		if src, busy := w.origin[k]; busy && src != SourceNotified {

@@ -132,6 +132,7 @@ type Sampler struct {
 	passStart time.Time          // start of the tick before the pass's first page
 	passes    []finishedPass     // passes whose last keys are still being classified
 	tickNo    int64
+	fams      families
 	disc      discoveryLog // full passes and recent finds, for /status
 	eventsAt  int64        // the event log's count when last read
 	status    atomic.Pointer[DiscoveryStatus]
@@ -232,7 +233,11 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	sm.publishStatus()
 	sm.takeRegistry(smp)
 	sm.detectExpiries(smp, start)
-	sm.notify(sm.publish(smp, start))
+	// Stale rows first: a per-client limiter on a node that did not
+	// answer keeps its family (and the family its past).
+	sm.keepStale(smp)
+	rows := sm.fams.tick(ctx, sm, smp, start)
+	sm.notify(sm.publish(smp, start, rows))
 }
 
 // notify hands sn to every observer, in order.
@@ -381,8 +386,7 @@ func (sm *Sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
 	}
 }
 
-func (sm *Sampler) publish(smp *inspect.Sample, start time.Time) *Snapshot {
-	sm.keepStale(smp)
+func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.FamilyRow) *Snapshot {
 	at := smp.At
 	if at.IsZero() {
 		at = start
@@ -400,6 +404,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time) *Snapshot {
 		RedisUp:    true,
 		Registry:   sm.registry,
 		HolderSeen: sm.seeHolders(smp.Locks, start),
+		Families:   fams,
 		memo:       &Memo{},
 	}
 	if sn.Stats == nil {

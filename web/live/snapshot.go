@@ -29,8 +29,24 @@ type Snapshot struct {
 	// lock (key HolderKey(name, holder)): the hold time of holders whose
 	// scripts record none.
 	HolderSeen map[string]time.Time
+	// Families are the limiter families with members (families.go), in
+	// inspect.Families order.
+	Families []inspect.FamilyRow
 
 	memo *Memo
+}
+
+// Family is the family with id, or nil.
+func (sn *Snapshot) Family(id string) *inspect.FamilyRow {
+	if sn == nil {
+		return nil
+	}
+	for i := range sn.Families {
+		if sn.Families[i].ID == id {
+			return &sn.Families[i]
+		}
+	}
+	return nil
 }
 
 // Window returns the last complete 1 s window of name.

@@ -1,0 +1,399 @@
+package inspect
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
+)
+
+// Limiter families: many keys of one limiter shape shown as one thing.
+// Per-IP access counters (every key matching one ObjectPatterns.Counters
+// pattern, with ObjectPatterns.GroupCounters) and the clients of a
+// Redisson PER_CLIENT limiter ({name}:value:<client>) can number 100,000
+// keys; listed one row each they would swamp the console and its reads.
+// A FamilyReader reads their members in bounded pages instead, and a
+// FamilyBook keeps, per family, the top offenders of the last minute and
+// hour (family_book.go).
+
+// FamilyKind says what the members of a family are.
+type FamilyKind string
+
+const (
+	// FamilyCounters are the access counters matching one counter pattern.
+	FamilyCounters FamilyKind = "counters"
+	// FamilyPerClient are the clients of one Redisson PER_CLIENT limiter.
+	FamilyPerClient FamilyKind = "per-client"
+)
+
+// MaxFamilies bounds the families read and kept: counter patterns first
+// (at most MaxPatterns), then per-client limiters by name.
+const MaxFamilies = 64
+
+// Family is one group of keys of one limiter shape.
+type Family struct {
+	// ID names the family: the counter pattern, or the limiter's name.
+	ID   string
+	Kind FamilyKind
+	// Limit is the hits (or permits) one window admits; 0 when unknown.
+	Limit int64
+	// Window is the window's length; 0 when unknown.
+	Window time.Duration
+	// scan is the SCAN MATCH of the member keys; prefix is what is cut
+	// off a member key to name the member (a per-client limiter's clients).
+	scan, prefix string
+}
+
+// Families are the families among the configured counter patterns (with
+// GroupCounters) and the per-client Redisson limiters in lims, at most
+// MaxFamilies, counter patterns first.
+func (c *Inspector) Families(lims []LimiterInfo) []Family {
+	var out []Family
+	p := c.ObjectPatterns()
+	if p.GroupCounters {
+		for _, r := range p.Counters {
+			out = append(out, Family{ID: r.Pattern, Kind: FamilyCounters, Limit: r.Limit, Window: r.Window, scan: r.Pattern})
+		}
+	}
+	var per []Family
+	for _, l := range lims {
+		if l.Kind == KindRedissonLimiter && l.PerClient {
+			prefix := wire.RedissonValueKey(l.Name, "") + ":"
+			per = append(per, Family{ID: l.Name, Kind: FamilyPerClient, Limit: l.Rate,
+				Window: time.Duration(l.IntervalMS) * time.Millisecond, scan: escapeGlob(prefix) + "*", prefix: prefix})
+		}
+	}
+	sort.Slice(per, func(i, j int) bool { return per[i].ID < per[j].ID })
+	out = append(out, per...)
+	return out[:min(len(out), MaxFamilies)]
+}
+
+// grouped reports whether name is read as a member of a counter family,
+// not listed on its own.
+func (p ObjectPatterns) grouped(name string) bool {
+	if !p.GroupCounters {
+		return false
+	}
+	for _, r := range p.Counters {
+		if GlobMatch(r.Pattern, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// FamilyReading is one member as one read found it: its current window.
+type FamilyReading struct {
+	Family string // Family.ID
+	Key    string // the member's key
+	ID     string // what a row names it by: the counter's name, the client's id
+	// Count is the hits of the window so far (a counter counts rejected
+	// hits too), or the permits a client was granted in it.
+	Count int64
+	Limit int64 // 0: unknown
+	// TTL is the rest of the window; negative when the key has no expiry.
+	TTL time.Duration
+	// NewAdmitted and NewRejected are the hits this reading adds to what
+	// earlier readings of the same window saw (family_memo.go).
+	NewAdmitted, NewRejected int64
+}
+
+// Admitted is how many of Count the limit admitted (all when unknown).
+func (r FamilyReading) Admitted() int64 {
+	if r.Limit > 0 {
+		return min(r.Count, r.Limit)
+	}
+	return r.Count
+}
+
+// Rejected is how many of Count were over the limit (0 when unknown).
+func (r FamilyReading) Rejected() int64 {
+	if r.Limit > 0 {
+		return max(0, r.Count-r.Limit)
+	}
+	return 0
+}
+
+// Fill is Count as a share of the limit (0 when unknown); above 1 the
+// member is being rejected.
+func (r FamilyReading) Fill() float64 {
+	if r.Limit > 0 {
+		return float64(r.Count) / float64(r.Limit)
+	}
+	return 0
+}
+
+// Reading cost. A tick reads at most FamilyReadsPerTick members over all
+// families (three commands each for a counter: STRLEN, GETRANGE, PTTL;
+// one window script for a client), and at most FamilyScansPerTick
+// families whose listed members run short SCAN one page (COUNT
+// familyScanCount) on each node. So a tick sends at most
+// 3*FamilyReadsPerTick reads and FamilyScansPerTick SCANs per node,
+// whatever the number of members or families: 100,000 per-IP keys take
+// 100,000 / (FamilyReadsPerTick * 5 ticks a second) = 80 s a pass, at the
+// same cost per tick as 300; a keyspace of a million keys takes 1,000,000
+// / familyScanCount ticks to list. The SCAN pages examine 10,000 keys a
+// second, the reads 1,250 members, a few ms of Redis CPU a second.
+const (
+	FamilyReadsPerTick = 250
+	FamilyScansPerTick = 2
+	familyScanCount    = 1000
+)
+
+// FamilySize is how many members a family's passes found.
+type FamilySize struct {
+	// Keys is the members of the last complete pass, or of the current
+	// one while it has found more (or none has completed).
+	Keys   int64
+	Passes int64
+}
+
+// FamilyReader reads families' members in bounded pages. It is not safe
+// for concurrent use (the sampler's goroutine owns it).
+type FamilyReader struct {
+	in    *Inspector
+	match string // the console's --match: members outside it are not read
+	scans map[string]*familyScan
+	turn  int // the family that reads first next tick
+	// memoLen counts the memo entries of every family, at most
+	// familyMemoCap.
+	memoLen int
+	cost    FamilyCost // the last Tick's
+}
+
+// FamilyCost is what one Tick sent: its reads by command name, and the
+// keys its SCAN pages examined (the COUNTs sent). Walker.Charge prices it
+// into the walk's budget.
+type FamilyCost struct {
+	Reads   map[string]int
+	Scanned int64
+}
+
+// Cost is what the last Tick sent.
+func (r *FamilyReader) Cost() FamilyCost { return r.cost }
+
+// Charge counts a FamilyReader's tick in the walk's pacing: its reads as
+// the console's other commands, its SCAN pages' keys as keys the walk's
+// SCAN usec paid for (Redis counts both in one cmdstat_scan).
+func (w *Walker) Charge(c FamilyCost) {
+	if w.scans {
+		w.pace.countSent(c.Reads, nil)
+		w.pace.keys += c.Scanned
+	}
+}
+
+// familyScan is one family's walk over its members.
+type familyScan struct {
+	fam     Family
+	cursors map[string]uint64 // by node address; absent: not started this pass
+	ended   map[string]bool   // nodes whose cursor came back to 0 this pass
+	pending []string          // listed, not yet read
+	found   int64             // members read this pass
+	size    FamilySize
+	// memo is what earlier readings of running windows saw
+	// (family_memo.go).
+	memo map[uint64]windowMark
+}
+
+// NewFamilyReader reads the members matching match ("" or "*": all).
+func (c *Inspector) NewFamilyReader(match string) *FamilyReader {
+	if match == "" {
+		match = "*"
+	}
+	return &FamilyReader{in: c, match: match, scans: map[string]*familyScan{}}
+}
+
+// Sizes are the families' sizes so far, by Family.ID.
+func (r *FamilyReader) Sizes() map[string]FamilySize {
+	out := make(map[string]FamilySize, len(r.scans))
+	for id, s := range r.scans {
+		out[id] = s.size
+	}
+	return out
+}
+
+// Tick reads the next page of members of fams (at most FamilyReadsPerTick
+// over all of them, families taking turns to go first) and lists more
+// members where fewer are pending than the page needs. now is the
+// caller's clock: a window ends at now plus its TTL.
+func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) ([]FamilyReading, error) {
+	r.cost = FamilyCost{Reads: map[string]int{}}
+	live := make(map[string]bool, len(fams))
+	for _, f := range fams {
+		live[f.ID] = true
+		if s := r.scans[f.ID]; s == nil || s.fam != f {
+			r.drop(s)
+			r.scans[f.ID] = &familyScan{fam: f, memo: map[uint64]windowMark{}}
+		}
+	}
+	for id, s := range r.scans {
+		if !live[id] {
+			r.drop(s)
+			delete(r.scans, id)
+		}
+	}
+	if len(fams) == 0 {
+		return nil, nil
+	}
+	// Take this tick's members: what each family has pending, in turn.
+	budget := FamilyReadsPerTick
+	var batch []*familyScan
+	var keys [][]string
+	r.turn = (r.turn + 1) % len(fams)
+	for i := range fams {
+		s := r.scans[fams[(r.turn+i)%len(fams)].ID]
+		n := min(len(s.pending), budget)
+		budget -= n
+		batch = append(batch, s)
+		keys = append(keys, s.pending[:n])
+		s.pending = s.pending[n:]
+	}
+	out, err := r.read(ctx, batch, keys, now)
+	if err != nil {
+		return nil, err
+	}
+	scans := 0
+	for _, s := range batch {
+		if len(s.pending) < FamilyReadsPerTick && scans < FamilyScansPerTick {
+			scans++
+			if err := r.list(ctx, s, now); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// read reads the members keys[i] of batch[i] in one pipeline (a Cluster
+// pipeline is split by node).
+func (r *FamilyReader) read(ctx context.Context, batch []*familyScan, keys [][]string, now time.Time) ([]FamilyReading, error) {
+	var strs [][]stringRead
+	var wins [][]*redis.Cmd
+	for attempt := 0; ; attempt++ {
+		pipe := r.in.rdb.Pipeline()
+		strs, wins = make([][]stringRead, len(batch)), make([][]*redis.Cmd, len(batch))
+		queued := 0
+		for i, s := range batch {
+			for _, k := range keys[i] {
+				if s.fam.Kind == FamilyCounters {
+					strs[i] = append(strs[i], queueStringRead(ctx, pipe, k))
+				} else {
+					wins[i] = append(wins[i], queueWindowState(ctx, pipe, s.fam.ID, strings.TrimPrefix(k, s.fam.prefix)))
+				}
+				queued++
+			}
+		}
+		if queued == 0 {
+			return nil, nil
+		}
+		cmds, err := execTolerantCmds(ctx, pipe)
+		for name, n := range countByName(cmds) {
+			r.cost.Reads[name] += n
+		}
+		if err != nil {
+			return nil, err
+		}
+		if attempt > 0 || !noScript(flatten(wins)) {
+			break
+		}
+		if err := r.in.loadStateScript(ctx); err != nil { // Redis lost the window script
+			return nil, err
+		}
+	}
+	patterns := r.in.ObjectPatterns()
+	var out []FamilyReading
+	for i, s := range batch {
+		for j, k := range keys[i] {
+			rd := FamilyReading{Family: s.fam.ID, Key: k, ID: strings.TrimPrefix(k, s.fam.prefix), Limit: s.fam.Limit}
+			if s.fam.Kind == FamilyCounters {
+				_, lim := strs[i][j].classify(patterns, k)
+				if lim == nil || lim.Kind != KindCounter {
+					continue
+				}
+				rd.Count, rd.TTL = lim.Count, lim.TTL
+				r.credit(s, &rd, now, false)
+			} else {
+				ws, ok := readWindowState(wins[i][j])
+				if !ok || ws.value < 0 {
+					continue
+				}
+				rd.Count, rd.TTL = ws.used, time.Duration(ws.pttlMS)*time.Millisecond
+				if !ws.hasGrants && ws.pttlMS > 0 { // a fixed window
+					rd.Count = max(0, s.fam.Limit-ws.value)
+				}
+				r.credit(s, &rd, now, ws.hasGrants)
+			}
+			s.found++
+			s.size.Keys = max(s.size.Keys, s.found)
+			out = append(out, rd)
+		}
+	}
+	return out, nil
+}
+
+func flatten(cmds [][]*redis.Cmd) []*redis.Cmd {
+	var out []*redis.Cmd
+	for _, c := range cmds {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// list SCANs the next page of s's members on every node, or, when the
+// pass is over, starts the next one.
+func (r *FamilyReader) list(ctx context.Context, s *familyScan, now time.Time) error {
+	if s.cursors != nil && len(s.pending) == 0 && len(s.ended) > 0 && len(s.ended) == len(s.cursors) {
+		s.size = FamilySize{Keys: s.found, Passes: s.size.Passes + 1}
+		s.cursors, s.ended, s.found = nil, nil, 0
+		r.sweep(s, now)
+	}
+	if s.cursors == nil {
+		s.cursors, s.ended = map[string]uint64{}, map[string]bool{}
+	}
+	var mu sync.Mutex
+	return r.in.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+		addr := nodeAddr(node)
+		mu.Lock()
+		cursor, done := s.cursors[addr], s.ended[addr]
+		mu.Unlock()
+		if done {
+			return nil
+		}
+		keys, next, err := node.ScanType(ctx, cursor, s.fam.scan, familyScanCount, "string").Result()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		r.cost.Scanned += familyScanCount
+		s.cursors[addr] = next
+		if next == 0 {
+			s.ended[addr] = true
+		}
+		patterns := r.in.ObjectPatterns()
+		for _, k := range keys {
+			if s.fam.Kind == FamilyCounters {
+				// A counter belongs to the first pattern it matches. A
+				// client's window is its limiter's side key: the limiter's
+				// name passed --match.
+				if rule, ok := patterns.counterRule(k); !ok || rule.Pattern != s.fam.ID || !GlobMatch(r.match, k) || wire.IsInternalKey(k) {
+					continue
+				}
+			}
+			s.pending = append(s.pending, k)
+		}
+		return nil
+	})
+}
+
+// nodeAddr names a node for its cursor.
+func nodeAddr(node redis.Cmdable) string {
+	if c, ok := node.(*redis.Client); ok {
+		return c.Options().Addr
+	}
+	return ""
+}

@@ -1,0 +1,231 @@
+package inspect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+)
+
+// 20,000 per-IP counters are one family: discovery lists none of them,
+// each tick reads a bounded page whatever the family's size, a pass finds
+// them all, and the one IP far over its limit leads the rejections.
+func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
+	const keys = 20000
+	e := newWalkEnv(t)
+	ctx := t.Context()
+	pipe := e.rdb.Pipeline()
+	for i := range keys {
+		pipe.Set(ctx, "hits:10.0."+strconv.Itoa(i/256)+"."+strconv.Itoa(i%256), 1+i%5, time.Hour)
+	}
+	pipe.Set(ctx, "hits:hot", 50, time.Hour)  // 40 over a limit of 10
+	pipe.Set(ctx, "hits:busy", 10, time.Hour) // at the limit, nothing rejected
+	pipe.Set(ctx, "other:1", 3, time.Hour)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := e.insp.SetObjectPatterns(ObjectPatterns{GroupCounters: true,
+		Counters: []CounterRule{{Pattern: "hits:*", Limit: 10, Window: time.Minute}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.insp.CanWalk() {
+		t.Error("with only grouped counters the walk should SCAN hashes itself")
+	}
+	d, err := e.insp.Discover(ctx, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Limiters) != 0 {
+		t.Fatalf("discovery listed %d counters one by one (first %s)", len(d.Limiters), d.Limiters[0].Name)
+	}
+	fams := e.insp.Families(nil)
+	if len(fams) != 1 || fams[0].ID != "hits:*" || fams[0].Kind != FamilyCounters || fams[0].Limit != 10 {
+		t.Fatalf("families = %+v", fams)
+	}
+
+	r := e.insp.NewFamilyReader("*")
+	book := NewFamilyBook()
+	book.Retain(fams)
+	at := time.Now()
+	e.counted.take("strlen")
+	e.counted.take("scan")
+	for tick := 0; r.Sizes()["hits:*"].Passes == 0; tick++ {
+		if tick > 2*keys/FamilyReadsPerTick {
+			t.Fatalf("no pass ended after %d ticks; sizes %+v", tick, r.Sizes())
+		}
+		// The pass may end once it has lasted its window (a minute); the
+		// whole pass stays within the hour's span.
+		at = at.Add(15 * time.Second)
+		rs, err := r.Tick(ctx, fams, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		book.Add(at, rs)
+		reads, scans := e.counted.take("strlen"), e.counted.take("scan")
+		if reads > FamilyReadsPerTick || scans > 1 {
+			t.Fatalf("tick %d read %d counters and sent %d SCANs; at most %d and 1 a tick", tick, reads, scans, FamilyReadsPerTick)
+		}
+		// What the walk's pacing is charged is what was sent.
+		if c := r.Cost(); c.Reads["strlen"] != reads || c.Scanned != int64(scans)*familyScanCount {
+			t.Fatalf("tick %d charged %+v for %d reads and %d SCANs", tick, c, reads, scans)
+		}
+		e.counted.take("getrange")
+		e.counted.take("pttl")
+	}
+	if sz := r.Sizes()["hits:*"]; sz.Keys != keys+2 {
+		t.Errorf("the pass counted %d members, want %d", sz.Keys, keys+2)
+	}
+	rows := book.Rows(at, fams, r.Sizes())
+	if len(rows) != 1 {
+		t.Fatalf("rows = %+v", rows)
+	}
+	h := rows[0].Hour
+	if len(h.MostRejected) != 1 || h.MostRejected[0].Key != "hits:hot" || h.MostRejected[0].Rejected != 40 {
+		t.Errorf("most rejected = %+v, want hits:hot with 40", h.MostRejected)
+	}
+	if len(h.NearestLimit) != FamilyTopShown || h.NearestLimit[0].Key != "hits:hot" || h.NearestLimit[0].Fill != 5 ||
+		h.NearestLimit[1].Key != "hits:busy" || h.NearestLimit[1].Fill != 1 {
+		t.Errorf("nearest the limit = %+v", h.NearestLimit)
+	}
+	if h.Readings != keys+2 || h.Rejected != 40 {
+		t.Errorf("hour totals: %d readings, %d rejected", h.Readings, h.Rejected)
+	}
+}
+
+// A per-client Redisson limiter's clients are a family named after the
+// limiter, each member named by its client id.
+func TestFamilyRedissonPerClient(t *testing.T) {
+	ctx, c, rdb, p := kindSetup(t)
+	name := p + "per-client"
+	rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 1)
+	for i, left := range []int64{9, 2, 0} { // fixed windows: 1, 8 and 10 taken
+		rdb.Set(ctx, wire.RedissonValueKey(name, "client-"+strconv.Itoa(i)), left, time.Minute)
+	}
+	lim, err := c.GetLimiter(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := c.Families([]LimiterInfo{*lim})
+	if len(fams) != 1 || fams[0].ID != name || fams[0].Kind != FamilyPerClient || fams[0].Limit != 10 {
+		t.Fatalf("families = %+v", fams)
+	}
+	r := c.NewFamilyReader(p + "*")
+	book := NewFamilyBook()
+	book.Retain(fams)
+	at := time.Now()
+	var got []FamilyReading
+	for tick := 0; len(got) < 3 && tick < 10000; tick++ { // list, then read (the shared server has other keys)
+		rs, err := r.Tick(ctx, fams, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		book.Add(at, rs)
+		got = append(got, rs...)
+	}
+	if len(got) != 3 {
+		t.Fatalf("readings = %+v", got)
+	}
+	m := book.Rows(at, fams, r.Sizes())[0].Minute
+	if len(m.NearestLimit) != 3 || m.NearestLimit[0].ID != "client-2" || m.NearestLimit[0].Fill != 1 ||
+		m.MostAdmitted[1].ID != "client-1" || m.MostAdmitted[1].Admitted != 8 {
+		t.Errorf("minute = %+v", m)
+	}
+}
+
+// Space-Saving keeps a heavy member among many light ones in familyTopK
+// entries, and the spans keep what their buckets cover: a reading two
+// minutes old is in the hour, not the minute.
+func TestFamilyBookTopKAndSpans(t *testing.T) {
+	f := Family{ID: "ip:*", Kind: FamilyCounters, Limit: 5}
+	b := NewFamilyBook()
+	b.Retain([]Family{f})
+	at := time.UnixMilli(1_700_000_000_000)
+	var rs []FamilyReading
+	for i := range 1000 {
+		rs = append(rs, newWindow(f.ID, fmt.Sprintf("ip:%d", i), 6, 5)) // 1 rejected each
+		if i%10 == 0 {
+			rs = append(rs, newWindow(f.ID, "ip:heavy", 25, 5)) // 20 each
+		}
+	}
+	b.Add(at.Add(-2*time.Minute), []FamilyReading{newWindow(f.ID, "ip:old", 500, 5)})
+	b.Add(at, rs)
+	for _, bk := range b.fams[f.ID].spans[0] {
+		if len(bk.rejected) > familyTopK || len(bk.admitted) > familyTopK || len(bk.fill) > familyTopK {
+			t.Fatalf("a bucket kept %d/%d/%d members", len(bk.rejected), len(bk.admitted), len(bk.fill))
+		}
+	}
+	row := b.Rows(at, []Family{f}, nil)[0]
+	if top := row.Minute.MostRejected; len(top) == 0 || top[0].Key != "ip:heavy" || top[0].Rejected < 100*20 {
+		t.Errorf("minute's most rejected = %+v", top)
+	}
+	if row.Minute.Rejected != 1000+100*20 || row.Minute.Readings != 1100 {
+		t.Errorf("minute totals = %d rejected in %d readings", row.Minute.Rejected, row.Minute.Readings)
+	}
+	for _, o := range row.Minute.NearestLimit {
+		if o.Key == "ip:old" {
+			t.Error("a reading two minutes old counts in the last minute")
+		}
+	}
+	if top := row.Hour.NearestLimit; len(top) == 0 || top[0].Key != "ip:old" || top[0].Fill != 100 {
+		t.Errorf("hour's nearest the limit = %+v", top)
+	}
+	if !strings.HasPrefix(row.Hour.MostRejected[0].Key, "ip:") || row.Hour.Rejected != row.Minute.Rejected+495 {
+		t.Errorf("hour = %+v", row.Hour)
+	}
+}
+
+// newWindow is the first reading of a window of count hits.
+func newWindow(family, key string, count, limit int64) FamilyReading {
+	r := FamilyReading{Family: family, Key: key, Count: count, Limit: limit}
+	r.NewAdmitted, r.NewRejected = r.Admitted(), r.Rejected()
+	return r
+}
+
+// A small family is read every few ticks: a window read twice counts its
+// hits once, and a new window counts in full.
+func TestFamilyWindowCountedOnce(t *testing.T) {
+	ctx, c, rdb, p := kindSetup(t)
+	if err := c.SetObjectPatterns(ObjectPatterns{GroupCounters: true,
+		Counters: []CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: time.Minute}}}); err != nil {
+		t.Fatal(err)
+	}
+	ip := p + "ip:1"
+	rdb.Set(ctx, ip, 2, time.Minute)
+	fams := c.Families(nil)
+	r := c.NewFamilyReader(p + "*")
+	// next reads until ip is read once more.
+	next := func() FamilyReading {
+		t.Helper()
+		for range 10000 {
+			rs, err := r.Tick(ctx, fams, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rd := range rs {
+				if rd.Key == ip {
+					return rd
+				}
+			}
+		}
+		t.Fatal("the member was not read")
+		return FamilyReading{}
+	}
+	if rd := next(); rd.NewAdmitted != 2 || rd.NewRejected != 0 {
+		t.Fatalf("first reading = %+v", rd)
+	}
+	if rd := next(); rd.NewAdmitted != 0 || rd.NewRejected != 0 {
+		t.Fatalf("the same window again = %+v", rd)
+	}
+	rdb.IncrBy(ctx, ip, 3) // 5: one more admitted, two rejected
+	if rd := next(); rd.Count != 5 || rd.NewAdmitted != 1 || rd.NewRejected != 2 {
+		t.Fatalf("after 3 hits = %+v", rd)
+	}
+	rdb.Set(ctx, ip, 1, 10*time.Second) // a new window
+	if rd := next(); rd.NewAdmitted != 1 || rd.NewRejected != 0 {
+		t.Fatalf("a new window = %+v", rd)
+	}
+}
