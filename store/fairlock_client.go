@@ -109,7 +109,7 @@ func (f *FairLock) TryLock(ctx context.Context) error {
 	if err := f.c.decidePubsub(ctx); err != nil {
 		return notObtained(err)
 	}
-	ttl, ok, err := f.attempt(ctx, false)
+	ttl, ok, err := f.attempt(ctx, false, nil)
 	if err != nil || ok {
 		return err
 	}
@@ -171,13 +171,13 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 
 // attempt runs one acquire: ok, or how long waiting is worth. queue puts
 // the holder in (or keeps it in) the queue when it cannot take the lock.
-func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool, error) {
+func (f *FairLock) attempt(ctx context.Context, queue bool, clock *waitClock) (time.Duration, bool, error) {
 	q := "0"
 	if queue {
 		q = "1"
 	}
 	ms, err := f.c.runScript(ctx, fairAcquireScript, f.keys,
-		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q).Int64()
+		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q, clock.waitedMS()).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Add(1)
 		if f.inner.watchdog {

@@ -121,7 +121,7 @@ func (f *FencedLock) Lock(ctx context.Context) error {
 		return f.err
 	}
 	return waitRetrying(ctx, &f.inner.shared.hub, f.inner.unlockCh, f.inner.retryCap,
-		func(ctx context.Context, _ bool) (time.Duration, bool, error) { return f.attempt(ctx) }, nil)
+		func(ctx context.Context, _ bool, _ *waitClock) (time.Duration, bool, error) { return f.attempt(ctx) }, nil)
 }
 
 // Unlock releases one level; the last deletes the lock (never the token)

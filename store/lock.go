@@ -199,14 +199,16 @@ func (l *Lock) Lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
+	clock := &waitClock{start: time.Now()}
 	// When this Client already listens on the lock, others of its waiters
 	// are queued: go straight to the queue rather than spend an attempt.
 	if !l.shared.hub.hot(l.unlockCh) {
 		if _, ok, err := l.tryAcquire(ctx, nil); err != nil || ok {
 			return err
 		}
+		clock.failed = true
 	}
-	turn := &waitTurn{token: newWaitToken()}
+	turn := &waitTurn{token: newWaitToken(), clock: clock}
 	w, err := l.shared.hub.join(ctx, turn.token, l.unlockCh, l.wakeCh)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -232,6 +234,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 			return nil
 		}
 		turn.queued = true
+		clock.failed = true
 		wait := min(l.retryCap, waitEntryTTL/3)
 		if ttl >= 0 && ttl < wait {
 			wait = ttl
@@ -268,6 +271,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 type waitTurn struct {
 	token  string
 	queued bool // an attempt with token was answered "queued"
+	clock  *waitClock
 }
 
 func newWaitToken() string { return randomHex() }
@@ -409,7 +413,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 			queued = "1"
 		}
 		handoff := min(l.lease, handoffLease)
-		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)
+		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued, turn.clock.waitedMS())
 		if l.c.ack == nil {
 			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)
 		} else {

@@ -100,14 +100,24 @@ func (s *SpinLock) HolderID() string { return s.holder }
 
 // TryLock makes one attempt. When another holder has the lock the error is
 // a *LockedError with its remaining lease (errors.Is ErrNotObtained).
-func (s *SpinLock) TryLock(ctx context.Context) error {
+func (s *SpinLock) TryLock(ctx context.Context) error { return s.try(ctx, nil) }
+
+// try is one attempt; a waiting Lock passes its clock, so a failed attempt
+// shows the waiter in the lock's poll waiters and the grant records the wait.
+func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 	if s.err != nil {
 		return s.err
 	}
 	lease := s.lease.Milliseconds()
+	keys := s.keys()
 	// No waiter token: a spin lock never queues.
-	ttl, err := s.c.runScript(ctx, spinAcquireScript, s.keys(),
-		lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)).Int64()
+	argv := []any{lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)}
+	if clock != nil {
+		keys = append(keys, wire.PollWaitersKey(s.name))
+		argv = append(argv, s.c.pubsub, "", "", "", "")
+		argv = append(argv, clock.pollArgs()...)
+	}
+	ttl, err := s.c.runScript(ctx, spinAcquireScript, keys, argv...).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		s.held(ctx)
@@ -157,11 +167,13 @@ func (s *SpinLock) Lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
+	clock := newPollClock(s.interval)
 	for {
-		err := s.TryLock(ctx)
+		err := s.try(ctx, clock)
 		if !errors.Is(err, ErrNotObtained) {
 			return err
 		}
+		clock.failed = true
 		timer.Reset(s.interval)
 		select {
 		case <-ctx.Done():
