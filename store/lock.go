@@ -128,6 +128,9 @@ type Lock struct {
 	// confirmCall is the renewal that confirms a hand-off: the lock key
 	// only, as the hand-off has just recorded the hold times.
 	confirmCall preparedCall
+	// owners are the handles of the owners calls name in ctx (owner.go);
+	// nil for a handle with an explicit Owner.
+	owners *byOwner[*Lock]
 	// levels is how many levels this handle's calls took and did not give
 	// back. An acquire whose outcome is unknown is withdrawn only when it is
 	// 0: then any level of this holder that the call may have added is one
@@ -152,7 +155,21 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
 	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
 	l.confirmCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
+	if opts == nil || opts.Owner == "" {
+		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
+			make: func(owner string) *Lock { return c.NewLock(name, withOwner(opts, owner)) }}
+	}
 	return l
+}
+
+// withOwner is opts with Owner set.
+func withOwner(opts *LockOptions, owner string) *LockOptions {
+	o := LockOptions{Owner: owner}
+	if opts != nil {
+		o = *opts
+		o.Owner = owner
+	}
+	return &o
 }
 
 // Name is the key of the lock.
@@ -165,6 +182,9 @@ func (l *Lock) HolderID() string { return l.holder }
 // TryLock takes the lock, or re-enters it, without waiting. When another
 // holder has it the error is a *LockedError (errors.Is ErrNotObtained).
 func (l *Lock) TryLock(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.TryLock(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}
@@ -190,6 +210,9 @@ func (l *Lock) TryLock(ctx context.Context) error {
 // client that does not hand off, the holder's lease would run out, or its
 // queue entry needs refreshing (capped by RetryInterval).
 func (l *Lock) Lock(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.Lock(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}
@@ -355,6 +378,9 @@ func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
 // untouched) when this handle's holder does not hold it, e.g. after its
 // lease ran out or it was force-unlocked.
 func (l *Lock) Unlock(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.Unlock(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}
@@ -387,6 +413,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 // Refresh restarts the lease now, for handles without a watchdog.
 // ErrNotHeld when this handle's holder does not hold the lock.
 func (l *Lock) Refresh(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.Refresh(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}

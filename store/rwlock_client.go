@@ -54,6 +54,7 @@ type RWLock struct {
 	err        error
 
 	read, write RWLockSide
+	owners      *byOwner[*RWLock] // see Lock.owners
 
 	mu        sync.Mutex
 	readCount int64 // the owner's read count as last seen in Redis
@@ -83,6 +84,10 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 	rw.writeField = rw.readField + wire.RWWriteSuffix
 	rw.read = RWLockSide{rw: rw}
 	rw.write = RWLockSide{rw: rw, write: true}
+	if opts == nil || opts.Owner == "" {
+		rw.owners = &byOwner[*RWLock]{idle: func(h *RWLock) bool { return h.addLevels(false, 0) == 0 && h.addLevels(true, 0) == 0 },
+			make: func(owner string) *RWLock { return c.NewRWLock(name, withOwner(opts, owner)) }}
+	}
 	switch {
 	case validateName(name) != nil:
 		rw.err = validateName(name)
@@ -106,6 +111,14 @@ func (c *Client) redissonSlotCheck(name, derived string) error {
 		return invalid("name", "%q cannot be used on Redis Cluster: Redisson's key %q is in another hash slot", name, derived)
 	}
 	return nil
+}
+
+// side is the read or the write side.
+func (rw *RWLock) side(write bool) *RWLockSide {
+	if write {
+		return &rw.write
+	}
+	return &rw.read
 }
 
 // Reader is the read side: any number of owners may hold it at once.
@@ -134,6 +147,9 @@ func (s *RWLockSide) HolderID() string {
 // ErrNotObtained). A read holder asking for the write side is refused like
 // anyone else, as in Redisson: release the read levels first.
 func (s *RWLockSide) TryLock(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).TryLock(ctx)
+	}
 	if s.rw.err != nil {
 		return s.rw.err
 	}
@@ -162,6 +178,9 @@ func (s *RWLockSide) TryLock(ctx context.Context) error {
 // level stays until its lease runs out (no watchdog renews it). A handle
 // that already held levels of this side keeps whatever the attempt did.
 func (s *RWLockSide) Lock(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).Lock(ctx)
+	}
 	if s.rw.err != nil {
 		return s.rw.err
 	}
@@ -176,6 +195,9 @@ func (s *RWLockSide) Lock(ctx context.Context) error {
 // when the owner does not hold this side, e.g. after its lease ran out or
 // it was force-unlocked.
 func (s *RWLockSide) Unlock(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).Unlock(ctx)
+	}
 	rw := s.rw
 	if rw.err != nil {
 		return rw.err

@@ -59,6 +59,8 @@ type SpinLock struct {
 	interval time.Duration
 	err      error
 
+	owners *byOwner[*SpinLock] // see Lock.owners
+
 	mu    sync.Mutex
 	holds int           // levels taken through this handle and not released
 	stop  chan struct{} // closes the renewal goroutine
@@ -77,6 +79,13 @@ func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
 			s.interval = opts.RetryInterval
 		}
 		lo = &LockOptions{Owner: opts.Owner}
+	}
+	if opts == nil || opts.Owner == "" {
+		s.owners = &byOwner[*SpinLock]{idle: func(h *SpinLock) bool { return h.levels() == 0 },
+			make: func(owner string) *SpinLock {
+				o := SpinLockOptions{Lease: s.lease, RetryInterval: s.interval, Owner: owner}
+				return c.NewSpinLock(name, &o)
+			}}
 	}
 	s.holder = c.ID() + ":" + lo.getOwner()
 	switch {
@@ -100,7 +109,12 @@ func (s *SpinLock) HolderID() string { return s.holder }
 
 // TryLock makes one attempt. When another holder has the lock the error is
 // a *LockedError with its remaining lease (errors.Is ErrNotObtained).
-func (s *SpinLock) TryLock(ctx context.Context) error { return s.try(ctx, nil) }
+func (s *SpinLock) TryLock(ctx context.Context) error {
+	if a := actor(ctx, s.owners); a != nil {
+		return a.TryLock(ctx)
+	}
+	return s.try(ctx, nil)
+}
 
 // try is one attempt; a waiting Lock passes its clock, so a failed attempt
 // shows the waiter in the lock's poll waiters and the grant records the wait.
@@ -161,6 +175,9 @@ func (s *SpinLock) levels() int {
 // lease runs out (the renewal timer was never started for it). A handle
 // that already held levels keeps whatever the attempt did.
 func (s *SpinLock) Lock(ctx context.Context) error {
+	if a := actor(ctx, s.owners); a != nil {
+		return a.Lock(ctx)
+	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	// A ctx already over is the wait ending, not a Redis failure.
@@ -187,6 +204,9 @@ func (s *SpinLock) Lock(ctx context.Context) error {
 // reentrant-lock waiters, which a hand-written unlock would not). ErrNotHeld
 // when this holder does not hold it; nothing changes then.
 func (s *SpinLock) Unlock(ctx context.Context) error {
+	if a := actor(ctx, s.owners); a != nil {
+		return a.Unlock(ctx)
+	}
 	if s.err != nil {
 		return s.err
 	}
