@@ -27,6 +27,7 @@ var ruleFlags = [...]struct{ flag, rule, what string }{
 	{"alert-lock-deadline-passed", web.RuleLockDeadlinePassed, "how long a lock may outlive its deadline (default 0s)"},
 	{"alert-lock-renewed-by-gone-client", web.RuleLockRenewedByGoneClient, "how long a lock may be renewed for a gone client (default 30s)"},
 	{"alert-reject-ratio-for", web.RuleLimiterRejectRatio, "how long a limiter's reject ratio over the last 10 s must stay over the threshold before it fires (default 0s)"},
+	{"alert-lock-wait-too-long-for", web.RuleLockWaitTooLong, "how long a lock's p99 wait over the last 10 s must stay over the threshold before it fires (default 1m)"},
 	{"alert-limiter-errors", web.RuleLimiterErrors, "how long a limiter must keep failing acquires (default 10s)"},
 	{"alert-redis-down", web.RuleRedisDown, "how long Redis may not answer (default 10s)"},
 	{"alert-node-down", web.RuleNodeDown, "how long one Redis node of several may not answer (default 10s)"},
