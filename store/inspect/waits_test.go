@@ -69,9 +69,7 @@ func waitRecordAt(t *testing.T) *redis.Script {
 // 16 buckets: counts, contended share, classes for p50/p99, and the max.
 func TestWaitWindowsFromRedis(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.Client(t)
-	key := wire.StatsKey(redistest.Prefix(t) + "lock")
-	t.Cleanup(func() { rdb.Del(context.Background(), key) })
+	rdb, key := scratchStatsKey(t, "lock")
 	script := waitRecordAt(t)
 	const base = int64(1_700_000_000_000) // bucket 8_500_000_000, a second's start
 	first := BucketOf(time.UnixMilli(base))
