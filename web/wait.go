@@ -2,6 +2,7 @@ package web
 
 import (
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -47,4 +48,15 @@ func contentionKey(sn *live.Snapshot, name string) float64 {
 	w := waitOf(sn, name).TenSeconds
 	// p99 is at most a day's worth of ms in practice; the count dominates.
 	return float64(w.Contended) + float64(min(w.P99MS, 1e8))/1e9
+}
+
+// waitRows are the lock page's windows: 1 s, 10 s, 1 min.
+func waitRows(sn *live.Snapshot, name string) []views.WaitRow {
+	w := waitOf(sn, name)
+	out := make([]views.WaitRow, 0, 3)
+	for _, s := range []inspect.WaitStats{w.Second, w.TenSeconds, w.Minute} {
+		out = append(out, views.WaitRow{WindowS: s.WindowS, Acquired: s.Acquired, Contended: s.Contended,
+			P50MS: s.P50MS, P99MS: s.P99MS, MaxMS: s.MaxMS})
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/views"
 )
 
 type apiLockWait struct {
@@ -64,5 +65,16 @@ func TestAPILockWait(t *testing.T) {
 	e.getJSON("/api/locks?sort=contention", 200, &list)
 	if len(list.Locks) != 2 || list.Locks[0].Name != idle {
 		t.Errorf("by contention, ascending: %+v", list.Locks)
+	}
+
+	// The lock's page shows the windows.
+	st, _, body := e.do("GET", views.LockURL(busy), nil, nil)
+	if st != 200 {
+		t.Fatalf("lock page: %d", st)
+	}
+	doc := parseHTML(t, body)
+	ten := doc.Find(`[data-testid="lock-waits"] [data-window-s="10"]`)
+	if n := doc.Find(`[data-testid="lock-wait-row"]`).Length(); n != 3 || ten.Find(`[data-field="contended"]`).Text() != "1 (50%)" {
+		t.Errorf("%d wait rows; 10 s row %q", n, ten.Text())
 	}
 }
