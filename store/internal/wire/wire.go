@@ -73,6 +73,11 @@ const (
 //	(its ZSET score) to the grant, in Redis time; a poller's is what its
 //	client measured since its first attempt, passed as an argument. The
 //	clean-up keeps any one-letter field of the StatsRing newest buckets.
+//	A bucket with waits holds up to 15 fields (usually 5 to 7), so the
+//	hash of a contended lock stays above StatsMaxFields and its clean-up
+//	(HLEN, HKEYS, HDEL) runs on each new bucket's first count, once per
+//	200 ms, keeping StatsRing buckets; objects without waits keep the
+//	bound above.
 //
 // The expiry is only refreshed by the first count of a field: any later
 // count of that field falls in the same 200 ms bucket, well inside the 5 s
