@@ -32,6 +32,10 @@
 -- ARGV[3] -> thread wait time in milliseconds (Redisson's threadWaitTime)
 -- ARGV[4] -> "1" to queue the caller (or refresh its place) when it cannot
 --            take the lock; "0" for an attempt that must not queue (TryLock)
+-- ARGV[5] -> (optional) ms the caller has waited so far, measured by its
+--            client since the first attempt of this wait; "0" or absent
+--            for a first attempt. A grant with a wait records it in the
+--            stats (layout in store/internal/wire/wire.go).
 --
 -- Returns:
 --   nil     -> taken (new hold or re-entry). Counted "a".
@@ -49,6 +53,7 @@ local holder = ARGV[2]
 local wait = tonumber(ARGV[3])
 local enqueue = ARGV[4] == '1'
 local held = KEYS[5]
+local waited = tonumber(ARGV[5] or '') or 0
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -79,7 +84,7 @@ local function record(outcome)
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
-        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        local b = tonumber(string.match(field, '^%a(%d+)$'))
         if not b or b <= bucket - 16 or b > bucket then
           old[#old + 1] = field
         end
@@ -105,6 +110,36 @@ for _ = 1, 64 do
   redis.call('LPOP', queue)
 end
 
+-- Wait of a contended grant, into the bucket of its "a" (layout in
+-- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
+-- J above) and the max "m<bucket>", raised only when this wait is longer.
+local function record_wait(ms)
+  local bucket = math.floor(now / 200)
+  ms = math.max(0, math.floor(ms))
+  local class = 1
+  for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
+    if ms <= bound then
+      break
+    end
+    class = class + 1
+  end
+  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
+  redis.call('HINCRBY', stats, 't' .. bucket, ms)
+  local max_field = 'm' .. bucket
+  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
+    redis.call('HSET', stats, max_field, ms)
+  end
+end
+
+-- granted counts the caller's grant, with its wait if it waited.
+local function granted()
+  record('a')
+  if waited > 0 then
+    record_wait(waited)
+  end
+end
+
 local mine = redis.pcall('HEXISTS', lock, holder)
 if type(mine) == 'table' then
   record('e')
@@ -114,7 +149,7 @@ if mine == 1 then
   redis.call('HINCRBY', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
   hold(false)
-  record('a')
+  granted()
   return nil
 end
 
@@ -138,7 +173,7 @@ if pttl == -2 and (not head or head == holder) then
   redis.call('HSET', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
   hold(true)
-  record('a')
+  granted()
   return nil
 end
 

@@ -40,10 +40,21 @@
 --            next attempt here) with its own lease
 -- ARGV[10] -> (with a token) "1" when an earlier attempt of the same wait
 --            queued this token
+-- ARGV[11] -> (optional) ms the caller has waited so far, measured by its
+--            client since the first attempt of this wait; "0" or absent for
+--            a first attempt. A grant with a wait records it in the stats.
+-- ARGV[12] -> (optional, with KEYS[6]) poll-waiter id of a caller that
+--            waits without the queue (the spin lock): a failed attempt
+--            writes its entry in KEYS[6], its grant deletes it
+-- ARGV[13] -> (with ARGV[12]) lifetime of that entry in ms
+-- KEYS[6] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
+--            id -> "<since ms> <deadline ms> <holder>"
 --
 -- Returns:
 --   nil      -> taken: a new hold (count 1), a re-entry (count + 1), or a
---               hand-off to this token found already done. Counted "a".
+--               hand-off to this token found already done. Counted "a",
+--               with ARGV[11]'s wait when it is above 0 (a hand-off's wait
+--               was recorded when it was made).
 --   integer  -> another holder has it (or it was just handed to an earlier
 --               waiter): its PTTL in ms, -1 when the key has no expiry.
 --               Counted "r". A token is queued (or its entry refreshed).
@@ -61,6 +72,9 @@ local wake_channel = ARGV[5]
 local sharded = ARGV[6] == '1'
 local token = ARGV[7] or ''
 local held = KEYS[5]
+local waited = tonumber(ARGV[11] or '') or 0
+local poll_id = ARGV[12] or ''
+local polls = KEYS[6]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -94,7 +108,7 @@ local function record(outcome)
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
-        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        local b = tonumber(string.match(field, '^%a(%d+)$'))
         if not b or b <= bucket - 16 or b > bucket then
           old[#old + 1] = field
         end
@@ -106,6 +120,39 @@ local function record(outcome)
   end
 end
 
+-- Wait of a contended grant, into the bucket of its "a" (layout in
+-- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
+-- J above) and the max "m<bucket>", raised only when this wait is longer.
+local function record_wait(ms)
+  local bucket = math.floor(now / 200)
+  ms = math.max(0, math.floor(ms))
+  local class = 1
+  for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
+    if ms <= bound then
+      break
+    end
+    class = class + 1
+  end
+  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
+  redis.call('HINCRBY', stats, 't' .. bucket, ms)
+  local max_field = 'm' .. bucket
+  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
+    redis.call('HSET', stats, max_field, ms)
+  end
+end
+
+-- granted counts the caller's own grant, with its wait if it waited.
+local function granted()
+  record('a')
+  if waited > 0 then
+    record_wait(waited)
+    if polls and poll_id ~= '' then
+      redis.call('HDEL', polls, poll_id)
+    end
+  end
+end
+
 -- Free, and no queue: nobody to pass over.
 if redis.call('EXISTS', lock, queue) == 0 then
   redis.call('HSET', lock, holder, 1)
@@ -113,7 +160,7 @@ if redis.call('EXISTS', lock, queue) == 0 then
   -- A release deletes the hold times with the lock and an expiry expires
   -- them together, so there is nothing older to clear here.
   hold_started(holder, lease)
-  record('a')
+  granted()
   return nil
 end
 
@@ -143,7 +190,7 @@ if mine == 1 then
   redis.call('HINCRBY', lock, holder, 1)
   redis.call('PEXPIRE', lock, lease)
   hold_renewed(holder, lease)
-  record('a')
+  granted()
   return nil
 end
 
@@ -151,7 +198,8 @@ end
 -- per call, so the script stays O(log N); the next call drops more).
 local function live_head()
   for _ = 1, 16 do
-    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
+    local head = first[1]
     if not head then
       return nil
     end
@@ -159,7 +207,7 @@ local function live_head()
     if entry then
       local deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
       if deadline and tonumber(deadline) >= now then
-        return head, hlease, hholder
+        return head, hlease, hholder, tonumber(first[2])
       end
     end
     redis.call('ZREM', queue, head)
@@ -170,7 +218,7 @@ end
 
 local pttl = redis.call('PTTL', lock)
 if pttl == -2 then
-  local head, hlease, hholder = live_head()
+  local head, hlease, hholder, arrival = live_head()
   if not head or head == token then
     if head then
       redis.call('ZREM', queue, head)
@@ -179,7 +227,7 @@ if pttl == -2 then
     redis.call('HSET', lock, holder, 1)
     redis.call('PEXPIRE', lock, lease)
     hold_started(holder, lease)
-    record('a')
+    granted()
     return nil
   end
   -- Free, but an earlier waiter is queued (its release came from a client
@@ -195,6 +243,7 @@ if pttl == -2 then
     redis.call('SPUBLISH', unlock_channel, unlock_message)
   end
   record('a')
+  record_wait(now - math.floor(arrival / 1000))
   pttl = tonumber(hlease)
 end
 
@@ -204,6 +253,11 @@ if token ~= '' then
   redis.call('HSET', entries, token, (now + entry_ttl) .. ' ' .. ARGV[9] .. ' ' .. holder)
   redis.call('PEXPIRE', queue, entry_ttl)
   redis.call('PEXPIRE', entries, entry_ttl)
+end
+if polls and poll_id ~= '' then
+  local entry_ttl = tonumber(ARGV[13])
+  redis.call('HSET', polls, poll_id, (now - waited) .. ' ' .. (now + entry_ttl) .. ' ' .. holder)
+  redis.call('PEXPIRE', polls, entry_ttl)
 end
 record('r')
 return pttl

@@ -36,8 +36,8 @@
 --          key is not a hash); nothing changed
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, message published
---   2   -> released and handed to the next waiter (counted "a"), messages
---          published
+--   2   -> released and handed to the next waiter (counted "a", its wait
+--          since it queued recorded), messages published
 --   3   -> withdraw: the token was still queued and is removed; nothing else
 --   4   -> withdraw: the token was neither queued nor handed the lock (its
 --          entry expired); nothing else
@@ -75,7 +75,7 @@ local function record(outcome)
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
-        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        local b = tonumber(string.match(field, '^%a(%d+)$'))
         if not b or b <= bucket - 16 or b > bucket then
           old[#old + 1] = field
         end
@@ -84,6 +84,28 @@ local function record(outcome)
         redis.call('HDEL', stats, unpack(old))
       end
     end
+  end
+end
+
+-- Wait of a contended grant, into the bucket of its "a" (layout in
+-- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
+-- J above) and the max "m<bucket>", raised only when this wait is longer.
+local function record_wait(ms)
+  local bucket = math.floor(now / 200)
+  ms = math.max(0, math.floor(ms))
+  local class = 1
+  for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
+    if ms <= bound then
+      break
+    end
+    class = class + 1
+  end
+  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
+  redis.call('HINCRBY', stats, 't' .. bucket, ms)
+  local max_field = 'm' .. bucket
+  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
+    redis.call('HSET', stats, max_field, ms)
   end
 end
 
@@ -124,7 +146,8 @@ end
 -- The longest-queued waiter whose entry is still fresh, dropping expired
 -- ones met on the way (bounded; a later call drops more).
 for _ = 1, 16 do
-  local head = redis.call('ZPOPMIN', queue)[1]
+  local popped = redis.call('ZPOPMIN', queue)
+  local head = popped[1]
   if not head then
     break
   end
@@ -149,6 +172,8 @@ for _ = 1, 16 do
     redis.call('PUBLISH', wake_channel, head)
     announce()
     record('a')
+    -- The score is the waiter's arrival in Redis time (microseconds).
+    record_wait(now - math.floor(tonumber(popped[2]) / 1000))
     return 2
   end
   redis.call('HDEL', entries, head)

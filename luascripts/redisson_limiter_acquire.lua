@@ -54,7 +54,7 @@ local function record(outcome)
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
-        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        local b = tonumber(string.match(field, '^%a(%d+)$'))
         if not b or b <= bucket - 16 or b > bucket then
           old[#old + 1] = field
         end

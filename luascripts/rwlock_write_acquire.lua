@@ -13,6 +13,16 @@
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE; a re-entry only
 --            ever raises the expiry)
 -- ARGV[2] -> write field "<uuid>:<owner>:write"
+-- ARGV[3] -> (optional) ms the caller has waited so far, measured by its
+--            client since the first attempt of this wait; "0" or absent
+--            for a first attempt. A grant with a wait records it in the
+--            stats (layout in store/internal/wire/wire.go).
+-- ARGV[4] -> (optional, with KEYS[4]) poll-waiter id of a waiting caller:
+--            a failed attempt writes its entry in KEYS[4], the grant
+--            deletes it
+-- ARGV[5] -> (with ARGV[4]) lifetime of that entry in ms
+-- KEYS[4] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
+--            id -> "<since ms> <deadline ms> <holder>"
 --
 -- Returns:
 --   nil     -> taken (new hold or re-entry). Counted "a".
@@ -25,6 +35,10 @@ local stats = KEYS[2]
 local lease = tonumber(ARGV[1])
 local write_field = ARGV[2]
 local held = KEYS[3]
+local waited = tonumber(ARGV[3] or '') or 0
+local poll_id = ARGV[4] or ''
+local poll_ttl = ARGV[5]
+local polls = KEYS[4]
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -59,7 +73,7 @@ local function record(outcome)
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
-        local b = tonumber(string.match(field, '^[are](%d+)$'))
+        local b = tonumber(string.match(field, '^%a(%d+)$'))
         if not b or b <= bucket - 16 or b > bucket then
           old[#old + 1] = field
         end
@@ -68,6 +82,49 @@ local function record(outcome)
         redis.call('HDEL', stats, unpack(old))
       end
     end
+  end
+end
+
+-- Wait of a contended grant, into the bucket of its "a" (layout in
+-- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
+-- J above) and the max "m<bucket>", raised only when this wait is longer.
+local function record_wait(ms)
+  local bucket = math.floor(now / 200)
+  ms = math.max(0, math.floor(ms))
+  local class = 1
+  for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
+    if ms <= bound then
+      break
+    end
+    class = class + 1
+  end
+  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
+  redis.call('HINCRBY', stats, 't' .. bucket, ms)
+  local max_field = 'm' .. bucket
+  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
+    redis.call('HSET', stats, max_field, ms)
+  end
+end
+
+-- granted counts the caller's grant, with its wait if it waited, and
+-- deletes its poll-waiter entry.
+local function granted()
+  record('a')
+  if waited > 0 then
+    record_wait(waited)
+    if polls and poll_id ~= '' then
+      redis.call('HDEL', polls, poll_id)
+    end
+  end
+end
+
+-- polled records a failed attempt of a waiting caller in the poll waiters.
+local function polled(who)
+  if polls and poll_id ~= '' then
+    local entry_ttl = tonumber(poll_ttl)
+    redis.call('HSET', polls, poll_id, (now - waited) .. ' ' .. (now + entry_ttl) .. ' ' .. who)
+    redis.call('PEXPIRE', polls, entry_ttl)
   end
 end
 
@@ -85,7 +142,7 @@ if mode == false then
   redis.call('HSET', lock, 'mode', 'write', write_field, 1)
   redis.call('PEXPIRE', lock, lease)
   hold(write_field, true, true)
-  record('a')
+  granted()
   return nil
 end
 
@@ -100,9 +157,10 @@ if mode == 'write' and redis.call('HEXISTS', lock, write_field) == 1 then
     redis.call('PEXPIRE', lock, lease)
   end
   hold(write_field, false, false)
-  record('a')
+  granted()
   return nil
 end
 
+polled(write_field)
 record('r')
 return redis.call('PTTL', lock)

@@ -64,6 +64,39 @@
 // Reading, classifying and editing these objects from the outside is the
 // console's job, in package store/inspect; store does not import it.
 //
+// # Owners, waits and deadlocks
+//
+// A lock's holder is "<client-id>:<owner>". Handles with the same Owner on
+// one Client are one actor: they re-enter each other's locks, as threads
+// of one id do in Redisson. By default every handle gets a random owner,
+// so each handle is an actor of its own. To say "these handles are one
+// actor" without passing an Owner to each, put the actor in ctx:
+//
+//	ctx = store.WithOwner(ctx, "order-42")
+//	a.Lock(ctx) // a, b: handles made without an Owner, of any kind
+//	b.Lock(ctx) // both held as "<client-id>:order-42"
+//
+// The console builds its wait-for graph from that id: a waiter whose
+// holder id also holds another lock gives the edge "waits for that lock's
+// holder", and a cycle is a deadlock. What goes undetected without a
+// shared owner: two handles of one request or job with random owners look
+// like two unrelated actors, so a request that holds lock A through one
+// handle and waits for lock B through another is not joined to its hold
+// of A, and an A-B / B-A deadlock between two such requests shows as two
+// locks held and two waiters, with no cycle. The same holds across
+// Clients: each Client's id is part of the holder, so one actor spread
+// over two Clients is two actors. Token locks are held by a token, not an
+// owner, and never join the graph as holders.
+//
+// Waits are recorded where they happen, in the scripts that grant: the
+// hand-off to a queued waiter adds the wait since it queued (Redis time),
+// and an attempt after a failed one adds what its client has waited since
+// its first attempt, to the lock's 200 ms stats bucket (count per
+// histogram class, total, max). The kinds that wait without a queue
+// (spin, token, read-write) show each waiting call in
+// lw:{<tag>}:pollwait:<name> while it waits. Neither costs a round trip;
+// an uncontended acquire sends exactly what it sent before.
+//
 // # No call applied twice
 //
 // go-redis re-sends a single command after a read timeout or a dropped

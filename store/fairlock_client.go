@@ -56,10 +56,11 @@ type FairLock struct {
 	retryCap time.Duration
 	err      error
 
-	keys    []string // lock, queue, deadlines, stats, hold times
-	relKeys []string // lock, queue, deadlines, hold times (fairlock_unlock)
-	prefix  string   // waiters' channel prefix, wire.UnlockChannel(name)
-	channel string   // this holder's own channel
+	keys    []string            // lock, queue, deadlines, stats, hold times
+	relKeys []string            // lock, queue, deadlines, hold times (fairlock_unlock)
+	prefix  string              // waiters' channel prefix, wire.UnlockChannel(name)
+	channel string              // this holder's own channel
+	owners  *byOwner[*FairLock] // see Lock.owners
 }
 
 // NewFairLock returns a handle on the fair lock stored at name. Invalid
@@ -79,6 +80,13 @@ func (c *Client) NewFairLock(name string, opts *FairLockOptions) *FairLock {
 	f := &FairLock{c: c, inner: inner, name: name, holder: inner.holder, wait: wait,
 		retryCap: min(lo.getRetryInterval(), wait/2), prefix: wire.UnlockChannel(name)}
 	f.channel = f.prefix + ":" + f.holder
+	if lo == nil || lo.Owner == "" {
+		f.owners = &byOwner[*FairLock]{idle: func(h *FairLock) bool { return h.inner.levels.Load() == 0 },
+			make: func(owner string) *FairLock {
+				o := FairLockOptions{LockOptions: *withOwner(lo, owner), ThreadWaitTime: wait}
+				return c.NewFairLock(name, &o)
+			}}
+	}
 	f.keys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.StatsKey(name), wire.HeldKey(name)}
 	f.relKeys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)}
 	switch {
@@ -103,13 +111,16 @@ func (f *FairLock) HolderID() string { return f.holder }
 // queueing: it fails while another holder has it or an earlier waiter is
 // queued. The error is then a *LockedError (errors.Is ErrNotObtained).
 func (f *FairLock) TryLock(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.TryLock(ctx)
+	}
 	if f.err != nil {
 		return f.err
 	}
 	if err := f.c.decidePubsub(ctx); err != nil {
 		return notObtained(err)
 	}
-	ttl, ok, err := f.attempt(ctx, false)
+	ttl, ok, err := f.attempt(ctx, false, nil)
 	if err != nil || ok {
 		return err
 	}
@@ -134,6 +145,9 @@ func (f *FairLock) TryLock(ctx context.Context) error {
 // (no watchdog renews it) and the queue entry until ThreadWaitTime. A
 // handle that already held levels keeps whatever the attempt did.
 func (f *FairLock) Lock(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.Lock(ctx)
+	}
 	if f.err != nil {
 		return f.err
 	}
@@ -147,6 +161,9 @@ func (f *FairLock) Lock(ctx context.Context) error {
 // at the head of the queue. ErrNotHeld (lock untouched) when this holder
 // does not hold it.
 func (f *FairLock) Unlock(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.Unlock(ctx)
+	}
 	if f.err != nil {
 		return f.err
 	}
@@ -171,13 +188,13 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 
 // attempt runs one acquire: ok, or how long waiting is worth. queue puts
 // the holder in (or keeps it in) the queue when it cannot take the lock.
-func (f *FairLock) attempt(ctx context.Context, queue bool) (time.Duration, bool, error) {
+func (f *FairLock) attempt(ctx context.Context, queue bool, clock *waitClock) (time.Duration, bool, error) {
 	q := "0"
 	if queue {
 		q = "1"
 	}
 	ms, err := f.c.runScript(ctx, fairAcquireScript, f.keys,
-		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q).Int64()
+		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q, clock.waitedMS()).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Add(1)
 		if f.inner.watchdog {

@@ -28,7 +28,7 @@ func TestFairQueueHeadAndStaleWaiter(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := head.attempt(ctx, true); ok || err != nil { // queue without waiting
+	if _, ok, err := head.attempt(ctx, true, nil); ok || err != nil { // queue without waiting
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
 	if err := holder.Unlock(ctx); err != nil {
@@ -60,7 +60,7 @@ func TestFairQueueHeadAndStaleWaiter(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := head.attempt(ctx, true); ok || err != nil {
+	if _, ok, err := head.attempt(ctx, true, nil); ok || err != nil {
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
 	deadline := rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), head.HolderID()).Val()
@@ -107,7 +107,7 @@ func TestFairAttemptRefreshesDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := func() float64 { return rdb.ZScore(ctx, wire.FairLockTimeoutKey(name), w.HolderID()).Val() }
-	if _, ok, err := w.attempt(ctx, true); ok || err != nil {
+	if _, ok, err := w.attempt(ctx, true, nil); ok || err != nil {
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
 	first := deadline()
@@ -118,7 +118,7 @@ func TestFairAttemptRefreshesDeadline(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil { // re-entry restarts the lease, as a renewal does
 		t.Fatal(err)
 	}
-	if _, ok, err := w.attempt(ctx, true); ok || err != nil || deadline() <= first {
+	if _, ok, err := w.attempt(ctx, true, nil); ok || err != nil || deadline() <= first {
 		t.Fatalf("second queueing attempt = %v, %v; deadline %v -> %v", ok, err, first, deadline())
 	}
 	if queueLen(rdb, name) != 1 {
@@ -147,7 +147,7 @@ func TestFairWithdrawShiftsLaterDeadlines(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := w.attempt(ctx, true); ok || err != nil {
+	if _, ok, err := w.attempt(ctx, true, nil); ok || err != nil {
 		t.Fatalf("queueing attempt = %v, %v", ok, err)
 	}
 	// A Redisson client queued behind it, its deadline chained one wait on.

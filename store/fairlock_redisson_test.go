@@ -49,7 +49,7 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 		t.Fatal("java-2 took a held lock")
 	}
 	mine := c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{NoWatchdog: true}})
-	if _, ok, err := mine.attempt(ctx, true); err != nil || ok {
+	if _, ok, err := mine.attempt(ctx, true, nil); err != nil || ok {
 		t.Fatalf("lockwarden waiter: ok=%v err=%v, want queued", ok, err)
 	}
 	if _, ok := foreign("java-3"); ok {
@@ -79,7 +79,7 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 	if _, ok := foreign("java-3"); ok {
 		t.Fatal("java-3 barged past the lockwarden waiter")
 	}
-	if _, ok, err := mine.attempt(ctx, true); err != nil || !ok {
+	if _, ok, err := mine.attempt(ctx, true, nil); err != nil || !ok {
 		t.Fatalf("lockwarden waiter at the head of a free lock: ok=%v err=%v", ok, err)
 	}
 	if err := mine.Unlock(ctx); err != nil {

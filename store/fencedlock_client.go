@@ -37,12 +37,13 @@ var fencedAcquireScript = newScript("fencedlock_acquire")
 
 // FencedLock is a handle on one fenced lock for one owner.
 type FencedLock struct {
-	c     *Client
-	inner *Lock // the RLock hold: lease, holder, release, watchdog
-	name  string
-	err   error
-	keys  []string // lock, token, stats, hold times
-	token atomic.Int64
+	c      *Client
+	inner  *Lock // the RLock hold: lease, holder, release, watchdog
+	name   string
+	err    error
+	keys   []string // lock, token, stats, hold times
+	token  atomic.Int64
+	owners *byOwner[*FencedLock] // see Lock.owners
 }
 
 // NewFencedLock returns a handle on the fenced lock stored at name; opts as
@@ -54,6 +55,10 @@ func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
 		RetryInterval: opts.getRetryInterval(), NoWatchdog: !opts.watchdog()})
 	f := &FencedLock{c: c, inner: inner, name: name,
 		keys: []string{name, wire.FencingTokenKey(name), wire.StatsKey(name), wire.HeldKey(name)}}
+	if opts == nil || opts.Owner == "" {
+		f.owners = &byOwner[*FencedLock]{idle: func(h *FencedLock) bool { return h.inner.levels.Load() == 0 },
+			make: func(owner string) *FencedLock { return c.NewFencedLock(name, withOwner(opts, owner)) }}
+	}
 	if f.err = inner.err; f.err == nil {
 		f.err = c.redissonSlotCheck(name, wire.FencingTokenKey(name))
 	}
@@ -91,6 +96,9 @@ func (f *FencedLock) CurrentToken(ctx context.Context) (int64, error) {
 // returns the new token. When another holder has it the error is a
 // *LockedError (errors.Is ErrNotObtained).
 func (f *FencedLock) TryLock(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.TryLock(ctx)
+	}
 	if f.err != nil {
 		return f.err
 	}
@@ -117,17 +125,23 @@ func (f *FencedLock) TryLock(ctx context.Context) error {
 // held levels keeps whatever the attempt did: the caller's next Unlock
 // gives back one level.
 func (f *FencedLock) Lock(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.Lock(ctx)
+	}
 	if f.err != nil {
 		return f.err
 	}
 	return waitRetrying(ctx, &f.inner.shared.hub, f.inner.unlockCh, f.inner.retryCap,
-		func(ctx context.Context, _ bool) (time.Duration, bool, error) { return f.attempt(ctx) }, nil)
+		func(ctx context.Context, _ bool, _ *waitClock) (time.Duration, bool, error) { return f.attempt(ctx) }, nil)
 }
 
 // Unlock releases one level; the last deletes the lock (never the token)
 // and publishes "0" on redisson_lock__channel:{<name>}. ErrNotHeld (lock untouched)
 // when this holder does not hold it.
 func (f *FencedLock) Unlock(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.Unlock(ctx)
+	}
 	if f.err != nil {
 		return f.err
 	}

@@ -128,6 +128,9 @@ type Lock struct {
 	// confirmCall is the renewal that confirms a hand-off: the lock key
 	// only, as the hand-off has just recorded the hold times.
 	confirmCall preparedCall
+	// owners are the handles of the owners calls name in ctx (owner.go);
+	// nil for a handle with an explicit Owner.
+	owners *byOwner[*Lock]
 	// levels is how many levels this handle's calls took and did not give
 	// back. An acquire whose outcome is unknown is withdrawn only when it is
 	// 0: then any level of this holder that the call may have added is one
@@ -152,7 +155,21 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
 	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
 	l.confirmCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
+	if opts == nil || opts.Owner == "" {
+		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
+			make: func(owner string) *Lock { return c.NewLock(name, withOwner(opts, owner)) }}
+	}
 	return l
+}
+
+// withOwner is opts with Owner set.
+func withOwner(opts *LockOptions, owner string) *LockOptions {
+	o := LockOptions{Owner: owner}
+	if opts != nil {
+		o = *opts
+		o.Owner = owner
+	}
+	return &o
 }
 
 // Name is the key of the lock.
@@ -165,6 +182,9 @@ func (l *Lock) HolderID() string { return l.holder }
 // TryLock takes the lock, or re-enters it, without waiting. When another
 // holder has it the error is a *LockedError (errors.Is ErrNotObtained).
 func (l *Lock) TryLock(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.TryLock(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}
@@ -190,6 +210,9 @@ func (l *Lock) TryLock(ctx context.Context) error {
 // client that does not hand off, the holder's lease would run out, or its
 // queue entry needs refreshing (capped by RetryInterval).
 func (l *Lock) Lock(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.Lock(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}
@@ -199,14 +222,16 @@ func (l *Lock) Lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
+	clock := &waitClock{start: time.Now()}
 	// When this Client already listens on the lock, others of its waiters
 	// are queued: go straight to the queue rather than spend an attempt.
 	if !l.shared.hub.hot(l.unlockCh) {
 		if _, ok, err := l.tryAcquire(ctx, nil); err != nil || ok {
 			return err
 		}
+		clock.failed = true
 	}
-	turn := &waitTurn{token: newWaitToken()}
+	turn := &waitTurn{token: newWaitToken(), clock: clock}
 	w, err := l.shared.hub.join(ctx, turn.token, l.unlockCh, l.wakeCh)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -232,6 +257,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 			return nil
 		}
 		turn.queued = true
+		clock.failed = true
 		wait := min(l.retryCap, waitEntryTTL/3)
 		if ttl >= 0 && ttl < wait {
 			wait = ttl
@@ -268,6 +294,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 type waitTurn struct {
 	token  string
 	queued bool // an attempt with token was answered "queued"
+	clock  *waitClock
 }
 
 func newWaitToken() string { return randomHex() }
@@ -351,6 +378,9 @@ func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
 // untouched) when this handle's holder does not hold it, e.g. after its
 // lease ran out or it was force-unlocked.
 func (l *Lock) Unlock(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.Unlock(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}
@@ -383,6 +413,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 // Refresh restarts the lease now, for handles without a watchdog.
 // ErrNotHeld when this handle's holder does not hold the lock.
 func (l *Lock) Refresh(ctx context.Context) error {
+	if a := actor(ctx, l.owners); a != nil {
+		return a.Refresh(ctx)
+	}
 	if l.err != nil {
 		return l.err
 	}
@@ -409,7 +442,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 			queued = "1"
 		}
 		handoff := min(l.lease, handoffLease)
-		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued)
+		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued, turn.clock.waitedMS())
 		if l.c.ack == nil {
 			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)
 		} else {

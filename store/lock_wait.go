@@ -51,7 +51,10 @@ import (
 //
 // Cost per contended acquisition: the failed first attempt, the queueing
 // attempt (skipped when the Client already listens on the lock), the release
-// that hands off; no polling. Redisson clients on the same lock stay
+// that hands off; no polling. The hand-off also adds the waiter's wait since
+// it queued to the lock's stats bucket (wire.BucketMS: two HINCRBY and the
+// max's HGET, in the same script), and an acquire after a failed attempt
+// adds what the waiter measured (wait_clock.go). Redisson clients on the same lock stay
 // correct (they see the hash held, and "0" on every release), but they do
 // not queue, so they only get the lock when no lockwarden waiter does.
 

@@ -54,6 +54,7 @@ type RWLock struct {
 	err        error
 
 	read, write RWLockSide
+	owners      *byOwner[*RWLock] // see Lock.owners
 
 	mu        sync.Mutex
 	readCount int64 // the owner's read count as last seen in Redis
@@ -83,6 +84,10 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 	rw.writeField = rw.readField + wire.RWWriteSuffix
 	rw.read = RWLockSide{rw: rw}
 	rw.write = RWLockSide{rw: rw, write: true}
+	if opts == nil || opts.Owner == "" {
+		rw.owners = &byOwner[*RWLock]{idle: func(h *RWLock) bool { return h.addLevels(false, 0) == 0 && h.addLevels(true, 0) == 0 },
+			make: func(owner string) *RWLock { return c.NewRWLock(name, withOwner(opts, owner)) }}
+	}
 	switch {
 	case validateName(name) != nil:
 		rw.err = validateName(name)
@@ -106,6 +111,14 @@ func (c *Client) redissonSlotCheck(name, derived string) error {
 		return invalid("name", "%q cannot be used on Redis Cluster: Redisson's key %q is in another hash slot", name, derived)
 	}
 	return nil
+}
+
+// side is the read or the write side.
+func (rw *RWLock) side(write bool) *RWLockSide {
+	if write {
+		return &rw.write
+	}
+	return &rw.read
 }
 
 // Reader is the read side: any number of owners may hold it at once.
@@ -134,10 +147,13 @@ func (s *RWLockSide) HolderID() string {
 // ErrNotObtained). A read holder asking for the write side is refused like
 // anyone else, as in Redisson: release the read levels first.
 func (s *RWLockSide) TryLock(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).TryLock(ctx)
+	}
 	if s.rw.err != nil {
 		return s.rw.err
 	}
-	ttl, ok, err := s.attempt(ctx)
+	ttl, ok, err := s.attempt(ctx, nil)
 	if err != nil || ok {
 		return err
 	}
@@ -162,11 +178,16 @@ func (s *RWLockSide) TryLock(ctx context.Context) error {
 // level stays until its lease runs out (no watchdog renews it). A handle
 // that already held levels of this side keeps whatever the attempt did.
 func (s *RWLockSide) Lock(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).Lock(ctx)
+	}
 	if s.rw.err != nil {
 		return s.rw.err
 	}
 	return waitRetrying(ctx, &s.rw.shared.hub, s.rw.channel, s.rw.retryCap,
-		func(ctx context.Context, _ bool) (time.Duration, bool, error) { return s.attempt(ctx) }, nil)
+		func(ctx context.Context, _ bool, clock *waitClock) (time.Duration, bool, error) {
+			return s.attempt(ctx, clock)
+		}, nil)
 }
 
 // Unlock releases one level of this side. The owner's last level of the
@@ -174,6 +195,9 @@ func (s *RWLockSide) Lock(ctx context.Context) error {
 // when the owner does not hold this side, e.g. after its lease ran out or
 // it was force-unlocked.
 func (s *RWLockSide) Unlock(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).Unlock(ctx)
+	}
 	rw := s.rw
 	if rw.err != nil {
 		return rw.err
@@ -219,22 +243,29 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 
 // attempt runs one acquire of this side: ok, or the holder's remaining
 // lease.
-func (s *RWLockSide) attempt(ctx context.Context) (time.Duration, bool, error) {
+func (s *RWLockSide) attempt(ctx context.Context, clock *waitClock) (time.Duration, bool, error) {
 	rw := s.rw
 	lease := rw.lease.Milliseconds()
 	for range rwCountRetries {
 		var cmd *redis.Cmd
 		var guess int64
 		if s.write {
-			cmd = rw.c.runScript(ctx, rwWriteAcquireScript, []string{rw.name, wire.StatsKey(rw.name), wire.HeldKey(rw.name)}, lease, rw.writeField)
+			keys, argv := []string{rw.name, wire.StatsKey(rw.name), wire.HeldKey(rw.name)}, []any{lease, rw.writeField}
+			if clock != nil {
+				keys, argv = append(keys, wire.PollWaitersKey(rw.name)), append(argv, clock.pollArgs()...)
+			}
+			cmd = rw.c.runScript(ctx, rwWriteAcquireScript, keys, argv...)
 		} else {
 			guess = rw.guess()
 			if guess >= wire.MaxRWLevelKeys {
 				return 0, false, invalid("read levels", "%s already holds %d read levels of %q", rw.readField, guess, rw.name)
 			}
-			cmd = rw.c.runScript(ctx, rwReadAcquireScript,
-				[]string{rw.name, wire.StatsKey(rw.name), wire.RWReadLevelKey(rw.name, rw.readField, guess+1), wire.HeldKey(rw.name)},
-				lease, rw.readField, rw.writeField, guess)
+			keys := []string{rw.name, wire.StatsKey(rw.name), wire.RWReadLevelKey(rw.name, rw.readField, guess+1), wire.HeldKey(rw.name)}
+			argv := []any{lease, rw.readField, rw.writeField, guess}
+			if clock != nil {
+				keys, argv = append(keys, wire.PollWaitersKey(rw.name)), append(argv, clock.pollArgs()...)
+			}
+			cmd = rw.c.runScript(ctx, rwReadAcquireScript, keys, argv...)
 		}
 		res, err := cmd.Result()
 		if errors.Is(err, redis.Nil) {
@@ -432,15 +463,19 @@ func (rw *RWLock) scriptErr(op string, err error) error {
 // retryCap. attempt's second argument says whether the caller now listens
 // (a fair lock queues only then, so no wake-up can slip past it). giveUp,
 // if not nil, runs when the wait ends without the lock after an attempt
-// that listened, even when ctx has ended.
+// that listened, even when ctx has ended. Every attempt gets the call's
+// waitClock (wait_clock.go) for the scripts that record waits and poll
+// waiters.
 func waitRetrying(ctx context.Context, hub *waitHub, channel string, retryCap time.Duration,
-	attempt func(ctx context.Context, listening bool) (time.Duration, bool, error), giveUp func(ctx context.Context)) error {
+	attempt func(ctx context.Context, listening bool, clock *waitClock) (time.Duration, bool, error), giveUp func(ctx context.Context)) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
-	if _, ok, err := attempt(ctx, false); err != nil || ok {
+	clock := newPollClock(retryCap)
+	if _, ok, err := attempt(ctx, false, clock); err != nil || ok {
 		return err
 	}
+	clock.failed = true
 	w, err := hub.join(ctx, newWaitToken(), channel, "")
 	if err != nil {
 		if ctx.Err() != nil {
@@ -461,7 +496,7 @@ func waitRetrying(ctx context.Context, hub *waitHub, channel string, retryCap ti
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		hint, ok, err := attempt(ctx, true)
+		hint, ok, err := attempt(ctx, true, clock)
 		if err != nil {
 			abandon()
 			return err
@@ -469,6 +504,7 @@ func waitRetrying(ctx context.Context, hub *waitHub, channel string, retryCap ti
 		if ok {
 			return nil
 		}
+		clock.failed = true
 		wait := retryCap
 		if hint >= 0 && hint < wait {
 			wait = hint

@@ -59,6 +59,8 @@ type SpinLock struct {
 	interval time.Duration
 	err      error
 
+	owners *byOwner[*SpinLock] // see Lock.owners
+
 	mu    sync.Mutex
 	holds int           // levels taken through this handle and not released
 	stop  chan struct{} // closes the renewal goroutine
@@ -77,6 +79,13 @@ func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
 			s.interval = opts.RetryInterval
 		}
 		lo = &LockOptions{Owner: opts.Owner}
+	}
+	if opts == nil || opts.Owner == "" {
+		s.owners = &byOwner[*SpinLock]{idle: func(h *SpinLock) bool { return h.levels() == 0 },
+			make: func(owner string) *SpinLock {
+				o := SpinLockOptions{Lease: s.lease, RetryInterval: s.interval, Owner: owner}
+				return c.NewSpinLock(name, &o)
+			}}
 	}
 	s.holder = c.ID() + ":" + lo.getOwner()
 	switch {
@@ -101,13 +110,28 @@ func (s *SpinLock) HolderID() string { return s.holder }
 // TryLock makes one attempt. When another holder has the lock the error is
 // a *LockedError with its remaining lease (errors.Is ErrNotObtained).
 func (s *SpinLock) TryLock(ctx context.Context) error {
+	if a := actor(ctx, s.owners); a != nil {
+		return a.TryLock(ctx)
+	}
+	return s.try(ctx, nil)
+}
+
+// try is one attempt; a waiting Lock passes its clock, so a failed attempt
+// shows the waiter in the lock's poll waiters and the grant records the wait.
+func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 	if s.err != nil {
 		return s.err
 	}
 	lease := s.lease.Milliseconds()
+	keys := s.keys()
 	// No waiter token: a spin lock never queues.
-	ttl, err := s.c.runScript(ctx, spinAcquireScript, s.keys(),
-		lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)).Int64()
+	argv := []any{lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)}
+	if clock != nil {
+		keys = append(keys, wire.PollWaitersKey(s.name))
+		argv = append(argv, s.c.pubsub, "", "", "", "")
+		argv = append(argv, clock.pollArgs()...)
+	}
+	ttl, err := s.c.runScript(ctx, spinAcquireScript, keys, argv...).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		s.held(ctx)
@@ -151,17 +175,22 @@ func (s *SpinLock) levels() int {
 // lease runs out (the renewal timer was never started for it). A handle
 // that already held levels keeps whatever the attempt did.
 func (s *SpinLock) Lock(ctx context.Context) error {
+	if a := actor(ctx, s.owners); a != nil {
+		return a.Lock(ctx)
+	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	// A ctx already over is the wait ending, not a Redis failure.
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
+	clock := newPollClock(s.interval)
 	for {
-		err := s.TryLock(ctx)
+		err := s.try(ctx, clock)
 		if !errors.Is(err, ErrNotObtained) {
 			return err
 		}
+		clock.failed = true
 		timer.Reset(s.interval)
 		select {
 		case <-ctx.Done():
@@ -175,6 +204,9 @@ func (s *SpinLock) Lock(ctx context.Context) error {
 // reentrant-lock waiters, which a hand-written unlock would not). ErrNotHeld
 // when this holder does not hold it; nothing changes then.
 func (s *SpinLock) Unlock(ctx context.Context) error {
+	if a := actor(ctx, s.owners); a != nil {
+		return a.Unlock(ctx)
+	}
 	if s.err != nil {
 		return s.err
 	}

@@ -102,12 +102,18 @@ func (t *TokenLock) Token() string { return t.token }
 // token's: the lease restarts). When another token holds it the error is a
 // *LockedError with that holder's remaining lease (errors.Is
 // ErrNotObtained).
-func (t *TokenLock) TryLock(ctx context.Context) error {
+func (t *TokenLock) TryLock(ctx context.Context) error { return t.try(ctx, nil) }
+
+// try is one attempt; a waiting Lock passes its clock (wait_clock.go).
+func (t *TokenLock) try(ctx context.Context, clock *waitClock) error {
 	if t.err != nil {
 		return t.err
 	}
-	res, err := t.c.runScript(ctx, tokenLockObtainScript, []string{t.name, wire.StatsKey(t.name), wire.HeldKey(t.name)},
-		t.token, t.lease.Milliseconds()).Int64Slice()
+	keys, argv := []string{t.name, wire.StatsKey(t.name), wire.HeldKey(t.name)}, []any{t.token, t.lease.Milliseconds()}
+	if clock != nil {
+		keys, argv = append(keys, wire.PollWaitersKey(t.name)), append(argv, clock.pollArgs()...)
+	}
+	res, err := t.c.runScript(ctx, tokenLockObtainScript, keys, argv...).Int64Slice()
 	if refused(err) {
 		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
 	}
@@ -136,9 +142,9 @@ func (t *TokenLock) Lock(ctx context.Context) error {
 		return t.err
 	}
 	tries := 0
-	attempt := func(ctx context.Context, _ bool) (time.Duration, bool, error) {
+	attempt := func(ctx context.Context, _ bool, clock *waitClock) (time.Duration, bool, error) {
 		tries++
-		err := t.TryLock(ctx)
+		err := t.try(ctx, clock)
 		if err == nil || !errors.Is(err, ErrNotObtained) || (t.attempts > 0 && tries >= t.attempts) {
 			return 0, err == nil, err
 		}

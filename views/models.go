@@ -233,6 +233,7 @@ type LockDetailPage struct {
 	Lock    LockRow
 	Channel string // the unlock channel waiters listen on
 	Stats   Counts // lock attempts over the last window
+	Waits   []WaitRow
 }
 
 // The kinds the views render in their own way, as the rows carry them

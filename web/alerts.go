@@ -18,6 +18,7 @@ type (
 const (
 	RuleLockNoExpiry            = alert.RuleLockNoExpiry
 	RuleLockHeldTooLong         = alert.RuleLockHeldTooLong
+	RuleLockWaitTooLong         = alert.RuleLockWaitTooLong
 	RuleLockDeadlinePassed      = alert.RuleLockDeadlinePassed
 	RuleLockRenewedByGoneClient = alert.RuleLockRenewedByGoneClient
 	RuleLimiterRejectRatio      = alert.RuleLimiterRejectRatio
@@ -26,6 +27,7 @@ const (
 	RuleRedisDown               = alert.RuleRedisDown
 	RuleNodeDown                = alert.RuleNodeDown
 	DefaultHeldTooLong          = alert.DefaultHeldTooLong
+	DefaultWaitTooLong          = alert.DefaultWaitTooLong
 	DefaultRejectRatio          = alert.DefaultRejectRatio
 )
 

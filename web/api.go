@@ -46,13 +46,15 @@ func objectError(err error, what, name string) error {
 // handleAPILocks is one page of the snapshot's locks:
 // {"locks": [...], "total": N, "next_cursor": "..."} ("" on the last page).
 func (s *Server) handleAPILocks(c echo.Context) error {
-	_, _, p, err := s.lockList(c)
+	sn, _, p, err := s.lockList(c)
 	if err != nil {
 		return err
 	}
 	out := make([]lockJSON, 0, len(p.Rows))
 	for _, l := range p.Rows {
-		out = append(out, toLockJSON(s.annotated(l)))
+		j := toLockJSON(s.annotated(l))
+		j.lockWaitJSON = lockWaitFor(sn, l.Name, false)
+		out = append(out, j)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"locks": out, "total": p.Total, "next_cursor": p.Next})
 }
@@ -66,7 +68,9 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
-	return c.JSON(http.StatusOK, toLockDetailJSON(s.annotated(*l)))
+	j := toLockDetailJSON(s.annotated(*l))
+	j.lockWaitJSON = lockWaitFor(s.live.Latest(), name, true)
+	return c.JSON(http.StatusOK, j)
 }
 
 func (s *Server) handleAPIForceUnlock(c echo.Context) error {

@@ -38,6 +38,7 @@ type lockJSON struct {
 	// one holder's client does not wait for them); absent when no holder's
 	// client says. Per holder in holders[].client.acked.
 	Acked *bool `json:"acked,omitempty"`
+	lockWaitJSON
 }
 
 // holdersAcked is lockJSON.Acked.

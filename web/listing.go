@@ -40,7 +40,7 @@ const (
 )
 
 var (
-	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder}
+	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder, sortContention}
 	limiterSorts = []string{sortName, sortRate, sortAcquired, sortRejected, sortRatio}
 	lockKinds    = inspect.LockKinds()
 	limiterKinds = inspect.LimiterKinds()
@@ -284,6 +284,8 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) sortKey {
 			if len(l.Holders) > 0 {
 				k.Str = l.Holders[0].ID
 			}
+		case sortContention:
+			k.Num = contentionKey(sn, l.Name)
 		}
 		return k
 	}

@@ -190,6 +190,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 		Lock:    s.lockRow(*l),
 		Channel: l.Channel,
 		Stats:   counts(s.live.Latest().Window(name)),
+		Waits:   waitRows(s.live.Latest(), name),
 	}))
 }
 

@@ -16,6 +16,7 @@ type alertFlags struct {
 	Webhook      string
 	For          [len(ruleFlags)]string // by ruleFlags index
 	HeldTooLong  string
+	WaitTooLong  string
 	RejectRatio  string
 	MetricsMatch string
 	MetricsTop   string
@@ -27,6 +28,7 @@ var ruleFlags = [...]struct{ flag, rule, what string }{
 	{"alert-lock-deadline-passed", web.RuleLockDeadlinePassed, "how long a lock may outlive its deadline (default 0s)"},
 	{"alert-lock-renewed-by-gone-client", web.RuleLockRenewedByGoneClient, "how long a lock may be renewed for a gone client (default 30s)"},
 	{"alert-reject-ratio-for", web.RuleLimiterRejectRatio, "how long a limiter's reject ratio over the last 10 s must stay over the threshold before it fires (default 0s)"},
+	{"alert-lock-wait-too-long-for", web.RuleLockWaitTooLong, "how long a lock's p99 wait over the last 10 s must stay over the threshold before it fires (default 1m)"},
 	{"alert-limiter-errors", web.RuleLimiterErrors, "how long a limiter must keep failing acquires (default 10s)"},
 	{"alert-redis-down", web.RuleRedisDown, "how long Redis may not answer (default 10s)"},
 	{"alert-node-down", web.RuleNodeDown, "how long one Redis node of several may not answer (default 10s)"},
@@ -41,6 +43,7 @@ func (a *alertFlags) register(fs *flag.FlagSet) map[string]string {
 		fs.StringVar(&a.For[i], r.flag, "", "`DURATION` or off: "+r.what+"; alert "+r.rule)
 	}
 	fs.StringVar(&a.HeldTooLong, "alert-lock-held-too-long", "", "`DURATION` or off: alert lock-held-too-long when a lock is held longer (default 5m)")
+	fs.StringVar(&a.WaitTooLong, "alert-lock-wait-too-long", "", "`DURATION` or off: alert lock-wait-too-long when a lock's p99 wait over the last 10 s is longer (default 5s)")
 	fs.StringVar(&a.RejectRatio, "alert-reject-ratio", "", "`RATIO` (0.5 or 50%) or off: alert limiter-reject-ratio over this share of rejected attempts (default 0.5)")
 	fs.StringVar(&a.MetricsMatch, "metrics-match", "", "`GLOB`: only objects whose names match get per-object series in /metrics")
 	fs.StringVar(&a.MetricsTop, "metrics-top", "", "`N`: per-object series in /metrics for at most N locks, N limiters and N alerts, busiest first; 0 for none (default 200)")
@@ -74,16 +77,12 @@ func (a alertFlags) console() (cfg web.AlertConfig, match string, top int, err e
 			cfg.For[r.rule] = d
 		}
 	}
-	d, off, err := durationOrOff(a.HeldTooLong)
-	switch {
-	case err != nil:
-		return cfg, "", 0, fmt.Errorf("--alert-lock-held-too-long: %v", err)
-	case off:
-		cfg.Off[web.RuleLockHeldTooLong] = true
-	case a.HeldTooLong != "" && d <= 0:
-		return cfg, "", 0, fmt.Errorf("--alert-lock-held-too-long: %q must be more than 0 (or off)", a.HeldTooLong)
+	if cfg.HeldTooLong, err = threshold(&cfg, "alert-lock-held-too-long", a.HeldTooLong, web.RuleLockHeldTooLong); err != nil {
+		return cfg, "", 0, err
 	}
-	cfg.HeldTooLong = d
+	if cfg.WaitTooLong, err = threshold(&cfg, "alert-lock-wait-too-long", a.WaitTooLong, web.RuleLockWaitTooLong); err != nil {
+		return cfg, "", 0, err
+	}
 	if r := strings.TrimSpace(a.RejectRatio); r == "off" {
 		cfg.Off[web.RuleLimiterRejectRatio] = true
 	} else if r != "" {
@@ -123,4 +122,19 @@ func durationOrOff(s string) (d time.Duration, off bool, err error) {
 		return 0, false, fmt.Errorf("%q is not a duration such as 30s or 5m (or off)", s)
 	}
 	return d, false, nil
+}
+
+// threshold reads a "DURATION or off" threshold flag: off turns its rule
+// off, "" keeps the default (0).
+func threshold(cfg *web.AlertConfig, flag, value, rule string) (time.Duration, error) {
+	d, off, err := durationOrOff(value)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("--%s: %v", flag, err)
+	case off:
+		cfg.Off[rule] = true
+	case value != "" && d <= 0:
+		return 0, fmt.Errorf("--%s: %q must be more than 0 (or off)", flag, value)
+	}
+	return d, nil
 }

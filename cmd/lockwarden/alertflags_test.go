@@ -13,7 +13,8 @@ func TestCmdAlertFlags(t *testing.T) {
 	env := map[string]string{"LOCKWARDEN_ALERT_WEBHOOK": "http://127.0.0.1:9093/hook", "LOCKWARDEN_METRICS_TOP": "7",
 		"LOCKWARDEN_ALERT_REDIS_DOWN": "1m"}
 	cfg, err := parseServeFlags([]string{"--alert-lock-held-too-long", "90s", "--alert-reject-ratio", "80%",
-		"--alert-lock-no-expiry", "off", "--alert-limiter-errors", "0s", "--alert-redis-down", "20s", "--metrics-match", "app:*"},
+		"--alert-lock-no-expiry", "off", "--alert-limiter-errors", "0s", "--alert-redis-down", "20s", "--metrics-match", "app:*",
+		"--alert-lock-wait-too-long", "2s", "--alert-lock-wait-too-long-for", "30s"},
 		func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +30,9 @@ func TestCmdAlertFlags(t *testing.T) {
 	if d, ok := ac.For[web.RuleLimiterErrors]; !ok || d != 0 {
 		t.Errorf("limiter-errors for = %v, %v; want an explicit 0", d, ok)
 	}
+	if ac.WaitTooLong != 2*time.Second || ac.For[web.RuleLockWaitTooLong] != 30*time.Second {
+		t.Errorf("lock-wait-too-long: threshold %v, for %v", ac.WaitTooLong, ac.For[web.RuleLockWaitTooLong])
+	}
 	if ac.For[web.RuleRedisDown] != 20*time.Second { // the flag wins over the environment
 		t.Errorf("redis-down for = %v", ac.For[web.RuleRedisDown])
 	}
@@ -43,6 +47,8 @@ func TestCmdAlertFlagsRejectBadValues(t *testing.T) {
 		{"--alert-reject-ratio", "1.5"},
 		{"--alert-reject-ratio", "0"},
 		{"--alert-lock-held-too-long", "0s"},
+		{"--alert-lock-wait-too-long", "0s"},
+		{"--alert-lock-wait-too-long", "never"},
 		{"--alert-redis-down", "-1s"},
 		{"--alert-node-down", "soon"},
 		{"--metrics-top", "-3"},

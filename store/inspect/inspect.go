@@ -43,6 +43,8 @@ type Inspector struct {
 	// fullRejects is what full passes (Discover) found to be no object,
 	// kept across passes (rejects.go).
 	fullRejects fullRejects
+	// waits keeps the locks' wait stats beyond the stats ring (waits.go).
+	waits waitBook
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.

@@ -259,6 +259,10 @@ type Summary struct {
 	Window Counts
 	// Newest is Bucket on its own.
 	Newest Counts
+	// Wait is a lock's acquisitions and waits over 1 s, 10 s and 1 min;
+	// nil when it had no acquisition in the last minute (and for
+	// limiters).
+	Wait *WaitWindows
 }
 
 // EventType says what happened to a lock.

@@ -72,7 +72,11 @@ type StaleRead struct {
 // call fails when no master answers or ctx ends; on one node, when Redis
 // does not answer.
 func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	return c.sampleWith(ctx, locks, limiters, nil, nil)
+	s, err := c.sampleWith(ctx, locks, limiters, nil, nil)
+	if err == nil {
+		c.applyWaits(s)
+	}
+	return s, err
 }
 
 // sampleWith is Sample with one step of the walk in the same pipeline (its
@@ -296,6 +300,13 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		// A ring that is missing or unreadable is an idle object: zero counts.
 		fields, _ := cmd.Result()
 		s.Stats[name] = summarizeFields(fields, bucket)
+	}
+	for _, name := range locks {
+		if cmd := rings[name]; cmd != nil {
+			if _, down := s.Unreadable[name]; !down {
+				c.waits.fold(name, cmd.Val(), bucket)
+			}
+		}
 	}
 	if scan != nil {
 		res, err := scan.result(nowMS)

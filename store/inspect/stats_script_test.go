@@ -78,13 +78,20 @@ func statsRecordAt(t *testing.T) *redis.Script {
 		"\nrecord(ARGV[2])\nreturn redis.call('HLEN', stats)\n")
 }
 
+// scratchStatsKey is the stats hash of a test's object, deleted at its end.
+func scratchStatsKey(t *testing.T, object string) (*redis.Client, string) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	key := wire.StatsKey(redistest.Prefix(t) + object)
+	t.Cleanup(func() { rdb.Del(context.Background(), key) })
+	return rdb, key
+}
+
 // A hash written by the scripts' own record function in real Redis reads
 // back to the right window, across many buckets.
 func TestStatsRingFromRedis(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.Client(t)
-	key := wire.StatsKey(redistest.Prefix(t) + "limiter")
-	t.Cleanup(func() { rdb.Del(context.Background(), key) })
+	rdb, key := scratchStatsKey(t, "limiter")
 	script := statsRecordAt(t)
 
 	const base = int64(1_700_000_000_000) // bucket 8_500_000_000

@@ -250,6 +250,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	}
 	w.status.IdleSkipped += int64(len(locks) - len(readLocks) + len(limiters) - len(readLims))
 	w.cad.merge(s, locks, limiters, readLocks, readLims)
+	w.in.applyWaits(s)
 	w.cad.forget(locks, limiters)
 	r := s.scan
 	w.account(&step, r, s.At, s.sent)

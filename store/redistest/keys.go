@@ -28,3 +28,7 @@ func FairLockTimeoutKey(name string) string { return wire.FairLockTimeoutKey(nam
 
 // FencingTokenKey is a Redisson fenced lock's token counter.
 func FencingTokenKey(name string) string { return wire.FencingTokenKey(name) }
+
+// LockQueueKey is the waiter queue store's reentrant lock keeps beside the
+// lock at name.
+func LockQueueKey(name string) string { return wire.LockQueueKey(name) }

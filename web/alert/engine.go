@@ -38,7 +38,7 @@ const (
 
 // Rules lists every rule, in the order pages show them.
 var Rules = []string{RuleRedisDown, RuleNodeDown, RuleLockDeadlinePassed, RuleLockRenewedByGoneClient,
-	RuleLockNoExpiry, RuleLockHeldTooLong, RuleLimiterRejectRatio, RuleLimiterErrors, RuleAuthFailures}
+	RuleLockNoExpiry, RuleLockHeldTooLong, RuleLockWaitTooLong, RuleLimiterRejectRatio, RuleLimiterErrors, RuleAuthFailures}
 
 // Severities: critical needs someone now, warning needs a look.
 const (
@@ -59,6 +59,7 @@ var ruleDefaults = map[string]ruleDefault{
 	// without one is not that window any more.
 	RuleLockNoExpiry:    {SeverityWarning, 30 * time.Second},
 	RuleLockHeldTooLong: {SeverityWarning, 0}, // the threshold is the duration
+	RuleLockWaitTooLong: {SeverityWarning, waitRuleFor},
 	// A deadline is the holder's own promise; once passed, nothing waits.
 	RuleLockDeadlinePassed:      {SeverityCritical, 0},
 	RuleLockRenewedByGoneClient: {SeverityCritical, 30 * time.Second},
@@ -98,6 +99,9 @@ type Config struct {
 	For map[string]time.Duration
 	// HeldTooLong is lock-held-too-long's threshold (default 5 min).
 	HeldTooLong time.Duration
+	// WaitTooLong is lock-wait-too-long's threshold on the p99 wait over
+	// the last 10 s (default 5 s).
+	WaitTooLong time.Duration
 	// RejectRatio is limiter-reject-ratio's threshold, rejected over
 	// attempts in the last 10 s (rejectSpan), in (0, 1] (default 0.5).
 	RejectRatio float64
@@ -351,6 +355,9 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 				add(RuleLockRenewedByGoneClient, l.Name, "lock %s is renewed by %s, a client that is gone", l.Name, holder)
 			}
 		}
+	}
+	if on(RuleLockWaitTooLong) {
+		a.waitConditions(sn, add)
 	}
 	ratioOn, errorsOn := on(RuleLimiterRejectRatio), on(RuleLimiterErrors)
 	ratio := a.cfg.rejectRatio()

@@ -110,7 +110,8 @@ type objectCollector struct{ m *Metrics }
 
 func (oc *objectCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLimAcquired, descLimRejected, descLimErrors, descLimWindow, descUncounted,
-		descLockHeld, descLockHolders, descLockLease, descLockHeldFor, descAlertFiring, descOmitted} {
+		descLockHeld, descLockHolders, descLockLease, descLockHeldFor, descAlertFiring, descOmitted,
+		descLockWait, descLockWaiters} {
 		ch <- d
 	}
 }
@@ -210,6 +211,7 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		if r.held >= 0 {
 			emit(descLockHeldFor, prometheus.GaugeValue, r.held.Seconds(), name)
 		}
+		emitLockWaits(ch, sn, r.l, name)
 	}
 
 	alerts := m.cfg.Alerts.Firing() // critical and oldest first

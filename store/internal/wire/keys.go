@@ -125,6 +125,18 @@ func LockQueueKey(name string) string    { return internalKey("queue", name) }
 func LockEntriesKey(name string) string  { return internalKey("waiters", name) }
 func LockWakeChannel(name string) string { return internalKey("handoff", name) }
 
+// PollWaitersKey is the hash where the kinds that wait without a queue
+// (spin, token and read-write locks of store) show who waits: field waiter
+// id (random per waiting Lock call) -> "<since ms> <deadline ms> <holder>",
+// where since is when the wait began (Redis time of the first failed
+// attempt), deadline when the entry is stale unless a new attempt
+// refreshes it, and holder the field (a token lock's token) the waiter
+// would hold the lock under. Each failed attempt writes its entry and sets
+// the hash's PEXPIRE to the entry lifetime; the grant deletes it. A waiter
+// that gave up leaves its entry until its deadline: readers skip entries
+// whose deadline has passed. In the lock's hash slot.
+func PollWaitersKey(name string) string { return internalKey("pollwait", name) }
+
 // TokenLockChannel is where lockwarden's token-lock releases (and the
 // console's force-unlocks) say the lock is free, so waiters need not poll.
 // Other clients of the layout neither publish nor listen.

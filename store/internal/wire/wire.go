@@ -62,6 +62,23 @@ const (
 //	object leaves nothing, and a hash never holds more than
 //	StatsMaxFields+1 fields (3 x StatsRing after a clean-up).
 //
+//	Locks add their waits to the same buckets. A grant that had to wait
+//	(the hand-off to a queued waiter, an attempt after a failed one) adds,
+//	besides its "a<bucket>": HINCRBY "t<bucket>" by the wait in ms (the
+//	total), HINCRBY "<class><bucket>" by 1, where class is the letter of
+//	the wait's histogram class (WaitClassLetters, bounds WaitClassBoundsMS),
+//	and raises "m<bucket>" to the wait if it is larger (the max; HGET, then
+//	HSET only when larger). The contended acquisitions of a bucket are the
+//	sum of its classes. A hand-off's wait is the waiter's queue arrival
+//	(its ZSET score) to the grant, in Redis time; a poller's is what its
+//	client measured since its first attempt, passed as an argument. The
+//	clean-up keeps any one-letter field of the StatsRing newest buckets.
+//	A bucket with waits holds up to 15 fields (usually 5 to 7), so the
+//	hash of a contended lock stays above StatsMaxFields and its clean-up
+//	(HLEN, HKEYS, HDEL) runs on each new bucket's first count, once per
+//	200 ms, keeping StatsRing buckets; objects without waits keep the
+//	bound above.
+//
 // The expiry is only refreshed by the first count of a field: any later
 // count of that field falls in the same 200 ms bucket, well inside the 5 s
 // the first one set. The scripts write these numbers as literals.
@@ -72,6 +89,15 @@ const (
 	StatsMaxFields = 64
 	StatsTTLMS     = 5000
 )
+
+// Wait histogram of the stats layout: a wait of w ms is in the first class
+// whose bound is >= w, or in the last class (over 10 s). The scripts write
+// these bounds as literals.
+var WaitClassBoundsMS = [...]int64{1, 3, 10, 30, 100, 300, 1000, 3000, 10000}
+
+// WaitClassLetters name the classes in field names, "A<bucket>" for waits up
+// to 1 ms through "J<bucket>" for waits over 10 s.
+const WaitClassLetters = "ABCDEFGHIJ"
 
 // IsHolderField reports whether field is "<uuid>:<owner>" with a canonical
 // 36-character UUID (8-4-4-4-12 hex digits) and a non-empty owner: the shape
