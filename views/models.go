@@ -188,6 +188,8 @@ type OverviewPage struct {
 	Busiest      []LimiterRow // already sorted, busiest first
 	Events       []EventRow   // newest first
 	Alerts       []AlertRow   // firing, critical first
+	// Charts are the last 24 h of the busiest limiters.
+	Charts []LimiterChart
 }
 
 // LocksPage is GET /locks: one page of the filtered, sorted list.
@@ -233,6 +235,8 @@ type LockDetailPage struct {
 	Lock    LockRow
 	Channel string // the unlock channel waiters listen on
 	Stats   Counts // lock attempts over the last window
+	// Timeline is who held the lock over the span asked for.
+	Timeline LockTimeline
 }
 
 // The kinds the views render in their own way, as the rows carry them
@@ -331,6 +335,11 @@ type LimiterDetailPage struct {
 	// Clients are a per-client Redisson limiter's windows.
 	Clients []ClientRow
 	Rolling []RollingRow // newest first
+	// Chart is the limiter's history over the span asked for.
+	Chart LimiterChart
+	// WhatIf is the what-if for the rates typed in Form; nil when none
+	// was asked for.
+	WhatIf *WhatIf
 }
 
 // ClientRow is one client's window of a per-client Redisson limiter.

@@ -159,6 +159,7 @@ func (s *Server) handleOverview(c echo.Context) error {
 		Busiest:      s.limiterRows(sn, topLimiters(sn, overviewBusiest)),
 		Events:       eventRows(s.events.Recent(overviewEvents)),
 		Alerts:       s.alertRows(),
+		Charts:       s.overviewThumbs(c.Request().Context(), sn),
 	}))
 }
 
@@ -185,11 +186,16 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
+	tl, err := s.lockTimeline(c.Request().Context(), name, spanParam(c))
+	if err != nil {
+		return err
+	}
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
-		Layout:  s.layout(c, name, views.NavLocks),
-		Lock:    s.lockRow(*l),
-		Channel: l.Channel,
-		Stats:   counts(s.live.Latest().Window(name)),
+		Layout:   s.layout(c, name, views.NavLocks),
+		Lock:     s.lockRow(*l),
+		Channel:  l.Channel,
+		Stats:    counts(s.live.Latest().Window(name)),
+		Timeline: tl,
 	}))
 }
 
@@ -242,9 +248,7 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 		slotOf(c).detail = msg
 		return s.renderConfirm(c, http.StatusBadRequest, name, holder, clipText(c.FormValue(views.FieldReason), views.MaxReasonLen), msg)
 	}
-	plan, err := s.admin.ForceUnlock(c.Request().Context(), s.actor(c),
-		admin.ForceUnlock{Name: name, Holder: holder, Reason: c.FormValue(views.FieldReason)})
-	recorded(c)
+	plan, err := s.forceUnlock(c, admin.ForceUnlock{Name: name, Holder: holder, Reason: c.FormValue(views.FieldReason)})
 	if err != nil {
 		return err
 	}
@@ -276,6 +280,11 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
 			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
 	}
+	chart, err := s.limiterChart(c.Request().Context(), l, spanParam(c), false)
+	if err != nil {
+		return page, err
+	}
+	page.Chart = chart
 	if l.Kind != inspect.KindRedissonLimiter {
 		return page, nil
 	}
@@ -312,11 +321,17 @@ func (s *Server) handleLimiterPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.limiterPage(c, l, w, views.EditForm{})
+	form, status := views.EditForm{}, http.StatusOK
+	var wi *views.WhatIf
+	if c.QueryParam("whatif") != "" {
+		form, wi, status = s.whatIfForm(c, l)
+	}
+	page, err := s.limiterPage(c, l, w, form)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.LimiterDetail(page))
+	page.WhatIf = wi
+	return s.render(c, status, views.LimiterDetail(page))
 }
 
 // handleLimiterForm applies the edit form. Bad input re-renders the page
