@@ -32,23 +32,29 @@ func (c *Config) historyOptions() *history.Options {
 type historyFeed struct {
 	h   *history.History
 	ctx context.Context
-	// sliceEnd is the end (epoch ms) of the last 1 s window handed on.
-	sliceEnd int64
+	// sliceEnd is the end (epoch ms) of the last 1 s window handed on;
+	// lastAt is the last snapshot's At handed on.
+	sliceEnd, lastAt int64
 }
 
 // sliceMS is the width of the limiter slices handed to the history: the
 // live window, so that each slice is one snapshot's Window.
 const sliceMS = inspect.WindowMS
 
-// Observe hands sn on. A snapshot without Redis is skipped: the history
-// would read its missing locks as gone. Limiter counts go on once per
-// window, when sn's window starts where the last one handed on ended (or
-// later, after a late tick: the buckets in between are then not counted),
-// so no bucket is counted twice.
+// Observe hands sn on, one snapshot per stats bucket. A snapshot without
+// Redis is skipped: the history would read its missing locks as gone. So
+// is one of the same bucket as the last (a tick faster than a bucket):
+// the history writes what a sample changed only when its time is past
+// the last one written (history's holdArgs), so a second sample at the
+// same time could end a hold that is never written. Limiter counts go on
+// once per window, when sn's window starts where the last one handed on
+// ended (or later, after a late tick: the buckets in between are then
+// not counted), so no bucket is counted twice.
 func (f *historyFeed) Observe(sn *live.Snapshot) {
-	if f.h == nil || sn == nil || !sn.RedisUp || sn.At == 0 {
+	if f.h == nil || sn == nil || !sn.RedisUp || sn.At <= f.lastAt {
 		return
 	}
+	f.lastAt = sn.At
 	s := history.Sample{At: time.UnixMilli(sn.At), Locks: make([]history.LockSample, 0, len(sn.Locks))}
 	if f.sliceEnd == 0 {
 		// The first window may hold attempts from before this console

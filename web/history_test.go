@@ -12,6 +12,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/history"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // The history as the console serves it: fed by the console's own ticks,
@@ -50,15 +51,18 @@ func (h apiLimiterHistory) nonZero() []apiPoint {
 // newHistoryEnv is newEnv without any history in Redis: a console that
 // starts where another one wrote leaves that writer's count of the step
 // and the minute it starts in (web/history's write.go, partly), and these
-// tests count what their console saw from its first tick.
-func newHistoryEnv(t *testing.T, mod func(*Config)) *testEnv {
+// tests count what their console saw from its first tick. It ticks twice
+// per stats bucket: the history is handed one 1 s window per second, and
+// a tick that comes a bucket late on a loaded machine loses the bucket it
+// skipped (historyFeed.Observe), which would fail the exact counts.
+func newHistoryEnv(t *testing.T) *testEnv {
 	t.Helper()
 	rdb := redistest.Universal(t)
 	// One DEL: the keys share the {lw-history} tag.
 	if err := rdb.Del(t.Context(), inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock).Err(); err != nil {
 		t.Fatal(err)
 	}
-	return newEnv(t, mod)
+	return newEnv(t, func(c *Config) { c.TickInterval = inspect.BucketMS / 2 * time.Millisecond })
 }
 
 // flushHistory makes srv write what it has seen (becoming the writer if
@@ -156,7 +160,7 @@ func (e *testEnv) waitTotals(name string, acq, rej int64) apiLimiterHistory {
 }
 
 func TestHistoryLimiterAPI(t *testing.T) {
-	e := newHistoryEnv(t, nil)
+	e := newHistoryEnv(t)
 	name := e.prefix + "rl"
 	e.trafficOnBucket(name)
 	h := e.waitTotals(name, 5, 3)
@@ -204,7 +208,7 @@ func TestHistoryLimiterAPI(t *testing.T) {
 }
 
 func TestHistoryWhatIfAPI(t *testing.T) {
-	e := newHistoryEnv(t, nil)
+	e := newHistoryEnv(t)
 	name := e.prefix + "rl"
 	e.trafficOnBucket(name)
 	e.waitTotals(name, 5, 3)
@@ -289,7 +293,7 @@ func TestHistoryWhatIfViewer(t *testing.T) {
 // Two consoles on one Redis answer the same history JSON, and a console
 // started after the first one stopped reads the same past.
 func TestHistorySharedAndRestart(t *testing.T) {
-	e := newHistoryEnv(t, nil)
+	e := newHistoryEnv(t)
 	name, lock := e.prefix+"rl", e.prefix+"lock"
 	e.makeLock(lock, "w1", 1, time.Minute)
 	e.trafficOnBucket(name)
@@ -366,7 +370,7 @@ func TestHistorySharedAndRestart(t *testing.T) {
 // Pages: the chart with its change marker, the what-if form's answer, the
 // lock's timeline; a bad span or rate is a 400 that names it.
 func TestHistoryPages(t *testing.T) {
-	e := newHistoryEnv(t, nil)
+	e := newHistoryEnv(t)
 	name := e.prefix + "rl"
 	e.trafficOnBucket(name)
 	e.waitTotals(name, 5, 3)
@@ -386,5 +390,48 @@ func TestHistoryPages(t *testing.T) {
 	}
 	if st, _, _ = e.do("GET", page+"?span=7d", nil, nil); st != 400 {
 		t.Errorf("span=7d: %d, want 400", st)
+	}
+}
+
+// The feed hands the history one snapshot per stats bucket: a second
+// snapshot of the same bucket, in which a force-unlocked lock is gone,
+// would end the hold at the time the history last wrote, and the history
+// writes only what ended after that.
+func TestHistoryFeedOneSampleABucket(t *testing.T) {
+	rdb := redistest.Universal(t)
+	if err := rdb.Del(t.Context(), inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock).Err(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Open(t.Context(), rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.WithoutCancel(t.Context())) })
+	f := &historyFeed{h: h, ctx: t.Context()}
+	name := redistest.Prefix(t) + "lock"
+	holder := holderID("w1")
+	at := redistest.NowMS(t, rdb) / inspect.BucketMS * inspect.BucketMS
+	held := []inspect.LockInfo{{Name: name, Kind: inspect.KindReentrant, PTTL: time.Minute,
+		Holders: []inspect.Holder{{ID: holder, Count: 1}}}}
+	snap := func(at int64, locks []inspect.LockInfo) {
+		f.Observe(&live.Snapshot{At: at, RedisUp: true, Locks: locks, Stats: map[string]inspect.Summary{}})
+		if err := h.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap(at-inspect.BucketMS, held)
+	snap(at, held)
+	if err := h.Ended(t.Context(), name, holder, history.EndForceUnlocked); err != nil {
+		t.Fatal(err)
+	}
+	snap(at, nil) // the same bucket: the lock is gone
+	snap(at+inspect.BucketMS, nil)
+	snap(at+2*inspect.BucketMS, nil)
+	got, err := h.Lock(t.Context(), name, history.SpanHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Holds) != 1 || got.Holds[0].Ended != history.EndForceUnlocked {
+		t.Fatalf("holds = %+v, want w1's, force-unlocked", got.Holds)
 	}
 }
