@@ -237,6 +237,9 @@ type LockDetailPage struct {
 	Stats   Counts // lock attempts over the last window
 	// Timeline is who held the lock over the span asked for.
 	Timeline LockTimeline
+	// Gone: the lock's key does not exist; the page shows its history
+	// only (Lock has its name alone).
+	Gone bool
 }
 
 // The kinds the views render in their own way, as the rows carry them

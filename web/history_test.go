@@ -334,6 +334,11 @@ func TestHistorySharedAndRestart(t *testing.T) {
 	if hd := lh.Holds[0]; hd.Ended != history.EndForceUnlocked || hd.To.IsZero() {
 		t.Errorf("hold = %+v, want ended force-unlocked", hd)
 	}
+	// Its page, with nobody holding it, shows who did.
+	code, _, b := e.do("GET", "/locks/"+esc(lock), nil, nil)
+	if code != 200 || !bytes.Contains(b, []byte(`data-testid="lock-not-held"`)) || !bytes.Contains(b, []byte(`data-ended="force-unlocked"`)) {
+		t.Errorf("GET /locks/%s after the force-unlock: %d, want the timeline of the ended hold", lock, code)
+	}
 
 	// Both stop; a console started afterwards reads the same past.
 	before := h.nonZero()

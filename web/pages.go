@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"io/fs"
 	"net/http"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/static"
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/admin"
@@ -182,13 +184,18 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.insp.GetLock(c.Request().Context(), name)
-	if err != nil {
-		return objectError(err, "lock", name)
-	}
 	tl, err := s.lockTimeline(c.Request().Context(), name, spanParam(c))
 	if err != nil {
 		return err
+	}
+	l, err := s.insp.GetLock(c.Request().Context(), name)
+	if errors.Is(err, store.ErrNotFound) && tl.Kept {
+		// Nobody holds it now, but its past is kept: show that.
+		return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
+			Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true}))
+	}
+	if err != nil {
+		return objectError(err, "lock", name)
 	}
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 		Layout:   s.layout(c, name, views.NavLocks),
