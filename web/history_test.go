@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/history"
@@ -247,6 +248,44 @@ func TestHistoryWhatIfAPI(t *testing.T) {
 		t.Errorf("what-ifs changed the bucket: %v", h)
 	}
 	e.sendJSON("POST", "/api/limiters/"+esc(e.prefix+"nope")+"/what-if", `{"rate":1,"interval_ms":10}`, 404, nil)
+}
+
+// A Redisson limiter's rejections are decided in its clients' scripts and
+// not recorded: its what-if is a lower bound, and it refuses what the
+// limiter would (an interval that is not whole milliseconds).
+func TestHistoryWhatIfRedissonLowerBound(t *testing.T) {
+	e := newHistoryEnv(t)
+	name := e.prefix + "rrl"
+	rl := e.app.NewRedissonLimiter(name, nil)
+	if ok, err := rl.TrySetRate(t.Context(), store.RateOverall, 10, time.Second); err != nil || !ok {
+		t.Fatalf("set rate: %v %v", ok, err)
+	}
+	t.Cleanup(func() { e.rdb.Del(context.Background(), name, redistest.StatsKey(name)) })
+	e.synced()
+	eventually(t, 10*time.Second, "the console to sample the limiter", func() bool {
+		sn := e.srv.live.Latest()
+		return sn != nil && sn.Stats[name].Bucket > 0
+	})
+	for range 3 {
+		if r, err := rl.TryAcquire(t.Context(), 1); err != nil || !r.Allowed {
+			t.Fatalf("acquire: %+v %v", r, err)
+		}
+	}
+	e.waitTotals(name, 3, 0)
+	path := "/api/limiters/" + esc(name) + "/what-if"
+	var res struct {
+		Attempts   int64 `json:"attempts"`
+		LowerBound bool  `json:"lower_bound"`
+	}
+	e.sendJSON("POST", path, `{"rate":1,"interval_ms":1000}`, 200, &res)
+	if res.Attempts != 3 || !res.LowerBound {
+		t.Errorf("what-if = %+v, want 3 attempts, a lower bound", res)
+	}
+	var je jsonError
+	e.sendJSON("POST", path, `{"rate":1,"interval_ms":1.5}`, 400, &je)
+	if je.Field != "interval_ms" {
+		t.Errorf("interval 1.5 ms: field %q (%s), want interval_ms", je.Field, je.Error)
+	}
 }
 
 // A what-if changes nothing: a viewer may send it, and no trail records
