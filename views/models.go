@@ -188,6 +188,8 @@ type OverviewPage struct {
 	Busiest      []LimiterRow // already sorted, busiest first
 	Events       []EventRow   // newest first
 	Alerts       []AlertRow   // firing, critical first
+	// Charts are the last 24 h of the busiest limiters.
+	Charts []LimiterChart
 }
 
 // LocksPage is GET /locks: one page of the filtered, sorted list.
@@ -234,6 +236,11 @@ type LockDetailPage struct {
 	Channel string // the unlock channel waiters listen on
 	Stats   Counts // lock attempts over the last window
 	Waits   []WaitRow
+	// Timeline is who held the lock over the span asked for.
+	Timeline LockTimeline
+	// Gone: the lock's key does not exist; the page shows its history
+	// only (Lock has its name alone).
+	Gone bool
 }
 
 // The kinds the views render in their own way, as the rows carry them
@@ -332,6 +339,11 @@ type LimiterDetailPage struct {
 	// Clients are a per-client Redisson limiter's windows.
 	Clients []ClientRow
 	Rolling []RollingRow // newest first
+	// Chart is the limiter's history over the span asked for.
+	Chart LimiterChart
+	// WhatIf is the what-if for the rates typed in Form; nil when none
+	// was asked for.
+	WhatIf *WhatIf
 }
 
 // ClientRow is one client's window of a per-client Redisson limiter.

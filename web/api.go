@@ -86,9 +86,7 @@ func (s *Server) handleAPIForceUnlock(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	_, err = s.admin.ForceUnlock(c.Request().Context(), s.actor(c), admin.ForceUnlock{Name: name, Holder: body.Holder, Reason: body.Reason})
-	recorded(c)
-	if err != nil {
+	if _, err := s.forceUnlock(c, admin.ForceUnlock{Name: name, Holder: body.Holder, Reason: body.Reason}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]bool{"released": true})
@@ -158,13 +156,7 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	if body.Rate == nil {
-		return badRequest("rate", "rate is required")
-	}
-	if body.IntervalMS == nil {
-		return badRequest("interval_ms", "interval_ms is required")
-	}
-	edit, err := admin.CheckEdit(*body.Rate, *body.IntervalMS)
+	edit, err := rateBody{Rate: body.Rate, IntervalMS: body.IntervalMS}.check()
 	if err != nil {
 		return err
 	}
@@ -175,6 +167,23 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.live.Latest().Window(name)))
+}
+
+// rateBody is the rate and interval a limiter edit and a what-if take.
+type rateBody struct {
+	Rate       *float64 `json:"rate"`
+	IntervalMS *float64 `json:"interval_ms"`
+}
+
+// check says which field is missing or wrong, as admin.CheckEdit does.
+func (b rateBody) check() (admin.LimiterEdit, error) {
+	if b.Rate == nil {
+		return admin.LimiterEdit{}, badRequest("rate", "rate is required")
+	}
+	if b.IntervalMS == nil {
+		return admin.LimiterEdit{}, badRequest("interval_ms", "interval_ms is required")
+	}
+	return admin.CheckEdit(*b.Rate, *b.IntervalMS)
 }
 
 // handleAPIResetCounter takes no body (an empty JSON object is accepted).

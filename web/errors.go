@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/whatif"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/history"
 )
 
 // httpError is the one error type handlers return for anything the client
@@ -88,6 +91,14 @@ func toHTTPError(err error) *httpError {
 	var ve *store.ValidationError
 	if errors.As(err, &ve) {
 		return &httpError{Status: http.StatusBadRequest, Field: ve.Field, Message: ve.Field + " " + ve.Message, Err: err}
+	}
+	var pe *history.ParamError
+	if errors.As(err, &pe) {
+		return &httpError{Status: http.StatusBadRequest, Field: pe.Param, Message: fmt.Sprintf("%s must be %s", pe.Param, pe.Want), Err: err}
+	}
+	if errors.Is(err, whatif.ErrUnsupported) {
+		return &httpError{Status: http.StatusUnprocessableEntity,
+			Message: "this limiter cannot be replayed: a per-client limiter's demand is not recorded per client", Err: err}
 	}
 	var ee *echo.HTTPError
 	if errors.As(err, &ee) {

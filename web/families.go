@@ -27,8 +27,8 @@ type familyJSON struct {
 	Hour     *inspect.FamilySpan `json:"hour,omitempty"`
 }
 
-// spanParam is ?span=: "minute", "hour", or "" for both.
-func spanParam(c echo.Context) (string, error) {
+// familySpanParam is ?span= of the family API: "minute", "hour", or "" for both.
+func familySpanParam(c echo.Context) (string, error) {
 	switch sp := c.QueryParam("span"); sp {
 	case "", "minute", "hour":
 		return sp, nil
@@ -82,7 +82,7 @@ func (s *Server) family(c echo.Context) (*inspect.FamilyRow, error) {
 
 // handleAPIFamilies is {"families": [...]}.
 func (s *Server) handleAPIFamilies(c echo.Context) error {
-	span, err := spanParam(c)
+	span, err := familySpanParam(c)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Server) handleAPIFamilies(c echo.Context) error {
 }
 
 func (s *Server) handleAPIFamily(c echo.Context) error {
-	span, err := spanParam(c)
+	span, err := familySpanParam(c)
 	if err != nil {
 		return err
 	}

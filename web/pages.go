@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"io/fs"
 	"net/http"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/static"
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/admin"
@@ -159,6 +161,7 @@ func (s *Server) handleOverview(c echo.Context) error {
 		Busiest:      s.limiterRows(sn, topLimiters(sn, overviewBusiest)),
 		Events:       eventRows(s.events.Recent(overviewEvents)),
 		Alerts:       s.alertRows(),
+		Charts:       s.overviewThumbs(c.Request().Context(), sn),
 	}))
 }
 
@@ -181,16 +184,26 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	tl, err := s.lockTimeline(c.Request().Context(), name, historySpanParam(c))
+	if err != nil {
+		return err
+	}
 	l, err := s.insp.GetLock(c.Request().Context(), name)
+	if errors.Is(err, store.ErrNotFound) && tl.Kept {
+		// Nobody holds it now, but its past is kept: show that.
+		return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
+			Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true}))
+	}
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
-		Layout:  s.layout(c, name, views.NavLocks),
-		Lock:    s.lockRow(*l),
-		Channel: l.Channel,
-		Stats:   counts(s.live.Latest().Window(name)),
-		Waits:   waitRows(s.live.Latest(), name),
+		Layout:   s.layout(c, name, views.NavLocks),
+		Lock:     s.lockRow(*l),
+		Channel:  l.Channel,
+		Stats:    counts(s.live.Latest().Window(name)),
+		Waits:    waitRows(s.live.Latest(), name),
+		Timeline: tl,
 	}))
 }
 
@@ -243,9 +256,7 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 		slotOf(c).detail = msg
 		return s.renderConfirm(c, http.StatusBadRequest, name, holder, clipText(c.FormValue(views.FieldReason), views.MaxReasonLen), msg)
 	}
-	plan, err := s.admin.ForceUnlock(c.Request().Context(), s.actor(c),
-		admin.ForceUnlock{Name: name, Holder: holder, Reason: c.FormValue(views.FieldReason)})
-	recorded(c)
+	plan, err := s.forceUnlock(c, admin.ForceUnlock{Name: name, Holder: holder, Reason: c.FormValue(views.FieldReason)})
 	if err != nil {
 		return err
 	}
@@ -277,6 +288,11 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
 			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
 	}
+	chart, err := s.limiterChart(c.Request().Context(), l, historySpanParam(c), false)
+	if err != nil {
+		return page, err
+	}
+	page.Chart = chart
 	if l.Kind != inspect.KindRedissonLimiter {
 		return page, nil
 	}
@@ -313,11 +329,17 @@ func (s *Server) handleLimiterPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.limiterPage(c, l, w, views.EditForm{})
+	form, status := views.EditForm{}, http.StatusOK
+	var wi *views.WhatIf
+	if c.QueryParam("whatif") != "" {
+		form, wi, status = s.whatIfForm(c, l)
+	}
+	page, err := s.limiterPage(c, l, w, form)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.LimiterDetail(page))
+	page.WhatIf = wi
+	return s.render(c, status, views.LimiterDetail(page))
 }
 
 // handleLimiterForm applies the edit form. Bad input re-renders the page

@@ -62,9 +62,12 @@ func (s *Server) routes() *echo.Echo {
 	api := e.Group("/api")
 	api.GET("/locks", s.handleAPILocks)
 	api.GET("/locks/:name", s.handleAPILock)
+	api.GET("/locks/:name/history", s.handleAPILockHistory)
 	s.mutation(e.POST, "/api/locks/:name/force-unlock", admin.ActionForceUnlock, s.handleAPIForceUnlock)
 	api.GET("/limiters", s.handleAPILimiters)
 	api.GET("/limiters/:name", s.handleAPILimiter)
+	api.GET("/limiters/:name/history", s.handleAPILimiterHistory)
+	s.query(e.POST, "/api/limiters/:name/what-if", s.handleAPIWhatIf)
 	s.mutation(e.PUT, "/api/limiters/:name", admin.ActionModify, s.handleAPIModifyLimiter)
 	s.mutation(e.POST, "/api/limiters/:name/reset", admin.ActionReset, s.handleAPIResetCounter)
 	api.GET("/families", s.handleAPIFamilies)
@@ -85,6 +88,14 @@ func (s *Server) routes() *echo.Echo {
 func (s *Server) mutation(add func(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route, path, action string, h echo.HandlerFunc) {
 	r := add(path, h)
 	s.actions[r.Method+" "+path] = action
+}
+
+// query adds a route that takes a body but changes nothing (a what-if):
+// any role that may read may send it, and no audit trail records it. The
+// cross-origin check still applies, as to every method that is not safe.
+func (s *Server) query(add func(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route, path string, h echo.HandlerFunc) {
+	r := add(path, h)
+	s.queries[r.Method+" "+path] = true
 }
 
 // recoverPanics is Echo's Recover, handing the panic and its stack back as

@@ -5,11 +5,13 @@
 // imports only downwards; none imports web:
 //
 //   - live: the 200 ms tick, walker -> immutable Snapshot, stale rows,
-//     window history, node health; hands each snapshot to metrics, alert
-//     and feed, in that order.
+//     window history, node health; hands each snapshot to metrics, alert,
+//     history and feed, in that order.
 //   - events: the lock event log and the pub/sub relay feeding it.
 //   - alert: rules over snapshots, the firing set, the webhook.
 //   - feed: snapshots, events and alerts -> frames -> hub -> websockets.
+//   - history: limiter rollups and lock holds kept in Redis by one
+//     elected replica, read by the charts and the what-if (history.go).
 //   - metrics: Prometheus collectors reading the parts when scraped.
 //   - auth: roles, tokens, sessions, the Host/Origin/CSP guard.
 //   - admin: force-unlock, release-all, edits, resets, each audited and
@@ -43,6 +45,7 @@ import (
 	"github.com/lockwarden/lockwarden/web/auth"
 	"github.com/lockwarden/lockwarden/web/events"
 	"github.com/lockwarden/lockwarden/web/feed"
+	"github.com/lockwarden/lockwarden/web/history"
 	"github.com/lockwarden/lockwarden/web/live"
 	"github.com/lockwarden/lockwarden/web/metrics"
 )
@@ -114,6 +117,13 @@ type Config struct {
 	// metrics.DefaultTop; negative for none).
 	MetricsMatch string
 	MetricsTop   int
+	// HistoryFine and HistoryCoarse are how long a limiter's 10 s and
+	// 1 min steps are kept in Redis (defaults history.DefaultFineRetention
+	// and DefaultCoarseRetention); HistoryTop is how many limiters, and
+	// how many locks, have a history, busiest first (default
+	// history.DefaultTop; negative: no history is kept or shown).
+	HistoryFine, HistoryCoarse time.Duration
+	HistoryTop                 int
 }
 
 func (c *Config) maxWSClients() int {
@@ -164,6 +174,14 @@ type Server struct {
 	// actions names the admin action of each state-changing route
 	// ("METHOD /route"), for the audit records of refused requests.
 	actions map[string]string
+	// queries are the routes ("METHOD /route") that take a body but
+	// change nothing (query in routes.go).
+	queries map[string]bool
+
+	// hist is the history in Redis, nil until Open (and with HistoryTop
+	// negative); histFeed hands it the snapshots.
+	hist     atomic.Pointer[history.History]
+	histFeed *historyFeed
 
 	alerts  *alert.Engine
 	webhook *alert.Webhook // nil without Config.Alerts.Webhook
@@ -189,6 +207,7 @@ func New(cfg Config) *Server {
 		insp:    cfg.Inspector,
 		log:     cfg.logger(),
 		actions: map[string]string{},
+		queries: map[string]bool{},
 	}
 	s.auth = s.newAuthority()
 	s.wsSlots = newWSSlots(cfg.maxWSClients(), cfg.maxWSPerSource())
@@ -211,7 +230,8 @@ func New(cfg Config) *Server {
 	// so the alerts they carry are the snapshot's.
 	s.metrics = metrics.New(metrics.Config{Live: s.live, Alerts: s.alerts, Counts: s.counts,
 		Match: cfg.MetricsMatch, Top: cfg.MetricsTop})
-	s.live.PublishTo(s.metrics, s.alerts, s.feed)
+	s.histFeed = &historyFeed{}
+	s.live.PublishTo(s.metrics, s.alerts, s.histFeed, s.feed)
 	s.echo = s.routes()
 	return s
 }
@@ -255,6 +275,12 @@ func (s *Server) Open(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
+	if err := s.openHistory(runCtx); err != nil {
+		cancel()
+		_ = ln.Close()
+		s.opened = false
+		return fmt.Errorf("web: %w", err)
+	}
 	s.httpSrv = &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -275,8 +301,9 @@ func (s *Server) Open(ctx context.Context) error {
 	}
 	go func() { defer s.bg.Done(); s.relay.Run(runCtx) }()
 	go func() { defer s.bg.Done(); s.live.ProbeNodes(runCtx) }()
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go func() { defer s.bg.Done(); s.auditSummaries(runCtx) }()
+	go func() { defer s.bg.Done(); s.stopHistory(runCtx) }()
 	go func() {
 		defer s.bg.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -7,13 +7,40 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/history"
+	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // Discovery status (live.DiscoveryStatus) on /status, /api/status and
-// /metrics.
+// /metrics, and the history's memory and writer state on the first two.
+
+// statusJSON is GET /api/status: discovery's fields, and "history" (null
+// when the console keeps none).
+type statusJSON struct {
+	*live.DiscoveryStatus
+	History *history.Stats `json:"history"`
+}
+
+func (s *Server) historyStats() *history.Stats {
+	if h := s.hist.Load(); h != nil {
+		st := h.Stats()
+		return &st
+	}
+	return nil
+}
 
 func (s *Server) handleAPIStatus(c echo.Context) error {
-	return c.JSON(http.StatusOK, s.live.Status())
+	return c.JSON(http.StatusOK, statusJSON{DiscoveryStatus: s.live.Status(), History: s.historyStats()})
+}
+
+// historyStatus is the status page's history section.
+func historyStatus(st *history.Stats) *views.HistoryStatus {
+	if st == nil {
+		return nil
+	}
+	return &views.HistoryStatus{Writer: st.Writer, ID: st.ID, Keys: st.Keys, Bytes: st.BytesEstimate,
+		LimitersKept: st.LimitersKept, LimitersOmitted: st.LimitersOmitted, LocksKept: st.LocksKept,
+		LocksOmitted: st.LocksOmitted, LastFlush: st.LastFlush, LastError: st.LastError, Dropped: st.Dropped}
 }
 
 func (s *Server) handleStatusPage(c echo.Context) error {
@@ -39,6 +66,7 @@ func (s *Server) handleStatusPage(c echo.Context) error {
 		RejectsSkipped:    st.RejectsSkipped,
 		Locks:             st.Locks,
 		Limiters:          st.Limiters,
+		History:           historyStatus(s.historyStats()),
 	}
 	if st.LastPassEnded != nil {
 		m.LastPassEnded = *st.LastPassEnded

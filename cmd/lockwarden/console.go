@@ -27,6 +27,8 @@ type consoleConfig struct {
 	MetricsTop                 int
 	// Discovery is serve's discovery flags; zero keeps web's defaults.
 	Discovery discoverySettings
+	// History is the --history-* flags; zero keeps web's defaults.
+	History historySettings
 }
 
 // console is the part of web.Server the binary drives.
@@ -53,6 +55,7 @@ func openConsole(ctx context.Context, cfg consoleConfig) (console, error) {
 		MetricsTop:    cfg.MetricsTop,
 	}
 	cfg.Discovery.apply(&wcfg)
+	cfg.History.apply(&wcfg)
 	srv := web.New(wcfg)
 	if err := srv.Open(ctx); err != nil {
 		return nil, err

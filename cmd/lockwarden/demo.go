@@ -25,6 +25,7 @@ type demoConfig struct {
 	DeadlineLocks listFlag
 	// Cluster runs the demo on a private 3-master Redis Cluster.
 	Cluster bool
+	History historyFlags // --history-* (historyflags.go)
 }
 
 func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer) (demoConfig, error) {
@@ -36,13 +37,19 @@ func parseDemoFlags(args []string, getenv func(string) string, stderr io.Writer)
 	fs.Var(&cfg.Counters, "counter", counterFlagUsage)
 	fs.Var(&cfg.DeadlineLocks, "deadline-lock-pattern", deadlineLockFlagUsage)
 	fs.BoolVar(&cfg.Cluster, "cluster", false, "run on a private 3-master Redis Cluster instead of one redis-server")
+	histEnv := cfg.History.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	applyEnv(fs, map[string]string{"listen": "LOCKWARDEN_LISTEN",
 		"token-lock-pattern": "LOCKWARDEN_TOKEN_LOCK_PATTERNS", "counter": "LOCKWARDEN_COUNTERS",
 		"deadline-lock-pattern": "LOCKWARDEN_DEADLINE_LOCK_PATTERNS"}, getenv)
+	applyEnv(fs, histEnv, getenv)
 	if _, err := demoPatterns(cfg); err != nil {
+		fmt.Fprintf(stderr, "lockwarden demo: %v\n", err)
+		return cfg, errUsage
+	}
+	if _, err := cfg.History.settings(); err != nil {
 		fmt.Fprintf(stderr, "lockwarden demo: %v\n", err)
 		return cfg, errUsage
 	}
@@ -95,12 +102,14 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	defer dr.Close()
 	consoleRDB, trafficRDB := dr.console, dr.traffic
 
-	patterns, _ := demoPatterns(cfg) // checked by parseDemoFlags
+	patterns, _ := demoPatterns(cfg)  // checked by parseDemoFlags
+	hist, _ := cfg.History.settings() // checked by parseDemoFlags
 	con, err := openConsole(ctx, consoleConfig{
 		Inspector: inspect.New(consoleRDB, &inspect.Options{Patterns: patterns}),
 		Listen:    cfg.Listen,
 		Match:     "*",
 		Logger:    log,
+		History:   hist,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)

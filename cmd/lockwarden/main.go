@@ -37,7 +37,9 @@ Usage:
                    [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
                    [--alert-webhook URL] [--alert-RULE DURATION|off]... [--alert-reject-ratio RATIO]
                    [--metrics-match GLOB] [--metrics-top N]
+                   [--history-retention FINE,COARSE] [--history-top N]
   lockwarden demo  [--listen ADDR] [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
+                   [--history-retention FINE,COARSE] [--history-top N]
   lockwarden version
   lockwarden help
 
@@ -56,6 +58,7 @@ Environment (flags win):
   LOCKWARDEN_SESSION_IDLE, LOCKWARDEN_SESSION_MAX_AGE  defaults for --session-idle, --session-max-age
   LOCKWARDEN_TOKEN_LOCK_PATTERNS  default for --token-lock-pattern (comma-separated)
   LOCKWARDEN_COUNTERS       default for --counter (comma-separated)
+  LOCKWARDEN_HISTORY_RETENTION, LOCKWARDEN_HISTORY_TOP  defaults for --history-retention, --history-top
 
 Token locks (SET NX PX) and access counters (INCR+EXPIRE) are plain strings,
 so only keys matching --token-lock-pattern or --counter are shown as such.

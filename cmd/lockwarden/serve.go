@@ -52,6 +52,7 @@ type serveConfig struct {
 	DeadlineLocks listFlag
 	Alerts        alertFlags     // --alert-* and --metrics-* (alertflags.go)
 	Discovery     discoveryFlags // --keyspace-events, --discovery-* (discoveryflags.go)
+	History       historyFlags   // --history-* (historyflags.go)
 }
 
 // allowedHosts splits the --allowed-host list.
@@ -100,13 +101,19 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.Var(&cfg.DeadlineLocks, "deadline-lock-pattern", deadlineLockFlagUsage)
 	alertEnv := cfg.Alerts.register(fs)
 	discEnv := cfg.Discovery.register(fs)
+	histEnv := cfg.History.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	applyEnv(fs, serveEnv, getenv)
 	applyEnv(fs, alertEnv, getenv)
 	applyEnv(fs, discEnv, getenv)
+	applyEnv(fs, histEnv, getenv)
 	if _, err := cfg.Discovery.settings(); err != nil {
+		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
+		return cfg, errUsage
+	}
+	if _, err := cfg.History.settings(); err != nil {
 		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
 		return cfg, errUsage
 	}
@@ -189,6 +196,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks) // checked by parseServeFlags
 	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console()                    // checked by parseServeFlags
 	discovery, _ := cfg.Discovery.settings()                                       // checked by parseServeFlags
+	hist, _ := cfg.History.settings()                                              // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
 		Inspector:     inspect.New(rdb, &inspect.Options{Patterns: patterns}),
 		Listen:        cfg.Listen,
@@ -203,6 +211,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MetricsMatch:  metricsMatch,
 		MetricsTop:    metricsTop,
 		Discovery:     discovery,
+		History:       hist,
 	})
 	if err != nil {
 		return listenErr(cfg.Listen, err)

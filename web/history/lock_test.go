@@ -107,3 +107,26 @@ func TestHoldsTrimmed(t *testing.T) {
 		t.Fatalf("holds %+v, want holder 10 running and 9, 8, 7 ended", got.Holds)
 	}
 }
+
+// A hold released with a flush between the sample that saw it go and the
+// next one, which settles it as released (nobody took over): that flush
+// wrote "through" past the first sample, and the hold must still be
+// written as ended by the next flush.
+func TestReleaseSettledAfterFlush(t *testing.T) {
+	rdb, start := fresh(t)
+	lk := name(t, "job")
+	at := func(i int) time.Time { return start.Add(time.Duration(i) * time.Second) }
+	a := holder(1)
+	h := open(t, rdb, nil)
+	hs := []*history.History{h}
+	feed(t, hs, lockAt(at(1), lk, 30*time.Second, a))
+	feed(t, hs, lockAt(at(2), lk, 0)) // a gone: released or handed off?
+	feed(t, hs, lockAt(at(3), lk, 0)) // nobody took it: released
+	got := readLock(t, h, lk, history.SpanHour)
+	if len(got.Holds) != 1 {
+		t.Fatalf("holds = %+v, want a's one", got.Holds)
+	}
+	if g := got.Holds[0]; g.Holder != a.ID || !g.To.Equal(at(2).UTC()) || g.Ended != history.EndReleased {
+		t.Fatalf("hold = %+v, want a's, released at %v", g, at(2).UTC())
+	}
+}

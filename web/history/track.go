@@ -187,11 +187,15 @@ func (t *tracker) observeLock(l *lock, now int64, holders []Holder, pttl time.Du
 		l.openDirty, taken = true, true
 		changes++
 	}
-	// Holds that vanished at the last sample are settled now.
+	// Holds that vanished at the last sample are settled now, and are
+	// closed by this sample: a flush between the two samples wrote
+	// "through" past the last one, and holdArgs writes only holds closed
+	// after it.
 	for _, c := range l.ending {
 		if taken && c.ended == EndReleased {
 			c.ended = EndHandedOff
 		}
+		c.closedAt = now
 		l.closed = append(l.closed, c)
 	}
 	l.ending = l.ending[:0]

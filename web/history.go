@@ -1,0 +1,180 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/history"
+	"github.com/lockwarden/lockwarden/web/live"
+)
+
+// The history part (web/history) as the console runs it: opened with the
+// server, handed every snapshot as one of live's observers, closed first
+// so that its writer lock goes to another replica at once.
+
+// historyCloseTimeout bounds handing the writer lock back on shutdown.
+const historyCloseTimeout = 2 * time.Second
+
+// historyOff says Config turns the history off (a negative HistoryTop).
+func (c *Config) historyOff() bool { return c != nil && c.HistoryTop < 0 }
+
+func (c *Config) historyOptions() *history.Options {
+	return &history.Options{FineRetention: c.HistoryFine, CoarseRetention: c.HistoryCoarse, Top: c.HistoryTop}
+}
+
+// historyFeed turns each snapshot into a history.Sample. It runs on the
+// sampler's goroutine and owns its fields; h is set by Open before the
+// sampler starts and never changes afterwards.
+type historyFeed struct {
+	h   *history.History
+	ctx context.Context
+	// sliceEnd is the end (epoch ms) of the last 1 s window handed on;
+	// lastAt is the last snapshot's At handed on.
+	sliceEnd, lastAt int64
+}
+
+// sliceMS is the width of the limiter slices handed to the history: the
+// live window, so that each slice is one snapshot's Window.
+const sliceMS = inspect.WindowMS
+
+// Observe hands sn on, one snapshot per stats bucket. A snapshot without
+// Redis is skipped: the history would read its missing locks as gone. So
+// is one of the same bucket as the last (a tick faster than a bucket):
+// the history writes what a sample changed only when its time is past
+// the last one written (history's holdArgs), so a second sample at the
+// same time could end a hold that is never written. Limiter counts go on
+// once per window, when sn's window starts where the last one handed on
+// ended (or later, after a late tick: the buckets in between are then
+// not counted), so no bucket is counted twice.
+func (f *historyFeed) Observe(sn *live.Snapshot) {
+	if f.h == nil {
+		return
+	}
+	if s, ok := f.sample(sn); ok {
+		f.h.Observe(f.ctx, s)
+	}
+}
+
+// sample is what Observe hands on for sn; false when nothing.
+func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
+	if sn == nil || !sn.RedisUp || sn.At <= f.lastAt {
+		return history.Sample{}, false
+	}
+	f.lastAt = sn.At
+	s := history.Sample{At: time.UnixMilli(sn.At), Locks: make([]history.LockSample, 0, len(sn.Locks))}
+	if f.sliceEnd == 0 {
+		// The first window may hold attempts from before this console
+		// started; they were counted by whichever replica ran then.
+		f.sliceEnd = sn.At
+	} else if sn.At-f.sliceEnd >= sliceMS {
+		f.sliceEnd = sn.At
+		s.Limiters = limiterSamples(sn)
+	}
+	// One array for every lock's holders: at 10,000 locks a slice each
+	// was 10,000 allocations a tick.
+	n := 0
+	for _, l := range sn.Locks {
+		n += len(l.Holders)
+	}
+	holders := make([]history.Holder, 0, n)
+	for _, l := range sn.Locks {
+		var ls history.LockSample
+		ls, holders = lockSample(sn, l, holders)
+		s.Locks = append(s.Locks, ls)
+	}
+	return s, true
+}
+
+func limiterSamples(sn *live.Snapshot) []history.LimiterSample {
+	out := make([]history.LimiterSample, 0, len(sn.Limiters))
+	for _, l := range sn.Limiters {
+		w := sn.Window(l.Name)
+		if l.Stale != nil || w == (inspect.Counts{}) {
+			continue // a node that did not answer has no new window
+		}
+		out = append(out, history.LimiterSample{Name: l.Name, Kind: string(l.Kind),
+			Acquired: w.Acquired, Rejected: w.Rejected, Errors: w.Errors})
+	}
+	return out
+}
+
+// lockSample is l with its holders' identities from the registry, kept in
+// holders (returned grown). A lock whose node did not answer keeps the
+// holders it was last read with.
+func lockSample(sn *live.Snapshot, l inspect.LockInfo, holders []history.Holder) (history.LockSample, []history.Holder) {
+	ls := history.LockSample{Name: l.Name, Kind: string(l.Kind), PTTL: l.PTTL, Waiters: l.WaitersTotal}
+	if len(l.Holders) == 0 {
+		return ls, holders
+	}
+	first := len(holders)
+	for _, h := range l.Holders {
+		hd := history.Holder{ID: h.ID}
+		if h.AcquiredMS > 0 {
+			hd.Since = time.UnixMilli(h.AcquiredMS)
+		}
+		if ci, ok := sn.Registry.Lookup(h.ID); ok {
+			hd.App, hd.Host, hd.PID = ci.App, ci.Host, ci.PID
+		}
+		holders = append(holders, hd)
+	}
+	ls.Holders = holders[first:len(holders):len(holders)]
+	return ls, holders
+}
+
+// openHistory starts the history on the console's Redis, unless Config
+// turns it off. Its goroutine outlives ctx's cancellation: runHistory
+// closes it when the console stops, handing the writer lock back.
+func (s *Server) openHistory(ctx context.Context) error {
+	if s.cfg.historyOff() {
+		return nil
+	}
+	h, err := history.Open(context.WithoutCancel(ctx), s.insp.Redis(), s.cfg.historyOptions())
+	if err != nil {
+		return err
+	}
+	s.histFeed.h, s.histFeed.ctx = h, ctx
+	s.hist.Store(h)
+	return nil
+}
+
+// stopHistory closes the history once runCtx ends (Close, or the ctx
+// given to Open).
+func (s *Server) stopHistory(runCtx context.Context) {
+	h := s.hist.Load()
+	if h == nil {
+		return
+	}
+	<-runCtx.Done()
+	ctx, cancel := context.WithTimeout(s.baseCtx, historyCloseTimeout)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		s.log.Warn("closing the history", "err", err)
+	}
+}
+
+// historyEnded records that the console ended holder's hold of lock name
+// by force; the change itself is done, so a failure is only logged.
+func (s *Server) historyEnded(ctx context.Context, name, holder string) {
+	h := s.hist.Load()
+	if h == nil {
+		return
+	}
+	if err := h.Ended(ctx, name, holder, history.EndForceUnlocked); err != nil {
+		s.log.Warn("recording a force-unlock in the history", "lock", name, "err", err)
+	}
+}
+
+// forceUnlock runs admin's force-unlock for this request and, once the
+// holder is gone, marks its hold as force-unlocked in the history.
+func (s *Server) forceUnlock(c echo.Context, req admin.ForceUnlock) (inspect.ForceUnlockPlan, error) {
+	plan, err := s.admin.ForceUnlock(c.Request().Context(), s.actor(c), req)
+	recorded(c)
+	if err == nil {
+		s.historyEnded(c.Request().Context(), req.Name, req.Holder)
+	}
+	return plan, err
+}

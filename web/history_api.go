@@ -1,0 +1,177 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/whatif"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/history"
+)
+
+// The history API and its presenters, which the pages share: a limiter's
+// steps with the audited changes of its span, a lock's holds, and the
+// what-if replay of a limiter's last hour at other settings.
+
+// limiterHistoryJSON is GET /api/limiters/{name}/history.
+type limiterHistoryJSON struct {
+	history.LimiterHistory
+	// Changes are the audited changes of the limiter in the span, oldest
+	// first: rate edits, resets.
+	Changes []inspect.AuditRecord `json:"changes"`
+}
+
+// errNoHistory answers when the console keeps none (--history-top 0).
+var errNoHistory = notFound("this console keeps no history (--history-top 0)")
+
+// history is the running history, or errNoHistory.
+func (s *Server) history() (*history.History, error) {
+	if h := s.hist.Load(); h != nil {
+		return h, nil
+	}
+	return nil, errNoHistory
+}
+
+// historySpanParam is ?span=, "1h" when absent; history checks the value.
+func historySpanParam(c echo.Context) string {
+	if v := c.QueryParam("span"); v != "" {
+		return v
+	}
+	return history.SpanHour
+}
+
+// limiterHistory is name's steps over span and the changes audited in it.
+func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiterHistoryJSON, error) {
+	h, err := s.history()
+	if err != nil {
+		return limiterHistoryJSON{}, err
+	}
+	lh, err := h.Limiter(ctx, name, span)
+	if err != nil {
+		return limiterHistoryJSON{}, err
+	}
+	out := limiterHistoryJSON{LimiterHistory: lh, Changes: []inspect.AuditRecord{}}
+	if len(lh.Points) == 0 {
+		return out, nil
+	}
+	from := time.Unix(lh.Points[0].T, 0)
+	to := time.Unix(lh.Points[len(lh.Points)-1].T+lh.StepS, 0)
+	recs, err := s.admin.Recent(ctx, inspect.MaxAuditRead)
+	if err != nil {
+		return out, err
+	}
+	for _, r := range slices.Backward(recs) {
+		if r.Target == name && r.Outcome == inspect.OutcomeOK && isLimiterChange(r.Action) &&
+			!r.Time.Before(from) && r.Time.Before(to) {
+			out.Changes = append(out.Changes, r)
+		}
+	}
+	return out, nil
+}
+
+// isLimiterChange: the audited actions that change a limiter's behaviour.
+func isLimiterChange(action string) bool {
+	return action == admin.ActionModify || action == admin.ActionReset
+}
+
+func (s *Server) handleAPILimiterHistory(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	out, err := s.limiterHistory(ctx, name, historySpanParam(c))
+	if err != nil {
+		return err
+	}
+	if !out.Kept {
+		// Without a history, a name Redis does not know is no limiter.
+		if _, err := s.insp.GetLimiter(ctx, name); err != nil {
+			return objectError(err, "limiter", name)
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// lockHistory is name's holds over span.
+func (s *Server) lockHistory(ctx context.Context, name, span string) (history.LockHistory, error) {
+	h, err := s.history()
+	if err != nil {
+		return history.LockHistory{}, err
+	}
+	return h.Lock(ctx, name, span)
+}
+
+func (s *Server) handleAPILockHistory(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	out, err := s.lockHistory(ctx, name, historySpanParam(c))
+	if err != nil {
+		return err
+	}
+	if !out.Kept {
+		// A lock nobody holds has no key: without a history it is unknown.
+		if _, err := s.insp.GetLock(ctx, name); err != nil {
+			return objectError(err, "lock", name)
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// whatIf replays l's last hour of recorded demand at the proposed rate and
+// interval (admin.CheckEdit's, checked again by the limiter's kind).
+func (s *Server) whatIf(ctx context.Context, l *inspect.LimiterInfo, edit admin.LimiterEdit) (*whatif.Result, error) {
+	h, err := s.history()
+	if err != nil {
+		return nil, err
+	}
+	lh, err := h.Limiter(ctx, l.Name, history.SpanHour)
+	if err != nil {
+		return nil, err
+	}
+	demand := whatif.Series{StepMS: lh.StepS * 1000, Points: make([]whatif.Point, 0, len(lh.Points))}
+	for _, p := range lh.Points {
+		if p.Acquired+p.Rejected+p.Errors == 0 {
+			continue
+		}
+		demand.Points = append(demand.Points, whatif.Point{T: time.Unix(p.T, 0).UTC(),
+			Counts: inspect.Counts{Acquired: p.Acquired, Rejected: p.Rejected, Errors: p.Errors}})
+	}
+	return whatif.Replay(whatif.Request{Limiter: whatif.FromInfo(l),
+		Proposed: whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS}, Demand: demand})
+}
+
+// handleAPIWhatIf is POST /api/limiters/{name}/what-if: it changes
+// nothing, so a viewer may send it (routes registers it as a query).
+func (s *Server) handleAPIWhatIf(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	var body rateBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	edit, err := body.check()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	l, err := s.insp.GetLimiter(ctx, name)
+	if err != nil {
+		return objectError(err, "limiter", name)
+	}
+	res, err := s.whatIf(ctx, l, edit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}
