@@ -290,10 +290,7 @@ func DescribeHolder(reg *Registry, holder string) string {
 // seen (when the console first saw this holder; zero if never), as of now.
 func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	h.Who = DescribeHolder(reg, h.ID)
-	if ci, ok := reg.Lookup(h.ID); ok {
-		h.Client = &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
-			HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
-	}
+	h.Client = holderClient(reg, h.ID)
 	switch {
 	case h.AcquiredMS > 0:
 		h.HeldMS, h.HeldSinceSeen = max(0, now.UnixMilli()-h.AcquiredMS), false
@@ -303,6 +300,17 @@ func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	if h.RenewedMS > 0 {
 		h.RenewedAgoMS = max(0, now.UnixMilli()-h.RenewedMS)
 	}
+}
+
+// holderClient is the registry's word on the client of a holder field or
+// waiter owner; nil when the client is not registered.
+func holderClient(reg *Registry, holder string) *HolderClient {
+	ci, ok := reg.Lookup(holder)
+	if !ok {
+		return nil
+	}
+	return &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
+		HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
 }
 
 // queueHoldTimes queues the read of the hold times lockwarden's lock
