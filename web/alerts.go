@@ -25,6 +25,7 @@ const (
 	RuleAuthFailures            = alert.RuleAuthFailures
 	RuleRedisDown               = alert.RuleRedisDown
 	RuleNodeDown                = alert.RuleNodeDown
+	RuleLockDeadlock            = alert.RuleLockDeadlock
 	DefaultHeldTooLong          = alert.DefaultHeldTooLong
 	DefaultRejectRatio          = alert.DefaultRejectRatio
 )

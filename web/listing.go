@@ -33,6 +33,7 @@ const (
 	sortLease    = "lease"
 	sortAge      = "age"
 	sortHolder   = "holder"
+	sortWaiters  = "waiters"
 	sortRate     = "rate"
 	sortAcquired = "acquired"
 	sortRejected = "rejected"
@@ -40,7 +41,7 @@ const (
 )
 
 var (
-	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder}
+	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder, sortWaiters}
 	limiterSorts = []string{sortName, sortRate, sortAcquired, sortRejected, sortRatio}
 	lockKinds    = inspect.LockKinds()
 	limiterKinds = inspect.LimiterKinds()
@@ -284,6 +285,9 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) sortKey {
 			if len(l.Holders) > 0 {
 				k.Str = l.Holders[0].ID
 			}
+		case sortWaiters:
+			// Most waiters first, like youngest first for ages.
+			k.Num = -float64(l.WaitersTotal)
 		}
 		return k
 	}

@@ -180,6 +180,10 @@ func TestRealDeadlockDetectedAndBroken(t *testing.T) {
 	if err := aHolds.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// B's hold is the younger one, so the suggestion is known: hold times
+	// are in Redis milliseconds.
+	taken := redistest.NowMS(t, e.insp.rdb)
+	redistest.Eventually(t, "Redis time past A's acquisition", func() bool { return redistest.NowMS(t, e.insp.rdb) > taken })
 	if err := bHolds.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +210,7 @@ func TestRealDeadlockDetectedAndBroken(t *testing.T) {
 		}
 	}
 	if youngest.Lock != l2 {
-		t.Errorf("suggested breaking %q, want %q (B took it after A took %q)", youngest.Lock, l2, l1)
+		t.Fatalf("suggested breaking %q, want %q (B took it after A took %q)", youngest.Lock, l2, l1)
 	}
 
 	if err := e.insp.ForceUnlock(ctx, youngest.Lock, youngest.Holder); err != nil {

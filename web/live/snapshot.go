@@ -29,6 +29,9 @@ type Snapshot struct {
 	// lock (key HolderKey(name, holder)): the hold time of holders whose
 	// scripts record none.
 	HolderSeen map[string]time.Time
+	// Deadlocks are the cycles of the wait-for graph of Locks
+	// (deadlocks.go), oldest key first.
+	Deadlocks []SeenDeadlock
 
 	memo *Memo
 }
