@@ -66,6 +66,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
+	l.Subscribers = s.live.Latest().Subscribers(name)
 	return c.JSON(http.StatusOK, toLockDetailJSON(s.annotated(*l)))
 }
 

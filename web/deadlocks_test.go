@@ -251,3 +251,38 @@ func (e *testEnv) checkDeadlockPages(p *deadlockPair, youngest inspect.DeadlockS
 		t.Errorf("%s's waiters table: %s", p.l1, row.Text())
 	}
 }
+
+// A held Redisson lock's waiters, only countable, show as its channel's
+// subscribers in GET and on its page, in the words the console uses.
+func TestAPISubscribers(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "java:lock"
+	e.makeLock(name, "73", 1, time.Minute)
+	for range 2 {
+		rdb := redistest.Universal(t)
+		var ps *redis.PubSub
+		if redistest.SharedCluster() != nil {
+			ps = rdb.SSubscribe(t.Context(), redistest.UnlockChannel(name))
+		} else {
+			ps = rdb.Subscribe(t.Context(), redistest.UnlockChannel(name))
+		}
+		t.Cleanup(func() { ps.Close() })
+		if _, err := ps.Receive(t.Context()); err != nil {
+			t.Skipf("subscribing as Redisson does: %v", err)
+		}
+	}
+	var l struct {
+		Subscribers *int64 `json:"subscribers"`
+	}
+	eventually(t, 15*time.Second, "the lock's subscribers", func() bool {
+		e.getJSON("/api/locks/"+esc(name), 200, &l)
+		return l.Subscribers != nil
+	})
+	if *l.Subscribers != 2 {
+		t.Errorf("subscribers %d, want 2", *l.Subscribers)
+	}
+	_, _, body := e.do("GET", "/locks/"+esc(name), nil, nil)
+	if got := parseHTML(t, body).Find(`[data-testid="lock-subscribers"]`).Text(); got != "2 Redisson clients subscribed (threads not visible)" {
+		t.Errorf("lock page says %q", got)
+	}
+}

@@ -186,6 +186,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
+	l.Subscribers = s.live.Latest().Subscribers(name)
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 		Layout:    s.layout(c, name, views.NavLocks),
 		Lock:      s.lockRow(*l),

@@ -43,6 +43,10 @@ type Inspector struct {
 	// fullRejects is what full passes (Discover) found to be no object,
 	// kept across passes (rejects.go).
 	fullRejects fullRejects
+	// ownShard is the channel set the event stream's sharded
+	// subscriptions watch (nil without them), which subscriber counts
+	// leave out (subscribers.go).
+	ownShard atomic.Pointer[map[string]struct{}]
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.

@@ -70,6 +70,21 @@ func (sn *Snapshot) HoldStart(l inspect.LockInfo) (time.Time, bool) {
 	return t, ok
 }
 
+// Subscribers is the last count of lock name's channel subscribers the
+// walker made (inspect's subscribers.go); nil when not counted. A read of
+// one lock outside the tick has no count of its own.
+func (sn *Snapshot) Subscribers(name string) *int64 {
+	if sn == nil {
+		return nil
+	}
+	for i := range sn.Locks {
+		if sn.Locks[i].Name == name {
+			return sn.Locks[i].Subscribers
+		}
+	}
+	return nil
+}
+
 // HolderKey names one holder of one lock in Snapshot.HolderSeen.
 func HolderKey(lock, holder string) string { return lock + "\x00" + holder }
 
