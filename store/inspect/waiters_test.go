@@ -236,3 +236,22 @@ func TestRealDeadlockDetectedAndBroken(t *testing.T) {
 		t.Errorf("%s still held after both finished: %+v", l1, l1Now)
 	}
 }
+
+// The sharded subscriptions cover a fair lock's per-waiter channels but
+// not store's hand-off channel, which is published with PUBLISH: its
+// waiters coming and going must not rebuild them.
+func TestLockChannelsLeaveOutHandOff(t *testing.T) {
+	fair := LockInfo{Name: "f", Channel: wire.UnlockChannel("f"),
+		Waiters: []Waiter{{ID: discUUID + ":7", Channel: wire.UnlockChannel("f") + ":" + discUUID + ":7"}}}
+	queued := LockInfo{Name: "q", Channel: wire.UnlockChannel("q"),
+		Waiters: []Waiter{{ID: "0123456789abcdef", Owner: discUUID + ":w", ArrivedMS: 1, Channel: wire.LockWakeChannel("q")}}}
+	got := lockChannels([]LockInfo{fair, queued})
+	for _, ch := range []string{wire.UnlockChannel("f"), fair.Waiters[0].Channel, wire.UnlockChannel("q")} {
+		if _, ok := got[ch]; !ok {
+			t.Errorf("%s not watched", ch)
+		}
+	}
+	if _, ok := got[wire.LockWakeChannel("q")]; ok || len(got) != 3 {
+		t.Errorf("watched %v: the hand-off channel is not a sharded one", got)
+	}
+}
