@@ -172,6 +172,10 @@ func TestAPIDeadlocks(t *testing.T) {
 		w.WaitingMS == nil || w.DeadlineMS <= 0 {
 		t.Errorf("waiter %+v (client %+v), want B's owner, first, with identity, wait and deadline", w, w.Client)
 	}
+	_, _, metrics := e.do("GET", "/metrics", nil, nil)
+	if want := `lockwarden_lock_waiters{name="` + p.l1 + `"} 1`; !strings.Contains(string(metrics), want) {
+		t.Errorf("/metrics has no %s", want)
+	}
 	var list struct{ Locks []apiWaitedLock }
 	e.getJSON("/api/locks", 200, &list)
 	for _, l := range list.Locks {
