@@ -109,6 +109,16 @@ func TestStoreWaitersRead(t *testing.T) {
 		t.Errorf("waiting %v ms as of %d, want since its arrival at %d", w.WaitingMS, before, w.ArrivedMS)
 	}
 
+	// The client's places show among what it holds and waits for, and
+	// releasing everything it holds leaves its live Lock calls queued.
+	holds := ClientHolds([]LockInfo{*l})[e.b.ID()]
+	if len(holds) != 2 || holds[0].What != "queued" || holds[0].Holder != first.HolderID() || holds[1].Place != 2 {
+		t.Errorf("client holds %+v, want its two queued places", holds)
+	}
+	if out, err := e.insp.ReleaseAll(ctx, e.b.ID(), holds); err != nil || len(out) != 0 {
+		t.Errorf("release all of a client that only waits: %+v, %v; want nothing done", out, err)
+	}
+
 	// The sampler's read of the lock shows the same queue.
 	s, err := e.insp.Sample(ctx, []string{name}, nil)
 	if err != nil {
