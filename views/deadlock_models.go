@@ -21,9 +21,12 @@ type DeadlockView struct {
 
 // DeadlockStepView is one step of a cycle.
 type DeadlockStepView struct {
-	Lock     string
-	Holder   string // the holder field a holder-checked force-unlock names
-	Who      string // the holder's client in words
+	Lock   string
+	Holder string // the holder field a holder-checked force-unlock names
+	Who    string // the holder's client in words
+	// Short names the holder in the drawing: "<app> · <owner>", or the
+	// owner alone when its client is not registered.
+	Short    string
 	WaitsFor string
 	// HeldMS is how long Holder has held Lock (0: unknown); Youngest marks
 	// the hold suggested for breaking (the most recent one).
@@ -59,7 +62,7 @@ type cycleDrawing struct {
 
 const (
 	svgRadius  = 150.0 // of the circle the boxes sit on
-	svgMargin  = 110.0 // room for labels beyond the circle
+	svgMargin  = 90.0  // room for labels beyond the circle
 	svgBoxHalf = 34.0  // how far an arrow stops short of a box's centre
 	svgLabelAt = 28    // characters kept of a label
 )
@@ -96,11 +99,10 @@ func layoutCycle(d DeadlockView) cycleDrawing {
 	return out
 }
 
-// holderLabel is a holder as its box names it: its client in words, else
-// the holder field.
+// holderLabel is a holder as its ellipse names it.
 func holderLabel(st DeadlockStepView) string {
-	if st.Who != "" {
-		return st.Who
+	if st.Short != "" {
+		return st.Short
 	}
 	return st.Holder
 }

@@ -58,7 +58,7 @@ func deadlockViews(sn *live.Snapshot, lock string) []views.DeadlockView {
 				held = max(0, now.UnixMilli()-st.AcquiredMS)
 			}
 			v.Steps = append(v.Steps, views.DeadlockStepView{Lock: st.Lock, Holder: st.Holder, Who: st.Who,
-				WaitsFor: st.WaitsFor, HeldMS: held, Youngest: st.Youngest})
+				Short: shortHolder(st), WaitsFor: st.WaitsFor, HeldMS: held, Youngest: st.Youngest})
 		}
 		out = append(out, v)
 	}
@@ -70,4 +70,18 @@ func (s *Server) handleDeadlocksPage(c echo.Context) error {
 		Layout:    s.layout(c, "Deadlocks", views.NavDeadlocks),
 		Deadlocks: deadlockViews(s.live.Latest(), ""),
 	}))
+}
+
+// shortHolder names a step's holder in a few words: its application and
+// owner ("inventory-svc · reserve-1"), or the owner of an unregistered
+// client.
+func shortHolder(st inspect.DeadlockStep) string {
+	owner := st.Holder
+	if id := inspect.ClientIDOf(st.Holder); id != "" {
+		owner = st.Holder[len(id)+1:]
+	}
+	if st.Client == nil {
+		return owner
+	}
+	return st.Client.App + " · " + owner
 }
