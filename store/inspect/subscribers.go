@@ -18,7 +18,10 @@ import (
 //
 // The walker counts the channels of held locks in its tick's pipeline, at
 // most maxCountedPerTick a tick, taking turns, so a console watching many
-// held locks counts each every few ticks. From each count it takes away
+// held locks counts each every few ticks. A count that changed makes the
+// lock busy: a waiter joining an idle lock leaves its hash as it was, and
+// without notifications the lock's next read could be seconds away, while
+// every waiter, store's included, subscribes to its channel. From each count it takes away
 // the console's own sharded subscription (the event stream SSUBSCRIBEs
 // every known lock's channel; its pattern subscriptions are not counted by
 // NUMSUB) and one per store client queued in the lock's hand-off queue
@@ -121,14 +124,27 @@ func (sc *subCounts) counts() map[string]int64 {
 	return out
 }
 
+// countsRead applies a tick's counts to its locks and makes those whose
+// count changed busy.
+func (w *Walker) countsRead(locks []LockInfo, fresh map[string]int64) {
+	for _, n := range w.subs.apply(locks, fresh) {
+		w.cad.touch(n)
+	}
+}
+
 // subscriberMemo keeps each held lock's last count between its turns.
 type subscriberMemo map[string]int64
 
 // apply records fresh counts and sets Subscribers on every held lock of
 // locks that has one, less the store clients queued for it; a lock no
-// longer held forgets its count.
-func (m subscriberMemo) apply(locks []LockInfo, fresh map[string]int64) {
+// longer held forgets its count. It returns the locks whose count changed
+// (or is first seen above zero): someone began or stopped waiting, which
+// an idle lock's hash does not show, so the walker reads them next tick.
+func (m subscriberMemo) apply(locks []LockInfo, fresh map[string]int64) (changed []string) {
 	for name, n := range fresh {
+		if old, ok := m[name]; (ok && old != n) || (!ok && n > 0) {
+			changed = append(changed, name)
+		}
 		m[name] = n
 	}
 	seen := make(map[string]bool, len(m))
@@ -155,6 +171,7 @@ func (m subscriberMemo) apply(locks []LockInfo, fresh map[string]int64) {
 			delete(m, name)
 		}
 	}
+	return changed
 }
 
 // storeClientsQueued is how many store clients wait in l's hand-off queue

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -88,4 +89,40 @@ func TestSubscribersCounted(t *testing.T) {
 		t.Fatal("the store waiter did not get the released lock")
 	}
 	_ = waiter.Unlock(ctx)
+}
+
+// A store waiter joining an idle held lock changes neither its hash nor,
+// without notifications, anything the idle turn would see for seconds;
+// its subscription to the lock's channel changes the count, which makes
+// the lock busy, so its queue shows within a few ticks.
+func TestWaiterOnIdleLockShowsWithinTicks(t *testing.T) {
+	e := newLightEnv(t, 25)
+	ctx := t.Context()
+	_, cluster := e.rdb.(*redis.ClusterClient)
+	if sharded, err := wire.ShardedPubSub(ctx, e.rdb); err != nil || (cluster && !sharded) {
+		t.Skipf("subscribers are not counted here (%v)", err)
+	}
+	name := e.p + "idle-held"
+	e.foreignLock(t, name)
+	e.settle(t, []string{name})
+	for range 3 { // idle now: read on its turn only
+		e.tick(t, []string{name})
+	}
+	waiter := store.New(redistest.Universal(t), &store.Options{NoRegistry: true}).NewLock(name, nil)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = waiter.Lock(wctx) }()
+	t.Cleanup(func() { e.rdb.Del(context.Background(), wire.LockQueueKey(name), wire.LockEntriesKey(name)) })
+	redistest.Eventually(t, "the waiter queued", func() bool {
+		return e.rdb.Exists(ctx, wire.LockQueueKey(name)).Val() == 1
+	})
+	for i := 1; ; i++ {
+		if l := lockIn(e.tick(t, []string{name}), name); l != nil && l.WaitersTotal == 1 {
+			t.Logf("the waiter showed at tick %d", i)
+			break
+		}
+		if i == 4 {
+			t.Fatalf("the waiter did not show within %d ticks (the idle turn is every %d)", i, e.every)
+		}
+	}
 }

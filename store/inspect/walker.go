@@ -253,7 +253,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.cad.merge(s, locks, limiters, readLocks, readLims)
 	w.cad.forget(locks, limiters)
 	r := s.scan
-	w.subs.apply(s.Locks, r.subscribers)
+	w.countsRead(s.Locks, r.subscribers)
 	w.account(&step, r, s.At, s.sent)
 	if r.clientsRead {
 		// A registry past the bound is read no more: its HGETALL would be
