@@ -1,4 +1,4 @@
-// lockwarden live client, part 5 of 5: the websocket. One connection per
+// lockwarden live client, part 6 of 6: the websocket. One connection per
 // page, frames as documented in the console contract, dispatched to the
 // handlers the other parts registered; reconnects with backoff.
 (function () {
@@ -21,7 +21,8 @@
   // each lease was sent at; between sends the lease counts down.
   // who (each lock's holders' identities and instants) follows the same
   // rule, a lock's whole entry at a time.
-  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms", "who"];
+  // waiters (each lock's count) too, a 0 in a delta meaning none left.
+  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms", "who", "waiters"];
   var numbers = null;
 
   var frames = 0;
@@ -155,6 +156,15 @@
         Object.assign(numbers[k], f[k]);
       }
     });
+    if (f.waiters !== null && typeof f.waiters === "object") {
+      Object.keys(f.waiters).forEach(function (name) {
+        if (f.waiters[name] === 0) {
+          delete numbers.waiters[name];
+        } else {
+          numbers.waiters[name] = f.waiters[name];
+        }
+      });
+    }
     if (f.pttl_ms !== null && typeof f.pttl_ms === "object") {
       Object.keys(f.pttl_ms).forEach(function (name) {
         numbers.pttl_ms[name] = f.pttl_ms[name];
@@ -170,6 +180,7 @@
     f.locks = Object.assign({}, numbers.locks);
     f.available = Object.assign({}, numbers.available);
     f.who = Object.assign({}, numbers.who);
+    f.waiters = Object.assign({}, numbers.waiters);
     f.pttl_ms = pttl;
     return true;
   }

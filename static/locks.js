@@ -1,4 +1,4 @@
-// lockwarden live client, part 3 of 5: locks (the table, a lock's page,
+// lockwarden live client, part 3 of 6: locks (the table, a lock's page,
 // lease countdowns and first-seen ages between frames).
 (function () {
   "use strict";
@@ -72,6 +72,7 @@
       make("td", {}, [link]),
       make("td", { className: "kind", data: { field: "kind" } }, [kind]),
       make("td", {}, [make("span", { data: { field: "holders", testid: "lock-holders" } })]),
+      make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters" } }, ["0"]),
       make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1" } }),
       make("td", { data: { field: "age", firstSeen: String(seen) }, spaced: true }, [
         LW.timeEl(new Date(seen)),

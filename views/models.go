@@ -67,6 +67,9 @@ type Layout struct {
 	// Now is the instant the page describes; ages and countdowns are
 	// relative to it. Zero means time.Now() at render time.
 	Now time.Time
+	// Deadlocks counts the wait-for cycles the console sees; the overview
+	// and the wall show a banner while there are any.
+	Deadlocks int
 }
 
 // Counts are outcomes over one window.
@@ -98,12 +101,20 @@ type HolderRow struct {
 	RenewedAgoMS  int64
 }
 
-// WaiterRow is one thread queued on a fair lock, in queue order.
+// WaiterRow is one place in a lock's queue (a fair lock's thread, a store
+// Lock call), in queue order.
 type WaiterRow struct {
-	ID          string
+	ID string
+	// Owner is the holder field the waiter takes when granted; Who names
+	// its client in words ("" when not known).
+	Owner       string
+	Who         string
 	Deadline    time.Time
 	RemainingMS int64 // negative: its place timed out (stale)
-	Channel     string
+	// WaitingMS is how long it has waited; -1 when not known (Redisson's
+	// fair queue keeps no arrival).
+	WaitingMS int64
+	Channel   string
 }
 
 // Stale reports a waiter whose place timed out; the next operation on the
@@ -125,6 +136,10 @@ type LockRow struct {
 	// is the whole queue's length.
 	Waiters      []WaiterRow
 	WaitersTotal int64
+	// Subscribers counts the clients subscribed to a held Redisson lock's
+	// unlock channel beside the console (its waiters, when they can only
+	// be counted); nil when not counted.
+	Subscribers *int64
 	// FencingToken is a fenced lock's current token.
 	FencingToken int64
 	// Deadline is a deadline lock's deadline.
@@ -241,6 +256,8 @@ type LockDetailPage struct {
 	// Gone: the lock's key does not exist; the page shows its history
 	// only (Lock has its name alone).
 	Gone bool
+	// Deadlocks are the wait-for cycles this lock is part of.
+	Deadlocks []DeadlockView
 }
 
 // The kinds the views render in their own way, as the rows carry them

@@ -26,6 +26,7 @@ const (
 	RuleAuthFailures            = alert.RuleAuthFailures
 	RuleRedisDown               = alert.RuleRedisDown
 	RuleNodeDown                = alert.RuleNodeDown
+	RuleLockDeadlock            = alert.RuleLockDeadlock
 	DefaultHeldTooLong          = alert.DefaultHeldTooLong
 	DefaultWaitTooLong          = alert.DefaultWaitTooLong
 	DefaultRejectRatio          = alert.DefaultRejectRatio

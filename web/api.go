@@ -68,6 +68,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
+	l.Subscribers = s.live.Latest().Subscribers(name)
 	j := toLockDetailJSON(s.annotated(*l))
 	j.lockWaitJSON = lockWaitFor(s.live.Latest(), name, true)
 	return c.JSON(http.StatusOK, j)

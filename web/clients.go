@@ -19,8 +19,8 @@ import (
 // remembers when it first saw each holder; pages and the API join both
 // with the locks they show.
 
-// annotated returns l with its holders' identities and hold times (a copy
-// of the holder slice: l may be the snapshot's).
+// annotated returns l with its holders' and waiters' identities, hold and
+// wait times (copies of both slices: l may be the snapshot's).
 func (s *Server) annotated(l inspect.LockInfo) inspect.LockInfo {
 	sn := s.live.Latest()
 	var reg *inspect.Registry
@@ -35,6 +35,10 @@ func (s *Server) annotated(l inspect.LockInfo) inspect.LockInfo {
 			seen = sn.HolderSeen[live.HolderKey(l.Name, l.Holders[i].ID)]
 		}
 		inspect.AnnotateHolder(reg, &l.Holders[i], seen, now)
+	}
+	l.Waiters = slices.Clone(l.Waiters)
+	for i := range l.Waiters {
+		inspect.AnnotateWaiter(reg, &l.Waiters[i], now)
 	}
 	return l
 }

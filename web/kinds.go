@@ -22,9 +22,14 @@ type lockJSON struct {
 	Channel string `json:"channel"`
 	// Mode is a read-write lock's "read" or "write".
 	Mode string `json:"mode,omitempty"`
-	// Waiters and WaitersTotal are a fair lock's queue.
+	// Waiters are the lock's queue (a fair lock's, store's hand-off
+	// queue), always a list in GET of one lock, left out of list rows
+	// without waiters; WaitersTotal counts them all. Subscribers counts a
+	// held Redisson lock's waiters when they can only be counted (the
+	// clients subscribed to its unlock channel), when counted.
 	Waiters      []inspect.Waiter `json:"waiters,omitempty"`
-	WaitersTotal int64            `json:"waiters_total,omitempty"`
+	WaitersTotal int64            `json:"waiters_total"`
+	Subscribers  *int64           `json:"subscribers,omitempty"`
 	// FencingToken is a fenced lock's current token.
 	FencingToken *int64 `json:"fencing_token,omitempty"`
 	// DeadlineMS is a deadline lock's deadline (epoch ms).
@@ -57,12 +62,9 @@ func holdersAcked(hs []inspect.Holder) *bool {
 func toLockJSON(l inspect.LockInfo) lockJSON {
 	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: feed.HoldersOf(l.Holders), PTTLMS: feed.LeaseMS(l.PTTL),
 		Channel: l.Channel, Mode: l.Mode, Stale: feed.StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
-	if l.Kind == inspect.KindFairLock {
-		out.Waiters = l.Waiters
-		if out.Waiters == nil {
-			out.Waiters = []inspect.Waiter{}
-		}
-		out.WaitersTotal = l.WaitersTotal
+	out.Waiters, out.WaitersTotal, out.Subscribers = l.Waiters, l.WaitersTotal, l.Subscribers
+	if l.Kind == inspect.KindFairLock && out.Waiters == nil {
+		out.Waiters = []inspect.Waiter{}
 	}
 	if l.Kind == inspect.KindFencedLock {
 		out.FencingToken = &l.FencingToken
@@ -77,6 +79,9 @@ func toLockJSON(l inspect.LockInfo) lockJSON {
 // toLockDetailJSON adds the force-unlock plans to one lock.
 func toLockDetailJSON(l inspect.LockInfo) lockJSON {
 	out := toLockJSON(l)
+	if out.Waiters == nil {
+		out.Waiters = []inspect.Waiter{}
+	}
 	out.ForceUnlock = make(map[string]inspect.ForceUnlockPlan, len(l.Holders))
 	for _, h := range l.Holders {
 		out.ForceUnlock[h.ID] = l.ForceUnlockPlan(h.ID)
@@ -157,10 +162,16 @@ func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: feed.LeaseMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
 		Stale: staleMark(l.Stale)}
-	row.Holders = holderRows(s.annotated(l).Holders)
-	for _, w := range l.Waiters {
-		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Deadline: w.Deadline,
-			RemainingMS: w.RemainingMS, Channel: w.Channel})
+	a := s.annotated(l)
+	row.Holders = holderRows(a.Holders)
+	row.Subscribers = l.Subscribers
+	for _, w := range a.Waiters {
+		waiting := int64(-1)
+		if w.WaitingMS != nil {
+			waiting = *w.WaitingMS
+		}
+		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Owner: w.Owner, Who: w.Who, Deadline: w.Deadline,
+			RemainingMS: w.RemainingMS, WaitingMS: waiting, Channel: w.Channel})
 	}
 	if sn := s.live.Latest(); sn != nil {
 		row.FirstSeen = sn.FirstSeen[l.Name]

@@ -33,6 +33,7 @@ const (
 	sortLease    = "lease"
 	sortAge      = "age"
 	sortHolder   = "holder"
+	sortWaiters  = "waiters"
 	sortRate     = "rate"
 	sortAcquired = "acquired"
 	sortRejected = "rejected"
@@ -40,7 +41,7 @@ const (
 )
 
 var (
-	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder, sortContention}
+	lockSorts    = []string{sortName, sortLease, sortAge, sortHolder, sortContention, sortWaiters}
 	limiterSorts = []string{sortName, sortRate, sortAcquired, sortRejected, sortRatio}
 	lockKinds    = inspect.LockKinds()
 	limiterKinds = inspect.LimiterKinds()
@@ -286,6 +287,9 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) sortKey {
 			}
 		case sortContention:
 			k.Num = contentionKey(sn, l.Name)
+		case sortWaiters:
+			// Most waiters first, like youngest first for ages.
+			k.Num = -float64(l.WaitersTotal)
 		}
 		return k
 	}

@@ -53,8 +53,9 @@ func (s *Server) layout(c echo.Context, title, active string) views.Layout {
 	l.Role = id.Role.String()
 	l.ReadOnly = id.Role != auth.RoleAdmin
 	l.CanSignOut = id.Role != auth.RoleNone && !id.Bearer && !s.auth.LocalMode()
-	if sn := s.live.Latest(); sn != nil && !sn.RedisUp {
-		l.RedisDown = true
+	if sn := s.live.Latest(); sn != nil {
+		l.RedisDown = !sn.RedisUp
+		l.Deadlocks = len(sn.Deadlocks)
 	}
 	l.NodesDown = s.live.NodesDown()
 	l.Flash, l.FlashKind = flashFor(c.QueryParam("flash"), s.flashName(c))
@@ -197,13 +198,15 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return objectError(err, "lock", name)
 	}
+	l.Subscribers = s.live.Latest().Subscribers(name)
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
-		Layout:   s.layout(c, name, views.NavLocks),
-		Lock:     s.lockRow(*l),
-		Channel:  l.Channel,
-		Stats:    counts(s.live.Latest().Window(name)),
-		Waits:    waitRows(s.live.Latest(), name),
-		Timeline: tl,
+		Layout:    s.layout(c, name, views.NavLocks),
+		Lock:      s.lockRow(*l),
+		Channel:   l.Channel,
+		Stats:     counts(s.live.Latest().Window(name)),
+		Waits:     waitRows(s.live.Latest(), name),
+		Timeline:  tl,
+		Deadlocks: deadlockViews(s.live.Latest(), name),
 	}))
 }
 

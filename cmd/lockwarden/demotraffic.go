@@ -59,6 +59,9 @@ type trafficConfig struct {
 	// a new holder takes and abandons it.
 	StuckLease time.Duration
 	StuckEvery time.Duration
+	// DeadlockEvery is how long after one demo deadlock was broken the
+	// next one starts (demodeadlock.go).
+	DeadlockEvery time.Duration
 }
 
 func (c *trafficConfig) stuckLease() time.Duration {
@@ -94,6 +97,9 @@ type trafficCounts struct {
 	hitsAllowed, hitsRejected           atomic.Int64
 	rwReads, rwWrites                   atomic.Int64
 	fairTaken, fencedTaken              atomic.Int64
+	// deadlocksBroken counts the deadlocked services' waits that ended
+	// with the lock: two per deadlock broken.
+	deadlocksBroken atomic.Int64
 	// lastFence is the highest fencing token a demo holder saw; a holder
 	// seeing one not above it counts a fenceViolation (never, if the
 	// tokens work).
@@ -188,10 +194,16 @@ func runTrafficCounted(ctx context.Context, rdb redis.UniversalClient, cfg traff
 		app := t.apps[i%len(t.apps)]
 		spawn(func() { t.fencedWorker(ctx, app, fmt.Sprintf("ledger-%d", i+1)) })
 	}
+	for i := range 4 {
+		app := t.apps[i%len(t.apps)]
+		spawn(func() { t.queueWorker(ctx, app, fmt.Sprintf("batch-%d", i+1)) })
+	}
+	spawn(func() { t.deadlocker(ctx, rdb) })
 
 	t.log.Info("demo traffic running", "limiters", []string{cfg.Prefix + demoAPI, cfg.Prefix + demoLogin, cfg.Prefix + demoPartner, cfg.Prefix + demoFlood},
 		"locks", append(prefixed(cfg.Prefix, demoLocks), cfg.Prefix+demoStuck, cfg.Prefix+demoTokenLock,
-			cfg.Prefix+demoRW, cfg.Prefix+demoFair, cfg.Prefix+demoFenced, cfg.Prefix+demoSetnxStuck, cfg.Prefix+demoDeadline),
+			cfg.Prefix+demoRW, cfg.Prefix+demoFair, cfg.Prefix+demoFenced, cfg.Prefix+demoSetnxStuck, cfg.Prefix+demoDeadline,
+			cfg.Prefix+demoQueue, cfg.Prefix+demoStock, cfg.Prefix+demoCart),
 		"counters", []string{cfg.Prefix + demoHits})
 	wg.Wait()
 	return nil

@@ -130,10 +130,12 @@ type Hold struct {
 	Lock   string `json:"lock"`
 	Kind   Kind   `json:"kind"`
 	Holder string `json:"holder"` // the holder field or waiter id
-	// What is "holds", "read", "write" or "waits" (a fair-queue place).
+	// What is "holds", "read", "write", "waits" (a fair-queue place) or
+	// "queued" (a place in store's hand-off queue; Holder is the holder
+	// field it waits to take).
 	What  string `json:"what"`
 	Count int64  `json:"count,omitempty"` // reentry count or read levels
-	// Place is a waiter's 1-based position in the fair queue.
+	// Place is a waiter's 1-based position in its queue.
 	Place int `json:"place,omitempty"`
 }
 
@@ -155,7 +157,11 @@ func ClientHolds(locks []LockInfo) map[string][]Hold {
 			out[id] = append(out[id], Hold{Lock: l.Name, Kind: l.Kind, Holder: h.ID, What: what, Count: h.Count})
 		}
 		for i, w := range l.Waiters {
-			if id := ClientIDOf(w.ID); id != "" {
+			if w.ArrivedMS > 0 { // store's queue: the token is no client's, the owner is
+				if id := ClientIDOf(w.Owner); id != "" {
+					out[id] = append(out[id], Hold{Lock: l.Name, Kind: l.Kind, Holder: w.Owner, What: "queued", Place: i + 1})
+				}
+			} else if id := ClientIDOf(w.ID); id != "" {
 				out[id] = append(out[id], Hold{Lock: l.Name, Kind: l.Kind, Holder: w.ID, What: "waits", Place: i + 1})
 			}
 		}
@@ -186,6 +192,9 @@ type ReleaseResult struct {
 // (DropWaiters), so the force-unlocks after them wake a live waiter; then
 // every hold, each checked against the holder seen with ForceUnlock, so a
 // lock the client released meanwhile and someone else took is left alone.
+// Its places in store's queues ("queued") are left to their Lock calls:
+// a live one still wants the lock, a dead one's entry expires within
+// seconds.
 // Each lock is reported once per kind of change, done or not; the error
 // is only for an invalid id or the end of ctx.
 func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]ReleaseResult, error) {
@@ -217,7 +226,7 @@ func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]
 		out = append(out, r)
 	}
 	for _, h := range holds {
-		if h.What == "waits" || ClientIDOf(h.Holder) != id {
+		if h.What == "waits" || h.What == "queued" || ClientIDOf(h.Holder) != id {
 			continue
 		}
 		err := c.ForceUnlock(ctx, h.Lock, h.Holder)
@@ -290,10 +299,7 @@ func DescribeHolder(reg *Registry, holder string) string {
 // seen (when the console first saw this holder; zero if never), as of now.
 func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	h.Who = DescribeHolder(reg, h.ID)
-	if ci, ok := reg.Lookup(h.ID); ok {
-		h.Client = &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
-			HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
-	}
+	h.Client = holderClient(reg, h.ID)
 	switch {
 	case h.AcquiredMS > 0:
 		h.HeldMS, h.HeldSinceSeen = max(0, now.UnixMilli()-h.AcquiredMS), false
@@ -303,6 +309,17 @@ func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	if h.RenewedMS > 0 {
 		h.RenewedAgoMS = max(0, now.UnixMilli()-h.RenewedMS)
 	}
+}
+
+// holderClient is the registry's word on the client of a holder field or
+// waiter owner; nil when the client is not registered.
+func holderClient(reg *Registry, holder string) *HolderClient {
+	ci, ok := reg.Lookup(holder)
+	if !ok {
+		return nil
+	}
+	return &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
+		HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
 }
 
 // queueHoldTimes queues the read of the hold times lockwarden's lock

@@ -53,4 +53,22 @@
 // tick (FamilyReadsPerTick), and a FamilyBook keeps each family's totals
 // and top offenders of the last minute and hour in bounded memory
 // (family_book.go).
+//
+// # Waiters and deadlocks
+//
+// A lock's waiters are read from the queues that hold them, beside its
+// hash in the same pipeline: store's hand-off queue (each waiter's token,
+// the holder field it takes when granted, its arrival and its entry's
+// deadline; waiters.go) and Redisson's fair queue. A Redisson RLock or
+// read-write lock keeps no queue: its waiters are only the subscribers of
+// its channel, counted for held locks a few a tick (subscribers.go).
+//
+// A waiter whose owner ("<client-uuid>:<owner>", the holder field it would
+// take) holds another lock waits for that lock's holder. Deadlocks finds
+// the cycles of that wait-for graph over a snapshot's locks, which on a
+// Cluster are merged over every master, so a cycle may span masters
+// (deadlock.go). Holders are one actor only when they write the same
+// holder field: handles of one store.Client with the same Owner, a
+// Redisson thread. Two handles with different owners in one goroutine are
+// two actors, and a cycle through them goes undetected.
 package inspect

@@ -55,6 +55,7 @@ type lockSides struct {
 	token    *redis.StringCmd
 	leases   []*redis.DurationCmd // rwlock: one per holder, nil for writers
 	held     *redis.MapStringStringCmd
+	store    storeQueue // store's hand-off queue (waiters.go)
 }
 
 // queueLockSides queues the side reads info's family needs.
@@ -89,6 +90,7 @@ func queueRLockSides(ctx context.Context, pipe redis.Pipeliner, name string) *lo
 		timeouts: pipe.ZRangeWithScores(ctx, wire.FairLockTimeoutKey(name), 0, MaxWaitersShown-1),
 		token:    pipe.Get(ctx, wire.FencingTokenKey(name)),
 		held:     queueHoldTimes(ctx, pipe, name),
+		store:    queueStoreWaiters(ctx, pipe, name),
 	}
 }
 
@@ -119,13 +121,16 @@ func (s *lockSides) apply(info *LockInfo, nowMS int64) {
 		info.WaitersTotal = s.qlen.Val()
 		info.Waiters = make([]Waiter, 0, len(s.queue.Val()))
 		for _, id := range s.queue.Val() {
-			w := Waiter{ID: id, Channel: info.Channel + ":" + id}
+			w := Waiter{ID: id, Owner: id, Position: len(info.Waiters) + 1, Channel: info.Channel + ":" + id}
 			if d, ok := deadlines[id]; ok {
-				w.Deadline = time.UnixMilli(int64(d))
+				w.Deadline, w.DeadlineMS = time.UnixMilli(int64(d)), int64(d)
 				w.RemainingMS = int64(d) - nowMS
 			}
 			info.Waiters = append(info.Waiters, w)
 		}
+	}
+	if rlock {
+		s.store.apply(info, nowMS)
 	}
 	applyHoldTimes(info, s.held)
 	for i, cmd := range s.leases {

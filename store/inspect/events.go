@@ -114,9 +114,12 @@ func eventFromMessage(m *redis.Message, at time.Time) (Event, bool) {
 // reconnects and subscribes again; events published while disconnected are
 // lost, as with any Redis pub/sub.
 type EventStream struct {
-	ch      chan Event
-	ps      *redis.PubSub
-	shard   *shardSubs         // nil unless the deployment has sharded pub/sub
+	ch    chan Event
+	ps    *redis.PubSub
+	shard *shardSubs // nil unless the deployment has sharded pub/sub
+	// own is the Inspector's record of the channels shard watches, for
+	// its subscriber counts (subscribers.go).
+	own     *atomic.Pointer[map[string]struct{}]
 	cancel  context.CancelFunc // ends shard's connections
 	stop    chan struct{}
 	exited  chan struct{}
@@ -156,9 +159,11 @@ func (s *EventStream) Watch(ctx context.Context, locks []LockInfo) error {
 	if s.shard == nil {
 		return nil
 	}
-	if !s.shard.setWant(lockChannels(locks)) {
+	want := lockChannels(locks)
+	if !s.shard.setWant(want) {
 		return nil
 	}
+	s.own.Store(&want)
 	return s.shard.reconcile(ctx)
 }
 
@@ -166,6 +171,9 @@ func (s *EventStream) closePubSub() error {
 	s.psOnce.Do(func() {
 		s.psErr = s.ps.Close()
 		s.cancel()
+		if s.shard != nil {
+			s.own.Store(nil)
+		}
 		if s.shard != nil {
 			s.shard.wg.Wait()
 		}
@@ -211,6 +219,7 @@ func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
 		ch:     make(chan Event, eventBuffer),
 		ps:     ps,
 		shard:  shard,
+		own:    &c.ownShard,
 		cancel: cancel,
 		stop:   make(chan struct{}),
 		exited: make(chan struct{}),

@@ -86,15 +86,19 @@ func newShardSubs(ctx context.Context, cc *redis.ClusterClient, dropped *atomic.
 
 // lockChannels are the channels a release or force-unlock of locks is
 // announced on: each lock's own channel and, for a fair lock, the channel
-// of every waiter shown (Redisson wakes the next waiter on its own one).
+// of every waiter shown (Redisson wakes the next waiter on its own one,
+// "<lock channel>:<waiter id>"). store's queued waiters are woken on the
+// hand-off channel with PUBLISH, which no sharded subscription hears:
+// left out, so their coming and going rebuilds no subscription.
 func lockChannels(locks []LockInfo) map[string]struct{} {
 	out := make(map[string]struct{}, len(locks))
 	for _, l := range locks {
-		if l.Channel != "" {
-			out[l.Channel] = struct{}{}
+		if l.Channel == "" {
+			continue
 		}
+		out[l.Channel] = struct{}{}
 		for _, w := range l.Waiters {
-			if w.Channel != "" {
+			if strings.HasPrefix(w.Channel, l.Channel+":") {
 				out[w.Channel] = struct{}{}
 			}
 		}

@@ -45,6 +45,10 @@ type Inspector struct {
 	fullRejects fullRejects
 	// waits keeps the locks' wait stats beyond the stats ring (waits.go).
 	waits waitBook
+	// ownShard is the channel set the event stream's sharded
+	// subscriptions watch (nil without them), which subscriber counts
+	// leave out (subscribers.go).
+	ownShard atomic.Pointer[map[string]struct{}]
 }
 
 // Options tunes an Inspector. The zero value is usable; a nil *Options is too.

@@ -67,17 +67,42 @@ const (
 	AlgorithmSlidingWindow = wire.AlgorithmSlidingWindow
 )
 
-// Waiter is one thread queued on a fair lock.
+// Waiter is one place in a lock's queue: a thread queued on a Redisson
+// fair lock, or a Lock call queued in store's hand-off queue
+// (store/lock_wait.go; waiters.go reads it).
 type Waiter struct {
-	ID string `json:"id"` // "<client-uuid>:<thread-id>", as in the queue
-	// Deadline is the score in redisson_lock_timeout: when Redisson drops
-	// the waiter from the queue if it has not taken the lock by then.
+	// ID is a fair lock's "<client-uuid>:<thread-id>", as in the queue, or
+	// the wait token a store waiter queued under.
+	ID string `json:"id"`
+	// Owner is the holder field the waiter takes when granted,
+	// "<client-uuid>:<owner>": the fair lock's waiter id, or the holder a
+	// store waiter's entry names. The wait-for graph (deadlock.go) joins
+	// it with the holders of other locks.
+	Owner string `json:"owner"`
+	// Position is the 1-based place in the queue.
+	Position int `json:"position"`
+	// Deadline is when the waiter is dropped if it has not taken the lock
+	// by then: the score in redisson_lock_timeout, or the end of a store
+	// entry (refreshed while its Lock call lives).
 	Deadline time.Time `json:"deadline"`
-	// RemainingMS is Deadline minus Redis time at the read, in ms
-	// (negative: stale, the next operation on the lock drops it).
+	// DeadlineMS is Deadline in epoch ms; RemainingMS is Deadline minus
+	// Redis time at the read, in ms (negative: stale, the next operation
+	// on the lock drops it).
+	DeadlineMS  int64 `json:"deadline_ms"`
 	RemainingMS int64 `json:"remaining_ms"`
+	// WaitingMS is how long the waiter has waited (AnnotateWaiter); null
+	// when its arrival is not known (a fair-lock waiter).
+	WaitingMS *int64 `json:"waiting_ms"`
+	// ArrivedMS is when a store waiter queued (Redis time, epoch ms: the
+	// queue's score); 0 for a fair-lock waiter, whose arrival Redis keeps
+	// nowhere.
+	ArrivedMS int64 `json:"-"`
 	// Channel is where a release tells this waiter to try again.
 	Channel string `json:"channel"`
+	// Client and Who are the owner's identity, filled by the console
+	// (AnnotateWaiter) from the client registry, never by reads.
+	Client *HolderClient `json:"client,omitempty"`
+	Who    string        `json:"who,omitempty"`
 }
 
 // ClientWindow is one client's state of a per-client Redisson limiter.
@@ -146,10 +171,15 @@ type LockInfo struct {
 	PTTL time.Duration
 	// Mode is a read-write lock's "read" or "write".
 	Mode string
-	// Waiters are a fair lock's queued threads in queue order (at most
-	// MaxWaitersShown; WaitersTotal is the full queue length).
+	// Waiters are the lock's queued waiters in queue order: a fair lock's
+	// threads, then store's hand-off queue (at most MaxWaitersShown of
+	// each; WaitersTotal counts them all).
 	Waiters      []Waiter
 	WaitersTotal int64
+	// Subscribers counts the clients subscribed to a held Redisson lock's
+	// unlock channel beside the console: its waiters when they can only be
+	// counted (nil when not counted this tick).
+	Subscribers *int64
 	// Deadline is a deadline lock's value as a time.
 	Deadline time.Time
 	// FencingToken is a fenced lock's current token (the last one handed

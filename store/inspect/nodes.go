@@ -511,5 +511,10 @@ func (c *Inspector) stepOffDown(ctx context.Context, step *scanStep, down map[st
 	}
 	out.size = slices.DeleteFunc(slices.Clone(out.size), func(k string) bool { return !up(k) })
 	out.read = slices.DeleteFunc(slices.Clone(out.read), func(k string) bool { return !up(k) })
+	if cs := out.counts; cs != nil && cs.cluster { // each channel's count goes to its slot's master
+		n := *cs
+		n.reqs = slices.DeleteFunc(slices.Clone(cs.reqs), func(r countReq) bool { return !up(r.channel) })
+		out.counts = &n
+	}
 	return &out
 }

@@ -20,7 +20,8 @@ import (
 // read as its hash, its lease and one EXISTS over the side keys that can
 // appear beside an unchanged hash:
 //
-//   - the fair queue: a waiter joins a held lock without touching its hash;
+//   - the fair queue and store's hand-off queue (waiters.go): a waiter
+//     joins a held lock without touching its hash;
 //   - the stats ring: a store client that fails to take a foreign lock
 //     counts the attempt there;
 //   - in turn, the fencing token or the hold-times record: both are written
@@ -49,7 +50,7 @@ const (
 // over them would be a cross-slot command on a Cluster, so the lock keeps
 // the full read.
 func lightSideKeys(name string, turn lightTurn) (keys []string, ok bool) {
-	keys = []string{wire.FairLockQueueKey(name), wire.StatsKey(name)}
+	keys = []string{wire.FairLockQueueKey(name), wire.LockQueueKey(name), wire.StatsKey(name)}
 	if turn == lightToken {
 		keys = append(keys, wire.FencingTokenKey(name))
 	} else {
@@ -89,7 +90,8 @@ func (r lockRead) sidesFound(ring *redis.MapStringStringCmd) bool {
 // found reports whether any side read of a hash lock that a light read
 // checks saw its key: a reply other than "no such key" (an empty one, or
 // redis.Nil) counts, errors included, so a key of an unexpected type keeps
-// the full read. Fair timeouts without a queue show nothing: left out.
+// the full read. Fair timeouts without a queue show nothing, nor do store's
+// waiter entries without one: left out.
 func (s *lockSides) found() bool {
 	if s == nil {
 		return false
@@ -100,6 +102,9 @@ func (s *lockSides) found() bool {
 		}
 	}
 	if s.token != nil && !errors.Is(s.token.Err(), redis.Nil) {
+		return true
+	}
+	if s.store.found() {
 		return true
 	}
 	return present(s.held)

@@ -148,7 +148,7 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 				t.Errorf("%s: %d %s of the lock in one turn, want %d", name, c, cmd, want)
 			}
 		}
-		for _, key := range []string{wire.FairLockQueueKey(name), wire.StatsKey(name)} {
+		for _, key := range []string{wire.FairLockQueueKey(name), wire.LockQueueKey(name), wire.StatsKey(name)} {
 			if c := got.count("exists", key); c != 1 {
 				t.Errorf("%s: %d EXISTS over %s in one turn, want 1", name, c, key)
 			}
@@ -168,9 +168,10 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 	}
 	perRead := got.count("hgetall", "") + got.count("pttl", "") + got.count("exists", "") +
 		got.count("lrange", "") + got.count("llen", "") + got.count("get", "")
-	// Fenced and odd: 8 each, 7 here (their ZRANGE is left out with the
-	// registry's); the plain ones 3.
-	if want := 3*n + 2*7; perRead != want {
+	// Fenced and odd: 10 each, 8 here (their two ZRANGEs, of the fair
+	// timeouts and store's queue, are left out with the registry's); the
+	// plain ones 3.
+	if want := 3*n + 2*8; perRead != want {
 		t.Errorf("one turn sent %d lock reads, want %d (3 per plain lock, full reads of the other two): %v", perRead, want, got)
 	}
 	for _, name := range []string{fenced, odd} {
@@ -269,7 +270,8 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 }
 
 // The light reads' keys, over both turns, are those the full read reads
-// besides the hash, but for the fair timeouts (shown only beside a queue):
+// besides the hash, but for the fair timeouts and store's waiter entries
+// (shown only beside their queues):
 // EXISTS finding none means the full read would show no side state.
 func TestLightSideKeysAreTheFullReadsKeys(t *testing.T) {
 	name := "orders:42"
@@ -284,7 +286,7 @@ func TestLightSideKeysAreTheFullReadsKeys(t *testing.T) {
 			full = append(full, k)
 		}
 	}
-	light := []string{wire.FairLockTimeoutKey(name)}
+	light := []string{wire.FairLockTimeoutKey(name), wire.LockEntriesKey(name)}
 	for _, turn := range []lightTurn{lightToken, lightHeld} {
 		keys, ok := lightSideKeys(name, turn)
 		if !ok {

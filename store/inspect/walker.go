@@ -100,6 +100,7 @@ type Walker struct {
 	// than maxRegistryFields.
 	clientsDue, clientsTooMany bool
 	cad                        *cadence
+	subs                       subscriberMemo // subscribers.go
 	next                       scanStep
 	notify                     []string          // suggested names not yet sized
 	origin                     map[string]Source // candidates in flight, by name
@@ -151,7 +152,7 @@ func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
 	}
 	w := &Walker{in: c, match: match, scans: c.CanWalk() && !opt.NoScan,
 		pace: newPacer(opt.Tick, opt.Pass, opt.Budget), reg: newRegistryReader(),
-		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}, rejects: newRejectMemory()}
+		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}, rejects: newRejectMemory(), subs: subscriberMemo{}}
 	if opt.After != nil && opt.After.rejects != nil {
 		w.rejects = opt.After.rejects.clone()
 	}
@@ -242,6 +243,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	if w.scans {
 		step.count = w.pace.count(w.next.dbSize, time.Now(), w.next.cursor == 0)
 	}
+	step.counts = w.in.countMode(ctx, w.cad.countDue(maxCountedPerTick))
 	readLocks, readLims := w.cad.split(locks, limiters)
 	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step, w.cad.light)
 	if err != nil {
@@ -253,6 +255,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.in.applyWaits(s)
 	w.cad.forget(locks, limiters)
 	r := s.scan
+	w.countsRead(s.Locks, r.subscribers)
 	w.account(&step, r, s.At, s.sent)
 	if r.clientsRead {
 		// A registry past the bound is read no more: its HGETALL would be
@@ -461,6 +464,7 @@ type scanStep struct {
 	// clients asks for the client records (HLEN and HGETALL) in the same
 	// pipeline, for ReadClients.
 	clients bool
+	counts  *countStep // channels whose subscribers to count (subscribers.go)
 }
 
 // scanResult is what one scanStep found.
@@ -482,6 +486,7 @@ type scanResult struct {
 	clients     map[string]string
 	cost        redisCost // the walk's Redis cost so far (when infoOK)
 	infoOK      bool
+	subscribers map[string]int64 // by lock name (subscribers.go)
 }
 
 // scanReads is a scanStep queued in a pipeline.
@@ -498,6 +503,7 @@ type scanReads struct {
 
 	clientsLen *redis.IntCmd
 	clients    *redis.MapStringStringCmd
+	counts     *subCounts
 }
 
 func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
@@ -534,6 +540,7 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	for _, k := range step.readStr {
 		r.strs = append(r.strs, queueStringRead(ctx, pipe, k))
 	}
+	r.counts = step.counts.queue(ctx, pipe)
 	return r
 }
 
@@ -567,6 +574,7 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	if r.names != nil {
 		out.announced = r.step.registry.result(r.names)
 	}
+	out.subscribers = r.counts.counts()
 	out.small, out.large = smallHashes(r.step.size, r.lens)
 	out.skipped = len(out.large)
 	out.locks, out.limiters, out.none = classifyHashes(r.step.read, r.gets, r.ttls, nowMS)

@@ -36,6 +36,7 @@ type deltaState struct {
 	limiters  map[string]inspect.Counts
 	locks     map[string]inspect.Counts
 	available map[string]int64
+	waiters   map[string]int64
 	pttl      map[string]int64 // as last sent
 	pttlAt    map[string]int64 // the frame's at when it was sent
 	who       map[string]holdersWho
@@ -51,8 +52,8 @@ type deltaState struct {
 func (d *deltaState) next(f statsCore) ([]byte, error) {
 	out := statsDelta{statsCore: statsCore{Type: f.Type, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
 		Limiters: map[string]inspect.Counts{}, Locks: map[string]inspect.Counts{}, Available: map[string]int64{},
-		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, LockCount: f.LockCount, LimiterCount: f.LimiterCount,
-		DiscoveredAt: f.DiscoveredAt}, Delta: true, Removed: []string{}}
+		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, Waiters: map[string]int64{}, Deadlocks: f.Deadlocks,
+		LockCount: f.LockCount, LimiterCount: f.LimiterCount, DiscoveredAt: f.DiscoveredAt}, Delta: true, Removed: []string{}}
 	if d.limiters == nil {
 		d.reset(f)
 		return nil, nil
@@ -79,6 +80,16 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 		out.PTTLMS[name] = v
 		d.pttl[name], d.pttlAt[name] = v, f.At
 	}
+	for name, n := range f.Waiters {
+		if old, ok := d.waiters[name]; !ok || old != n {
+			out.Waiters[name] = n
+		}
+	}
+	for name := range d.waiters {
+		if _, ok := f.Waiters[name]; !ok {
+			out.Waiters[name] = 0 // its last waiter left
+		}
+	}
 	for name, w := range f.Who {
 		if old, ok := d.who[name]; !ok || !maps.Equal(old, w) {
 			out.Who[name] = w
@@ -99,13 +110,13 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 	slices.Sort(out.Removed)
 	// f's maps are built afresh each tick and never modified afterwards,
 	// so they are kept, not copied (three 1,000-entry copies a tick).
-	d.limiters, d.locks, d.available, d.who = f.Limiters, f.Locks, f.Available, f.Who
+	d.limiters, d.locks, d.available, d.who, d.waiters = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters
 	return json.Marshal(out)
 }
 
 // reset makes f, sent whole, the state every viewer holds.
 func (d *deltaState) reset(f statsCore) {
-	d.limiters, d.locks, d.available, d.who = f.Limiters, f.Locks, f.Available, f.Who
+	d.limiters, d.locks, d.available, d.who, d.waiters = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters
 	d.pttl = maps.Clone(f.PTTLMS)
 	d.seq = 0
 	d.pttlAt = make(map[string]int64, len(f.PTTLMS))
@@ -282,17 +293,22 @@ type statsFrame struct {
 
 // statsCore is the part of statsFrame every frame carries.
 type statsCore struct {
-	Type         string                    `json:"type"`
-	BucketMS     int                       `json:"bucket_ms"`
-	WindowMS     int                       `json:"window_ms"`
-	At           int64                     `json:"at"`
-	Limiters     map[string]inspect.Counts `json:"limiters"`
-	Locks        map[string]inspect.Counts `json:"locks"`
-	Available    map[string]int64          `json:"available"`
-	PTTLMS       map[string]int64          `json:"pttl_ms"`
-	Who          map[string]holdersWho     `json:"who"`
-	LockCount    int                       `json:"lock_count"`
-	LimiterCount int                       `json:"limiter_count"`
+	Type      string                    `json:"type"`
+	BucketMS  int                       `json:"bucket_ms"`
+	WindowMS  int                       `json:"window_ms"`
+	At        int64                     `json:"at"`
+	Limiters  map[string]inspect.Counts `json:"limiters"`
+	Locks     map[string]inspect.Counts `json:"locks"`
+	Available map[string]int64          `json:"available"`
+	PTTLMS    map[string]int64          `json:"pttl_ms"`
+	Who       map[string]holdersWho     `json:"who"`
+	// Waiters counts the waiters of each lock that has any (a delta
+	// sends 0 for a lock whose last waiter left); Deadlocks counts the
+	// wait-for cycles the snapshot holds (live.Snapshot.Deadlocks).
+	Waiters      map[string]int64 `json:"waiters"`
+	Deadlocks    int              `json:"deadlocks"`
+	LockCount    int              `json:"lock_count"`
+	LimiterCount int              `json:"limiter_count"`
 	// DiscoveredAt is when the discovery behind this frame's object set
 	// started (epoch ms): a page rendered after it keeps its own rows.
 	DiscoveredAt int64 `json:"discovered_at"`
@@ -331,6 +347,8 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 		Locks:        make(map[string]inspect.Counts, len(sn.Locks)),
 		Available:    make(map[string]int64, len(sn.Limiters)),
 		PTTLMS:       make(map[string]int64, len(sn.Locks)),
+		Waiters:      map[string]int64{},
+		Deadlocks:    len(sn.Deadlocks),
 		LockCount:    len(sn.Locks),
 		LimiterCount: len(sn.Limiters),
 	}, statsMeta{
@@ -356,6 +374,9 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 		f.Locks[l.Name] = sn.Window(l.Name)
 		f.PTTLMS[l.Name] = LeaseMS(l.PTTL)
 		f.Holders[l.Name] = HoldersOf(l.Holders)
+		if l.WaitersTotal > 0 {
+			f.Waiters[l.Name] = l.WaitersTotal
+		}
 		f.Kinds[l.Name] = l.Kind
 		if t, ok := sn.FirstSeen[l.Name]; ok {
 			f.FirstSeen[l.Name] = t.UnixMilli()

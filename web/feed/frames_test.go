@@ -68,3 +68,34 @@ func TestDeltaOnlyChanges(t *testing.T) {
 		t.Errorf("fourth frame %+v", f)
 	}
 }
+
+// Waiter counts travel like availability: a delta carries the locks whose
+// count changed, 0 for a lock whose last waiter left; the cycle count is
+// in every frame.
+func TestDeltaWaiters(t *testing.T) {
+	var d deltaState
+	pttl := map[string]int64{"l1": -1, "l2": -1, "l3": -1}
+	withWaiters := func(at int64, w map[string]int64, cycles int) statsCore {
+		c := core(at, map[string]inspect.Counts{}, pttl)
+		c.Waiters, c.Deadlocks = w, cycles
+		return c
+	}
+	if b, _ := d.next(withWaiters(1000, map[string]int64{"l1": 2, "l2": 1}, 0)); b != nil {
+		t.Fatal("first frame must be sent whole")
+	}
+	b, err := d.next(withWaiters(1200, map[string]int64{"l1": 2, "l3": 1}, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := decodeDelta(t, b)
+	if len(f.Waiters) != 2 || f.Waiters["l2"] != 0 || f.Waiters["l3"] != 1 {
+		t.Errorf("waiters %v, want l2 gone (0) and l3 joined (1), l1 unchanged left out", f.Waiters)
+	}
+	if f.Deadlocks != 1 {
+		t.Errorf("deadlocks %d, want 1", f.Deadlocks)
+	}
+	b, _ = d.next(withWaiters(1400, map[string]int64{"l1": 2, "l3": 1}, 1))
+	if f = decodeDelta(t, b); len(f.Waiters) != 0 || f.Deadlocks != 1 {
+		t.Errorf("unchanged: waiters %v, deadlocks %d", f.Waiters, f.Deadlocks)
+	}
+}

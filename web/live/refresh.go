@@ -76,6 +76,7 @@ func (p patch) apply(sn *Snapshot) *Snapshot {
 	out.Stats = maps.Clone(sn.Stats)
 	out.Locks = replaced(sn.Locks, p.locks, p.smp.Locks, p.smp.Unreadable, func(l *inspect.LockInfo) string { return l.Name })
 	out.Limiters = replaced(sn.Limiters, p.limiters, p.smp.Limiters, p.smp.Unreadable, func(l *inspect.LimiterInfo) string { return l.Name })
+	out.Deadlocks = deadlocksOf(out.Locks, sn.Deadlocks, p.read)
 	for _, names := range [][]string{p.locks, p.limiters} {
 		for _, n := range names {
 			if st, ok := p.smp.Stats[n]; ok {

@@ -413,6 +413,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 	sm.hist.PushTick(sn.At, smp.Limiters, sn.Stats)
 	sm.pubMu.Lock()
 	sn = sm.patched(sn)
+	sn.Deadlocks = deadlocksOf(sn.Locks, sm.snap.Load().deadlocks(), start)
 	sm.snap.Store(sn)
 	sm.pubMu.Unlock()
 	return sn

@@ -32,6 +32,9 @@ type Snapshot struct {
 	// Families are the limiter families with members (families.go), in
 	// inspect.Families order.
 	Families []inspect.FamilyRow
+	// Deadlocks are the cycles of the wait-for graph of Locks
+	// (deadlocks.go), oldest key first.
+	Deadlocks []SeenDeadlock
 
 	memo *Memo
 }
@@ -81,6 +84,21 @@ func (sn *Snapshot) HoldStart(l inspect.LockInfo) (time.Time, bool) {
 	}
 	t, ok := sn.FirstSeen[l.Name]
 	return t, ok
+}
+
+// Subscribers is the last count of lock name's channel subscribers the
+// walker made (inspect's subscribers.go); nil when not counted. A read of
+// one lock outside the tick has no count of its own.
+func (sn *Snapshot) Subscribers(name string) *int64 {
+	if sn == nil {
+		return nil
+	}
+	for i := range sn.Locks {
+		if sn.Locks[i].Name == name {
+			return sn.Locks[i].Subscribers
+		}
+	}
+	return nil
 }
 
 // HolderKey names one holder of one lock in Snapshot.HolderSeen.

@@ -101,6 +101,7 @@ var (
 	descLockHolders = desc("lockwarden_lock_holders", "Holders of the lock (readers of a read-write lock, 1 otherwise).", "name")
 	descLockLease   = desc("lockwarden_lock_lease_seconds", "Remaining lease of the lock; -1 when it has no expiry.", "name")
 	descLockHeldFor = desc("lockwarden_lock_held_seconds", "How long the lock has been held, as far as the console knows.", "name")
+	descLockWaiters = desc("lockwarden_lock_waiters", "Waiters of the lock: its queue (store's hand-off queue, Redisson's fair queue) and, for a Redisson lock, the clients subscribed to its channel.", "name")
 	descAlertFiring = desc("lockwarden_alert_firing", "1 for every firing alert.", "rule", "name")
 	descOmitted     = desc("lockwarden_metrics_omitted_objects", "Objects (or firing alerts) without a per-object series: over --metrics-top or not matching --metrics-match.", "kind")
 )
@@ -212,6 +213,11 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 			emit(descLockHeldFor, prometheus.GaugeValue, r.held.Seconds(), name)
 		}
 		emitLockWaits(ch, sn, r.l, name)
+		waiters := r.l.WaitersTotal
+		if r.l.Subscribers != nil {
+			waiters += *r.l.Subscribers
+		}
+		emit(descLockWaiters, prometheus.GaugeValue, float64(waiters), name)
 	}
 
 	alerts := m.cfg.Alerts.Firing() // critical and oldest first

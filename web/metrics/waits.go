@@ -10,13 +10,11 @@ import (
 var (
 	descLockWait = desc("lockwarden_lock_wait_seconds",
 		"Waits of the lock's contended acquisitions, from the histogram store's scripts record in the stats buckets, since the console began to see them.", "name")
-	descLockWaiters = desc("lockwarden_lock_waiters", "Waiters of the lock the console knows of (a fair lock's queue).", "name")
 )
 
-// emitLockWaits emits the wait histogram (when the lock waited in the last
-// minute) and the waiters gauge of one lock.
+// emitLockWaits emits the wait histogram of one lock, when it waited in the
+// last minute.
 func emitLockWaits(ch chan<- prometheus.Metric, sn *live.Snapshot, l inspect.LockInfo, name string) {
-	ch <- prometheus.MustNewConstMetric(descLockWaiters, prometheus.GaugeValue, float64(l.WaitersTotal), name)
 	w := sn.Stats[l.Name].Wait
 	if w == nil {
 		return
