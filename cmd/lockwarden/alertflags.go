@@ -24,6 +24,7 @@ type alertFlags struct {
 
 // ruleFlags are the rules whose flag sets their "for" duration (or "off").
 var ruleFlags = [...]struct{ flag, rule, what string }{
+	{"alert-lock-deadlock", web.RuleLockDeadlock, "how long a wait-for cycle between lock holders must last (default 0s)"},
 	{"alert-lock-no-expiry", web.RuleLockNoExpiry, "how long a lock may exist without expiry (default 30s)"},
 	{"alert-lock-deadline-passed", web.RuleLockDeadlinePassed, "how long a lock may outlive its deadline (default 0s)"},
 	{"alert-lock-renewed-by-gone-client", web.RuleLockRenewedByGoneClient, "how long a lock may be renewed for a gone client (default 30s)"},

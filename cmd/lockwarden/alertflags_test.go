@@ -14,7 +14,7 @@ func TestCmdAlertFlags(t *testing.T) {
 		"LOCKWARDEN_ALERT_REDIS_DOWN": "1m"}
 	cfg, err := parseServeFlags([]string{"--alert-lock-held-too-long", "90s", "--alert-reject-ratio", "80%",
 		"--alert-lock-no-expiry", "off", "--alert-limiter-errors", "0s", "--alert-redis-down", "20s", "--metrics-match", "app:*",
-		"--alert-lock-wait-too-long", "2s", "--alert-lock-wait-too-long-for", "30s"},
+		"--alert-lock-wait-too-long", "2s", "--alert-lock-wait-too-long-for", "30s", "--alert-lock-deadlock", "5s"},
 		func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +32,9 @@ func TestCmdAlertFlags(t *testing.T) {
 	}
 	if ac.WaitTooLong != 2*time.Second || ac.For[web.RuleLockWaitTooLong] != 30*time.Second {
 		t.Errorf("lock-wait-too-long: threshold %v, for %v", ac.WaitTooLong, ac.For[web.RuleLockWaitTooLong])
+	}
+	if ac.For[web.RuleLockDeadlock] != 5*time.Second {
+		t.Errorf("lock-deadlock for = %v", ac.For[web.RuleLockDeadlock])
 	}
 	if ac.For[web.RuleRedisDown] != 20*time.Second { // the flag wins over the environment
 		t.Errorf("redis-down for = %v", ac.For[web.RuleRedisDown])
@@ -51,6 +54,7 @@ func TestCmdAlertFlagsRejectBadValues(t *testing.T) {
 		{"--alert-lock-wait-too-long", "never"},
 		{"--alert-redis-down", "-1s"},
 		{"--alert-node-down", "soon"},
+		{"--alert-lock-deadlock", "-1s"},
 		{"--metrics-top", "-3"},
 	} {
 		var stderr strings.Builder
