@@ -11,7 +11,8 @@ import (
 )
 
 // A lock's wait totals become a cumulative histogram in seconds with the
-// class bounds as buckets, beside its waiters gauge.
+// class bounds as buckets (its waiters gauge is emitted with the other lock
+// series, objects.go).
 func TestLockWaitHistogram(t *testing.T) {
 	var total inspect.WaitTotals
 	total.Classes[0], total.Classes[4], total.Classes[9] = 3, 2, 1 // <=1 ms, <=100 ms, >10 s
@@ -22,21 +23,15 @@ func TestLockWaitHistogram(t *testing.T) {
 	emitLockWaits(ch, sn, l, "job")
 	close(ch)
 	var hist *dto.Histogram
-	var waiters float64 = -1
 	for m := range ch {
 		var out dto.Metric
 		if err := m.Write(&out); err != nil {
 			t.Fatal(err)
 		}
-		switch m.Desc() {
-		case descLockWait:
-			hist = out.GetHistogram()
-		case descLockWaiters:
-			waiters = out.GetGauge().GetValue()
+		if m.Desc() != descLockWait {
+			t.Fatalf("emitted %v, want only the wait histogram", m.Desc())
 		}
-	}
-	if waiters != 4 {
-		t.Errorf("waiters gauge %v, want 4", waiters)
+		hist = out.GetHistogram()
 	}
 	if hist == nil || hist.GetSampleCount() != 6 || hist.GetSampleSum() != 12.153 {
 		t.Fatalf("histogram %v", hist)
@@ -51,10 +46,10 @@ func TestLockWaitHistogram(t *testing.T) {
 	if len(want) != 0 {
 		t.Errorf("missing buckets %v", want)
 	}
-	// Without waits in the last minute there is no histogram, only the gauge.
+	// Without waits in the last minute there is no histogram.
 	ch = make(chan prometheus.Metric, 4)
 	emitLockWaits(ch, &live.Snapshot{Stats: map[string]inspect.Summary{}}, l, "job")
-	if close(ch); len(ch) != 1 {
-		t.Fatalf("%d series for a lock without waits, want the gauge alone", len(ch))
+	if close(ch); len(ch) != 0 {
+		t.Fatalf("%d series for a lock without waits, want none", len(ch))
 	}
 }
