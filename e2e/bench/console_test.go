@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,7 +76,8 @@ type rtHook struct {
 
 	mu        sync.Mutex
 	recording bool
-	starts    []int64 // unix ns
+	starts    []int64          // unix ns
+	byName    map[string]int64 // commands sent, by name (case 8's history rows)
 }
 
 type rtCount struct{ calls, pipes, cmds, pipeNanos int64 }
@@ -86,6 +88,23 @@ func (h *rtHook) snap() rtCount {
 
 func (a rtCount) minus(b rtCount) rtCount {
 	return rtCount{a.calls - b.calls, a.pipes - b.pipes, a.cmds - b.cmds, a.pipeNanos - b.pipeNanos}
+}
+
+// sent returns how many commands of each name were sent so far.
+func (h *rtHook) sent() map[string]int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.byName)
+}
+
+// countNames adds cmds to byName; h.mu is held.
+func (h *rtHook) countNames(cmds ...redis.Cmder) {
+	if h.byName == nil {
+		h.byName = map[string]int64{}
+	}
+	for _, c := range cmds {
+		h.byName[c.Name()]++
+	}
 }
 
 // record turns start recording on or off and returns what was recorded.
@@ -106,6 +125,9 @@ func (h *rtHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.calls.Add(1)
 		h.cmds.Add(1)
+		h.mu.Lock()
+		h.countNames(cmd)
+		h.mu.Unlock()
 		return next(ctx, cmd)
 	}
 }
@@ -121,6 +143,7 @@ func (h *rtHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 		if h.recording && len(cmds) > 0 && cmds[0].Name() == "time" {
 			h.starts = append(h.starts, start.UnixNano())
 		}
+		h.countNames(cmds...)
 		h.mu.Unlock()
 		err := next(ctx, cmds)
 		h.pipeNanos.Add(int64(time.Since(start)))
