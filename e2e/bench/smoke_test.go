@@ -114,7 +114,7 @@ func TestBenchSmokeConsole(t *testing.T) {
 		rounds: 1, window: 500 * time.Millisecond, ready: listed, flushes: 2}
 	hc, err := historyCost(ctx, rdb, k, hl)
 	if err != nil || len(hc.rounds) != 1 || hc.mem.limiters == 0 || hc.mem.locks == 0 || hc.mem.bytes == 0 ||
-		hc.status.LimitersKept == 0 || hc.status.Flushes == 0 {
+		hc.status.LimitersKept == 0 || hc.status.Flushes == 0 || hc.histCmds == 0 {
 		t.Errorf("case 8, history: %+v, %v", hc, err)
 	}
 	var rows strings.Builder
