@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +78,10 @@ type rtHook struct {
 	mu        sync.Mutex
 	recording bool
 	starts    []int64 // unix ns
+	// histByName counts, by name, the commands of the console's history
+	// (web/history): its writes, one pipeline ending with the HSET of
+	// the meta key, and its writer lock's calls (case 8's history rows).
+	histByName map[string]int64
 }
 
 type rtCount struct{ calls, pipes, cmds, pipeNanos int64 }
@@ -86,6 +92,31 @@ func (h *rtHook) snap() rtCount {
 
 func (a rtCount) minus(b rtCount) rtCount {
 	return rtCount{a.calls - b.calls, a.pipes - b.pipes, a.cmds - b.cmds, a.pipeNanos - b.pipeNanos}
+}
+
+// historySent returns how many history commands of each name were sent
+// so far.
+func (h *rtHook) historySent() map[string]int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.histByName)
+}
+
+// countHistory adds cmds to histByName when they are the history's: the
+// last names one of its keys that span objects. Only the last is looked
+// at, so a sampling pipeline costs one command's arguments. h.mu is held.
+func (h *rtHook) countHistory(cmds []redis.Cmder) {
+	if len(cmds) == 0 || !slices.ContainsFunc(cmds[len(cmds)-1].Args(), func(a any) bool {
+		return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
+	}) {
+		return
+	}
+	if h.histByName == nil {
+		h.histByName = map[string]int64{}
+	}
+	for _, c := range cmds {
+		h.histByName[c.Name()]++
+	}
 }
 
 // record turns start recording on or off and returns what was recorded.
@@ -106,6 +137,9 @@ func (h *rtHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.calls.Add(1)
 		h.cmds.Add(1)
+		h.mu.Lock()
+		h.countHistory([]redis.Cmder{cmd})
+		h.mu.Unlock()
 		return next(ctx, cmd)
 	}
 }
@@ -121,6 +155,7 @@ func (h *rtHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 		if h.recording && len(cmds) > 0 && cmds[0].Name() == "time" {
 			h.starts = append(h.starts, start.UnixNano())
 		}
+		h.countHistory(cmds)
 		h.mu.Unlock()
 		err := next(ctx, cmds)
 		h.pipeNanos.Add(int64(time.Since(start)))

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,9 +75,10 @@ func TestBenchSmoke(t *testing.T) {
 }
 
 // TestBenchSmokeConsole is cases 5-8 in miniature: 50 limiters, 20
-// viewers, 100 events, 20,000 other keys.
+// viewers, 100 events, 20,000 other keys, and case 8's history rows with
+// 8 busy locks and 50 busy limiters.
 func TestBenchSmokeConsole(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	e := newEnv(t)
 	only, withDisc, noEval, err := samplerRounds(ctx, e, 50, 1, 600*time.Millisecond)
@@ -107,4 +110,19 @@ func TestBenchSmokeConsole(t *testing.T) {
 		t.Errorf("case 8: %+v, %v", r8, err)
 	}
 	t.Logf("case 8: %+v", r8)
+	hl := historyLoad{hotLocks: 8, holders: 4, hold: 300 * time.Millisecond, perSec: 50,
+		rounds: 1, window: 500 * time.Millisecond, ready: listed, flushes: 2}
+	hc, err := historyCost(ctx, rdb, k, hl)
+	if err != nil || len(hc.rounds) != 1 || hc.mem.limiters == 0 || hc.mem.locks == 0 || hc.mem.bytes == 0 ||
+		hc.status.LimitersKept == 0 || hc.status.Flushes == 0 || hc.histCmds == 0 {
+		t.Errorf("case 8, history: %+v, %v", hc, err)
+	}
+	var rows strings.Builder
+	rs := []*case8Size{{keys: k.other + k.locks + k.limiters, history: hc}}
+	historyRows(func(format string, args ...any) { fmt.Fprintf(&rows, format, args...) }, rs)
+	historyTargets(func(what string, _ bool, got string) { fmt.Fprintf(&rows, "\n%s: %s", what, got) }, rs[0])
+	if !strings.Contains(rows.String(), "history memory") {
+		t.Errorf("case 8's history rows and targets:\n%s", rows.String())
+	}
+	t.Logf("case 8, history:\n%s", rows.String())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
+	"github.com/lockwarden/lockwarden/web/history"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,7 +50,9 @@ type apiStatus struct {
 	BudgetPassSeconds float64 `json:"budget_pass_seconds"`
 	// SamplingShare is sampling's measured share of a core.
 	SamplingShare float64 `json:"sampling_share"`
-	Recent        []struct {
+	// History is null when the console keeps none.
+	History *history.Stats `json:"history"`
+	Recent  []struct {
 		Name   string `json:"name"`
 		Source string `json:"source"`
 	} `json:"recent"`
@@ -75,16 +78,8 @@ func getStatus(ctx context.Context, rig *consoleRig) (apiStatus, error) {
 // have measured what a key costs (until then its pages are sized at an
 // assumed cost, which at 10M keys is not the steady state), bounded.
 func settle(ctx context.Context, rig *consoleRig) error {
-	listed := false
-	for i := 0; i < 1200 && !listed; i++ { // 2 min at most
-		st, err := getStatus(ctx, rig)
-		listed = err == nil && st.Locks > 0 // the first tick's full pass is in
-		if !listed && !sleepCtx(ctx, 100*time.Millisecond) {
-			return ctx.Err()
-		}
-	}
-	if !listed {
-		return fmt.Errorf("the console listed no lock in 2 minutes")
+	if err := listed(ctx, rig); err != nil {
+		return err
 	}
 	sleepCtx(ctx, 3*time.Second)
 	// A console that does not walk (full passes only) never measures a
@@ -99,6 +94,19 @@ func settle(ctx context.Context, rig *consoleRig) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// listed waits for the console's first tick's full pass, bounded.
+func listed(ctx context.Context, rig *consoleRig) error {
+	for i := 0; i < 1200; i++ { // 2 min at most
+		if st, err := getStatus(ctx, rig); err == nil && st.Locks > 0 {
+			return nil
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("the console listed no lock in 2 minutes")
 }
 
 // steadyState waits, after settle, for what an idle console looks like
@@ -264,12 +272,15 @@ type case8Size struct {
 	announced, scan, notified, beforeScan []time.Duration
 	srcAnn, srcScan, srcNotified          map[string]int
 	srcBefore                             map[string]int
+
+	history *historyCase // nil: not measured at this size
 }
 
 // runCase8Size fills a server with k and measures it. full adds what
 // takes minutes: the "before" console, the walk-only time-to-visible
-// (a whole pass) and the console with notifications on.
-func runCase8Size(ctx context.Context, t testing.TB, k discoveryKeys, window time.Duration, visN int, full bool) (*case8Size, error) {
+// (a whole pass), the console with notifications on and, when hl is not
+// nil, the history's rows under traffic (history_test.go).
+func runCase8Size(ctx context.Context, t testing.TB, k discoveryKeys, window time.Duration, visN int, full bool, hl *historyLoad) (*case8Size, error) {
 	out := &case8Size{keys: k.other + k.locks + k.limiters}
 	t0 := time.Now()
 	rdb, err := discoveryServer(ctx, t, k)
@@ -329,7 +340,11 @@ func runCase8Size(ctx context.Context, t testing.TB, k discoveryKeys, window tim
 	if err != nil {
 		return out, err
 	}
-	defer func() { rig.close() }()
+	defer func() {
+		if rig != nil {
+			rig.close()
+		}
+	}()
 	if err = settle(ctx, rig); err != nil {
 		return out, err
 	}
@@ -379,12 +394,22 @@ func runCase8Size(ctx context.Context, t testing.TB, k discoveryKeys, window tim
 	}
 	out.steadyOn = &on
 	out.notified, out.srcNotified, err = visibility(ctx, rig, visN, 100*time.Millisecond, 30*time.Second, foreign)
+	if err != nil || hl == nil {
+		return out, err
+	}
+	rig.close()
+	rig = nil
+	// The history's consoles run at the defaults: notifications off again.
+	if err := rdb.ConfigSet(ctx, "notify-keyspace-events", "").Err(); err != nil {
+		return out, err
+	}
+	out.history, err = historyCost(ctx, rdb, k, *hl)
 	return out, err
 }
 
-// runCase8 is case 8: 1M keys with everything, then 10M keys (or tenM
-// keys) with the defaults' cost, the pass the budget allows and the
-// announced time-to-visible.
+// runCase8 is case 8: 1M keys with everything (the history's rows
+// included), then 10M keys (or tenM keys) with the defaults' cost, the
+// pass the budget allows and the announced time-to-visible.
 func runCase8(ctx context.Context, t testing.TB, oneM, tenM int, window time.Duration, visN int) ([]*case8Size, error) {
 	var out []*case8Size
 	for i, n := range []int{oneM, tenM} {
@@ -392,7 +417,12 @@ func runCase8(ctx context.Context, t testing.TB, oneM, tenM int, window time.Dur
 			continue
 		}
 		k := discoveryKeys{other: n, hashes: 100_000, locks: 10_000, limiters: 1_000}
-		r, err := runCase8Size(ctx, t, k, window, visN, i == 0)
+		var hl *historyLoad
+		if i == 0 {
+			l := case8HistoryLoad()
+			hl = &l
+		}
+		r, err := runCase8Size(ctx, t, k, window, visN, i == 0, hl)
 		out = append(out, r)
 		if err != nil {
 			return out, fmt.Errorf("%d keys: %w", n, err)
@@ -445,6 +475,7 @@ func case8Rows(w func(string, ...any), rs []*case8Size) {
 			w("| %d | %s | %.0f | %.0f | %.0f | %s |\n", r.keys, v.label, percentileMS(v.d, 50), percentileMS(v.d, 99), percentileMS(v.d, 100), sourceCounts(v.src))
 		}
 	}
+	historyRows(w, rs)
 }
 
 func sourceCounts(m map[string]int) string {
@@ -473,6 +504,9 @@ func TestBenchCase8(t *testing.T) {
 	rs, err := runCase8(ctx, t, envInt("LOCKWARDEN_BENCH_KEYS", 1_000_000), envInt("LOCKWARDEN_BENCH_KEYS_BIG", 10_000_000), 15*time.Second, 20)
 	var out strings.Builder
 	case8Rows(func(format string, args ...any) { fmt.Fprintf(&out, format, args...) }, rs)
+	if len(rs) > 0 {
+		historyTargets(func(what string, ok bool, got string) { fmt.Fprintf(&out, "\ntarget %s: %v (%s)", what, ok, got) }, rs[0])
+	}
 	t.Logf("case 8 took %.0f s\n%s", time.Since(t0).Seconds(), out.String())
 	if err != nil {
 		t.Fatal(err)
