@@ -105,7 +105,7 @@ test-e2e:
 # Starts its own redis-server, runs every case interleaved with the peers and
 # writes BENCHMARKS.md (see e2e/bench). make test runs only a smoke pass.
 bench: deps-redis
-	LOCKWARDEN_BENCH_OUT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^TestBenchReport$$' -count=1 -timeout 25m -v ./e2e/bench/
+	LOCKWARDEN_BENCH_OUT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^TestBenchReport$$' -count=1 -timeout 35m -v ./e2e/bench/
 
 # templ records each component's file path relative to where it runs, so it
 # always runs inside views/ (as `go generate ./views` does).

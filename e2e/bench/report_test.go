@@ -19,7 +19,7 @@ func TestBenchReport(t *testing.T) {
 		t.Skip("set LOCKWARDEN_BENCH_OUT=path (make bench does) to run the benchmarks")
 	}
 	rounds := 5
-	ctx, cancel := context.WithTimeout(context.Background(), 22*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 32*time.Minute)
 	defer cancel()
 	e := newEnv(t)
 	var md strings.Builder
@@ -40,7 +40,7 @@ func TestBenchReport(t *testing.T) {
 		"in each round every implementation runs the same case one after the other on the same private redis-server, "+
 		"and ratios are taken per round, then their median. The machine is shared and noisy: compare ratios, not absolute numbers.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), rounds)
-	w("- Machine: %s\n- Redis: %s\n- Peers: %s\n- Command: `make bench` = `LOCKWARDEN_BENCH_OUT=BENCHMARKS.md go test -run '^TestBenchReport$' -count=1 -timeout 25m -v ./e2e/bench/`\n\n",
+	w("- Machine: %s\n- Redis: %s\n- Peers: %s\n- Command: `make bench` = `LOCKWARDEN_BENCH_OUT=BENCHMARKS.md go test -run '^TestBenchReport$' -count=1 -timeout 35m -v ./e2e/bench/`\n\n",
 		machine(), infoField(redisVer, "redis_version"), peerVersions())
 
 	// Raw limit: EVALSHA of a trivial script at the same concurrencies.
