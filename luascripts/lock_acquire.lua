@@ -54,8 +54,8 @@
 --            id -> "<since ms> <deadline ms> <holder>"
 --
 -- Returns:
---   nil      -> taken: a new hold (count 1), a re-entry (count + 1), or a
---               hand-off to this token found already done. Counted "a",
+--   "OK"     -> (a status reply) taken: a new hold (count 1), a re-entry
+--               (count + 1), or a hand-off to this token found already done. Counted "a",
 --               with ARGV[11]'s wait when it is above 0 (a hand-off's wait
 --               was recorded when it was made).
 --   integer  -> another holder has it (or it was just handed to an earlier
@@ -78,6 +78,11 @@ local held = KEYS[5]
 local waited = tonumber(ARGV[11] or '') or 0
 local poll_id = ARGV[12] or ''
 local polls = KEYS[6]
+
+-- A grant answers a status reply rather than Redisson's nil: a client
+-- library treats a nil reply as an error (go-redis runs its whole error
+-- classification on it), and a grant is the common case.
+local taken = redis.status_reply('OK')
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -173,7 +178,7 @@ if pttl == -2 and redis.call('EXISTS', queue) == 0 or not pttl and redis.call('E
   -- them together, so there is nothing older to clear here.
   hold_started(holder, lease)
   granted()
-  return nil
+  return taken
 end
 
 local mine = 0
@@ -198,7 +203,7 @@ if mine == 1 then
       redis.call('HDEL', entries, token)
       redis.call('PEXPIRE', lock, lease)
       hold_renewed(holder, lease)
-      return nil
+      return taken
     end
     redis.call('HDEL', entries, token)
   end
@@ -206,7 +211,7 @@ if mine == 1 then
   redis.call('PEXPIRE', lock, lease)
   hold_renewed(holder, lease)
   granted()
-  return nil
+  return taken
 end
 
 -- The first live waiter, dropping expired ones met on the way (at most 16
@@ -245,7 +250,7 @@ if pttl == -2 then
     redis.call('PEXPIRE', lock, lease)
     hold_started(holder, lease)
     granted()
-    return nil
+    return taken
   end
   -- Free, but an earlier waiter is queued (its release came from a client
   -- that does not hand off, or the lease ran out): it is theirs.

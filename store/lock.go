@@ -450,14 +450,14 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 			cmd, ack = l.c.callAcked(ctx, &p)
 		}
 	}
-	ms, err := cmd.Int64()
-	if errors.Is(err, redis.Nil) && ack != nil {
+	ms, taken, err := acquireReply(cmd)
+	if taken && ack != nil {
 		// Granted on the master, but a failover could lose it: give the
 		// level back rather than report a hold no replica confirmed.
 		l.giveBack(ctx)
 		return 0, false, notReplicated("acquire", l.name, ack)
 	}
-	if errors.Is(err, redis.Nil) {
+	if taken {
 		l.levels.Add(1)
 		if l.watchdog {
 			l.shared.acquired(ctx, l)
@@ -474,6 +474,23 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		return 0, false, l.scriptErr("acquire", err)
 	}
 	return time.Duration(ms) * time.Millisecond, false, nil
+}
+
+// acquireReply reads lock_acquire's reply: taken (its status reply "OK"),
+// or the holder's remaining lease in ms.
+func acquireReply(cmd *redis.Cmd) (ms int64, taken bool, err error) {
+	if err := cmd.Err(); err != nil {
+		return 0, false, err
+	}
+	switch v := cmd.Val().(type) {
+	case string:
+		if v == "OK" {
+			return 0, true, nil
+		}
+	case int64:
+		return v, false, nil
+	}
+	return 0, false, fmt.Errorf("unexpected reply %v of lock_acquire", cmd.Val())
 }
 
 // renew restarts the lease. A renewal that fewer replicas than required

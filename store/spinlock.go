@@ -131,9 +131,9 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 		argv = append(argv, s.c.pubsub, "", "", "", "")
 		argv = append(argv, clock.pollArgs()...)
 	}
-	ttl, err := s.c.runScript(ctx, spinAcquireScript, keys, argv...).Int64()
+	ttl, taken, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
 	switch {
-	case errors.Is(err, redis.Nil):
+	case taken:
 		s.held(ctx)
 		return nil
 	case err == nil:
