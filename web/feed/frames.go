@@ -312,8 +312,9 @@ type statsCore struct {
 	Deadlocks int              `json:"deadlocks"`
 	// Waits is the 10 s wait summary of each lock that had a contended
 	// acquisition in it (store/inspect/waits.go); a delta sends a zero
-	// summary for a lock whose contention left the window.
-	Waits        map[string]LockWait `json:"waits"`
+	// summary for a lock whose contention left the window. Left out when
+	// empty: most frames have no contended lock, or none that changed.
+	Waits        map[string]LockWait `json:"waits,omitempty"`
 	LockCount    int                 `json:"lock_count"`
 	LimiterCount int                 `json:"limiter_count"`
 	// DiscoveredAt is when the discovery behind this frame's object set

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
@@ -69,5 +70,21 @@ func TestDeltaWaitSummaries(t *testing.T) {
 	b, _ = d.next(buildStatsFrame(snap(1800, map[string]inspect.WaitStats{"calm": calm, "idle": idle})).statsCore)
 	if f = decodeDelta(t, b); len(f.Waits) != 0 {
 		t.Errorf("waits %+v, want none after the zero was sent", f.Waits)
+	}
+}
+
+// A frame without contended locks, and a delta where no summary changed,
+// leave "waits" out (every viewer gets five frames a second).
+func TestWaitsLeftOutWhenEmpty(t *testing.T) {
+	var d deltaState
+	sn := &live.Snapshot{At: 1000, Locks: []inspect.LockInfo{{Name: "l", PTTL: -1}}}
+	b, err := json.Marshal(buildStatsFrame(sn).statsCore)
+	if err != nil || strings.Contains(string(b), `"waits"`) {
+		t.Fatalf("full frame %s (%v)", b, err)
+	}
+	d.next(buildStatsFrame(sn).statsCore)
+	sn.At = 1200
+	if b, _ = d.next(buildStatsFrame(sn).statsCore); strings.Contains(string(b), `"waits"`) {
+		t.Errorf("delta %s", b)
 	}
 }
