@@ -59,6 +59,20 @@ func TestStaticClientWallSortsByContention(t *testing.T) {
 		t.Errorf("after an empty delta: %s", got)
 	}
 
+	// More locks than the wall lists: the most contended first, then the
+	// rest by name, views.WallLocks rows in all.
+	many := map[string]any{}
+	for i := range views.WallLocks + 2 {
+		many[fmt.Sprintf("l%02d", i)] = -1
+	}
+	send(t, c, stats(at+600, map[string]any{"pttl_ms": many, "lock_count": len(many),
+		"waits": map[string]any{"l11": summary(1, 1, 2)}}))
+	tb.frames(4)
+	names := `() => [...document.querySelectorAll('[data-testid="wall-lock"]')].map(r => r.dataset.lock).join(",")`
+	if got := tb.eval(names); got != "l11,l00,l01,l02,l03,l04,l05,l06,l07,l08" {
+		t.Errorf("beyond the limit: %v", got)
+	}
+
 	tb = open(t, fs, "/p/name")
 	c = fs.conn(t)
 	send(t, c, full)
