@@ -36,11 +36,15 @@
 --            keeps "acquired" and moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<uuid>:<owner>"
+-- ARGV[3] -> (optional) ms this call has waited before this attempt, "0"
+--            or absent when none of its attempts failed yet
+--            (store/wait_clock.go); a grant after a wait adds it to the
+--            stats bucket as lock_acquire.lua's record_wait does
 --
 -- Returns {taken, n}:
 --   {1, token} -> taken (new hold or re-entry); token is this acquisition's
 --                 (seeded from TIME when the key was missing).
---                 Counted "a".
+--                 Counted "a", with the wait of ARGV[3] when above 0.
 --   {0, pttl}  -> another holder has it: its PTTL in ms, -1 when the key has
 --                 no expiry. Counted "r".
 --   error      -> "WRONGTYPE ...": KEYS[1] is not a hash, or KEYS[2] not a
@@ -51,6 +55,7 @@ local stats = KEYS[3]
 local lease = ARGV[1]
 local holder = ARGV[2]
 local held = KEYS[4]
+local waited = tonumber(ARGV[3]) or 0
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -76,6 +81,28 @@ local function record(outcome)
         redis.call('HDEL', stats, unpack(old))
       end
     end
+  end
+end
+
+-- Wait of a contended grant, into the bucket of its "a" (layout in
+-- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
+-- J above) and the max "m<bucket>", raised only when this wait is longer.
+local function record_wait(ms)
+  local bucket = math.floor(now / 200)
+  ms = math.max(0, math.floor(ms))
+  local class = 1
+  for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
+    if ms <= bound then
+      break
+    end
+    class = class + 1
+  end
+  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
+  redis.call('HINCRBY', stats, 't' .. bucket, ms)
+  local max_field = 'm' .. bucket
+  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
+    redis.call('HSET', stats, max_field, ms)
   end
 end
 
@@ -111,4 +138,7 @@ if held then
   redis.call('PEXPIRE', held, lease)
 end
 record('a')
+if waited > 0 then
+  record_wait(waited)
+end
 return {1, token}

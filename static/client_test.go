@@ -32,11 +32,20 @@ type fakeServer struct {
 	*httptest.Server
 	pages map[string]templ.Component
 	conns chan *websocket.Conn
+	mu    sync.Mutex
+	api   map[string]any // JSON answers by path under /api/ (setAPI)
+}
+
+// setAPI makes GET path answer v as JSON.
+func (fs *fakeServer) setAPI(path string, v any) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.api[path] = v
 }
 
 func newFakeServer(t *testing.T, pages map[string]templ.Component) *fakeServer {
 	t.Helper()
-	fs := &fakeServer{pages: pages, conns: make(chan *websocket.Conn, 8)}
+	fs := &fakeServer{pages: pages, conns: make(chan *websocket.Conn, 8), api: map[string]any{}}
 	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
 	mux.Handle("/static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
@@ -55,6 +64,17 @@ func newFakeServer(t *testing.T, pages map[string]templ.Component) *fakeServer {
 			}
 		}()
 		fs.conns <- c
+	})
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		fs.mu.Lock()
+		v, ok := fs.api[r.URL.Path]
+		fs.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
 	})
 	mux.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
 		c, ok := fs.pages[strings.TrimPrefix(r.URL.Path, "/p/")]

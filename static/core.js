@@ -1,4 +1,4 @@
-// lockwarden live client, part 1 of 6: shared helpers. The parts are loaded
+// lockwarden live client, part 1 of 7: shared helpers. The parts are loaded
 // in order by the layout (core, limiters, locks, events, live) and meet in
 // one namespace, window.lockwarden. Elements are found by data attributes
 // and matched to names by comparing dataset values, never by building
@@ -175,6 +175,27 @@
 
   LW.lockURL = function (name) {
     return "/locks/" + encodeURIComponent(name);
+  };
+
+  // fetchLock reads GET /api/locks/{name} and passes its JSON (null for
+  // an error answer) to fn; nothing on a network error. One request per
+  // purpose and lock at a time, so a burst of frames sends one.
+  var fetching = {};
+  LW.fetchLock = function (purpose, name, fn) {
+    var key = purpose + "\u0000" + name;
+    if (fetching[key]) {
+      return;
+    }
+    fetching[key] = true;
+    fetch(LW.lockURL(name).replace(/^\/locks\//, "/api/locks/"), { credentials: "same-origin" })
+      .then(function (r) {
+        return r.ok ? r.json() : null;
+      })
+      .then(fn)
+      .catch(function () {})
+      .then(function () {
+        delete fetching[key];
+      });
   };
 
   LW.limiterURL = function (name) {

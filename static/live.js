@@ -1,4 +1,4 @@
-// lockwarden live client, part 6 of 6: the websocket. One connection per
+// lockwarden live client, part 7 of 7: the websocket. One connection per
 // page, frames as documented in the console contract, dispatched to the
 // handlers the other parts registered; reconnects with backoff.
 (function () {
@@ -21,8 +21,10 @@
   // each lease was sent at; between sends the lease counts down.
   // who (each lock's holders' identities and instants) follows the same
   // rule, a lock's whole entry at a time.
-  // waiters (each lock's count) too, a 0 in a delta meaning none left.
-  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms", "who", "waiters"];
+  // waiters (each lock's count) too, a 0 in a delta meaning none left, and
+  // waits (each contended lock's 10 s wait summary), a summary with no
+  // contended acquisition meaning its contention left the window.
+  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms", "who", "waiters", "waits"];
   var numbers = null;
 
   var frames = 0;
@@ -165,6 +167,16 @@
         }
       });
     }
+    if (f.waits !== null && typeof f.waits === "object") {
+      Object.keys(f.waits).forEach(function (name) {
+        var w = f.waits[name];
+        if (w === null || typeof w !== "object" || !(LW.num(w.contended) > 0)) {
+          delete numbers.waits[name];
+        } else {
+          numbers.waits[name] = w;
+        }
+      });
+    }
     if (f.pttl_ms !== null && typeof f.pttl_ms === "object") {
       Object.keys(f.pttl_ms).forEach(function (name) {
         numbers.pttl_ms[name] = f.pttl_ms[name];
@@ -181,6 +193,7 @@
     f.available = Object.assign({}, numbers.available);
     f.who = Object.assign({}, numbers.who);
     f.waiters = Object.assign({}, numbers.waiters);
+    f.waits = Object.assign({}, numbers.waits);
     f.pttl_ms = pttl;
     return true;
   }

@@ -1,4 +1,4 @@
-// lockwarden live client, part 3 of 6: locks (the table, a lock's page,
+// lockwarden live client, part 3 of 7: locks (the table, a lock's page,
 // lease countdowns and first-seen ages between frames).
 (function () {
   "use strict";
@@ -73,6 +73,8 @@
       make("td", { className: "kind", data: { field: "kind" } }, [kind]),
       make("td", {}, [make("span", { data: { field: "holders", testid: "lock-holders" } })]),
       make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters" } }, ["0"]),
+      make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended" } }, ["–"]),
+      make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99" } }, ["–"]),
       make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1" } }),
       make("td", { data: { field: "age", firstSeen: String(seen) }, spaced: true }, [
         LW.timeEl(new Date(seen)),

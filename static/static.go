@@ -13,4 +13,4 @@ var FS embed.FS
 // Scripts are the live client's parts in the order a page must load them:
 // core defines the shared helpers, the page parts register their frame
 // handlers, live opens the websocket last.
-var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "events.js", "live.js"}
+var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "waits.js", "events.js", "live.js"}

@@ -1,4 +1,4 @@
-// lockwarden live client, part 4 of 6: waiters and deadlocks. Frames count
+// lockwarden live client, part 4 of 7: waiters and deadlocks. Frames count
 // each lock's waiters (a delta sends 0 once the last one left) and the
 // wait-for cycles; a lock's page reads its queue again from the API when
 // the count changes, and the deadlock banner follows the cycle count.
@@ -9,9 +9,6 @@
   var all = LW.all;
   var own = LW.own;
   var make = LW.make;
-  // loading holds the names whose queue is being read, so a burst of
-  // frames sends one request per lock at a time.
-  var loading = {};
 
   // deadlockText mirrors views.deadlockBannerText.
   function deadlockText(n) {
@@ -54,36 +51,24 @@
 
   // reloadWaiters reads name's queue and refills el's waiters table.
   function reloadWaiters(el, name) {
-    if (loading[name]) {
-      return;
-    }
-    loading[name] = true;
-    fetch(LW.lockURL(name).replace(/^\/locks\//, "/api/locks/"), { credentials: "same-origin" })
-      .then(function (r) {
-        return r.ok ? r.json() : null;
-      })
-      .then(function (l) {
-        var ws = l && Array.isArray(l.waiters) ? l.waiters : [];
-        all(el, '[data-field="waiter-rows"]').forEach(function (tbody) {
-          while (tbody.firstChild) {
-            tbody.removeChild(tbody.firstChild);
-          }
-          ws.forEach(function (w, i) {
-            tbody.appendChild(waiterRow(w, i));
-          });
-        });
-        all(el, '[data-field="waiters-empty"]').forEach(function (p) {
-          p.hidden = ws.length > 0;
-        });
-        if (l) {
-          LW.setField(el, "waiters-total", String(LW.num(l.waiters_total)));
-          el.dataset.waitersShown = String(LW.num(l.waiters_total));
+    LW.fetchLock("waiters", name, function (l) {
+      var ws = l && Array.isArray(l.waiters) ? l.waiters : [];
+      all(el, '[data-field="waiter-rows"]').forEach(function (tbody) {
+        while (tbody.firstChild) {
+          tbody.removeChild(tbody.firstChild);
         }
-      })
-      .catch(function () {})
-      .then(function () {
-        delete loading[name];
+        ws.forEach(function (w, i) {
+          tbody.appendChild(waiterRow(w, i));
+        });
       });
+      all(el, '[data-field="waiters-empty"]').forEach(function (p) {
+        p.hidden = ws.length > 0;
+      });
+      if (l) {
+        LW.setField(el, "waiters-total", String(LW.num(l.waiters_total)));
+        el.dataset.waitersShown = String(LW.num(l.waiters_total));
+      }
+    });
   }
 
   function updateWaiters(f) {

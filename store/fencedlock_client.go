@@ -102,7 +102,7 @@ func (f *FencedLock) TryLock(ctx context.Context) error {
 	if f.err != nil {
 		return f.err
 	}
-	ttl, ok, err := f.attempt(ctx)
+	ttl, ok, err := f.attempt(ctx, nil)
 	if err != nil || ok {
 		return err
 	}
@@ -132,7 +132,9 @@ func (f *FencedLock) Lock(ctx context.Context) error {
 		return f.err
 	}
 	return waitRetrying(ctx, &f.inner.shared.hub, f.inner.unlockCh, f.inner.retryCap,
-		func(ctx context.Context, _ bool, _ *waitClock) (time.Duration, bool, error) { return f.attempt(ctx) }, nil)
+		func(ctx context.Context, _ bool, clock *waitClock) (time.Duration, bool, error) {
+			return f.attempt(ctx, clock)
+		}, nil)
 }
 
 // Unlock releases one level; the last deletes the lock (never the token)
@@ -148,9 +150,11 @@ func (f *FencedLock) Unlock(ctx context.Context) error {
 	return f.inner.Unlock(ctx)
 }
 
-// attempt runs one acquire: ok, or the holder's remaining lease.
-func (f *FencedLock) attempt(ctx context.Context) (time.Duration, bool, error) {
-	p := prepare(fencedAcquireScript, f.keys, f.inner.lease.Milliseconds(), f.inner.holder)
+// attempt runs one acquire: ok, or the holder's remaining lease. clock is
+// the waiting call's (nil for TryLock): a grant after a failed attempt
+// records its wait in the lock's stats, as Lock's does.
+func (f *FencedLock) attempt(ctx context.Context, clock *waitClock) (time.Duration, bool, error) {
+	p := prepare(fencedAcquireScript, f.keys, f.inner.lease.Milliseconds(), f.inner.holder, clock.waitedMS())
 	cmd, ack := f.c.callAcked(ctx, &p)
 	res, err := cmd.Int64Slice()
 	if err != nil {

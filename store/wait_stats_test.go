@@ -280,3 +280,55 @@ func TestFairLockRecordsWait(t *testing.T) {
 		t.Fatalf("recorded %+v, want one wait", got)
 	}
 }
+
+// A fenced lock's Lock that had to wait records its wait when it takes the
+// lock (at least the Redis time between its first failed attempt and the
+// release), and its TryLock, which never waits, records none.
+func TestFencedLockRecordsWait(t *testing.T) {
+	rdb := redistest.Client(t)
+	name := redistest.Prefix(t) + "fenced"
+	ctx := redistest.Context(t, 20*time.Second)
+	h := New(rdb, nil).NewFencedLock(name, nil)
+	w := New(rdb, nil).NewFencedLock(name, &LockOptions{RetryInterval: 5 * time.Millisecond})
+	if err := h.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.TryLock(ctx); err == nil {
+		t.Fatal("the waiter took a held lock")
+	}
+	if got := readWaitFields(t, rdb, name); got != (waitFields{}) {
+		t.Fatalf("recorded %+v without a contended grant", got)
+	}
+	rejected := func() int64 {
+		var n int64
+		for k, v := range rdb.HGetAll(ctx, wire.StatsKey(name)).Val() {
+			if k[0] == 'r' {
+				c, _ := strconv.ParseInt(v, 10, 64)
+				n += c
+			}
+		}
+		return n
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Lock(ctx) }()
+	// The TryLock above was one rejection; Lock's first failed attempt is
+	// the second, and starts its wait.
+	redistest.Eventually(t, "the waiter's attempt fails", func() bool { return rejected() >= 2 })
+	since := redistest.NowMS(t, rdb)
+	redistest.Eventually(t, "Redis time moves on", func() bool {
+		return redistest.NowMS(t, rdb) > since+20
+	})
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := readWaitFields(t, rdb, name)
+	if got.count() != 1 || got.total < 20 || got.max != got.total || got.classes[waitClass(got.total)] != 1 {
+		t.Fatalf("recorded %+v, want one wait of at least 20 ms in its class", got)
+	}
+	if w.Token() <= 0 {
+		t.Fatalf("token %d after the wait", w.Token())
+	}
+}

@@ -13,7 +13,7 @@ const StaticPrefix = "/static/"
 
 // Scripts are the live client's files, in load order (static.Scripts; views
 // does not import static, and a test checks that the two agree).
-var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "events.js", "live.js"}
+var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "waits.js", "events.js", "live.js"}
 
 // shell is the document every console page lives in. The script is an
 // external file so that a CSP without unsafe-inline can be switched on.

@@ -148,6 +148,8 @@ type LockRow struct {
 	Channel string
 	// Stale is set when the row shows the lock as last read.
 	Stale *StaleMark
+	// Wait is the lock's acquisitions and waits over the last 10 s.
+	Wait WaitRow
 }
 
 // StaleMark is an object shown as last read because its Redis node did
@@ -404,10 +406,18 @@ type WallPage struct {
 	Layout
 	Limiters  []LimiterRow // the tiles: alerting first, then the busiest
 	LockCount int
-	Events    []EventRow // newest first
-	Alerts    []AlertRow // firing, critical first
-	Rest      WallRest
+	// Locks are the first WallLocks locks in LockSort's order: "name", or
+	// "contention" (the most contended acquisitions over 10 s first, then
+	// the highest p99 wait).
+	Locks    []LockRow
+	LockSort string
+	Events   []EventRow // newest first
+	Alerts   []AlertRow // firing, critical first
+	Rest     WallRest
 }
+
+// WallLocks is how many locks the wall lists.
+const WallLocks = 10
 
 // WallRest sums up the limiters without a tile.
 type WallRest struct {

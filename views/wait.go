@@ -32,6 +32,15 @@ func contendedText(w WaitRow) string {
 	return itoa(w.Contended) + " (" + strconv.FormatInt(100*w.Contended/w.Acquired, 10) + "%)"
 }
 
+// waitedText is a list row's contended acquisitions and their share, or
+// "–" without any (the frames carry no summary for such a lock).
+func waitedText(w WaitRow) string {
+	if w.Contended == 0 {
+		return "–"
+	}
+	return contendedText(w)
+}
+
 // waitMSText is a wait in ms, or "–" without contended acquisitions.
 func waitMSText(w WaitRow, ms int64) string {
 	if w.Contended == 0 {

@@ -173,9 +173,11 @@ func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 		row.Waiters = append(row.Waiters, views.WaiterRow{ID: w.ID, Owner: w.Owner, Who: w.Who, Deadline: w.Deadline,
 			RemainingMS: w.RemainingMS, WaitingMS: waiting, Channel: w.Channel})
 	}
-	if sn := s.live.Latest(); sn != nil {
+	sn := s.live.Latest()
+	if sn != nil {
 		row.FirstSeen = sn.FirstSeen[l.Name]
 	}
+	row.Wait = waitRow(waitOf(sn, l.Name).TenSeconds)
 	return row
 }
 

@@ -461,6 +461,10 @@ func (s *Server) handleEventsPage(c echo.Context) error {
 // and one line for the rest, so the page stays readable and bounded at any
 // number of limiters.
 func (s *Server) handleWall(c echo.Context) error {
+	lockSort, err := wallLockSort(c)
+	if err != nil {
+		return err
+	}
 	sn, err := s.snapshotFor()
 	if err != nil {
 		return err
@@ -470,6 +474,8 @@ func (s *Server) handleWall(c echo.Context) error {
 		Layout:    s.layout(c, "Wall", views.NavWall),
 		Limiters:  s.limiterRows(sn, top),
 		LockCount: len(sn.Locks),
+		LockSort:  lockSort,
+		Locks:     wallLocks(sn, lockSort),
 		Events:    eventRows(s.events.Recent(views.EventRows)),
 		Alerts:    s.alertRows(),
 	}

@@ -53,10 +53,10 @@ func contentionKey(sn *live.Snapshot, name string) float64 {
 // waitRows are the lock page's windows: 1 s, 10 s, 1 min.
 func waitRows(sn *live.Snapshot, name string) []views.WaitRow {
 	w := waitOf(sn, name)
-	out := make([]views.WaitRow, 0, 3)
-	for _, s := range []inspect.WaitStats{w.Second, w.TenSeconds, w.Minute} {
-		out = append(out, views.WaitRow{WindowS: s.WindowS, Acquired: s.Acquired, Contended: s.Contended,
-			P50MS: s.P50MS, P99MS: s.P99MS, MaxMS: s.MaxMS})
-	}
-	return out
+	return []views.WaitRow{waitRow(w.Second), waitRow(w.TenSeconds), waitRow(w.Minute)}
+}
+
+func waitRow(s inspect.WaitStats) views.WaitRow {
+	return views.WaitRow{WindowS: s.WindowS, Acquired: s.Acquired, Contended: s.Contended,
+		P50MS: s.P50MS, P99MS: s.P99MS, MaxMS: s.MaxMS}
 }

@@ -2,8 +2,11 @@ package web
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
@@ -17,12 +20,13 @@ type apiLockWait struct {
 }
 
 // A store lock's contended acquisition shows in its "wait" (10 s) and its
-// three windows on GET /api/locks/{name}, in the list rows, and puts it
-// first when the list is sorted by contention.
+// three windows on GET /api/locks/{name}, in the list rows (API and
+// /locks), and puts it first when the list or the wall is sorted by
+// contention (by name it comes after the idle lock).
 func TestAPILockWait(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	busy, idle := e.prefix+"busy", e.prefix+"idle"
+	busy, idle := e.prefix+"waited", e.prefix+"idle"
 	e.makeLock(idle, "w", 1, time.Minute)
 	holder := e.app.NewLock(busy, nil)
 	if err := holder.TryLock(ctx); err != nil {
@@ -74,7 +78,34 @@ func TestAPILockWait(t *testing.T) {
 	}
 	doc := parseHTML(t, body)
 	ten := doc.Find(`[data-testid="lock-waits"] [data-window-s="10"]`)
-	if n := doc.Find(`[data-testid="lock-wait-row"]`).Length(); n != 3 || ten.Find(`[data-field="contended"]`).Text() != "1 (50%)" {
+	if n := doc.Find(`[data-testid="lock-wait-row"]`).Length(); n != 3 || ten.Find(`[data-field="wait-contended"]`).Text() != "1 (50%)" {
 		t.Errorf("%d wait rows; 10 s row %q", n, ten.Text())
+	}
+
+	st, _, body = e.do("GET", "/locks", nil, nil)
+	row := parseHTML(t, body).Find(`[data-testid="lock-row"][data-lock="` + busy + `"]`)
+	if st != 200 || row.Find(`[data-field="wait10-contended"]`).Text() != "1 (50%)" || row.Find(`[data-field="wait10-p99"]`).Text() == "–" {
+		t.Errorf("/locks row (%d): %q", st, row.Text())
+	}
+	wallOrder := func(path string) []string {
+		t.Helper()
+		st, _, body := e.do("GET", path, nil, nil)
+		if st != 200 {
+			t.Fatalf("%s: %d", path, st)
+		}
+		var names []string
+		parseHTML(t, body).Find(`[data-testid="wall-lock"]`).Each(func(_ int, s *goquery.Selection) {
+			names = append(names, s.AttrOr("data-lock", ""))
+		})
+		return names
+	}
+	if got := wallOrder("/wall?sort=contention"); len(got) != 2 || got[0] != busy || got[1] != idle {
+		t.Errorf("wall by contention %v, want %s first", got, busy)
+	}
+	if got := wallOrder("/wall"); len(got) != 2 || got[0] != idle || got[1] != busy {
+		t.Errorf("wall by name %v", got)
+	}
+	if st, _, body := e.do("GET", "/wall?sort=waiters", nil, nil); st != 400 || !strings.Contains(string(body), "sort must be one of name, contention") {
+		t.Errorf("/wall?sort=waiters: %d %s", st, body)
 	}
 }

@@ -45,7 +45,7 @@ func TestWaitBlocksSameEverywhere(t *testing.T) {
 			}
 		}
 	}
-	same("record_wait", "lock_acquire", "lock_release", "fairlock_acquire", "rwlock_read_acquire", "rwlock_write_acquire", "tokenlock_obtain")
+	same("record_wait", "lock_acquire", "lock_release", "fairlock_acquire", "rwlock_read_acquire", "rwlock_write_acquire", "tokenlock_obtain", "fencedlock_acquire")
 	same("granted", "rwlock_read_acquire", "rwlock_write_acquire", "tokenlock_obtain", "lock_acquire")
 	same("polled", "rwlock_read_acquire", "rwlock_write_acquire", "tokenlock_obtain")
 }

@@ -37,6 +37,7 @@ type deltaState struct {
 	locks     map[string]inspect.Counts
 	available map[string]int64
 	waiters   map[string]int64
+	waits     map[string]LockWait
 	pttl      map[string]int64 // as last sent
 	pttlAt    map[string]int64 // the frame's at when it was sent
 	who       map[string]holdersWho
@@ -52,7 +53,8 @@ type deltaState struct {
 func (d *deltaState) next(f statsCore) ([]byte, error) {
 	out := statsDelta{statsCore: statsCore{Type: f.Type, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
 		Limiters: map[string]inspect.Counts{}, Locks: map[string]inspect.Counts{}, Available: map[string]int64{},
-		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, Waiters: map[string]int64{}, Deadlocks: f.Deadlocks,
+		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, Waiters: map[string]int64{},
+		Waits: map[string]LockWait{}, Deadlocks: f.Deadlocks,
 		LockCount: f.LockCount, LimiterCount: f.LimiterCount, DiscoveredAt: f.DiscoveredAt}, Delta: true, Removed: []string{}}
 	if d.limiters == nil {
 		d.reset(f)
@@ -90,6 +92,7 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 			out.Waiters[name] = 0 // its last waiter left
 		}
 	}
+	changedWaits(d.waits, f.Waits, out.Waits)
 	for name, w := range f.Who {
 		if old, ok := d.who[name]; !ok || !maps.Equal(old, w) {
 			out.Who[name] = w
@@ -110,13 +113,13 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 	slices.Sort(out.Removed)
 	// f's maps are built afresh each tick and never modified afterwards,
 	// so they are kept, not copied (three 1,000-entry copies a tick).
-	d.limiters, d.locks, d.available, d.who, d.waiters = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters
+	d.limiters, d.locks, d.available, d.who, d.waiters, d.waits = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters, f.Waits
 	return json.Marshal(out)
 }
 
 // reset makes f, sent whole, the state every viewer holds.
 func (d *deltaState) reset(f statsCore) {
-	d.limiters, d.locks, d.available, d.who, d.waiters = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters
+	d.limiters, d.locks, d.available, d.who, d.waiters, d.waits = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters, f.Waits
 	d.pttl = maps.Clone(f.PTTLMS)
 	d.seq = 0
 	d.pttlAt = make(map[string]int64, len(f.PTTLMS))
@@ -305,10 +308,15 @@ type statsCore struct {
 	// Waiters counts the waiters of each lock that has any (a delta
 	// sends 0 for a lock whose last waiter left); Deadlocks counts the
 	// wait-for cycles the snapshot holds (live.Snapshot.Deadlocks).
-	Waiters      map[string]int64 `json:"waiters"`
-	Deadlocks    int              `json:"deadlocks"`
-	LockCount    int              `json:"lock_count"`
-	LimiterCount int              `json:"limiter_count"`
+	Waiters   map[string]int64 `json:"waiters"`
+	Deadlocks int              `json:"deadlocks"`
+	// Waits is the 10 s wait summary of each lock that had a contended
+	// acquisition in it (store/inspect/waits.go); a delta sends a zero
+	// summary for a lock whose contention left the window. Left out when
+	// empty: most frames have no contended lock, or none that changed.
+	Waits        map[string]LockWait `json:"waits,omitempty"`
+	LockCount    int                 `json:"lock_count"`
+	LimiterCount int                 `json:"limiter_count"`
 	// DiscoveredAt is when the discovery behind this frame's object set
 	// started (epoch ms): a page rendered after it keeps its own rows.
 	DiscoveredAt int64 `json:"discovered_at"`
@@ -348,6 +356,7 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 		Available:    make(map[string]int64, len(sn.Limiters)),
 		PTTLMS:       make(map[string]int64, len(sn.Locks)),
 		Waiters:      map[string]int64{},
+		Waits:        map[string]LockWait{},
 		Deadlocks:    len(sn.Deadlocks),
 		LockCount:    len(sn.Locks),
 		LimiterCount: len(sn.Limiters),
@@ -376,6 +385,9 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 		f.Holders[l.Name] = HoldersOf(l.Holders)
 		if l.WaitersTotal > 0 {
 			f.Waiters[l.Name] = l.WaitersTotal
+		}
+		if w := sn.Stats[l.Name].Wait; w != nil && w.TenSeconds.Contended > 0 {
+			f.Waits[l.Name] = lockWaitOf(w.TenSeconds)
 		}
 		f.Kinds[l.Name] = l.Kind
 		if t, ok := sn.FirstSeen[l.Name]; ok {
