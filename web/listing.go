@@ -286,7 +286,8 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) sortKey {
 				k.Str = l.Holders[0].ID
 			}
 		case sortContention:
-			k.Num = contentionKey(sn, l.Name)
+			// Most contended first, as the wall orders it.
+			k.Num = -contentionKey(sn, l.Name)
 		case sortWaiters:
 			// Most waiters first, like youngest first for ages.
 			k.Num = -float64(l.WaitersTotal)

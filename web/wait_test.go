@@ -61,14 +61,14 @@ func TestAPILockWait(t *testing.T) {
 	}
 
 	var list struct{ Locks []apiLockWait }
-	e.getJSON("/api/locks?sort=contention&order=desc", 200, &list)
+	e.getJSON("/api/locks?sort=contention", 200, &list)
 	if len(list.Locks) != 2 || list.Locks[0].Name != busy || list.Locks[0].Wait == nil || list.Locks[0].Wait.Contended != 1 ||
 		list.Locks[1].Wait == nil || list.Locks[1].Wait.WindowS != 10 || list.Locks[1].Wait.Contended != 0 || list.Locks[0].WaitWindows != nil {
 		t.Errorf("by contention: %+v", list.Locks)
 	}
-	e.getJSON("/api/locks?sort=contention", 200, &list)
+	e.getJSON("/api/locks?sort=contention&order=desc", 200, &list)
 	if len(list.Locks) != 2 || list.Locks[0].Name != idle {
-		t.Errorf("by contention, ascending: %+v", list.Locks)
+		t.Errorf("by contention, reversed: %+v", list.Locks)
 	}
 
 	// The lock's page shows the windows.
