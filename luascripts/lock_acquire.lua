@@ -20,8 +20,9 @@
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
 -- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
---            or "h" once the lock was handed to that token (read by its
---            next attempt or withdraw; gone with the hash's expiry)
+--            and "=" -> the token the lock was last handed to (read by that
+--            waiter's next attempt or withdraw; one field, so the hash holds
+--            the live waiters and no more)
 -- KEYS[5] -> (optional) hold times (HASH), lw:{<tag>}:held:<name>: field
 --            holder -> "<acquired ms> <renewed ms>" (Redis time), expiring
 --            with the lock; callers that pass only four keys skip it
@@ -193,14 +194,14 @@ end
 if mine == 1 then
   if token ~= '' then
     redis.call('ZREM', queue, token)
-    if redis.call('HGET', entries, token) == 'h' and ARGV[10] == '1' then
+    if redis.call('HGET', entries, '=') == token and ARGV[10] == '1' then
       -- The hand-off to this very token reached us before its message did:
       -- that level is ours already (counted when it was made). Our field
       -- alone proves nothing: another goroutine of the same holder may hold
       -- it while our entry expired, and that is a re-entry like any other.
       -- This attempt also confirms the claim: the short hand-off lease
       -- becomes the holder's own.
-      redis.call('HDEL', entries, token)
+      redis.call('HDEL', entries, '=')
       redis.call('PEXPIRE', lock, lease)
       hold_renewed(holder, lease)
       return taken
@@ -258,7 +259,9 @@ if pttl == -2 then
   redis.call('PEXPIRE', lock, hlease)
   hold_started(hholder, hlease)
   redis.call('ZREM', queue, head)
-  redis.call('HSET', entries, head, 'h')
+  -- The mark first, so the hash never empties and keeps its expiry.
+  redis.call('HSET', entries, '=', head)
+  redis.call('HDEL', entries, head)
   redis.call('PUBLISH', wake_channel, head)
   redis.call('PUBLISH', unlock_channel, unlock_message)
   if sharded then

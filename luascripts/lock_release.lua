@@ -15,7 +15,7 @@
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
 -- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
---            or "h" once the lock was handed to that token
+--            and "=" -> the token the lock was last handed to
 -- KEYS[5] -> (optional) hold times (HASH), as in lock_acquire: deleted with
 --            the lock, re-recorded for the waiter a hand-off picks
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
@@ -110,7 +110,10 @@ local function record_wait(ms)
 end
 
 if withdraw ~= '' then
-  local handed = redis.call('HGET', entries, withdraw) == 'h'
+  local handed = redis.call('HGET', entries, '=') == withdraw
+  if handed then
+    redis.call('HDEL', entries, '=')
+  end
   redis.call('HDEL', entries, withdraw)
   if redis.call('ZREM', queue, withdraw) == 1 then
     return 3
@@ -161,8 +164,11 @@ for _ = 1, 16 do
     deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
   end
   if deadline and tonumber(deadline) >= now then
-    -- The entry is overwritten, not deleted, so the hash keeps its expiry.
-    redis.call('HSET', entries, head, 'h')
+    -- One mark names the last token handed the lock, so handed waiters
+    -- leave no field behind; set first, the hash never empties and keeps
+    -- its expiry.
+    redis.call('HSET', entries, '=', head)
+    redis.call('HDEL', entries, head)
     redis.call('HSET', lock, hholder, 1)
     redis.call('PEXPIRE', lock, hlease)
     if held then

@@ -472,3 +472,49 @@ func TestLockSharedHandleReentryAfterExpiredEntry(t *testing.T) {
 		t.Fatalf("another owner's TryLock while one level is held: %v", err)
 	}
 }
+
+// Many hand-offs under sustained contention leave the waiter entries hash
+// holding the waiters that still wait and one hand-off mark, not one field
+// per hand-off ever made (the hash's expiry is renewed by every newcomer,
+// so such fields would only go once contention stops).
+func TestLockHandoffsLeaveNoEntryBehind(t *testing.T) {
+	name := redistest.Prefix(t) + "lock"
+	ctx := redistest.Context(t, 60*time.Second)
+	const workers, rounds = 4, 25
+	var (
+		wg      sync.WaitGroup
+		handoff atomic.Int64
+		maxLen  atomic.Int64
+	)
+	rdb := redistest.Client(t)
+	for w := range workers {
+		c, _ := lockTestClient(t)
+		l := c.NewLock(name, &LockOptions{Owner: fmt.Sprint("w", w)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if err := l.Lock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+				if n := rdb.HLen(ctx, wire.LockEntriesKey(name)).Val(); n > maxLen.Load() {
+					maxLen.Store(n)
+				}
+				handoff.Add(1)
+				if err := l.Unlock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fields := rdb.HKeys(ctx, wire.LockEntriesKey(name)).Val()
+	if len(fields) > 1 || (len(fields) == 1 && fields[0] != "=") {
+		t.Errorf("after %d grants nobody waits, yet the entries hash holds %d fields: %v", handoff.Load(), len(fields), fields)
+	}
+	if m := maxLen.Load(); m > workers {
+		t.Errorf("the entries hash reached %d fields with %d workers (at most %d waiters and the mark)", m, workers, workers)
+	}
+}

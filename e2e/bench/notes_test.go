@@ -75,9 +75,10 @@ time; instead each call in a lost batch fails with the network error, as a singl
 ` + "`Options.NoBatching`" + ` turns it off. Case 3 runs one store.Client per application instance, as an application
 would (one Client per key would never batch). Case 2 does not gain from batching: its cost is the hand-off itself
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
-Case 2, weighed: a contended acquisition runs the queueing attempt (10 commands with its EVALSHA), the
-release that hands off (14) and the waiter's confirmation (3, the lock key only, as the hand-off has just written
-the hold times; it rewrote them before, 7), about 27 in all (32 before; ZPOPMIN also replaced ZRANGE + ZREM).
+Case 2, weighed: a contended acquisition runs the queueing attempt (9 commands with its EVALSHA: a waiter reads
+PTTL first and skips the EXISTS of a free lock), the release that hands off (17, three of them recording the wait
+in the stats bucket) and the waiter's confirmation (3, the lock key only, as the hand-off has just written the
+hold times), about 29 in all.
 Waking a waiter of the releasing Client in process was tried and dropped: on loopback the hand-off message reached
 the waiter before the release's reply came back to the releaser in every run, so it won nothing. The round trip
 left on the hand-off path is the confirmation, which gives the new holder its own lease before Lock returns (a

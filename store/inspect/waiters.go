@@ -14,8 +14,8 @@ import (
 // token in wire.LockQueueKey(name), a zset scored by arrival (Redis TIME in
 // microseconds), and keeps an entry under the same token in
 // wire.LockEntriesKey(name): "<deadline ms> <lease ms> <holder>", the
-// holder field it takes when the release hands it the lock, or "h" once it
-// was handed (store/lock_wait.go, luascripts/lock_acquire.lua). The queue
+// holder field it takes when the release hands it the lock; the field "="
+// names the token last handed the lock (store/lock_wait.go, luascripts/lock_acquire.lua). The queue
 // gives the order and the wait; the entry gives who waits and until when.
 // Both are read beside the hash in the full read of the RLock family
 // (queueRLockSides), and the light read's EXISTS covers the queue, so an
@@ -53,8 +53,8 @@ type storeEntry struct {
 	holder     string
 }
 
-// parseStoreEntry reads "<deadline ms> <lease ms> <holder>"; false for a
-// hand-off marker ("h") or anything else.
+// parseStoreEntry reads "<deadline ms> <lease ms> <holder>"; false for the
+// hand-off mark (a token) or anything else.
 func parseStoreEntry(v string) (storeEntry, bool) {
 	d, rest, ok := strings.Cut(v, " ")
 	if !ok {
