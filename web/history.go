@@ -35,6 +35,10 @@ type historyFeed struct {
 	// sliceEnd is the end (epoch ms) of the last 1 s window handed on;
 	// lastAt is the last snapshot's At handed on.
 	sliceEnd, lastAt int64
+	// waits are the wait totals of each lock at the last snapshot handed
+	// on (store/inspect's WaitTotals, monotonic while the lock stays
+	// active); next is the map being filled, swapped in after each.
+	waits, next map[string]inspect.WaitTotals
 }
 
 // sliceMS is the width of the limiter slices handed to the history: the
@@ -64,6 +68,7 @@ func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
 	if sn == nil || !sn.RedisUp || sn.At <= f.lastAt {
 		return history.Sample{}, false
 	}
+	first := f.lastAt == 0
 	f.lastAt = sn.At
 	s := history.Sample{At: time.UnixMilli(sn.At), Locks: make([]history.LockSample, 0, len(sn.Locks))}
 	if f.sliceEnd == 0 {
@@ -81,12 +86,54 @@ func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
 		n += len(l.Holders)
 	}
 	holders := make([]history.Holder, 0, n)
+	if f.next == nil {
+		f.next = map[string]inspect.WaitTotals{}
+	}
 	for _, l := range sn.Locks {
 		var ls history.LockSample
 		ls, holders = lockSample(sn, l, holders)
+		ls.Wait = f.waitSample(sn, l.Name, first)
 		s.Locks = append(s.Locks, ls)
 	}
+	f.waits, f.next = f.next, f.waits
+	clear(f.next)
 	return s, true
+}
+
+// waitSample is what the lock at name recorded since the last snapshot
+// handed on: the difference of its wait totals, which counts each bucket
+// once however the ticks fall (a repeated or a late one). The first
+// snapshot only sets the baseline: its totals include buckets from
+// before this console started. Totals that are new (the lock was idle for
+// a minute, so store/inspect dropped them) or went back (dropped and begun
+// again between two snapshots) count from zero. The max is the newest
+// 1 s window's, raised to the lower bound of the longest class counted,
+// so a wait is never shorter than its class says.
+func (f *historyFeed) waitSample(sn *live.Snapshot, name string, first bool) history.WaitSample {
+	w := sn.Stats[name].Wait
+	if w == nil {
+		return history.WaitSample{}
+	}
+	f.next[name] = w.Total
+	prev, ok := f.waits[name]
+	if first {
+		return history.WaitSample{}
+	}
+	if !ok || w.Total.Acquired < prev.Acquired || w.Total.Count < prev.Count {
+		prev = inspect.WaitTotals{}
+	}
+	out := history.WaitSample{Acquired: w.Total.Acquired - prev.Acquired, Contended: w.Total.Count - prev.Count,
+		TotalMS: w.Total.SumMS - prev.SumMS}
+	for i := range out.Classes {
+		out.Classes[i] = max(w.Total.Classes[i]-prev.Classes[i], 0)
+		if out.Classes[i] > 0 && i > 0 {
+			out.MaxMS = inspect.WaitClassBoundsMS[i-1]
+		}
+	}
+	if out.Contended > 0 {
+		out.MaxMS = max(out.MaxMS, w.Second.MaxMS)
+	}
+	return out
 }
 
 func limiterSamples(sn *live.Snapshot) []history.LimiterSample {

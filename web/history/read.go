@@ -50,7 +50,8 @@ func (h *History) Limiter(ctx context.Context, name, span string) (LimiterHistor
 
 // Lock reads a lock's holds that overlap span ("1h" or "24h") before the
 // newest flushed sample: running holds first (by start, then holder), then
-// ended ones newest first. One round trip: the meta key, the two hold keys
+// ended ones newest first, and its waits per minute over the span (the
+// 1 min ring, whichever span). One round trip: the meta key, the two hold keys
 // and the wait ring.
 func (h *History) Lock(ctx context.Context, name, span string) (LockHistory, error) {
 	step, n, err := h.opt.spanStep(span)
@@ -93,13 +94,12 @@ func (h *History) Lock(ctx context.Context, name, span string) (LockHistory, err
 			out.Holds = append(out.Holds, hd)
 		}
 	}
-	out.Kept = len(running.Val()) > 0 || len(ended.Val()) > 0
-	if buf, _ := waits.Bytes(); len(buf) > 0 {
-		last := (t - 1) / CoarseStep.Milliseconds()
-		for m := last - int64(length/CoarseStep) + 1; m <= last; m++ {
-			if c, ok := ringAt(buf, m); ok {
-				out.Wait = append(out.Wait, WaitPoint{T: m * 60, Waits: c.acq, TotalMS: c.rej, MaxMS: c.errs})
-			}
+	buf, _ := waits.Bytes()
+	out.Kept = len(running.Val()) > 0 || len(ended.Val()) > 0 || len(buf) > 0
+	last := (t - 1) / CoarseStep.Milliseconds()
+	for m := last - int64(length/CoarseStep) + 1; len(buf) > 0 && m <= last; m++ {
+		if p, ok := waitAt(buf, m); ok {
+			out.Wait = append(out.Wait, p)
 		}
 	}
 	return out, nil
