@@ -1,0 +1,99 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/history"
+)
+
+// contend makes two applications' store.Clients take the lock at name in
+// turn, the second waiting in the lock's queue until the first lets go:
+// two acquisitions, one contended. The second keeps it until the test
+// ends: the console reads the waits of the locks it knows, and a lock
+// nobody holds has no key to be known by.
+func (e *testEnv) contend(name string) {
+	e.t.Helper()
+	ctx := e.t.Context()
+	a := store.New(e.rdb, &store.Options{App: "billing"})
+	b := store.New(e.rdb, &store.Options{App: "shipping"})
+	e.t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	holder, waiter := a.NewLock(name, nil), b.NewLock(name, nil)
+	if err := holder.TryLock(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.synced()
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(ctx) }()
+	eventually(e.t, 5*time.Second, "the waiter queues", func() bool {
+		return e.rdb.Exists(ctx, redistest.LockQueueKey(name)).Val() == 1
+	})
+	if err := holder.Unlock(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = waiter.Unlock(context.WithoutCancel(ctx)) })
+}
+
+// A lock two store clients contend for has its waits in its history, per
+// minute, and a replica answers the same.
+func TestHistoryLockWaitAPI(t *testing.T) {
+	e := newHistoryEnv(t)
+	busy := e.prefix + "busy"
+	e.contend(busy)
+
+	var lh history.LockHistory
+	var sum history.WaitPoint
+	eventually(t, 20*time.Second, "the contended acquisition in the history", func() bool {
+		flushHistory(t, e.srv)
+		// Until the history keeps it, a lock nobody holds is unknown (404).
+		if st, _, b := e.do("GET", "/api/locks/"+esc(busy)+"/history?span=1h", nil, nil); st != 200 {
+			return false
+		} else if err := json.Unmarshal(b, &lh); err != nil {
+			t.Fatal(err)
+		}
+		sum = history.WaitPoint{}
+		for _, p := range lh.Wait {
+			sum.Acquired += p.Acquired
+			sum.Contended += p.Contended
+			sum.MaxMS = max(sum.MaxMS, p.MaxMS)
+			sum.P99MS = max(sum.P99MS, p.P99MS)
+		}
+		return sum.Contended > 0 && sum.Acquired >= 2
+	})
+	if sum.Acquired != 2 || sum.Contended != 1 || sum.P99MS > sum.MaxMS {
+		t.Errorf("waits %+v, sum %+v: want 2 acquisitions, 1 contended", lh.Wait, sum)
+	}
+	for _, p := range lh.Wait {
+		if p.T%60 != 0 || p.Acquired == 0 {
+			t.Errorf("point %+v: want minutes with acquisitions only", p)
+		}
+	}
+	var day history.LockHistory
+	e.getJSON("/api/locks/"+esc(busy)+"/history?span=24h", 200, &day)
+	if len(day.Wait) != len(lh.Wait) || day.Wait[0] != lh.Wait[0] {
+		t.Errorf("24h waits %+v, 1h %+v: want the same minutes", day.Wait, lh.Wait)
+	}
+	other := e.second()
+	p := "/api/locks/" + esc(busy) + "/history?span=24h"
+	eventually(t, 20*time.Second, "the same answer from both consoles", func() bool {
+		a1, b, a2 := e.getFrom(e.srv, p), e.getFrom(other, p), e.getFrom(e.srv, p)
+		if !bytes.Equal(a1, a2) {
+			return false // a write came between the reads
+		}
+		if !bytes.Equal(a1, b) {
+			t.Fatalf("GET %s: the consoles differ:\n%s\n%s", p, a1, b)
+		}
+		return bytes.Contains(a1, []byte(`"contended":1`))
+	})
+	if st, _, b := e.do("GET", "/api/locks/"+esc(busy)+"/history?span=7d", nil, nil); st != 400 || !bytes.Contains(b, []byte("span")) {
+		t.Errorf("span=7d: %d %s, want a 400 naming span", st, b)
+	}
+}
