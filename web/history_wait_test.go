@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/history"
 )
 
@@ -43,7 +45,8 @@ func (e *testEnv) contend(name string) {
 }
 
 // A lock two store clients contend for has its waits in its history, per
-// minute, and a replica answers the same.
+// minute, and a replica answers the same; its timeline draws them and the
+// overview counts it among the most contended.
 func TestHistoryLockWaitAPI(t *testing.T) {
 	e := newHistoryEnv(t)
 	busy := e.prefix + "busy"
@@ -93,6 +96,23 @@ func TestHistoryLockWaitAPI(t *testing.T) {
 		}
 		return bytes.Contains(a1, []byte(`"contended":1`))
 	})
+
+	// The lock's timeline shows the wait beneath its holders; the overview
+	// has the lock among the most contended.
+	st, _, b := e.do("GET", views.LockURL(busy)+"?span=24h", nil, nil)
+	if st != 200 {
+		t.Fatalf("lock page: %d", st)
+	}
+	doc := parseHTML(t, b)
+	if bars := doc.Find(`[data-testid="lock-timeline"] [data-testid="timeline-waits"] [data-testid="timeline-wait"]`); bars.Length() != len(day.Wait) ||
+		bars.Filter(`[data-contended="1"]`).Length() != 1 || !strings.Contains(bars.Text(), "1 contended") {
+		t.Errorf("lock page: %d wait bars (%q), want %d, one with the contended acquisition", bars.Length(), bars.Text(), len(day.Wait))
+	}
+	st, _, b = e.do("GET", "/", nil, nil)
+	thumbs := parseHTML(t, b).Find(`[data-testid="overview-lock-charts"] [data-testid="overview-lock-chart"]`)
+	if st != 200 || thumbs.Length() != 1 || !strings.Contains(thumbs.Text(), busy) {
+		t.Errorf("overview: %d, %d lock thumbnails (%q), want %s's", st, thumbs.Length(), thumbs.Text(), busy)
+	}
 	if st, _, b := e.do("GET", "/api/locks/"+esc(busy)+"/history?span=7d", nil, nil); st != 400 || !bytes.Contains(b, []byte("span")) {
 		t.Errorf("span=7d: %d %s, want a 400 naming span", st, b)
 	}

@@ -161,3 +161,44 @@ func TestLockWithoutWaitsHasNoRing(t *testing.T) {
 		t.Fatalf("stats %+v: a wait ring counted for a lock without one", st)
 	}
 }
+
+// The most contended locks over a span come first, those without
+// contention not at all, ties by name; at most n.
+func TestMostContended(t *testing.T) {
+	rdb, start := fresh(t)
+	lks := []string{name(t, "a"), name(t, "b"), name(t, "c"), name(t, "idle")}
+	contended := map[string]int64{lks[0]: 2, lks[1]: 5, lks[2]: 5}
+	h := open(t, rdb, nil)
+	var samples []history.Sample
+	for i := 1; i <= 70; i++ {
+		s := history.Sample{At: start.Add(time.Duration(i) * time.Second)}
+		for _, lk := range lks {
+			ls := history.LockSample{Name: lk, PTTL: -1, Holders: []history.Holder{holder(i % 2)},
+				Wait: history.WaitSample{Acquired: 1}}
+			if i <= 2 && contended[lk] > 0 {
+				ls.Wait = history.WaitSample{Acquired: contended[lk], Contended: contended[lk], MaxMS: 2, TotalMS: 2 * contended[lk]}
+				ls.Wait.Classes[1] = contended[lk]
+			}
+			s.Locks = append(s.Locks, ls)
+		}
+		samples = append(samples, s)
+	}
+	feed(t, []*history.History{h}, samples...)
+	got, err := h.MostContended(t.Context(), 2, history.SpanDay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != lks[1] || got[1].Name != lks[2] || got[0].Contended != 10 || got[1].Contended != 10 {
+		t.Fatalf("most contended: %+v, want b then c with 10 each", got)
+	}
+	if len(got[0].Wait) != 2 || got[0].Wait[0].Contended != 10 || got[0].Wait[0].P99MS != 2 || got[0].Wait[1].Acquired != 10 {
+		t.Fatalf("b's minutes: %+v", got[0].Wait)
+	}
+	all, err := h.MostContended(t.Context(), 10, history.SpanHour)
+	if err != nil || len(all) != 3 || all[2].Name != lks[0] {
+		t.Fatalf("all: %+v (%v), want the three contended ones", all, err)
+	}
+	if _, err := h.MostContended(t.Context(), 2, "7d"); err == nil {
+		t.Fatal("span 7d accepted")
+	}
+}
