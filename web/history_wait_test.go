@@ -126,16 +126,7 @@ func TestHistoryLockWaitAPI(t *testing.T) {
 // between two holds, and totals begun again (store/inspect dropped them
 // after a minute idle) from zero.
 func TestHistoryFeedWaitTotals(t *testing.T) {
-	rdb := redistest.Universal(t)
-	if err := rdb.Del(t.Context(), inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock).Err(); err != nil {
-		t.Fatal(err)
-	}
-	h, err := history.Open(t.Context(), rdb, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(context.WithoutCancel(t.Context())) })
-	f := &historyFeed{h: h, ctx: t.Context()}
+	rdb, h, f := freshFeed(t)
 	name := redistest.Prefix(t) + "lock"
 	listed := []inspect.LockInfo{{Name: name, Kind: inspect.KindReentrant, PTTL: time.Minute,
 		Holders: []inspect.Holder{{ID: holderID("w1"), Count: 1}}}}
