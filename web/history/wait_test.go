@@ -202,3 +202,41 @@ func TestMostContended(t *testing.T) {
 		t.Fatal("span 7d accepted")
 	}
 }
+
+// A lock that leaves the top loses its wait ring, and gets it back at full
+// length when it returns.
+func TestWaitRingBackAfterLeavingTop(t *testing.T) {
+	rdb, start := fresh(t)
+	a, b := name(t, "a"), name(t, "b")
+	h := open(t, rdb, &history.Options{Top: 1, HalfLife: time.Minute})
+	contend := func(from time.Time, lk string, n int64) []history.Sample {
+		var out []history.Sample
+		for i := 1; i <= 20; i++ {
+			w := history.WaitSample{Acquired: n, Contended: n}
+			w.Classes[0] = n
+			out = append(out, history.Sample{At: from.Add(time.Duration(i) * time.Second),
+				Locks: []history.LockSample{{Name: lk, PTTL: -1, Wait: w}}})
+		}
+		return out
+	}
+	ringLen := func(lk string) int64 {
+		n, err := rdb.StrLen(t.Context(), inspect.HistoryWaitKey(lk)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	full := int64(24*60*17 + 1)
+	feed(t, []*history.History{h}, contend(start, a, 5)...)
+	if n := ringLen(a); n != full {
+		t.Fatalf("a's ring: %d bytes, want %d", n, full)
+	}
+	feed(t, []*history.History{h}, contend(start.Add(10*time.Minute), b, 50)...)
+	if n := ringLen(a); n != 0 {
+		t.Fatalf("a left the top and kept its %d-byte ring", n)
+	}
+	feed(t, []*history.History{h}, contend(start.Add(20*time.Minute), a, 500)...)
+	if n := ringLen(a); n != full {
+		t.Fatalf("a came back with a %d-byte ring, want %d", n, full)
+	}
+}

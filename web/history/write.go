@@ -96,11 +96,15 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 			continue
 		}
 		zrem = append(zrem, member)
+		// A ring deleted is allocated again if the object comes back.
 		if name, ok := strings.CutPrefix(member, memberLimiter); ok {
 			pipe.Del(ctx, inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name))
+			delete(w.touched, inspect.HistoryFineKey(name))
+			delete(w.touched, inspect.HistoryCoarseKey(name))
 		} else if name, ok := strings.CutPrefix(member, memberLock); ok {
 			pipe.Del(ctx, inspect.HistoryOpenKey(name), inspect.HistoryHoldsKey(name), inspect.HistoryWaitKey(name))
 			delete(w.opened, name)
+			delete(w.touched, inspect.HistoryWaitKey(name))
 		}
 	}
 	if len(zrem) > 0 {
