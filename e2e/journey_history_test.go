@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,8 @@ func (j *journey) reopenUntil(what, path, sel string, n int) {
 // hour chart with the exact counts on hover; a rate edit puts a marker on
 // the chart; the edit form's "What if?" replays the hour at the typed rate
 // beside what happened, changing nothing; the day's chart and the overview
-// show the same traffic; a held lock is a strip on its timeline.
+// show the same traffic; a held lock is a strip on its timeline, and a
+// contended one has its waits beneath.
 func TestJourneyHistory(t *testing.T) {
 	j := newJourney(t)
 	const name, lock = "orders:api", "orders:lock"
@@ -114,6 +116,37 @@ func TestJourneyHistory(t *testing.T) {
 	}
 	if j.count(`[data-testid=timeline-client]`) != 1 {
 		t.Errorf("want one client in the timeline's key")
+	}
+
+	// A lock two applications contend for: its wait beneath the holders,
+	// and the lock among the overview's most contended.
+	const settle = "orders:settle"
+	first := j.holdLock(store.New(j.rdb, nil), settle, "settler-1")
+	second := store.New(j.rdb, nil).NewLock(settle, &store.LockOptions{Owner: "settler-2"})
+	got := make(chan error, 1)
+	go func() { got <- second.Lock(j.ctx) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(j.ctx), 2*time.Second)
+		defer cancel()
+		second.Unlock(ctx)
+	})
+	redistest.EventuallyWithin(t, 5*time.Second, "the second settler to queue", func() bool {
+		return j.rdb.Exists(j.ctx, redistest.LockQueueKey(settle)).Val() == 1
+	})
+	if err := first.Unlock(j.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	wait := `[data-testid=lock-timeline] [data-testid=timeline-waits] [data-testid=timeline-wait][data-contended="1"]`
+	j.reopenUntil("the wait beneath the lock's holders", "/locks/"+settle, wait, 1)
+	if title := j.rawText(wait + ` title`); !strings.Contains(title, "1 contended") {
+		t.Errorf("wait title %q, want the contended acquisition", title)
+	}
+	j.open("/")
+	if got := j.allTexts(`[data-testid=overview-lock-chart] .thumb-name`); len(got) != 1 || got[0] != settle {
+		t.Errorf("the overview's most contended locks: %v, want %s", got, settle)
 	}
 }
 

@@ -69,11 +69,17 @@ type ChartBar struct {
 	Acquired, Rejected, Errors int64
 }
 
-func (c LimiterChart) size() (w, h float64, maxBars int) {
-	if c.Small {
-		return thumbW, thumbH, thumbMaxBars
+// chartSize is a chart's box and its most bars: the overview's thumbnail
+// (thumbnail height th) or the page's chart (width w, height h).
+func chartSize(small bool, w, h, th float64) (float64, float64, int) {
+	if small {
+		return thumbW, th, thumbMaxBars
 	}
-	return chartW, chartH, chartMaxBars
+	return w, h, chartMaxBars
+}
+
+func (c LimiterChart) size() (w, h float64, maxBars int) {
+	return chartSize(c.Small, chartW, chartH, thumbH)
 }
 
 func (c LimiterChart) viewBox() string {
@@ -185,8 +191,10 @@ type LockTimeline struct {
 	From, To time.Time
 	Holds    []TimelineHold // running first, then ended newest first
 	Clients  []TimelineClient
-	Kept     bool
-	Off      bool
+	// Waits are the lock's waits per minute over the same span.
+	Waits WaitStrip
+	Kept  bool
+	Off   bool
 }
 
 // TimelineHold is one hold; Color indexes Clients.

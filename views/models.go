@@ -207,6 +207,8 @@ type OverviewPage struct {
 	Alerts       []AlertRow   // firing, critical first
 	// Charts are the last 24 h of the busiest limiters.
 	Charts []LimiterChart
+	// LockCharts are the last 24 h of waits of the most contended locks.
+	LockCharts []WaitStrip
 }
 
 // LocksPage is GET /locks: one page of the filtered, sorted list.

@@ -35,7 +35,23 @@ type historyFeed struct {
 	// sliceEnd is the end (epoch ms) of the last 1 s window handed on;
 	// lastAt is the last snapshot's At handed on.
 	sliceEnd, lastAt int64
+	// waits are the wait totals of each lock at the last snapshot that
+	// listed it with waits (store/inspect's WaitTotals, monotonic while
+	// the lock stays active), and that snapshot's At.
+	waits map[string]seenWaits
 }
+
+type seenWaits struct {
+	total inspect.WaitTotals
+	at    int64
+}
+
+// waitsKeptMS is how long the feed keeps the totals of a lock the
+// snapshots stopped listing (its key vanished between two holds): longer
+// than store/inspect keeps them (a minute without a read), so a lock that
+// comes back within it continues from where it was rather than counting
+// its totals again.
+const waitsKeptMS = 2 * 60_000
 
 // sliceMS is the width of the limiter slices handed to the history: the
 // live window, so that each slice is one snapshot's Window.
@@ -64,6 +80,7 @@ func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
 	if sn == nil || !sn.RedisUp || sn.At <= f.lastAt {
 		return history.Sample{}, false
 	}
+	first := f.lastAt == 0
 	f.lastAt = sn.At
 	s := history.Sample{At: time.UnixMilli(sn.At), Locks: make([]history.LockSample, 0, len(sn.Locks))}
 	if f.sliceEnd == 0 {
@@ -81,12 +98,62 @@ func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
 		n += len(l.Holders)
 	}
 	holders := make([]history.Holder, 0, n)
+	if f.waits == nil {
+		f.waits = map[string]seenWaits{}
+	}
 	for _, l := range sn.Locks {
 		var ls history.LockSample
 		ls, holders = lockSample(sn, l, holders)
+		ls.Wait = f.waitSample(sn, l.Name, first)
 		s.Locks = append(s.Locks, ls)
 	}
+	if sn.At/1000 != (sn.At-inspect.BucketMS)/1000 { // once a second
+		for name, w := range f.waits {
+			if w.at < sn.At-waitsKeptMS {
+				delete(f.waits, name)
+			}
+		}
+	}
 	return s, true
+}
+
+// waitSample is what the lock at name recorded since the last snapshot
+// handed on: the difference of its wait totals, which counts each bucket
+// once however the ticks fall (a repeated or a late one, or snapshots
+// that left the lock out while nobody held it). The first snapshot only
+// sets the baseline: its totals include buckets from before this console
+// started. Totals that are new (a snapshot listed the lock without
+// waits: store/inspect dropped them after a minute idle) or went back
+// (dropped and begun again unseen) count from zero. The max is the newest
+// 1 s window's, raised to the lower bound of the longest class counted,
+// so a wait is never shorter than its class says.
+func (f *historyFeed) waitSample(sn *live.Snapshot, name string, first bool) history.WaitSample {
+	w := sn.Stats[name].Wait
+	if w == nil {
+		delete(f.waits, name)
+		return history.WaitSample{}
+	}
+	seen := f.waits[name]
+	f.waits[name] = seenWaits{total: w.Total, at: sn.At}
+	if first {
+		return history.WaitSample{}
+	}
+	prev := seen.total
+	if w.Total.Acquired < prev.Acquired || w.Total.Count < prev.Count {
+		prev = inspect.WaitTotals{}
+	}
+	out := history.WaitSample{Acquired: w.Total.Acquired - prev.Acquired, Contended: w.Total.Count - prev.Count,
+		TotalMS: w.Total.SumMS - prev.SumMS}
+	for i := range out.Classes {
+		out.Classes[i] = max(w.Total.Classes[i]-prev.Classes[i], 0)
+		if out.Classes[i] > 0 && i > 0 {
+			out.MaxMS = inspect.WaitClassBoundsMS[i-1]
+		}
+	}
+	if out.Contended > 0 {
+		out.MaxMS = max(out.MaxMS, w.Second.MaxMS)
+	}
+	return out
 }
 
 func limiterSamples(sn *live.Snapshot) []history.LimiterSample {

@@ -17,8 +17,9 @@ import (
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
-// Presenters of the history's views: the limiter chart, the lock timeline,
-// the what-if beside the edit form, and the overview's thumbnails.
+// Presenters of the history's views: the limiter chart, the lock timeline
+// and its waits, the what-if beside the edit form, and the overview's
+// thumbnails (busiest limiters, most contended locks).
 
 // overviewCharts bounds the overview's 24 h thumbnails (a history read each).
 const overviewCharts = 5
@@ -99,7 +100,38 @@ func (s *Server) lockTimeline(ctx context.Context, name, span string) (views.Loc
 		}
 		tl.Holds = append(tl.Holds, th)
 	}
+	tl.Waits = waitStrip(name, tl.From, tl.To, lh.Wait, false)
 	return tl, nil
+}
+
+// waitStrip is a lock's waits per minute from..to as the strip draws them.
+func waitStrip(name string, from, to time.Time, wait []history.WaitPoint, small bool) views.WaitStrip {
+	ws := views.WaitStrip{Name: name, From: from, To: to, Small: small, Minutes: make([]views.WaitMinute, 0, len(wait))}
+	for _, p := range wait {
+		ws.Minutes = append(ws.Minutes, views.WaitMinute{T: time.Unix(p.T, 0).UTC(), Acquired: p.Acquired,
+			Contended: p.Contended, P50MS: p.P50MS, P99MS: p.P99MS, MaxMS: p.MaxMS})
+	}
+	return ws
+}
+
+// overviewLockThumbs are the last 24 h of waits of the locks with the most
+// contended acquisitions in them.
+func (s *Server) overviewLockThumbs(ctx context.Context) []views.WaitStrip {
+	h := s.hist.Load()
+	if h == nil {
+		return nil
+	}
+	top, err := h.MostContended(ctx, overviewCharts, history.SpanDay)
+	if err != nil {
+		s.log.Warn("reading the most contended locks' history for the overview", "err", err)
+		return nil
+	}
+	to := time.Now().UTC()
+	out := make([]views.WaitStrip, 0, len(top))
+	for _, l := range top {
+		out = append(out, waitStrip(l.Name, to.Add(-24*time.Hour), to, l.Wait, true))
+	}
+	return out
 }
 
 // holdClient names the client of a hold: its registered application, or

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
@@ -437,11 +439,10 @@ func TestHistoryPages(t *testing.T) {
 	}
 }
 
-// The feed hands the history one snapshot per stats bucket: a second
-// snapshot of the same bucket, in which a force-unlocked lock is gone,
-// would end the hold at the time the history last wrote, and the history
-// writes only what ended after that.
-func TestHistoryFeedOneSampleABucket(t *testing.T) {
+// freshFeed is a History on the shared Redis without the history's shared
+// keys, closed when t ends, and a feed into it without a console.
+func freshFeed(t *testing.T) (redis.UniversalClient, *history.History, *historyFeed) {
+	t.Helper()
 	rdb := redistest.Universal(t)
 	if err := rdb.Del(t.Context(), inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock).Err(); err != nil {
 		t.Fatal(err)
@@ -451,7 +452,15 @@ func TestHistoryFeedOneSampleABucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close(context.WithoutCancel(t.Context())) })
-	f := &historyFeed{h: h, ctx: t.Context()}
+	return rdb, h, &historyFeed{h: h, ctx: t.Context()}
+}
+
+// The feed hands the history one snapshot per stats bucket: a second
+// snapshot of the same bucket, in which a force-unlocked lock is gone,
+// would end the hold at the time the history last wrote, and the history
+// writes only what ended after that.
+func TestHistoryFeedOneSampleABucket(t *testing.T) {
+	rdb, h, f := freshFeed(t)
 	name := redistest.Prefix(t) + "lock"
 	holder := holderID("w1")
 	at := redistest.NowMS(t, rdb) / inspect.BucketMS * inspect.BucketMS

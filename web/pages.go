@@ -163,6 +163,7 @@ func (s *Server) handleOverview(c echo.Context) error {
 		Events:       eventRows(s.events.Recent(overviewEvents)),
 		Alerts:       s.alertRows(),
 		Charts:       s.overviewThumbs(c.Request().Context(), sn),
+		LockCharts:   s.overviewLockThumbs(c.Request().Context()),
 	}))
 }
 

@@ -45,9 +45,12 @@ func (w WaitStats) ContendedShare() float64 {
 // WaitTotals are a lock's waits since the console began to see them
 // (monotonic while the lock stays active; Prometheus' histogram).
 type WaitTotals struct {
-	Count   int64
-	SumMS   int64
-	Classes [WaitClasses]int64
+	// Acquired counts every acquisition, waited for or not (the history
+	// takes per-minute differences of these totals).
+	Acquired int64
+	Count    int64
+	SumMS    int64
+	Classes  [WaitClasses]int64
 }
 
 // WaitWindows are a lock's wait stats over the last 1 s, 10 s and 1 min.
@@ -188,6 +191,7 @@ func (b *waitBook) fold(name string, fields map[string]string, now int64) {
 			lw.secs[slot], lw.secOf[slot] = waitCell{}, sec
 		}
 		lw.secs[slot].add(cell)
+		lw.total.Acquired += cell.acquired
 		for i, n := range cell.classes {
 			lw.total.Classes[i] += n
 			lw.total.Count += n

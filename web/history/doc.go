@@ -3,18 +3,20 @@
 // and every replica shows the same past.
 //
 // The console's tick hands each sample to Observe: per limiter the
-// attempts counted since the previous sample, per lock its holders. One
+// attempts counted since the previous sample, per lock its holders and the
+// acquisitions and waits its scripts recorded since then. One
 // goroutine owns all state; it rolls limiter counts into 10 s and 1 min
-// steps, follows each lock's holds (who, from, to, and how the hold ended),
-// and once per 10 s step the replica that holds the writer lock
+// steps, follows each lock's holds (who, from, to, and how the hold ended)
+// and sums its waits per minute, and once per 10 s step the replica that holds the writer lock
 // (inspect.HistoryWriterLock, a store.Lock with a lease kept alive by the
 // watchdog) writes what changed in one pipeline. The other replicas follow
 // the same samples without writing, so whichever takes over the lock has
 // the recent steps the last writer may not have flushed.
 //
 // Only the Options.Top busiest limiters (by attempts) and locks (by hold
-// changes and waiters), each ranked by an hour-decayed score, are kept; an
-// object that leaves the top has its keys deleted. The index key keeps each
+// changes, waiters and contended acquisitions), each ranked by an
+// hour-decayed score, are kept; an object that leaves the top has its keys
+// deleted. The index key keeps each
 // kept object's score, so a replica that takes over right after starting
 // ranks from the last writer's view rather than its first seconds.
 //
@@ -34,7 +36,7 @@
 //	lw:{<tag>}:h1m:<name>     limiter, 1 min ring (same records)
 //	lw:{<tag>}:hholds:<name>  lock, ended holds (list, newest first)
 //	lw:{<tag>}:hopen:<name>   lock, running holds (hash)
-//	lw:{<tag>}:hwait:<name>   lock, per-minute waits (ring, not written yet)
+//	lw:{<tag>}:hwait:<name>   lock, per-minute waits (string of 17-byte records)
 //	lw:{lw-history}:meta      newest flushed sample time, writer id
 //	lw:{lw-history}:index     kept objects and their scores
 //	lw:{lw-history}:writer    the writer lock

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -50,7 +51,8 @@ func (h *History) Limiter(ctx context.Context, name, span string) (LimiterHistor
 
 // Lock reads a lock's holds that overlap span ("1h" or "24h") before the
 // newest flushed sample: running holds first (by start, then holder), then
-// ended ones newest first. One round trip: the meta key, the two hold keys
+// ended ones newest first, and its waits per minute over the span (the
+// 1 min ring, whichever span). One round trip: the meta key, the two hold keys
 // and the wait ring.
 func (h *History) Lock(ctx context.Context, name, span string) (LockHistory, error) {
 	step, n, err := h.opt.spanStep(span)
@@ -93,14 +95,86 @@ func (h *History) Lock(ctx context.Context, name, span string) (LockHistory, err
 			out.Holds = append(out.Holds, hd)
 		}
 	}
-	out.Kept = len(running.Val()) > 0 || len(ended.Val()) > 0
-	if buf, _ := waits.Bytes(); len(buf) > 0 {
-		last := (t - 1) / CoarseStep.Milliseconds()
-		for m := last - int64(length/CoarseStep) + 1; m <= last; m++ {
-			if c, ok := ringAt(buf, m); ok {
-				out.Wait = append(out.Wait, WaitPoint{T: m * 60, Waits: c.acq, TotalMS: c.rej, MaxMS: c.errs})
-			}
+	buf, _ := waits.Bytes()
+	out.Kept = len(running.Val()) > 0 || len(ended.Val()) > 0 || len(buf) > 0
+	out.Wait = waitsIn(buf, t, length)
+	return out, nil
+}
+
+// LockWaits is a lock's waits per minute over a span, and their contended
+// sum.
+type LockWaits struct {
+	Name      string
+	Contended int64
+	Wait      []WaitPoint
+}
+
+// MostContended returns up to n kept locks with the most contended
+// acquisitions over span, most first (ties by name), leaving out those
+// with none. The candidates are the 3n kept locks of highest score (in
+// the index key; contended acquisitions raise it): two round trips,
+// whatever the number of locks.
+func (h *History) MostContended(ctx context.Context, n int, span string) ([]LockWaits, error) {
+	step, steps, err := h.opt.spanStep(span)
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	// The index holds at most Top limiters and Top locks.
+	members, err := h.rdb.ZRevRange(ctx, inspect.HistoryIndexKey, 0, int64(2*h.opt.top)).Result()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, m := range members {
+		if name, ok := strings.CutPrefix(m, memberLock); ok && len(names) < 3*n {
+			names = append(names, name)
 		}
 	}
-	return out, nil
+	if len(names) == 0 {
+		return nil, nil
+	}
+	pipe := h.rdb.Pipeline()
+	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
+	rings := make([]*redis.StringCmd, len(names))
+	for i, name := range names {
+		rings[i] = pipe.Get(ctx, inspect.HistoryWaitKey(name))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	t, _ := through.Int64()
+	if t <= 0 {
+		return nil, nil
+	}
+	var out []LockWaits
+	for i, name := range names {
+		buf, _ := rings[i].Bytes()
+		lw := LockWaits{Name: name, Wait: waitsIn(buf, t, time.Duration(steps)*step)}
+		for _, p := range lw.Wait {
+			lw.Contended += p.Contended
+		}
+		if lw.Contended > 0 {
+			out = append(out, lw)
+		}
+	}
+	slices.SortFunc(out, func(a, b LockWaits) int {
+		if a.Contended != b.Contended {
+			return cmp.Compare(b.Contended, a.Contended)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out[:min(n, len(out))], nil
+}
+
+// waitsIn is ring's minutes with acquisitions over the length before
+// through (ms), oldest first.
+func waitsIn(ring []byte, through int64, length time.Duration) []WaitPoint {
+	out := []WaitPoint{}
+	last := (through - 1) / CoarseStep.Milliseconds()
+	for m := last - int64(length/CoarseStep) + 1; len(ring) > 0 && m <= last; m++ {
+		if p, ok := waitAt(ring, m); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -40,7 +40,7 @@ func newScale() *scale {
 }
 
 // sample i: limiter j counted j%50+1 attempts, and every lock is held by
-// the other of its two holders.
+// the other of its two holders, which waited for it.
 func (s *scale) sample(at time.Time, i int) history.Sample {
 	out := history.Sample{At: at, Limiters: make([]history.LimiterSample, len(s.lims)),
 		Locks: make([]history.LockSample, len(s.locks))}
@@ -49,7 +49,8 @@ func (s *scale) sample(at time.Time, i int) history.Sample {
 	}
 	for j, n := range s.locks {
 		out.Locks[j] = history.LockSample{Name: n, Kind: "reentrant", PTTL: 30 * time.Second,
-			Holders: []history.Holder{s.holders[j][i%2]}}
+			Holders: []history.Holder{s.holders[j][i%2]},
+			Wait:    history.WaitSample{Acquired: 1, Contended: 1, TotalMS: 40, MaxMS: 40, Classes: [10]int64{4: 1}}}
 	}
 	return out
 }
@@ -99,7 +100,7 @@ func keysUsage(t testing.TB, rdb *redis.Client) (keys int, bytes int64) {
 
 // With the defaults the history of 1,000 busy limiters and 10,000 busy
 // locks stays within 16 MB of Redis memory: rings at full length, every
-// kept lock's hold list full.
+// kept lock's hold list full and its wait ring written.
 func TestMemoryAtGoalScale(t *testing.T) {
 	srv := redistest.StartT(t)
 	rdb := redistest.NewClient(t, srv)

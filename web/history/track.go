@@ -79,6 +79,9 @@ type lock struct {
 	openDirty bool
 	forced    map[string]string // holder -> how the console ended it
 	gen       int64             // the last sample that listed the lock
+	// waits are the recent minutes of waits (addWait), nil until the
+	// lock's first acquisition.
+	waits []waitMinute
 }
 
 type tracker struct {
@@ -87,6 +90,7 @@ type tracker struct {
 	locks    map[string]*lock
 	lockList []*lock // the same locks, for walking them every sample
 	recentN  int
+	waitN    int   // recent wait minutes a lock keeps
 	keepMS   int64 // how long closed holds wait for a writer
 	gen      int64 // samples seen
 	firstAt  int64 // ms: the first sample; steps that began before it were seen in part
@@ -98,7 +102,7 @@ func newTracker(opt resolved) *tracker {
 	keep := opt.lease + opt.lease/3 + 2*FineStep
 	n := int(keep/FineStep) + 1 + int(CoarseStep/FineStep)
 	return &tracker{opt: opt, limiters: map[string]*limiter{}, locks: map[string]*lock{},
-		recentN: n, keepMS: keep.Milliseconds()}
+		recentN: n, waitN: int(keep/CoarseStep) + 2, keepMS: keep.Milliseconds()}
 }
 
 // decay brings a score kept at since forward to now.
@@ -138,6 +142,9 @@ func (t *tracker) observe(s Sample) {
 		}
 		l.gen = t.gen
 		t.observeLock(l, now, ls.Holders, ls.PTTL, ls.Waiters)
+		if !ls.Wait.zero() {
+			t.addWait(l, now, &ls.Wait)
+		}
 	}
 	for _, l := range t.lockList {
 		if l.gen != t.gen && (l.present || len(l.ending) > 0) {

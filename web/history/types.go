@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Sample is what the console's tick hands to Observe. Observe takes
@@ -34,6 +36,8 @@ type LockSample struct {
 	PTTL time.Duration
 	// Waiters is how many wait for it (contention ranks a lock).
 	Waiters int64
+	// Wait is what the lock's scripts recorded since the previous sample.
+	Wait WaitSample
 }
 
 // Holder is one holder of a lock as the console identifies it.
@@ -89,18 +93,36 @@ type Hold struct {
 	Ended  string    `json:"ended,omitempty"`
 }
 
+// WaitSample is a lock's acquisitions and waits since the sample before
+// (store/inspect's wait totals, differenced by the caller).
+type WaitSample struct {
+	Acquired  int64
+	Contended int64 // acquisitions that waited: the sum of Classes
+	TotalMS   int64
+	// MaxMS is the longest wait seen in the slice; Classes count the waits
+	// by inspect.WaitClassBoundsMS.
+	MaxMS   int64
+	Classes [inspect.WaitClasses]int64
+}
+
+func (w *WaitSample) zero() bool { return w.Acquired == 0 && w.Contended == 0 }
+
 // WaitPoint is one minute of a lock's waits; T is the minute's start in
-// Unix seconds. Waits are not recorded yet: LockHistory.Wait is empty
-// until they are.
+// Unix seconds. P50MS and P99MS are the bounds of the histogram classes
+// the quantiles fall in, never above MaxMS (as store/inspect reads them).
 type WaitPoint struct {
-	T       int64 `json:"t"`
-	Waits   int64 `json:"waits"`
-	TotalMS int64 `json:"total_ms"`
-	MaxMS   int64 `json:"max_ms"`
+	T         int64 `json:"t"`
+	Acquired  int64 `json:"acquired"`
+	Contended int64 `json:"contended"`
+	TotalMS   int64 `json:"total_ms"`
+	P50MS     int64 `json:"p50_ms"`
+	P99MS     int64 `json:"p99_ms"`
+	MaxMS     int64 `json:"max_ms"`
 }
 
 // LockHistory is a lock's holds that overlap a span, running ones first,
-// then ended ones newest first.
+// then ended ones newest first, and its waits per minute over the span
+// (minutes with acquisitions only, oldest first).
 type LockHistory struct {
 	Holds []Hold      `json:"holds"`
 	Wait  []WaitPoint `json:"wait"`

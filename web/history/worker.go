@@ -108,7 +108,7 @@ func (w *worker) flush(ctx context.Context, force bool) error {
 		s.Writer = w.writer
 		s.LimitersKept, s.LimitersOmitted = len(limTop), limOmit
 		s.LocksKept, s.LocksOmitted = len(lockTop), lockOmit
-		s.Keys, s.BytesEstimate = w.estimate(len(limTop), len(lockTop))
+		s.Keys, s.BytesEstimate = w.estimate(len(limTop), len(lockTop), w.t.waiting(lockTop))
 		if err != nil {
 			s.LastError = err.Error()
 		} else {
@@ -172,18 +172,19 @@ func (w *worker) release(ctx context.Context) error {
 }
 
 // estimate is the history's Redis footprint in keys and bytes: rings at
-// their full length, hold lists full at the average entry seen; about 90
-// bytes of per-key overhead (dict entry, key, object, expiry).
-func (w *worker) estimate(limiters, locks int) (keys int, bytes int64) {
+// their full length (a wait ring for each of waiting kept locks that saw an
+// acquisition), hold lists full at the average entry seen; about 90 bytes
+// of per-key overhead (dict entry, key, object, expiry).
+func (w *worker) estimate(limiters, locks, waiting int) (keys int, bytes int64) {
 	const perKey = 90
 	o := w.opt()
-	ring := func(n int) int64 { return int64(n*recordSize+1) + perKey }
+	ring := func(n, size int) int64 { return int64(n*size+1) + perKey }
 	entry := int64(64)
 	if w.entryN > 0 {
 		entry = w.entryB / w.entryN
 	}
-	keys = 2*limiters + 2*locks + 3
-	bytes = int64(limiters)*(ring(o.nFine)+ring(o.nCoarse)) +
-		int64(locks)*(2*perKey+int64(o.holds+1)*(entry+11))
+	keys = 2*limiters + 2*locks + waiting + 3
+	bytes = int64(limiters)*(ring(o.nFine, recordSize)+ring(o.nCoarse, recordSize)) +
+		int64(locks)*(2*perKey+int64(o.holds+1)*(entry+11)) + int64(waiting)*ring(o.nCoarse, waitRecordSize)
 	return keys, bytes
 }

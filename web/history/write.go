@@ -47,8 +47,8 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 				continue
 			}
 			if len(minutes) == 0 {
-				w.touch(ctx, pipe, fine, o.nFine, o.fine, now)
-				w.touch(ctx, pipe, coarse, o.nCoarse, o.coarse, now)
+				w.touch(ctx, pipe, fine, o.nFine*recordSize, o.fine, now)
+				w.touch(ctx, pipe, coarse, o.nCoarse*recordSize, o.coarse, now)
 			}
 			pipe.SetRange(ctx, fine, (s.e%int64(o.nFine))*recordSize, encodeRecord(s.e, s.c))
 			if m := s.e / per; !slices.Contains(minutes, m) {
@@ -73,10 +73,11 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 		name, member := r.name, memberLock+r.name
 		kept[member] = true
 		l := w.t.locks[name]
+		waited := w.writeWaits(ctx, pipe, name, l, max(w.through-1, 0)/CoarseStep.Milliseconds(), now, partly)
 		replace := !w.opened[name]
 		args := w.holdArgs(l, holdTTL, replace)
 		if args == nil {
-			if w.index[member] {
+			if waited || w.index[member] {
 				zadd = append(zadd, redis.Z{Score: r.score, Member: member})
 			}
 			continue
@@ -95,11 +96,15 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 			continue
 		}
 		zrem = append(zrem, member)
+		// A ring deleted is allocated again if the object comes back.
 		if name, ok := strings.CutPrefix(member, memberLimiter); ok {
 			pipe.Del(ctx, inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name))
+			delete(w.touched, inspect.HistoryFineKey(name))
+			delete(w.touched, inspect.HistoryCoarseKey(name))
 		} else if name, ok := strings.CutPrefix(member, memberLock); ok {
 			pipe.Del(ctx, inspect.HistoryOpenKey(name), inspect.HistoryHoldsKey(name), inspect.HistoryWaitKey(name))
 			delete(w.opened, name)
+			delete(w.touched, inspect.HistoryWaitKey(name))
 		}
 	}
 	if len(zrem) > 0 {
@@ -173,17 +178,40 @@ func (w *worker) holdArgs(l *lock, ttl string, replace bool) []any {
 	return args
 }
 
-// touch allocates a ring at its full length (a SETRANGE past the last
-// record: Redis then never grows the string by doubling it) and refreshes
-// its expiry, at the first write of a writer's term and every eighth of
-// the retention after.
-func (w *worker) touch(ctx context.Context, pipe redis.Pipeliner, key string, n int, retention time.Duration, now int64) {
+// writeWaits writes l's wait minutes from minute fromM on (the minute of
+// the last flush is rewritten whole) into its ring, and reports whether
+// it wrote any. A minute that began before this replica's first sample
+// is left as the writer before it wrote it (partly).
+func (w *worker) writeWaits(ctx context.Context, pipe redis.Pipeliner, name string, l *lock, fromM, now int64,
+	partly func(int64, time.Duration) bool) bool {
+	o := w.opt()
+	key := inspect.HistoryWaitKey(name)
+	wrote := false
+	for i := range l.waits {
+		s := &l.waits[i]
+		if s.m < fromM || s.m == 0 || s.w.zero() || partly(s.m, CoarseStep) {
+			continue
+		}
+		if !wrote {
+			w.touch(ctx, pipe, key, o.nCoarse*waitRecordSize, o.coarse, now)
+			wrote = true
+		}
+		pipe.SetRange(ctx, key, (s.m%int64(o.nCoarse))*waitRecordSize, encodeWait(s.m, &s.w))
+	}
+	return wrote
+}
+
+// touch allocates a ring at its full length, size bytes (a SETRANGE past
+// the last record: Redis then never grows the string by doubling it) and
+// refreshes its expiry, at the first write of a writer's term and every
+// eighth of the retention after.
+func (w *worker) touch(ctx context.Context, pipe redis.Pipeliner, key string, size int, retention time.Duration, now int64) {
 	every := retention / 8
 	if last, ok := w.touched[key]; ok && now-last < every.Milliseconds() {
 		return
 	}
 	w.touched[key] = now
-	pipe.SetRange(ctx, key, int64(n*recordSize), "\x00")
+	pipe.SetRange(ctx, key, int64(size), "\x00")
 	pipe.PExpire(ctx, key, retention+every)
 }
 

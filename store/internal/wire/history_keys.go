@@ -42,6 +42,11 @@ func HistoryHoldsKey(name string) string { return internalKey("hholds", name) }
 // writer saw it go.
 func HistoryOpenKey(name string) string { return internalKey("hopen", name) }
 
-// HistoryWaitKey is a lock's per-minute wait ring, in HistoryCoarseKey's
-// record layout: step, waits granted, total wait ms, longest wait ms.
+// HistoryWaitKey is a lock's per-minute wait ring: a string of fixed
+// 17-byte records, record i holding minute index m with m mod ring length
+// = i, little-endian: m mod 2^24, acquisitions, contended acquisitions
+// (24 bits each), total wait ms (32 bits), longest wait ms (24 bits), and
+// one byte: the WaitClassBoundsMS class of the minute's p50 wait (high
+// nibble) and p99 wait (low nibble). A record whose first field is not
+// the minute asked for is a minute with no acquisitions.
 func HistoryWaitKey(name string) string { return internalKey("hwait", name) }

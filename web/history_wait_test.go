@@ -1,0 +1,165 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/history"
+	"github.com/lockwarden/lockwarden/web/live"
+)
+
+// contend makes two applications' store.Clients take the lock at name in
+// turn, the second waiting in the lock's queue until the first lets go:
+// two acquisitions, one contended. The second keeps it until the test
+// ends: the console reads the waits of the locks it knows, and a lock
+// nobody holds has no key to be known by.
+func (e *testEnv) contend(name string) {
+	e.t.Helper()
+	ctx := e.t.Context()
+	a := store.New(e.rdb, &store.Options{App: "billing"})
+	b := store.New(e.rdb, &store.Options{App: "shipping"})
+	e.t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	holder, waiter := a.NewLock(name, nil), b.NewLock(name, nil)
+	if err := holder.TryLock(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.synced()
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(ctx) }()
+	eventually(e.t, 5*time.Second, "the waiter queues", func() bool {
+		return e.rdb.Exists(ctx, redistest.LockQueueKey(name)).Val() == 1
+	})
+	if err := holder.Unlock(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = waiter.Unlock(context.WithoutCancel(ctx)) })
+}
+
+// A lock two store clients contend for has its waits in its history, per
+// minute, and a replica answers the same; its timeline draws them and the
+// overview counts it among the most contended.
+func TestHistoryLockWaitAPI(t *testing.T) {
+	e := newHistoryEnv(t)
+	busy := e.prefix + "busy"
+	e.contend(busy)
+
+	var lh history.LockHistory
+	var sum history.WaitPoint
+	eventually(t, 20*time.Second, "the contended acquisition in the history", func() bool {
+		flushHistory(t, e.srv)
+		// Until the history keeps it, a lock nobody holds is unknown (404).
+		if st, _, b := e.do("GET", "/api/locks/"+esc(busy)+"/history?span=1h", nil, nil); st != 200 {
+			return false
+		} else if err := json.Unmarshal(b, &lh); err != nil {
+			t.Fatal(err)
+		}
+		sum = history.WaitPoint{}
+		for _, p := range lh.Wait {
+			sum.Acquired += p.Acquired
+			sum.Contended += p.Contended
+			sum.MaxMS = max(sum.MaxMS, p.MaxMS)
+			sum.P99MS = max(sum.P99MS, p.P99MS)
+		}
+		return sum.Contended > 0 && sum.Acquired >= 2
+	})
+	if sum.Acquired != 2 || sum.Contended != 1 || sum.P99MS > sum.MaxMS {
+		t.Errorf("waits %+v, sum %+v: want 2 acquisitions, 1 contended", lh.Wait, sum)
+	}
+	for _, p := range lh.Wait {
+		if p.T%60 != 0 || p.Acquired == 0 {
+			t.Errorf("point %+v: want minutes with acquisitions only", p)
+		}
+	}
+	var day history.LockHistory
+	e.getJSON("/api/locks/"+esc(busy)+"/history?span=24h", 200, &day)
+	if len(day.Wait) != len(lh.Wait) || day.Wait[0] != lh.Wait[0] {
+		t.Errorf("24h waits %+v, 1h %+v: want the same minutes", day.Wait, lh.Wait)
+	}
+	other := e.second()
+	p := "/api/locks/" + esc(busy) + "/history?span=24h"
+	eventually(t, 20*time.Second, "the same answer from both consoles", func() bool {
+		a1, b, a2 := e.getFrom(e.srv, p), e.getFrom(other, p), e.getFrom(e.srv, p)
+		if !bytes.Equal(a1, a2) {
+			return false // a write came between the reads
+		}
+		if !bytes.Equal(a1, b) {
+			t.Fatalf("GET %s: the consoles differ:\n%s\n%s", p, a1, b)
+		}
+		return bytes.Contains(a1, []byte(`"contended":1`))
+	})
+
+	// The lock's timeline shows the wait beneath its holders; the overview
+	// has the lock among the most contended.
+	st, _, b := e.do("GET", views.LockURL(busy)+"?span=24h", nil, nil)
+	if st != 200 {
+		t.Fatalf("lock page: %d", st)
+	}
+	doc := parseHTML(t, b)
+	if bars := doc.Find(`[data-testid="lock-timeline"] [data-testid="timeline-waits"] [data-testid="timeline-wait"]`); bars.Length() != len(day.Wait) ||
+		bars.Filter(`[data-contended="1"]`).Length() != 1 || !strings.Contains(bars.Text(), "1 contended") {
+		t.Errorf("lock page: %d wait bars (%q), want %d, one with the contended acquisition", bars.Length(), bars.Text(), len(day.Wait))
+	}
+	st, _, b = e.do("GET", "/", nil, nil)
+	thumbs := parseHTML(t, b).Find(`[data-testid="overview-lock-charts"] [data-testid="overview-lock-chart"]`)
+	if st != 200 || thumbs.Length() != 1 || !strings.Contains(thumbs.Text(), busy) {
+		t.Errorf("overview: %d, %d lock thumbnails (%q), want %s's", st, thumbs.Length(), thumbs.Text(), busy)
+	}
+	if st, _, b := e.do("GET", "/api/locks/"+esc(busy)+"/history?span=7d", nil, nil); st != 400 || !bytes.Contains(b, []byte("span")) {
+		t.Errorf("span=7d: %d %s, want a 400 naming span", st, b)
+	}
+}
+
+// The feed hands the history the difference of each lock's wait totals:
+// nothing from the first snapshot (its totals began before the console),
+// nothing twice when a snapshot repeats a bucket or leaves the lock out
+// between two holds, and totals begun again (store/inspect dropped them
+// after a minute idle) from zero.
+func TestHistoryFeedWaitTotals(t *testing.T) {
+	rdb, h, f := freshFeed(t)
+	name := redistest.Prefix(t) + "lock"
+	listed := []inspect.LockInfo{{Name: name, Kind: inspect.KindReentrant, PTTL: time.Minute,
+		Holders: []inspect.Holder{{ID: holderID("w1"), Count: 1}}}}
+	// Minute-aligned, so that every snapshot below falls in one minute.
+	at := redistest.NowMS(t, rdb)/60_000*60_000 + inspect.BucketMS
+	snap := func(locks []inspect.LockInfo, acq, contended int64) {
+		stats := map[string]inspect.Summary{}
+		if acq > 0 {
+			w := &inspect.WaitWindows{Total: inspect.WaitTotals{Acquired: acq, Count: contended, SumMS: 5 * contended}}
+			w.Total.Classes[2] = contended // up to 10 ms
+			w.Second.MaxMS = 7
+			stats[name] = inspect.Summary{Wait: w}
+		}
+		f.Observe(&live.Snapshot{At: at, RedisUp: true, Locks: locks, Stats: stats})
+		at += inspect.BucketMS
+	}
+	snap(listed, 100, 40) // the baseline
+	snap(listed, 103, 41)
+	at -= inspect.BucketMS
+	snap(listed, 103, 41) // the same bucket again: skipped
+	snap(nil, 0, 0)       // nobody holds it: not listed
+	snap(listed, 106, 42) // back: 3 and 1 more, not 106 and 42
+	snap(listed, 0, 0)    // listed without waits: its totals were dropped
+	snap(listed, 2, 1)    // begun again
+	if err := h.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Lock(t.Context(), name, history.SpanHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := history.WaitPoint{T: (at - 1) / 60_000 * 60, Acquired: 8, Contended: 3, TotalMS: 15, P50MS: 7, P99MS: 7, MaxMS: 7}
+	if len(got.Wait) != 1 || got.Wait[0] != want {
+		t.Fatalf("waits %+v, want %+v", got.Wait, want)
+	}
+}
