@@ -59,7 +59,9 @@
 // A lock's waiters are read from the queues that hold them, beside its
 // hash in the same pipeline: store's hand-off queue (each waiter's token,
 // the holder field it takes when granted, its arrival and its entry's
-// deadline; waiters.go) and Redisson's fair queue. A Redisson RLock or
+// deadline; waiters.go) and Redisson's fair queue. store's spin, token and
+// read-write locks wait by polling, and each waiting call keeps an entry in
+// the lock's poll-waiter hash while it polls (pollwaiters.go). A Redisson RLock or
 // read-write lock keeps no queue: its waiters are only the subscribers of
 // its channel, counted for held locks a few a tick (subscribers.go).
 //

@@ -55,7 +55,8 @@ type lockSides struct {
 	token    *redis.StringCmd
 	leases   []*redis.DurationCmd // rwlock: one per holder, nil for writers
 	held     *redis.MapStringStringCmd
-	store    storeQueue // store's hand-off queue (waiters.go)
+	store    storeQueue                // store's hand-off queue (waiters.go)
+	poll     *redis.MapStringStringCmd // poll waiters (pollwaiters.go)
 }
 
 // queueLockSides queues the side reads info's family needs.
@@ -67,6 +68,7 @@ func queueLockSides(ctx context.Context, pipe redis.Pipeliner, info *LockInfo) *
 	case KindRWLock, KindTokenLock:
 		// Hold times: a field per read or write holder, or the token.
 		s.held = queueHoldTimes(ctx, pipe, info.Name)
+		s.poll = queuePollWaiters(ctx, pipe, info.Name)
 		if info.Kind == KindTokenLock {
 			break
 		}
@@ -91,6 +93,7 @@ func queueRLockSides(ctx context.Context, pipe redis.Pipeliner, name string) *lo
 		token:    pipe.Get(ctx, wire.FencingTokenKey(name)),
 		held:     queueHoldTimes(ctx, pipe, name),
 		store:    queueStoreWaiters(ctx, pipe, name),
+		poll:     queuePollWaiters(ctx, pipe, name),
 	}
 }
 
@@ -132,6 +135,7 @@ func (s *lockSides) apply(info *LockInfo, nowMS int64) {
 	if rlock {
 		s.store.apply(info, nowMS)
 	}
+	applyPollWaiters(info, s.poll, nowMS)
 	applyHoldTimes(info, s.held)
 	for i, cmd := range s.leases {
 		if cmd != nil && i < len(info.Holders) && cmd.Err() == nil && cmd.Val() > 0 {

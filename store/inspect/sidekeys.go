@@ -50,7 +50,7 @@ const (
 // over them would be a cross-slot command on a Cluster, so the lock keeps
 // the full read.
 func lightSideKeys(name string, turn lightTurn) (keys []string, ok bool) {
-	keys = []string{wire.FairLockQueueKey(name), wire.LockQueueKey(name), wire.StatsKey(name)}
+	keys = []string{wire.FairLockQueueKey(name), wire.LockQueueKey(name), wire.PollWaitersKey(name), wire.StatsKey(name)}
 	if turn == lightToken {
 		keys = append(keys, wire.FencingTokenKey(name))
 	} else {
@@ -104,7 +104,7 @@ func (s *lockSides) found() bool {
 	if s.token != nil && !errors.Is(s.token.Err(), redis.Nil) {
 		return true
 	}
-	if s.store.found() {
+	if s.store.found() || present(s.poll) {
 		return true
 	}
 	return present(s.held)
