@@ -32,14 +32,18 @@ func (c *Config) historyOptions() *history.Options {
 type historyFeed struct {
 	h   *history.History
 	ctx context.Context
-	// sliceEnd is the end (epoch ms) of the last 1 s window handed on;
 	// lastAt is the last snapshot's At handed on.
-	sliceEnd, lastAt int64
+	lastAt int64
+	// buckets are, per limiter, the newest complete stats bucket handed on
+	// and the At of the snapshot that last listed it.
+	buckets map[string]seenBucket
 	// waits are the wait totals of each lock at the last snapshot that
 	// listed it with waits (store/inspect's WaitTotals, monotonic while
 	// the lock stays active), and that snapshot's At.
 	waits map[string]seenWaits
 }
+
+type seenBucket struct{ bucket, at int64 }
 
 type seenWaits struct {
 	total inspect.WaitTotals
@@ -53,19 +57,13 @@ type seenWaits struct {
 // its totals again.
 const waitsKeptMS = 2 * 60_000
 
-// sliceMS is the width of the limiter slices handed to the history: the
-// live window, so that each slice is one snapshot's Window.
-const sliceMS = inspect.WindowMS
-
 // Observe hands sn on, one snapshot per stats bucket. A snapshot without
 // Redis is skipped: the history would read its missing locks as gone. So
 // is one of the same bucket as the last (a tick faster than a bucket):
 // the history writes what a sample changed only when its time is past
 // the last one written (history's holdArgs), so a second sample at the
 // same time could end a hold that is never written. Limiter counts go on
-// once per window, when sn's window starts where the last one handed on
-// ended (or later, after a late tick: the buckets in between are then
-// not counted), so no bucket is counted twice.
+// bucket by bucket (limiterSamples), so each counts once.
 func (f *historyFeed) Observe(sn *live.Snapshot) {
 	if f.h == nil {
 		return
@@ -82,15 +80,8 @@ func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
 	}
 	first := f.lastAt == 0
 	f.lastAt = sn.At
-	s := history.Sample{At: time.UnixMilli(sn.At), Locks: make([]history.LockSample, 0, len(sn.Locks))}
-	if f.sliceEnd == 0 {
-		// The first window may hold attempts from before this console
-		// started; they were counted by whichever replica ran then.
-		f.sliceEnd = sn.At
-	} else if sn.At-f.sliceEnd >= sliceMS {
-		f.sliceEnd = sn.At
-		s.Limiters = limiterSamples(sn)
-	}
+	s := history.Sample{At: time.UnixMilli(sn.At), Locks: make([]history.LockSample, 0, len(sn.Locks)),
+		Limiters: f.limiterSamples(sn, first)}
 	// One array for every lock's holders: at 10,000 locks a slice each
 	// was 10,000 allocations a tick.
 	n := 0
@@ -111,6 +102,11 @@ func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
 		for name, w := range f.waits {
 			if w.at < sn.At-waitsKeptMS {
 				delete(f.waits, name)
+			}
+		}
+		for name, b := range f.buckets {
+			if b.at < sn.At-waitsKeptMS {
+				delete(f.buckets, name)
 			}
 		}
 	}
@@ -156,15 +152,41 @@ func (f *historyFeed) waitSample(sn *live.Snapshot, name string, first bool) his
 	return out
 }
 
-func limiterSamples(sn *live.Snapshot) []history.LimiterSample {
-	out := make([]history.LimiterSample, 0, len(sn.Limiters))
+// limiterSamples are the stats buckets each limiter completed since the
+// last snapshot handed on, read one by one from its Summary.Recent, so a
+// bucket counts once however the ticks fall (a late tick's buckets too,
+// up to inspect.RecentBuckets). On the console's first snapshot every
+// limiter starts from its next bucket: the ones before were counted by
+// whichever replica ran then. A limiter first listed later counts the
+// buckets its Summary carries: its attempts are what made it listed.
+func (f *historyFeed) limiterSamples(sn *live.Snapshot, first bool) []history.LimiterSample {
+	if f.buckets == nil {
+		f.buckets = map[string]seenBucket{}
+	}
+	var out []history.LimiterSample
 	for _, l := range sn.Limiters {
-		w := sn.Window(l.Name)
-		if l.Stale != nil || w == (inspect.Counts{}) {
-			continue // a node that did not answer has no new window
+		if l.Stale != nil {
+			continue // a node that did not answer has no new bucket
 		}
-		out = append(out, history.LimiterSample{Name: l.Name, Kind: string(l.Kind),
-			Acquired: w.Acquired, Rejected: w.Rejected, Errors: w.Errors})
+		st := sn.Stats[l.Name]
+		done := st.Bucket - 1 // the newest complete bucket
+		seen, ok := f.buckets[l.Name]
+		switch {
+		case !ok && first:
+			seen.bucket = done
+		case !ok:
+			seen.bucket = done - inspect.RecentBuckets
+		}
+		from := max(seen.bucket+1, st.Bucket-inspect.RecentBuckets)
+		f.buckets[l.Name] = seenBucket{bucket: max(seen.bucket, done), at: sn.At}
+		var c inspect.Counts
+		for b := from; b <= done && st.Recent != nil; b++ {
+			c = c.Add(st.Recent[inspect.RecentBuckets-int(st.Bucket-b)])
+		}
+		if c != (inspect.Counts{}) {
+			out = append(out, history.LimiterSample{Name: l.Name, Kind: string(l.Kind),
+				Acquired: c.Acquired, Rejected: c.Rejected, Errors: c.Errors})
+		}
 	}
 	return out
 }

@@ -488,3 +488,48 @@ func TestHistoryFeedOneSampleABucket(t *testing.T) {
 		t.Fatalf("holds = %+v, want w1's, force-unlocked", got.Holds)
 	}
 }
+
+// The feed counts a limiter's stats buckets one by one: a late tick's
+// buckets, a repeated tick and buckets from before the console started
+// are each counted as they should be, once or not at all. On a loaded
+// Cluster run a late tick lost the buckets it skipped, and with them every
+// attempt of a short test.
+func TestHistoryFeedCountsEveryBucketOnce(t *testing.T) {
+	rdb, h, f := freshFeed(t)
+	name := redistest.Prefix(t) + "lim"
+	lims := []inspect.LimiterInfo{{Name: name, Kind: inspect.KindTokenBucket}}
+	perBucket := func(b int64) int64 { return 1 + b%3 }
+	snap := func(bucket int64) {
+		st := inspect.Summary{Bucket: bucket, Recent: make([]inspect.Counts, inspect.RecentBuckets)}
+		for i := range st.Recent {
+			st.Recent[i] = inspect.Counts{Acquired: perBucket(bucket - inspect.RecentBuckets + int64(i))}
+		}
+		f.Observe(&live.Snapshot{At: bucket * inspect.BucketMS, RedisUp: true, Limiters: lims,
+			Stats: map[string]inspect.Summary{name: st}})
+	}
+	b0 := redistest.NowMS(t, rdb) / inspect.BucketMS
+	snap(b0)     // the console's first: what came before is not its to count
+	snap(b0 + 1) // b0
+	snap(b0 + 2) // b0+1
+	snap(b0 + 7) // late: b0+2 .. b0+6
+	snap(b0 + 7) // the same tick again: nothing
+	snap(b0 + 8) // b0+7
+	var want int64
+	for b := b0; b <= b0+7; b++ {
+		want += perBucket(b)
+	}
+	eventually(t, history.DefaultLease+10*time.Second, "the feed's history to write", func() bool {
+		return h.Flush(t.Context()) == nil && h.Stats().Writer
+	})
+	got, err := h.Limiter(t.Context(), name, history.SpanHour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acq int64
+	for _, p := range got.Points {
+		acq += p.Acquired
+	}
+	if acq != want {
+		t.Errorf("the history counted %d acquisitions, want %d (buckets %d..%d once each)", acq, want, b0, b0+7)
+	}
+}

@@ -289,6 +289,11 @@ type Summary struct {
 	Window Counts
 	// Newest is Bucket on its own.
 	Newest Counts
+	// Recent are the RecentBuckets complete buckets before Bucket, oldest
+	// first (Recent[len-1] is Bucket-1); nil when all of them are empty. A
+	// reader that follows a limiter bucket by bucket (the console's
+	// history) counts each once however late a tick comes, up to that many.
+	Recent []Counts
 	// Wait is a lock's acquisitions and waits over 1 s, 10 s and 1 min;
 	// nil when it had no acquisition in the last minute (and for
 	// limiters).

@@ -89,8 +89,20 @@ func Summarize(buckets map[int64]Counts, nowBucket int64) Summary {
 	for b := nowBucket - windowBuckets; b < nowBucket; b++ {
 		sum.Window = sum.Window.Add(buckets[b])
 	}
+	for b := nowBucket - RecentBuckets; b < nowBucket; b++ {
+		if c := buckets[b]; c != (Counts{}) {
+			if sum.Recent == nil {
+				sum.Recent = make([]Counts, RecentBuckets)
+			}
+			sum.Recent[RecentBuckets-int(nowBucket-b)] = c
+		}
+	}
 	return sum
 }
+
+// RecentBuckets is how many complete buckets a Summary carries one by one:
+// 2 s, within the StatsRing buckets every object keeps.
+const RecentBuckets = 10
 
 // summarizeFields is readRing then Summarize, for one HGETALL of a stats key.
 func summarizeFields(fields map[string]string, nowBucket int64) Summary {
