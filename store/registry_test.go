@@ -100,6 +100,13 @@ func TestRegistryAnnouncesNames(t *testing.T) {
 	name := redistest.Prefix(t) + "orders:7"
 	t.Cleanup(func() { rdb.ZRem(ctx, wire.ClientNamesKey, name) })
 	c := registryClient(t, rdb, Options{NoBatching: true})
+	// The Client's first beat runs on its own goroutine: once its record is
+	// written, the next beat is an hour away. A first beat delayed past the
+	// TryLock below (a loaded machine) would re-announce the name there.
+	redistest.Eventually(t, "the client's first beat", func() bool {
+		_, ok := readRecord(t, rdb, c.ID())
+		return ok
+	})
 	l := c.NewLock(name, nil)
 	c.reg.flushNames(ctx)
 	if _, err := rdb.ZScore(ctx, wire.ClientNamesKey, name).Result(); err != nil {
