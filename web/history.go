@@ -153,8 +153,8 @@ func (f *historyFeed) waitSample(sn *live.Snapshot, name string, first bool) his
 }
 
 // limiterSamples are the stats buckets each limiter completed since the
-// last snapshot handed on, read one by one from its Summary.Recent, so a
-// bucket counts once however the ticks fall (a late tick's buckets too,
+// last snapshot handed on, read one by one from its Summary.Recent a
+// bucket behind the newest, so a bucket counts once however the ticks fall (a late tick's buckets too,
 // up to inspect.RecentBuckets). On the console's first snapshot every
 // limiter starts from its next bucket: the ones before were counted by
 // whichever replica ran then. A limiter first listed later counts the
@@ -169,7 +169,10 @@ func (f *historyFeed) limiterSamples(sn *live.Snapshot, first bool) []history.Li
 			continue // a node that did not answer has no new bucket
 		}
 		st := sn.Stats[l.Name]
-		done := st.Bucket - 1 // the newest complete bucket
+		// The newest bucket surely complete: on a Cluster the ring may be
+		// read just before the TIME (another master's) that set Bucket, so
+		// Bucket-1 can still grow after this read.
+		done := st.Bucket - 2
 		seen, ok := f.buckets[l.Name]
 		switch {
 		case !ok && first:

@@ -293,6 +293,8 @@ type Summary struct {
 	// first (Recent[len-1] is Bucket-1); nil when all of them are empty. A
 	// reader that follows a limiter bucket by bucket (the console's
 	// history) counts each once however late a tick comes, up to that many.
+	// On a Cluster Bucket-1 may still grow: the ring can be read just
+	// before the TIME, from another master, that set Bucket.
 	Recent []Counts
 	// Wait is a lock's acquisitions and waits over 1 s, 10 s and 1 min;
 	// nil when it had no acquisition in the last minute (and for
