@@ -180,12 +180,17 @@ func (f *historyFeed) limiterSamples(sn *live.Snapshot, first bool) []history.Li
 		case !ok:
 			seen.bucket = done - inspect.RecentBuckets
 		}
-		from := max(seen.bucket+1, st.Bucket-inspect.RecentBuckets)
-		f.buckets[l.Name] = seenBucket{bucket: max(seen.bucket, done), at: sn.At}
+		// A snapshot that did not read the limiter (an idle one is read
+		// every few seconds) carries no Recent: it moves nothing on, so the
+		// next read counts the buckets it saw filled since.
 		var c inspect.Counts
-		for b := from; b <= done && st.Recent != nil; b++ {
-			c = c.Add(st.Recent[inspect.RecentBuckets-int(st.Bucket-b)])
+		if st.Recent != nil {
+			for b := max(seen.bucket+1, st.Bucket-inspect.RecentBuckets); b <= done; b++ {
+				c = c.Add(st.Recent[inspect.RecentBuckets-int(st.Bucket-b)])
+			}
+			seen.bucket = max(seen.bucket, done)
 		}
+		f.buckets[l.Name] = seenBucket{bucket: seen.bucket, at: sn.At}
 		if c != (inspect.Counts{}) {
 			out = append(out, history.LimiterSample{Name: l.Name, Kind: string(l.Kind),
 				Acquired: c.Acquired, Rejected: c.Rejected, Errors: c.Errors})

@@ -499,6 +499,10 @@ func TestHistoryFeedCountsEveryBucketOnce(t *testing.T) {
 	name := redistest.Prefix(t) + "lim"
 	lims := []inspect.LimiterInfo{{Name: name, Kind: inspect.KindTokenBucket}}
 	perBucket := func(b int64) int64 { return 1 + b%3 }
+	unread := func(bucket int64) { // an idle limiter's tick: no read, no Recent
+		f.Observe(&live.Snapshot{At: bucket * inspect.BucketMS, RedisUp: true, Limiters: lims,
+			Stats: map[string]inspect.Summary{name: {Bucket: bucket}}})
+	}
 	snap := func(bucket int64) {
 		st := inspect.Summary{Bucket: bucket, Recent: make([]inspect.Counts, inspect.RecentBuckets)}
 		for i := range st.Recent {
@@ -516,8 +520,11 @@ func TestHistoryFeedCountsEveryBucketOnce(t *testing.T) {
 	snap(b0 + 7) // late: b0+1 .. b0+5
 	snap(b0 + 7) // the same tick again: nothing
 	snap(b0 + 8) // b0+6
+	unread(b0 + 9)
+	unread(b0 + 12)
+	snap(b0 + 13) // the next read: b0+7 .. b0+11
 	var want int64
-	for b := b0 - 1; b <= b0+6; b++ {
+	for b := b0 - 1; b <= b0+11; b++ {
 		want += perBucket(b)
 	}
 	eventually(t, history.DefaultLease+10*time.Second, "the feed's history to write", func() bool {
@@ -532,6 +539,6 @@ func TestHistoryFeedCountsEveryBucketOnce(t *testing.T) {
 		acq += p.Acquired
 	}
 	if acq != want {
-		t.Errorf("the history counted %d acquisitions, want %d (buckets %d..%d once each)", acq, want, b0-1, b0+6)
+		t.Errorf("the history counted %d acquisitions, want %d (buckets %d..%d once each)", acq, want, b0-1, b0+11)
 	}
 }
