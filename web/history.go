@@ -45,6 +45,18 @@ type historyFeed struct {
 
 type seenBucket struct{ bucket, at int64 }
 
+func (b seenBucket) seenAt() int64 { return b.at }
+func (w seenWaits) seenAt() int64  { return w.at }
+
+// forgetBefore drops the objects last listed before t.
+func forgetBefore[V interface{ seenAt() int64 }](m map[string]V, t int64) {
+	for name, v := range m {
+		if v.seenAt() < t {
+			delete(m, name)
+		}
+	}
+}
+
 type seenWaits struct {
 	total inspect.WaitTotals
 	at    int64
@@ -99,16 +111,8 @@ func (f *historyFeed) sample(sn *live.Snapshot) (history.Sample, bool) {
 		s.Locks = append(s.Locks, ls)
 	}
 	if sn.At/1000 != (sn.At-inspect.BucketMS)/1000 { // once a second
-		for name, w := range f.waits {
-			if w.at < sn.At-waitsKeptMS {
-				delete(f.waits, name)
-			}
-		}
-		for name, b := range f.buckets {
-			if b.at < sn.At-waitsKeptMS {
-				delete(f.buckets, name)
-			}
-		}
+		forgetBefore(f.waits, sn.At-waitsKeptMS)
+		forgetBefore(f.buckets, sn.At-waitsKeptMS)
 	}
 	return s, true
 }
