@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -24,6 +25,16 @@ type limiterHistoryJSON struct {
 	// Changes are the audited changes of the limiter in the span, oldest
 	// first: rate edits, resets.
 	Changes []inspect.AuditRecord `json:"changes"`
+	through int64
+}
+
+// historyThroughHeader carries the flush time (Redis Unix ms) a history
+// answer ends at: two replicas' answers at the same flush time are the
+// same bytes.
+const historyThroughHeader = "History-Through"
+
+func setHistoryThrough(c echo.Context, through int64) {
+	c.Response().Header().Set(historyThroughHeader, strconv.FormatInt(through, 10))
 }
 
 // errNoHistory answers when the console keeps none (--history-top 0).
@@ -45,23 +56,24 @@ func historySpanParam(c echo.Context) string {
 	return history.SpanHour
 }
 
-// limiterHistory is name's steps over span and the changes audited in it.
+// limiterHistory is name's steps over span and the changes audited in
+// it, at the newest flush (histCache: no Redis read between two flushes).
 func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiterHistoryJSON, error) {
-	h, err := s.history()
+	h, through, err := s.historyAt(ctx)
 	if err != nil {
 		return limiterHistoryJSON{}, err
 	}
-	lh, err := h.Limiter(ctx, name, span)
+	lh, err := s.cachedLimiter(ctx, h, through, name, span)
 	if err != nil {
 		return limiterHistoryJSON{}, err
 	}
-	out := limiterHistoryJSON{LimiterHistory: lh, Changes: []inspect.AuditRecord{}}
+	out := limiterHistoryJSON{LimiterHistory: lh, Changes: []inspect.AuditRecord{}, through: through}
 	if len(lh.Points) == 0 {
 		return out, nil
 	}
 	from := time.Unix(lh.Points[0].T, 0)
 	to := time.Unix(lh.Points[len(lh.Points)-1].T+lh.StepS, 0)
-	recs, err := s.admin.Recent(ctx, inspect.MaxAuditRead)
+	recs, err := s.cachedAudit(ctx, through)
 	if err != nil {
 		return out, err
 	}
@@ -95,16 +107,8 @@ func (s *Server) handleAPILimiterHistory(c echo.Context) error {
 			return objectError(err, "limiter", name)
 		}
 	}
+	setHistoryThrough(c, out.through)
 	return c.JSON(http.StatusOK, out)
-}
-
-// lockHistory is name's holds over span.
-func (s *Server) lockHistory(ctx context.Context, name, span string) (history.LockHistory, error) {
-	h, err := s.history()
-	if err != nil {
-		return history.LockHistory{}, err
-	}
-	return h.Lock(ctx, name, span)
 }
 
 func (s *Server) handleAPILockHistory(c echo.Context) error {
@@ -113,7 +117,7 @@ func (s *Server) handleAPILockHistory(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	out, err := s.lockHistory(ctx, name, historySpanParam(c))
+	out, through, err := s.cachedLock(ctx, name, historySpanParam(c))
 	if err != nil {
 		return err
 	}
@@ -123,17 +127,19 @@ func (s *Server) handleAPILockHistory(c echo.Context) error {
 			return objectError(err, "lock", name)
 		}
 	}
+	setHistoryThrough(c, through)
 	return c.JSON(http.StatusOK, out)
 }
 
 // whatIf replays l's last hour of recorded demand at the proposed rate and
-// interval (admin.CheckEdit's, checked again by the limiter's kind).
+// interval (admin.CheckEdit's, checked again by the limiter's kind); the
+// hour is the chart's, read once per flush.
 func (s *Server) whatIf(ctx context.Context, l *inspect.LimiterInfo, edit admin.LimiterEdit) (*whatif.Result, error) {
-	h, err := s.history()
+	h, through, err := s.historyAt(ctx)
 	if err != nil {
 		return nil, err
 	}
-	lh, err := h.Limiter(ctx, l.Name, history.SpanHour)
+	lh, err := s.cachedLimiter(ctx, h, through, l.Name, history.SpanHour)
 	if err != nil {
 		return nil, err
 	}

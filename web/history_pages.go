@@ -69,7 +69,7 @@ func changeLabel(r inspect.AuditRecord) string {
 // lockTimeline is name's holds over span, one colour per client.
 func (s *Server) lockTimeline(ctx context.Context, name, span string) (views.LockTimeline, error) {
 	tl := views.LockTimeline{Name: name, Span: span}
-	lh, err := s.lockHistory(ctx, name, span)
+	lh, _, err := s.cachedLock(ctx, name, span)
 	if errors.Is(err, errNoHistory) {
 		tl.Off = true
 		return tl, nil
@@ -117,11 +117,10 @@ func waitStrip(name string, from, to time.Time, wait []history.WaitPoint, small 
 // overviewLockThumbs are the last 24 h of waits of the locks with the most
 // contended acquisitions in them.
 func (s *Server) overviewLockThumbs(ctx context.Context) []views.WaitStrip {
-	h := s.hist.Load()
-	if h == nil {
+	if s.hist.Load() == nil {
 		return nil
 	}
-	top, err := h.MostContended(ctx, overviewCharts, history.SpanDay)
+	top, err := s.cachedContended(ctx, overviewCharts, history.SpanDay)
 	if err != nil {
 		s.log.Warn("reading the most contended locks' history for the overview", "err", err)
 		return nil

@@ -58,14 +58,19 @@ func (h apiLimiterHistory) nonZero() []apiPoint {
 // per stats bucket: the history is handed one 1 s window per second, and
 // a tick that comes a bucket late on a loaded machine loses the bucket it
 // skipped (historyFeed.Observe), which would fail the exact counts.
-func newHistoryEnv(t *testing.T) *testEnv {
+func newHistoryEnv(t *testing.T, mods ...func(*Config)) *testEnv {
 	t.Helper()
 	rdb := redistest.Universal(t)
 	// One DEL: the keys share the {lw-history} tag.
 	if err := rdb.Del(t.Context(), inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock).Err(); err != nil {
 		t.Fatal(err)
 	}
-	return newEnv(t, func(c *Config) { c.TickInterval = inspect.BucketMS / 2 * time.Millisecond })
+	return newEnv(t, func(c *Config) {
+		c.TickInterval = inspect.BucketMS / 2 * time.Millisecond
+		for _, mod := range mods {
+			mod(c)
+		}
+	})
 }
 
 // flushHistory makes srv write what it has seen (becoming the writer if
@@ -109,8 +114,9 @@ func (e *testEnv) second() *Server {
 	return srv
 }
 
-// getFrom GETs path from srv and returns the body, which must be a 200.
-func (e *testEnv) getFrom(srv *Server, path string) []byte {
+// getFrom GETs path from srv and returns the body, which must be a 200,
+// and the flush time it ends at (the History-Through header).
+func (e *testEnv) getFrom(srv *Server, path string) ([]byte, string) {
 	e.t.Helper()
 	resp, err := e.http.Get(srv.URL() + path)
 	if err != nil {
@@ -122,7 +128,24 @@ func (e *testEnv) getFrom(srv *Server, path string) []byte {
 	if resp.StatusCode != 200 {
 		e.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, buf.Bytes())
 	}
-	return buf.Bytes()
+	return buf.Bytes(), resp.Header.Get(historyThroughHeader)
+}
+
+// sameHistory GETs the history at path from e's console and from other,
+// and fails the test when both answer at the same flush time with
+// different bytes; false when they answer at different flush times (one
+// has not seen the newest flush yet), else the answer.
+func (e *testEnv) sameHistory(other *Server, path string) ([]byte, bool) {
+	e.t.Helper()
+	a, at := e.getFrom(e.srv, path)
+	b, bt := e.getFrom(other, path)
+	if at == "" || at != bt {
+		return nil, false
+	}
+	if !bytes.Equal(a, b) {
+		e.t.Fatalf("GET %s: the consoles differ at the same flush %s:\n%s\n%s", path, at, a, b)
+	}
+	return a, true
 }
 
 // trafficOnBucket makes a token bucket of capacity 5 refilling one permit
@@ -354,14 +377,8 @@ func TestHistorySharedAndRestart(t *testing.T) {
 	for _, p := range []string{"/api/limiters/" + esc(name) + "/history?span=1h", "/api/limiters/" + esc(name) + "/history?span=24h",
 		"/api/locks/" + esc(lock) + "/history"} {
 		eventually(t, 20*time.Second, "the same answer from both consoles for "+p, func() bool {
-			a1, b, a2 := e.getFrom(e.srv, p), e.getFrom(other, p), e.getFrom(e.srv, p)
-			if !bytes.Equal(a1, a2) {
-				return false // a write came between the reads
-			}
-			if !bytes.Equal(a1, b) {
-				t.Fatalf("GET %s: the consoles differ:\n%s\n%s", p, a1, b)
-			}
-			return true
+			_, ok := e.sameHistory(other, p)
+			return ok
 		})
 	}
 

@@ -105,6 +105,9 @@ func (s *Server) actor(c echo.Context) admin.Actor {
 type auditSlot struct {
 	recorded bool
 	detail   string
+	// audited is called once a record is in the trail (the history's
+	// change markers read it again).
+	audited func()
 }
 
 type auditSlotKey struct{}
@@ -117,7 +120,13 @@ func slotOf(c echo.Context) *auditSlot {
 }
 
 // recorded marks the request as audited by the admin action it ran.
-func recorded(c echo.Context) { slotOf(c).recorded = true }
+func recorded(c echo.Context) {
+	sl := slotOf(c)
+	sl.recorded = true
+	if sl.audited != nil {
+		sl.audited()
+	}
+}
 
 // auditMutations records every state-changing request that no admin
 // action recorded: refusals (role, origin, bad input) and routes without
@@ -129,7 +138,7 @@ func (s *Server) auditMutations(next echo.HandlerFunc) echo.HandlerFunc {
 		if auth.IsSafeMethod(r.Method) || c.Path() == "/login" || s.queries[r.Method+" "+c.Path()] {
 			return next(c)
 		}
-		slot := &auditSlot{}
+		slot := &auditSlot{audited: s.hcache.changed}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), auditSlotKey{}, slot)))
 		err := next(c)
 		if slot.recorded {
@@ -150,6 +159,7 @@ func (s *Server) auditMutations(next echo.HandlerFunc) echo.HandlerFunc {
 		// else's are refusals, kept apart so they cannot flush it.
 		if identityOf(c).Role == auth.RoleAdmin {
 			s.admin.Record(c.Request().Context(), s.actor(c), rec)
+			slot.audited()
 		} else {
 			s.admin.Refused(c.Request().Context(), s.actor(c), rec)
 		}

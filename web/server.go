@@ -182,6 +182,8 @@ type Server struct {
 	// negative); histFeed hands it the snapshots.
 	hist     atomic.Pointer[history.History]
 	histFeed *historyFeed
+	// hcache serves the history's reads to requests, once per flush.
+	hcache histCache
 
 	alerts  *alert.Engine
 	webhook *alert.Webhook // nil without Config.Alerts.Webhook
