@@ -264,9 +264,7 @@ func (s *Server) historyEnded(ctx context.Context, name, holder string) {
 	if h == nil {
 		return
 	}
-	err := h.Ended(ctx, name, holder, history.EndForceUnlocked)
-	s.hcache.changed() // the mark is in the running holds, whatever Ended answered
-	if err != nil {
+	if err := h.Ended(ctx, name, holder, history.EndForceUnlocked); err != nil {
 		s.log.Warn("recording a force-unlock in the history", "lock", name, "err", err)
 	}
 }

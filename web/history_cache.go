@@ -21,11 +21,12 @@ import (
 // a read returns changes only when that flush time does. So entries are
 // keyed by it; the first request after a flush reads again, and requests
 // arriving meanwhile wait for that one read (singleflight) rather than
-// sending their own. What this console changes itself between two
-// flushes (an audited edit, a force-unlock's mark in the running holds)
-// moves gen on, which the entries that show it (the audit trail, a
-// lock's holds) are keyed by as well. Another replica's changes show
-// from the next flush on.
+// sending their own. The audit trail, whose records are the charts'
+// change markers, is read with the same flush time, and again after each
+// change this console audits (gen moves on): an edit shows on the chart at
+// once. Another replica's edits show from the next flush on. (A
+// force-unlock's mark shows in a lock's holds once the writer has
+// flushed it, so at a new flush time.)
 type histCache struct {
 	mu      sync.Mutex
 	entries map[histKey]*histEntry
@@ -76,9 +77,8 @@ type histEntry struct {
 	used         int64 // wall ms of the last request it served
 }
 
-// changed says this console changed something a history read shows
-// (audited a change, marked a hold force-unlocked): the entries keyed by
-// gen are read again at their next request.
+// changed says this console audited a change: the audit trail is read
+// again at the next request that shows it.
 func (c *histCache) changed() { c.gen.Add(1) }
 
 // flushTime is the flush time to serve at. A reader replica learns of a
@@ -237,14 +237,14 @@ func (s *Server) cachedLimiter(ctx context.Context, h *history.History, through 
 		func(ctx context.Context) (history.LimiterHistory, error) { return h.Limiter(ctx, name, span) })
 }
 
-// cachedLock is h.Lock(name, span) at flush time through, read again
-// after a force-unlock by this console. Shared, as cachedLimiter's.
+// cachedLock is h.Lock(name, span) at the flush time now, and that time.
+// Shared, as cachedLimiter's.
 func (s *Server) cachedLock(ctx context.Context, name, span string) (history.LockHistory, int64, error) {
 	h, through, err := s.historyAt(ctx)
 	if err != nil {
 		return history.LockHistory{}, 0, err
 	}
-	lh, err := histGet(ctx, &s.hcache, histKey{histLock, name, span}, through, s.hcache.gen.Load(),
+	lh, err := histGet(ctx, &s.hcache, histKey{histLock, name, span}, through, 0,
 		func(ctx context.Context) (history.LockHistory, error) { return h.Lock(ctx, name, span) })
 	return lh, through, err
 }
