@@ -38,10 +38,13 @@
 -- ARGV[8] -> (with a token) waiter entry lifetime in ms: an entry not
 --            refreshed by a new attempt within it is dropped, so a dead
 --            waiter never gets the lock
--- ARGV[9] -> (with a token) claim lease in ms to set when the lock is handed
---            to this waiter: short, so a waiter that died after queueing
---            blocks the lock briefly; the waiter confirms (lock_renew, or its
---            next attempt here) with its own lease
+-- ARGV[9] -> (with a token) lease in ms to set when the lock is handed to
+--            this waiter. Without replica acknowledgement it is the
+--            waiter's own lease, and the hand-off's message is the whole
+--            grant: a waiter that died after its last refresh then blocks
+--            the lock up to one lease, as a holder that dies does. With
+--            acknowledgement it is a short claim the waiter confirms
+--            (lock_renew with its WAIT, or its next attempt here)
 -- ARGV[10] -> (with a token) "1" when an earlier attempt of the same wait
 --            queued this token
 -- ARGV[11] -> (optional) ms the caller has waited so far, measured by its
@@ -199,8 +202,10 @@ if mine == 1 then
       -- that level is ours already (counted when it was made). Our field
       -- alone proves nothing: another goroutine of the same holder may hold
       -- it while our entry expired, and that is a re-entry like any other.
-      -- This attempt also confirms the claim: the short hand-off lease
-      -- becomes the holder's own.
+      -- This attempt also sets the holder's own lease, in case the
+      -- hand-off set only a short claim (replica acknowledgement).
+      -- This is also how a waiter whose message was lost takes its hold:
+      -- its next timed attempt (at most waitEntryTTL/3 later) lands here.
       redis.call('HDEL', entries, '=')
       redis.call('PEXPIRE', lock, lease)
       hold_renewed(holder, lease)

@@ -7,6 +7,16 @@
 -- that the "0" after it is not a free lock. Channels travel in ARGV because
 -- they are not keys (Cluster would reject them as CROSSSLOT).
 --
+-- A hand-off sets the lease the waiter's entry carries: its own full lease
+-- when its client needs no replica acknowledgement, so the waiter returns
+-- on the message with nothing more to send (a waiter that died after its
+-- last refresh then blocks the lock up to one lease, as a dead holder
+-- does), else a short claim it confirms. It costs HGET, DEL, ZPOPMIN, TIME,
+-- HGET of the entry, HSET of the mark, HDEL of the entry, the lock's HSET
+-- and PEXPIRE, the hold times' HSET and PEXPIRE, two PUBLISH and four stats
+-- commands (the "a" and the wait's class, total and max): 17, and an HSET
+-- when the wait raises the bucket's max.
+--
 -- The common case, the last level with nobody queued, costs HGET, DEL (of
 -- the lock and its hold times), an empty ZPOPMIN and PUBLISH; a key of another type is found by the WRONGTYPE
 -- error of HGET rather than a TYPE on every call.

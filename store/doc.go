@@ -149,4 +149,12 @@
 // such calls are sent to the key's master directly and are not batched.
 // The other lock kinds (SpinLock, RWLock, FairLock, TokenLock) do not wait
 // for replicas yet.
+//
+// A Lock that waits is handed the lock by the release in one step. Without
+// replica acknowledgement the hand-off sets the waiter's own lease and the
+// waiter returns on its message, sending nothing more; the cost is that a
+// waiter that died after refreshing its queue entry can be handed the
+// lock and block it up to one lease, as a holder that dies does. With
+// acknowledgement the hand-off sets a short claim and the waiter confirms
+// it with its WAIT before Lock returns (lock_wait.go).
 package store

@@ -125,8 +125,9 @@ type Lock struct {
 	argv                []any
 	tryCall, unlockCall preparedCall
 	renewCall           preparedCall
-	// confirmCall is the renewal that confirms a hand-off: the lock key
-	// only, as the hand-off has just recorded the hold times.
+	// confirmCall is the renewal that confirms a hand-off's short claim
+	// (replica acknowledgement required): the lock key only, as the
+	// hand-off has just recorded the hold times.
 	confirmCall preparedCall
 	// owners are the handles of the owners calls name in ctx (owner.go);
 	// nil for a handle with an explicit Owner.
@@ -265,7 +266,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 		timer.Reset(max(wait, time.Millisecond))
 		select {
 		case <-w.H:
-			if ok, err := l.handedOff(ctx); ok || err != nil {
+			if ok, err := l.handedOff(ctx, turn); ok || err != nil {
 				return err
 			}
 			continue
@@ -273,7 +274,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 		}
 		select {
 		case <-w.H:
-			if ok, err := l.handedOff(ctx); ok || err != nil {
+			if ok, err := l.handedOff(ctx, turn); ok || err != nil {
 				return err
 			}
 			timer.Stop() // no stale tick after Stop since Go 1.23
@@ -294,7 +295,11 @@ func (l *Lock) Lock(ctx context.Context) error {
 type waitTurn struct {
 	token  string
 	queued bool // an attempt with token was answered "queued"
-	clock  *waitClock
+	// claimed is set once an attempt queued the token with the short claim
+	// lease (replica acknowledgement required): a hand-off to it must then
+	// be confirmed.
+	claimed bool
+	clock   *waitClock
 }
 
 func newWaitToken() string { return randomHex() }
@@ -306,12 +311,18 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// handedOff confirms a hold that a release gave this waiter: the hand-off
-// set only the short claim lease (handoffLease), and the confirmation sets
-// the handle's own lease, so from here a holder tolerates a pause as long
-// as any acquire gives it. ok is false when the claim ran out before the
-// confirmation (the waiter keeps waiting).
-func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
+// handedOff takes the hold a release gave this waiter. When no replica has
+// to acknowledge it, the waiter's entry carried the handle's own lease and
+// the release set it in the same step: the message is the grant, and
+// nothing more is sent. Otherwise the hand-off set only the short claim
+// lease (handoffLease), and a confirmation sets the handle's own lease
+// with the WAIT for replicas. ok is false when the claim ran out before
+// the confirmation (the waiter keeps waiting).
+func (l *Lock) handedOff(ctx context.Context, turn *waitTurn) (ok bool, err error) {
+	if !turn.claimed && !l.c.acksNeeded(ctx, l.keys[0]) {
+		l.took(ctx)
+		return true, nil
+	}
 	ok, err = l.renewWith(ctx, &l.confirmCall)
 	if ok && errors.Is(err, ErrNotReplicated) {
 		l.giveBack(ctx)
@@ -331,11 +342,16 @@ func (l *Lock) handedOff(ctx context.Context) (ok bool, err error) {
 	if !ok {
 		return false, nil
 	}
+	l.took(ctx)
+	return true, nil
+}
+
+// took counts a level this handle was granted and renews it while held.
+func (l *Lock) took(ctx context.Context) {
 	l.levels.Add(1)
 	if l.watchdog {
 		l.shared.acquired(ctx, l)
 	}
-	return true, nil
 }
 
 // withdraw takes a waiter that gives up out of the queue. If the lock was
@@ -441,7 +457,14 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		if turn.queued {
 			queued = "1"
 		}
-		handoff := min(l.lease, handoffLease)
+		// The lease a hand-off sets: the handle's own when no replica
+		// must acknowledge the grant (the waiter then needs no
+		// confirmation), else the short claim the waiter confirms.
+		handoff := l.lease
+		if l.c.acksNeeded(ctx, l.keys[0]) {
+			handoff = min(l.lease, handoffLease)
+			turn.claimed = true
+		}
 		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued, turn.clock.waitedMS())
 		if l.c.ack == nil {
 			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)
@@ -458,10 +481,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		return 0, false, notReplicated("acquire", l.name, ack)
 	}
 	if taken {
-		l.levels.Add(1)
-		if l.watchdog {
-			l.shared.acquired(ctx, l)
-		}
+		l.took(ctx)
 		return 0, true, nil
 	}
 	if errors.Is(err, ErrUncertain) && l.levels.Load() == 0 {

@@ -359,14 +359,8 @@ func TestLockRefreshWithoutWatchdog(t *testing.T) {
 }
 
 func TestLockCtxEndsWait(t *testing.T) {
-	c, _ := lockTestClient(t)
-	name := redistest.Prefix(t) + "lock"
-	ctx := redistest.Context(t, 30*time.Second)
-	holder := c.NewLock(name, nil)
-	redistest.UnlockAtEnd(t, holder)
-	if err := holder.TryLock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, name, holder := heldLock(t)
+	c := holder.c
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	err := c.NewLock(name, nil).Lock(short)

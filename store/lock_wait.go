@@ -27,21 +27,34 @@ import (
 //     a token), after its Client confirmed the subscription to the lock's
 //     channels, so no hand-off can be published before it listens.
 //   - The release of the last level (lock_release.lua) pops the first live
-//     entry, writes that waiter's holder field with count 1 and its lease,
-//     and publishes its token on wire.LockWakeChannel(name), then "0" on the
-//     Redisson unlock channel. The waiter owns the lock before it hears of
-//     it: it returns from Lock without another round trip. A lock never
-//     passes through "free" while someone waits, so nobody can barge in.
+//     entry, writes that waiter's holder field with count 1 and the lease
+//     its entry carries, and publishes its token on
+//     wire.LockWakeChannel(name), then "0" on the Redisson unlock channel.
+//     The waiter owns the lock before it hears of it. A lock never passes
+//     through "free" while someone waits, so nobody can barge in.
 //   - Whoever finds the lock free while a live waiter is queued (the holder
 //     was a Redisson client, or its lease ran out, or it was force-unlocked)
 //     hands it to that waiter instead of taking it; TryLock does the same.
 //   - An entry lives waitEntryTTL unless its waiter refreshes it with a new
 //     attempt (every waitEntryTTL/3 at most), so a waiter that died is
-//     skipped; and a hand-off sets a claim lease of at most handoffLease
-//     until the waiter confirms it (one renewal with its own lease, watchdog
-//     or not), so a waiter that died just after its last refresh blocks the
-//     lock for seconds, not a whole lease, and a live holder's lease after
-//     the confirmation is its full lease, tolerant of any normal pause.
+//     skipped.
+//   - When the waiter's grants need no replica acknowledgement
+//     (replica_ack.go: acknowledgement off, or a master without replicas),
+//     its entry carries its own full lease: the hand-off is the whole
+//     grant, and the waiter returns from Lock on the message, with no
+//     round trip between the release and the new holder's work. The cost:
+//     a waiter that died after its last refresh can be handed the lock and
+//     blocks it up to one lease, as a holder that dies does. When replicas
+//     must acknowledge, the entry carries a claim of at most handoffLease
+//     and the waiter confirms it before Lock returns (one renewal with its
+//     own lease, sent with the WAIT), so no grant a failover could lose is
+//     reported held.
+//   - A lost message (pub/sub delivers at most once; a redial drops what
+//     was sent meanwhile) costs a short delay, not the holder's lease: the
+//     waiter's next attempt comes at most min(RetryInterval,
+//     waitEntryTTL/3) later, finds the hand-off mark "=" naming its token
+//     and returns held. A waiter that gives up withdraws its token, and
+//     releases the hold if the lock was handed to it meanwhile.
 //   - Each Client shares one PubSub for all its waiters: a lock's unlock and
 //     hand-off channels are subscribed when its first waiter arrives and
 //     unsubscribed when its last leaves, and the connection is closed after
@@ -49,9 +62,10 @@ import (
 //     waiter whose token it names; the "0" right behind it is skipped, so it
 //     costs no retries. Any other "0" wakes every waiter of the lock.
 //
-// Cost per contended acquisition: the failed first attempt, the queueing
-// attempt (skipped when the Client already listens on the lock), the release
-// that hands off; no polling. The hand-off also adds the waiter's wait since
+// Cost per contended acquisition: the failed first attempt (skipped when
+// the Client already listens on the lock), the queueing attempt, the release
+// that hands off, and the confirmation only when replicas must acknowledge;
+// no polling. The hand-off also adds the waiter's wait since
 // it queued to the lock's stats bucket (wire.BucketMS: two HINCRBY and the
 // max's HGET, in the same script), and an acquire after a failed attempt
 // adds what the waiter measured (wait_clock.go). Redisson clients on the same lock stay
@@ -137,6 +151,9 @@ type waitHub struct {
 	pending map[string]int
 	waiters int
 	idle    *time.Timer
+	// lose, set only by tests, drops the messages it reports true for, as
+	// pub/sub loses what is published while a connection is down.
+	lose func(channel, payload string) bool
 	// Counters for tests and diagnostics.
 	subscribes     int64 // SUBSCRIBE commands sent
 	waits          int64 // joins, i.e. Lock calls that had to wait
@@ -348,8 +365,10 @@ func (h *waitHub) receiveSharded(ctx context.Context, cw *channelWaiters, sps *r
 			}
 		case *redis.Message:
 			h.shardedWakeUps++
-			for w := range cw.members {
-				w.notify()
+			if h.lose == nil || !h.lose(m.Channel, m.Payload) {
+				for w := range cw.members {
+					w.notify()
+				}
 			}
 		}
 		if err != nil {
@@ -394,7 +413,7 @@ func (h *waitHub) deliver(channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cw := h.channels[channel]
-	if cw == nil {
+	if cw == nil || h.lose != nil && h.lose(channel, payload) {
 		return
 	}
 	if channel == cw.wake {

@@ -262,6 +262,20 @@ func (c *Client) ackTarget(ctx context.Context, key string) (redis.UniversalClie
 	return node, node.Options().Addr, nil
 }
 
+// acksNeeded reports whether a lock write of key waits for replicas now:
+// false when acknowledgement is off or the key's master has no replica to
+// wait for. A master the Client cannot name counts as needing them.
+func (c *Client) acksNeeded(ctx context.Context, key string) bool {
+	if c.ack == nil {
+		return false
+	}
+	node, addr, err := c.ackTarget(ctx, key)
+	if err != nil {
+		return true
+	}
+	return c.ack.spec(ctx, node, addr).n > 0
+}
+
 // callAcked is call for a lock write that must reach replicas: the script
 // and its WAIT in one pipeline. ack is nil when the write was confirmed or
 // needs no confirmation, else a *ReplicationError; the script's own reply

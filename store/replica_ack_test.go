@@ -333,6 +333,53 @@ func TestReplicaAckHandOffUnconfirmed(t *testing.T) {
 	}
 }
 
+// With a replica to wait for, a waiter's entry carries only the short
+// claim and the waiter confirms the hand-off (its own lease, and a WAIT)
+// before Lock returns, so no hand-off a failover could lose is reported
+// held. Without a replica the hand-off alone is the grant
+// (TestLockHandoffSetsWaitersOwnLease).
+func TestReplicaAckHandOffIsConfirmed(t *testing.T) {
+	r := startReplicated(t)
+	ctx := redistest.Context(t, 15*time.Second)
+	name := redistest.Prefix(t) + "lock"
+	patient, _ := ackClients(r.rdb)
+	holder := patient.NewLock(name, nil)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Refresh(ctx); err != nil { // loads lock_renew
+		t.Fatal(err)
+	}
+	waiter := New(r.rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 10 * time.Second}).NewLock(name, nil)
+	redistest.UnlockAtEnd(t, waiter)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(ctx) }()
+	for _, entry := range queuedEntries(t, ctx, r.rdb, name, 1) {
+		if lease := entryLease(t, entry); lease > handoffLease {
+			t.Fatalf("queued entry %q carries %v, want a claim of at most %v", entry, lease, handoffLease)
+		}
+	}
+	before := redistest.CommandCalls(t, r.rdb)
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	calls := diffCalls(before, redistest.CommandCalls(t, r.rdb))
+	if calls["evalsha"] != 2 || calls["hexists"] != 1 || calls["wait"]+calls["waitaof"] != 2 {
+		t.Errorf("want the release and the waiter's confirmation, each with its WAIT: %v", calls)
+	}
+	if pttl := r.rdb.PTTL(ctx, name).Val(); pttl <= handoffLease {
+		t.Errorf("lease after the confirmed hand-off: PTTL = %v, want the waiter's own", pttl)
+	}
+	rr := redis.NewClient(&redis.Options{Addr: r.replica.Addr})
+	defer rr.Close()
+	if ok, err := rr.HExists(ctx, name, waiter.HolderID()).Result(); err != nil || !ok {
+		t.Errorf("replica does not have the hand-off Lock reported: %v %v", ok, err)
+	}
+}
+
 // The registry record says whether the client's grants wait for replicas.
 func TestReplicaAckSettingInRegistry(t *testing.T) {
 	rdb := redistest.Client(t)
