@@ -222,6 +222,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	sm.walker.Suggest(sm.heardEvents())
 	sm.walker.Suggest(sm.touch.drain())
 	sm.askRegistry(start)
+	sm.fams.carry(sm, start)
 	smp, err := sm.walker.Tick(ctx, sm.locks, sm.limiters)
 	if err != nil {
 		sm.fail(runCtx, err)
@@ -236,7 +237,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	// Stale rows first: a per-client limiter on a node that did not
 	// answer keeps its family (and the family its past).
 	sm.keepStale(smp)
-	rows := sm.fams.tick(ctx, sm, smp, start)
+	rows := sm.fams.tick(sm, smp)
 	sm.notify(sm.publish(smp, start, rows))
 }
 
