@@ -8,8 +8,10 @@
 //
 // Each snapshot is handed to the observers (alerts, metrics, the feed) in
 // the order they were given, on the sampler's goroutine; they never call
-// back into it. Readers (pages, the API) take Latest. Admin actions call
-// Refresh, which re-reads what they changed and patches the snapshot.
+// back into it. An observer with work of its own to do per snapshot runs
+// on its own goroutine behind a Detached. Readers (pages, the API) take
+// Latest. Admin actions call Refresh, which re-reads what they changed
+// and patches the snapshot.
 //
 // It imports store/inspect and web/events.
 package live
