@@ -114,16 +114,20 @@ func (h *rtHook) historySent() map[string]int64 {
 // countHistory adds cmds to histByName and says so when they are the
 // history's: the first or the last names one of its keys that span
 // objects (its writes end with the meta key's HSET, its takeover reads
-// begin with its HGET, its writer lock's calls name the lock). Only those
-// two are looked at, so a sampling pipeline costs two commands'
-// arguments. h.mu is held.
+// begin with its HGET, its writer lock's calls name the lock), or it is
+// the INFO server replication that the writer lock's store.Client sends
+// now and then to learn the master's replicas (store/replica_ack.go; the
+// console's own INFO rides in the tick's pipeline and asks commandstats).
+// Only the first and last are looked at, so a sampling pipeline costs two
+// commands' arguments. h.mu is held.
 func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 	spans := func(c redis.Cmder) bool {
 		return slices.ContainsFunc(c.Args(), func(a any) bool {
 			return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
 		})
 	}
-	if len(cmds) == 0 || !spans(cmds[len(cmds)-1]) && !spans(cmds[0]) {
+	replicaCheck := len(cmds) == 1 && cmds[0].Name() == "info" && slices.Contains(cmds[0].Args(), any("replication"))
+	if len(cmds) == 0 || !spans(cmds[len(cmds)-1]) && !spans(cmds[0]) && !replicaCheck {
 		return false
 	}
 	if h.histByName == nil {

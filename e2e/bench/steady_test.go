@@ -30,8 +30,10 @@ type steadyResult struct {
 	// pipesPerTick, cmdsPerTick and singles (commands sent outside
 	// pipelines) leave out the history's round trips, which are writes on
 	// a schedule of their own (rtHook.countHistory): histPipes (a write
-	// every 10 s) and histCalls (its writer lock's renewals and, on a
-	// replica that does not write, its read of how far the writer got).
+	// every 10 s) and histCalls (its writer lock's renewals with the
+	// INFO its store.Client sends now and then to learn the replicas and,
+	// on a replica that does not write, its read of how far the writer
+	// got).
 	pipesPerTick float64
 	cmdsPerTick  float64
 	singles      int64
