@@ -95,7 +95,7 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 		}
 		return s
 	}
-	w("| limiters | viewers | console CPU, %% of one core | viewers' process CPU, %% of one core | tick → receipt p50 (ms) | p99 (ms) | max (ms) | frames per viewer per tick | viewers dropped | Redis commands / tick | round trips / tick | Redis CPU, %% of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| limiters | viewers | console CPU, %% of one core | viewers' process CPU, %% of one core | tick → receipt p50 (ms) | p99 (ms) | max (ms) | frames per viewer per tick | viewers dropped | Redis commands / tick (the history's writes apart) | round trips / tick (the same) | Redis CPU, %% of one core | stats frame KB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, c := range configs {
 		w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.limiters, c.viewers,
 			cell(fcol(i, func(r fanoutResult) float64 { return r.consoleCPU }), 1),
