@@ -26,9 +26,10 @@ func (c *Config) historyOptions() *history.Options {
 	return &history.Options{FineRetention: c.HistoryFine, CoarseRetention: c.HistoryCoarse, Top: c.HistoryTop}
 }
 
-// historyFeed turns each snapshot into a history.Sample. It runs on the
-// sampler's goroutine and owns its fields; h is set by Open before the
-// sampler starts and never changes afterwards.
+// historyFeed turns each snapshot into a history.Sample. It runs on a
+// goroutine of its own (Server.histObs, a live.Detached: the newest
+// snapshot when it falls behind) and owns its fields; h is set by Open
+// before that goroutine starts and never changes afterwards.
 type historyFeed struct {
 	h   *history.History
 	ctx context.Context

@@ -182,6 +182,9 @@ type Server struct {
 	// negative); histFeed hands it the snapshots.
 	hist     atomic.Pointer[history.History]
 	histFeed *historyFeed
+	// histObs runs histFeed on a goroutine of its own: turning a snapshot
+	// of thousands of objects into a sample is no work for the tick's.
+	histObs *live.Detached
 	// hcache serves the history's reads to requests, once per flush.
 	hcache histCache
 
@@ -233,7 +236,8 @@ func New(cfg Config) *Server {
 	s.metrics = metrics.New(metrics.Config{Live: s.live, Alerts: s.alerts, Counts: s.counts,
 		Match: cfg.MetricsMatch, Top: cfg.MetricsTop})
 	s.histFeed = &historyFeed{}
-	s.live.PublishTo(s.metrics, s.alerts, s.histFeed, s.feed)
+	s.histObs = live.Detach(s.histFeed)
+	s.live.PublishTo(s.metrics, s.alerts, s.histObs, s.feed)
 	s.echo = s.routes()
 	return s
 }
@@ -303,7 +307,8 @@ func (s *Server) Open(ctx context.Context) error {
 	}
 	go func() { defer s.bg.Done(); s.relay.Run(runCtx) }()
 	go func() { defer s.bg.Done(); s.live.ProbeNodes(runCtx) }()
-	s.bg.Add(2)
+	s.bg.Add(3)
+	go func() { defer s.bg.Done(); s.histObs.Run(runCtx) }()
 	go func() { defer s.bg.Done(); s.auditSummaries(runCtx) }()
 	go func() { defer s.bg.Done(); s.stopHistory(runCtx) }()
 	go func() {

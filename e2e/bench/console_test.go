@@ -74,6 +74,10 @@ func (c *consoleRig) close() {
 // each sampling pipeline started, which case 6 takes as the start of a tick.
 type rtHook struct {
 	calls, pipes, cmds, pipeNanos atomic.Int64
+	// histCalls and histPipes are the round trips among calls and pipes
+	// that are the history's (see countHistory): writes on its own
+	// schedule, not reads of a tick.
+	histCalls, histPipes, histCmds atomic.Int64
 
 	mu        sync.Mutex
 	recording bool
@@ -84,14 +88,19 @@ type rtHook struct {
 	histByName map[string]int64
 }
 
-type rtCount struct{ calls, pipes, cmds, pipeNanos int64 }
+type rtCount struct {
+	calls, pipes, cmds, pipeNanos  int64
+	histCalls, histPipes, histCmds int64 // the history's among them
+}
 
 func (h *rtHook) snap() rtCount {
-	return rtCount{h.calls.Load(), h.pipes.Load(), h.cmds.Load(), h.pipeNanos.Load()}
+	return rtCount{h.calls.Load(), h.pipes.Load(), h.cmds.Load(), h.pipeNanos.Load(),
+		h.histCalls.Load(), h.histPipes.Load(), h.histCmds.Load()}
 }
 
 func (a rtCount) minus(b rtCount) rtCount {
-	return rtCount{a.calls - b.calls, a.pipes - b.pipes, a.cmds - b.cmds, a.pipeNanos - b.pipeNanos}
+	return rtCount{a.calls - b.calls, a.pipes - b.pipes, a.cmds - b.cmds, a.pipeNanos - b.pipeNanos,
+		a.histCalls - b.histCalls, a.histPipes - b.histPipes, a.histCmds - b.histCmds}
 }
 
 // historySent returns how many history commands of each name were sent
@@ -102,14 +111,24 @@ func (h *rtHook) historySent() map[string]int64 {
 	return maps.Clone(h.histByName)
 }
 
-// countHistory adds cmds to histByName when they are the history's: the
-// last names one of its keys that span objects. Only the last is looked
-// at, so a sampling pipeline costs one command's arguments. h.mu is held.
-func (h *rtHook) countHistory(cmds []redis.Cmder) {
-	if len(cmds) == 0 || !slices.ContainsFunc(cmds[len(cmds)-1].Args(), func(a any) bool {
-		return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
-	}) {
-		return
+// countHistory adds cmds to histByName and says so when they are the
+// history's: the first or the last names one of its keys that span
+// objects (its writes end with the meta key's HSET, its takeover reads
+// begin with its HGET, its writer lock's calls name the lock), or it is
+// the INFO server replication that the writer lock's store.Client sends
+// now and then to learn the master's replicas (store/replica_ack.go; the
+// console's own INFO rides in the tick's pipeline and asks commandstats).
+// Only the first and last are looked at, so a sampling pipeline costs two
+// commands' arguments. h.mu is held.
+func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
+	spans := func(c redis.Cmder) bool {
+		return slices.ContainsFunc(c.Args(), func(a any) bool {
+			return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
+		})
+	}
+	replicaCheck := len(cmds) == 1 && cmds[0].Name() == "info" && slices.Contains(cmds[0].Args(), any("replication"))
+	if len(cmds) == 0 || !spans(cmds[len(cmds)-1]) && !spans(cmds[0]) && !replicaCheck {
+		return false
 	}
 	if h.histByName == nil {
 		h.histByName = map[string]int64{}
@@ -117,6 +136,7 @@ func (h *rtHook) countHistory(cmds []redis.Cmder) {
 	for _, c := range cmds {
 		h.histByName[c.Name()]++
 	}
+	return true
 }
 
 // record turns start recording on or off and returns what was recorded.
@@ -138,7 +158,10 @@ func (h *rtHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		h.calls.Add(1)
 		h.cmds.Add(1)
 		h.mu.Lock()
-		h.countHistory([]redis.Cmder{cmd})
+		if h.countHistory([]redis.Cmder{cmd}) {
+			h.histCalls.Add(1)
+			h.histCmds.Add(1)
+		}
 		h.mu.Unlock()
 		return next(ctx, cmd)
 	}
@@ -155,7 +178,10 @@ func (h *rtHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 		if h.recording && len(cmds) > 0 && cmds[0].Name() == "time" {
 			h.starts = append(h.starts, start.UnixNano())
 		}
-		h.countHistory(cmds)
+		if h.countHistory(cmds) {
+			h.histPipes.Add(1)
+			h.histCmds.Add(int64(len(cmds)))
+		}
 		h.mu.Unlock()
 		err := next(ctx, cmds)
 		h.pipeNanos.Add(int64(time.Since(start)))

@@ -16,8 +16,10 @@ import (
 //
 //	LOCKWARDEN_BENCH_CASE=5 go test -run '^TestBenchCase$' -count=1 -v ./e2e/bench/
 //
-// LOCKWARDEN_BENCH_ROUNDS sets the rounds (default 3). The full report runs
-// cases 1-4 first, which leave ~15,000 keys behind that every SCAN walks;
+// LOCKWARDEN_BENCH_ROUNDS sets the rounds (default 3); for case 6,
+// LOCKWARDEN_BENCH_FANOUT=1000x1000 runs that row alone (limiters x
+// viewers). The full report runs cases 1-4 first, which leave ~15,000
+// keys behind that every SCAN walks;
 // LOCKWARDEN_BENCH_FILLER (default 15000) puts as many unrelated small
 // hashes in place so the defaults rows compare (case 1 gets none: it
 // scans nothing).
@@ -85,7 +87,7 @@ func runCase(ctx context.Context, t *testing.T, e *env, which string, rounds int
 			}
 		}
 	case "6":
-		for _, c := range []struct{ limiters, viewers int }{{100, 1}, {100, 1000}, {1000, 1000}} {
+		for _, c := range fanoutConfigs(os.Getenv("LOCKWARDEN_BENCH_FANOUT")) {
 			prefix, cleanup, err := fanoutObjects(ctx, e, c.limiters)
 			if err != nil {
 				cleanup()
@@ -121,6 +123,26 @@ func runCase(ctx context.Context, t *testing.T, e *env, which string, rounds int
 		t.Fatalf("LOCKWARDEN_BENCH_CASE=%q: only 1, 5, 6, 7, 9 and 10 run on their own", which)
 	}
 }
+
+// fanoutConfigs are case 6's configurations: all three, or those of sel
+// ("1000x1000,100x1": limiters x viewers), so one row can be measured
+// alone.
+func fanoutConfigs(sel string) []fanoutConfig {
+	all := []fanoutConfig{{100, 1}, {100, 1000}, {1000, 1000}}
+	var out []fanoutConfig
+	for _, f := range strings.Split(sel, ",") {
+		var c fanoutConfig
+		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%dx%d", &c.limiters, &c.viewers); err == nil && c.limiters > 0 && c.viewers > 0 {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return all
+	}
+	return out
+}
+
+type fanoutConfig struct{ limiters, viewers int }
 
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {

@@ -1,14 +1,10 @@
 package inspect
 
 import (
-	"context"
 	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/redis/go-redis/v9"
 )
 
 // Limiter families: many keys of one limiter shape shown as one thing.
@@ -165,20 +161,22 @@ type FamilyReader struct {
 	cost    FamilyCost // the last Tick's
 }
 
-// FamilyCost is what one Tick sent: its reads by command name, and the
-// keys its SCAN pages examined (the COUNTs sent). Walker.Charge prices it
-// into the walk's budget.
+// FamilyCost is what one Tick sent: its commands by name (for a page
+// read in the walker's pipeline, Walker.Carry, only those sent outside
+// it), and the keys its SCAN pages examined (the COUNTs sent).
+// Walker.Charge prices it into the walk's budget.
 type FamilyCost struct {
 	Reads   map[string]int
 	Scanned int64
 }
 
-// Cost is what the last Tick sent.
+// Cost is what the last page (Tick's or Walker.Carry's) sent.
 func (r *FamilyReader) Cost() FamilyCost { return r.cost }
 
 // Charge counts a FamilyReader's tick in the walk's pacing: its reads as
 // the console's other commands, its SCAN pages' keys as keys the walk's
-// SCAN usec paid for (Redis counts both in one cmdstat_scan).
+// SCAN usec paid for (Redis counts both in one cmdstat_scan). A page the
+// walker carried is charged by its Tick.
 func (w *Walker) Charge(c FamilyCost) {
 	if w.scans {
 		w.pace.countSent(c.Reads, nil)
@@ -214,186 +212,4 @@ func (r *FamilyReader) Sizes() map[string]FamilySize {
 		out[id] = s.size
 	}
 	return out
-}
-
-// Tick reads the next page of members of fams (at most FamilyReadsPerTick
-// over all of them, families taking turns to go first) and lists more
-// members where fewer are pending than the page needs. now is the
-// caller's clock: a window ends at now plus its TTL.
-func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) ([]FamilyReading, error) {
-	r.cost = FamilyCost{Reads: map[string]int{}}
-	live := make(map[string]bool, len(fams))
-	for _, f := range fams {
-		live[f.ID] = true
-		if s := r.scans[f.ID]; s == nil || s.fam != f {
-			r.drop(s)
-			r.scans[f.ID] = &familyScan{fam: f, memo: map[uint64]windowMark{}}
-		}
-	}
-	for id, s := range r.scans {
-		if !live[id] {
-			r.drop(s)
-			delete(r.scans, id)
-		}
-	}
-	if len(fams) == 0 {
-		return nil, nil
-	}
-	// Take this tick's members: what each family has pending, in turn.
-	budget := FamilyReadsPerTick
-	var batch []*familyScan
-	var keys [][]string
-	r.turn = (r.turn + 1) % len(fams)
-	for i := range fams {
-		s := r.scans[fams[(r.turn+i)%len(fams)].ID]
-		n := min(len(s.pending), budget)
-		budget -= n
-		batch = append(batch, s)
-		keys = append(keys, s.pending[:n])
-		s.pending = s.pending[n:]
-	}
-	out, err := r.read(ctx, batch, keys, now)
-	if err != nil {
-		return nil, err
-	}
-	scans := 0
-	for _, s := range batch {
-		if len(s.pending) < FamilyReadsPerTick && scans < FamilyScansPerTick {
-			scans++
-			if err := r.list(ctx, s, now); err != nil {
-				return out, err
-			}
-		}
-	}
-	return out, nil
-}
-
-// read reads the members keys[i] of batch[i] in one pipeline (a Cluster
-// pipeline is split by node).
-func (r *FamilyReader) read(ctx context.Context, batch []*familyScan, keys [][]string, now time.Time) ([]FamilyReading, error) {
-	var strs [][]stringRead
-	var wins [][]*redis.Cmd
-	for attempt := 0; ; attempt++ {
-		pipe := r.in.rdb.Pipeline()
-		strs, wins = make([][]stringRead, len(batch)), make([][]*redis.Cmd, len(batch))
-		queued := 0
-		for i, s := range batch {
-			for _, k := range keys[i] {
-				if s.fam.Kind == FamilyCounters {
-					strs[i] = append(strs[i], queueStringRead(ctx, pipe, k))
-				} else {
-					wins[i] = append(wins[i], queueWindowState(ctx, pipe, s.fam.ID, strings.TrimPrefix(k, s.fam.prefix)))
-				}
-				queued++
-			}
-		}
-		if queued == 0 {
-			return nil, nil
-		}
-		cmds, err := execTolerantCmds(ctx, pipe)
-		for name, n := range countByName(cmds) {
-			r.cost.Reads[name] += n
-		}
-		if err != nil {
-			return nil, err
-		}
-		if attempt > 0 || !noScript(flatten(wins)) {
-			break
-		}
-		if err := r.in.loadStateScript(ctx); err != nil { // Redis lost the window script
-			return nil, err
-		}
-	}
-	patterns := r.in.ObjectPatterns()
-	var out []FamilyReading
-	for i, s := range batch {
-		for j, k := range keys[i] {
-			rd := FamilyReading{Family: s.fam.ID, Key: k, ID: strings.TrimPrefix(k, s.fam.prefix), Limit: s.fam.Limit}
-			if s.fam.Kind == FamilyCounters {
-				_, lim := strs[i][j].classify(patterns, k)
-				if lim == nil || lim.Kind != KindCounter {
-					continue
-				}
-				rd.Count, rd.TTL = lim.Count, lim.TTL
-				r.credit(s, &rd, now, false)
-			} else {
-				ws, ok := readWindowState(wins[i][j])
-				if !ok || ws.value < 0 {
-					continue
-				}
-				rd.Count, rd.TTL = ws.used, time.Duration(ws.pttlMS)*time.Millisecond
-				if !ws.hasGrants && ws.pttlMS > 0 { // a fixed window
-					rd.Count = max(0, s.fam.Limit-ws.value)
-				}
-				r.credit(s, &rd, now, ws.hasGrants)
-			}
-			s.found++
-			s.size.Keys = max(s.size.Keys, s.found)
-			out = append(out, rd)
-		}
-	}
-	return out, nil
-}
-
-func flatten(cmds [][]*redis.Cmd) []*redis.Cmd {
-	var out []*redis.Cmd
-	for _, c := range cmds {
-		out = append(out, c...)
-	}
-	return out
-}
-
-// list SCANs the next page of s's members on every node, or, when the
-// pass is over, starts the next one.
-func (r *FamilyReader) list(ctx context.Context, s *familyScan, now time.Time) error {
-	if s.cursors != nil && len(s.pending) == 0 && len(s.ended) > 0 && len(s.ended) == len(s.cursors) {
-		s.size = FamilySize{Keys: s.found, Passes: s.size.Passes + 1}
-		s.cursors, s.ended, s.found = nil, nil, 0
-		r.sweep(s, now)
-	}
-	if s.cursors == nil {
-		s.cursors, s.ended = map[string]uint64{}, map[string]bool{}
-	}
-	var mu sync.Mutex
-	return r.in.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
-		addr := nodeAddr(node)
-		mu.Lock()
-		cursor, done := s.cursors[addr], s.ended[addr]
-		mu.Unlock()
-		if done {
-			return nil
-		}
-		keys, next, err := node.ScanType(ctx, cursor, s.fam.scan, familyScanCount, "string").Result()
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		r.cost.Scanned += familyScanCount
-		s.cursors[addr] = next
-		if next == 0 {
-			s.ended[addr] = true
-		}
-		patterns := r.in.ObjectPatterns()
-		for _, k := range keys {
-			if s.fam.Kind == FamilyCounters {
-				// A counter belongs to the first pattern it matches. A
-				// client's window is its limiter's side key: the limiter's
-				// name passed --match.
-				if rule, ok := patterns.counterRule(k); !ok || rule.Pattern != s.fam.ID || !GlobMatch(r.match, k) || wire.IsInternalKey(k) {
-					continue
-				}
-			}
-			s.pending = append(s.pending, k)
-		}
-		return nil
-	})
-}
-
-// nodeAddr names a node for its cursor.
-func nodeAddr(node redis.Cmdable) string {
-	if c, ok := node.(*redis.Client); ok {
-		return c.Options().Addr
-	}
-	return ""
 }

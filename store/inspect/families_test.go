@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
 )
 
 // 20,000 per-IP counters are one family: discovery lists none of them,
@@ -17,21 +18,14 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 	const keys = 20000
 	e := newWalkEnv(t)
 	ctx := t.Context()
-	pipe := e.rdb.Pipeline()
-	for i := range keys {
-		pipe.Set(ctx, "hits:10.0."+strconv.Itoa(i/256)+"."+strconv.Itoa(i%256), 1+i%5, time.Hour)
-	}
-	pipe.Set(ctx, "hits:hot", 50, time.Hour)  // 40 over a limit of 10
-	pipe.Set(ctx, "hits:busy", 10, time.Hour) // at the limit, nothing rejected
-	pipe.Set(ctx, "other:1", 3, time.Hour)
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	err := e.insp.SetObjectPatterns(ObjectPatterns{GroupCounters: true,
-		Counters: []CounterRule{{Pattern: "hits:*", Limit: 10, Window: time.Minute}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.counterFamily(t, 10, func(pipe redis.Pipeliner) {
+		for i := range keys {
+			pipe.Set(ctx, "hits:10.0."+strconv.Itoa(i/256)+"."+strconv.Itoa(i%256), 1+i%5, time.Hour)
+		}
+		pipe.Set(ctx, "hits:hot", 50, time.Hour)  // 40 over a limit of 10
+		pipe.Set(ctx, "hits:busy", 10, time.Hour) // at the limit, nothing rejected
+		pipe.Set(ctx, "other:1", 3, time.Hour)
+	})
 	if !e.insp.CanWalk() {
 		t.Error("with only grouped counters the walk should SCAN hashes itself")
 	}
@@ -93,6 +87,78 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 	}
 	if h.Readings != keys+2 || h.Rejected != 40 {
 		t.Errorf("hour totals: %d readings, %d rejected", h.Readings, h.Rejected)
+	}
+}
+
+// The console's tick reads a family's page in its own pipeline
+// (Walker.Carry): one round trip a tick on one node, the SCAN pages that
+// list the members included, and every member is read within a pass.
+// The console used to read the page after the sample in a pipeline of its
+// own and list members with a SCAN call of its own: two or three round
+// trips.
+func TestFamilyPageRidesTheTickPipeline(t *testing.T) {
+	const keys = 600
+	e := newWalkEnv(t)
+	ctx := t.Context()
+	e.counterFamily(t, 2, func(pipe redis.Pipeliner) {
+		for i := range keys {
+			pipe.Set(ctx, "hits:10.1.0."+strconv.Itoa(i), 1+i%3, time.Hour)
+		}
+	})
+	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := e.insp.Families(nil)
+	r := e.insp.NewFamilyReader("*")
+	at := time.Now()
+	read := map[string]bool{}
+	// The walker's first tick learns the server (what it counts, the
+	// scripts it loads); the steady ticks are the ones measured.
+	if _, err := w.Tick(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.counted.roundTrips()
+	e.counted.takeLog()
+	for tick := 0; r.Sizes()["hits:*"].Passes == 0; tick++ {
+		if tick > 50 {
+			t.Fatalf("no pass ended after %d ticks; sizes %+v, %d read", tick, r.Sizes(), len(read))
+		}
+		at = at.Add(200 * time.Millisecond)
+		w.Carry(r, fams, at)
+		s, err := w.Tick(ctx, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := e.counted.roundTrips(); n != 1 {
+			t.Fatalf("tick %d took %d round trips, want 1 (the sample's pipeline): %v", tick, n, e.counted.takeLog())
+		}
+		if s.FamiliesErr != nil {
+			t.Fatal(s.FamiliesErr)
+		}
+		e.counted.takeLog()
+		for _, rd := range s.Families {
+			read[rd.Key] = true
+		}
+	}
+	if len(read) != keys || r.Sizes()["hits:*"].Keys != keys {
+		t.Errorf("read %d members, the pass counted %d; want %d", len(read), r.Sizes()["hits:*"].Keys, keys)
+	}
+}
+
+// counterFamily writes the test's keys with write, in one pipeline, and
+// makes every key matching hits:* one family of limit hits a minute.
+func (e walkEnv) counterFamily(t *testing.T, limit int64, write func(redis.Pipeliner)) {
+	t.Helper()
+	pipe := e.rdb.Pipeline()
+	write(pipe)
+	if _, err := pipe.Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	err := e.insp.SetObjectPatterns(ObjectPatterns{GroupCounters: true,
+		Counters: []CounterRule{{Pattern: "hits:*", Limit: limit, Window: time.Minute}}})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

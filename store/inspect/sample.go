@@ -26,7 +26,11 @@ type Sample struct {
 	// Registry is the client registry when Walker.ReadClients asked this
 	// tick to read it; nil otherwise, or when the read failed.
 	Registry *Registry
-	scan     *scanResult
+	// Families are the readings of the family page Walker.Carry asked this
+	// tick to read; FamiliesErr is why some of them are missing.
+	Families    []FamilyReading
+	FamiliesErr error
+	scan        *scanResult
 	// sides says, for each hash lock read, whether the read found any of
 	// its side keys (cadence.go reads lightly the idle ones that have none).
 	sides map[string]bool
@@ -131,6 +135,11 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	var scan *scanReads
 	if step != nil {
 		scan = queueScan(ctx, pipe, step)
+		// While a master is down the family page waits: its members may
+		// live there, and a read sent to it would hold up the whole tick.
+		if step.fam != nil && down == nil {
+			step.fam.queue(ctx, pipe)
+		}
 	}
 	lockReads := make([]lockRead, len(locks))
 	for i, name := range locks {

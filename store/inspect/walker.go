@@ -99,14 +99,16 @@ type Walker struct {
 	// (ReadClients); clientsTooMany stops that after one read found more
 	// than maxRegistryFields.
 	clientsDue, clientsTooMany bool
-	cad                        *cadence
-	subs                       subscriberMemo // subscribers.go
-	next                       scanStep
-	notify                     []string          // suggested names not yet sized
-	origin                     map[string]Source // candidates in flight, by name
-	rejects                    *rejectMemory     // hashes the walk found to be no object
-	ticks                      int64
-	status                     WalkStatus
+	// carry is the family page the next Tick reads (Carry).
+	carry   *familyPage
+	cad     *cadence
+	subs    subscriberMemo // subscribers.go
+	next    scanStep
+	notify  []string          // suggested names not yet sized
+	origin  map[string]Source // candidates in flight, by name
+	rejects *rejectMemory     // hashes the walk found to be no object
+	ticks   int64
+	status  WalkStatus
 }
 
 // WalkStatus is the walk's progress, for the status page and metrics.
@@ -229,12 +231,23 @@ type WalkStep struct {
 // own. A registry of more than maxRegistryFields records is not read.
 func (w *Walker) ReadClients() { w.clientsDue = true }
 
+// Carry makes the next Tick read r's next page of the members of fams
+// (FamilyReader.Tick's reads) in its own pipeline, so the families cost
+// the tick no round trip of their own (on a Cluster, listing more members
+// still SCANs every master after it); the readings are in
+// Sample.Families. now is the caller's clock, as for FamilyReader.Tick.
+func (w *Walker) Carry(r *FamilyReader, fams []Family, now time.Time) {
+	w.carry.abandon()
+	w.carry = r.prepare(fams, now)
+}
+
 // Tick samples locks and limiters (idle ones only on their turn) with the
 // walk's next step in the same pipeline; the step's findings are in
 // Sample.Walk.
 func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, error) {
 	w.ticks++
 	step := w.next
+	step.fam, w.carry = w.carry, nil
 	step.registry = w.reg
 	step.clients = w.clientsDue && !w.clientsTooMany
 	w.clientsDue = false
@@ -248,7 +261,11 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step, w.cad.light)
 	if err != nil {
 		w.cad.tick-- // the same names are due again next tick
+		step.fam.abandon()
 		return nil, err
+	}
+	if step.fam != nil {
+		s.Families, s.FamiliesErr = step.fam.collect(ctx)
 	}
 	w.status.IdleSkipped += int64(len(locks) - len(readLocks) + len(limiters) - len(readLims))
 	w.cad.merge(s, locks, limiters, readLocks, readLims)
@@ -257,6 +274,9 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	r := s.scan
 	w.countsRead(s.Locks, r.subscribers)
 	w.account(&step, r, s.At, s.sent)
+	if step.fam != nil {
+		w.Charge(step.fam.r.cost)
+	}
 	if r.clientsRead {
 		// A registry past the bound is read no more: its HGETALL would be
 		// the tick's largest reply (ReadRegistry says why it fails).
@@ -442,6 +462,13 @@ func (s *scanStep) walkCommands() map[string]int {
 	if s.info {
 		n["info"] = 1
 	}
+	if s.fam != nil { // their keys are charged as the walk's (Walker.Charge)
+		for _, sc := range s.fam.scans {
+			if sc != nil {
+				n["scan"]++
+			}
+		}
+	}
 	return n
 }
 
@@ -465,6 +492,9 @@ type scanStep struct {
 	// pipeline, for ReadClients.
 	clients bool
 	counts  *countStep // channels whose subscribers to count (subscribers.go)
+	// fam is a page of family members read in the same pipeline
+	// (Walker.Carry); nil when none.
+	fam *familyPage
 }
 
 // scanResult is what one scanStep found.

@@ -17,15 +17,32 @@ import (
 // cmdCounter counts the commands a client sends, by name, and logs each
 // as its name and arguments (so a test can count reads of one key).
 type cmdCounter struct {
-	mu  sync.Mutex
-	n   map[string]int
-	log sentLog
+	mu    sync.Mutex
+	n     map[string]int
+	log   sentLog
+	trips int // round trips: single calls and pipelines
+}
+
+// roundTrips returns the round trips sent since the last call.
+func (h *cmdCounter) roundTrips() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := h.trips
+	h.trips = 0
+	return n
+}
+
+func (h *cmdCounter) trip() {
+	h.mu.Lock()
+	h.trips++
+	h.mu.Unlock()
 }
 
 func (h *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.trip()
 		h.add(cmd)
 		return next(ctx, cmd)
 	}
@@ -33,6 +50,7 @@ func (h *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.trip()
 		for _, c := range cmds {
 			h.add(c)
 		}

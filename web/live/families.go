@@ -1,38 +1,54 @@
 package live
 
 import (
-	"context"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-// families reads the limiter families each tick, after the sample: a
-// bounded page of members (inspect.FamilyReadsPerTick over all families,
-// see store/inspect/families.go for the bound) in a pipeline of its own,
-// so 100,000 per-IP counters cost a tick what 300 do. The rows it
-// publishes are the families with at least one member read.
+// families reads the limiter families each tick: a bounded page of
+// members (inspect.FamilyReadsPerTick over all families, see
+// store/inspect/families.go for the bound) carried in the tick's own
+// pipeline (inspect.Walker.Carry), so 100,000 per-IP counters cost a tick
+// what 300 do and no round trip of their own. The rows it publishes are
+// the families with at least one member read.
 type families struct {
 	reader *inspect.FamilyReader
 	book   *inspect.FamilyBook
+	// fams are the families the page carried this tick reads: the
+	// counter patterns and the per-client limiters of the sample before
+	// (a new per-client limiter's family starts a tick after it is found).
+	fams []inspect.Family
 	// failing says the last read failed (logged once until one succeeds).
 	failing bool
 }
 
-func (f *families) tick(ctx context.Context, sm *Sampler, smp *inspect.Sample, start time.Time) []inspect.FamilyRow {
+// carry hands the walker this tick's page of members, before its Tick.
+func (f *families) carry(sm *Sampler, start time.Time) {
 	if f.reader == nil {
 		f.reader, f.book = sm.insp.NewFamilyReader(sm.cfg.match()), inspect.NewFamilyBook()
 	}
-	fams := sm.insp.Families(smp.Limiters)
-	f.book.Retain(fams)
-	rs, err := f.reader.Tick(ctx, fams, start)
+	var lims []inspect.LimiterInfo
+	if sn := sm.Latest(); sn != nil {
+		lims = sn.Limiters
+	}
+	f.fams = sm.insp.Families(lims)
+	f.book.Retain(f.fams)
+	sm.walker.Carry(f.reader, f.fams, start)
+}
+
+// tick takes the page's readings from the tick's sample.
+func (f *families) tick(sm *Sampler, smp *inspect.Sample) []inspect.FamilyRow {
+	if f.reader == nil {
+		return nil
+	}
+	err := smp.FamiliesErr
 	if err != nil && !f.failing {
 		sm.log.Warn("reading limiter families failed", "err", err)
 	}
 	f.failing = err != nil
-	sm.walker.Charge(f.reader.Cost())
-	f.book.Add(smp.At, rs)
-	rows := f.book.Rows(smp.At, fams, f.reader.Sizes())
+	f.book.Add(smp.At, smp.Families)
+	rows := f.book.Rows(smp.At, f.fams, f.reader.Sizes())
 	out := rows[:0]
 	for _, r := range rows {
 		if r.Keys > 0 {

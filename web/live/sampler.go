@@ -8,8 +8,10 @@
 //
 // Each snapshot is handed to the observers (alerts, metrics, the feed) in
 // the order they were given, on the sampler's goroutine; they never call
-// back into it. Readers (pages, the API) take Latest. Admin actions call
-// Refresh, which re-reads what they changed and patches the snapshot.
+// back into it. An observer with work of its own to do per snapshot runs
+// on its own goroutine behind a Detached. Readers (pages, the API) take
+// Latest. Admin actions call Refresh, which re-reads what they changed
+// and patches the snapshot.
 //
 // It imports store/inspect and web/events.
 package live
@@ -222,6 +224,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	sm.walker.Suggest(sm.heardEvents())
 	sm.walker.Suggest(sm.touch.drain())
 	sm.askRegistry(start)
+	sm.fams.carry(sm, start)
 	smp, err := sm.walker.Tick(ctx, sm.locks, sm.limiters)
 	if err != nil {
 		sm.fail(runCtx, err)
@@ -236,7 +239,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	// Stale rows first: a per-client limiter on a node that did not
 	// answer keeps its family (and the family its past).
 	sm.keepStale(smp)
-	rows := sm.fams.tick(ctx, sm, smp, start)
+	rows := sm.fams.tick(sm, smp)
 	sm.notify(sm.publish(smp, start, rows))
 }
 
