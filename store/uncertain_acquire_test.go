@@ -37,8 +37,8 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 		{"spin", func(c *Client, name string) tryLocker { return c.NewSpinLock(name, &SpinLockOptions{Owner: "o"}) }},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			p := startSlowReplyProxy(t, 400*time.Millisecond)
-			rdb := slowClient(t, p)
+			p := startLostReplyProxy(t)
+			rdb := proxiedClient(t, p)
 			for _, s := range []*redis.Script{fencedAcquireScript, fairAcquireScript, fairUnlockScript,
 				rwReadAcquireScript, rwWriteAcquireScript, rwUnlockScript} {
 				if err := s.Load(t.Context(), rdb).Err(); err != nil {
@@ -48,8 +48,8 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 			direct := redistest.Client(t)
 			name := redistest.Prefix(t) + "lock"
 			c := New(rdb, &Options{NoBatching: true, NoRegistry: true})
-			// The Client's one INFO (sharded.go) goes first, so the armed
-			// delay falls on the acquire under test.
+			// The Client's one INFO (sharded.go) goes first, so the lost
+			// reply is the acquire's.
 			if err := c.decidePubsub(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -57,9 +57,9 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 
 			p.arm()
 			err := l.TryLock(t.Context())
-			p.waitLate(t)
+			p.waitLost(t)
 			if !errors.Is(err, ErrUncertain) {
-				t.Fatalf("TryLock with a late reply: %v, want ErrUncertain", err)
+				t.Fatalf("TryLock with a lost reply: %v, want ErrUncertain", err)
 			}
 			if n, _ := direct.Exists(t.Context(), name).Result(); n != 0 {
 				fields, _ := direct.HGetAll(t.Context(), name).Result()
