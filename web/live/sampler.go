@@ -115,6 +115,11 @@ type Sampler struct {
 	present         map[string]time.Time // lock -> start of the tick that last saw it
 	pending         map[string]pendingExpiry
 	redisUp         bool // the last tick reached Redis (logged on change)
+	// failStreak counts the ticks failed in a row. The first keeps the
+	// last good snapshot: one tick cut short (a Cluster master dying
+	// mid-pipeline, before any node is known down) must not turn every
+	// list into a 503 for a tick; a second in a row says Redis is down.
+	failStreak int
 	// answered is when a tick's pipeline last got Redis's answer (Unix
 	// ns); the node probe skips its PING on one node while it is recent.
 	answered     atomic.Int64
@@ -338,6 +343,13 @@ func (sm *Sampler) fail(runCtx context.Context, err error) {
 	}
 	sm.ticks.failed.Add(1)
 	sm.ticks.redisErrors.Add(1)
+	sm.failStreak++
+	if prev := sm.Latest(); sm.failStreak == 1 && sm.redisUp && prev != nil && prev.RedisUp {
+		// Readers keep the last good snapshot (its Taken says how old it
+		// is); /readyz pings Redis itself and is not delayed by this.
+		sm.log.Warn("sampling Redis failed; keeping the last snapshot for one more tick", "err", err)
+		return
+	}
 	if sm.redisUp {
 		sm.log.Warn("sampling Redis failed", "err", err)
 	}
@@ -395,6 +407,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 		at = start
 	}
 	sm.redisUp = true
+	sm.failStreak = 0
 	sn := &Snapshot{
 		Taken:      start,
 		At:         at.UnixMilli() / inspect.BucketMS * inspect.BucketMS,
