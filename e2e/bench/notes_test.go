@@ -7,14 +7,18 @@ const handoffDesign = `### How lockwarden waits: an ordered hand-off
 Waiters queue in Redis, in the lock's hash slot: a ZSET ` + "`lw:{tag}:queue:<name>`" + ` of waiter tokens scored by arrival
 (Redis TIME), and a HASH ` + "`lw:{tag}:waiters:<name>`" + ` token → deadline, lease, holder. A waiter queues itself in the
 attempt that fails, after its client confirmed the subscription to the lock's channels. The release of the last
-level pops the first live entry, writes that waiter's holder field (Redisson's layout, count 1) with a short lease,
-and publishes its token on ` + "`lw:{tag}:handoff:<name>`" + `, then ` + "`0`" + ` on ` + "`redisson_lock__channel:{name}`" + ` as
+level pops the first live entry, writes that waiter's holder field (Redisson's layout, count 1) with the lease its
+entry carries, and publishes its token on ` + "`lw:{tag}:handoff:<name>`" + `, then ` + "`0`" + ` on ` + "`redisson_lock__channel:{name}`" + ` as
 Redisson does. The waiter already owns the lock when the message arrives, so it returns without another round trip,
 and nobody can barge in between release and acquire. Only the named waiter wakes; the ` + "`0`" + ` behind the hand-off is
 skipped by lockwarden clients, so it costs no retries. Whoever finds the lock free while a live waiter is queued (a
 Redisson holder released it, its lease ran out, it was force-unlocked) hands it to that waiter instead of taking it.
-Entries expire after 3 s unless the waiter refreshes them (at least every second), so a dead waiter is skipped, and a
-hand-off lease is at most 3 s until the new holder's watchdog renews it. Redisson clients on the same lock stay
+Entries expire after 3 s unless the waiter refreshes them (at least every second), so a dead waiter is skipped. When
+the waiter's grants need no replica acknowledgement its entry carries its own full lease, so the message is the whole
+grant (a waiter that died after its last refresh blocks the lock up to one lease, as a dead holder does); when
+replicas must acknowledge, the entry carries a claim of at most 3 s that the waiter confirms, with its WAIT, before
+Lock returns. A lost message costs the waiter one retry interval (at most 1 s): its next attempt finds the hand-off
+mark naming its token. Redisson clients on the same lock stay
 correct (they see the hash held and a ` + "`0`" + ` on every release) but do not queue.
 `
 
@@ -76,14 +80,14 @@ time; instead each call in a lost batch fails with the network error, as a singl
 would (one Client per key would never batch). Case 2 does not gain from batching: its cost is the hand-off itself
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
 Case 2, weighed: a contended acquisition runs the queueing attempt (9 commands with its EVALSHA: a waiter reads
-PTTL first and skips the EXISTS of a free lock), the release that hands off (17, three of them recording the wait
-in the stats bucket) and the waiter's confirmation (3, the lock key only, as the hand-off has just written the
-hold times), about 29 in all.
+PTTL first and skips the EXISTS of a free lock) and the release that hands off (18 with its EVALSHA, four of them
+recording the grant and its wait in the stats bucket), 27 in all; the waiter's confirmation (3 more, and a round
+trip between two holders) is sent only when replicas must acknowledge the grant.
 Waking a waiter of the releasing Client in process was tried and dropped: on loopback the hand-off message reached
-the waiter before the release's reply came back to the releaser in every run, so it won nothing. The round trip
-left on the hand-off path is the confirmation, which gives the new holder its own lease before Lock returns (a
-pause right after the hand-off must not lose the lock); going below 16 commands needs the queue and its entries
-in one key, a layout change for store and inspect together.
+the waiter before the release's reply came back to the releaser in every run, so it won nothing. Going below 16
+commands needs the queue and its entries in one key, a layout change for store and inspect together: what is left
+is the queue's own bookkeeping (ZADD, the entry's HSET, both keys' PEXPIRE on queueing; ZPOPMIN, the entry's HGET,
+the mark's HSET and the entry's HDEL on hand-off), the lock and its hold times, two messages and the stats.
 Next ideas for the remaining case 1 and 3 gaps: at C=16 the batcher engages only while two calls are already on
 the wire, so some rounds still send most calls alone; an adaptive join rule (join when any call is in flight and
 the previous batch was small) should move C=16 the way C=64 moved. At C=1 nothing can be batched and each call is
