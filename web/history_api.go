@@ -59,11 +59,7 @@ func historySpanParam(c echo.Context) string {
 // limiterHistory is name's steps over span and the changes audited in
 // it, at the newest flush (histCache: no Redis read between two flushes).
 func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiterHistoryJSON, error) {
-	h, through, err := s.historyAt(ctx)
-	if err != nil {
-		return limiterHistoryJSON{}, err
-	}
-	lh, err := s.cachedLimiter(ctx, h, through, name, span)
+	lh, through, err := s.cachedLimiter(ctx, name, span)
 	if err != nil {
 		return limiterHistoryJSON{}, err
 	}
@@ -135,11 +131,7 @@ func (s *Server) handleAPILockHistory(c echo.Context) error {
 // interval (admin.CheckEdit's, checked again by the limiter's kind); the
 // hour is the chart's, read once per flush.
 func (s *Server) whatIf(ctx context.Context, l *inspect.LimiterInfo, edit admin.LimiterEdit) (*whatif.Result, error) {
-	h, through, err := s.historyAt(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lh, err := s.cachedLimiter(ctx, h, through, l.Name, history.SpanHour)
+	lh, _, err := s.cachedLimiter(ctx, l.Name, history.SpanHour)
 	if err != nil {
 		return nil, err
 	}

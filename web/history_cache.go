@@ -230,11 +230,16 @@ func (s *Server) historyAt(ctx context.Context) (*history.History, int64, error)
 	return h, s.hcache.flushTime(ctx, h, at), nil
 }
 
-// cachedLimiter is h.Limiter(name, span) at flush time through. The value
-// is shared: callers do not change it.
-func (s *Server) cachedLimiter(ctx context.Context, h *history.History, through int64, name, span string) (history.LimiterHistory, error) {
-	return histGet(ctx, &s.hcache, histKey{histLimiter, name, span}, through, 0,
+// cachedLimiter is h.Limiter(name, span) at the flush time now, and that
+// time. The value is shared: callers do not change it.
+func (s *Server) cachedLimiter(ctx context.Context, name, span string) (history.LimiterHistory, int64, error) {
+	h, through, err := s.historyAt(ctx)
+	if err != nil {
+		return history.LimiterHistory{}, 0, err
+	}
+	lh, err := histGet(ctx, &s.hcache, histKey{histLimiter, name, span}, through, 0,
 		func(ctx context.Context) (history.LimiterHistory, error) { return h.Limiter(ctx, name, span) })
+	return lh, through, err
 }
 
 // cachedLock is h.Lock(name, span) at the flush time now, and that time.
