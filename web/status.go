@@ -24,6 +24,10 @@ type statusJSON struct {
 func (s *Server) historyStats() *history.Stats {
 	if h := s.hist.Load(); h != nil {
 		st := h.Stats()
+		// Both are snapshots the history never took: the ones its feed
+		// skipped while it was busy turning an older one into a sample
+		// (live.Detached), and the samples its writer was too busy for.
+		st.Dropped += s.histObs.Skipped()
 		return &st
 	}
 	return nil
