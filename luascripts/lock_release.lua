@@ -13,9 +13,11 @@
 -- last refresh then blocks the lock up to one lease, as a dead holder
 -- does), else a short claim it confirms. It costs HGET, DEL, ZPOPMIN, TIME,
 -- HGET of the entry, HSET of the mark, HDEL of the entry, the lock's HSET
--- and PEXPIRE, the hold times' HSET and PEXPIRE, two PUBLISH and four stats
--- commands (the "a" and the wait's class, total and max): 17, and an HSET
--- when the wait raises the bucket's max.
+-- and PEXPIRE, the hold times' HSET and PEXPIRE, the ZRANGE that names the
+-- next waiter, two PUBLISH and four stats commands (the "a" and the wait's
+-- class, total and max): 18, and an HSET when the wait raises the bucket's
+-- max. A local pass costs the same, with ZSCORE and ZREM for ZPOPMIN and
+-- the entry's HGET.
 --
 -- The common case, the last level with nobody queued, costs HGET, DEL (of
 -- the lock and its hold times), an empty ZPOPMIN and PUBLISH; a key of another type is found by the WRONGTYPE
@@ -39,6 +41,14 @@
 -- ARGV[7] -> absent or "" for a release; a waiter token to withdraw a waiter
 --            that gave up: its entry is removed, and if the lock was already
 --            handed to it, that hold is released like any other
+-- ARGV[8] -> (optional) a local pass (store/lock_pass.go): the token of the
+--            waiter this release must hand the lock to, whatever the queue
+--            says. The releaser's Client has already let that waiter go on,
+--            so the hand-off needs no entry and cannot fall back to another
+--            waiter; when the releaser no longer holds the lock with one
+--            level, nothing changes
+-- ARGV[9] -> (with ARGV[8]) that waiter's holder field
+-- ARGV[10] -> (with ARGV[8]) that waiter's lease in ms
 -- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
@@ -47,10 +57,19 @@
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, message published
 --   2   -> released and handed to the next waiter (counted "a", its wait
---          since it queued recorded), messages published
+--          since it queued recorded), messages published. The hand-off's
+--          message is "<token> <next>", next being the token then first
+--          in the queue ("" when none): the new holder's Client can pass
+--          the lock on in process when that waiter is its own
 --   3   -> withdraw: the token was still queued and is removed; nothing else
 --   4   -> withdraw: the token was neither queued nor handed the lock (its
 --          entry expired); nothing else
+--   {5, next} -> pass: handed to ARGV[8] as a hand-off is (counted, the
+--          same messages); next as in 2
+--   {6, next} -> pass already made (a re-sent pass whose reply was lost):
+--          nothing changed
+--   7   -> pass refused: the releaser does not hold the lock with exactly
+--          one level and the lock is not the passed waiter's; nothing changed
 local lock = KEYS[1]
 local stats = KEYS[2]
 local queue = KEYS[3]
@@ -62,6 +81,7 @@ local unlock_message = ARGV[4]
 local wake_channel = ARGV[5]
 local sharded = ARGV[6] == '1'
 local withdraw = ARGV[7] or ''
+local pass = ARGV[8] or ''
 local held = KEYS[5] -- optional: hold times, as in lock_acquire
 local now -- Redis time in ms, read only for a hand-off
 
@@ -136,6 +156,38 @@ if withdraw ~= '' then
 end
 
 local count = redis.pcall('HGET', lock, holder)
+if pass ~= '' then
+  local pholder, please = ARGV[9], ARGV[10]
+  if count ~= '1' then
+    if redis.call('HGET', entries, '=') == pass and redis.pcall('HEXISTS', lock, pholder) == 1 then
+      return {6, redis.call('ZRANGE', queue, 0, 0)[1] or ''}
+    end
+    return 7
+  end
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local arrival = redis.call('ZSCORE', queue, pass)
+  redis.call('ZREM', queue, pass)
+  redis.call('HSET', entries, '=', pass)
+  redis.call('HDEL', entries, pass)
+  if held then
+    redis.call('DEL', lock, held)
+    redis.call('HSET', held, pholder, now .. ' ' .. now)
+    redis.call('PEXPIRE', held, please)
+  else
+    redis.call('DEL', lock)
+  end
+  redis.call('HSET', lock, pholder, 1)
+  redis.call('PEXPIRE', lock, please)
+  local following = redis.call('ZRANGE', queue, 0, 0)[1] or ''
+  redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
+  announce()
+  record('a')
+  if arrival then
+    record_wait(now - math.floor(tonumber(arrival) / 1000))
+  end
+  return {5, following}
+end
 if type(count) ~= 'string' then
   return nil -- no such field (false), or not a hash (an error table)
 end
@@ -185,7 +237,8 @@ for _ = 1, 16 do
       redis.call('HSET', held, hholder, now .. ' ' .. now)
       redis.call('PEXPIRE', held, hlease)
     end
-    redis.call('PUBLISH', wake_channel, head)
+    local following = redis.call('ZRANGE', queue, 0, 0)[1] or ''
+    redis.call('PUBLISH', wake_channel, head .. ' ' .. following)
     announce()
     record('a')
     -- The score is the waiter's arrival in Redis time (microseconds).

@@ -157,4 +157,15 @@
 // lock and block it up to one lease, as a holder that dies does. With
 // acknowledgement the hand-off sets a short claim and the waiter confirms
 // it with its WAIT before Lock returns (lock_wait.go).
+//
+// When the waiter first in the queue is one of the releasing Client's own,
+// and no replica has to acknowledge, Unlock lets it go on at once, in
+// process, and the release script records the hand-off in the same round
+// trip (lock_pass.go): the new holder does not wait for Redis. It runs on
+// the releaser's hold until Redis has recorded the pass, so the pass is
+// only made while that hold's lease has at least half of it left; if the
+// hold turns out to be gone (a force-unlock, a Redis that lost its data),
+// both Unlock calls report ErrNotHeld. Only the queue's first waiter is
+// ever passed to: arrival order across Clients is unchanged.
+// Client.WaitStats counts the passes.
 package store

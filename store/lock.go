@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -137,13 +138,21 @@ type Lock struct {
 	// 0: then any level of this holder that the call may have added is one
 	// nobody else of the handle believes it holds.
 	levels atomic.Int64
+	// unique says no other handle holds under this holder field (its
+	// owner is random), which a local pass needs (lock_pass.go); passMu
+	// keeps this handle's acquire attempts out of a pass in flight, and
+	// hold is what a pass needs to know of the current hold.
+	unique bool
+	passMu sync.RWMutex
+	hold   holdState
 }
 
 // NewLock returns a handle on the lock stored at name. Invalid input is
 // reported by the handle's first call, with nothing sent to Redis.
 func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	c.reg.announce(name)
-	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryInterval(), watchdog: opts.watchdog()}
+	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryInterval(), watchdog: opts.watchdog(),
+		unique: opts == nil || opts.Owner == ""}
 	if l.err = validateName(name); l.err == nil {
 		l.err = opts.validate()
 	}
@@ -247,6 +256,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 	defer timer.Stop()
 	<-timer.C
 	for {
+		sent := time.Now()
 		ttl, ok, err := l.tryAcquire(ctx, turn)
 		if err != nil {
 			// The entry, if any, expires on its own; a hand-off to it in the
@@ -257,44 +267,76 @@ func (l *Lock) Lock(ctx context.Context) error {
 		if ok {
 			return nil
 		}
-		turn.queued = true
+		turn.queued, turn.queuedAt = true, sent
 		clock.failed = true
 		wait := min(l.retryCap, waitEntryTTL/3)
 		if ttl >= 0 && ttl < wait {
 			wait = ttl
 		}
 		timer.Reset(max(wait, time.Millisecond))
+		// Parked, a holder of this Client may pass the lock in process
+		// (lock_pass.go); whatever wakes the waiter, such a pass is taken.
+		w.park(l, turn.queuedAt)
+		why := wokeHandedOff
 		select {
 		case <-w.H:
-			if ok, err := l.handedOff(ctx, turn); ok || err != nil {
-				return err
-			}
-			continue
 		default:
+			select {
+			case <-w.H:
+			case <-w.C:
+				why = wokeMessage
+			case <-timer.C:
+				why = wokeTimer
+			case <-ctx.Done():
+				why = wokeDone
+			}
 		}
-		select {
-		case <-w.H:
-			if ok, err := l.handedOff(ctx, turn); ok || err != nil {
+		pass, next := w.unpark()
+		if pass != nil {
+			l.tookPass(ctx, pass)
+			select {
+			case <-pass.done:
+				// Already answered: a pass that was not made is not a grant.
+				if err := l.settle(ctx); err != nil {
+					return fmt.Errorf("%w: %w", ErrNotObtained, err)
+				}
+			default:
+			}
+			return nil
+		}
+		switch why {
+		case wokeHandedOff:
+			if ok, err := l.handedOff(ctx, turn, next); ok || err != nil {
 				return err
 			}
 			timer.Stop() // no stale tick after Stop since Go 1.23
-			continue
-		case <-w.C:
+		case wokeMessage:
 			if !timer.Stop() {
 				<-timer.C
 			}
-		case <-timer.C:
-		case <-ctx.Done():
+		case wokeDone:
 			l.withdraw(ctx, turn)
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 		}
 	}
 }
 
+// Why a parked waiter woke.
+const (
+	wokeHandedOff = iota
+	wokeMessage
+	wokeTimer
+	wokeDone
+)
+
 // waitTurn is one waiting Lock call's place in the queue.
 type waitTurn struct {
 	token  string
 	queued bool // an attempt with token was answered "queued"
+	// queuedAt is when the latest such attempt was sent: the entry lives
+	// at least waitEntryTTL from then, and a hand-off to it sets the lease
+	// after it.
+	queuedAt time.Time
 	// claimed is set once an attempt queued the token with the short claim
 	// lease (replica acknowledgement required): a hand-off to it must then
 	// be confirmed.
@@ -318,8 +360,9 @@ func randomHex() string {
 // lease (handoffLease), and a confirmation sets the handle's own lease
 // with the WAIT for replicas. ok is false when the claim ran out before
 // the confirmation (the waiter keeps waiting).
-func (l *Lock) handedOff(ctx context.Context, turn *waitTurn) (ok bool, err error) {
+func (l *Lock) handedOff(ctx context.Context, turn *waitTurn, next string) (ok bool, err error) {
 	if !turn.claimed && !l.c.acksNeeded(ctx, l.keys[0]) {
+		l.setHold(next, turn.queuedAt)
 		l.took(ctx)
 		return true, nil
 	}
@@ -342,6 +385,7 @@ func (l *Lock) handedOff(ctx context.Context, turn *waitTurn) (ok bool, err erro
 	if !ok {
 		return false, nil
 	}
+	l.setHold("", turn.queuedAt)
 	l.took(ctx)
 	return true, nil
 }
@@ -403,6 +447,12 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if err := l.c.decidePubsub(ctx); err != nil {
 		return err
 	}
+	if err := l.settle(ctx); err != nil {
+		return err
+	}
+	if passed, err := l.tryPass(ctx); passed {
+		return err
+	}
 	cmd, ack := l.c.callAcked(ctx, &l.unlockCall)
 	res, err := cmd.Int64()
 	if errors.Is(err, redis.Nil) {
@@ -413,10 +463,15 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	if err != nil {
 		// An unknown outcome is reported as it is: resending could release
-		// a second level, or another holder's lock.
+		// a second level, or another holder's lock. The count left is not
+		// known either: no pass of this hold (lock_pass.go).
+		l.setHold("", time.Time{})
 		return l.scriptErr("unlock", err)
 	}
 	l.levels.Add(-1)
+	if res >= 1 {
+		l.setHold("", time.Time{})
+	}
 	if l.watchdog {
 		l.shared.released(l, res >= 1)
 	}
@@ -435,6 +490,9 @@ func (l *Lock) Refresh(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
 	}
+	if err := l.settle(ctx); err != nil {
+		return err
+	}
 	ok, err := l.renew(ctx)
 	if err != nil {
 		return err
@@ -448,6 +506,13 @@ func (l *Lock) Refresh(ctx context.Context) error {
 // tryAcquire runs one attempt: ok, or the holder's remaining lease. With a
 // turn the caller is queued when it fails.
 func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duration, ok bool, err error) {
+	// A re-entry goes after the pass that granted the hold, if any (a
+	// failed pass leaves nothing held: the attempt then starts afresh),
+	// and no pass of this handle's hold runs while it is on the wire.
+	_ = l.settle(ctx)
+	l.passMu.RLock()
+	defer l.passMu.RUnlock()
+	sent := time.Now()
 	var cmd *redis.Cmd
 	var ack error
 	if turn == nil {
@@ -474,6 +539,12 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		}
 	}
 	ms, taken, err := acquireReply(cmd)
+	if err != nil {
+		// The attempt may have added a level this handle does not count
+		// (a re-entry whose reply was lost): no pass of this hold, whose
+		// count is no longer known (lock_pass.go).
+		l.setHold("", time.Time{})
+	}
 	if taken && ack != nil {
 		// Granted on the master, but a failover could lose it: give the
 		// level back rather than report a hold no replica confirmed.
@@ -481,6 +552,12 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		return 0, false, notReplicated("acquire", l.name, ack)
 	}
 	if taken {
+		if l.levels.Load() > 0 {
+			// A re-entry: the same hold, its lease restarted.
+			l.extendHold(sent)
+		} else {
+			l.setHold("", sent)
+		}
 		l.took(ctx)
 		return 0, true, nil
 	}

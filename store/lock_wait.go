@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -28,8 +29,11 @@ import (
 //     channels, so no hand-off can be published before it listens.
 //   - The release of the last level (lock_release.lua) pops the first live
 //     entry, writes that waiter's holder field with count 1 and the lease
-//     its entry carries, and publishes its token on
-//     wire.LockWakeChannel(name), then "0" on the Redisson unlock channel.
+//     its entry carries, and publishes "<token> <next>" on
+//     wire.LockWakeChannel(name) (next: the token now first in the queue),
+//     then "0" on the Redisson unlock channel. When that waiter is one of
+//     the releaser's own Client, it is passed the lock in process instead,
+//     in the same round trip (lock_pass.go).
 //     The waiter owns the lock before it hears of it. A lock never passes
 //     through "free" while someone waits, so nobody can barge in.
 //   - Whoever finds the lock free while a live waiter is queued (the holder
@@ -157,6 +161,7 @@ type waitHub struct {
 	// Counters for tests and diagnostics.
 	subscribes     int64 // SUBSCRIBE commands sent
 	waits          int64 // joins, i.e. Lock calls that had to wait
+	passes         int64 // local passes (lock_pass.go)
 	shardedWakeUps int64 // messages received by sharded subscriptions
 }
 
@@ -208,6 +213,14 @@ type unlockWaiter struct {
 	C     chan struct{}
 	H     chan struct{}
 	left  bool
+	// Guarded by hub.mu: next is the token a hand-off message named
+	// behind this one; parked, lock, queuedAt and pass are the local pass
+	// (lock_pass.go).
+	next     string
+	parked   bool
+	lock     *Lock
+	queuedAt time.Time
+	pass     *localPass
 }
 
 // join registers a waiter with token on a lock's unlock channel and hand-off
@@ -418,8 +431,11 @@ func (h *waitHub) deliver(channel, payload string) {
 	}
 	if channel == cw.wake {
 		cw.skip++
+		// "<token> <next>" (lock_release.lua), or the token alone.
+		token, next, _ := strings.Cut(payload, " ")
 		for w := range cw.members {
-			if w.token == payload {
+			if w.token == token {
+				w.next = next
 				select {
 				case w.H <- struct{}{}:
 				default:

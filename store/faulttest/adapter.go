@@ -31,6 +31,9 @@ type lockKind struct {
 	reentrant bool
 	// readers: this many extra workers take the read side (RWLock only).
 	readers int
+	// clients, when set, is how many store Clients the workers share
+	// (worker i uses Client i mod clients); otherwise each has its own.
+	clients int
 	newLock func(c *store.Client, key string) locker
 	newRead func(c *store.Client, key string) locker
 }
@@ -48,6 +51,13 @@ func lockOpts() *store.LockOptions {
 
 var lockKinds = []lockKind{
 	{name: "lock", reentrant: true, newLock: func(c *store.Client, key string) locker {
+		return c.NewLock(key, lockOpts())
+	}},
+	// The same lock with its workers on two Clients: a release then mostly
+	// passes the lock in process to a waiter of its own Client
+	// (store/lock_pass.go), which lends the releaser's hold until Redis
+	// records the pass.
+	{name: "lock-shared", reentrant: true, clients: 2, newLock: func(c *store.Client, key string) locker {
 		return c.NewLock(key, lockOpts())
 	}},
 	{name: "fair", reentrant: true, newLock: func(c *store.Client, key string) locker {

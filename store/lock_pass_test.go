@@ -1,0 +1,240 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
+)
+
+// A local pass (lock_pass.go): the release hands the lock to the next
+// waiter of its own Client in process, in the same round trip as the
+// script that records it in Redis, and only to the waiter the queue names.
+
+// lockAsync runs l.Lock(ctx) and reports its result.
+func lockAsync(ctx context.Context, l *Lock) chan error {
+	got := make(chan error, 1)
+	go func() { got <- l.Lock(ctx) }()
+	return got
+}
+
+func passes(c *Client) int64 { return c.WaitStats().Passes }
+
+// twoQueued is a lock held by a Client of its own, first and second (both
+// of Client c) queued behind it in that order, and first granted by the
+// holder's release, so that first knows second is next in the queue.
+func twoQueued(t *testing.T, opts *LockOptions) (ctx context.Context, c *Client, name string, first, second *Lock, got2 chan error) {
+	t.Helper()
+	ctx, rdb, name, holder := heldLock(t)
+	c, _ = lockTestClient(t)
+	first, second = c.NewLock(name, opts), c.NewLock(name, opts)
+	redistest.UnlockAtEnd(t, first)
+	redistest.UnlockAtEnd(t, second)
+	got1 := lockAsync(ctx, first)
+	queuedEntries(t, ctx, rdb, name, 1)
+	got2 = lockAsync(ctx, second)
+	queuedEntries(t, ctx, rdb, name, 2)
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got1; err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c, name, first, second, got2
+}
+
+// The next waiter belongs to the releasing Client: it is passed the lock in
+// process. Its Client hears no message at all here, so only the pass can
+// have woken it within the test's time.
+func TestLockPassInProcess(t *testing.T) {
+	ctx, c, name, first, second, got2 := twoQueued(t, nil)
+	rdb := redistest.Client(t)
+	deafen(second)
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got2; err != nil {
+		t.Fatal(err)
+	}
+	if n := passes(c); n != 1 {
+		t.Fatalf("local passes = %d, want 1", n)
+	}
+	// Its next call waits for the pass's reply, then finds it recorded.
+	if err := second.Refresh(ctx); err != nil {
+		t.Fatalf("Refresh after the pass: %v", err)
+	}
+	if fields := rdb.HGetAll(ctx, name).Val(); len(fields) != 1 || fields[second.HolderID()] != "1" {
+		t.Fatalf("lock hash after the pass = %v, want only the second waiter", fields)
+	}
+	if n := rdb.ZCard(ctx, wire.LockQueueKey(name)).Val(); n != 0 {
+		t.Errorf("queue after the pass holds %d tokens, want 0", n)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock after the pass: %v", err)
+	}
+	if rdb.Exists(ctx, name).Val() != 0 {
+		t.Error("lock still exists after its only level was released")
+	}
+}
+
+// The queue stays the one order: when a waiter of another Client is first,
+// the release hands the lock to it through Redis, and the releasing
+// Client's own waiter behind it waits its turn.
+func TestLockPassKeepsQueueOrder(t *testing.T) {
+	ctx, rdb, name, holder := heldLock(t)
+	c, _ := lockTestClient(t)
+	first, third := c.NewLock(name, nil), c.NewLock(name, nil)
+	redistest.UnlockAtEnd(t, first)
+	redistest.UnlockAtEnd(t, third)
+	got1 := lockAsync(ctx, first)
+	queuedEntries(t, ctx, rdb, name, 1)
+	other, got2 := waiting(t, ctx, name, nil)
+	queuedEntries(t, ctx, rdb, name, 2)
+	got3 := lockAsync(ctx, third)
+	queuedEntries(t, ctx, rdb, name, 3)
+
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got1; err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got2; err != nil {
+		t.Fatalf("the other Client's waiter, first in the queue: %v", err)
+	}
+	select {
+	case err := <-got3:
+		t.Fatalf("the releasing Client's own waiter, queued last, returned first (%v)", err)
+	default:
+	}
+	if n := passes(c); n != 0 {
+		t.Fatalf("local passes = %d, want 0: the next waiter was another Client's", n)
+	}
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got3; err != nil {
+		t.Fatal(err)
+	}
+	if err := third.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A pass relies on the releaser's hold. When that hold is gone (here the key
+// was deleted, as a force-unlock or a lost Redis does), the release changes
+// nothing, the releaser hears ErrNotHeld, the waiter it let go on learns its
+// hold was never made, and its queue entry is withdrawn so no later release
+// hands the lock to a waiter that stopped waiting.
+func TestLockPassFromBrokenHold(t *testing.T) {
+	ctx, c, name, first, second, got2 := twoQueued(t, nil)
+	rdb := redistest.Client(t)
+	if err := rdb.Del(ctx, name).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Unlock of a deleted hold = %v, want ErrNotHeld", err)
+	}
+	if n := passes(c); n != 1 {
+		t.Fatalf("local passes = %d, want 1 (the waiter was parked)", n)
+	}
+	if err := <-got2; err == nil {
+		if err := second.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+			t.Fatalf("Unlock after a pass that was not made = %v, want ErrNotHeld", err)
+		}
+	} else if !errors.Is(err, ErrNotObtained) {
+		t.Fatalf("Lock of the waiter passed a broken hold = %v, want nil or ErrNotObtained", err)
+	}
+	if n := rdb.ZCard(ctx, wire.LockQueueKey(name)).Val(); n != 0 {
+		t.Errorf("queue still holds %d tokens after the failed pass", n)
+	}
+	if n := rdb.Exists(ctx, name).Val(); n != 0 {
+		t.Errorf("lock exists after a pass that was not made: %v", rdb.HGetAll(ctx, name).Val())
+	}
+	// The waiter's handle starts afresh.
+	if err := second.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock after the failed pass: %v", err)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A handle whose holder field another handle may share (an explicit Owner)
+// never passes: a concurrent re-entry through the other handle could add a
+// level the pass does not see.
+func TestLockPassNeedsItsOwnHolderField(t *testing.T) {
+	ctx, c, _, first, second, got2 := twoQueued(t, &LockOptions{Owner: "shared-owner"})
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got2; err != nil {
+		t.Fatal(err)
+	}
+	if n := passes(c); n != 0 {
+		t.Fatalf("local passes = %d, want 0 for an explicit owner", n)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Under contention from two Clients, with passes and hand-offs mixed, no two
+// holders overlap: an unguarded read-yield-write counter loses no update.
+func TestLockPassMutualExclusion(t *testing.T) {
+	const perClient, iterations = 6, 40
+	name := redistest.Prefix(t) + "lock"
+	ctx := redistest.Context(t, 60*time.Second)
+	var counter, total atomic.Int64
+	var clients []*Client
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*perClient)
+	for range 2 {
+		c, _ := lockTestClient(t)
+		clients = append(clients, c)
+		for range perClient {
+			l := c.NewLock(name, nil)
+			redistest.UnlockAtEnd(t, l)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range iterations {
+					if err := l.Lock(ctx); err != nil {
+						errs <- err
+						return
+					}
+					v := counter.Load()
+					runtime.Gosched()
+					counter.Store(v + 1)
+					total.Add(1)
+					if err := l.Unlock(ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got, want := counter.Load(), int64(2*perClient*iterations); got != want || total.Load() != want {
+		t.Fatalf("counter = %d after %d critical sections, want %d", got, total.Load(), want)
+	}
+	if n := passes(clients[0]) + passes(clients[1]); n == 0 {
+		t.Fatal("no local pass in the run: the test did not exercise one")
+	} else {
+		t.Logf("%d of %d acquisitions were local passes", n, 2*perClient*iterations)
+	}
+}
