@@ -120,7 +120,7 @@ var (
 func (cc *consoleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descWSClients, descWSDropped, descWSRejected, descBroadcasts, descTickSeconds, descTicks,
 		descTickErrors, descRedisErrors, descAuditErrors, descAuditRefused, descAuditSuppressed, descAuthFailures, descAuthLimited, descEvents, descRequests,
-		descRedisUp, descLocks, descLimiters, descWebhookSent, descWebhookFailed, descWebhookDropped} {
+		descRedisUp, descWebhookSent, descWebhookFailed, descWebhookDropped} {
 		ch <- d
 	}
 }
@@ -162,10 +162,6 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 		up = 1
 	}
 	gauge(descRedisUp, up)
-	if sn != nil {
-		gauge(descLocks, float64(len(sn.Locks)))
-		gauge(descLimiters, float64(len(sn.Limiters)))
-	}
 }
 
 // promLabel is a Redis name as a label value: client_golang escapes, but

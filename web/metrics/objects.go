@@ -112,13 +112,36 @@ type objectCollector struct{ m *Metrics }
 func (oc *objectCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLimAcquired, descLimRejected, descLimErrors, descLimWindow, descUncounted,
 		descLockHeld, descLockHolders, descLockLease, descLockHeldFor, descAlertFiring, descOmitted,
-		descLockWait, descLockWaiters} {
+		descLockWait, descLockWaiters, descLocks, descLimiters} {
 		ch <- d
 	}
 }
 
+// Collect reads live's snapshot once, so the counts of locks and limiters
+// and the per-object series of one scrape come from the same tick.
 func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 	m := oc.m
+	sn := m.cfg.Live.Latest()
+	m.objectSeries(ch, sn)
+	alerts := m.cfg.Alerts.Firing() // critical and oldest first
+	top := m.cfg.Top
+	ch <- prometheus.MustNewConstMetric(descOmitted, prometheus.GaugeValue, float64(len(alerts)-min(len(alerts), top)), "alert")
+	seen := make(map[string]bool, top)
+	for _, a := range alerts[:min(len(alerts), top)] {
+		if label := a.Rule + "\x00" + promLabel(a.Name); !seen[label] {
+			seen[label] = true
+			ch <- prometheus.MustNewConstMetric(descAlertFiring, prometheus.GaugeValue, 1, a.Rule, promLabel(a.Name))
+		}
+	}
+}
+
+// objectSeries emits sn's counts of locks and limiters (none while there is
+// no snapshot yet) and its per-object series.
+func (m *Metrics) objectSeries(ch chan<- prometheus.Metric, sn *live.Snapshot) {
+	if sn != nil {
+		ch <- prometheus.MustNewConstMetric(descLocks, prometheus.GaugeValue, float64(len(sn.Locks)))
+		ch <- prometheus.MustNewConstMetric(descLimiters, prometheus.GaugeValue, float64(len(sn.Limiters)))
+	}
 	top, match := m.cfg.Top, m.cfg.Match
 	keep := func(name string) bool { return match == "" || inspect.GlobMatch(match, name) }
 	emit := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
@@ -137,7 +160,6 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 
 	totals, uncounted := m.objects.totals()
 	emit(descUncounted, prometheus.CounterValue, float64(uncounted))
-	sn := m.cfg.Live.Latest()
 	if sn == nil {
 		sn = &live.Snapshot{}
 	}
@@ -218,14 +240,5 @@ func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
 			waiters += *r.l.Subscribers
 		}
 		emit(descLockWaiters, prometheus.GaugeValue, float64(waiters), name)
-	}
-
-	alerts := m.cfg.Alerts.Firing() // critical and oldest first
-	omitted("alert", len(alerts)-min(len(alerts), top))
-	seen = make(map[string]bool, top)
-	for _, a := range alerts[:min(len(alerts), top)] {
-		if unique(seen, a.Rule+"\x00"+promLabel(a.Name)) {
-			emit(descAlertFiring, prometheus.GaugeValue, 1, a.Rule, promLabel(a.Name))
-		}
 	}
 }

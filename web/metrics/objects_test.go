@@ -1,7 +1,11 @@
 package metrics
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/live"
@@ -55,5 +59,40 @@ func TestObjectCountersCountEachBucketOnce(t *testing.T) {
 	oc.Observe(&live.Snapshot{RedisUp: true, Stats: map[string]inspect.Summary{}})
 	if got, _ := oc.totals(); len(got) != 0 {
 		t.Fatalf("kept %v", got)
+	}
+}
+
+// A scrape's count of locks comes from the same snapshot as the per-object
+// series and their omitted count, so a tick landing between two collectors
+// cannot make /metrics show 5 locks beside the series of a tick with none.
+func TestObjectSeriesCountTheirOwnSnapshot(t *testing.T) {
+	m := &Metrics{cfg: Config{Top: 2}, objects: newObjectCounters()}
+	sn := &live.Snapshot{RedisUp: true, Stats: map[string]inspect.Summary{}}
+	for i := range 5 {
+		sn.Locks = append(sn.Locks, inspect.LockInfo{Name: fmt.Sprintf("lock-%d", i)})
+	}
+	ch := make(chan prometheus.Metric, 64)
+	m.objectSeries(ch, sn)
+	close(ch)
+	var locks, omitted float64
+	var held int
+	for metric := range ch {
+		var out dto.Metric
+		if err := metric.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		switch metric.Desc() {
+		case descLocks:
+			locks = out.GetGauge().GetValue()
+		case descLockHeld:
+			held++
+		case descOmitted:
+			if out.GetLabel()[0].GetValue() == "lock" {
+				omitted = out.GetGauge().GetValue()
+			}
+		}
+	}
+	if locks != 5 || held != 2 || omitted != 3 {
+		t.Fatalf("lockwarden_locks %v, %d lock series, %v omitted; want 5, 2 and 3 from one snapshot", locks, held, omitted)
 	}
 }
