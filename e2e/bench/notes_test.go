@@ -20,6 +20,15 @@ replicas must acknowledge, the entry carries a claim of at most 3 s that the wai
 Lock returns. A lost message costs the waiter one retry interval (at most 1 s): its next attempt finds the hand-off
 mark naming its token. Redisson clients on the same lock stay
 correct (they see the hash held and a ` + "`0`" + ` on every release) but do not queue.
+
+When the waiter first in the queue belongs to the releasing Client (store/lock_pass.go), Unlock lets it go on at
+once, in process, and the release script hands it the lock in Redis in the same round trip: the new holder does not
+wait for Redis. The hand-off's message (and the pass's reply) names the token then first in the queue, so each holder
+knows whether its own release can be a pass; only that token is ever passed to, so arrival order across Clients is
+unchanged. The new holder runs on the releaser's hold until Redis records the pass, so a pass is only made while that
+hold's lease has at least half of it left, from a handle whose count is known (no unanswered call) and whose holder
+field no other handle shares; the new holder's next call waits for the pass's reply. A pass whose hold turned out to
+be gone (force-unlocked, lost by Redis) changes nothing in Redis, and both holders hear ErrNotHeld.
 `
 
 const consoleNotes = `### What cases 5–8 show, the gaps, and the next ideas
@@ -80,14 +89,26 @@ time; instead each call in a lost batch fails with the network error, as a singl
 would (one Client per key would never batch). Case 2 does not gain from batching: its cost is the hand-off itself
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
 Case 2, weighed: a contended acquisition runs the queueing attempt (9 commands with its EVALSHA: a waiter reads
-PTTL first and skips the EXISTS of a free lock) and the release that hands off (18 with its EVALSHA, four of them
-recording the grant and its wait in the stats bucket), 27 in all; the waiter's confirmation (3 more, and a round
-trip between two holders) is sent only when replicas must acknowledge the grant.
-Waking a waiter of the releasing Client in process was tried and dropped: on loopback the hand-off message reached
-the waiter before the release's reply came back to the releaser in every run, so it won nothing. Going below 16
-commands needs the queue and its entries in one key, a layout change for store and inspect together: what is left
-is the queue's own bookkeeping (ZADD, the entry's HSET, both keys' PEXPIRE on queueing; ZPOPMIN, the entry's HGET,
-the mark's HSET and the entry's HDEL on hand-off), the lock and its hold times, two messages and the stats.
+PTTL first and skips the EXISTS of a free lock) and the release that hands off or passes (19 with its EVALSHA, four
+of them recording the grant and its wait in the stats bucket, one naming the next waiter), 28 in all; the waiter's
+confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the grant.
+The two levers the issue names, measured on this machine with the peers in the same runs
+(TestBenchQuick-style alternation): fewer commands in the hand-off moved nothing (the release without its five
+announcement and wait-stats commands: 0.92× redislock, within the runs' spread, although Redis then ran 4 µs less
+per release); the in-process pass is what moved case 2. Waking the releaser's own waiter from the release's reply
+alone wins nothing (the message reaches it as fast); what wins is not waiting for Redis at all. With the pass, a
+hand-off between two goroutines of one Client takes a median 0.03 ms from release to acquisition, one between
+Clients 0.13–0.15 ms (a hop to Redis and a hop to the other Client's pub/sub reader, both slowed by the 2 CPUs being
+shared with the busy critical section and Redis). Which one a hand-off is depends on the queue's order, which
+arrival fixes: in these runs 51–64 % of consecutive acquisitions were by the same instance. That puts case 2 near
+the best peer, not 1.1× ahead of it: reaching that would need more hand-offs within one Client, that is,
+serving a Client's own waiters out of arrival order (lock cohorting), which the queue's single order rules out.
+Measured and not kept: publishing the hand-off only to the recipient Client's channel and dropping the ` + "`0`" + ` behind
+it (Redis CPU per acquisition 78 → 67 µs, acquisitions within the runs' spread; the console's unlock feed would lose
+hand-offs). Going below 16 commands needs the queue and its entries in one key, a layout change for store and
+inspect together: what is left is the queue's own bookkeeping (ZADD, the entry's HSET, both keys' PEXPIRE on
+queueing; ZPOPMIN, the entry's HGET, the mark's HSET and the entry's HDEL on hand-off), the lock and its hold
+times, two messages and the stats.
 Next ideas for the remaining case 1 and 3 gaps: at C=16 the batcher engages only while two calls are already on
 the wire, so some rounds still send most calls alone; an adaptive join rule (join when any call is in flight and
 the previous batch was small) should move C=16 the way C=64 moved. At C=1 nothing can be batched and each call is
