@@ -111,16 +111,19 @@ func uncontendedPairs(ctx context.Context, e *env, p lockPeer, conc int, d time.
 
 // contendedResult is one run of case 2.
 type contendedResult struct {
-	acqPerSec   float64
-	waitP50     float64 // ms, Lock call to return
-	waitP99     float64
-	waitMax     float64
-	handoffP50  float64 // ms, previous release to this acquisition
-	handoffP99  float64
-	sentPerAcq  float64 // commands clients sent, per acquisition
-	execPerAcq  float64 // commands Redis executed (INFO commandstats, scripts' included)
-	shareA      float64 // fraction of acquisitions by instance A
-	jain        float64 // Jain's fairness index over the two instances
+	acqPerSec  float64
+	waitP50    float64 // ms, Lock call to return
+	waitP99    float64
+	waitMax    float64
+	handoffP50 float64 // ms, previous release to this acquisition
+	handoffP99 float64
+	sentPerAcq float64 // commands clients sent, per acquisition
+	execPerAcq float64 // commands Redis executed (INFO commandstats, scripts' included)
+	shareA     float64 // fraction of acquisitions by instance A
+	jain       float64 // Jain's fairness index over the two instances
+	// passed is the fraction of acquisitions a release passed in process
+	// (store's Client.WaitStats; 0 for the peers).
+	passed      float64
 	acquisition int64
 }
 
@@ -142,6 +145,15 @@ func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d t
 		return contendedResult{}, err
 	}
 	sentBefore := clients[0].sent.Load() + clients[1].sent.Load()
+	passes := func() (n int64) {
+		for _, c := range clients {
+			if c.lw != nil {
+				n += c.lw.WaitStats().Passes
+			}
+		}
+		return n
+	}
+	passesBefore := passes()
 
 	runCtx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -222,6 +234,7 @@ func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d t
 	r.execPerAcq = float64(totalCalls(after, before)) / n
 	r.shareA = a / n
 	r.jain = n * n / (2 * (a*a + b*b))
+	r.passed = float64(passes()-passesBefore) / n
 	return r, nil
 }
 

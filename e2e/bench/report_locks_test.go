@@ -48,6 +48,7 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 		{"commands executed / acquisition (commandstats, incl. inside scripts)", 1, func(r contendedResult) float64 { return r.execPerAcq }},
 		{"share of instance A", 3, func(r contendedResult) float64 { return r.shareA }},
 		{"Jain fairness (2 instances)", 3, func(r contendedResult) float64 { return r.jain }},
+		{"acquisitions passed in process by a release of the same instance", 3, func(r contendedResult) float64 { return r.passed }},
 	}
 	w("| figure | lockwarden | bsm/redislock | redsync |\n|---|---|---|---|\n")
 	for _, row := range rows {
