@@ -31,7 +31,11 @@ import (
 // releaser's Unlock and the next holder's next call report ErrNotHeld: the
 // next holder ran on a hold that was already broken, as a holder whose
 // lease is lost does. A pass whose reply is lost is sent again (the script
-// answers "already made"), until the releaser's lease would have ended.
+// answers "already made"), until the releaser's lease would have ended or
+// its Unlock's ctx ends; a pass still unconfirmed then is reported to both
+// as not confirmed. A refused pass withdraws its waiter's queue entry. Handles
+// that may hold a level they do not count (a call whose outcome is
+// unknown) do not pass until their next grant.
 //
 // The new holder's next call on the lock (Unlock, Refresh, a re-entry)
 // waits until the pass is settled, so it is never ordered before the pass.
@@ -40,7 +44,10 @@ import (
 // passed to: its entry lives waitEntryTTL after that.
 const passFresh = waitEntryTTL - waitEntryTTL/3
 
-// passRetry spaces the re-sends of a pass whose outcome is unknown.
+// passRetry spaces the re-sends of a pass whose outcome is unknown. They
+// stop when the releaser's lease would have ended or its Unlock's ctx ends,
+// whichever comes first; the next holder's calls then report the pass as
+// not confirmed.
 const passRetry = 20 * time.Millisecond
 
 // localPass is a hold passed in process, settled once the release script
@@ -163,6 +170,7 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 	argv := append(l.argv[:len(l.argv):len(l.argv)], "", next, to.holder, to.lease.Milliseconds())
 	deadline := from.Add(l.lease)
 	var own error
+	refusedPass := false
 	for attempt := 0; ; attempt++ {
 		bound := time.Now().Add(time.Second)
 		if deadline.Before(bound) {
@@ -184,12 +192,13 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 					own = fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 				}
 			default:
+				refusedPass = true
 				own = fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 				p.err = fmt.Errorf("%w: %q by %s: passed in process by %s, which no longer held it", ErrNotHeld, l.name, to.holder, l.holder)
 			}
 			break
 		}
-		if (errors.Is(rerr, ErrUncertain) || refused(rerr)) && time.Now().Add(passRetry).Before(deadline) {
+		if (errors.Is(rerr, ErrUncertain) || refused(rerr)) && time.Now().Add(passRetry).Before(deadline) && ctx.Err() == nil {
 			time.Sleep(passRetry)
 			continue
 		}
@@ -198,10 +207,11 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		break
 	}
 	close(p.done)
-	if p.err != nil {
-		// The waiter's entry is still queued: take it out (and release
-		// the lock if it is the waiter's after all), or a later release
-		// would hand the lock to a waiter that is not waiting any more.
+	if refusedPass {
+		// Nothing changed, so the waiter's entry is still queued: take it
+		// out, or a later release would hand the lock to a waiter that is
+		// not waiting any more. (A pass whose outcome stays unknown may
+		// have made the lock the waiter's: its entry is left to expire.)
 		to.withdraw(ctx, &waitTurn{token: next, queued: true})
 	}
 	if own != nil {
