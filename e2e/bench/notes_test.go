@@ -92,15 +92,15 @@ Case 2, weighed: a contended acquisition runs the queueing attempt (9 commands w
 PTTL first and skips the EXISTS of a free lock) and the release that hands off or passes (19 with its EVALSHA, four
 of them recording the grant and its wait in the stats bucket, one naming the next waiter), 28 in all; the waiter's
 confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the grant.
-The two levers the issue names, measured on this machine with the peers in the same runs
-(TestBenchQuick-style alternation): fewer commands in the hand-off moved nothing (the release without its five
+The two levers the issue names, measured on this machine in runs of case 2 alone, lockwarden and the peers
+in turn: fewer commands in the hand-off moved nothing (the release without its five
 announcement and wait-stats commands: 0.92× redislock, within the runs' spread, although Redis then ran 4 µs less
 per release); the in-process pass is what moved case 2. Waking the releaser's own waiter from the release's reply
 alone wins nothing (the message reaches it as fast); what wins is not waiting for Redis at all. With the pass, a
 hand-off between two goroutines of one Client takes a median 0.03 ms from release to acquisition, one between
 Clients 0.13–0.15 ms (a hop to Redis and a hop to the other Client's pub/sub reader, both slowed by the 2 CPUs being
 shared with the busy critical section and Redis). Which one a hand-off is depends on the queue's order, which
-arrival fixes: in these runs 51–64 % of consecutive acquisitions were by the same instance. That puts case 2 near
+arrival fixes: in case 2's table 52–61 % of acquisitions were passes. That puts case 2 near
 the best peer, not 1.1× ahead of it: reaching that would need more hand-offs within one Client, that is,
 serving a Client's own waiters out of arrival order (lock cohorting), which the queue's single order rules out.
 Measured and not kept: publishing the hand-off only to the recipient Client's channel and dropping the ` + "`0`" + ` behind
