@@ -30,7 +30,8 @@
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
 -- ARGV[4] -> unlock message (Redisson's "0")
--- ARGV[5] -> hand-off channel of the lock (a waiter's token is published on it)
+-- ARGV[5] -> hand-off channel of the lock (a waiter's token is published on
+--            it; lock_release adds the next waiter's token after a space)
 -- ARGV[6] -> "1" to SPUBLISH the unlock message of a hand-off as well (see
 --            lock_release), else "0"
 -- ARGV[7] -> waiter token; absent or "" when the caller does not wait

@@ -26,6 +26,34 @@ func lockAsync(ctx context.Context, l *Lock) chan error {
 
 func passes(c *Client) int64 { return c.WaitStats().Passes }
 
+// waitParked waits until n of c's waiters on name are parked in Lock (their
+// queueing attempt answered), so a release can pass to them: Redis shows an
+// entry a moment before its waiter has read the reply.
+func waitParked(t *testing.T, c *Client, name string, n int) {
+	t.Helper()
+	h := &sharedFor(c).hub
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		h.mu.Lock()
+		parked := 0
+		if cw := h.channels[wire.UnlockChannel(name)]; cw != nil {
+			for w := range cw.members {
+				if w.parked {
+					parked++
+				}
+			}
+		}
+		h.mu.Unlock()
+		if parked == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiters parked on %s, want %d", parked, name, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // twoQueued is a lock held by a Client of its own, first and second (both
 // of Client c) queued behind it in that order, and first granted by the
 // holder's release, so that first knows second is next in the queue.
@@ -40,6 +68,7 @@ func twoQueued(t *testing.T, opts *LockOptions) (ctx context.Context, c *Client,
 	queuedEntries(t, ctx, rdb, name, 1)
 	got2 = lockAsync(ctx, second)
 	queuedEntries(t, ctx, rdb, name, 2)
+	waitParked(t, c, name, 2)
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

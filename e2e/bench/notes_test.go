@@ -8,7 +8,7 @@ Waiters queue in Redis, in the lock's hash slot: a ZSET ` + "`lw:{tag}:queue:<na
 (Redis TIME), and a HASH ` + "`lw:{tag}:waiters:<name>`" + ` token → deadline, lease, holder. A waiter queues itself in the
 attempt that fails, after its client confirmed the subscription to the lock's channels. The release of the last
 level pops the first live entry, writes that waiter's holder field (Redisson's layout, count 1) with the lease its
-entry carries, and publishes its token on ` + "`lw:{tag}:handoff:<name>`" + `, then ` + "`0`" + ` on ` + "`redisson_lock__channel:{name}`" + ` as
+entry carries, and publishes its token (and the next waiter's) on ` + "`lw:{tag}:handoff:<name>`" + `, then ` + "`0`" + ` on ` + "`redisson_lock__channel:{name}`" + ` as
 Redisson does. The waiter already owns the lock when the message arrives, so it returns without another round trip,
 and nobody can barge in between release and acquire. Only the named waiter wakes; the ` + "`0`" + ` behind the hand-off is
 skipped by lockwarden clients, so it costs no retries. Whoever finds the lock free while a live waiter is queued (a

@@ -120,7 +120,10 @@ func HeldKey(name string) string { return internalKey("held", name) }
 // LockQueueKey, LockEntriesKey and LockWakeChannel are a reentrant lock's
 // waiter queue (zset of waiter tokens by arrival), waiter entries (hash
 // token -> "<deadline ms> <lease ms> <holder>") and hand-off channel, in
-// the lock's hash slot.
+// the lock's hash slot. A hand-off publishes "<token> <next>" on the
+// channel: the token handed the lock, then the token first in the queue
+// behind it ("" when none); the acquire script's hand-off publishes the
+// token alone.
 func LockQueueKey(name string) string    { return internalKey("queue", name) }
 func LockEntriesKey(name string) string  { return internalKey("waiters", name) }
 func LockWakeChannel(name string) string { return internalKey("handoff", name) }
