@@ -82,6 +82,8 @@ local wake_channel = ARGV[5]
 local sharded = ARGV[6] == '1'
 local withdraw = ARGV[7] or ''
 local pass = ARGV[8] or ''
+local pass_holder = ARGV[9]
+local pass_lease = ARGV[10]
 local held = KEYS[5] -- optional: hold times, as in lock_acquire
 local now -- Redis time in ms, read only for a hand-off
 
@@ -157,9 +159,8 @@ end
 
 local count = redis.pcall('HGET', lock, holder)
 if pass ~= '' then
-  local pholder, please = ARGV[9], ARGV[10]
   if count ~= '1' then
-    if redis.call('HGET', entries, '=') == pass and redis.pcall('HEXISTS', lock, pholder) == 1 then
+    if redis.call('HGET', entries, '=') == pass and redis.pcall('HEXISTS', lock, pass_holder) == 1 then
       return {6, redis.call('ZRANGE', queue, 0, 0)[1] or ''}
     end
     return 7
@@ -172,13 +173,13 @@ if pass ~= '' then
   redis.call('HDEL', entries, pass)
   if held then
     redis.call('DEL', lock, held)
-    redis.call('HSET', held, pholder, now .. ' ' .. now)
-    redis.call('PEXPIRE', held, please)
+    redis.call('HSET', held, pass_holder, now .. ' ' .. now)
+    redis.call('PEXPIRE', held, pass_lease)
   else
     redis.call('DEL', lock)
   end
-  redis.call('HSET', lock, pholder, 1)
-  redis.call('PEXPIRE', lock, please)
+  redis.call('HSET', lock, pass_holder, 1)
+  redis.call('PEXPIRE', lock, pass_lease)
   local following = redis.call('ZRANGE', queue, 0, 0)[1] or ''
   redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
   announce()
