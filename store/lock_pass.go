@@ -170,7 +170,7 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 	argv := append(l.argv[:len(l.argv):len(l.argv)], "", next, to.holder, to.lease.Milliseconds())
 	deadline := from.Add(l.lease)
 	var own error
-	refusedPass := false
+	refusedPass, unknown := false, false
 	for attempt := 0; ; attempt++ {
 		bound := time.Now().Add(time.Second)
 		if deadline.Before(bound) {
@@ -202,6 +202,7 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 			time.Sleep(passRetry)
 			continue
 		}
+		unknown = true
 		own = l.scriptErr("unlock", rerr)
 		p.err = fmt.Errorf("store: lock %q: the pass to %s was not confirmed: %w", l.name, to.holder, rerr)
 		break
@@ -213,6 +214,14 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		// not waiting any more. (A pass whose outcome stays unknown may
 		// have made the lock the waiter's: its entry is left to expire.)
 		to.withdraw(ctx, &waitTurn{token: next, queued: true})
+	}
+	if unknown {
+		// As an Unlock whose outcome is unknown: the handle keeps its
+		// level (and its watchdog, which keeps the lock from running out
+		// under the waiter that went on if the pass never landed), and
+		// does not pass again within this hold.
+		l.setHold("", time.Time{})
+		return true, own
 	}
 	if own != nil {
 		l.levels.Store(0)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -265,5 +266,64 @@ func TestLockPassMutualExclusion(t *testing.T) {
 		t.Fatal("no local pass in the run: the test did not exercise one")
 	} else {
 		t.Logf("%d of %d acquisitions were local passes", n, 2*perClient*iterations)
+	}
+}
+
+// A pass that gets no answer at all (Redis pauses writes past the client's
+// read timeout, and the releaser's lease bound passes meanwhile, so it is
+// not sent again) ends as an Unlock whose outcome is unknown: the
+// releaser reports ErrUncertain and keeps its level, as after any release
+// whose reply was lost (its next Unlock settles it), and the waiter that
+// went on hears that its hold was not confirmed. Whatever Redis then runs,
+// no holder field counts more than one level.
+func TestLockPassOutcomeUnknown(t *testing.T) {
+	srv := redistest.StartT(t)
+	rdb := redistest.NewClient(t, srv)
+	ctx := redistest.Context(t, 30*time.Second)
+	name := redistest.Prefix(t) + "lock"
+	holder := New(redistest.NewClient(t, srv), nil).NewLock(name, nil)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := New(rdb, nil)
+	opts := &LockOptions{Lease: 2 * time.Second, NoWatchdog: true}
+	first, second := c.NewLock(name, opts), c.NewLock(name, opts)
+	got1 := lockAsync(ctx, first)
+	queuedEntries(t, ctx, rdb, name, 1)
+	got2 := lockAsync(ctx, second)
+	queuedEntries(t, ctx, rdb, name, 2)
+	waitParked(t, c, name, 2)
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got1; err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Do(ctx, "CLIENT", "PAUSE", 5000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Do(context.WithoutCancel(ctx), "CLIENT", "UNPAUSE") })
+	if err := first.Unlock(ctx); !errors.Is(err, ErrUncertain) {
+		t.Fatalf("Unlock whose pass got no answer = %v, want ErrUncertain", err)
+	}
+	if n := first.levels.Load(); n != 1 {
+		t.Fatalf("releaser's levels after an unanswered pass = %d, want 1 (kept, as after a lost release reply)", n)
+	}
+	if passes(c) != 1 {
+		t.Fatalf("local passes = %d, want 1", passes(c))
+	}
+	if err := <-got2; err != nil {
+		t.Fatalf("the waiter the pass woke: %v", err)
+	}
+	if err := second.Unlock(ctx); err == nil || errors.Is(err, ErrUncertain) && !strings.Contains(err.Error(), "not confirmed") {
+		t.Fatalf("Unlock of a hold whose pass was not confirmed = %v, want the pass's error", err)
+	}
+	if err := rdb.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for field, n := range rdb.HGetAll(ctx, name).Val() {
+		if n != "1" {
+			t.Errorf("holder %s counts %s levels after the unanswered pass", field, n)
+		}
 	}
 }
