@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // A local pass (lock_pass.go): the release hands the lock to the next
@@ -326,4 +327,65 @@ func TestLockPassOutcomeUnknown(t *testing.T) {
 			t.Errorf("holder %s counts %s levels after the unanswered pass", field, n)
 		}
 	}
+}
+
+// The release script's pass, sent twice (a re-send after a lost reply),
+// hands the lock over once: the second answer is "already made", with the
+// same next waiter, and the grant is counted once.
+func TestLockPassScriptAppliesOnce(t *testing.T) {
+	ctx, rdb, name, holder := heldLock(t)
+	c, _ := lockTestClient(t)
+	first, second := c.NewLock(name, nil), c.NewLock(name, nil)
+	redistest.UnlockAtEnd(t, first)
+	redistest.UnlockAtEnd(t, second)
+	got1 := lockAsync(ctx, first)
+	queuedEntries(t, ctx, rdb, name, 1)
+	got2 := lockAsync(ctx, second)
+	queuedEntries(t, ctx, rdb, name, 2)
+	// The pass by hand, from the holder to first, as store sends it.
+	argv := append(holder.argv[:len(holder.argv):len(holder.argv)], "", tokenOf(t, ctx, rdb, name, first), first.holder, first.lease.Milliseconds())
+	before := redistest.StatsTotal(t, rdb, wire.StatsKey(name)).Acquired
+	var nexts []string
+	for want := range []int64{5, 6} {
+		code, next, err := passReply(runScript(ctx, rdb, lockReleaseScript, holder.keys, argv...))
+		if err != nil || code != int64(5+want) {
+			t.Fatalf("pass #%d = %d, %v; want %d", want+1, code, err, 5+want)
+		}
+		nexts = append(nexts, next)
+	}
+	if nexts[0] == "" || nexts[0] != nexts[1] {
+		t.Fatalf("next waiter named by the two answers = %q, want second's token both times", nexts)
+	}
+	if fields := rdb.HGetAll(ctx, name).Val(); len(fields) != 1 || fields[first.HolderID()] != "1" {
+		t.Fatalf("lock hash after the pass sent twice = %v, want first at count 1", fields)
+	}
+	if n := redistest.StatsTotal(t, rdb, wire.StatsKey(name)).Acquired - before; n != 1 {
+		t.Fatalf("grants counted for the pass sent twice = %d, want 1", n)
+	}
+	holder.levels.Store(0) // its level went with the pass
+	// first learns of its hold from the pass's message; the queue goes on.
+	if err := <-got1; err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got2; err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tokenOf is the queue token of l's waiting Lock call.
+func tokenOf(t *testing.T, ctx context.Context, rdb *redis.Client, name string, l *Lock) string {
+	t.Helper()
+	for token, entry := range rdb.HGetAll(ctx, wire.LockEntriesKey(name)).Val() {
+		if token != "=" && strings.HasSuffix(entry, " "+l.holder) {
+			return token
+		}
+	}
+	t.Fatalf("no queue entry of %s", l.holder)
+	return ""
 }
