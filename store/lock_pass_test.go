@@ -278,6 +278,7 @@ func TestLockPassMutualExclusion(t *testing.T) {
 // went on hears that its hold was not confirmed. Whatever Redis then runs,
 // no holder field counts more than one level.
 func TestLockPassOutcomeUnknown(t *testing.T) {
+	t.Parallel() // a private server, and 5 s of it paused
 	srv := redistest.StartT(t)
 	rdb := redistest.NewClient(t, srv)
 	ctx := redistest.Context(t, 30*time.Second)
