@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -120,24 +121,13 @@ func (oc *objectCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads live's snapshot once, so the counts of locks and limiters
 // and the per-object series of one scrape come from the same tick.
 func (oc *objectCollector) Collect(ch chan<- prometheus.Metric) {
-	m := oc.m
-	sn := m.cfg.Live.Latest()
-	m.objectSeries(ch, sn)
-	alerts := m.cfg.Alerts.Firing() // critical and oldest first
-	top := m.cfg.Top
-	ch <- prometheus.MustNewConstMetric(descOmitted, prometheus.GaugeValue, float64(len(alerts)-min(len(alerts), top)), "alert")
-	seen := make(map[string]bool, top)
-	for _, a := range alerts[:min(len(alerts), top)] {
-		if label := a.Rule + "\x00" + promLabel(a.Name); !seen[label] {
-			seen[label] = true
-			ch <- prometheus.MustNewConstMetric(descAlertFiring, prometheus.GaugeValue, 1, a.Rule, promLabel(a.Name))
-		}
-	}
+	oc.m.objectSeries(ch, oc.m.cfg.Live.Latest(), oc.m.cfg.Alerts.Firing())
 }
 
 // objectSeries emits sn's counts of locks and limiters (none while there is
-// no snapshot yet) and its per-object series.
-func (m *Metrics) objectSeries(ch chan<- prometheus.Metric, sn *live.Snapshot) {
+// no snapshot yet), its per-object series and those of the firing alerts
+// (critical and oldest first).
+func (m *Metrics) objectSeries(ch chan<- prometheus.Metric, sn *live.Snapshot, alerts []alert.Alert) {
 	if sn != nil {
 		ch <- prometheus.MustNewConstMetric(descLocks, prometheus.GaugeValue, float64(len(sn.Locks)))
 		ch <- prometheus.MustNewConstMetric(descLimiters, prometheus.GaugeValue, float64(len(sn.Limiters)))
@@ -240,5 +230,13 @@ func (m *Metrics) objectSeries(ch chan<- prometheus.Metric, sn *live.Snapshot) {
 			waiters += *r.l.Subscribers
 		}
 		emit(descLockWaiters, prometheus.GaugeValue, float64(waiters), name)
+	}
+
+	omitted("alert", len(alerts)-min(len(alerts), top))
+	seen = make(map[string]bool, top)
+	for _, a := range alerts[:min(len(alerts), top)] {
+		if unique(seen, a.Rule+"\x00"+promLabel(a.Name)) {
+			emit(descAlertFiring, prometheus.GaugeValue, 1, a.Rule, promLabel(a.Name))
+		}
 	}
 }

@@ -72,7 +72,7 @@ func TestObjectSeriesCountTheirOwnSnapshot(t *testing.T) {
 		sn.Locks = append(sn.Locks, inspect.LockInfo{Name: fmt.Sprintf("lock-%d", i)})
 	}
 	ch := make(chan prometheus.Metric, 64)
-	m.objectSeries(ch, sn)
+	m.objectSeries(ch, sn, nil)
 	close(ch)
 	var locks, omitted float64
 	var held int
