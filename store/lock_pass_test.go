@@ -3,10 +3,7 @@ package store
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +15,18 @@ import (
 // A local pass (lock_pass.go): the release hands the lock to the next
 // waiter of its own Client in process, in the same round trip as the
 // script that records it in Redis, and only to the waiter the queue names.
+
+// releaseTo releases from's hold and waits for the waiting Lock call got
+// to be granted.
+func releaseTo(t *testing.T, ctx context.Context, from *Lock, got chan error) {
+	t.Helper()
+	if err := from.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("the next waiter: %v", err)
+	}
+}
 
 // lockAsync runs l.Lock(ctx) and reports its result.
 func lockAsync(ctx context.Context, l *Lock) chan error {
@@ -71,12 +80,7 @@ func twoQueued(t *testing.T, opts *LockOptions) (ctx context.Context, c *Client,
 	got2 = lockAsync(ctx, second)
 	queuedEntries(t, ctx, rdb, name, 2)
 	waitParked(t, c, name, 2)
-	if err := holder.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got1; err != nil {
-		t.Fatal(err)
-	}
+	releaseTo(t, ctx, holder, got1)
 	return ctx, c, name, first, second, got2
 }
 
@@ -87,12 +91,7 @@ func TestLockPassInProcess(t *testing.T) {
 	ctx, c, name, first, second, got2 := twoQueued(t, nil)
 	rdb := redistest.Client(t)
 	deafen(second)
-	if err := first.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got2; err != nil {
-		t.Fatal(err)
-	}
+	releaseTo(t, ctx, first, got2)
 	if n := passes(c); n != 1 {
 		t.Fatalf("local passes = %d, want 1", n)
 	}
@@ -130,18 +129,8 @@ func TestLockPassKeepsQueueOrder(t *testing.T) {
 	got3 := lockAsync(ctx, third)
 	queuedEntries(t, ctx, rdb, name, 3)
 
-	if err := holder.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got1; err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got2; err != nil {
-		t.Fatalf("the other Client's waiter, first in the queue: %v", err)
-	}
+	releaseTo(t, ctx, holder, got1)
+	releaseTo(t, ctx, first, got2)
 	select {
 	case err := <-got3:
 		t.Fatalf("the releasing Client's own waiter, queued last, returned first (%v)", err)
@@ -150,12 +139,7 @@ func TestLockPassKeepsQueueOrder(t *testing.T) {
 	if n := passes(c); n != 0 {
 		t.Fatalf("local passes = %d, want 0: the next waiter was another Client's", n)
 	}
-	if err := other.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got3; err != nil {
-		t.Fatal(err)
-	}
+	releaseTo(t, ctx, other, got3)
 	if err := third.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -205,12 +189,7 @@ func TestLockPassFromBrokenHold(t *testing.T) {
 // level the pass does not see.
 func TestLockPassNeedsItsOwnHolderField(t *testing.T) {
 	ctx, c, _, first, second, got2 := twoQueued(t, &LockOptions{Owner: "shared-owner"})
-	if err := first.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got2; err != nil {
-		t.Fatal(err)
-	}
+	releaseTo(t, ctx, first, got2)
 	if n := passes(c); n != 0 {
 		t.Fatalf("local passes = %d, want 0 for an explicit owner", n)
 	}
@@ -225,43 +204,20 @@ func TestLockPassMutualExclusion(t *testing.T) {
 	const perClient, iterations = 6, 40
 	name := redistest.Prefix(t) + "lock"
 	ctx := redistest.Context(t, 60*time.Second)
-	var counter, total atomic.Int64
 	var clients []*Client
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*perClient)
+	var locks []*Lock
 	for range 2 {
 		c, _ := lockTestClient(t)
 		clients = append(clients, c)
 		for range perClient {
 			l := c.NewLock(name, nil)
 			redistest.UnlockAtEnd(t, l)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range iterations {
-					if err := l.Lock(ctx); err != nil {
-						errs <- err
-						return
-					}
-					v := counter.Load()
-					runtime.Gosched()
-					counter.Store(v + 1)
-					total.Add(1)
-					if err := l.Unlock(ctx); err != nil {
-						errs <- err
-						return
-					}
-				}
-			}()
+			locks = append(locks, l)
 		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if got, want := counter.Load(), int64(2*perClient*iterations); got != want || total.Load() != want {
-		t.Fatalf("counter = %d after %d critical sections, want %d", got, total.Load(), want)
+	holds, overlaps := contend(t, ctx, locks, iterations)
+	if want := int64(2 * perClient * iterations); holds != want || overlaps != 0 {
+		t.Fatalf("%d holds, %d of them overlapping another; want %d and none", holds, overlaps, want)
 	}
 	if n := passes(clients[0]) + passes(clients[1]); n == 0 {
 		t.Fatal("no local pass in the run: the test did not exercise one")
@@ -298,12 +254,7 @@ func TestLockPassOutcomeUnknown(t *testing.T) {
 	got2 := lockAsync(ctx, second)
 	queuedEntries(t, ctx, rdb, name, 2)
 	waitParked(t, c, name, 2)
-	if err := holder.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got1; err != nil {
-		t.Fatal(err)
-	}
+	releaseTo(t, ctx, holder, got1)
 	if err := rdb.Do(ctx, "CLIENT", "PAUSE", 5000, "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -371,12 +322,7 @@ func TestLockPassScriptAppliesOnce(t *testing.T) {
 	if err := <-got1; err != nil {
 		t.Fatal(err)
 	}
-	if err := first.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got2; err != nil {
-		t.Fatal(err)
-	}
+	releaseTo(t, ctx, first, got2)
 	if err := second.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

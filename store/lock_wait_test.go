@@ -1,8 +1,10 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -56,36 +58,11 @@ func TestLockWaitLeavesNoSubscriptions(t *testing.T) {
 	hub := &sharedFor(c).hub
 	waitsBefore, _ := hubCounts(hub)
 
-	var wg sync.WaitGroup
-	var inside, overlaps atomic.Int64
-	errs := make(chan error, workers)
-	for i := 0; i < workers; i++ {
-		l := c.NewLock(name, nil)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; n < perWorker; n++ {
-				if err := l.Lock(ctx); err != nil {
-					errs <- err
-					return
-				}
-				if inside.Add(1) != 1 {
-					overlaps.Add(1)
-				}
-				inside.Add(-1)
-				if err := l.Unlock(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+	locks := make([]*Lock, workers)
+	for i := range locks {
+		locks[i] = c.NewLock(name, nil)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if n := overlaps.Load(); n != 0 {
+	if _, n := contend(t, ctx, locks, perWorker); n != 0 {
 		t.Fatalf("%d overlapping holds", n)
 	}
 	waits, subscribes := hubCounts(hub)
@@ -464,4 +441,43 @@ func TestLockHandoffsLeaveNoEntryBehind(t *testing.T) {
 	if m := maxLen.Load(); m > workers {
 		t.Errorf("the entries hash reached %d fields with %d workers (at most %d waiters and the mark)", m, workers, workers)
 	}
+}
+
+// contend has each of locks take and release its lock rounds times, each in
+// a goroutine of its own, and counts the holds and those that overlapped
+// another: a holder that finds someone inside, the yield widening the
+// window a broken lock would leave.
+func contend(t *testing.T, ctx context.Context, locks []*Lock, rounds int) (holds, overlaps int64) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var inside, held, overlapped atomic.Int64
+	errs := make(chan error, len(locks))
+	for _, l := range locks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if err := l.Lock(ctx); err != nil {
+					errs <- err
+					return
+				}
+				held.Add(1)
+				if inside.Add(1) != 1 {
+					overlapped.Add(1)
+				}
+				runtime.Gosched()
+				inside.Add(-1)
+				if err := l.Unlock(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return held.Load(), overlapped.Load()
 }
