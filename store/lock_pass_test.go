@@ -65,23 +65,41 @@ func waitParked(t *testing.T, c *Client, name string, n int) {
 	}
 }
 
-// twoQueued is a lock held by a Client of its own, first and second (both
-// of Client c) queued behind it in that order, and first granted by the
-// holder's release, so that first knows second is next in the queue.
+// queuedTwo is a lock held by a Client of its own (holder), and first and
+// second, both of Client c, queued and parked behind it in that order.
+type queuedTwo struct {
+	ctx           context.Context
+	rdb           *redis.Client
+	c             *Client
+	name          string
+	holder        *Lock
+	first, second *Lock
+	got1, got2    chan error
+}
+
+func queueTwo(t *testing.T, opts *LockOptions) queuedTwo {
+	t.Helper()
+	q := queuedTwo{}
+	q.ctx, q.rdb, q.name, q.holder = heldLock(t)
+	q.c, _ = lockTestClient(t)
+	q.first, q.second = q.c.NewLock(q.name, opts), q.c.NewLock(q.name, opts)
+	redistest.UnlockAtEnd(t, q.first)
+	redistest.UnlockAtEnd(t, q.second)
+	q.got1 = lockAsync(q.ctx, q.first)
+	queuedEntries(t, q.ctx, q.rdb, q.name, 1)
+	q.got2 = lockAsync(q.ctx, q.second)
+	queuedEntries(t, q.ctx, q.rdb, q.name, 2)
+	waitParked(t, q.c, q.name, 2)
+	return q
+}
+
+// twoQueued is queueTwo with first granted by the holder's release, so
+// that first knows second is next in the queue.
 func twoQueued(t *testing.T, opts *LockOptions) (ctx context.Context, c *Client, name string, first, second *Lock, got2 chan error) {
 	t.Helper()
-	ctx, rdb, name, holder := heldLock(t)
-	c, _ = lockTestClient(t)
-	first, second = c.NewLock(name, opts), c.NewLock(name, opts)
-	redistest.UnlockAtEnd(t, first)
-	redistest.UnlockAtEnd(t, second)
-	got1 := lockAsync(ctx, first)
-	queuedEntries(t, ctx, rdb, name, 1)
-	got2 = lockAsync(ctx, second)
-	queuedEntries(t, ctx, rdb, name, 2)
-	waitParked(t, c, name, 2)
-	releaseTo(t, ctx, holder, got1)
-	return ctx, c, name, first, second, got2
+	q := queueTwo(t, opts)
+	releaseTo(t, q.ctx, q.holder, q.got1)
+	return q.ctx, q.c, q.name, q.first, q.second, q.got2
 }
 
 // The next waiter belongs to the releasing Client: it is passed the lock in
@@ -288,15 +306,8 @@ func TestLockPassOutcomeUnknown(t *testing.T) {
 // hands the lock over once: the second answer is "already made", with the
 // same next waiter, and the grant is counted once.
 func TestLockPassScriptAppliesOnce(t *testing.T) {
-	ctx, rdb, name, holder := heldLock(t)
-	c, _ := lockTestClient(t)
-	first, second := c.NewLock(name, nil), c.NewLock(name, nil)
-	redistest.UnlockAtEnd(t, first)
-	redistest.UnlockAtEnd(t, second)
-	got1 := lockAsync(ctx, first)
-	queuedEntries(t, ctx, rdb, name, 1)
-	got2 := lockAsync(ctx, second)
-	queuedEntries(t, ctx, rdb, name, 2)
+	q := queueTwo(t, nil)
+	ctx, rdb, name, holder, first, second, got1, got2 := q.ctx, q.rdb, q.name, q.holder, q.first, q.second, q.got1, q.got2
 	// The pass by hand, from the holder to first, as store sends it.
 	argv := append(holder.argv[:len(holder.argv):len(holder.argv)], "", tokenOf(t, ctx, rdb, name, first), first.holder, first.lease.Milliseconds())
 	before := redistest.StatsTotal(t, rdb, wire.StatsKey(name)).Acquired
