@@ -3,7 +3,8 @@
 -- stats, all in one atomic step.
 --
 -- Waiting is an ordered hand-off (store/lock_wait.go has the whole design): a
--- waiter is queued by arrival; whoever finds the lock free while an earlier
+-- waiter is queued by arrival, a Client's waiters side by side (place,
+-- below); whoever finds the lock free while an earlier
 -- waiter is queued gives it to that waiter instead of taking it, and the
 -- release script does the same, so the lock goes to the longest waiter in
 -- one step and only that waiter is woken.
@@ -12,7 +13,9 @@
 -- the lock and its queue, and costs TIME, EXISTS, HSET, PEXPIRE and the
 -- stats HINCRBY, plus HSET and PEXPIRE of the hold times. A waiter's attempt
 -- (a token) on a held lock reads PTTL and HEXISTS, queues with ZADD, HSET
--- and two PEXPIRE, and counts its "r": TIME included, 8 commands. A key of
+-- and two PEXPIRE, and counts its "r": TIME included, 8 commands, and a
+-- ZRANGE of the newest entries when it queues a grouped token for the first
+-- time. A key of
 -- another type is found by the WRONGTYPE error of HEXISTS rather than a
 -- TYPE on every call.
 --
@@ -83,6 +86,7 @@ local held = KEYS[5]
 local waited = tonumber(ARGV[11] or '') or 0
 local poll_id = ARGV[12] or ''
 local polls = KEYS[6]
+local follow_us = 1000 -- see place
 
 -- A grant answers a status reply rather than Redisson's nil: a client
 -- library treats a nil reply as an error (go-redis runs its whole error
@@ -243,6 +247,29 @@ local function live_head()
   return nil
 end
 
+-- place scores a token queued for the first time. A token "<group>.<rest>"
+-- goes right behind the newest entry of its group (a store Client: its
+-- holder can pass the lock to it in process, store/lock_pass.go) when that
+-- entry was scored less than follow_us before this arrival, else at its
+-- arrival. A group's waiters then stand together, so most hand-offs stay
+-- inside one Client, and nobody is passed by a waiter that arrived
+-- follow_us or more after it. A refresh (ARGV[10]) keeps its score (NX).
+local function place(arrival)
+  local group = ARGV[10] ~= '1' and string.match(token, '^(%w+)%.')
+  if not group then
+    return arrival
+  end
+  -- %d: a concatenated number would print with 14 digits (about 50 µs off).
+  local recent = redis.call('ZRANGE', queue, '+inf', string.format('(%d', arrival - follow_us),
+    'BYSCORE', 'REV', 'LIMIT', 0, 8, 'WITHSCORES')
+  for i = 1, #recent, 2 do
+    if string.sub(recent[i], 1, #group + 1) == group .. '.' then
+      return tonumber(recent[i + 1]) + 1
+    end
+  end
+  return arrival
+end
+
 if not pttl then
   pttl = redis.call('PTTL', lock)
 end
@@ -280,7 +307,7 @@ end
 
 if token ~= '' then
   local entry_ttl = tonumber(ARGV[8])
-  redis.call('ZADD', queue, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), token)
+  redis.call('ZADD', queue, 'NX', place(tonumber(t[1]) * 1000000 + tonumber(t[2])), token)
   redis.call('HSET', entries, token, (now + entry_ttl) .. ' ' .. ARGV[9] .. ' ' .. holder)
   redis.call('PEXPIRE', queue, entry_ttl)
   redis.call('PEXPIRE', entries, entry_ttl)

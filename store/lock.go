@@ -209,8 +209,9 @@ func (l *Lock) TryLock(ctx context.Context) error {
 }
 
 // Lock takes the lock, waiting while another holder has it. Waiters are
-// served in arrival order: a release hands the lock straight to the longest
-// live waiter (see lock_wait.go). When ctx ends first the error matches both
+// served in arrival order (a waiter may be passed by its Client's own that
+// came less than 1 ms after it): a release hands the lock straight to the
+// first live waiter (see lock_wait.go). When ctx ends first the error matches both
 // ErrNotObtained and ctx.Err() with errors.Is.
 //
 // The first attempt goes out before subscribing, so an uncontended lock
@@ -241,7 +242,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 		}
 		clock.failed = true
 	}
-	turn := &waitTurn{token: newWaitToken(), clock: clock}
+	turn := &waitTurn{token: l.shared.group + "." + randomHex(), clock: clock}
 	w, err := l.shared.hub.join(ctx, turn.token, l.unlockCh, l.wakeCh)
 	if err != nil {
 		if ctx.Err() != nil {

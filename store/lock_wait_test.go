@@ -250,8 +250,8 @@ func TestLockWaitSubscribeFailure(t *testing.T) {
 	}
 }
 
-// Waiters get the lock in arrival order, across Clients, each straight from
-// the release that hands it on.
+// Waiters that arrive more than 1 ms apart get the lock in arrival order,
+// across Clients, each straight from the release that hands it on.
 func TestLockHandoffArrivalOrder(t *testing.T) {
 	const waiters = 4
 	holderClient, rdb := lockTestClient(t)

@@ -24,8 +24,10 @@ correct (they see the hash held and a ` + "`0`" + ` on every release) but do not
 When the waiter first in the queue belongs to the releasing Client (store/lock_pass.go), Unlock lets it go on at
 once, in process, and the release script hands it the lock in Redis in the same round trip: the new holder does not
 wait for Redis. The hand-off's message (and the pass's reply) names the token then first in the queue, so each holder
-knows whether its own release can be a pass; only that token is ever passed to, so arrival order across Clients is
-unchanged. The new holder runs on the releaser's hold until Redis records the pass, so a pass is only made while that
+knows whether its own release can be a pass; only that token is ever passed to. To make passes the common case, a
+Client's tokens carry its group (` + "`<group>.<random>`" + `), and a token queued less than 1 ms after another of its group is
+scored right behind that one (luascripts/lock_acquire.lua's ` + "`place`" + `): a Client's waiters stand together in the queue, and
+nobody is passed by a waiter that came 1 ms or more after it. The new holder runs on the releaser's hold until Redis records the pass, so a pass is only made while that
 hold's lease has at least half of it left, from a handle whose count is known (no unanswered call) and whose holder
 field no other handle shares; the new holder's next call waits for the pass's reply. A pass whose hold turned out to
 be gone (force-unlocked, lost by Redis) changes nothing in Redis, and both holders hear ErrNotHeld.

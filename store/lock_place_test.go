@@ -1,0 +1,71 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
+)
+
+// A Client's waiters stand together in the queue (lock_acquire.lua's
+// place): a token "<group>.<rest>" queued for the first time goes right
+// behind the newest entry of its group scored less than 1 ms before its
+// arrival, ahead of other groups' entries behind that one; with no such
+// entry, or a token of no group, it goes at its arrival. Entries scored in
+// the future stand for "within the window" whatever the machine's timing.
+func TestLockQueuePlacesClientWaitersTogether(t *testing.T) {
+	c, rdb := lockTestClient(t)
+	name := redistest.Prefix(t) + "lock"
+	ctx := redistest.Context(t, 30*time.Second)
+	holder := c.NewLock(name, nil)
+	redistest.UnlockAtEnd(t, holder)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queue := wire.LockQueueKey(name)
+	now := rdb.Time(ctx).Val().UnixMicro()
+	soon, long := float64(now+10_000_000), float64(now-60_000_000)
+	if err := rdb.ZAdd(ctx, queue,
+		redis.Z{Score: long, Member: "g3.a"}, redis.Z{Score: long + 5, Member: "g2.c"},
+		redis.Z{Score: soon, Member: "g1.a"}, redis.Z{Score: soon + 5, Member: "g2.b"},
+	).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := c.NewLock(name, nil)
+	for _, token := range []string{"g1.c", "g3.b", "plain", "g2.d", "g1x.e"} {
+		if _, ok, err := l.tryAcquire(ctx, &waitTurn{token: token}); err != nil || ok {
+			t.Fatalf("%s queued: ok=%v err=%v, want a failed attempt", token, ok, err)
+		}
+	}
+	// A refresh keeps its place.
+	if _, ok, err := l.tryAcquire(ctx, &waitTurn{token: "g1.c", queued: true}); err != nil || ok {
+		t.Fatalf("refresh: ok=%v err=%v", ok, err)
+	}
+	got := rdb.ZRangeWithScores(ctx, queue, 0, -1).Val()
+	var order []string
+	score := map[string]float64{}
+	for _, z := range got {
+		order = append(order, z.Member.(string))
+		score[z.Member.(string)] = z.Score
+	}
+	// g3.b: its group's entry is a minute old. plain: no group. g1x.e: "g1x"
+	// is not "g1". g1.c follows g1.a; g2.d follows g2.b, the newest of g2.
+	want := []string{"g3.a", "g2.c", "g3.b", "plain", "g1x.e", "g1.a", "g1.c", "g2.b", "g2.d"}
+	if len(order) != len(want) {
+		t.Fatalf("queue %v, want %v", order, want)
+	}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("queue %v, want %v", order, want)
+		}
+	}
+	if score["g1.c"] != soon+1 || score["g2.d"] != soon+6 {
+		t.Errorf("followers scored %v and %v, want one microsecond behind %v and %v", score["g1.c"], score["g2.d"], soon, soon+5)
+	}
+	if d := score["g3.b"] - float64(now); d < 0 || d > 30_000_000 {
+		t.Errorf("g3.b scored %v µs from the test's TIME, want its arrival", d)
+	}
+}
