@@ -83,38 +83,49 @@ rejected limiter decision runs 3 (TIME, HMGET, HINCRBY). bsm/redislock runs 3 co
 rejection: the difference is the work the peers skip (re-entrancy, the hand-off queue check, the unlock message,
 the stats count). With one round trip per call that work cannot be won back, so store batches: calls that arrive
 while others are on the wire join one pipeline (store/batch.go), and Redis and the client pay one read and one
-write per batch instead of per call. A call alone goes out alone, so C=1 does not gain (and stays below the
-peers); at C=16 and 64 batching is what puts lockwarden ahead. Batched commands are marked not retryable: go-redis
+write per batch instead of per call. A call alone goes out alone, so C=1 does not gain (and stays at the
+peers' level); at C=64 batching is what puts lockwarden ahead, at C=16 not yet (see below). Batched commands are marked not retryable: go-redis
 re-sends a whole pipeline after a network error, which would run calls that had already been answered a second
 time; instead each call in a lost batch fails with the network error, as a single call whose retries ran out.
 ` + "`Options.NoBatching`" + ` turns it off. Case 3 runs one store.Client per application instance, as an application
 would (one Client per key would never batch). Case 2 does not gain from batching: its cost is the hand-off itself
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
-Case 2, weighed: a contended acquisition runs the queueing attempt (9 commands with its EVALSHA: a waiter reads
-PTTL first and skips the EXISTS of a free lock) and the release that hands off or passes (19 with its EVALSHA, four
-of them recording the grant and its wait in the stats bucket, one naming the next waiter), 28 in all; the waiter's
+Case 2, weighed: a contended acquisition runs the queueing attempt (10 commands with its EVALSHA: a waiter reads
+PTTL first and skips the EXISTS of a free lock; the first queueing also reads the newest entries to stand behind its
+Client's) and the release that hands off or passes (19 with its EVALSHA, four of them recording the grant and its
+wait in the stats bucket, one naming the next waiter), 29 in all; the waiter's
 confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the grant.
 The two levers the issue names, measured on this machine in runs of case 2 alone, lockwarden and the peers
 in turn: fewer commands in the hand-off moved nothing (the release without its five
 announcement and wait-stats commands: 0.92× redislock, within the runs' spread, although Redis then ran 4 µs less
 per release); the in-process pass is what moved case 2. Waking the releaser's own waiter from the release's reply
 alone wins nothing (the message reaches it as fast); what wins is not waiting for Redis at all. With the pass, a
-hand-off between two goroutines of one Client takes a median 0.03 ms from release to acquisition, one between
+hand-off between two goroutines of one Client takes a median 0.02–0.04 ms from release to acquisition (about 8 µs of
+it is the Go runtime waking an idle thread for the woken goroutine, a futex call), one between
 Clients 0.13–0.15 ms (a hop to Redis and a hop to the other Client's pub/sub reader, both slowed by the 2 CPUs being
-shared with the busy critical section and Redis). Which one a hand-off is depends on the queue's order, which
-arrival fixes: in case 2's table 52–61 % of acquisitions were passes. That puts case 2 near
-the best peer, not 1.1× ahead of it: reaching that would need more hand-offs within one Client, that is,
-serving a Client's own waiters out of arrival order (lock cohorting), which the queue's single order rules out.
+shared with the busy critical section and Redis). With a queue in plain arrival order 52–61 % of acquisitions were
+passes; with a Client's waiters standing together (tokens of a group placed behind their group's newest entry
+within 1 ms) 73–80 % are. In alternating runs of case 2 alone (4 pairs of 3 rounds) that moved lockwarden from a
+median 0.965× to 0.98× redislock (from 3,345 to 3,517 acquisitions/s), each pair in the same direction. That
+puts case 2 at the best peer, not 1.1× ahead of it: at 8 goroutines per Client a run of passes ends at most every
+8th hand-off, and what is left per acquisition is the local wake (tens of µs on this machine) and a cross-Client
+hand-off every few acquisitions. Serving a Client's waiters longer than 1 ms ahead of other Clients' (a longer
+window, lock cohorting) would trade fairness for the rest; it is not built.
 Measured and not kept: publishing the hand-off only to the recipient Client's channel and dropping the ` + "`0`" + ` behind
 it (Redis CPU per acquisition 78 → 67 µs, acquisitions within the runs' spread; the console's unlock feed would lose
 hand-offs). Going below 16 commands needs the queue and its entries in one key, a layout change for store and
 inspect together: what is left is the queue's own bookkeeping (ZADD, the entry's HSET, both keys' PEXPIRE on
 queueing; ZPOPMIN, the entry's HGET, the mark's HSET and the entry's HDEL on hand-off), the lock and its hold
 times, two messages and the stats.
-Next ideas for the remaining case 1 and 3 gaps: at C=16 the batcher engages only while two calls are already on
-the wire, so some rounds still send most calls alone; an adaptive join rule (join when any call is in flight and
-the previous batch was small) should move C=16 the way C=64 moved. At C=1 nothing can be batched and each call is
-one round trip whose Redis side is a few commands longer than the peers'; what is left to trim is inside the
-scripts (number parsing and formatting in Lua, table building), measured with Redis's own
-per-command statistics rather than wall time.
+Where case 1's time goes at C=1 and C=16 (runs of case 1 alone with Redis's commandstats and getrusage, and the
+two scripts run back to back inside one EVALSHA under redis-benchmark): the client is not it. At C=16 lockwarden's
+Go CPU per pair is 16–22 µs against redislock's 23–26 µs, and about 98 % of its calls go out in batches (about 5 calls
+each). Redis is: it spends 18–24 µs per lockwarden pair against redislock's 17–18.5, near saturation at C=16, and
+the scripts are 10–11 µs of it against redislock's 3–4 µs. Each command called from a script costs Redis about
+0.5 µs besides its own work; of the uncontended pair's 11, the hold times (HSET, PEXPIRE and the DEL's second key,
+what the console's "held since" reads) take 2.2 µs, the stats count 1.7 µs and the unlock message 0.4 µs. Number
+formatting in Lua moved less than the runs' spread. So at C=1 (one round trip per call, Redis's part in series)
+lockwarden is at the peers' level, within the spread, and at C=16 it stays 0.8–0.95× of redislock: the gap is
+the work the console reads, not the client or the batcher. What would close it is fewer commands per pair, i.e.
+the hold times in fewer keys, a layout change for store and inspect together.
 `
