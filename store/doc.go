@@ -120,7 +120,11 @@
 // so no lease outlives a caller who was told it failed; if the withdrawal
 // loses its reply too, the level left has no watchdog and expires with
 // its lease. An uncertain Unlock is not re-sent: the handle may still hold
-// that level (Unlock again returns ErrNotHeld once it does not). Renewals
+// that level (Unlock again returns ErrNotHeld once it does not), and a last
+// level is no longer renewed, so it ends with its lease at the latest
+// (after a local pass whose answer was lost it still is: the waiter that
+// went on may be running on it, lock_pass.go).
+// Renewals
 // go out once too; the watchdog's next tick is the retry. Applications
 // that run scripts of their own get the same with NewScript and
 // RunScriptOnce.

@@ -465,8 +465,15 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if err != nil {
 		// An unknown outcome is reported as it is: resending could release
 		// a second level, or another holder's lock. The count left is not
-		// known either: no pass of this hold (lock_pass.go).
+		// known either: no pass of this hold (lock_pass.go). The last
+		// level is no longer renewed: if the release never ran, the lock
+		// ends with its lease instead of outliving a caller that meant to
+		// give it up (Redisson's unlock also cancels the renewal whatever
+		// the reply). Unlock again still releases it meanwhile.
 		l.setHold("", time.Time{})
+		if l.watchdog && l.levels.Load() == 1 {
+			l.shared.released(l, true)
+		}
 		return l.scriptErr("unlock", err)
 	}
 	l.levels.Add(-1)

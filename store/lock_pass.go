@@ -216,10 +216,11 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		to.withdraw(ctx, &waitTurn{token: next, queued: true})
 	}
 	if unknown {
-		// As an Unlock whose outcome is unknown: the handle keeps its
-		// level (and its watchdog, which keeps the lock from running out
-		// under the waiter that went on if the pass never landed), and
-		// does not pass again within this hold.
+		// As after an Unlock whose outcome is unknown, the handle keeps
+		// its level and does not pass again within this hold. Unlike it,
+		// it keeps its watchdog too: the waiter that went on runs on this
+		// hold if the pass never landed, and must not lose it to the
+		// lease; the renewal stops when the caller releases again.
 		l.setHold("", time.Time{})
 		return true, own
 	}
