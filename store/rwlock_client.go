@@ -224,6 +224,9 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 			return fmt.Errorf("%w: %q by %s", ErrNotHeld, rw.name, s.HolderID())
 		}
 		if err != nil {
+			// As Lock.Unlock: the owner's last level, whose release is
+			// unknown, is no longer renewed.
+			rw.releasedUncertain()
 			return rw.scriptErr("unlock", err)
 		}
 		if count, retry := rwRecount(res); retry {
@@ -381,6 +384,19 @@ func (rw *RWLock) released(gone bool) {
 	if (gone || rw.holds <= 0) && rw.stop != nil {
 		close(rw.stop)
 		rw.stop, rw.holds = nil, 0
+	}
+}
+
+// releasedUncertain stops the renewal when the owner's only hold is the
+// one an unanswered Unlock may have released.
+// The count stays: a later Unlock or acquire of the handle goes on from
+// it (held starts a new renewal).
+func (rw *RWLock) releasedUncertain() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.holds == 1 && rw.stop != nil {
+		close(rw.stop)
+		rw.stop = nil
 	}
 }
 

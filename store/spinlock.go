@@ -220,6 +220,9 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
 	}
 	if err != nil {
+		// As Lock.Unlock: a last level whose release is unknown is no
+		// longer renewed.
+		s.releasedUncertain()
 		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
 	}
 	s.released(res >= 1) // 1 deleted, 2 handed to a queued waiter
@@ -254,6 +257,19 @@ func (s *SpinLock) released(gone bool) {
 		close(s.stop)
 		s.stop = nil
 		s.holds = 0
+	}
+}
+
+// releasedUncertain stops the renewal when the only level held is the
+// one an unanswered Unlock may have released.
+// The count stays: a later Unlock or acquire of the handle goes on from
+// it (held starts a new renewal).
+func (s *SpinLock) releasedUncertain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds == 1 && s.stop != nil {
+		close(s.stop)
+		s.stop = nil
 	}
 }
 
