@@ -2,12 +2,10 @@ package store
 
 import (
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
 // A Client's waiters stand together in the queue (lock_acquire.lua's
@@ -17,14 +15,7 @@ import (
 // entry, or a token of no group, it goes at its arrival. Entries scored in
 // the future stand for "within the window" whatever the machine's timing.
 func TestLockQueuePlacesClientWaitersTogether(t *testing.T) {
-	c, rdb := lockTestClient(t)
-	name := redistest.Prefix(t) + "lock"
-	ctx := redistest.Context(t, 30*time.Second)
-	holder := c.NewLock(name, nil)
-	redistest.UnlockAtEnd(t, holder)
-	if err := holder.TryLock(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx, rdb, name, holder := heldLock(t)
 	queue := wire.LockQueueKey(name)
 	now := rdb.Time(ctx).Val().UnixMicro()
 	soon, long := float64(now+10_000_000), float64(now-60_000_000)
@@ -34,7 +25,7 @@ func TestLockQueuePlacesClientWaitersTogether(t *testing.T) {
 	).Err(); err != nil {
 		t.Fatal(err)
 	}
-	l := c.NewLock(name, nil)
+	l := holder.c.NewLock(name, nil)
 	for _, token := range []string{"g1.c", "g3.b", "plain", "g2.d", "g1x.e"} {
 		if _, ok, err := l.tryAcquire(ctx, &waitTurn{token: token}); err != nil || ok {
 			t.Fatalf("%s queued: ok=%v err=%v, want a failed attempt", token, ok, err)
