@@ -100,9 +100,11 @@ func TestHistoryLockWaitAPI(t *testing.T) {
 		t.Fatalf("lock page: %d", st)
 	}
 	doc := parseHTML(t, b)
-	if bars := doc.Find(`[data-testid="lock-timeline"] [data-testid="timeline-waits"] [data-testid="timeline-wait"]`); bars.Length() != len(day.Wait) ||
+	// A bar per minute, or one for both when the two acquisitions fell in
+	// two minutes of one slot (a day has fewer bars than minutes).
+	if bars := doc.Find(`[data-testid="lock-timeline"] [data-testid="timeline-waits"] [data-testid="timeline-wait"]`); bars.Length() < 1 || bars.Length() > len(day.Wait) ||
 		bars.Filter(`[data-contended="1"]`).Length() != 1 || !strings.Contains(bars.Text(), "1 contended") {
-		t.Errorf("lock page: %d wait bars (%q), want %d, one with the contended acquisition", bars.Length(), bars.Text(), len(day.Wait))
+		t.Errorf("lock page: %d wait bars (%q), want 1 to %d, one with the contended acquisition", bars.Length(), bars.Text(), len(day.Wait))
 	}
 	st, _, b = e.do("GET", "/", nil, nil)
 	thumbs := parseHTML(t, b).Find(`[data-testid="overview-lock-charts"] [data-testid="overview-lock-chart"]`)
