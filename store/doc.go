@@ -123,11 +123,9 @@
 // that level (Unlock again returns ErrNotHeld once it does not), and a last
 // level is no longer renewed, so it ends with its lease at the latest
 // (after a local pass whose answer was lost it still is: the waiter that
-// went on may be running on it, lock_pass.go).
-// Renewals
-// go out once too; the watchdog's next tick is the retry. Applications
-// that run scripts of their own get the same with NewScript and
-// RunScriptOnce.
+// went on may be running on it, lock_pass.go). Renewals go out once too;
+// the watchdog's next tick is the retry. Applications that run scripts of
+// their own get the same with NewScript and RunScriptOnce.
 //
 // # Replica acknowledgement
 //

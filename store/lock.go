@@ -209,9 +209,10 @@ func (l *Lock) TryLock(ctx context.Context) error {
 }
 
 // Lock takes the lock, waiting while another holder has it. Waiters are
-// served in arrival order (a waiter may be passed by its Client's own that
-// came less than 1 ms after it): a release hands the lock straight to the
-// first live waiter (see lock_wait.go). When ctx ends first the error matches both
+// served in arrival order, except that a waiter may be passed by another
+// Client's waiter that came less than 1 ms after it (a Client's waiters
+// stand together): a release hands the lock straight to the first live
+// waiter (see lock_wait.go). When ctx ends first the error matches both
 // ErrNotObtained and ctx.Err() with errors.Is.
 //
 // The first attempt goes out before subscribing, so an uncontended lock
