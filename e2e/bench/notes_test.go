@@ -101,7 +101,7 @@ announcement and wait-stats commands: 0.92× redislock, within the runs' spread,
 per release); the in-process pass is what moved case 2. Waking the releaser's own waiter from the release's reply
 alone wins nothing (the message reaches it as fast); what wins is not waiting for Redis at all. With the pass, a
 hand-off between two goroutines of one Client takes a median 0.02–0.04 ms from release to acquisition (about 8 µs of
-it is the Go runtime waking an idle thread for the woken goroutine, a futex call), one between
+it is the channel send that wakes the waiter, most likely the Go runtime waking an idle thread), one between
 Clients 0.13–0.15 ms (a hop to Redis and a hop to the other Client's pub/sub reader, both slowed by the 2 CPUs being
 shared with the busy critical section and Redis). With a queue in plain arrival order 52–61 % of acquisitions were
 passes; with a Client's waiters standing together (tokens of a group placed behind their group's newest entry
