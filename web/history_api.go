@@ -67,15 +67,16 @@ func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiter
 	if len(lh.Points) == 0 {
 		return out, nil
 	}
+	// No upper bound: a change made after the newest flushed step (since
+	// the last flush) is in the span all the same, and the chart draws it
+	// at its right edge, now.
 	from := time.Unix(lh.Points[0].T, 0)
-	to := time.Unix(lh.Points[len(lh.Points)-1].T+lh.StepS, 0)
 	recs, err := s.cachedAudit(ctx, through)
 	if err != nil {
 		return out, err
 	}
 	for _, r := range slices.Backward(recs) {
-		if r.Target == name && r.Outcome == inspect.OutcomeOK && isLimiterChange(r.Action) &&
-			!r.Time.Before(from) && r.Time.Before(to) {
+		if r.Target == name && r.Outcome == inspect.OutcomeOK && isLimiterChange(r.Action) && !r.Time.Before(from) {
 			out.Changes = append(out.Changes, r)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/history"
 	"github.com/lockwarden/lockwarden/web/live"
 )
@@ -557,5 +559,27 @@ func TestHistoryFeedCountsEveryBucketOnce(t *testing.T) {
 	}
 	if acq != want {
 		t.Errorf("the history counted %d acquisitions, want %d (buckets %d..%d once each)", acq, want, b0-1, b0+11)
+	}
+}
+
+// A change audited after the newest flushed step (made since the last
+// flush) is among the limiter's changes at once; before, the changes ended
+// where the newest step did, and an edit just past a step's end was missing
+// until the next flush. The record is written a minute ahead, past any
+// step the history could have flushed.
+func TestHistoryChangeAfterNewestStepShows(t *testing.T) {
+	e := newHistoryEnv(t)
+	name := e.prefix + "rl"
+	e.trafficOnBucket(name)
+	e.waitTotals(name, 5, 3)
+	ahead := time.Now().Add(time.Minute).UnixMilli()
+	if err := e.rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: e.srv.cfg.AuditKey, ID: fmt.Sprintf("%d-0", ahead),
+		Values: []any{"action", admin.ActionModify, "target", name, "outcome", inspect.OutcomeOK, "role", "admin"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.hcache.changed()
+	h := e.limiterHistory(name, "1h")
+	if len(h.Changes) != 1 || h.Changes[0].Action != admin.ActionModify || h.Changes[0].Time.UnixMilli() != ahead {
+		t.Fatalf("changes %+v, want the modify at %d", h.Changes, ahead)
 	}
 }
