@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,31 +54,11 @@ func hookedClient(t *testing.T) (*redis.Client, *pipeHook) {
 // key rounds times, and fails the test on any error.
 func lockUnlockLoad(t *testing.T, c *Client, prefix string, conc, rounds int) {
 	t.Helper()
-	ctx := t.Context()
-	var wg sync.WaitGroup
-	errs := make(chan error, conc)
-	for g := 0; g < conc; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l := c.NewLock(fmt.Sprintf("%slock:%d", prefix, g), nil)
-			for i := 0; i < rounds; i++ {
-				if err := l.Lock(ctx); err != nil {
-					errs <- err
-					return
-				}
-				if err := l.Unlock(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+	locks := make([]*Lock, conc)
+	for g := range locks {
+		locks[g] = c.NewLock(fmt.Sprintf("%slock:%d", prefix, g), nil)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	holdLoop(t, t.Context(), locks, rounds, nil)
 }
 
 func TestBatchConcurrentCallsSharePipelines(t *testing.T) {

@@ -22,53 +22,66 @@ func lockTestClient(t *testing.T) (*Client, *redis.Client) {
 	return New(rdb, nil), rdb
 }
 
-func TestLockMutualExclusion(t *testing.T) {
-	const clients, iterations = 16, 100
-	name := redistest.Prefix(t) + "lock"
-	counter := redistest.Prefix(t) + "counter"
-	ctx := redistest.Context(t, 60*time.Second)
-
+// holdLoop has each of locks take and release its lock rounds times, each
+// in a goroutine of its own, running during(ctx, i) while lock i is held
+// (when during is not nil). The first error fails the test.
+func holdLoop(t *testing.T, ctx context.Context, locks []*Lock, rounds int, during func(context.Context, int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for i := 0; i < clients; i++ {
-		// Each client its own connection pool (a Cluster client on a
-		// Cluster), as separate processes would have.
-		rdb := redistest.Universal(t)
-		l := New(rdb, nil).NewLock(name, nil)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; n < iterations; n++ {
+	errs := make(chan error, len(locks))
+	for i, l := range locks {
+		wg.Go(func() {
+			for range rounds {
 				if err := l.Lock(ctx); err != nil {
 					errs <- err
 					return
 				}
-				// Deliberately non-atomic: only the lock keeps this exact.
-				// The two round trips leave the window for another holder
-				// (with 16 clients, a broken lock loses updates at once);
-				// the yield widens it without a timer per iteration.
-				v, err := rdb.Get(ctx, counter).Int()
-				if err != nil && !errors.Is(err, redis.Nil) {
-					errs <- err
-					return
-				}
-				runtime.Gosched()
-				if err := rdb.Set(ctx, counter, v+1, 0).Err(); err != nil {
-					errs <- err
-					return
+				if during != nil {
+					if err := during(ctx, i); err != nil {
+						errs <- err
+						return
+					}
 				}
 				if err := l.Unlock(ctx); err != nil {
 					errs <- err
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+func TestLockMutualExclusion(t *testing.T) {
+	const clients, iterations = 16, 100
+	name := redistest.Prefix(t) + "lock"
+	counter := redistest.Prefix(t) + "counter"
+	ctx := redistest.Context(t, 60*time.Second)
+
+	locks := make([]*Lock, clients)
+	rdbs := make([]redis.UniversalClient, clients)
+	for i := range locks {
+		// Each client its own connection pool (a Cluster client on a
+		// Cluster), as separate processes would have.
+		rdbs[i] = redistest.Universal(t)
+		locks[i] = New(rdbs[i], nil).NewLock(name, nil)
+	}
+	holdLoop(t, ctx, locks, iterations, func(ctx context.Context, i int) error {
+		// Deliberately non-atomic: only the lock keeps this exact. The
+		// two round trips leave the window for another holder (with 16
+		// clients, a broken lock loses updates at once); the yield widens
+		// it without a timer per iteration.
+		v, err := rdbs[i].Get(ctx, counter).Int()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		runtime.Gosched()
+		return rdbs[i].Set(ctx, counter, v+1, 0).Err()
+	})
 	check := redistest.Client(t)
 	if got, _ := check.Get(ctx, counter).Int(); got != clients*iterations {
 		t.Fatalf("counter = %d, want %d: two holders overlapped", got, clients*iterations)

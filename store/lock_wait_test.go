@@ -449,35 +449,15 @@ func TestLockHandoffsLeaveNoEntryBehind(t *testing.T) {
 // window a broken lock would leave.
 func contend(t *testing.T, ctx context.Context, locks []*Lock, rounds int) (holds, overlaps int64) {
 	t.Helper()
-	var wg sync.WaitGroup
 	var inside, held, overlapped atomic.Int64
-	errs := make(chan error, len(locks))
-	for _, l := range locks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range rounds {
-				if err := l.Lock(ctx); err != nil {
-					errs <- err
-					return
-				}
-				held.Add(1)
-				if inside.Add(1) != 1 {
-					overlapped.Add(1)
-				}
-				runtime.Gosched()
-				inside.Add(-1)
-				if err := l.Unlock(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	holdLoop(t, ctx, locks, rounds, func(context.Context, int) error {
+		held.Add(1)
+		if inside.Add(1) != 1 {
+			overlapped.Add(1)
+		}
+		runtime.Gosched()
+		inside.Add(-1)
+		return nil
+	})
 	return held.Load(), overlapped.Load()
 }
