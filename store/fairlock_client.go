@@ -177,11 +177,7 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
 	}
 	if err != nil {
-		// As Lock.Unlock: a last level whose release is unknown is no
-		// longer renewed.
-		if f.inner.watchdog && f.inner.levels.Load() == 1 {
-			f.inner.shared.released(f.inner, true)
-		}
+		f.inner.releaseUnknown()
 		return f.inner.scriptErr("unlock", err)
 	}
 	f.inner.levels.Add(-1)

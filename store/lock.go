@@ -466,15 +466,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if err != nil {
 		// An unknown outcome is reported as it is: resending could release
 		// a second level, or another holder's lock. The count left is not
-		// known either: no pass of this hold (lock_pass.go). The last
-		// level is no longer renewed: if the release never ran, the lock
-		// ends with its lease instead of outliving a caller that meant to
-		// give it up (Redisson's unlock also cancels the renewal whatever
-		// the reply). Unlock again still releases it meanwhile.
+		// known either: no pass of this hold (lock_pass.go).
 		l.setHold("", time.Time{})
-		if l.watchdog && l.levels.Load() == 1 {
-			l.shared.released(l, true)
-		}
+		l.releaseUnknown()
 		return l.scriptErr("unlock", err)
 	}
 	l.levels.Add(-1)
@@ -488,6 +482,17 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("store: lock unlock %q: released on the master: %w", l.name, ack)
 	}
 	return nil
+}
+
+// releaseUnknown follows an Unlock whose outcome is unknown: the last
+// level is no longer renewed, so if the release never ran the lock ends
+// with its lease instead of outliving a caller that meant to give it up
+// (Redisson's unlock also cancels the renewal whatever the reply). The
+// level stays counted: Unlock again still releases it meanwhile.
+func (l *Lock) releaseUnknown() {
+	if l.watchdog && l.levels.Load() == 1 {
+		l.shared.released(l, true)
+	}
 }
 
 // Refresh restarts the lease now, for handles without a watchdog.

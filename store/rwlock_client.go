@@ -224,7 +224,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 			return fmt.Errorf("%w: %q by %s", ErrNotHeld, rw.name, s.HolderID())
 		}
 		if err != nil {
-			// As Lock.Unlock: the owner's last level, whose release is
+			// As Lock.releaseUnknown: the owner's last level, whose release is
 			// unknown, is no longer renewed.
 			rw.releasedUncertain()
 			return rw.scriptErr("unlock", err)

@@ -220,7 +220,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
 	}
 	if err != nil {
-		// As Lock.Unlock: a last level whose release is unknown is no
+		// As Lock.releaseUnknown: a last level whose release is unknown is no
 		// longer renewed.
 		s.releasedUncertain()
 		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
