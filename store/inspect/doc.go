@@ -39,8 +39,10 @@
 // few passes (rejects.go), so application hashes are not read on every
 // pass. Known objects are read on a cadence (cadence.go): every tick while
 // they change, every few seconds once idle, at once when a notification,
-// a release message or an ending lease says so; an idle lock with no side
-// keys costs its hash, its lease and one EXISTS (sidekeys.go). WalkStatus
+// a release message or an ending lease says so, or, for an idle limiter,
+// when an HLEN of its stats ring every 2 s finds a new bucket; an idle
+// lock with no side keys costs its hash, its lease and one EXISTS
+// (sidekeys.go). WalkStatus
 // reports the mode, the last pass, what each source found and the measured
 // share; BENCHMARKS.md has the figures.
 //

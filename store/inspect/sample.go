@@ -37,6 +37,10 @@ type Sample struct {
 	// sent counts the pipeline's commands by name, for the walk's pacer
 	// (the console's own share of Redis CPU, pace.go).
 	sent map[string]int
+	// ringLens are the fields of each stats ring read, and ringChecks
+	// those of the idle limiters' rings checked without a read (HLEN,
+	// cadence.go).
+	ringLens, ringChecks map[string]int64
 }
 
 // Unread is why one object could not be read in a sample.
@@ -76,7 +80,7 @@ type StaleRead struct {
 // call fails when no master answers or ctx ends; on one node, when Redis
 // does not answer.
 func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	s, err := c.sampleWith(ctx, locks, limiters, nil, nil)
+	s, err := c.sampleWith(ctx, locks, limiters, nil, nil, nil)
 	if err == nil {
 		c.applyWaits(s)
 	}
@@ -85,10 +89,11 @@ func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Samp
 
 // sampleWith is Sample with one step of the walk in the same pipeline (its
 // findings in Sample.scan); step may be nil. The hash locks named in light
-// get a light read (sidekeys.go) where their side keys share their slot.
-func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn) (*Sample, error) {
+// get a light read (sidekeys.go) where their side keys share their slot;
+// the limiters in ringChecks, not read, get an HLEN of their stats ring.
+func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn, ringChecks []string) (*Sample, error) {
 	for attempt := 0; ; attempt++ {
-		s, again, err := c.sample(ctx, locks, limiters, step, light)
+		s, again, err := c.sample(ctx, locks, limiters, step, light, ringChecks)
 		if again == readDone || err != nil {
 			return s, err
 		}
@@ -117,7 +122,7 @@ const (
 var errSampleRetries = errors.New("inspect: sample read again too often")
 
 // sample is one pipelined read.
-func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn) (*Sample, readAgain, error) {
+func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn, ringChecks []string) (*Sample, readAgain, error) {
 	patterns := c.ObjectPatterns()
 	down := c.downNodes()
 	var skipped map[string]Unread
@@ -126,6 +131,8 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		locks = c.skipDown(ctx, locks, down, skipped)
 		limiters = c.skipDown(ctx, limiters, down, skipped)
 		step = c.stepOffDown(ctx, step, down)
+		// A check is not a read: a name left out is checked next tick.
+		ringChecks = c.skipDown(ctx, ringChecks, down, map[string]Unread{})
 	}
 	pipe := c.rdb.Pipeline()
 	var now *redis.TimeCmd
@@ -184,6 +191,10 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	for _, name := range limiters {
 		queueRing(name)
 	}
+	checks := make(map[string]*redis.IntCmd, len(ringChecks))
+	for _, name := range ringChecks {
+		checks[name] = pipe.HLen(ctx, wire.StatsKey(name))
+	}
 	cmds, cut, err := c.execPartial(ctx, pipe)
 	if err != nil {
 		return nil, readDone, err
@@ -204,6 +215,9 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		}
 		for i, name := range limiters {
 			mains = append(mains, limReads[i].main(), rings[name])
+		}
+		for _, cmd := range checks {
+			mains = append(mains, cmd)
 		}
 		if !c.markFailedNodes(ctx, mains) {
 			return nil, readDone, errSampleCut
@@ -302,6 +316,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 			s.Limiters = append(s.Limiters, info)
 		}
 	}
+	s.ringLens = make(map[string]int64, len(rings))
 	for name, cmd := range rings {
 		if _, down := s.Unreadable[name]; down {
 			continue
@@ -309,6 +324,15 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		// A ring that is missing or unreadable is an idle object: zero counts.
 		fields, _ := cmd.Result()
 		s.Stats[name] = summarizeFields(fields, bucket)
+		s.ringLens[name] = int64(len(fields))
+	}
+	if len(checks) > 0 {
+		s.ringChecks = make(map[string]int64, len(checks))
+		for name, cmd := range checks {
+			if n, err := cmd.Result(); err == nil {
+				s.ringChecks[name] = n
+			}
+		}
 	}
 	for _, name := range locks {
 		if cmd := rings[name]; cmd != nil {

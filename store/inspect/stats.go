@@ -101,8 +101,10 @@ func Summarize(buckets map[int64]Counts, nowBucket int64) Summary {
 }
 
 // RecentBuckets is how many complete buckets a Summary carries one by one:
-// 2 s, within the StatsRing buckets every object keeps.
-const RecentBuckets = 10
+// 3 s, every complete bucket of the StatsRing a clean-up keeps (the
+// newest, still filling, is the other). An idle limiter's ring is checked
+// often enough to be read within it (ringCheck).
+const RecentBuckets = StatsRing - 1
 
 // summarizeFields is readRing then Summarize, for one HGETALL of a stats key.
 func summarizeFields(fields map[string]string, nowBucket int64) Summary {

@@ -258,7 +258,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	}
 	step.counts = w.in.countMode(ctx, w.cad.countDue(maxCountedPerTick))
 	readLocks, readLims := w.cad.split(locks, limiters)
-	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step, w.cad.light)
+	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step, w.cad.light, w.cad.ringChecks)
 	if err != nil {
 		w.cad.tick-- // the same names are due again next tick
 		step.fam.abandon()
