@@ -59,7 +59,11 @@ deps-browser:
 run: deps-redis
 	$(GO) run ./cmd/lockwarden demo
 
-test: deps test-go test-cluster test-e2e
+# The Cluster suites and the browser journeys run side by side: both spend
+# most of their time waiting on redis-server and timers. Each one's output
+# is printed whole when it ends.
+test: deps test-go
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-cluster test-e2e
 
 # The store suite again on a private 3-master Redis Cluster (redistest.Main
 # starts it; redistest.Client and Universal route every key by slot). Not
