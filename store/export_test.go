@@ -12,15 +12,14 @@ func (s *lockShared) renewing(name, holder string) bool {
 }
 
 // renewing reports whether the handle's watchdog runs.
-func (rw *RWLock) renewing() bool {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	return rw.stop != nil
-}
+func (rw *RWLock) renewing() bool { return rw.renewal.running() }
 
 // renewing reports whether the renewal timer runs.
-func (s *SpinLock) renewing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stop != nil
+func (s *SpinLock) renewing() bool { return s.renewal.running() }
+
+// running reports whether the renewal goroutine runs.
+func (r *renewer) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stop != nil
 }

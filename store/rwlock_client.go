@@ -58,12 +58,13 @@ type RWLock struct {
 
 	mu        sync.Mutex
 	readCount int64 // the owner's read count as last seen in Redis
-	holds     int   // levels of both sides taken through this handle
 	// levels counts, per side (0 read, 1 write), the levels this handle's
 	// calls took and did not give back, whatever the watchdog: an acquire
 	// whose outcome is unknown is withdrawn only from a side at 0.
 	levels [2]int64
-	stop   chan struct{} // closes the renewal goroutine; nil when none
+	// renewal counts the levels of both sides taken through this handle,
+	// and renews them (with a watchdog).
+	renewal renewer
 }
 
 // RWLockSide is the read or the write side of an RWLock.
@@ -226,7 +227,7 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		if err != nil {
 			// As Lock.releaseUnknown: the owner's last level, whose release is
 			// unknown, is no longer renewed.
-			rw.releasedUncertain()
+			rw.renewal.releasedUncertain()
 			return rw.scriptErr("unlock", err)
 		}
 		if count, retry := rwRecount(res); retry {
@@ -360,43 +361,16 @@ func (rw *RWLock) setGuess(n int64) {
 
 // held counts a level and starts the renewal on the first one.
 func (rw *RWLock) held(ctx context.Context) {
-	if !rw.watchdog {
-		return
-	}
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	rw.holds++
-	if rw.stop == nil {
-		rw.stop = make(chan struct{})
-		go rw.renewLoop(context.WithoutCancel(ctx), rw.stop)
+	if rw.watchdog {
+		rw.renewal.held(func(stop chan struct{}) { rw.renewLoop(context.WithoutCancel(ctx), stop) })
 	}
 }
 
 // released stops the renewal once this handle holds no level, or the lock
 // is gone.
 func (rw *RWLock) released(gone bool) {
-	if !rw.watchdog {
-		return
-	}
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	rw.holds--
-	if (gone || rw.holds <= 0) && rw.stop != nil {
-		close(rw.stop)
-		rw.stop, rw.holds = nil, 0
-	}
-}
-
-// releasedUncertain stops the renewal when the owner's only hold is the
-// one an unanswered Unlock may have released.
-// The count stays: a later Unlock or acquire of the handle goes on from
-// it (held starts a new renewal).
-func (rw *RWLock) releasedUncertain() {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	if rw.holds == 1 && rw.stop != nil {
-		close(rw.stop)
-		rw.stop = nil
+	if rw.watchdog {
+		rw.renewal.released(gone)
 	}
 }
 
@@ -425,12 +399,7 @@ func (rw *RWLock) renewLoop(ctx context.Context, stop chan struct{}) {
 		case err == nil, errors.Is(err, redis.ErrClosed), time.Since(lastOK) >= rw.lease:
 			// Lost (expired, force-unlocked), or unreachable for a whole
 			// lease: nothing left to keep.
-			rw.mu.Lock()
-			if rw.stop == stop {
-				close(stop)
-				rw.stop, rw.holds = nil, 0
-			}
-			rw.mu.Unlock()
+			rw.renewal.lost(stop)
 			return
 		}
 		// A transient error: the next tick retries.

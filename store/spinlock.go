@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -61,9 +60,9 @@ type SpinLock struct {
 
 	owners *byOwner[*SpinLock] // see Lock.owners
 
-	mu    sync.Mutex
-	holds int           // levels taken through this handle and not released
-	stop  chan struct{} // closes the renewal goroutine
+	// renewal counts the levels taken through this handle and not
+	// released, and renews them.
+	renewal renewer
 }
 
 // NewSpinLock returns a handle; invalid input is reported by its first call.
@@ -158,11 +157,7 @@ func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Err()
 }
 
-func (s *SpinLock) levels() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.holds
-}
+func (s *SpinLock) levels() int { return s.renewal.count() }
 
 // Lock tries every RetryInterval until it holds the lock or ctx ends (then the
 // error matches ErrNotObtained and ctx.Err()).
@@ -216,16 +211,16 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(),
 		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
-		s.released(true)
+		s.renewal.released(true)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
 	}
 	if err != nil {
 		// As Lock.releaseUnknown: a last level whose release is unknown is no
 		// longer renewed.
-		s.releasedUncertain()
+		s.renewal.releasedUncertain()
 		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
 	}
-	s.released(res >= 1) // 1 deleted, 2 handed to a queued waiter
+	s.renewal.released(res >= 1) // 1 deleted, 2 handed to a queued waiter
 	return nil
 }
 
@@ -237,40 +232,7 @@ func (s *SpinLock) keys() []string {
 
 // held counts a level and starts the renewal on the first one.
 func (s *SpinLock) held(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.holds++
-	if s.stop == nil {
-		s.stop = make(chan struct{})
-		go s.renew(context.WithoutCancel(ctx), s.stop)
-	}
-}
-
-// released stops the renewal when the lock is gone.
-func (s *SpinLock) released(gone bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.holds > 0 {
-		s.holds--
-	}
-	if (gone || s.holds == 0) && s.stop != nil {
-		close(s.stop)
-		s.stop = nil
-		s.holds = 0
-	}
-}
-
-// releasedUncertain stops the renewal when the only level held is the
-// one an unanswered Unlock may have released.
-// The count stays: a later Unlock or acquire of the handle goes on from
-// it (held starts a new renewal).
-func (s *SpinLock) releasedUncertain() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.holds == 1 && s.stop != nil {
-		close(s.stop)
-		s.stop = nil
-	}
+	s.renewal.held(func(stop chan struct{}) { s.renew(context.WithoutCancel(ctx), stop) })
 }
 
 // renew is the renewal timer: every lease/3, extend the lease if the field is
@@ -288,12 +250,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, wire.HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
-			s.mu.Lock()
-			if s.stop == stop {
-				close(stop)
-				s.stop, s.holds = nil, 0
-			}
-			s.mu.Unlock()
+			s.renewal.lost(stop)
 			return
 		}
 	}
