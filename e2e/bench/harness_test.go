@@ -20,9 +20,9 @@ import (
 
 // One private redis-server for the whole binary, like every store test. A
 // copy of the binary started as case 6's websocket clients (see
-// wsclients_test.go) needs none.
+// wsclients_test.go) or as a case 2 instance (instances_test.go) needs none.
 func TestMain(m *testing.M) {
-	if os.Getenv(wsHelperEnv) != "" {
+	if os.Getenv(wsHelperEnv) != "" || os.Getenv(instanceEnv) != "" {
 		os.Exit(m.Run())
 	}
 	redistest.Main(m)

@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,113 +126,47 @@ type contendedResult struct {
 }
 
 // contended (case 2): 2 instances × perInstance goroutines on one lock,
-// each holding it for cs.
+// each holding it for cs; each instance is a process (instances_test.go).
 func contended(ctx context.Context, e *env, p lockPeer, perInstance int, cs, d time.Duration) (contendedResult, error) {
 	key := e.prefix("c2") + "lock"
 	admin := e.client(1)
 	defer admin.Close()
-	var clients [2]*countingClient
-	var insts [2]func(string) (func(context.Context) error, func(context.Context) error)
-	for i := range clients {
-		clients[i] = e.client(perInstance)
-		defer clients[i].Close()
-		insts[i] = p.instance(clients[i], true)
-	}
 	before, err := readRedisUsage(ctx, admin.Client)
 	if err != nil {
 		return contendedResult{}, err
 	}
-	sentBefore := clients[0].sent.Load() + clients[1].sent.Load()
-	passes := func() (n int64) {
-		for _, c := range clients {
-			if c.lw != nil {
-				n += c.lw.WaitStats().Passes
-			}
-		}
-		return n
-	}
-	passesBefore := passes()
-
-	runCtx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var lastRelease atomic.Int64
-	var counts [2]atomic.Int64
-	var mu sync.Mutex
-	var waits, handoffs []time.Duration
-	var firstErr error
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := 0; i < 2; i++ {
-		for g := 0; g < perInstance; g++ {
-			lock, unlock := insts[i](key)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var myWaits, myHandoffs []time.Duration
-				defer func() {
-					mu.Lock()
-					waits = append(waits, myWaits...)
-					handoffs = append(handoffs, myHandoffs...)
-					mu.Unlock()
-				}()
-				for runCtx.Err() == nil { // bounded by d
-					t0 := time.Now()
-					if err := lock(runCtx); err != nil {
-						if runCtx.Err() == nil {
-							mu.Lock()
-							if firstErr == nil {
-								firstErr = err
-							}
-							mu.Unlock()
-							cancel()
-						}
-						return
-					}
-					got := time.Now()
-					myWaits = append(myWaits, got.Sub(t0))
-					if lr := lastRelease.Load(); lr > t0.UnixNano() {
-						myHandoffs = append(myHandoffs, got.Sub(time.Unix(0, lr)))
-					}
-					counts[i].Add(1)
-					busy(cs)
-					lastRelease.Store(time.Now().UnixNano())
-					if err := unlock(context.WithoutCancel(runCtx)); err != nil {
-						mu.Lock()
-						if firstErr == nil {
-							firstErr = fmt.Errorf("unlock: %w", err)
-						}
-						mu.Unlock()
-						cancel()
-						return
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if firstErr != nil && !errors.Is(firstErr, context.DeadlineExceeded) {
-		return contendedResult{}, firstErr
+	res, err := runInstances(ctx, e, p, key, 2, perInstance, cs, d)
+	if err != nil {
+		return contendedResult{}, err
 	}
 	after, err := readRedisUsage(ctx, admin.Client)
 	if err != nil {
 		return contendedResult{}, err
 	}
-	sent := clients[0].sent.Load() + clients[1].sent.Load() - sentBefore
-	a, b := float64(counts[0].Load()), float64(counts[1].Load())
+	var waits []time.Duration
+	var sent, passes int64
+	for _, r := range res {
+		for _, ev := range r.Events {
+			waits = append(waits, time.Duration(ev.Got-ev.Wait))
+		}
+		sent += r.Sent
+		passes += r.Passes
+	}
+	a, b := float64(len(res[0].Events)), float64(len(res[1].Events))
 	n := a + b
 	r := contendedResult{acquisition: int64(n)}
 	if n == 0 {
 		return r, fmt.Errorf("%s: no acquisition in %v", p.name, d)
 	}
-	r.acqPerSec = n / elapsed.Seconds()
+	hs := handoffs(res)
+	r.acqPerSec = n / d.Seconds()
 	r.waitP50, r.waitP99, r.waitMax = percentileMS(waits, 50), percentileMS(waits, 99), percentileMS(waits, 100)
-	r.handoffP50, r.handoffP99 = percentileMS(handoffs, 50), percentileMS(handoffs, 99)
+	r.handoffP50, r.handoffP99 = percentileMS(hs, 50), percentileMS(hs, 99)
 	r.sentPerAcq = float64(sent) / n
 	r.execPerAcq = float64(totalCalls(after, before)) / n
 	r.shareA = a / n
 	r.jain = n * n / (2 * (a*a + b*b))
-	r.passed = float64(passes()-passesBefore) / n
+	r.passed = float64(passes) / n
 	return r, nil
 }
 
