@@ -86,7 +86,7 @@ local held = KEYS[5]
 local waited = tonumber(ARGV[11] or '') or 0
 local poll_id = ARGV[12] or ''
 local polls = KEYS[6]
-local follow_us = 1000 -- see place
+local follow_us = 3000 -- see place
 
 -- A grant answers a status reply rather than Redisson's nil: a client
 -- library treats a nil reply as an error (go-redis runs its whole error
@@ -249,10 +249,10 @@ end
 
 -- place scores a token queued for the first time. A token "<group>.<rest>"
 -- goes right behind the newest entry of its group (a store Client: its
--- holder can pass the lock to it in process, store/lock_pass.go) when that
--- entry was scored less than follow_us before this arrival, else at its
--- arrival. A group's waiters then stand together, so most hand-offs stay
--- inside one Client, and nobody is passed by a waiter that arrived
+-- holder can pass the lock to it in process, store/lock_pass.go) among the
+-- 32 newest entries scored less than follow_us before this arrival, else
+-- at its arrival. A group's waiters then stand together, so most hand-offs
+-- stay inside one Client, and nobody is passed by a waiter that arrived
 -- follow_us or more after it. A refresh (ARGV[10]) keeps its score (NX).
 local function place(arrival)
   local group = ARGV[10] ~= '1' and string.match(token, '^(%w+)%.')
@@ -261,7 +261,7 @@ local function place(arrival)
   end
   -- %d: a concatenated number would print with 14 digits (about 50 µs off).
   local recent = redis.call('ZRANGE', queue, '+inf', string.format('(%d', arrival - follow_us),
-    'BYSCORE', 'REV', 'LIMIT', 0, 8, 'WITHSCORES')
+    'BYSCORE', 'REV', 'LIMIT', 0, 32, 'WITHSCORES')
   for i = 1, #recent, 2 do
     if string.sub(recent[i], 1, #group + 1) == group .. '.' then
       return tonumber(recent[i + 1]) + 1

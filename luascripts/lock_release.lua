@@ -16,8 +16,8 @@
 -- and PEXPIRE, the hold times' HSET and PEXPIRE, the ZRANGE that names the
 -- next waiter, two PUBLISH and four stats commands (the "a" and the wait's
 -- class, total and max): 18, and an HSET when the wait raises the bucket's
--- max. A local pass costs the same, with ZSCORE and ZREM for ZPOPMIN and
--- the entry's HGET.
+-- max. A local pass costs the same, with ZREM for ZPOPMIN and the entry's
+-- HGET.
 --
 -- The common case, the last level with nobody queued, costs HGET, DEL (of
 -- the lock and its hold times), an empty ZPOPMIN and PUBLISH; a key of another type is found by the WRONGTYPE
@@ -49,6 +49,11 @@
 --            level, nothing changes
 -- ARGV[9] -> (with ARGV[8]) that waiter's holder field
 -- ARGV[10] -> (with ARGV[8]) that waiter's lease in ms
+-- ARGV[11] -> (with ARGV[8]) that waiter's wait in ms, measured by its
+--            Client (the releaser's) since its first attempt: its score can
+--            be up to lock_acquire's follow window earlier than its arrival,
+--            so the score would record a longer wait. Without it the wait
+--            is read from the score
 -- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
@@ -167,7 +172,8 @@ if pass ~= '' then
   end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local arrival = redis.call('ZSCORE', queue, pass)
+  local waited = tonumber(ARGV[11] or '')
+  local arrival = not waited and redis.call('ZSCORE', queue, pass)
   redis.call('ZREM', queue, pass)
   redis.call('HSET', entries, '=', pass)
   redis.call('HDEL', entries, pass)
@@ -184,7 +190,9 @@ if pass ~= '' then
   redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
   announce()
   record('a')
-  if arrival then
+  if waited then
+    record_wait(waited)
+  elseif arrival then
     record_wait(now - math.floor(tonumber(arrival) / 1000))
   end
   return {5, following}
@@ -242,7 +250,10 @@ for _ = 1, 16 do
     redis.call('PUBLISH', wake_channel, head .. ' ' .. following)
     announce()
     record('a')
-    -- The score is the waiter's arrival in Redis time (microseconds).
+    -- The score is the waiter's arrival in Redis time (microseconds), or
+    -- up to lock_acquire's follow window before it for a waiter placed
+    -- behind its Client's; those are mostly passed to in process (with
+    -- their own wait, above), so a hand-off mostly reaches a group's first.
     record_wait(now - math.floor(tonumber(popped[2]) / 1000))
     return 2
   end

@@ -21,7 +21,7 @@
 //     holding the reentry count, PEXPIRE lease; the last release publishes
 //     "0" on redisson_lock__channel:{<name>}. store's waiters queue beside
 //     it and get the lock handed over in arrival order, a Client's
-//     waiters that came within 1 ms of each other side by side
+//     waiters that came within 3 ms of each other side by side
 //     (lock_wait.go);
 //     Redisson clients take and release the same lock.
 //   - NewSpinLock: the same hash and scripts, waiting by retrying every
@@ -171,7 +171,7 @@
 // hold turns out to be gone (a force-unlock, a Redis that lost its data),
 // both Unlock calls report ErrNotHeld. Only the queue's first waiter is
 // ever passed to, and the queue puts a Client's waiters that came within
-// 1 ms of each other side by side, so that most releases under contention
+// 3 ms of each other side by side, so that most releases under contention
 // are passes.
 // Client.WaitStats counts the passes.
 package store

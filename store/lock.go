@@ -210,7 +210,7 @@ func (l *Lock) TryLock(ctx context.Context) error {
 
 // Lock takes the lock, waiting while another holder has it. Waiters are
 // served in arrival order, except that a waiter may be passed by another
-// Client's waiter that came less than 1 ms after it (a Client's waiters
+// Client's waiter that came less than 3 ms after it (a Client's waiters
 // stand together): a release hands the lock straight to the first live
 // waiter (see lock_wait.go). When ctx ends first the error matches both
 // ErrNotObtained and ctx.Err() with errors.Is.
@@ -278,7 +278,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 		timer.Reset(max(wait, time.Millisecond))
 		// Parked, a holder of this Client may pass the lock in process
 		// (lock_pass.go); whatever wakes the waiter, such a pass is taken.
-		w.park(l, turn.queuedAt)
+		w.park(l, turn.queuedAt, clock)
 		why := wokeHandedOff
 		select {
 		case <-w.H:

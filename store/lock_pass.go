@@ -53,10 +53,11 @@ const passRetry = 20 * time.Millisecond
 // localPass is a hold passed in process, settled once the release script
 // answered.
 type localPass struct {
-	done chan struct{}
-	at   time.Time // the pass sets the new lease after this
-	next string    // set before done closes: the queue's head behind it
-	err  error     // set before done closes: the pass was not made
+	done   chan struct{}
+	at     time.Time // the pass sets the new lease after this
+	waited string    // the waiter's wait in ms, as lock_release records it
+	next   string    // set before done closes: the queue's head behind it
+	err    error     // set before done closes: the pass was not made
 }
 
 // holdState is what a handle knows of its current hold for a pass.
@@ -167,7 +168,7 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		return false, nil
 	}
 	p, to := w.pass, w.lock
-	argv := append(l.argv[:len(l.argv):len(l.argv)], "", next, to.holder, to.lease.Milliseconds())
+	argv := append(l.argv[:len(l.argv):len(l.argv)], "", next, to.holder, to.lease.Milliseconds(), p.waited)
 	deadline := from.Add(l.lease)
 	var own error
 	refusedPass, unknown := false, false
@@ -258,11 +259,12 @@ func passReply(cmd interface {
 }
 
 // park marks w as blocked in its wait, so that a holder of its Client may
-// pass it the lock; queued is when its entry was last refreshed.
-func (w *unlockWaiter) park(l *Lock, queued time.Time) {
+// pass it the lock; queued is when its entry was last refreshed, and clock
+// times its wait (the pass records it).
+func (w *unlockWaiter) park(l *Lock, queued time.Time, clock *waitClock) {
 	h := w.hub
 	h.mu.Lock()
-	w.parked, w.lock, w.queuedAt = true, l, queued
+	w.parked, w.lock, w.queuedAt, w.clock = true, l, queued, clock
 	h.mu.Unlock()
 }
 
@@ -292,7 +294,10 @@ func (h *waitHub) claim(unlock, token string, at time.Time) *unlockWaiter {
 		if !w.parked || w.pass != nil || at.Sub(w.queuedAt) > passFresh {
 			return nil
 		}
-		w.pass = &localPass{done: make(chan struct{}), at: at}
+		// The waiter's own wait, not its score's: its score may be up to
+		// the placement window earlier than its arrival (lock_acquire.lua's
+		// place), and the release records this instead.
+		w.pass = &localPass{done: make(chan struct{}), at: at, waited: w.clock.waitedMS()}
 		w.parked = false
 		h.passes++
 		select {

@@ -350,3 +350,32 @@ func tokenOf(t *testing.T, ctx context.Context, rdb *redis.Client, name string, 
 	t.Fatalf("no queue entry of %s", l.holder)
 	return ""
 }
+
+// A pass records the waiter's wait as its own Client measured it, not
+// from its queue score: a waiter placed behind its Client's is scored up
+// to lock_acquire.lua's follow window before it arrived. Here the score
+// says a minute.
+func TestLockPassRecordsTheWaitersOwnWait(t *testing.T) {
+	ctx, c, name, first, second, got2 := twoQueued(t, nil)
+	rdb := redistest.Client(t)
+	queue := wire.LockQueueKey(name)
+	tokens := rdb.ZRange(ctx, queue, 0, -1).Val()
+	if len(tokens) != 1 {
+		t.Fatalf("queue %v, want the second waiter alone", tokens)
+	}
+	early := float64(rdb.Time(ctx).Val().Add(-time.Minute).UnixMicro())
+	if err := rdb.ZAddXX(ctx, queue, redis.Z{Score: early, Member: tokens[0]}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	releaseTo(t, ctx, first, got2)
+	if n := passes(c); n != 1 {
+		t.Fatalf("local passes = %d, want 1", n)
+	}
+	if err := second.Refresh(ctx); err != nil { // waits for the pass's reply
+		t.Fatal(err)
+	}
+	got := readWaitFields(t, rdb, name)
+	if got.count() != 2 || got.max >= 10_000 {
+		t.Errorf("recorded %+v: want the two grants' waits, each under 10 s (the test's own waits)", got)
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -10,8 +11,9 @@ import (
 
 // A Client's waiters stand together in the queue (lock_acquire.lua's
 // place): a token "<group>.<rest>" queued for the first time goes right
-// behind the newest entry of its group scored less than 1 ms before its
-// arrival, ahead of other groups' entries behind that one; with no such
+// behind the newest entry of its group among the 32 newest scored less than
+// 3 ms before its arrival, ahead of other groups' entries behind that one;
+// with no such
 // entry, or a token of no group, it goes at its arrival. Entries scored in
 // the future stand for "within the window" whatever the machine's timing.
 func TestLockQueuePlacesClientWaitersTogether(t *testing.T) {
@@ -58,5 +60,28 @@ func TestLockQueuePlacesClientWaitersTogether(t *testing.T) {
 	}
 	if d := score["g3.b"] - float64(now); d < 0 || d > 30_000_000 {
 		t.Errorf("g3.b scored %v µs from the test's TIME, want its arrival", d)
+	}
+}
+
+// The newest entry of a group is found behind as many entries of other
+// groups as a Client has waiters: with two Clients of 16 goroutines, the
+// other's 16 newer entries must not hide it.
+func TestLockQueuePlacesBehindManyNewerEntries(t *testing.T) {
+	ctx, rdb, name, holder := heldLock(t)
+	queue := wire.LockQueueKey(name)
+	soon := float64(rdb.Time(ctx).Val().UnixMicro() + 10_000_000)
+	zs := []redis.Z{{Score: soon, Member: "g4.a"}}
+	for i := range 16 {
+		zs = append(zs, redis.Z{Score: soon + 10 + float64(i), Member: fmt.Sprintf("g6.%d", i)})
+	}
+	if err := rdb.ZAdd(ctx, queue, zs...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := holder.c.NewLock(name, nil)
+	if _, ok, err := l.tryAcquire(ctx, &waitTurn{token: "g4.b"}); err != nil || ok {
+		t.Fatalf("queued: ok=%v err=%v, want a failed attempt", ok, err)
+	}
+	if got := rdb.ZScore(ctx, queue, "g4.b").Val(); got != soon+1 {
+		t.Errorf("g4.b scored %v, want %v: right behind g4.a, ahead of 16 newer entries of g6", got, soon+1)
 	}
 }

@@ -22,13 +22,14 @@ import (
 //
 //   - wire.LockQueueKey(name) is a ZSET of waiter tokens scored by arrival (Redis
 //     TIME, microseconds), with one exception: a Client's tokens are
-//     "<group>.<random>", and a token queued less than 1 ms after another of
+//     "<group>.<random>", and a token queued less than 3 ms after another of
 //     its group is scored right behind that one, ahead of other Clients'
 //     waiters that came between (lock_acquire.lua's place). A Client's
 //     waiters then stand together, so a release mostly passes the lock in
-//     process (lock_pass.go); nobody is passed by a waiter that came 1 ms
-//     or more after it, and such a waiter's wait reads up to 1 ms longer
-//     than it was. wire.LockEntriesKey(name) is a HASH token ->
+//     process (lock_pass.go); nobody is passed by a waiter that came 3 ms
+//     or more after it. Such a waiter's score reads up to 3 ms before its
+//     arrival (the console's "waiting since"); the wait a pass records is
+//     the one its Client measured. wire.LockEntriesKey(name) is a HASH token ->
 //     "<deadline ms> <lease ms> <holder>". Both are "lw:{tag}:..." keys in
 //     the lock's hash slot and expire with their newest entry.
 //   - A waiter queues itself in an attempt that fails (lock_acquire.lua with
@@ -225,12 +226,13 @@ type unlockWaiter struct {
 	H     chan struct{}
 	left  bool
 	// Guarded by hub.mu: next is the token a hand-off message named
-	// behind this one; parked, lock, queuedAt and pass are the local pass
-	// (lock_pass.go).
+	// behind this one; parked, lock, queuedAt, clock and pass are the local
+	// pass (lock_pass.go).
 	next     string
 	parked   bool
 	lock     *Lock
 	queuedAt time.Time
+	clock    *waitClock
 	pass     *localPass
 }
 

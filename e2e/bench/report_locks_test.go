@@ -21,7 +21,8 @@ func lockLimiterReport(ctx context.Context, t *testing.T, e *env, rounds int, c4
 	// Case 2.
 	chk.begin()
 	w("\n## 2. One contended lock: 2 instances × 8 goroutines, 200 µs critical section (busy-wait)\n\n")
-	w("Waiting: lockwarden queues and hands off (design below); redislock polls every 1 ms (LinearBackoff); redsync uses its default random 50–250 ms retry delay.\n\n")
+	w("Each instance is a process of its own (this test binary run again), with its own go-redis client, as application instances are. " +
+		"Waiting: lockwarden queues and hands off (design below); redislock polls every 1 ms (LinearBackoff); redsync uses its default random 50–250 ms retry delay.\n\n")
 	cres := make([][]contendedResult, len(lockPeers))
 	for r := 0; r < rounds; r++ {
 		for i, p := range lockPeers {

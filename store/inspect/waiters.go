@@ -12,7 +12,7 @@ import (
 
 // Waiters of store's reentrant lock. A Lock call that must wait queues a
 // token in wire.LockQueueKey(name), a zset scored by arrival (Redis TIME in
-// microseconds; a token that follows its Client's within 1 ms is scored
+// microseconds; a token that follows its Client's within 3 ms is scored
 // right behind it, store/lock_wait.go), and keeps an entry under the same token in
 // wire.LockEntriesKey(name): "<deadline ms> <lease ms> <holder>", the
 // holder field it takes when the release hands it the lock; the field "="
