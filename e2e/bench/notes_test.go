@@ -25,9 +25,10 @@ When the waiter first in the queue belongs to the releasing Client (store/lock_p
 once, in process, and the release script hands it the lock in Redis in the same round trip: the new holder does not
 wait for Redis. The hand-off's message (and the pass's reply) names the token then first in the queue, so each holder
 knows whether its own release can be a pass; only that token is ever passed to. To make passes the common case, a
-Client's tokens carry its group (` + "`<group>.<random>`" + `), and a token queued less than 1 ms after another of its group is
-scored right behind that one (luascripts/lock_acquire.lua's ` + "`place`" + `): a Client's waiters stand together in the queue, and
-nobody is passed by a waiter that came 1 ms or more after it. The new holder runs on the releaser's hold until Redis records the pass, so a pass is only made while that
+Client's tokens carry its group (` + "`<group>.<random>`" + `), and a token queued less than 3 ms after another of its group
+(among the queue's 32 newest entries) is scored right behind that one (luascripts/lock_acquire.lua's ` + "`place`" + `): a
+Client's waiters stand together in the queue, and nobody is passed by a waiter that came 3 ms or more after it. A
+pass records the waiter's wait as its Client measured it (its score can be up to 3 ms early). The new holder runs on the releaser's hold until Redis records the pass, so a pass is only made while that
 hold's lease has at least half of it left, from a handle whose count is known (no unanswered call) and whose holder
 field no other handle shares; the new holder's next call waits for the pass's reply. A pass whose hold turned out to
 be gone (force-unlocked, lost by Redis) changes nothing in Redis, and both holders hear ErrNotHeld.
@@ -92,25 +93,25 @@ would (one Client per key would never batch). Case 2 does not gain from batching
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
 Case 2, weighed: a contended acquisition runs the queueing attempt (10 commands with its EVALSHA: a waiter reads
 PTTL first and skips the EXISTS of a free lock; the first queueing also reads the newest entries to stand behind its
-Client's) and the release that hands off or passes (19 with its EVALSHA, four of them recording the grant and its
-wait in the stats bucket, one naming the next waiter), 29 in all; the waiter's
+Client's) and the release that hands off or passes (19 with its EVALSHA, 18 for a pass, four of them recording the
+grant and its wait in the stats bucket, one naming the next waiter), 28–29 in all; the waiter's
 confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the grant.
-The two levers the issue names, measured on this machine in runs of case 2 alone, lockwarden and the peers
-in turn: fewer commands in the hand-off moved nothing (the release without its five
-announcement and wait-stats commands: 0.92× redislock, within the runs' spread, although Redis then ran 4 µs less
-per release); the in-process pass is what moved case 2. Waking the releaser's own waiter from the release's reply
-alone wins nothing (the message reaches it as fast); what wins is not waiting for Redis at all. With the pass, a
-hand-off between two goroutines of one Client takes a median 0.02–0.04 ms from release to acquisition (about 8 µs of
-it is the channel send that wakes the waiter, most likely the Go runtime waking an idle thread), one between
-Clients 0.13–0.15 ms (a hop to Redis and a hop to the other Client's pub/sub reader, both slowed by the 2 CPUs being
-shared with the busy critical section and Redis). With a queue in plain arrival order 52–61 % of acquisitions were
-passes; with a Client's waiters standing together (tokens of a group placed behind their group's newest entry
-within 1 ms) 73–80 % are. In alternating runs of case 2 alone (4 pairs of 3 rounds) that moved lockwarden from a
-median 0.965× to 0.98× redislock (from 3,345 to 3,517 acquisitions/s), each pair in the same direction. That
-puts case 2 at the best peer, not 1.1× ahead of it: at 8 goroutines per Client a run of passes ends at most every
-8th hand-off, and what is left per acquisition is the local wake (tens of µs on this machine) and a cross-Client
-hand-off every few acquisitions. Serving a Client's waiters longer than 1 ms ahead of other Clients' (a longer
-window, lock cohorting) would trade fairness for the rest; it is not built.
+Case 2's instances are processes of their own. They used to be two store.Clients in one process, and there a
+hand-off from one instance to the other waited on the Go scheduler the two shared: timestamps in the releasing and
+receiving instances showed the releaser's reply back at a median 0.03–0.17 ms and the hand-off's message read by the
+other instance 0.07–0.2 ms after it (0.17–0.28 ms from the release, at GOMAXPROCS 1, 2 and 4 alike), then 7 µs to
+the waiter's return. No two
+application instances share a scheduler, so the case now runs each in its own process, every peer alike. The levers,
+measured on this machine in runs of case 2 alone, lockwarden and the peers in turn: fewer commands in the hand-off
+moved nothing (the release without its five announcement and wait-stats commands: 0.92× redislock, within the runs'
+spread, although Redis then ran 4 µs less per release); the in-process pass is what moves case 2. A hand-off between
+two goroutines of one Client takes a median 0.04–0.07 ms from release to acquisition, one between instances
+0.2–0.3 ms. In plain arrival order 52–61 % of acquisitions were passes; with a Client's waiters standing together
+within 1 ms among the 8 newest entries 70–78 %, capped there because the other instance's 8 waiters hid the group's
+newest entry; within 3 ms among the 32 newest, 87 %. In alternating runs of case 2 alone with instances as processes
+(3 pairs of 3 rounds), that last step moved lockwarden from 1.02–1.15× redislock and 1.03–1.08× redsync to
+1.13–1.22× and 1.16–1.18×, wait p99 6–8 ms, in every pair. In one process the same step moved nothing: the
+cross-instance hand-offs it saves were not what that harness was slowed by.
 Measured and not kept: publishing the hand-off only to the recipient Client's channel and dropping the ` + "`0`" + ` behind
 it (Redis CPU per acquisition 78 → 67 µs, acquisitions within the runs' spread; the console's unlock feed would lose
 hand-offs). Going below 16 commands needs the queue and its entries in one key, a layout change for store and
