@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sort"
@@ -162,16 +163,22 @@ func runInstances(ctx context.Context, e *env, p lockPeer, key string, n, perIns
 	type proc struct {
 		cmd    *exec.Cmd
 		out    string
-		stdin  interface{ Write([]byte) (int, error) }
+		stdin  io.WriteCloser
+		done   bool // waited for
 		lines  *bufio.Scanner
 		stderr bytes.Buffer
 	}
 	procs := make([]*proc, n)
 	defer func() {
+		cancel() // kills any process not waited for yet
 		for _, pr := range procs {
-			if pr != nil {
-				os.Remove(pr.out)
+			if pr == nil {
+				continue
 			}
+			if pr.cmd.Process != nil && !pr.done {
+				pr.cmd.Wait()
+			}
+			os.Remove(pr.out)
 		}
 	}()
 	for i := range procs {
@@ -198,7 +205,6 @@ func runInstances(ctx context.Context, e *env, p lockPeer, key string, n, perIns
 		if err := pr.cmd.Start(); err != nil {
 			return nil, err
 		}
-		defer pr.cmd.Wait() // after a failure: killed by hctx
 	}
 	for i, pr := range procs { // bounded by hctx: a stuck process is killed
 		var tail []string
@@ -215,14 +221,16 @@ func runInstances(ctx context.Context, e *env, p lockPeer, key string, n, perIns
 		}
 	}
 	for _, pr := range procs {
-		if _, err := pr.stdin.Write([]byte("go\n")); err != nil {
+		if _, err := io.WriteString(pr.stdin, "go\n"); err != nil {
 			return nil, err
 		}
+		pr.stdin.Close()
 	}
 	out := make([]instanceResult, n)
 	for i, pr := range procs {
 		for pr.lines.Scan() { // the rest of its output, up to its exit
 		}
+		pr.done = true
 		if err := pr.cmd.Wait(); err != nil {
 			return nil, fmt.Errorf("%s instance %d: %v: %s", p.name, i, err, pr.stderr.String())
 		}
