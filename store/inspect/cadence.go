@@ -20,9 +20,10 @@ import (
 // use again when the server publishes no keyspace notifications (Redis's
 // default), and its stats ring keeps only StatsRing buckets: a burst
 // between two turns would be gone before the next. So between turns its
-// ring is checked every ringCheck (one HLEN): a new bucket adds a field,
-// and a count changed makes it busy, read in full on the next tick while
-// the burst is still in the ring's RecentBuckets.
+// ring is checked every ringCheck (one HLEN): the first attempt of a
+// bucket adds a field, and a field count unlike the last one seen makes it
+// busy, read in full on the next tick while the burst is still within the
+// RecentBuckets a Summary carries.
 //
 // An idle hash lock whose last read found none of its side keys is read
 // lightly on its turn (sidekeys.go): its hash, its lease and one EXISTS
