@@ -50,10 +50,9 @@
 -- ARGV[9] -> (with ARGV[8]) that waiter's holder field
 -- ARGV[10] -> (with ARGV[8]) that waiter's lease in ms
 -- ARGV[11] -> (with ARGV[8]) that waiter's wait in ms, measured by its
---            Client (the releaser's) since its first attempt: its score can
---            be up to lock_acquire's follow window earlier than its arrival,
---            so the score would record a longer wait. Without it the wait
---            is read from the score
+--            Client (the releaser's) since its first attempt, recorded as
+--            the grant's wait: its score can be up to lock_acquire's follow
+--            window earlier than its arrival, so it would read longer
 -- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
@@ -172,8 +171,6 @@ if pass ~= '' then
   end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local waited = tonumber(ARGV[11] or '')
-  local arrival = not waited and redis.call('ZSCORE', queue, pass)
   redis.call('ZREM', queue, pass)
   redis.call('HSET', entries, '=', pass)
   redis.call('HDEL', entries, pass)
@@ -190,11 +187,7 @@ if pass ~= '' then
   redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
   announce()
   record('a')
-  if waited then
-    record_wait(waited)
-  elseif arrival then
-    record_wait(now - math.floor(tonumber(arrival) / 1000))
-  end
+  record_wait(tonumber(ARGV[11]) or 0)
   return {5, following}
 end
 if type(count) ~= 'string' then

@@ -309,7 +309,7 @@ func TestLockPassScriptAppliesOnce(t *testing.T) {
 	q := queueTwo(t, nil)
 	ctx, rdb, name, holder, first, second, got1, got2 := q.ctx, q.rdb, q.name, q.holder, q.first, q.second, q.got1, q.got2
 	// The pass by hand, from the holder to first, as store sends it.
-	argv := append(holder.argv[:len(holder.argv):len(holder.argv)], "", tokenOf(t, ctx, rdb, name, first), first.holder, first.lease.Milliseconds())
+	argv := append(holder.argv[:len(holder.argv):len(holder.argv)], "", tokenOf(t, ctx, rdb, name, first), first.holder, first.lease.Milliseconds(), "5")
 	before := redistest.StatsTotal(t, rdb, wire.StatsKey(name)).Acquired
 	var nexts []string
 	for want := range []int64{5, 6} {
@@ -367,6 +367,8 @@ func TestLockPassRecordsTheWaitersOwnWait(t *testing.T) {
 	if err := rdb.ZAddXX(ctx, queue, redis.Z{Score: early, Member: tokens[0]}).Err(); err != nil {
 		t.Fatal(err)
 	}
+	const atLeast = 50 // ms the second waiter surely waits
+	time.Sleep(atLeast * time.Millisecond)
 	releaseTo(t, ctx, first, got2)
 	if n := passes(c); n != 1 {
 		t.Fatalf("local passes = %d, want 1", n)
@@ -377,5 +379,8 @@ func TestLockPassRecordsTheWaitersOwnWait(t *testing.T) {
 	got := readWaitFields(t, rdb, name)
 	if got.count() != 2 || got.max >= 10_000 {
 		t.Errorf("recorded %+v: want the two grants' waits, each under 10 s (the test's own waits)", got)
+	}
+	if got.max < atLeast {
+		t.Errorf("recorded %+v: want the passed waiter's wait, at least %d ms", got, atLeast)
 	}
 }
