@@ -70,9 +70,9 @@ type objState struct {
 	// side keys.
 	lightReads int
 	// ringLen is how many fields a limiter's stats ring had at its last
-	// read or check, and checkedAt the Redis time of that check.
-	ringLen   int64
-	checkedAt time.Time
+	// read or check, and ringAt the Redis time of that read or check.
+	ringLen int64
+	ringAt  time.Time
 }
 
 // cadence decides which names a tick reads.
@@ -152,7 +152,7 @@ func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string)
 	for _, n := range limiters {
 		if c.due(n) {
 			readLims = append(readLims, n)
-		} else if st := c.objs[n]; st != nil && c.lastAt.Sub(st.checkedAt) >= ringCheck && c.lastAt.Sub(st.readAt) >= ringCheck {
+		} else if st := c.objs[n]; st != nil && c.lastAt.Sub(st.ringAt) >= ringCheck {
 			c.ringChecks = append(c.ringChecks, n)
 		}
 	}
@@ -170,7 +170,7 @@ func (c *cadence) merge(s *Sample, locks, limiters, readLocks, readLims []string
 			if fields != st.ringLen {
 				c.hot[n] = true
 			}
-			st.ringLen, st.checkedAt = fields, s.At
+			st.ringLen, st.ringAt = fields, s.At
 		}
 	}
 	bucket := BucketOf(s.At)
@@ -256,7 +256,7 @@ func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sampl
 	st.sideless = hashRead && !found
 	st.print, st.lock, st.lim, st.readAt = print, lock, lim, s.At
 	if n, ok := s.ringLens[name]; ok {
-		st.ringLen = n
+		st.ringLen, st.ringAt = n, s.At
 	}
 }
 

@@ -37,9 +37,9 @@ type Sample struct {
 	// sent counts the pipeline's commands by name, for the walk's pacer
 	// (the console's own share of Redis CPU, pace.go).
 	sent map[string]int
-	// ringLens are the fields of each stats ring read, and ringChecks
-	// those of the idle limiters' rings checked without a read (HLEN,
-	// cadence.go).
+	// ringLens are the fields of each limiter's stats ring read, and
+	// ringChecks those of the idle limiters' rings checked without a read
+	// (HLEN, cadence.go).
 	ringLens, ringChecks map[string]int64
 }
 
@@ -316,7 +316,6 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 			s.Limiters = append(s.Limiters, info)
 		}
 	}
-	s.ringLens = make(map[string]int64, len(rings))
 	for name, cmd := range rings {
 		if _, down := s.Unreadable[name]; down {
 			continue
@@ -324,7 +323,14 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		// A ring that is missing or unreadable is an idle object: zero counts.
 		fields, _ := cmd.Result()
 		s.Stats[name] = summarizeFields(fields, bucket)
-		s.ringLens[name] = int64(len(fields))
+	}
+	if len(limiters) > 0 {
+		s.ringLens = make(map[string]int64, len(limiters))
+		for _, name := range limiters {
+			if _, down := s.Unreadable[name]; !down {
+				s.ringLens[name] = int64(len(rings[name].Val()))
+			}
+		}
 	}
 	if len(checks) > 0 {
 		s.ringChecks = make(map[string]int64, len(checks))
