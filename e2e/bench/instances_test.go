@@ -2,13 +2,11 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -106,7 +104,7 @@ func runInstance(t *testing.T, cfg instanceConfig) instanceResult {
 		return c.lw.WaitStats().Passes
 	}
 	sent0, passes0 := c.sent.Load(), passes()
-	fmt.Println("LWBENCH-READY")
+	fmt.Println(helperReady)
 	if line, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil || strings.TrimSpace(line) != "go" {
 		return instanceResult{Err: fmt.Sprintf("no start signal: %q %v", line, err)}
 	}
@@ -159,26 +157,14 @@ func runInstance(t *testing.T, cfg instanceConfig) instanceResult {
 // results once all have run d from a common start.
 func runInstances(ctx context.Context, e *env, p lockPeer, key string, n, perInstance int, cs, d time.Duration) ([]instanceResult, error) {
 	hctx, cancel := context.WithTimeout(ctx, d+time.Minute)
-	defer cancel()
-	type proc struct {
-		cmd    *exec.Cmd
-		out    string
-		stdin  io.WriteCloser
-		done   bool // waited for
-		lines  *bufio.Scanner
-		stderr bytes.Buffer
-	}
-	procs := make([]*proc, n)
+	defer cancel() // kills a process left running by an error below
+	procs := make([]*helperProc, n)
+	outs := make([]string, n)
 	defer func() {
-		cancel() // kills any process not waited for yet
-		for _, pr := range procs {
-			if pr == nil {
-				continue
+		for _, f := range outs {
+			if f != "" {
+				os.Remove(f)
 			}
-			if pr.cmd.Process != nil && !pr.done {
-				pr.cmd.Wait()
-			}
-			os.Remove(pr.out)
 		}
 	}()
 	for i := range procs {
@@ -187,40 +173,13 @@ func runInstances(ctx context.Context, e *env, p lockPeer, key string, n, perIns
 			return nil, err
 		}
 		f.Close()
-		pr := &proc{out: f.Name()}
-		procs[i] = pr
+		outs[i] = f.Name()
 		cfg, _ := json.Marshal(instanceConfig{Peer: p.name, Addr: e.addr, Key: key, G: perInstance, CS: cs, D: d, Out: f.Name()})
-		pr.cmd = exec.CommandContext(hctx, os.Args[0], "-test.run=^TestBenchLockInstance$", "-test.count=1", "-test.timeout=5m")
-		pr.cmd.Env = append(os.Environ(), instanceEnv+"="+string(cfg))
-		stdout, err := pr.cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		in, err := pr.cmd.StdinPipe()
-		if err != nil {
-			return nil, err
-		}
-		pr.stdin, pr.lines = in, bufio.NewScanner(stdout)
-		pr.cmd.Stderr = &pr.stderr
-		if err := pr.cmd.Start(); err != nil {
-			return nil, err
+		if procs[i], err = startHelper(hctx, "TestBenchLockInstance", instanceEnv+"="+string(cfg)); err != nil {
+			return nil, fmt.Errorf("%s instance %d: %w", p.name, i, err)
 		}
 	}
-	for i, pr := range procs { // bounded by hctx: a stuck process is killed
-		var tail []string
-		ready := false
-		for pr.lines.Scan() {
-			if pr.lines.Text() == "LWBENCH-READY" {
-				ready = true
-				break
-			}
-			tail = append(tail, pr.lines.Text())
-		}
-		if !ready {
-			return nil, fmt.Errorf("%s instance %d: %s %s", p.name, i, strings.Join(tail, "\n"), pr.stderr.String())
-		}
-	}
-	for _, pr := range procs {
+	for _, pr := range procs { // every instance is ready: start them together
 		if _, err := io.WriteString(pr.stdin, "go\n"); err != nil {
 			return nil, err
 		}
@@ -228,13 +187,10 @@ func runInstances(ctx context.Context, e *env, p lockPeer, key string, n, perIns
 	}
 	out := make([]instanceResult, n)
 	for i, pr := range procs {
-		for pr.lines.Scan() { // the rest of its output, up to its exit
+		if err := pr.wait(nil); err != nil {
+			return nil, fmt.Errorf("%s instance %d: %w", p.name, i, err)
 		}
-		pr.done = true
-		if err := pr.cmd.Wait(); err != nil {
-			return nil, fmt.Errorf("%s instance %d: %v: %s", p.name, i, err, pr.stderr.String())
-		}
-		b, err := os.ReadFile(pr.out)
+		b, err := os.ReadFile(outs[i])
 		if err != nil {
 			return nil, err
 		}

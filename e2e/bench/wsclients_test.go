@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,7 +111,7 @@ func TestBenchWSHelper(t *testing.T) {
 		t.Fatal("the viewers did not all get their first stats frames")
 	}
 	recording.Store(true)
-	fmt.Println("LWBENCH-READY")
+	fmt.Println(helperReady)
 	cpu0, t0 := processCPU(), time.Now()
 	time.Sleep(d)
 	recording.Store(false)
@@ -218,30 +217,9 @@ func fanout(ctx context.Context, e *env, prefix string, n int, d time.Duration) 
 	defer os.Remove(out.Name())
 	hctx, cancel := context.WithTimeout(ctx, d+90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(hctx, os.Args[0], "-test.run=^TestBenchWSHelper$", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), wsHelperEnv+"="+c.ws, "LW_WS_N="+strconv.Itoa(n), "LW_WS_FOR="+d.String(), "LW_WS_OUT="+out.Name())
-	stdout, err := cmd.StdoutPipe()
+	viewers, err := startHelper(hctx, "TestBenchWSHelper", wsHelperEnv+"="+c.ws, "LW_WS_N="+strconv.Itoa(n), "LW_WS_FOR="+d.String(), "LW_WS_OUT="+out.Name())
 	if err != nil {
-		return res, err
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return res, err
-	}
-	lines := bufio.NewScanner(stdout)
-	var tail []string
-	ready := false
-	for lines.Scan() { // bounded by hctx: the helper is killed at its end
-		if strings.HasPrefix(lines.Text(), "LWBENCH-READY") {
-			ready = true
-			break
-		}
-		tail = append(tail, lines.Text())
-	}
-	if !ready {
-		cmd.Wait()
-		return res, fmt.Errorf("viewers' process: %s %s", strings.Join(tail, "\n"), stderr.String())
+		return res, fmt.Errorf("viewers' process: %w", err)
 	}
 
 	c.hook.record(true)
@@ -261,15 +239,15 @@ func fanout(ctx context.Context, e *env, prefix string, n int, d time.Duration) 
 	h := c.hook.snap().minus(h0)
 	starts := c.hook.record(false)
 
-	for lines.Scan() {
-		if v, ok := strings.CutPrefix(lines.Text(), "LWBENCH-DONE "); ok {
+	err = viewers.wait(func(line string) {
+		if v, ok := strings.CutPrefix(line, "LWBENCH-DONE "); ok {
 			var cpu float64
 			fmt.Sscanf(v, "closed=%d cpu=%f", &res.closed, &cpu)
 			res.viewersCPU = 100 * cpu
 		}
-	}
-	if err := cmd.Wait(); err != nil {
-		return res, fmt.Errorf("viewers' process: %v: %s", err, stderr.String())
+	})
+	if err != nil {
+		return res, fmt.Errorf("viewers' process: %w", err)
 	}
 	recs, err := readReceipts(out.Name())
 	if err != nil {
