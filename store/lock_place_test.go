@@ -3,11 +3,16 @@ package store
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
+
+// placeWindow is lock_acquire.lua's follow_us: a Client's waiter queued
+// less than this after another of its waiters stands right behind it.
+const placeWindow = 3 * time.Millisecond
 
 // A Client's waiters stand together in the queue (lock_acquire.lua's
 // place): a token "<group>.<rest>" queued for the first time goes right

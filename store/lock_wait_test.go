@@ -250,8 +250,9 @@ func TestLockWaitSubscribeFailure(t *testing.T) {
 	}
 }
 
-// Waiters that arrive more than 1 ms apart get the lock in arrival order,
-// across Clients, each straight from the release that hands it on.
+// Waiters that arrive further apart than lock_acquire.lua's follow window
+// (follow_us, 3 ms) get the lock in arrival order, across Clients, each
+// straight from the release that hands it on.
 func TestLockHandoffArrivalOrder(t *testing.T) {
 	const waiters = 4
 	holderClient, rdb := lockTestClient(t)
@@ -287,6 +288,9 @@ func TestLockHandoffArrivalOrder(t *testing.T) {
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
+		// Past the follow window: waiter i+2, of the same Client, must not
+		// be placed right behind waiter i.
+		time.Sleep(placeWindow + time.Millisecond)
 	}
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
