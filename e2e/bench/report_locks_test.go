@@ -145,18 +145,26 @@ func case1Report(ctx context.Context, t *testing.T, e *env, rounds int, w func(s
 	w("## 1. Uncontended lock + unlock pairs/s (own key per goroutine)\n\n")
 	w("lockwarden with its defaults: reentrant hash, 30 s lease with the watchdog, every attempt counted in the stats ring.\n\n")
 	w("| C | lockwarden | bsm/redislock | redsync | ratio to redislock | ratio to redsync |\n|---|---|---|---|---|---|\n")
-	var replicaRows []string
+	var replicaRows, splitRows []string
 	for _, conc := range []int{1, 16, 64} {
 		res := make([]series, len(lockPeers))
 		acked := make([]series, len(replicaPeers))
+		// CPU split of lockwarden and redislock: Redis µs, application µs,
+		// idle cores.
+		var split [2][3]series
 		var waits series
 		for r := 0; r < rounds; r++ {
 			for i, p := range lockPeers {
-				v, err := uncontended(ctx, e, p, conc, time.Second)
+				v, cs, err := measuredPairs(ctx, e, p, conc, time.Second)
 				if err != nil {
 					t.Fatalf("case 1 %s C=%d: %v", p.name, conc, err)
 				}
 				res[i] = append(res[i], v)
+				if i < len(split) {
+					split[i][0] = append(split[i][0], cs.redisUS)
+					split[i][1] = append(split[i][1], cs.appUS)
+					split[i][2] = append(split[i][2], cs.idleCores)
+				}
 			}
 			for i, p := range replicaPeers {
 				v, err := uncontendedAcked(ctx, pair, p, conc, time.Second)
@@ -175,9 +183,20 @@ func case1Report(ctx context.Context, t *testing.T, e *env, rounds int, w func(s
 		}
 		w("| %d | %s | %s | %s | %s | %s |\n", conc, cell(res[0], 0), cell(res[1], 0), cell(res[2], 0),
 			cell(ratios(res[0], res[1]), 2), cell(ratios(res[0], res[2]), 2))
+		splitRows = append(splitRows, fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s |\n", conc,
+			cell(split[0][0], 1), cell(split[1][0], 1), cell(split[0][1], 1), cell(split[1][1], 1),
+			cell(split[0][2], 2), cell(split[1][2], 2)))
 		replicaRows = append(replicaRows, fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", conc,
 			cell(acked[0], 0), cell(acked[1], 0), cell(acked[2], 0), cell(acked[3], 0),
 			cell(ratios(acked[0], acked[1]), 2), cell(ratios(acked[0], acked[2]), 2), cell(waits, 2)))
+	}
+	w("\nWhere the CPU went in those runs, per pair: Redis's (`used_cpu_sys` + `used_cpu_user`), the application's " +
+		"(this process, which runs every instance of case 1: getrusage), and the machine's idle CPUs over the run " +
+		"(/proc/stat). An implementation that leaves CPUs idle while Redis stays under one core is waiting " +
+		"on round trips rather than on CPU.\n\n")
+	w("| C | Redis µs/pair, lockwarden | Redis µs/pair, redislock | app µs/pair, lockwarden | app µs/pair, redislock | idle CPUs, lockwarden | idle CPUs, redislock |\n|---|---|---|---|---|---|---|\n")
+	for _, row := range splitRows {
+		w("%s", row)
 	}
 	w("\nWith one replica attached (a second private master with one replica online, measured in the same rounds): " +
 		"lockwarden's defaults pipeline a `WAIT 1` with each grant and release (one per batch when calls from several goroutines go out together) and report a grant no replica confirmed as not obtained " +
