@@ -114,19 +114,28 @@ newest entry; within 3 ms among the 32 newest, 87 %. In alternating runs of case
 cross-instance hand-offs it saves were not what that harness was slowed by.
 Measured and not kept: publishing the hand-off only to the recipient Client's channel and dropping the ` + "`0`" + ` behind
 it (Redis CPU per acquisition 78 → 67 µs, acquisitions within the runs' spread; the console's unlock feed would lose
-hand-offs). Going below 16 commands needs the queue and its entries in one key, a layout change for store and
-inspect together: what is left is the queue's own bookkeeping (ZADD, the entry's HSET, both keys' PEXPIRE on
-queueing; ZPOPMIN, the entry's HGET, the mark's HSET and the entry's HDEL on hand-off), the lock and its hold
-times, two messages and the stats.
-Where case 1's time goes at C=1 and C=16 (runs of case 1 alone with Redis's commandstats and getrusage, and the
-two scripts run back to back inside one EVALSHA under redis-benchmark): the client is not it. At C=16 lockwarden's
-Go CPU per pair is 16–22 µs against redislock's 23–26 µs, and about 98 % of its calls go out in batches (about 5 calls
-each). Redis is: it spends 18–24 µs per lockwarden pair against redislock's 17–18.5, near saturation at C=16, and
-the scripts are 10–11 µs of it against redislock's 3–4 µs. Each command called from a script costs Redis about
-0.5 µs besides its own work; of the uncontended pair's 11, the hold times (HSET, PEXPIRE and the DEL's second key,
-what the console's "held since" reads) take 2.2 µs, the stats count 1.7 µs and the unlock message 0.4 µs. Number
-formatting in Lua moved less than the runs' spread. So at C=1 (one round trip per call, Redis's part in series)
-lockwarden is at the peers' level, within the spread, and at C=16 it stays 0.8–0.95× of redislock: the gap is
-the work the console reads, not the client or the batcher. What would close it is fewer commands per pair, i.e.
-the hold times in fewer keys, a layout change for store and inspect together.
+hand-offs). What 16 would take: every attempt counts its outcome and a granted waiter its wait in the same
+script, scripts record when a holder acquired, waiters are read from the queue that holds them, and Redisson's
+layout and unlock message stay as they are (DESIGN.md). Counted from those alone, a contended acquisition runs about
+20 commands: the queueing attempt's EVALSHA, TIME, a read of the lock, the entry with its expiry and the "r" (6),
+and the hand-off's EVALSHA, TIME, the holder's check, the queue's pop, the lock's DEL, HSET and PEXPIRE, the hold
+record's HSET and PEXPIRE, the ` + "`0`" + ` and the hand-off message, the grant's count and its wait (14). The other 8–9
+of today's 28 are the queue kept in two keys (the entry's HSET, a second PEXPIRE, its HDEL), the mark naming the
+last token handed the lock, the reads that place a waiter behind its Client's and name the next waiter, the
+re-entry check of a queued waiter, and the wait's total and max beside its histogram class.
+Where case 1's time goes (the CPU table under case 1, and runs of case 1 alone with the batcher's own timings): at
+C=16 lockwarden leaves about 0.6 of the 2 CPUs idle against redislock's 0.3, and Redis stays near 0.7 of a core,
+so lockwarden waits on round trips, not on CPU. About 98 % of its calls go out in batches of about 5, two on the
+wire at a time: a batch's round trip took 120–150 µs and a queued call 200–250 µs from its arrival to its reply,
+while Redis's own work for a batch is about 50 µs. Letting 3, 4, 6 or 8 calls or batches on the wire at once
+(store/batch.go's maxInFlight), or the flusher yield once before giving up its slot, left the ratio within the
+runs' spread (medians 0.84–0.94 in runs of 8–12 rounds): more in flight makes batches smaller, and Redis's cost
+per pair rises with them (18 → 22 µs at 8). Without batching the ratio is 0.65–0.71. So what would move C=16 is a
+shorter pair inside Redis, which shortens every round trip: the scripts are 10–11 µs of Redis's 18–20 µs per
+pair against redislock's 3–4 µs. Each command called from a script costs Redis about 0.5 µs besides its own work;
+of the uncontended pair's 11, the hold times (HSET, PEXPIRE and the DEL's second key, what the console's "held
+since" reads) take 2.2 µs, the stats count 1.7 µs and the unlock message 0.4 µs, and a script's argument about
+65 ns (redis-benchmark, pipelined EVALSHA of an empty script with 0 and 16 arguments). At C=1 (one round trip per
+call, Redis's part in series) lockwarden is at the peers' level, within the spread; at C=64 batches are large and
+Redis's cost per pair falls below redislock's.
 `
