@@ -74,13 +74,13 @@ test: deps test-go
 # - TestLockWait(SharesOneConnection|LeavesNoSubscriptions) count
 #   subscribers with PUBSUB NUMSUB, which is per node (on a Cluster it asks
 #   whichever node the client picks, so a leak could read as 0);
-# - TestBatchConcurrentCallsSharePipelines, TestBatchCallerContextBoundsItsWait
-#   count the pipelines a hook on the *redis.Client sees; on a Cluster the
-#   Cluster client sends them;
+# - TestBatchConcurrentCallsSharePipelines, TestBatchCallerContextBoundsItsWait,
+#   TestBatchAnsweredCallersJoinTheNextBatch count the pipelines a hook on the
+#   *redis.Client sees; on a Cluster the Cluster client sends them;
 # - TestBatchAnswersEachCall, TestLock*UncontendedCommands and
 #   TestShardedPubSubInterop start a server or Cluster of their own: the
 #   Cluster run would only repeat them.
-CLUSTER_STORE_SKIP := Example.*|TestLateReply.*|TestLockSubscribeFailureIsNotObtained|TestLockWait(SharesOneConnection|LeavesNoSubscriptions)|TestBatchConcurrentCallsSharePipelines|TestBatchCallerContextBoundsItsWait|TestBatchAnswersEachCall|TestLock(Kinds)?UncontendedCommands|TestShardedPubSubInterop
+CLUSTER_STORE_SKIP := Example.*|TestLateReply.*|TestLockSubscribeFailureIsNotObtained|TestLockWait(SharesOneConnection|LeavesNoSubscriptions)|TestBatchConcurrentCallsSharePipelines|TestBatchCallerContextBoundsItsWait|TestBatchAnswersEachCall|TestBatchAnsweredCallersJoinTheNextBatch|TestLock(Kinds)?UncontendedCommands|TestShardedPubSubInterop
 # Then the console's web suite with its console on the Cluster (newEnv
 # builds it over a ClusterClient, as serve does), except the tests that
 # build their console over a topology of their own: TestCluster* and

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -138,10 +139,26 @@ func (b *batcher) done() {
 }
 
 // flush sends batches until the queue is empty, then gives back its slot.
+//
+// After answering a batch it yields once when fewer calls are queued than
+// it just answered: the callers it woke mostly call again at once (an
+// Unlock after a Lock), and on a busy machine they run only after the
+// flusher, which would otherwise send the few calls queued so far, or give
+// its slot back and let the next call go out alone. Measured with case 1
+// of e2e/bench at C=16 (three runs of 10 rounds, both ways in every
+// round): 1.00× redislock's pairs/s with the yield, 0.85× without, batches
+// of about 5 calls without it and Redis's CPU per pair 16.2 µs against
+// 18.2; case 3 at C=16 made 19–20 % more decisions; C=64 stayed within
+// its spread. A lone caller never gets here.
 func (b *batcher) flush(batch []*batchCall) {
 	for {
 		b.send(batch)
 		b.mu.Lock()
+		if len(b.queue) < len(batch) {
+			b.mu.Unlock()
+			runtime.Gosched()
+			b.mu.Lock()
+		}
 		if len(b.queue) == 0 {
 			b.inFlight--
 			b.mu.Unlock()

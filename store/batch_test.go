@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,11 +17,18 @@ import (
 // whether every command in them refused go-redis's whole-batch replay.
 type pipeHook struct {
 	pipelines, largest, retryable atomic.Int64
+	singles                       atomic.Int64 // lock scripts' EVALSHA sent on their own
 }
 
 func (h *pipeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *pipeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if args := cmd.Args(); cmd.Name() == "evalsha" && len(args) > 1 &&
+			(args[1] == lockAcquireScript.Hash() || args[1] == lockReleaseScript.Hash()) {
+			h.singles.Add(1)
+		}
+		return next(ctx, cmd)
+	}
 }
 func (h *pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
@@ -218,4 +226,60 @@ func waitQueued(t *testing.T, bt *batcher, n int) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatalf("queue never reached %d calls", n)
+}
+
+// A flusher that answers a batch lets the callers it woke run before it
+// looks at the queue again, so a caller that calls again at once (Unlock
+// after TryLock) joins the next batch instead of going out alone. With one
+// P the order is fixed: without the yield the flusher finds the queue
+// empty, gives its slot back, and the first Unlock is sent on its own,
+// every time. With it, the scheduler's own fairness check (it takes the
+// global run queue, where the yield put the flusher, every 61st schedule)
+// can still run the flusher before the last caller about 1 time in 20, so
+// the case gets three tries.
+func TestBatchAnsweredCallersJoinTheNextBatch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var singles int64
+	for try := 0; try < 3; try++ {
+		if singles = answeredCallersOnce(t); singles == 0 {
+			return
+		}
+	}
+	t.Fatalf("%d script calls went out alone, want every Unlock in a batch", singles)
+}
+
+// answeredCallersOnce answers 4 TryLocks in one batch; each caller then
+// calls Unlock at once. It returns how many lock scripts went out alone.
+func answeredCallersOnce(t *testing.T) int64 {
+	rdb, h := hookedClient(t)
+	c := New(rdb, nil)
+	prefix := redistest.Prefix(t)
+	bt := c.batch
+	bt.mu.Lock()
+	bt.inFlight = maxInFlight // as if calls were on the wire
+	bt.mu.Unlock()
+
+	const callers = 4
+	errs := make(chan error, callers)
+	for i := 0; i < callers; i++ {
+		l := c.NewLock(fmt.Sprintf("%sl%d", prefix, i), &LockOptions{NoWatchdog: true, Lease: time.Minute})
+		go func() {
+			if err := l.TryLock(t.Context()); err != nil {
+				errs <- err
+				return
+			}
+			errs <- l.Unlock(t.Context())
+		}()
+	}
+	waitQueued(t, bt, callers)
+	bt.done() // a slot frees: the TryLocks go out as one batch
+	for i := 0; i < callers; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.largest.Load() != callers {
+		t.Fatalf("largest batch %d, want the %d TryLocks in one", h.largest.Load(), callers)
+	}
+	return h.singles.Load()
 }
