@@ -124,18 +124,22 @@ of today's 28 are the queue kept in two keys (the entry's HSET, a second PEXPIRE
 last token handed the lock, the reads that place a waiter behind its Client's and name the next waiter, the
 re-entry check of a queued waiter, and the wait's total and max beside its histogram class.
 Where case 1's time goes (the CPU table under case 1, and runs of case 1 alone with the batcher's own timings): at
-C=16 lockwarden leaves about 0.6 of the 2 CPUs idle against redislock's 0.3, and Redis stays near 0.7 of a core,
-so lockwarden waits on round trips, not on CPU. About 98 % of its calls go out in batches of about 5, two on the
-wire at a time: a batch's round trip took 120–150 µs and a queued call 200–250 µs from its arrival to its reply,
-while Redis's own work for a batch is about 50 µs. Letting 3, 4, 6 or 8 calls or batches on the wire at once
-(store/batch.go's maxInFlight), or the flusher yield once before giving up its slot, left the ratio within the
-runs' spread (medians 0.84–0.94 in runs of 8–12 rounds): more in flight makes batches smaller, and Redis's cost
-per pair rises with them (18 → 22 µs at 8). Without batching the ratio is 0.65–0.71. So what would move C=16 is a
-shorter pair inside Redis, which shortens every round trip: the scripts are 10–11 µs of Redis's 18–20 µs per
-pair against redislock's 3–4 µs. Each command called from a script costs Redis about 0.5 µs besides its own work;
-of the uncontended pair's 11, the hold times (HSET, PEXPIRE and the DEL's second key, what the console's "held
-since" reads) take 2.2 µs, the stats count 1.7 µs and the unlock message 0.4 µs, and a script's argument about
-65 ns (redis-benchmark, pipelined EVALSHA of an empty script with 0 and 16 arguments). At C=1 (one round trip per
-call, Redis's part in series) lockwarden is at the peers' level, within the spread; at C=64 batches are large and
-Redis's cost per pair falls below redislock's.
+C=16 lockwarden used to leave about 0.6 of the 2 CPUs idle against redislock's 0.3, with Redis near 0.7 of a core:
+it waited on round trips, not on CPU. Its calls went out in batches of about 5, two on the wire at a time; a
+batch's round trip took 120–150 µs while Redis's own work for it is about 50 µs. The cause was the order in which
+a batch is answered: the flusher wakes the batch's callers, and on a busy machine they run only after it, so it
+found few calls queued, sent those, or gave its slot back and let the next call go out alone, while the callers it
+had just woken (an Unlock right after a Lock) queued behind. The flusher now yields once after answering a batch
+when fewer calls are queued than it answered (store/batch.go), and the woken callers join the next batch. In runs
+of case 1 alone (three runs of 10 rounds, both ways in every round) that moved C=16 from 0.85× to 1.00×
+redislock, Redis's CPU per pair from 18.2 to 16.2 µs, and case 3 at C=16 by 19–20 %; C=64 stayed within its
+spread. What did not move it: 3 to 8 calls or batches on the wire at once (store/batch.go's maxInFlight; more in
+flight makes batches smaller and Redis's cost per pair rises, 18 → 22 µs at 8), a yield only when the queue is
+empty, or GOMAXPROCS 4. Without batching the ratio is 0.65–0.71. What is left inside Redis: the scripts are 10–11
+µs of a pair against redislock's 3–4 µs. Each command called from a script costs Redis about 0.5 µs besides its
+own work; of the uncontended pair's 11, the hold times (HSET, PEXPIRE and the DEL's second key, what the console's
+"held since" reads) take 2.2 µs, the stats count 1.7 µs and the unlock message 0.4 µs, and a script's argument
+about 65 ns (redis-benchmark, pipelined EVALSHA of an empty script with 0 and 16 arguments). At C=1 (one round
+trip per call, Redis's part in series) that puts lockwarden at the peers' level, within the spread; at C=64
+batches are large and Redis's cost per pair falls below redislock's.
 `
