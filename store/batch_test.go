@@ -163,13 +163,9 @@ func TestBatchAnswersEachCall(t *testing.T) {
 // in-flight slots: its ctx ending returns at once, and the batch later
 // leaves it out; a live queued call is answered once a slot frees.
 func TestBatchCallerContextBoundsItsWait(t *testing.T) {
-	rdb, h := hookedClient(t)
-	c := New(rdb, nil)
+	rdb, h, c := busyBatcher(t)
 	prefix := redistest.Prefix(t)
 	bt := c.batch
-	bt.mu.Lock()
-	bt.inFlight = maxInFlight // as if calls were on the wire
-	bt.mu.Unlock()
 
 	gone := c.NewLock(prefix+"gone", nil)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -214,6 +210,18 @@ func TestBatchCallerContextBoundsItsWait(t *testing.T) {
 	_ = live.Unlock(t.Context())
 }
 
+// busyBatcher is a Client on a hooked client whose batcher has every
+// in-flight slot taken, as if calls were on the wire: its calls queue until
+// the test frees a slot (batcher.done).
+func busyBatcher(t *testing.T) (*redis.Client, *pipeHook, *Client) {
+	rdb, h := hookedClient(t)
+	c := New(rdb, nil)
+	c.batch.mu.Lock()
+	c.batch.inFlight = maxInFlight
+	c.batch.mu.Unlock()
+	return rdb, h, c
+}
+
 func waitQueued(t *testing.T, bt *batcher, n int) {
 	t.Helper()
 	for i := 0; i < 10000; i++ { // bounded: up to ~10 s
@@ -251,13 +259,9 @@ func TestBatchAnsweredCallersJoinTheNextBatch(t *testing.T) {
 // answeredCallersOnce answers 4 TryLocks in one batch; each caller then
 // calls Unlock at once. It returns how many lock scripts went out alone.
 func answeredCallersOnce(t *testing.T) int64 {
-	rdb, h := hookedClient(t)
-	c := New(rdb, nil)
+	_, h, c := busyBatcher(t)
 	prefix := redistest.Prefix(t)
 	bt := c.batch
-	bt.mu.Lock()
-	bt.inFlight = maxInFlight // as if calls were on the wire
-	bt.mu.Unlock()
 
 	const callers = 4
 	errs := make(chan error, callers)
