@@ -48,7 +48,7 @@ func TestAlertAPIMetricsAndWebhook(t *testing.T) {
 	}
 	t.Cleanup(func() { e.rdb.Del(context.Background(), name) })
 	var got alertsJSON
-	eventually(t, 15*time.Second, "the alert in /api/alerts", func() bool {
+	eventually(t, 5*time.Second, "the alert in /api/alerts", func() bool {
 		_, _, b := e.do("GET", "/api/alerts", nil, nil)
 		got = alertsJSON{}
 		return json.Unmarshal(b, &got) == nil && len(got.Alerts) == 1

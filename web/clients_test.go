@@ -37,7 +37,7 @@ func clientsSetup(t *testing.T, e *testEnv) (*store.Client, []string) {
 		t.Cleanup(func() { e.rdb.Del(context.Background(), n) })
 	}
 	e.makeLock(e.prefix+"foreign", "thread-44", 1, time.Minute)
-	eventually(t, 20*time.Second, "the sampler to see the clients", func() bool {
+	eventually(t, 10*time.Second, "the sampler to see the clients", func() bool {
 		sn := e.srv.live.Latest()
 		if sn == nil || sn.Registry == nil || len(sn.Locks) < 3 {
 			return false
