@@ -22,13 +22,14 @@
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
--- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
---            and "=" -> the token the lock was last handed to (read by that
---            waiter's next attempt or withdraw; one field, so the hash holds
---            the live waiters and no more)
+-- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
 -- KEYS[5] -> (optional) hold times (HASH), lw:{<tag>}:held:<name>: field
 --            holder -> "<acquired ms> <renewed ms>" (Redis time), expiring
---            with the lock; callers that pass only four keys skip it
+--            with the lock, and "=" -> the token the lock was handed to
+--            (read by that waiter's next attempt or withdraw), written in
+--            the same HSET as the new holder's times and gone with its
+--            hold. Callers that pass only four keys skip the times and keep
+--            the "=" mark in KEYS[4]
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
@@ -83,6 +84,7 @@ local wake_channel = ARGV[5]
 local sharded = ARGV[6] == '1'
 local token = ARGV[7] or ''
 local held = KEYS[5]
+local marks = held or entries -- where "=" names the token handed the lock
 local waited = tonumber(ARGV[11] or '') or 0
 local poll_id = ARGV[12] or ''
 local polls = KEYS[6]
@@ -137,10 +139,12 @@ local function record(outcome)
   end
 end
 
--- Wait of a contended grant, into the bucket of its "a" (layout in
--- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- A grant that waited ms, into its bucket (layout in
+-- store/internal/wire/wire.go): its "a", one histogram class
 -- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
--- J above) and the max "m<bucket>", raised only when this wait is longer.
+-- J above), the total "t<bucket>" and the max "m<bucket>", read with one
+-- HMGET and written with one HSET. The bucket's first grant goes through
+-- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
   local bucket = math.floor(now / 200)
   ms = math.max(0, math.floor(ms))
@@ -151,22 +155,27 @@ local function record_wait(ms)
     end
     class = class + 1
   end
-  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
-  redis.call('HINCRBY', stats, 't' .. bucket, ms)
-  local max_field = 'm' .. bucket
-  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
-    redis.call('HSET', stats, max_field, ms)
+  local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
+  local v = redis.call('HMGET', stats, a, c, total, max)
+  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  if v[1] then
+    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+  end
+  redis.call('HSET', stats, unpack(set))
+  if not v[1] then
+    record('a')
   end
 end
 
 -- granted counts the caller's own grant, with its wait if it waited.
 local function granted()
-  record('a')
   if waited > 0 then
     record_wait(waited)
     if polls and poll_id ~= '' then
       redis.call('HDEL', polls, poll_id)
     end
+  else
+    record('a')
   end
 end
 
@@ -202,7 +211,7 @@ end
 if mine == 1 then
   if token ~= '' then
     redis.call('ZREM', queue, token)
-    if redis.call('HGET', entries, '=') == token and ARGV[10] == '1' then
+    if ARGV[10] == '1' and redis.call('HGET', marks, '=') == token then
       -- The hand-off to this very token reached us before its message did:
       -- that level is ours already (counted when it was made). Our field
       -- alone proves nothing: another goroutine of the same holder may hold
@@ -211,7 +220,7 @@ if mine == 1 then
       -- hand-off set only a short claim (replica acknowledgement).
       -- This is also how a waiter whose message was lost takes its hold:
       -- its next timed attempt (at most waitEntryTTL/3 later) lands here.
-      redis.call('HDEL', entries, '=')
+      redis.call('HDEL', marks, '=')
       redis.call('PEXPIRE', lock, lease)
       hold_renewed(holder, lease)
       return taken
@@ -290,17 +299,19 @@ if pttl == -2 then
   -- that does not hand off, or the lease ran out): it is theirs.
   redis.call('HSET', lock, hholder, 1)
   redis.call('PEXPIRE', lock, hlease)
-  hold_started(hholder, hlease)
+  if held then
+    redis.call('HSET', held, hholder, now .. ' ' .. now, '=', head)
+    redis.call('PEXPIRE', held, hlease)
+  else
+    redis.call('HSET', entries, '=', head)
+  end
   redis.call('ZREM', queue, head)
-  -- The mark first, so the hash never empties and keeps its expiry.
-  redis.call('HSET', entries, '=', head)
   redis.call('HDEL', entries, head)
   redis.call('PUBLISH', wake_channel, head)
   redis.call('PUBLISH', unlock_channel, unlock_message)
   if sharded then
     redis.call('SPUBLISH', unlock_channel, unlock_message)
   end
-  record('a')
   record_wait(now - math.floor(arrival / 1000))
   pttl = tonumber(hlease)
 end

@@ -12,12 +12,12 @@
 -- on the message with nothing more to send (a waiter that died after its
 -- last refresh then blocks the lock up to one lease, as a dead holder
 -- does), else a short claim it confirms. It costs HGET, DEL, ZPOPMIN, TIME,
--- HGET of the entry, HSET of the mark, HDEL of the entry, the lock's HSET
--- and PEXPIRE, the hold times' HSET and PEXPIRE, the ZRANGE that names the
--- next waiter, two PUBLISH and four stats commands (the "a" and the wait's
--- class, total and max): 18, and an HSET when the wait raises the bucket's
--- max. A local pass costs the same, with ZREM for ZPOPMIN and the entry's
--- HGET.
+-- HGET and HDEL of the entry, the lock's HSET and PEXPIRE, the HSET of the
+-- hold times and the mark and their PEXPIRE, the ZRANGE that names the
+-- next waiter, two PUBLISH and the stats' HMGET and HSET (the "a" and the
+-- wait's class, total and max): 15, and the stats hash's PEXPIRE and
+-- clean-up once per bucket. A local pass costs the same, with ZREM for
+-- ZPOPMIN and without the entry's HGET.
 --
 -- The common case, the last level with nobody queued, costs HGET, DEL (of
 -- the lock and its hold times), an empty ZPOPMIN and PUBLISH; a key of another type is found by the WRONGTYPE
@@ -26,10 +26,10 @@
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
 -- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
--- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>",
---            and "=" -> the token the lock was last handed to
+-- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
 -- KEYS[5] -> (optional) hold times (HASH), as in lock_acquire: deleted with
---            the lock, re-recorded for the waiter a hand-off picks
+--            the lock, re-recorded for the waiter a hand-off picks with the
+--            "=" mark naming its token (in KEYS[4] when KEYS[5] is absent)
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> unlock channel, store.UnlockChannel(name)
@@ -89,6 +89,7 @@ local pass = ARGV[8] or ''
 local pass_holder = ARGV[9]
 local pass_lease = ARGV[10]
 local held = KEYS[5] -- optional: hold times, as in lock_acquire
+local marks = held or entries -- where "=" names the token handed the lock
 local now -- Redis time in ms, read only for a hand-off
 
 -- announce tells Redisson waiters of both kinds (and the console).
@@ -123,10 +124,12 @@ local function record(outcome)
   end
 end
 
--- Wait of a contended grant, into the bucket of its "a" (layout in
--- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- A grant that waited ms, into its bucket (layout in
+-- store/internal/wire/wire.go): its "a", one histogram class
 -- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
--- J above) and the max "m<bucket>", raised only when this wait is longer.
+-- J above), the total "t<bucket>" and the max "m<bucket>", read with one
+-- HMGET and written with one HSET. The bucket's first grant goes through
+-- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
   local bucket = math.floor(now / 200)
   ms = math.max(0, math.floor(ms))
@@ -137,18 +140,22 @@ local function record_wait(ms)
     end
     class = class + 1
   end
-  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
-  redis.call('HINCRBY', stats, 't' .. bucket, ms)
-  local max_field = 'm' .. bucket
-  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
-    redis.call('HSET', stats, max_field, ms)
+  local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
+  local v = redis.call('HMGET', stats, a, c, total, max)
+  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  if v[1] then
+    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+  end
+  redis.call('HSET', stats, unpack(set))
+  if not v[1] then
+    record('a')
   end
 end
 
 if withdraw ~= '' then
-  local handed = redis.call('HGET', entries, '=') == withdraw
+  local handed = redis.call('HGET', marks, '=') == withdraw
   if handed then
-    redis.call('HDEL', entries, '=')
+    redis.call('HDEL', marks, '=')
   end
   redis.call('HDEL', entries, withdraw)
   if redis.call('ZREM', queue, withdraw) == 1 then
@@ -164,7 +171,7 @@ end
 local count = redis.pcall('HGET', lock, holder)
 if pass ~= '' then
   if count ~= '1' then
-    if redis.call('HGET', entries, '=') == pass and redis.pcall('HEXISTS', lock, pass_holder) == 1 then
+    if redis.call('HGET', marks, '=') == pass and redis.pcall('HEXISTS', lock, pass_holder) == 1 then
       return {6, redis.call('ZRANGE', queue, 0, 0)[1] or ''}
     end
     return 7
@@ -172,21 +179,20 @@ if pass ~= '' then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   redis.call('ZREM', queue, pass)
-  redis.call('HSET', entries, '=', pass)
   redis.call('HDEL', entries, pass)
   if held then
     redis.call('DEL', lock, held)
-    redis.call('HSET', held, pass_holder, now .. ' ' .. now)
+    redis.call('HSET', held, pass_holder, now .. ' ' .. now, '=', pass)
     redis.call('PEXPIRE', held, pass_lease)
   else
     redis.call('DEL', lock)
+    redis.call('HSET', entries, '=', pass)
   end
   redis.call('HSET', lock, pass_holder, 1)
   redis.call('PEXPIRE', lock, pass_lease)
   local following = redis.call('ZRANGE', queue, 0, 0)[1] or ''
   redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
   announce()
-  record('a')
   record_wait(tonumber(ARGV[11]) or 0)
   return {5, following}
 end
@@ -228,21 +234,20 @@ for _ = 1, 16 do
     deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
   end
   if deadline and tonumber(deadline) >= now then
-    -- One mark names the last token handed the lock, so handed waiters
-    -- leave no field behind; set first, the hash never empties and keeps
-    -- its expiry.
-    redis.call('HSET', entries, '=', head)
+    -- One mark names the token handed the lock, so handed waiters leave
+    -- no entry behind.
     redis.call('HDEL', entries, head)
     redis.call('HSET', lock, hholder, 1)
     redis.call('PEXPIRE', lock, hlease)
     if held then
-      redis.call('HSET', held, hholder, now .. ' ' .. now)
+      redis.call('HSET', held, hholder, now .. ' ' .. now, '=', head)
       redis.call('PEXPIRE', held, hlease)
+    else
+      redis.call('HSET', entries, '=', head)
     end
     local following = redis.call('ZRANGE', queue, 0, 0)[1] or ''
     redis.call('PUBLISH', wake_channel, head .. ' ' .. following)
     announce()
-    record('a')
     -- The score is the waiter's arrival in Redis time (microseconds), or
     -- up to lock_acquire's follow window before it for a waiter placed
     -- behind its Client's; those are mostly passed to in process (with

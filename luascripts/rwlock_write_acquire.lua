@@ -85,10 +85,12 @@ local function record(outcome)
   end
 end
 
--- Wait of a contended grant, into the bucket of its "a" (layout in
--- store/internal/wire/wire.go): the total "t<bucket>", one histogram class
+-- A grant that waited ms, into its bucket (layout in
+-- store/internal/wire/wire.go): its "a", one histogram class
 -- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
--- J above) and the max "m<bucket>", raised only when this wait is longer.
+-- J above), the total "t<bucket>" and the max "m<bucket>", read with one
+-- HMGET and written with one HSET. The bucket's first grant goes through
+-- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
   local bucket = math.floor(now / 200)
   ms = math.max(0, math.floor(ms))
@@ -99,23 +101,28 @@ local function record_wait(ms)
     end
     class = class + 1
   end
-  redis.call('HINCRBY', stats, string.sub('ABCDEFGHIJ', class, class) .. bucket, 1)
-  redis.call('HINCRBY', stats, 't' .. bucket, ms)
-  local max_field = 'm' .. bucket
-  if ms > (tonumber(redis.call('HGET', stats, max_field)) or -1) then
-    redis.call('HSET', stats, max_field, ms)
+  local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
+  local v = redis.call('HMGET', stats, a, c, total, max)
+  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  if v[1] then
+    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+  end
+  redis.call('HSET', stats, unpack(set))
+  if not v[1] then
+    record('a')
   end
 end
 
 -- granted counts the caller's grant, with its wait if it waited, and
 -- deletes its poll-waiter entry.
 local function granted()
-  record('a')
   if waited > 0 then
     record_wait(waited)
     if polls and poll_id ~= '' then
       redis.call('HDEL', polls, poll_id)
     end
+  else
+    record('a')
   end
 end
 

@@ -78,8 +78,8 @@ import (
 // the Client already listens on the lock), the queueing attempt, the release
 // that hands off, and the confirmation only when replicas must acknowledge;
 // no polling. The hand-off also adds the waiter's wait since
-// it queued to the lock's stats bucket (wire.BucketMS: two HINCRBY and the
-// max's HGET, in the same script), and an acquire after a failed attempt
+// it queued to the lock's stats bucket (wire.BucketMS: one HMGET and one
+// HSET, in the same script), and an acquire after a failed attempt
 // adds what the waiter measured (wait_clock.go). Redisson clients on the same lock stay
 // correct (they see the hash held, and "0" on every release), but they do
 // not queue, so they only get the lock when no lockwarden waiter does.

@@ -15,8 +15,9 @@ import (
 // microseconds; a token that follows its Client's within 3 ms is scored
 // right behind it, store/lock_wait.go), and keeps an entry under the same token in
 // wire.LockEntriesKey(name): "<deadline ms> <lease ms> <holder>", the
-// holder field it takes when the release hands it the lock; the field "="
-// names the token last handed the lock (store/lock_wait.go, luascripts/lock_acquire.lua). The queue
+// holder field it takes when the release hands it the lock. A field "="
+// names the token handed the lock when its writer kept no hold times
+// (luascripts/lock_acquire.lua; store's Lock keeps it in wire.HeldKey). The queue
 // gives the order and the wait; the entry gives who waits and until when.
 // Both are read beside the hash in the full read of the RLock family
 // (queueRLockSides), and the light read's EXISTS covers the queue, so an

@@ -61,7 +61,7 @@ func waitRecordAt(t *testing.T) *redis.Script {
 		t.Fatal("lock_release has no record or record_wait")
 	}
 	return redis.NewScript("local stats, now = KEYS[1], tonumber(ARGV[1])\n" + rec + "\n" + wait +
-		"\nrecord('a')\nif ARGV[2] ~= '' then record_wait(tonumber(ARGV[2])) end\nreturn 0\n")
+		"\nif ARGV[2] ~= '' then record_wait(tonumber(ARGV[2])) else record('a') end\nreturn 0\n")
 }
 
 // Waits written by the scripts' own functions in real Redis, read every

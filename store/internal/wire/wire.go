@@ -64,11 +64,13 @@ const (
 //
 //	Locks add their waits to the same buckets. A grant that had to wait
 //	(the hand-off to a queued waiter, an attempt after a failed one) adds,
-//	besides its "a<bucket>": HINCRBY "t<bucket>" by the wait in ms (the
-//	total), HINCRBY "<class><bucket>" by 1, where class is the letter of
-//	the wait's histogram class (WaitClassLetters, bounds WaitClassBoundsMS),
-//	and raises "m<bucket>" to the wait if it is larger (the max; HGET, then
-//	HSET only when larger). The contended acquisitions of a bucket are the
+//	besides 1 to its "a<bucket>": the wait in ms to "t<bucket>" (the
+//	total), 1 to "<class><bucket>", where class is the letter of the
+//	wait's histogram class (WaitClassLetters, bounds WaitClassBoundsMS),
+//	and raises "m<bucket>" to the wait if it is larger (the max). It reads
+//	the four fields with one HMGET and writes them with one HSET; when
+//	"a<bucket>" was absent it counts the "a" by HINCRBY instead, so the
+//	bucket's first grant restarts the expiry as above. The contended acquisitions of a bucket are the
 //	sum of its classes. A hand-off's wait is the waiter's queue arrival
 //	(its ZSET score) to the grant, in Redis time; a poller's is what its
 //	client measured since its first attempt, passed as an argument. The
