@@ -93,8 +93,9 @@ would (one Client per key would never batch). Case 2 does not gain from batching
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
 Case 2, weighed: a contended acquisition runs the queueing attempt (10 commands with its EVALSHA: a waiter reads
 PTTL first and skips the EXISTS of a free lock; the first queueing also reads the newest entries to stand behind its
-Client's) and the release that hands off or passes (19 with its EVALSHA, 18 for a pass, four of them recording the
-grant and its wait in the stats bucket, one naming the next waiter), 28–29 in all; the waiter's
+Client's) and the release that hands off or passes (16 with its EVALSHA, 15 for a pass: the grant and its wait go
+into the stats bucket with one HMGET and one HSET, the mark naming the token handed the lock rides in the new
+holder's hold-record HSET, and one ZRANGE names the next waiter), 25–26 in all; the waiter's
 confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the grant.
 Case 2's instances are processes of their own. They used to be two store.Clients in one process, and there a
 hand-off from one instance to the other waited on the Go scheduler the two shared: timestamps in the releasing and
@@ -119,10 +120,11 @@ script, scripts record when a holder acquired, waiters are read from the queue t
 layout and unlock message stay as they are (DESIGN.md). Counted from those alone, a contended acquisition runs about
 20 commands: the queueing attempt's EVALSHA, TIME, a read of the lock, the entry with its expiry and the "r" (6),
 and the hand-off's EVALSHA, TIME, the holder's check, the queue's pop, the lock's DEL, HSET and PEXPIRE, the hold
-record's HSET and PEXPIRE, the ` + "`0`" + ` and the hand-off message, the grant's count and its wait (14). The other 8–9
-of today's 28 are the queue kept in two keys (the entry's HSET, a second PEXPIRE, its HDEL), the mark naming the
-last token handed the lock, the reads that place a waiter behind its Client's and name the next waiter, the
-re-entry check of a queued waiter, and the wait's total and max beside its histogram class.
+record's HSET and PEXPIRE, the ` + "`0`" + ` and the hand-off message, the grant's count and its wait (14). The other 5–6
+of today's 25 are the queue kept in two keys (the entry's HSET, a second PEXPIRE, its HDEL), the reads that place
+a waiter behind its Client's and name the next waiter, and the re-entry check of a queued waiter. Below 20, a
+Client's waiters would have to stop writing one queue entry each (waiting in process behind their Client's hold, or
+one entry per Client group): the console would then see groups, not each waiter, until they are written.
 Where case 1's time goes (the CPU table under case 1, and runs of case 1 alone with the batcher's own timings): at
 C=16 lockwarden used to leave about 0.6 of the 2 CPUs idle against redislock's 0.3, with Redis near 0.7 of a core:
 it waited on round trips, not on CPU. Its calls went out in batches of about 5, two on the wire at a time; a
