@@ -45,14 +45,16 @@
 --            waiter this release must hand the lock to, whatever the queue
 --            says. The releaser's Client has already let that waiter go on,
 --            so the hand-off needs no entry and cannot fall back to another
---            waiter; when the releaser no longer holds the lock with one
---            level, nothing changes
+--            waiter; when the releaser no longer holds the lock, nothing
+--            changes
 -- ARGV[9] -> (with ARGV[8]) that waiter's holder field
 -- ARGV[10] -> (with ARGV[8]) that waiter's lease in ms
 -- ARGV[11] -> (with ARGV[8]) that waiter's wait in ms, measured by its
 --            Client (the releaser's) since its first attempt, recorded as
 --            the grant's wait: its score can be up to lock_acquire's follow
 --            window earlier than its arrival, so it would read longer
+-- ARGV[12] -> (with ARGV[8]) "1" when that waiter follows a train
+--            (store/lock_follow.go): it has no queue entry to remove
 -- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
@@ -72,8 +74,8 @@
 --          same messages); next as in 2
 --   {6, next} -> pass already made (a re-sent pass whose reply was lost):
 --          nothing changed
---   7   -> pass refused: the releaser does not hold the lock with exactly
---          one level and the lock is not the passed waiter's; nothing changed
+--   7   -> pass refused: the releaser does not hold the lock and the lock
+--          is not the passed waiter's; nothing changed
 local lock = KEYS[1]
 local stats = KEYS[2]
 local queue = KEYS[3]
@@ -170,7 +172,13 @@ end
 
 local count = redis.pcall('HGET', lock, holder)
 if pass ~= '' then
-  if count ~= '1' then
+  -- More than one level: levels the releaser's handle does not count, from
+  -- a re-entry Redis ran twice (its reply was lost and the call re-sent).
+  -- A pass comes only from a handle whose holder field is its own alone,
+  -- holding one level, so they are stale and go with the pass; refusing
+  -- would leave them to a later re-entry of that handle while the waiter
+  -- it let go on runs.
+  if type(count) ~= 'string' or (tonumber(count) or 0) < 1 then
     if redis.call('HGET', marks, '=') == pass and redis.pcall('HEXISTS', lock, pass_holder) == 1 then
       return {6, redis.call('ZRANGE', queue, 0, 0)[1] or ''}
     end
@@ -178,8 +186,10 @@ if pass ~= '' then
   end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZREM', queue, pass)
-  redis.call('HDEL', entries, pass)
+  if ARGV[12] ~= '1' then
+    redis.call('ZREM', queue, pass)
+    redis.call('HDEL', entries, pass)
+  end
   if held then
     redis.call('DEL', lock, held)
     redis.call('HSET', held, pass_holder, now .. ' ' .. now, '=', pass)

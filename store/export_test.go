@@ -1,5 +1,11 @@
 package store
 
+import (
+	"time"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+)
+
 // State the tests read that no caller needs: whether a handle still renews
 // what it holds. Renewals of a hold that is gone change nothing in Redis,
 // so only the handle can say it stopped.
@@ -22,4 +28,30 @@ func (r *renewer) running() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stop != nil
+}
+
+// setTrains sets how long after a queued waiter of c others may follow it
+// and how long they follow before they queue themselves (lock_follow.go);
+// a window of 0 makes every waiter queue itself.
+func setTrains(c *Client, window, max time.Duration) {
+	h := &sharedFor(c).hub
+	h.mu.Lock()
+	h.followWindow, h.followMax = window, max
+	h.mu.Unlock()
+}
+
+// following counts c's waiters on name that follow a train.
+func following(c *Client, name string) int {
+	h := &sharedFor(c).hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	if cw := h.channels[wire.UnlockChannel(name)]; cw != nil {
+		for w := range cw.members {
+			if w.following && w.parked {
+				n++
+			}
+		}
+	}
+	return n
 }

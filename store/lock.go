@@ -254,6 +254,12 @@ func (l *Lock) Lock(ctx context.Context) error {
 	}
 	defer w.leave(ctx)
 
+	if l.mayFollow(ctx) && l.shared.hub.board(w, l, clock, time.Now()) {
+		if done, err := l.follow(ctx, w, clock); done {
+			return err
+		}
+	}
+
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -264,10 +270,15 @@ func (l *Lock) Lock(ctx context.Context) error {
 			// The entry, if any, expires on its own; a hand-off to it in the
 			// meantime would be released by its lease.
 			l.withdraw(ctx, turn)
+			l.shared.hub.disband(w.train)
 			return err
 		}
 		if ok {
+			l.handOver(w)
 			return nil
+		}
+		if !turn.queued && l.mayFollow(ctx) {
+			l.shared.hub.lead(w, sent)
 		}
 		turn.queued, turn.queuedAt = true, sent
 		clock.failed = true
@@ -295,6 +306,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 		}
 		pass, next := w.unpark()
 		if pass != nil {
+			l.handOver(w)
 			l.tookPass(ctx, pass)
 			select {
 			case <-pass.done:
@@ -309,6 +321,11 @@ func (l *Lock) Lock(ctx context.Context) error {
 		switch why {
 		case wokeHandedOff:
 			if ok, err := l.handedOff(ctx, turn, next); ok || err != nil {
+				if ok {
+					l.handOver(w)
+				} else {
+					l.shared.hub.disband(w.train)
+				}
 				return err
 			}
 			timer.Stop() // no stale tick after Stop since Go 1.23
@@ -318,6 +335,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 			}
 		case wokeDone:
 			l.withdraw(ctx, turn)
+			l.shared.hub.disband(w.train)
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 		}
 	}
@@ -457,6 +475,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	cmd, ack := l.c.callAcked(ctx, &l.unlockCall)
 	res, err := cmd.Int64()
+	if err != nil || res >= 1 {
+		l.dropTrain()
+	}
 	if errors.Is(err, redis.Nil) {
 		// The holder holds nothing (lease ran out, force-unlock): a later
 		// uncertain acquire has nothing of the caller's to spare.

@@ -58,6 +58,7 @@ type localPass struct {
 	waited string    // the waiter's wait in ms, as lock_release records it
 	next   string    // set before done closes: the queue's head behind it
 	err    error     // set before done closes: the pass was not made
+	train  *train    // the train the new holder holds for, if a follower
 }
 
 // holdState is what a handle knows of its current hold for a pass.
@@ -66,6 +67,7 @@ type holdState struct {
 	next    string    // token first in the queue behind this hold, "" unknown
 	from    time.Time // the hold's lease runs at least until from + lease
 	pending *localPass
+	train   *train // followers this hold passes to first (lock_follow.go)
 }
 
 // setHold records a new hold's queue head behind it and its lease start.
@@ -127,6 +129,7 @@ func (l *Lock) settle(ctx context.Context) error {
 	}
 	l.hold.mu.Unlock()
 	if mine && p.err != nil {
+		l.dropTrain()
 		l.levels.Store(0)
 		if l.watchdog {
 			l.shared.released(l, true)
@@ -140,7 +143,14 @@ func (l *Lock) settle(ctx context.Context) error {
 func (l *Lock) tookPass(ctx context.Context, p *localPass) {
 	l.hold.mu.Lock()
 	l.hold.pending, l.hold.next, l.hold.from = p, "", p.at
+	var old *train
+	if p.train != nil {
+		old, l.hold.train = l.hold.train, p.train
+	}
 	l.hold.mu.Unlock()
+	if old != nil && old != p.train {
+		l.shared.hub.disband(old)
+	}
 	l.took(ctx)
 }
 
@@ -152,10 +162,10 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		return false, nil
 	}
 	l.hold.mu.Lock()
-	next, from := l.hold.next, l.hold.from
+	next, from, tr := l.hold.next, l.hold.from, l.hold.train
 	l.hold.mu.Unlock()
 	now := time.Now()
-	if next == "" || now.Sub(from) > l.lease/2 || l.c.acksNeeded(ctx, l.keys[0]) {
+	if (next == "" && tr == nil) || now.Sub(from) > l.lease/2 || l.c.acksNeeded(ctx, l.keys[0]) {
 		return false, nil
 	}
 	l.passMu.Lock()
@@ -163,12 +173,26 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 	if l.levels.Load() != 1 {
 		return false, nil
 	}
-	w := l.shared.hub.claim(l.unlockCh, next, now)
+	var w *unlockWaiter
+	follower := "0"
+	if tr != nil {
+		if w = l.shared.hub.claimFollower(tr, now); w != nil {
+			next, follower = w.token, "1"
+			l.hold.mu.Lock()
+			l.hold.train = nil // the follower's hold carries it on
+			l.hold.mu.Unlock()
+		}
+	}
 	if w == nil {
-		return false, nil
+		if next == "" {
+			return false, nil
+		}
+		if w = l.shared.hub.claim(l.unlockCh, next, now); w == nil {
+			return false, nil
+		}
 	}
 	p, to := w.pass, w.lock
-	argv := append(l.argv[:len(l.argv):len(l.argv)], "", next, to.holder, to.lease.Milliseconds(), p.waited)
+	argv := append(l.argv[:len(l.argv):len(l.argv)], "", next, to.holder, to.lease.Milliseconds(), p.waited, follower)
 	deadline := from.Add(l.lease)
 	var own error
 	refusedPass, unknown := false, false
@@ -209,6 +233,9 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		break
 	}
 	close(p.done)
+	if follower == "0" {
+		l.dropTrain()
+	}
 	if refusedPass {
 		// Nothing changed, so the waiter's entry is still queued: take it
 		// out, or a later release would hand the lock to a waiter that is

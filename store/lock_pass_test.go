@@ -82,6 +82,7 @@ func queueTwo(t *testing.T, opts *LockOptions) queuedTwo {
 	q := queuedTwo{}
 	q.ctx, q.rdb, q.name, q.holder = heldLock(t)
 	q.c, _ = lockTestClient(t)
+	setTrains(q.c, 0, 0) // both queued, as the tests below need
 	q.first, q.second = q.c.NewLock(q.name, opts), q.c.NewLock(q.name, opts)
 	redistest.UnlockAtEnd(t, q.first)
 	redistest.UnlockAtEnd(t, q.second)
@@ -137,6 +138,7 @@ func TestLockPassInProcess(t *testing.T) {
 func TestLockPassKeepsQueueOrder(t *testing.T) {
 	ctx, rdb, name, holder := heldLock(t)
 	c, _ := lockTestClient(t)
+	setTrains(c, 0, 0) // third queued behind other, not following first
 	first, third := c.NewLock(name, nil), c.NewLock(name, nil)
 	redistest.UnlockAtEnd(t, first)
 	redistest.UnlockAtEnd(t, third)
@@ -262,6 +264,7 @@ func TestLockPassOutcomeUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := New(rdb, nil)
+	setTrains(c, 0, 0) // second queued, as the pass below needs
 	// A 3 s lease: the pass is made within 1.5 s of the grant, and the
 	// releaser's lease bound comes before go-redis's 3 s read timeout
 	// could let a re-send through once Redis resumes.
@@ -382,5 +385,33 @@ func TestLockPassRecordsTheWaitersOwnWait(t *testing.T) {
 	}
 	if got.max < atLeast {
 		t.Errorf("recorded %+v: want the passed waiter's wait, at least %d ms", got, atLeast)
+	}
+}
+
+// A re-entry whose reply was lost and which Redis ran twice leaves the
+// holder field a level its handle does not count. A pass from that handle,
+// which holds one level as far as it knows, takes those levels with it: a
+// refusal would leave them to the handle's next Lock (a re-entry of the
+// stale field) while the waiter it let go on runs on the same lock.
+func TestLockPassTakesLevelsTheHandleDoesNotCount(t *testing.T) {
+	ctx, c, name, first, second, got2 := twoQueued(t, nil)
+	rdb := redistest.Client(t)
+	if err := rdb.HIncrBy(ctx, name, first.HolderID(), 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock by a pass, with a level the handle does not count: %v", err)
+	}
+	if err := <-got2; err != nil {
+		t.Fatal(err)
+	}
+	if n := passes(c); n != 1 {
+		t.Fatalf("local passes = %d, want 1", n)
+	}
+	if got := rdb.HGetAll(ctx, name).Val(); len(got) != 1 || got[second.HolderID()] != "1" {
+		t.Fatalf("lock after the pass: %v, want the waiter alone at count 1", got)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatalf("the waiter's Unlock: %v", err)
 	}
 }

@@ -44,6 +44,13 @@ import (
 //     in the same round trip (lock_pass.go).
 //     The waiter owns the lock before it hears of it. A lock never passes
 //     through "free" while someone waits, so nobody can barge in.
+//   - A waiter arriving less than 2.5 ms after a queued waiter of its
+//     Client was sent queues nothing: it follows that waiter in process,
+//     and is passed the lock in arrival order before the queue's next
+//     entry (lock_follow.go). Placed by lock_acquire.lua, it would stand
+//     right there anyway; the train saves its queueing attempt. A follower
+//     queues itself after followMax (1 s), so waits that last are seen by
+//     the console and its deadlock detection.
 //   - Whoever finds the lock free while a live waiter is queued (the holder
 //     was a Redisson client, or its lease ran out, or it was force-unlocked)
 //     hands it to that waiter instead of taking it; TryLock does the same.
@@ -80,7 +87,8 @@ import (
 // no polling. The hand-off also adds the waiter's wait since
 // it queued to the lock's stats bucket (wire.BucketMS: one HMGET and one
 // HSET, in the same script), and an acquire after a failed attempt
-// adds what the waiter measured (wait_clock.go). Redisson clients on the same lock stay
+// adds what the waiter measured (wait_clock.go). A follower's acquisition
+// is the pass alone: no attempt, no entry. Redisson clients on the same lock stay
 // correct (they see the hash held, and "0" on every release), but they do
 // not queue, so they only get the lock when no lockwarden waiter does.
 
@@ -124,7 +132,7 @@ func sharedFor(c *Client) *lockShared {
 	if v, ok := sharedByClient.Load(key); ok {
 		return v.(*lockShared)
 	}
-	s := &lockShared{hub: waitHub{rdb: c.rdb, idleClose: waitIdleClose, pubsub: c.pubsub}, group: randomHex()[:8]}
+	s := &lockShared{hub: waitHub{rdb: c.rdb, idleClose: waitIdleClose, followWindow: followWindow, followMax: followMax, pubsub: c.pubsub}, group: randomHex()[:8]}
 	v, loaded := sharedByClient.LoadOrStore(key, s)
 	if !loaded {
 		runtime.AddCleanup(c, func(k weak.Pointer[Client]) {
@@ -151,6 +159,9 @@ func (c *Client) closeIdleWaits() {
 type waitHub struct {
 	rdb       redis.UniversalClient
 	idleClose time.Duration
+	// followWindow and followMax bound a train (lock_follow.go); tests
+	// widen them.
+	followWindow, followMax time.Duration
 	// pubsub says whether Redisson clients release with SPUBLISH only (a
 	// Cluster of Redis >= 7): each lock's group then also SSUBSCRIBEs its
 	// unlock channel, on a connection to the lock's master (sharded.go).
@@ -190,6 +201,8 @@ type channelWaiters struct {
 	// free one, so it must not wake everybody (see lock_release.lua).
 	skip    int
 	members map[*unlockWaiter]struct{}
+	// train is the latest train followers may board (lock_follow.go).
+	train *train
 	// sps is the group's sharded subscription to unlock (nil unless the
 	// hub's deployment has sharded pub/sub), stopped by closing sstop. Its
 	// confirmation counts towards ready. Every message on it wakes the
@@ -234,6 +247,9 @@ type unlockWaiter struct {
 	queuedAt time.Time
 	clock    *waitClock
 	pass     *localPass
+	// train is the train this waiter leads or follows (lock_follow.go).
+	train     *train
+	following bool
 }
 
 // join registers a waiter with token on a lock's unlock channel and hand-off

@@ -31,7 +31,15 @@ Client's waiters stand together in the queue, and nobody is passed by a waiter t
 pass records the waiter's wait as its Client measured it (its score can be up to 3 ms early). The new holder runs on the releaser's hold until Redis records the pass, so a pass is only made while that
 hold's lease has at least half of it left, from a handle whose count is known (no unanswered call) and whose holder
 field no other handle shares; the new holder's next call waits for the pass's reply. A pass whose hold turned out to
-be gone (force-unlocked, lost by Redis) changes nothing in Redis, and both holders hear ErrNotHeld.
+be gone (force-unlocked, lost by Redis) changes nothing in Redis, and both holders hear ErrNotHeld. Levels the
+releaser's field holds beyond the one its handle counts (a re-entry Redis ran twice after a lost reply) go with the
+pass.
+
+Waiters of a Client that arrive within 2.5 ms of its queued waiter's attempt do not queue at all
+(store/lock_follow.go): they follow that waiter in process, in arrival order, and each holder passes to the next
+of them before anyone behind in the Redis queue, where the placement above would have put their entries anyway.
+A follower still waiting after 1 s, or whose leader gave up, queues itself; so do all of them when replicas must
+acknowledge a grant.
 `
 
 const consoleNotes = `### What cases 5–8 show, the gaps, and the next ideas
@@ -95,8 +103,12 @@ Case 2, weighed: a contended acquisition runs the queueing attempt (10 commands 
 PTTL first and skips the EXISTS of a free lock; the first queueing also reads the newest entries to stand behind its
 Client's) and the release that hands off or passes (16 with its EVALSHA, 15 for a pass: the grant and its wait go
 into the stats bucket with one HMGET and one HSET, the mark naming the token handed the lock rides in the new
-holder's hold-record HSET, and one ZRANGE names the next waiter), 25–26 in all; the waiter's
-confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the grant.
+holder's hold-record HSET, and one ZRANGE names the next waiter), 25–26 in all. A waiter that arrives less than
+2.5 ms after a queued waiter of its Client was sent writes no entry: it follows that waiter in process
+(store/lock_follow.go), where lock_acquire.lua's placement would have put its entry anyway, and its acquisition is
+the pass alone (13 with its EVALSHA). In case 2 most waiters follow, so an acquisition averages about 15; the
+waiter's confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the
+grant, and then nobody follows.
 Case 2's instances are processes of their own. They used to be two store.Clients in one process, and there a
 hand-off from one instance to the other waited on the Go scheduler the two shared: timestamps in the releasing and
 receiving instances showed the releaser's reply back at a median 0.03–0.17 ms and the hand-off's message read by the
@@ -115,16 +127,15 @@ newest entry; within 3 ms among the 32 newest, 87 %. In alternating runs of case
 cross-instance hand-offs it saves were not what that harness was slowed by.
 Measured and not kept: publishing the hand-off only to the recipient Client's channel and dropping the ` + "`0`" + ` behind
 it (Redis CPU per acquisition 78 → 67 µs, acquisitions within the runs' spread; the console's unlock feed would lose
-hand-offs). What 16 would take: every attempt counts its outcome and a granted waiter its wait in the same
+hand-offs). What 16 took: every attempt counts its outcome and a granted waiter its wait in the same
 script, scripts record when a holder acquired, waiters are read from the queue that holds them, and Redisson's
 layout and unlock message stay as they are (DESIGN.md). Counted from those alone, a contended acquisition runs about
 20 commands: the queueing attempt's EVALSHA, TIME, a read of the lock, the entry with its expiry and the "r" (6),
 and the hand-off's EVALSHA, TIME, the holder's check, the queue's pop, the lock's DEL, HSET and PEXPIRE, the hold
-record's HSET and PEXPIRE, the ` + "`0`" + ` and the hand-off message, the grant's count and its wait (14). The other 5–6
-of today's 25 are the queue kept in two keys (the entry's HSET, a second PEXPIRE, its HDEL), the reads that place
-a waiter behind its Client's and name the next waiter, and the re-entry check of a queued waiter. Below 20, a
-Client's waiters would have to stop writing one queue entry each (waiting in process behind their Client's hold, or
-one entry per Client group): the console would then see groups, not each waiter, until they are written.
+record's HSET and PEXPIRE, the ` + "`0`" + ` and the hand-off message, the grant's count and its wait (14). Below 20 a
+Client's waiters must stop writing one entry each, and followers do that: a follower is not in the queue for its
+first second (then it queues itself, so the console and deadlock detection see waits that last), and it makes no
+attempt of its own, so it adds no "r".
 Where case 1's time goes (the CPU table under case 1, and runs of case 1 alone with the batcher's own timings): at
 C=16 lockwarden used to leave about 0.6 of the 2 CPUs idle against redislock's 0.3, with Redis near 0.7 of a core:
 it waited on round trips, not on CPU. Its calls went out in batches of about 5, two on the wire at a time; a

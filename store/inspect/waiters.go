@@ -17,7 +17,9 @@ import (
 // wire.LockEntriesKey(name): "<deadline ms> <lease ms> <holder>", the
 // holder field it takes when the release hands it the lock. A field "="
 // names the token handed the lock when its writer kept no hold times
-// (luascripts/lock_acquire.lua; store's Lock keeps it in wire.HeldKey). The queue
+// (luascripts/lock_acquire.lua; store's Lock keeps it in wire.HeldKey).
+// A store Client's waiters that follow another of its waiters in process
+// (store/lock_follow.go) have no entry for their first second. The queue
 // gives the order and the wait; the entry gives who waits and until when.
 // Both are read beside the hash in the full read of the RLock family
 // (queueRLockSides), and the light read's EXISTS covers the queue, so an
