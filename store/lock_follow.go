@@ -158,14 +158,8 @@ func (h *waitHub) claimFollower(t *train, at time.Time) *unlockWaiter {
 			}
 			continue
 		}
-		w.pass = &localPass{done: make(chan struct{}), at: at, waited: w.clock.waitedMS(), train: t}
-		w.parked = false
 		w.train, w.following = nil, false
-		h.passes++
-		select {
-		case w.H <- struct{}{}:
-		default:
-		}
+		h.givePass(w, at, t)
 		return w
 	}
 	return nil

@@ -192,24 +192,6 @@ func TestLockFollowerPassCommands(t *testing.T) {
 
 // Many waiters of two Clients, most of them following: never two holders.
 func TestLockFollowersMutualExclusion(t *testing.T) {
-	const perClient, iterations = 6, 40
-	name := redistest.Prefix(t) + "lock"
-	ctx := redistest.Context(t, 60*time.Second)
-	var locks []*Lock
-	var clients []*Client
-	for range 2 {
-		c, _ := lockTestClient(t)
-		setTrains(c, 20*time.Millisecond, 200*time.Millisecond)
-		clients = append(clients, c)
-		for range perClient {
-			l := c.NewLock(name, nil)
-			redistest.UnlockAtEnd(t, l)
-			locks = append(locks, l)
-		}
-	}
-	holds, overlaps := contend(t, ctx, locks, iterations)
-	if want := int64(2 * perClient * iterations); holds != want || overlaps != 0 {
-		t.Fatalf("%d holds, %d of them overlapping another; want %d and none", holds, overlaps, want)
-	}
-	t.Logf("%d of %d acquisitions were local passes", passes(clients[0])+passes(clients[1]), 2*perClient*iterations)
+	clients := contendOnTwoClients(t, func(c *Client) { setTrains(c, 20*time.Millisecond, 200*time.Millisecond) })
+	t.Logf("%d of %d acquisitions were local passes", passes(clients[0])+passes(clients[1]), 2*6*40)
 }

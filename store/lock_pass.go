@@ -321,17 +321,23 @@ func (h *waitHub) claim(unlock, token string, at time.Time) *unlockWaiter {
 		if !w.parked || w.pass != nil || at.Sub(w.queuedAt) > passFresh {
 			return nil
 		}
-		// The waiter's own wait, not its score's: its score may be up to
-		// the placement window earlier than its arrival (lock_acquire.lua's
-		// place), and the release records this instead.
-		w.pass = &localPass{done: make(chan struct{}), at: at, waited: w.clock.waitedMS()}
-		w.parked = false
-		h.passes++
-		select {
-		case w.H <- struct{}{}:
-		default:
-		}
+		h.givePass(w, at, nil)
 		return w
 	}
 	return nil
+}
+
+// givePass makes a local pass to parked waiter w, for train t if it
+// follows one, and wakes it. Callers hold h.mu.
+func (h *waitHub) givePass(w *unlockWaiter, at time.Time, t *train) {
+	// The waiter's own wait, not its score's: its score may be up to the
+	// placement window earlier than its arrival (lock_acquire.lua's
+	// place), and the release records this instead.
+	w.pass = &localPass{done: make(chan struct{}), at: at, waited: w.clock.waitedMS(), train: t}
+	w.parked = false
+	h.passes++
+	select {
+	case w.H <- struct{}{}:
+	default:
+	}
 }

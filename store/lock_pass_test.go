@@ -221,6 +221,19 @@ func TestLockPassNeedsItsOwnHolderField(t *testing.T) {
 // Under contention from two Clients, with passes and hand-offs mixed, no two
 // holders overlap: an unguarded read-yield-write counter loses no update.
 func TestLockPassMutualExclusion(t *testing.T) {
+	clients := contendOnTwoClients(t, nil)
+	if n := passes(clients[0]) + passes(clients[1]); n == 0 {
+		t.Fatal("no local pass in the run: the test did not exercise one")
+	} else {
+		t.Logf("%d of %d acquisitions were local passes", n, 2*6*40)
+	}
+}
+
+// contendOnTwoClients has 6 handles on each of two Clients (set up by
+// setup, when not nil) take one lock 40 times each, and fails the test on
+// any overlap.
+func contendOnTwoClients(t *testing.T, setup func(*Client)) []*Client {
+	t.Helper()
 	const perClient, iterations = 6, 40
 	name := redistest.Prefix(t) + "lock"
 	ctx := redistest.Context(t, 60*time.Second)
@@ -228,6 +241,9 @@ func TestLockPassMutualExclusion(t *testing.T) {
 	var locks []*Lock
 	for range 2 {
 		c, _ := lockTestClient(t)
+		if setup != nil {
+			setup(c)
+		}
 		clients = append(clients, c)
 		for range perClient {
 			l := c.NewLock(name, nil)
@@ -239,11 +255,7 @@ func TestLockPassMutualExclusion(t *testing.T) {
 	if want := int64(2 * perClient * iterations); holds != want || overlaps != 0 {
 		t.Fatalf("%d holds, %d of them overlapping another; want %d and none", holds, overlaps, want)
 	}
-	if n := passes(clients[0]) + passes(clients[1]); n == 0 {
-		t.Fatal("no local pass in the run: the test did not exercise one")
-	} else {
-		t.Logf("%d of %d acquisitions were local passes", n, 2*perClient*iterations)
-	}
+	return clients
 }
 
 // A pass that gets no answer at all (Redis pauses writes past the client's
