@@ -66,7 +66,9 @@
 --   "OK"     -> (a status reply) taken: a new hold (count 1), a re-entry
 --               (count + 1), or a hand-off to this token found already done. Counted "a",
 --               with ARGV[11]'s wait when it is above 0 (a hand-off's wait
---               was recorded when it was made).
+--               was recorded when it was made). For the hand-off found
+--               done, "OK <next>": next is the token first in the queue
+--               ("" when none), as the hand-off's message names it.
 --   integer  -> another holder has it (or it was just handed to an earlier
 --               waiter): its PTTL in ms, -1 when the key has no expiry.
 --               Counted "r". A token is queued (or its entry refreshed).
@@ -220,10 +222,13 @@ if mine == 1 then
       -- hand-off set only a short claim (replica acknowledgement).
       -- This is also how a waiter whose message was lost takes its hold:
       -- its next timed attempt (at most waitEntryTTL/3 later) lands here.
-      redis.call('HDEL', marks, '=')
+      -- The reply names the queue's head, as the hand-off's message
+      -- would have: this holder may pass to it (store/lock_pass.go). The
+      -- mark stays until the hold ends, so a pass re-sent after a lost
+      -- reply still finds itself made.
       redis.call('PEXPIRE', lock, lease)
       hold_renewed(holder, lease)
-      return taken
+      return redis.status_reply('OK ' .. (redis.call('ZRANGE', queue, 0, 0)[1] or ''))
     end
     redis.call('HDEL', entries, token)
   end

@@ -141,7 +141,7 @@ func TestBatchAnswersEachCall(t *testing.T) {
 			t.Fatalf("call %d not answered", i)
 		}
 	}
-	if _, taken, err := acquireReply(calls[0].cmd); !taken {
+	if _, taken, _, err := acquireReply(calls[0].cmd); !taken {
 		t.Fatalf("lock acquire: %v, %v, want the free lock taken (\"OK\")", calls[0].cmd.Val(), err)
 	}
 	if err := calls[1].cmd.Err(); !isWrongType(err) {

@@ -573,7 +573,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 			cmd, ack = l.c.callAcked(ctx, &p)
 		}
 	}
-	ms, taken, err := acquireReply(cmd)
+	ms, taken, next, err := acquireReply(cmd)
 	if err != nil {
 		// The attempt may have added a level this handle does not count
 		// (a re-entry whose reply was lost): no pass of this hold, whose
@@ -591,7 +591,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 			// A re-entry: the same hold, its lease restarted.
 			l.extendHold(sent)
 		} else {
-			l.setHold("", sent)
+			l.setHold(next, sent)
 		}
 		l.took(ctx)
 		return 0, true, nil
@@ -608,21 +608,25 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 	return time.Duration(ms) * time.Millisecond, false, nil
 }
 
-// acquireReply reads lock_acquire's reply: taken (its status reply "OK"),
+// acquireReply reads lock_acquire's reply: taken (its status reply "OK",
+// or "OK <next>" for a hand-off found done, next naming the queue's head),
 // or the holder's remaining lease in ms.
-func acquireReply(cmd *redis.Cmd) (ms int64, taken bool, err error) {
+func acquireReply(cmd *redis.Cmd) (ms int64, taken bool, next string, err error) {
 	if err := cmd.Err(); err != nil {
-		return 0, false, err
+		return 0, false, "", err
 	}
 	switch v := cmd.Val().(type) {
 	case string:
 		if v == "OK" {
-			return 0, true, nil
+			return 0, true, "", nil
+		}
+		if next, ok := strings.CutPrefix(v, "OK "); ok {
+			return 0, true, next, nil
 		}
 	case int64:
-		return v, false, nil
+		return v, false, "", nil
 	}
-	return 0, false, fmt.Errorf("unexpected reply %v of lock_acquire", cmd.Val())
+	return 0, false, "", fmt.Errorf("unexpected reply %v of lock_acquire", cmd.Val())
 }
 
 // renew restarts the lease. A renewal that fewer replicas than required

@@ -133,13 +133,13 @@ func TestLockHandoffLostMessage(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiter whose hand-off message was lost still waits after 10 s")
 	}
-	for _, key := range []string{wire.HeldKey(name), wire.LockEntriesKey(name)} {
-		if mark, err := rdb.HGet(ctx, key, "=").Result(); !errors.Is(err, redis.Nil) {
-			t.Errorf("hand-off mark left in %s after the waiter took its hold: %q (%v)", key, mark, err)
-		}
-	}
 	if err := waiter.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock after the lost message: %v", err)
+	}
+	for _, key := range []string{wire.HeldKey(name), wire.LockEntriesKey(name)} {
+		if mark, err := rdb.HGet(ctx, key, "=").Result(); !errors.Is(err, redis.Nil) {
+			t.Errorf("hand-off mark left in %s after the hold ended: %q (%v)", key, mark, err)
+		}
 	}
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
 		t.Errorf("lock still exists after its only level was released")

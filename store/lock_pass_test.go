@@ -427,3 +427,47 @@ func TestLockPassTakesLevelsTheHandleDoesNotCount(t *testing.T) {
 		t.Fatalf("the waiter's Unlock: %v", err)
 	}
 }
+
+// A waiter whose hand-off message never came takes its hold by its next
+// attempt (the mark). That attempt's reply names the queue's head, as the
+// message would have, so the new holder still passes to its own next
+// waiter in process. On a Cluster the sharded copy of the hand-off's "0"
+// can wake the waiter before the message arrives, which took this path.
+func TestLockPassAfterALostHandOffMessage(t *testing.T) {
+	q := queueTwo(t, &LockOptions{RetryInterval: 50 * time.Millisecond})
+	deafen(q.first) // the Client's waiters hear nothing on the lock
+	releaseTo(t, q.ctx, q.holder, q.got1)
+	releaseTo(t, q.ctx, q.first, q.got2)
+	if n := passes(q.c); n != 1 {
+		t.Fatalf("local passes = %d, want 1: the holder whose message was lost did not know its next waiter", n)
+	}
+	if err := q.second.Unlock(q.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A pass re-sent after a lost reply, once the waiter it made the holder has
+// taken that hold by its own attempt (its message lost, or on a Cluster
+// the sharded "0" waking it first), still answers "already made": the
+// hand-off mark lives as long as the hold it marks. Answered "refused"
+// instead, the releaser and the waiter were both told the hold was not
+// theirs, and the waiter left the lock held until its lease ran out.
+func TestLockPassResentAfterTheWaiterTookItsHold(t *testing.T) {
+	q := queueTwo(t, &LockOptions{RetryInterval: 50 * time.Millisecond})
+	deafen(q.first)
+	argv := append(q.holder.argv[:len(q.holder.argv):len(q.holder.argv)], "", tokenOf(t, q.ctx, q.rdb, q.name, q.first),
+		q.first.holder, q.first.lease.Milliseconds(), "5")
+	if code, _, err := passReply(runScript(q.ctx, q.rdb, lockReleaseScript, q.holder.keys, argv...)); err != nil || code != 5 {
+		t.Fatalf("pass = %d, %v; want 5", code, err)
+	}
+	if err := <-q.got1; err != nil { // by its own attempt: it heard nothing
+		t.Fatal(err)
+	}
+	if code, _, err := passReply(runScript(q.ctx, q.rdb, lockReleaseScript, q.holder.keys, argv...)); err != nil || code != 6 {
+		t.Fatalf("pass re-sent after the waiter took its hold = %d, %v; want 6 (already made)", code, err)
+	}
+	releaseTo(t, q.ctx, q.first, q.got2)
+	if err := q.second.Unlock(q.ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -130,7 +130,7 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 		argv = append(argv, s.c.pubsub, "", "", "", "")
 		argv = append(argv, clock.pollArgs()...)
 	}
-	ttl, taken, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
+	ttl, taken, _, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
 	switch {
 	case taken:
 		s.held(ctx)
