@@ -59,6 +59,9 @@
 --            waits without the queue (the spin lock): a failed attempt
 --            writes its entry in KEYS[6], its grant deletes it
 -- ARGV[13] -> (with ARGV[12]) lifetime of that entry in ms
+-- ARGV[14] -> (optional, with a token) the token of the waiter this one
+--            followed in process, when it queues itself: its first
+--            queueing stands right behind that token while it is queued
 -- KEYS[6] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
 --            id -> "<since ms> <deadline ms> <holder>"
 --
@@ -272,6 +275,14 @@ local function place(arrival)
   local group = ARGV[10] ~= '1' and string.match(token, '^(%w+)%.')
   if not group then
     return arrival
+  end
+  -- A follower that queues itself (store/lock_follow.go) names the waiter
+  -- it followed: while that one is queued, it stands right behind it.
+  if (ARGV[14] or '') ~= '' then
+    local led = redis.call('ZSCORE', queue, ARGV[14])
+    if led then
+      return tonumber(led) + 1
+    end
   end
   -- %d: a concatenated number would print with 14 digits (about 50 µs off).
   local recent = redis.call('ZRANGE', queue, '+inf', string.format('(%d', arrival - follow_us),

@@ -255,9 +255,11 @@ func (l *Lock) Lock(ctx context.Context) error {
 	defer w.leave(ctx)
 
 	if l.mayFollow(ctx) && l.shared.hub.board(w, l, clock, time.Now()) {
-		if done, err := l.follow(ctx, w, clock); done {
+		done, behind, err := l.follow(ctx, w, clock)
+		if done {
 			return err
 		}
+		turn.behind = behind
 	}
 
 	timer := time.NewTimer(0)
@@ -362,6 +364,9 @@ type waitTurn struct {
 	// be confirmed.
 	claimed bool
 	clock   *waitClock
+	// behind is the token of the waiter this one followed in process
+	// before it queued itself (lock_follow.go).
+	behind string
 }
 
 func newWaitToken() string { return randomHex() }
@@ -566,6 +571,9 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 			turn.claimed = true
 		}
 		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued, turn.clock.waitedMS())
+		if turn.behind != "" && !turn.queued {
+			argv = append(argv, "", 0, turn.behind) // ARGV[12..13] are the spin lock's
+		}
 		if l.c.ack == nil {
 			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)
 		} else {

@@ -15,7 +15,8 @@ import (
 // (right behind their Client's newest entry within 3 ms), without the
 // queueing attempt's commands. A follower still waiting after followMax,
 // or whose train broke up (its leader gave up, a holder could not pass),
-// queues itself as any waiter does.
+// queues itself: right behind the waiter it followed while that one is
+// still queued, else as any waiter does.
 
 // followWindow is how long after its leader's queueing attempt was sent a
 // waiter may board a train: shorter than lock_acquire.lua's follow_us, so
@@ -31,6 +32,7 @@ const followMax = waitEntryTTL / 3
 // Guarded by the hub's mu.
 type train struct {
 	cw      *channelWaiters
+	leader  string    // the queued waiter's token
 	until   time.Time // followers may board until then
 	closed  bool
 	members []*unlockWaiter // followers not yet passed the lock, in order
@@ -51,7 +53,7 @@ func (h *waitHub) lead(w *unlockWaiter, sent time.Time) {
 	if w.train != nil || w.left {
 		return
 	}
-	t := &train{cw: w.group, until: sent.Add(h.followWindow)}
+	t := &train{cw: w.group, leader: w.token, until: sent.Add(h.followWindow)}
 	w.train = t
 	w.group.train = t
 }
@@ -71,16 +73,17 @@ func (h *waitHub) board(w *unlockWaiter, l *Lock, clock *waitClock, now time.Tim
 	return true
 }
 
-// alight takes follower w off its train: the pass it was given, if any.
-// lost is true when its train broke up without passing to it.
-func (h *waitHub) alight(w *unlockWaiter) (p *localPass, lost bool) {
+// alight takes follower w off its train: the pass it was given, if any,
+// else the token of the waiter it followed ("" when its train broke up).
+func (h *waitHub) alight(w *unlockWaiter) (p *localPass, leader string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w.parked = false
 	if w.pass != nil {
-		return w.pass, false
+		return w.pass, ""
 	}
 	if t := w.train; t != nil {
+		leader = t.leader
 		for i, m := range t.members {
 			if m == w {
 				t.members = append(t.members[:i:i], t.members[i+1:]...)
@@ -89,7 +92,7 @@ func (h *waitHub) alight(w *unlockWaiter) (p *localPass, lost bool) {
 		}
 	}
 	w.train, w.following = nil, false
-	return nil, true
+	return nil, leader
 }
 
 // disband closes t: no follower boards it any more, and those on it are
@@ -166,8 +169,9 @@ func (h *waitHub) claimFollower(t *train, at time.Time) *unlockWaiter {
 }
 
 // follow waits on a train for a pass. done is false when the follower must
-// queue itself (followMax passed, or the train broke up).
-func (l *Lock) follow(ctx context.Context, w *unlockWaiter, clock *waitClock) (done bool, err error) {
+// queue itself (followMax passed, or the train broke up); behind is then
+// the token it followed, while its train lasted.
+func (l *Lock) follow(ctx context.Context, w *unlockWaiter, clock *waitClock) (done bool, behind string, err error) {
 	timer := time.NewTimer(w.hub.followMax)
 	defer timer.Stop()
 	for {
@@ -185,21 +189,21 @@ func (l *Lock) follow(ctx context.Context, w *unlockWaiter, clock *waitClock) (d
 		}
 		break
 	}
-	p, _ := w.hub.alight(w)
+	p, leader := w.hub.alight(w)
 	if p != nil {
 		l.tookPass(ctx, p)
 		select {
 		case <-p.done:
 			if err := l.settle(ctx); err != nil {
-				return true, fmt.Errorf("%w: %w", ErrNotObtained, err)
+				return true, "", fmt.Errorf("%w: %w", ErrNotObtained, err)
 			}
 		default:
 		}
-		return true, nil
+		return true, "", nil
 	}
 	if err := ctx.Err(); err != nil {
-		return true, fmt.Errorf("%w: %w", ErrNotObtained, err)
+		return true, "", fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
 	clock.failed = true
-	return false, nil
+	return false, leader, nil
 }

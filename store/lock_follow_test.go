@@ -195,3 +195,29 @@ func TestLockFollowersMutualExclusion(t *testing.T) {
 	clients := contendOnTwoClients(t, func(c *Client) { setTrains(c, 20*time.Millisecond, 200*time.Millisecond) })
 	t.Logf("%d of %d acquisitions were local passes", passes(clients[0])+passes(clients[1]), 2*6*40)
 }
+
+// A follower that queues itself while the waiter it followed is still
+// queued stands right behind that waiter, ahead of another Client's waiter
+// that came after it: it keeps the place it had in process.
+func TestLockFollowerQueuesBehindItsLeader(t *testing.T) {
+	ctx := redistest.Context(t, 30*time.Second)
+	c, name, holder, locks, gots := trainOf(t, ctx, 2, time.Minute, 300*time.Millisecond)
+	rdb := redistest.Client(t)
+	other, gotOther := waiting(t, ctx, name, nil)
+	queuedEntries(t, ctx, rdb, name, 2)
+	if following(c, name) != 1 {
+		t.Skip("the follower queued itself before the other Client's waiter did (a loaded machine)")
+	}
+	queuedEntries(t, ctx, rdb, name, 3)
+	order := rdb.ZRange(ctx, wire.LockQueueKey(name), 0, -1).Val()
+	want := []string{tokenOf(t, ctx, rdb, name, locks[0]), tokenOf(t, ctx, rdb, name, locks[1]), tokenOf(t, ctx, rdb, name, other)}
+	if len(order) != 3 || order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
+		t.Fatalf("queue %v, want leader, follower, other Client's waiter: %v", order, want)
+	}
+	releaseTo(t, ctx, holder, gots[0])
+	releaseTo(t, ctx, locks[0], gots[1])
+	releaseTo(t, ctx, locks[1], gotOther)
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

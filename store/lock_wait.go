@@ -49,7 +49,8 @@ import (
 //     and is passed the lock in arrival order before the queue's next
 //     entry (lock_follow.go). Placed by lock_acquire.lua, it would stand
 //     right there anyway; the train saves its queueing attempt. A follower
-//     queues itself after followMax (1 s), so waits that last are seen by
+//     queues itself after followMax (1 s), right behind the waiter it
+//     followed while that one is queued, so waits that last are seen by
 //     the console and its deadlock detection.
 //   - Whoever finds the lock free while a live waiter is queued (the holder
 //     was a Redisson client, or its lease ran out, or it was force-unlocked)

@@ -38,8 +38,8 @@ pass.
 Waiters of a Client that arrive within 2.5 ms of its queued waiter's attempt do not queue at all
 (store/lock_follow.go): they follow that waiter in process, in arrival order, and each holder passes to the next
 of them before anyone behind in the Redis queue, where the placement above would have put their entries anyway.
-A follower still waiting after 1 s, or whose leader gave up, queues itself; so do all of them when replicas must
-acknowledge a grant.
+A follower still waiting after 1 s queues itself, right behind the waiter it followed while that one is queued; so
+does one whose leader gave up, and nobody follows when replicas must acknowledge a grant.
 `
 
 const consoleNotes = `### What cases 5–8 show, the gaps, and the next ideas
