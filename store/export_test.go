@@ -48,7 +48,7 @@ func following(c *Client, name string) int {
 	n := 0
 	if cw := h.channels[wire.UnlockChannel(name)]; cw != nil {
 		for w := range cw.members {
-			if w.following && w.parked {
+			if w.train != nil && w.train.leader != w.token && w.parked {
 				n++
 			}
 		}

@@ -309,16 +309,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 		pass, next := w.unpark()
 		if pass != nil {
 			l.handOver(w)
-			l.tookPass(ctx, pass)
-			select {
-			case <-pass.done:
-				// Already answered: a pass that was not made is not a grant.
-				if err := l.settle(ctx); err != nil {
-					return fmt.Errorf("%w: %w", ErrNotObtained, err)
-				}
-			default:
-			}
-			return nil
+			return l.takePass(ctx, pass)
 		}
 		switch why {
 		case wokeHandedOff:

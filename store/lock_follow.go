@@ -68,7 +68,7 @@ func (h *waitHub) board(w *unlockWaiter, l *Lock, clock *waitClock, now time.Tim
 		return false
 	}
 	t.members = append(t.members, w)
-	w.train, w.following = t, true
+	w.train = t
 	w.parked, w.lock, w.queuedAt, w.clock = true, l, now, clock
 	return true
 }
@@ -91,7 +91,7 @@ func (h *waitHub) alight(w *unlockWaiter) (p *localPass, leader string) {
 			}
 		}
 	}
-	w.train, w.following = nil, false
+	w.train = nil
 	return nil, leader
 }
 
@@ -122,7 +122,7 @@ func (l *Lock) handOver(w *unlockWaiter) {
 	h := w.hub
 	h.mu.Lock()
 	t := w.train
-	w.train, w.following = nil, false
+	w.train = nil
 	h.mu.Unlock()
 	if t == nil {
 		return
@@ -154,14 +154,14 @@ func (h *waitHub) claimFollower(t *train, at time.Time) *unlockWaiter {
 		w := t.members[0]
 		t.members = t.members[1:]
 		if !w.parked || w.pass != nil || w.left {
-			w.train, w.following = nil, false
+			w.train = nil
 			select {
 			case w.C <- struct{}{}:
 			default:
 			}
 			continue
 		}
-		w.train, w.following = nil, false
+		w.train = nil
 		h.givePass(w, at, t)
 		return w
 	}
@@ -191,15 +191,7 @@ func (l *Lock) follow(ctx context.Context, w *unlockWaiter, clock *waitClock) (d
 	}
 	p, leader := w.hub.alight(w)
 	if p != nil {
-		l.tookPass(ctx, p)
-		select {
-		case <-p.done:
-			if err := l.settle(ctx); err != nil {
-				return true, "", fmt.Errorf("%w: %w", ErrNotObtained, err)
-			}
-		default:
-		}
-		return true, "", nil
+		return true, "", l.takePass(ctx, p)
 	}
 	if err := ctx.Err(); err != nil {
 		return true, "", fmt.Errorf("%w: %w", ErrNotObtained, err)

@@ -221,3 +221,31 @@ func TestLockFollowerQueuesBehindItsLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A handle that holds the lock and takes it again while a waiter of its
+// Client is queued re-enters at once: it never follows, which would have it
+// wait behind a waiter that waits for its own hold.
+func TestLockReentryNeverFollows(t *testing.T) {
+	ctx := redistest.Context(t, 30*time.Second)
+	c, rdb := lockTestClient(t)
+	setTrains(c, time.Minute, time.Minute)
+	name := redistest.Prefix(t) + "lock"
+	holder, waiter := c.NewLock(name, nil), c.NewLock(name, nil)
+	redistest.UnlockAtEnd(t, holder)
+	redistest.UnlockAtEnd(t, waiter)
+	if err := holder.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := lockAsync(ctx, waiter)
+	queuedEntries(t, ctx, rdb, name, 1)
+	waitParked(t, c, name, 1)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := holder.Lock(rctx); err != nil {
+		t.Fatalf("re-entry with a waiter of the same Client queued: %v", err)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	releaseTo(t, ctx, holder, got)
+}

@@ -139,6 +139,21 @@ func (l *Lock) settle(ctx context.Context) error {
 	return nil
 }
 
+// takePass ends a wait with the local pass p: the hold is this handle's,
+// unless the pass was already answered as not made.
+func (l *Lock) takePass(ctx context.Context, p *localPass) error {
+	l.tookPass(ctx, p)
+	select {
+	case <-p.done:
+		// Already answered: a pass that was not made is not a grant.
+		if err := l.settle(ctx); err != nil {
+			return fmt.Errorf("%w: %w", ErrNotObtained, err)
+		}
+	default:
+	}
+	return nil
+}
+
 // tookPass takes the hold a local pass gave this waiting handle.
 func (l *Lock) tookPass(ctx context.Context, p *localPass) {
 	l.hold.mu.Lock()

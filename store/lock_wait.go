@@ -248,9 +248,9 @@ type unlockWaiter struct {
 	queuedAt time.Time
 	clock    *waitClock
 	pass     *localPass
-	// train is the train this waiter leads or follows (lock_follow.go).
-	train     *train
-	following bool
+	// train is the train this waiter leads or follows (lock_follow.go):
+	// it follows when it is not the train's leader.
+	train *train
 }
 
 // join registers a waiter with token on a lock's unlock channel and hand-off
