@@ -25,7 +25,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local function fail(key, free, longest, forget)
-  local n = redis.call('HINCRBY', key, 'n', 1)
+  local n = redis.call('HINCRBY', key, 'n', '1')
   local wait = 0
   if n > free then
     wait = math.floor(math.min(longest, first * 2 ^ math.min(n - free - 1, 40)))

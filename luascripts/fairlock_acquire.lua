@@ -77,10 +77,13 @@ end
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.
+-- Arguments go to redis.call as strings, formatted with %d: Redis 7.0
+-- formats a Lua number argument with %.17g, and Lua's own concatenation
+-- with %.14g, each about 0.2 µs, a tenth of a command.
 local function record(outcome)
   local bucket = math.floor(now / 200)
-  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
-    redis.call('PEXPIRE', stats, 5000)
+  if redis.call('HINCRBY', stats, outcome .. string.format('%d', bucket), '1') == 1 then
+    redis.call('PEXPIRE', stats, '5000')
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
@@ -98,7 +101,7 @@ end
 
 -- Drop dead heads (bounded per call; the next call drops more).
 for _ = 1, 64 do
-  local first = redis.call('LINDEX', queue, 0)
+  local first = redis.call('LINDEX', queue, '0')
   if not first then
     break
   end
@@ -117,7 +120,7 @@ end
 -- HMGET and written with one HSET. The bucket's first grant goes through
 -- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
-  local bucket = math.floor(now / 200)
+  local bucket = string.format('%d', math.floor(now / 200))
   ms = math.max(0, math.floor(ms))
   local class = 1
   for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
@@ -128,9 +131,10 @@ local function record_wait(ms)
   end
   local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
   local v = redis.call('HMGET', stats, a, c, total, max)
-  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  local set = {c, string.format('%d', (tonumber(v[2]) or 0) + 1), total, string.format('%d', (tonumber(v[3]) or 0) + ms),
+    max, string.format('%d', math.max(tonumber(v[4]) or -1, ms))}
   if v[1] then
-    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+    set[7], set[8] = a, string.format('%d', (tonumber(v[1]) or 0) + 1)
   end
   redis.call('HSET', stats, unpack(set))
   if not v[1] then
@@ -153,14 +157,14 @@ if type(mine) == 'table' then
   return mine
 end
 if mine == 1 then
-  redis.call('HINCRBY', lock, holder, 1)
+  redis.call('HINCRBY', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
   hold(false)
   granted()
   return nil
 end
 
-local head = redis.call('LINDEX', queue, 0)
+local head = redis.call('LINDEX', queue, '0')
 local pttl = redis.call('PTTL', lock)
 if pttl == -2 and (not head or head == holder) then
   if head then
@@ -170,14 +174,14 @@ if pttl == -2 and (not head or head == holder) then
     -- remaining deadline moves one wait time earlier. Redisson clients do
     -- this on their acquires too; doing the same keeps both kinds of
     -- deadline on one scale, so neither drops the other's live waiters.
-    for _, id in ipairs(redis.call('ZRANGE', timeouts, 0, -1)) do
+    for _, id in ipairs(redis.call('ZRANGE', timeouts, '0', '-1')) do
       if id ~= holder then
         redis.call('ZINCRBY', timeouts, -wait, id)
       end
     end
   end
   redis.call('ZREM', timeouts, holder)
-  redis.call('HSET', lock, holder, 1)
+  redis.call('HSET', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
   hold(true)
   granted()
@@ -201,7 +205,7 @@ if enqueue then
   else
     -- A new waiter's place is behind the last one's (Redisson chains
     -- deadlines so a slow queue does not look dead).
-    local last = redis.call('LINDEX', queue, -1)
+    local last = redis.call('LINDEX', queue, '-1')
     local behind = last and tonumber(redis.call('ZSCORE', timeouts, last))
     if behind and behind + wait > deadline then
       deadline = behind + wait

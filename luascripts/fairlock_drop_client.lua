@@ -43,7 +43,7 @@ end
 
 -- The queue is read whole, as Redisson's removal does: the shift needs
 -- every place behind the removed ones.
-local places = redis.call('LRANGE', queue, 0, -1)
+local places = redis.call('LRANGE', queue, '0', '-1')
 local removed = {}
 local shift = 0
 for _, id in ipairs(places) do
@@ -60,12 +60,12 @@ if #removed == 0 then
   return removed
 end
 for _, id in ipairs(removed) do
-  redis.call('LREM', queue, 0, id)
+  redis.call('LREM', queue, '0', id)
   redis.call('ZREM', timeouts, id)
 end
 
 if removed[1] == places[1] and redis.call('EXISTS', lock) == 0 then
-  local head = redis.call('LINDEX', queue, 0)
+  local head = redis.call('LINDEX', queue, '0')
   if head then
     redis.call('PUBLISH', prefix .. ':' .. head, message)
     if sharded then

@@ -55,7 +55,7 @@ local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 -- Bounded: each pass removes one waiter.
 while true do
-  local first = redis.call('LINDEX', queue, 0)
+  local first = redis.call('LINDEX', queue, '0')
   if not first then
     break
   end
@@ -71,7 +71,7 @@ redis.call('DEL', lock)
 if held then
   redis.call('DEL', held)
 end
-local next_waiter = redis.call('LINDEX', queue, 0)
+local next_waiter = redis.call('LINDEX', queue, '0')
 if next_waiter then
   announce(prefix .. ':' .. next_waiter, message)
   return 2

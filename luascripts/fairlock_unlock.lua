@@ -51,7 +51,7 @@ local function wake_head()
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   for _ = 1, 64 do
-    local first = redis.call('LINDEX', queue, 0)
+    local first = redis.call('LINDEX', queue, '0')
     if not first then
       return
     end
@@ -72,7 +72,7 @@ if type(count) ~= 'string' then
   end
   return nil
 end
-if redis.call('HINCRBY', lock, holder, -1) > 0 then
+if redis.call('HINCRBY', lock, holder, '-1') > 0 then
   redis.call('PEXPIRE', lock, lease)
   if held then
     redis.call('PEXPIRE', held, lease)

@@ -38,12 +38,12 @@ local function announce(ch, msg)
   end
 end
 
-local was_head = redis.call('LINDEX', queue, 0) == waiter
+local was_head = redis.call('LINDEX', queue, '0') == waiter
 if wait then
   -- The whole queue is read, as Redisson's removal does: the shift needs
   -- every place behind the waiter.
   local behind = false
-  for _, id in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+  for _, id in ipairs(redis.call('LRANGE', queue, '0', '-1')) do
     if behind then
       -- XX: a place without a deadline is not given one.
       redis.call('ZADD', timeouts, 'XX', 'INCR', -wait, id)
@@ -52,13 +52,13 @@ if wait then
     end
   end
 end
-local removed = redis.call('LREM', queue, 0, waiter)
+local removed = redis.call('LREM', queue, '0', waiter)
 redis.call('ZREM', timeouts, waiter)
 if removed == 0 then
   return 0
 end
 if was_head and redis.call('EXISTS', lock) == 0 then
-  local next_waiter = redis.call('LINDEX', queue, 0)
+  local next_waiter = redis.call('LINDEX', queue, '0')
   if next_waiter then
     announce(prefix .. ':' .. next_waiter, message)
   end

@@ -25,7 +25,7 @@ local n = tonumber(ARGV[4])
 
 local head = {}
 if n > 0 then
-  for _, e in ipairs(redis.call('LRANGE', ended, 0, n - 1)) do
+  for _, e in ipairs(redis.call('LRANGE', ended, '0', n - 1)) do
     head[e] = true
   end
 end
@@ -47,7 +47,7 @@ for i = 5 + 3 * n, #ARGV, 2 do
   redis.call('HSET', running, ARGV[i], ARGV[i + 1])
 end
 if redis.call('EXISTS', ended) == 1 then
-  redis.call('LTRIM', ended, 0, keep - 1)
+  redis.call('LTRIM', ended, '0', keep - 1)
   redis.call('PEXPIRE', ended, ttl)
 end
 if redis.call('EXISTS', running) == 1 then

@@ -66,7 +66,7 @@
 --            id -> "<since ms> <deadline ms> <holder>"
 --
 -- Returns:
---   "OK"     -> (a status reply) taken: a new hold (count 1), a re-entry
+--   "OK"     -> (a string) taken: a new hold (count 1), a re-entry
 --               (count + 1), or a hand-off to this token found already done. Counted "a",
 --               with ARGV[11]'s wait when it is above 0 (a hand-off's wait
 --               was recorded when it was made). For the hand-off found
@@ -95,19 +95,28 @@ local poll_id = ARGV[12] or ''
 local polls = KEYS[6]
 local follow_us = 3000 -- see place
 
--- A grant answers a status reply rather than Redisson's nil: a client
--- library treats a nil reply as an error (go-redis runs its whole error
--- classification on it), and a grant is the common case.
-local taken = redis.status_reply('OK')
+-- A grant answers "OK" rather than Redisson's nil: a client library
+-- treats a nil reply as an error (go-redis runs its whole error
+-- classification on it), and a grant is the common case. It is a plain
+-- string: redis.status_reply builds a table that Redis then converts,
+-- about 0.35 µs more per call on redis-server 7.0.
+local taken = 'OK'
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- "<now> <now>": a hold's times when it starts. Numbers reach Redis as
+-- text formatted here with %d (see record).
+local function stamp()
+  local s = string.format('%d', now)
+  return s .. ' ' .. s
+end
 
 -- Hold times, beside the lock and expiring with it: a new hold records its
 -- acquisition, a re-entry or confirmation its renewal.
 local function hold_started(who, ms)
   if held then
-    redis.call('HSET', held, who, now .. ' ' .. now)
+    redis.call('HSET', held, who, stamp())
     redis.call('PEXPIRE', held, ms)
   end
 end
@@ -115,7 +124,7 @@ local function hold_renewed(who, ms)
   if held then
     local v = redis.call('HGET', held, who)
     local since = v and string.match(v, '^(%d+) ') or '0'
-    redis.call('HSET', held, who, since .. ' ' .. now)
+    redis.call('HSET', held, who, since .. ' ' .. string.format('%d', now))
     redis.call('PEXPIRE', held, ms)
   end
 end
@@ -125,10 +134,13 @@ end
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.
+-- Arguments go to redis.call as strings, formatted with %d: Redis 7.0
+-- formats a Lua number argument with %.17g, and Lua's own concatenation
+-- with %.14g, each about 0.2 µs, a tenth of a command.
 local function record(outcome)
   local bucket = math.floor(now / 200)
-  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
-    redis.call('PEXPIRE', stats, 5000)
+  if redis.call('HINCRBY', stats, outcome .. string.format('%d', bucket), '1') == 1 then
+    redis.call('PEXPIRE', stats, '5000')
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
@@ -151,7 +163,7 @@ end
 -- HMGET and written with one HSET. The bucket's first grant goes through
 -- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
-  local bucket = math.floor(now / 200)
+  local bucket = string.format('%d', math.floor(now / 200))
   ms = math.max(0, math.floor(ms))
   local class = 1
   for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
@@ -162,9 +174,10 @@ local function record_wait(ms)
   end
   local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
   local v = redis.call('HMGET', stats, a, c, total, max)
-  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  local set = {c, string.format('%d', (tonumber(v[2]) or 0) + 1), total, string.format('%d', (tonumber(v[3]) or 0) + ms),
+    max, string.format('%d', math.max(tonumber(v[4]) or -1, ms))}
   if v[1] then
-    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+    set[7], set[8] = a, string.format('%d', (tonumber(v[1]) or 0) + 1)
   end
   redis.call('HSET', stats, unpack(set))
   if not v[1] then
@@ -195,7 +208,7 @@ end
 
 -- Free, and no queue: nobody to pass over.
 if pttl == -2 and redis.call('EXISTS', queue) == 0 or not pttl and redis.call('EXISTS', lock, queue) == 0 then
-  redis.call('HSET', lock, holder, 1)
+  redis.call('HSET', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
   -- A release deletes the hold times with the lock and an expiry expires
   -- them together, so there is nothing older to clear here.
@@ -231,11 +244,11 @@ if mine == 1 then
       -- reply still finds itself made.
       redis.call('PEXPIRE', lock, lease)
       hold_renewed(holder, lease)
-      return redis.status_reply('OK ' .. (redis.call('ZRANGE', queue, 0, 0)[1] or ''))
+      return 'OK ' .. (redis.call('ZRANGE', queue, '0', '0')[1] or '')
     end
     redis.call('HDEL', entries, token)
   end
-  redis.call('HINCRBY', lock, holder, 1)
+  redis.call('HINCRBY', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
   hold_renewed(holder, lease)
   granted()
@@ -246,7 +259,7 @@ end
 -- per call, so the script stays O(log N); the next call drops more).
 local function live_head()
   for _ = 1, 16 do
-    local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', queue, '0', '0', 'WITHSCORES')
     local head = first[1]
     if not head then
       return nil
@@ -286,7 +299,7 @@ local function place(arrival)
   end
   -- %d: a concatenated number would print with 14 digits (about 50 µs off).
   local recent = redis.call('ZRANGE', queue, '+inf', string.format('(%d', arrival - follow_us),
-    'BYSCORE', 'REV', 'LIMIT', 0, 32, 'WITHSCORES')
+    'BYSCORE', 'REV', 'LIMIT', '0', '32', 'WITHSCORES')
   for i = 1, #recent, 2 do
     if string.sub(recent[i], 1, #group + 1) == group .. '.' then
       return tonumber(recent[i + 1]) + 1
@@ -305,7 +318,7 @@ if pttl == -2 then
       redis.call('ZREM', queue, head)
       redis.call('HDEL', entries, head)
     end
-    redis.call('HSET', lock, holder, 1)
+    redis.call('HSET', lock, holder, '1')
     redis.call('PEXPIRE', lock, lease)
     hold_started(holder, lease)
     granted()
@@ -313,10 +326,10 @@ if pttl == -2 then
   end
   -- Free, but an earlier waiter is queued (its release came from a client
   -- that does not hand off, or the lease ran out): it is theirs.
-  redis.call('HSET', lock, hholder, 1)
+  redis.call('HSET', lock, hholder, '1')
   redis.call('PEXPIRE', lock, hlease)
   if held then
-    redis.call('HSET', held, hholder, now .. ' ' .. now, '=', head)
+    redis.call('HSET', held, hholder, stamp(), '=', head)
     redis.call('PEXPIRE', held, hlease)
   else
     redis.call('HSET', entries, '=', head)
@@ -334,15 +347,15 @@ end
 
 if token ~= '' then
   local entry_ttl = tonumber(ARGV[8])
-  redis.call('ZADD', queue, 'NX', place(tonumber(t[1]) * 1000000 + tonumber(t[2])), token)
-  redis.call('HSET', entries, token, (now + entry_ttl) .. ' ' .. ARGV[9] .. ' ' .. holder)
-  redis.call('PEXPIRE', queue, entry_ttl)
-  redis.call('PEXPIRE', entries, entry_ttl)
+  redis.call('ZADD', queue, 'NX', string.format('%d', place(tonumber(t[1]) * 1000000 + tonumber(t[2]))), token)
+  redis.call('HSET', entries, token, string.format('%d', now + entry_ttl) .. ' ' .. ARGV[9] .. ' ' .. holder)
+  redis.call('PEXPIRE', queue, ARGV[8])
+  redis.call('PEXPIRE', entries, ARGV[8])
 end
 if polls and poll_id ~= '' then
   local entry_ttl = tonumber(ARGV[13])
-  redis.call('HSET', polls, poll_id, (now - waited) .. ' ' .. (now + entry_ttl) .. ' ' .. holder)
-  redis.call('PEXPIRE', polls, entry_ttl)
+  redis.call('HSET', polls, poll_id, string.format('%d %d ', now - waited, now + entry_ttl) .. holder)
+  redis.call('PEXPIRE', polls, ARGV[13])
 end
 record('r')
 return pttl

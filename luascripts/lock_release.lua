@@ -94,6 +94,13 @@ local held = KEYS[5] -- optional: hold times, as in lock_acquire
 local marks = held or entries -- where "=" names the token handed the lock
 local now -- Redis time in ms, read only for a hand-off
 
+-- "<now> <now>": a hold's times when it starts. Numbers reach Redis as
+-- text formatted here with %d (see record).
+local function stamp()
+  local s = string.format('%d', now)
+  return s .. ' ' .. s
+end
+
 -- announce tells Redisson waiters of both kinds (and the console).
 local function announce()
   redis.call('PUBLISH', unlock_channel, unlock_message)
@@ -107,10 +114,13 @@ end
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.
+-- Arguments go to redis.call as strings, formatted with %d: Redis 7.0
+-- formats a Lua number argument with %.17g, and Lua's own concatenation
+-- with %.14g, each about 0.2 µs, a tenth of a command.
 local function record(outcome)
   local bucket = math.floor(now / 200)
-  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
-    redis.call('PEXPIRE', stats, 5000)
+  if redis.call('HINCRBY', stats, outcome .. string.format('%d', bucket), '1') == 1 then
+    redis.call('PEXPIRE', stats, '5000')
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
@@ -133,7 +143,7 @@ end
 -- HMGET and written with one HSET. The bucket's first grant goes through
 -- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
-  local bucket = math.floor(now / 200)
+  local bucket = string.format('%d', math.floor(now / 200))
   ms = math.max(0, math.floor(ms))
   local class = 1
   for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
@@ -144,9 +154,10 @@ local function record_wait(ms)
   end
   local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
   local v = redis.call('HMGET', stats, a, c, total, max)
-  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  local set = {c, string.format('%d', (tonumber(v[2]) or 0) + 1), total, string.format('%d', (tonumber(v[3]) or 0) + ms),
+    max, string.format('%d', math.max(tonumber(v[4]) or -1, ms))}
   if v[1] then
-    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+    set[7], set[8] = a, string.format('%d', (tonumber(v[1]) or 0) + 1)
   end
   redis.call('HSET', stats, unpack(set))
   if not v[1] then
@@ -180,7 +191,7 @@ if pass ~= '' then
   -- it let go on runs.
   if type(count) ~= 'string' or (tonumber(count) or 0) < 1 then
     if redis.call('HGET', marks, '=') == pass and redis.pcall('HEXISTS', lock, pass_holder) == 1 then
-      return {6, redis.call('ZRANGE', queue, 0, 0)[1] or ''}
+      return {6, redis.call('ZRANGE', queue, '0', '0')[1] or ''}
     end
     return 7
   end
@@ -192,15 +203,15 @@ if pass ~= '' then
   end
   if held then
     redis.call('DEL', lock, held)
-    redis.call('HSET', held, pass_holder, now .. ' ' .. now, '=', pass)
+    redis.call('HSET', held, pass_holder, stamp(), '=', pass)
     redis.call('PEXPIRE', held, pass_lease)
   else
     redis.call('DEL', lock)
     redis.call('HSET', entries, '=', pass)
   end
-  redis.call('HSET', lock, pass_holder, 1)
+  redis.call('HSET', lock, pass_holder, '1')
   redis.call('PEXPIRE', lock, pass_lease)
-  local following = redis.call('ZRANGE', queue, 0, 0)[1] or ''
+  local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
   redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
   announce()
   record_wait(tonumber(ARGV[11]) or 0)
@@ -212,7 +223,7 @@ end
 local n = tonumber(count)
 if not n or n > 1 then
   -- HINCRBY refuses a count that is not an integer, as it always did.
-  if redis.call('HINCRBY', lock, holder, -1) > 0 then
+  if redis.call('HINCRBY', lock, holder, '-1') > 0 then
     redis.call('PEXPIRE', lock, lease)
     if held then
       redis.call('PEXPIRE', held, lease)
@@ -247,15 +258,15 @@ for _ = 1, 16 do
     -- One mark names the token handed the lock, so handed waiters leave
     -- no entry behind.
     redis.call('HDEL', entries, head)
-    redis.call('HSET', lock, hholder, 1)
+    redis.call('HSET', lock, hholder, '1')
     redis.call('PEXPIRE', lock, hlease)
     if held then
-      redis.call('HSET', held, hholder, now .. ' ' .. now, '=', head)
+      redis.call('HSET', held, hholder, stamp(), '=', head)
       redis.call('PEXPIRE', held, hlease)
     else
       redis.call('HSET', entries, '=', head)
     end
-    local following = redis.call('ZRANGE', queue, 0, 0)[1] or ''
+    local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
     redis.call('PUBLISH', wake_channel, head .. ' ' .. following)
     announce()
     -- The score is the waiter's arrival in Redis time (microseconds), or

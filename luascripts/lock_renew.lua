@@ -27,7 +27,7 @@ if held then
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local v = redis.call('HGET', held, holder)
   local since = v and string.match(v, '^(%d+) ') or '0'
-  redis.call('HSET', held, holder, since .. ' ' .. now)
+  redis.call('HSET', held, holder, since .. ' ' .. string.format('%d', now))
   redis.call('PEXPIRE', held, lease)
 end
 return 1

@@ -47,10 +47,13 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.
+-- Arguments go to redis.call as strings, formatted with %d: Redis 7.0
+-- formats a Lua number argument with %.17g, and Lua's own concatenation
+-- with %.14g, each about 0.2 µs, a tenth of a command.
 local function record(outcome)
   local bucket = math.floor(now / 200)
-  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
-    redis.call('PEXPIRE', stats, 5000)
+  if redis.call('HINCRBY', stats, outcome .. string.format('%d', bucket), '1') == 1 then
+    redis.call('PEXPIRE', stats, '5000')
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
@@ -152,17 +155,17 @@ if not value then
   redis.call('SET', value_key, rate)
   value = rate
 else
-  local expired = redis.call('ZRANGEBYSCORE', grants_key, 0, now - interval)
+  local expired = redis.call('ZRANGEBYSCORE', grants_key, '0', now - interval)
   local released = 0
   for _, member in ipairs(expired) do
     released = released + permits_of(member)
   end
   if released > 0 then
-    redis.call('ZREMRANGEBYSCORE', grants_key, 0, now - interval)
+    redis.call('ZREMRANGEBYSCORE', grants_key, '0', now - interval)
     if value + released > rate then
       -- The rate was lowered while grants were out: recount what is used.
       local used = 0
-      for _, member in ipairs(redis.call('ZRANGE', grants_key, 0, -1)) do
+      for _, member in ipairs(redis.call('ZRANGE', grants_key, '0', '-1')) do
         used = used + permits_of(member)
       end
       value = rate - used
@@ -173,7 +176,7 @@ else
   end
 end
 if value < want then
-  local oldest = redis.call('ZRANGE', grants_key, 0, 0, 'WITHSCORES')
+  local oldest = redis.call('ZRANGE', grants_key, '0', '0', 'WITHSCORES')
   if oldest[2] then
     wait = 3 + interval - (now - tonumber(oldest[2]))
   else

@@ -128,9 +128,9 @@ for i = 2, last_own - 1, 2 do
     end
     changed = changed + 1
   elseif algorithm == 'sliding' and (value or redis.call('EXISTS', grants_key) == 1) then
-    redis.call('ZREMRANGEBYSCORE', grants_key, 0, now - interval)
+    redis.call('ZREMRANGEBYSCORE', grants_key, '0', now - interval)
     local used = 0
-    for _, member in ipairs(redis.call('ZRANGE', grants_key, 0, -1)) do
+    for _, member in ipairs(redis.call('ZRANGE', grants_key, '0', '-1')) do
       used = used + permits_of(member)
     end
     redis.call('SET', value_key, math.max(0, rate - used), 'KEEPTTL')

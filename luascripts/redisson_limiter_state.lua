@@ -75,7 +75,7 @@ if redis.call('TYPE', grants_key)['ok'] == 'zset' then
     truncated = 1
   end
   if value >= 0 then
-    local released = sum(redis.call('ZRANGEBYSCORE', grants_key, 0, now - interval, 'LIMIT', 0, max_decode))
+    local released = sum(redis.call('ZRANGEBYSCORE', grants_key, '0', now - interval, 'LIMIT', '0', max_decode))
     if released > 0 then
       if value + released > rate then
         value = math.max(0, rate - used)

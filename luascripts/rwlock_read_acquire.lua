@@ -88,10 +88,13 @@ end
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.
+-- Arguments go to redis.call as strings, formatted with %d: Redis 7.0
+-- formats a Lua number argument with %.17g, and Lua's own concatenation
+-- with %.14g, each about 0.2 µs, a tenth of a command.
 local function record(outcome)
   local bucket = math.floor(now / 200)
-  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
-    redis.call('PEXPIRE', stats, 5000)
+  if redis.call('HINCRBY', stats, outcome .. string.format('%d', bucket), '1') == 1 then
+    redis.call('PEXPIRE', stats, '5000')
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
@@ -114,7 +117,7 @@ end
 -- HMGET and written with one HSET. The bucket's first grant goes through
 -- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
-  local bucket = math.floor(now / 200)
+  local bucket = string.format('%d', math.floor(now / 200))
   ms = math.max(0, math.floor(ms))
   local class = 1
   for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
@@ -125,9 +128,10 @@ local function record_wait(ms)
   end
   local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
   local v = redis.call('HMGET', stats, a, c, total, max)
-  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  local set = {c, string.format('%d', (tonumber(v[2]) or 0) + 1), total, string.format('%d', (tonumber(v[3]) or 0) + ms),
+    max, string.format('%d', math.max(tonumber(v[4]) or -1, ms))}
   if v[1] then
-    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+    set[7], set[8] = a, string.format('%d', (tonumber(v[1]) or 0) + 1)
   end
   redis.call('HSET', stats, unpack(set))
   if not v[1] then
@@ -172,8 +176,8 @@ if mode == false then
   if expected ~= 0 then
     return {0}
   end
-  redis.call('HSET', lock, 'mode', 'read', read_field, 1)
-  redis.call('SET', level_key, 1, 'PX', lease)
+  redis.call('HSET', lock, 'mode', 'read', read_field, '1')
+  redis.call('SET', level_key, '1', 'PX', lease)
   redis.call('PEXPIRE', lock, lease)
   hold(read_field, true, true)
   granted()
@@ -190,8 +194,8 @@ if mode == 'read' or redis.call('HEXISTS', lock, write_field) == 1 then
   if count ~= expected then
     return {count}
   end
-  redis.call('HINCRBY', lock, read_field, 1)
-  redis.call('SET', level_key, 1, 'PX', lease)
+  redis.call('HINCRBY', lock, read_field, '1')
+  redis.call('SET', level_key, '1', 'PX', lease)
   if redis.call('PTTL', lock) < lease then
     redis.call('PEXPIRE', lock, lease)
   end

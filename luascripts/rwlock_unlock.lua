@@ -63,7 +63,7 @@ if side == 'write' then
   if mode ~= 'write' then
     return nil
   end
-  if redis.call('HINCRBY', lock, field, -1) > 0 then
+  if redis.call('HINCRBY', lock, field, '-1') > 0 then
     redis.call('PEXPIRE', lock, lease)
     return 0
   end
@@ -83,7 +83,7 @@ if count ~= tonumber(ARGV[5]) then
 end
 redis.call('DEL', KEYS[3])
 if count > 1 then
-  redis.call('HINCRBY', lock, field, -1)
+  redis.call('HINCRBY', lock, field, '-1')
   return 0
 end
 redis.call('HDEL', lock, field)

@@ -43,10 +43,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- the first count of a field also restarts the hash's 5 s expiry and, once
 -- the hash holds more than 64 fields, deletes every field outside the 16
 -- newest buckets, so the hash stays small without a read on the hot path.
+-- Arguments go to redis.call as strings, formatted with %d: Redis 7.0
+-- formats a Lua number argument with %.17g, and Lua's own concatenation
+-- with %.14g, each about 0.2 µs, a tenth of a command.
 local function record(outcome)
   local bucket = math.floor(now / 200)
-  if redis.call('HINCRBY', stats, outcome .. bucket, 1) == 1 then
-    redis.call('PEXPIRE', stats, 5000)
+  if redis.call('HINCRBY', stats, outcome .. string.format('%d', bucket), '1') == 1 then
+    redis.call('PEXPIRE', stats, '5000')
     if redis.call('HLEN', stats) > 64 then
       local old = {}
       for _, field in ipairs(redis.call('HKEYS', stats)) do
@@ -69,7 +72,7 @@ end
 -- HMGET and written with one HSET. The bucket's first grant goes through
 -- record instead, which restarts the hash's expiry and trims it.
 local function record_wait(ms)
-  local bucket = math.floor(now / 200)
+  local bucket = string.format('%d', math.floor(now / 200))
   ms = math.max(0, math.floor(ms))
   local class = 1
   for _, bound in ipairs({1, 3, 10, 30, 100, 300, 1000, 3000, 10000}) do
@@ -80,9 +83,10 @@ local function record_wait(ms)
   end
   local a, c, total, max = 'a' .. bucket, string.sub('ABCDEFGHIJ', class, class) .. bucket, 't' .. bucket, 'm' .. bucket
   local v = redis.call('HMGET', stats, a, c, total, max)
-  local set = {c, (tonumber(v[2]) or 0) + 1, total, (tonumber(v[3]) or 0) + ms, max, math.max(tonumber(v[4]) or -1, ms)}
+  local set = {c, string.format('%d', (tonumber(v[2]) or 0) + 1), total, string.format('%d', (tonumber(v[3]) or 0) + ms),
+    max, string.format('%d', math.max(tonumber(v[4]) or -1, ms))}
   if v[1] then
-    set[7], set[8] = a, (tonumber(v[1]) or 0) + 1
+    set[7], set[8] = a, string.format('%d', (tonumber(v[1]) or 0) + 1)
   end
   redis.call('HSET', stats, unpack(set))
   if not v[1] then

@@ -79,11 +79,18 @@ type queuedTwo struct {
 
 func queueTwo(t *testing.T, opts *LockOptions) queuedTwo {
 	t.Helper()
+	return queueTwoWith(t, opts, opts)
+}
+
+// queueTwoWith is queueTwo with first and second made with options of
+// their own.
+func queueTwoWith(t *testing.T, firstOpts, secondOpts *LockOptions) queuedTwo {
+	t.Helper()
 	q := queuedTwo{}
 	q.ctx, q.rdb, q.name, q.holder = heldLock(t)
 	q.c, _ = lockTestClient(t)
 	setTrains(q.c, 0, 0) // both queued, as the tests below need
-	q.first, q.second = q.c.NewLock(q.name, opts), q.c.NewLock(q.name, opts)
+	q.first, q.second = q.c.NewLock(q.name, firstOpts), q.c.NewLock(q.name, secondOpts)
 	redistest.UnlockAtEnd(t, q.first)
 	redistest.UnlockAtEnd(t, q.second)
 	q.got1 = lockAsync(q.ctx, q.first)
@@ -433,10 +440,17 @@ func TestLockPassTakesLevelsTheHandleDoesNotCount(t *testing.T) {
 // message would have, so the new holder still passes to its own next
 // waiter in process. On a Cluster the sharded copy of the hand-off's "0"
 // can wake the waiter before the message arrives, which took this path.
+//
+// Only first retries quickly. A pass goes only to a parked waiter, one
+// whose attempt is not on the wire, so second, which hears nothing either,
+// is parked before the release and retries at its default pace: with
+// first's 50 ms, a release met second's attempt in flight in about one
+// run of 30.
 func TestLockPassAfterALostHandOffMessage(t *testing.T) {
-	q := queueTwo(t, &LockOptions{RetryInterval: 50 * time.Millisecond})
+	q := queueTwoWith(t, &LockOptions{RetryInterval: 50 * time.Millisecond}, nil)
 	deafen(q.first) // the Client's waiters hear nothing on the lock
 	releaseTo(t, q.ctx, q.holder, q.got1)
+	waitParked(t, q.c, q.name, 1)
 	releaseTo(t, q.ctx, q.first, q.got2)
 	if n := passes(q.c); n != 1 {
 		t.Fatalf("local passes = %d, want 1: the holder whose message was lost did not know its next waiter", n)
