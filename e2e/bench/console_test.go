@@ -118,6 +118,12 @@ func (h *rtHook) historySent() map[string]int64 {
 // the INFO server replication that the writer lock's store.Client sends
 // now and then to learn the master's replicas (store/replica_ack.go; the
 // console's own INFO rides in the tick's pipeline and asks commandstats).
+// Two more single calls are the history's, once each, when its writer
+// starts: the bare INFO its store.Client reads before its first lock call
+// (store/sharded.go; the history's is the console's only store.Client),
+// and the SCRIPT LOAD of its scripts (luascripts/history_*.lua). A 5 s
+// window that holds that start counted them as two round trips of the
+// ticks, 1.08 a tick against 1.00.
 // Only the first and last are looked at, so a sampling pipeline costs two
 // commands' arguments. h.mu is held.
 func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
@@ -126,8 +132,16 @@ func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 			return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
 		})
 	}
-	replicaCheck := len(cmds) == 1 && cmds[0].Name() == "info" && slices.Contains(cmds[0].Args(), any("replication"))
-	if len(cmds) == 0 || !spans(cmds[len(cmds)-1]) && !spans(cmds[0]) && !replicaCheck {
+	if len(cmds) == 0 {
+		return false
+	}
+	args := cmds[0].Args()
+	single := len(cmds) == 1
+	replicaCheck := single && cmds[0].Name() == "info" && slices.Contains(args, any("replication"))
+	topology := single && cmds[0].Name() == "info" && len(args) == 1
+	src, _ := argAt(args, 2).(string)
+	scriptLoad := single && cmds[0].Name() == "script" && argAt(args, 1) == "load" && strings.HasPrefix(src, "-- history_")
+	if !spans(cmds[len(cmds)-1]) && !spans(cmds[0]) && !replicaCheck && !topology && !scriptLoad {
 		return false
 	}
 	if h.histByName == nil {
@@ -137,6 +151,14 @@ func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 		h.histByName[c.Name()]++
 	}
 	return true
+}
+
+// argAt is args[i], or nil past the end.
+func argAt(args []any, i int) any {
+	if i < len(args) {
+		return args[i]
+	}
+	return nil
 }
 
 // record turns start recording on or off and returns what was recorded.
