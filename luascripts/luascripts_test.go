@@ -12,14 +12,23 @@ var (
 )
 
 // callArgs returns the top-level arguments of the call whose argument list
-// starts at src[open:] (just after its "("), across lines, with comments
-// and strings left as they are: the scripts put no parentheses or commas
-// in their literal strings' arguments to redis.call.
+// starts at src[open:] (just after its "("), across lines. Quoted strings
+// are skipped whole, so a parenthesis or comma in one ('(%d') counts for
+// nothing; the scripts put no comments inside a call's arguments.
 func callArgs(src string, open int) []string {
 	depth, start := 0, open
 	var args []string
 	for i := open; i < len(src); i++ {
 		switch src[i] {
+		case '\'', '"':
+			for q := src[i]; i+1 < len(src); {
+				i++
+				if src[i] == '\\' {
+					i++
+				} else if src[i] == q {
+					break
+				}
+			}
 		case '(', '{':
 			depth++
 		case ')', '}':
@@ -56,10 +65,10 @@ func TestNoNumberLiteralReachesRedisCall(t *testing.T) {
 
 // The check above finds what it is meant to.
 func TestCallArgsFindsNumbers(t *testing.T) {
-	src := "local x = redis.call('ZRANGE', KEYS[1], 0,\n  -1, 'WITHSCORES')[1]"
+	src := "local x = redis.call('ZRANGE', KEYS[1], string.format('(%d', n), \"a)\\\"b\",\n  -1, 'WITHSCORES')[1]"
 	loc := redisCall.FindStringIndex(src)
 	got := callArgs(src, loc[1])
-	want := []string{"'ZRANGE'", "KEYS[1]", "0", "-1", "'WITHSCORES'"}
+	want := []string{"'ZRANGE'", "KEYS[1]", "string.format('(%d', n)", `"a)\"b"`, "-1", "'WITHSCORES'"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("callArgs = %q, want %q", got, want)
 	}

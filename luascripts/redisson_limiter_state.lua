@@ -62,7 +62,7 @@ local has_grants = 0
 local used, oldest, truncated = 0, 0, 0
 if redis.call('TYPE', grants_key)['ok'] == 'zset' then
   has_grants = 1
-  local live = redis.call('ZRANGEBYSCORE', grants_key, '(' .. (now - interval), '+inf', 'WITHSCORES', 'LIMIT', 0, max_decode)
+  local live = redis.call('ZRANGEBYSCORE', grants_key, '(' .. (now - interval), '+inf', 'WITHSCORES', 'LIMIT', '0', max_decode)
   local members = {}
   for i = 1, #live, 2 do
     members[#members + 1] = live[i]
