@@ -607,9 +607,9 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 	return time.Duration(ms) * time.Millisecond, false, nil
 }
 
-// acquireReply reads lock_acquire's reply: taken (its status reply "OK",
-// or "OK <next>" for a hand-off found done, next naming the queue's head),
-// or the holder's remaining lease in ms.
+// acquireReply reads lock_acquire's reply: taken ("OK", or "OK <next>"
+// for a hand-off found done, next naming the queue's head), or the
+// holder's remaining lease in ms.
 func acquireReply(cmd *redis.Cmd) (ms int64, taken bool, next string, err error) {
 	if err := cmd.Err(); err != nil {
 		return 0, false, "", err

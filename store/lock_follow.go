@@ -109,10 +109,7 @@ func (h *waitHub) disband(t *train) {
 	}
 	for _, m := range t.members {
 		m.train = nil
-		select {
-		case m.C <- struct{}{}:
-		default:
-		}
+		m.notify()
 	}
 	t.members = nil
 }
@@ -124,6 +121,12 @@ func (l *Lock) handOver(w *unlockWaiter) {
 	t := w.train
 	w.train = nil
 	h.mu.Unlock()
+	l.carryTrain(t)
+}
+
+// carryTrain makes t, when there is one, the train the handle's hold
+// passes to first; a train the handle carried before is broken up.
+func (l *Lock) carryTrain(t *train) {
 	if t == nil {
 		return
 	}
@@ -131,8 +134,8 @@ func (l *Lock) handOver(w *unlockWaiter) {
 	old := l.hold.train
 	l.hold.train = t
 	l.hold.mu.Unlock()
-	if old != nil && old != t {
-		h.disband(old)
+	if old != t {
+		l.shared.hub.disband(old)
 	}
 }
 
@@ -153,15 +156,11 @@ func (h *waitHub) claimFollower(t *train, at time.Time) *unlockWaiter {
 	for len(t.members) > 0 {
 		w := t.members[0]
 		t.members = t.members[1:]
+		w.train = nil
 		if !w.parked || w.pass != nil || w.left {
-			w.train = nil
-			select {
-			case w.C <- struct{}{}:
-			default:
-			}
+			w.notify() // it queues itself
 			continue
 		}
-		w.train = nil
 		h.givePass(w, at, t)
 		return w
 	}

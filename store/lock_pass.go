@@ -158,14 +158,8 @@ func (l *Lock) takePass(ctx context.Context, p *localPass) error {
 func (l *Lock) tookPass(ctx context.Context, p *localPass) {
 	l.hold.mu.Lock()
 	l.hold.pending, l.hold.next, l.hold.from = p, "", p.at
-	var old *train
-	if p.train != nil {
-		old, l.hold.train = l.hold.train, p.train
-	}
 	l.hold.mu.Unlock()
-	if old != nil && old != p.train {
-		l.shared.hub.disband(old)
-	}
+	l.carryTrain(p.train)
 	l.took(ctx)
 }
 

@@ -12,11 +12,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
@@ -440,4 +442,29 @@ func makeBuckets(ctx context.Context, st *store.Client, prefix string, n int) ([
 	wg.Wait()
 	close(errs)
 	return bs, <-errs
+}
+
+// The history's one-time calls count as its own, a tick's reads do not:
+// a window that held the writer's start otherwise read 1.08 round trips a
+// tick against 1.00.
+func TestCountHistoryKnowsTheWritersStart(t *testing.T) {
+	ctx := context.Background()
+	one := func(args ...any) []redis.Cmder { return []redis.Cmder{redis.NewCmd(ctx, args...)} }
+	for _, c := range []struct {
+		what string
+		cmds []redis.Cmder
+		want bool
+	}{
+		{"its store.Client's INFO before the first lock call", one("info"), true},
+		{"its SCRIPT LOAD", one("script", "load", luascripts.Source("history_hold_write")), true},
+		{"its replica check", one("info", "server", "replication"), true},
+		{"the sampler's SCRIPT LOAD", one("script", "load", luascripts.Source("redisson_limiter_state")), false},
+		{"a tick's INFO", one("info", "commandstats", "cpu"), false},
+		{"a tick", []redis.Cmder{redis.NewCmd(ctx, "time"), redis.NewCmd(ctx, "hgetall", "lock")}, false},
+	} {
+		var h rtHook
+		if got := h.countHistory(c.cmds); got != c.want {
+			t.Errorf("%s: counted as the history's = %v, want %v", c.what, got, c.want)
+		}
+	}
 }
