@@ -25,22 +25,9 @@ func matchParam(c echo.Context) (string, *inspect.Glob, error) {
 	}
 	g, err := inspect.CompileGlob(m)
 	if err != nil {
-		return "", nil, badRequest("match", fmt.Sprintf("match must be at most %d bytes", inspect.MaxGlobLen))
+		return "", nil, inspect.Invalid("match", fmt.Sprintf("match must be at most %d bytes", inspect.MaxGlobLen))
 	}
 	return m, g, nil
-}
-
-// objectError gives a store error on a named object a message that names
-// it; the status still comes from toHTTPError.
-func objectError(err error, what, name string) error {
-	he := toHTTPError(err)
-	switch he.Status {
-	case http.StatusNotFound:
-		return &httpError{Status: he.Status, Message: fmt.Sprintf("no %s named %q", what, name), Err: err}
-	case http.StatusConflict:
-		return &httpError{Status: he.Status, Message: fmt.Sprintf("%s %q is no longer held by that holder; nothing was changed", what, name), Err: err}
-	}
-	return err
 }
 
 // handleAPILocks is one page of the snapshot's locks:
@@ -66,7 +53,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	}
 	l, err := s.insp.GetLock(c.Request().Context(), name)
 	if err != nil {
-		return objectError(err, "lock", name)
+		return inspect.ObjectError("lock", name, err)
 	}
 	l.Subscribers = s.live.Latest().Subscribers(name)
 	j := toLockDetailJSON(s.annotated(*l))
@@ -112,7 +99,7 @@ func (s *Server) limiterWithWindow(c echo.Context, name string) (*inspect.Limite
 	ctx := c.Request().Context()
 	l, err := s.insp.GetLimiter(ctx, name)
 	if err != nil {
-		return nil, inspect.Counts{}, objectError(err, "limiter", name)
+		return nil, inspect.Counts{}, inspect.ObjectError("limiter", name, err)
 	}
 	smp, err := s.insp.Sample(ctx, nil, []string{name})
 	if err != nil {
@@ -179,10 +166,10 @@ type rateBody struct {
 // check says which field is missing or wrong, as admin.CheckEdit does.
 func (b rateBody) check() (admin.LimiterEdit, error) {
 	if b.Rate == nil {
-		return admin.LimiterEdit{}, badRequest("rate", "rate is required")
+		return admin.LimiterEdit{}, inspect.Invalid("rate", "rate is required")
 	}
 	if b.IntervalMS == nil {
-		return admin.LimiterEdit{}, badRequest("interval_ms", "interval_ms is required")
+		return admin.LimiterEdit{}, inspect.Invalid("interval_ms", "interval_ms is required")
 	}
 	return admin.CheckEdit(*b.Rate, *b.IntervalMS)
 }
@@ -245,7 +232,7 @@ func decodeJSON(c echo.Context, v any) error {
 	err := dec.Decode(v)
 	if err == nil {
 		if dec.Decode(&struct{}{}) != io.EOF {
-			return badRequest("", "request body must hold exactly one JSON object")
+			return inspect.Invalid("", "request body must hold exactly one JSON object")
 		}
 		return nil
 	}
@@ -256,21 +243,21 @@ func decodeJSON(c echo.Context, v any) error {
 	)
 	switch {
 	case errors.As(err, &tooBig) && tooBig.Code == http.StatusRequestEntityTooLarge:
-		return &httpError{Status: http.StatusRequestEntityTooLarge, Message: "request body too large (limit 64 KiB)", Err: err}
+		return err // toHTTPError's 413
 	case errors.Is(err, io.EOF):
-		return badRequest("", "request body is empty; expected a JSON object")
+		return inspect.Invalid("", "request body is empty; expected a JSON object")
 	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
-		return badRequest("", "request body is not valid JSON")
+		return inspect.Invalid("", "request body is not valid JSON")
 	case errors.As(err, &te):
 		if te.Field == "" {
-			return badRequest("", "request body must be a JSON object")
+			return inspect.Invalid("", "request body must be a JSON object")
 		}
-		return badRequest(te.Field, fmt.Sprintf("%s must be a %s", te.Field, jsonTypeName(te.Type.Kind().String())))
+		return inspect.Invalid(te.Field, fmt.Sprintf("%s must be a %s", te.Field, jsonTypeName(te.Type.Kind().String())))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return badRequest(field, fmt.Sprintf("unknown field %q", field))
+		return inspect.Invalid(field, fmt.Sprintf("unknown field %q", field))
 	}
-	return badRequest("", "request body is not valid JSON")
+	return inspect.Invalid("", "request body is not valid JSON")
 }
 
 func jsonTypeName(kind string) string {

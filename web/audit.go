@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -27,7 +28,7 @@ func auditLimit(c echo.Context) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxAuditPage {
-		return 0, badRequest("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxAuditPage))
+		return 0, inspect.Invalid("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxAuditPage))
 	}
 	return n, nil
 }

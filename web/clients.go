@@ -109,7 +109,7 @@ func (s *Server) handleAPIClients(c echo.Context) error {
 func clientIDParam(c echo.Context) (string, error) {
 	id, err := url.PathUnescape(c.Param("id"))
 	if err != nil {
-		return "", badRequest("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
+		return "", inspect.Invalid("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
 	}
 	return id, nil
 }

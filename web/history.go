@@ -271,12 +271,16 @@ func (s *Server) historyEnded(ctx context.Context, name, holder string) {
 }
 
 // forceUnlock runs admin's force-unlock for this request and, once the
-// holder is gone, marks its hold as force-unlocked in the history.
-func (s *Server) forceUnlock(c echo.Context, req admin.ForceUnlock) (inspect.ForceUnlockPlan, error) {
-	plan, err := s.admin.ForceUnlock(c.Request().Context(), s.actor(c), req)
+// holder is gone, marks its hold as force-unlocked in the history. A lost
+// race carries the lock's holders now.
+func (s *Server) forceUnlock(c echo.Context, req admin.ForceUnlock) (admin.Unlocked, error) {
+	res, err := s.admin.ForceUnlock(c.Request().Context(), s.actor(c), req)
 	recorded(c)
 	if err == nil {
 		s.historyEnded(c.Request().Context(), req.Name, req.Holder)
 	}
-	return plan, err
+	if inspect.CodeOf(err) == inspect.CodeConflict && res.Holders != nil {
+		err = withHolders(err, res.Holders)
+	}
+	return res, err
 }

@@ -38,7 +38,7 @@ func setHistoryThrough(c echo.Context, through int64) {
 }
 
 // errNoHistory answers when the console keeps none (--history-top 0).
-var errNoHistory = notFound("this console keeps no history (--history-top 0)")
+var errNoHistory = inspect.Errorf(inspect.CodeNotFound, "this console keeps no history (--history-top 0)")
 
 // history is the running history, or errNoHistory.
 func (s *Server) history() (*history.History, error) {
@@ -101,7 +101,7 @@ func (s *Server) handleAPILimiterHistory(c echo.Context) error {
 	if !out.Kept {
 		// Without a history, a name Redis does not know is no limiter.
 		if _, err := s.insp.GetLimiter(ctx, name); err != nil {
-			return objectError(err, "limiter", name)
+			return inspect.ObjectError("limiter", name, err)
 		}
 	}
 	setHistoryThrough(c, out.through)
@@ -121,7 +121,7 @@ func (s *Server) handleAPILockHistory(c echo.Context) error {
 	if !out.Kept {
 		// A lock nobody holds has no key: without a history it is unknown.
 		if _, err := s.insp.GetLock(ctx, name); err != nil {
-			return objectError(err, "lock", name)
+			return inspect.ObjectError("lock", name, err)
 		}
 	}
 	setHistoryThrough(c, through)
@@ -166,7 +166,7 @@ func (s *Server) handleAPIWhatIf(c echo.Context) error {
 	ctx := c.Request().Context()
 	l, err := s.insp.GetLimiter(ctx, name)
 	if err != nil {
-		return objectError(err, "limiter", name)
+		return inspect.ObjectError("limiter", name, err)
 	}
 	res, err := s.whatIf(ctx, l, edit)
 	if err != nil {

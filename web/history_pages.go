@@ -156,11 +156,12 @@ func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditF
 	if verr == nil {
 		var err error
 		res, err = s.whatIf(c.Request().Context(), l, edit)
-		switch he := toHTTPError(err); {
+		switch e := inspect.ErrorOf(err); {
 		case err == nil:
-		case he.Status == http.StatusBadRequest && (he.Field == views.FieldRate || he.Field == views.FieldIntervalMS):
-			verr = he
+		case e.Code == inspect.CodeInvalid && (e.Field == views.FieldRate || e.Field == views.FieldIntervalMS):
+			verr = e
 		default:
+			he := toHTTPError(err)
 			return form, &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, Error: he.Message}, he.Status
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -121,13 +120,13 @@ func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listQ
 	}
 	if k := c.QueryParam("kind"); k != "" {
 		if !slices.Contains(kinds, inspect.Kind(k)) {
-			return q, badRequest("kind", fmt.Sprintf("kind must be one of %s", kindList(kinds)))
+			return q, inspect.Invalid("kind", fmt.Sprintf("kind must be one of %s", kindList(kinds)))
 		}
 		q.Kind = inspect.Kind(k)
 	}
 	if s := c.QueryParam("sort"); s != "" {
 		if !slices.Contains(sorts, s) {
-			return q, badRequest("sort", "sort must be one of "+strings.Join(sorts, ", "))
+			return q, inspect.Invalid("sort", "sort must be one of "+strings.Join(sorts, ", "))
 		}
 		q.Sort = s
 	}
@@ -136,19 +135,19 @@ func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listQ
 	case "desc":
 		q.Desc = true
 	default:
-		return q, badRequest("order", `order must be "asc" or "desc"`)
+		return q, inspect.Invalid("order", `order must be "asc" or "desc"`)
 	}
 	if l := c.QueryParam("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxPageSize {
-			return q, badRequest("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxPageSize))
+			return q, inspect.Invalid("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxPageSize))
 		}
 		q.Limit = n
 	}
 	if cur := c.QueryParam("cursor"); cur != "" {
 		k, err := decodeCursor(cur)
 		if err != nil || len(cur) > 4*store.MaxNameLen {
-			return q, badRequest("cursor", "cursor is not one this console issued; start again from the first page")
+			return q, inspect.Invalid("cursor", "cursor is not one this console issued; start again from the first page")
 		}
 		q.Cursor, q.after = cur, k
 	}
@@ -328,13 +327,12 @@ func limiterKind(l *inspect.LimiterInfo) inspect.Kind { return l.Kind }
 func (s *Server) snapshotFor() (*live.Snapshot, error) {
 	sn := s.live.Latest()
 	if sn == nil {
-		return nil, &httpError{Status: http.StatusServiceUnavailable,
-			Message: "the console is still discovering objects in Redis; try again in a moment"}
+		return nil, inspect.Errorf(inspect.CodeUnavailable, "the console is still discovering objects in Redis; try again in a moment")
 	}
 	if !sn.RedisUp {
 		// Stale rows would show leases counting down on locks that may be
 		// long gone; the page says why instead.
-		return nil, &httpError{Status: http.StatusServiceUnavailable,
+		return nil, &inspect.Error{Code: inspect.CodeUnavailable,
 			Message: "Redis is not answering; the lists come back when it does", Err: errSampleFailed}
 	}
 	return sn, nil

@@ -195,9 +195,8 @@ func outcomeFor(status int) string {
 // refusedSignIn records a refused token in the refused trail (throttled
 // per source there) and tells the client when to try again.
 func (s *Server) refusedSignIn(c echo.Context, target string, err error) {
-	var ar *auth.Refusal
-	if errors.As(err, &ar) && ar.RetryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ar.RetryAfter/time.Second)))
+	if e := inspect.ErrorOf(err); e.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter/time.Second)))
 	}
 	s.admin.Refused(c.Request().Context(), s.actor(c),
 		inspect.AuditRecord{Action: admin.ActionSignIn, Target: target, Outcome: outcomeFor(toHTTPError(err).Status), Detail: err.Error()})

@@ -21,7 +21,6 @@ import (
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
 	"github.com/lockwarden/lockwarden/web/events"
-	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -197,7 +196,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 			Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true}))
 	}
 	if err != nil {
-		return objectError(err, "lock", name)
+		return inspect.ObjectError("lock", name, err)
 	}
 	l.Subscribers = s.live.Latest().Subscribers(name)
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
@@ -221,7 +220,7 @@ func (s *Server) handleForceUnlockConfirm(c echo.Context) error {
 	}
 	holder := c.QueryParam("holder")
 	if holder == "" {
-		return badRequest("holder", "holder is required: pick one on the lock's page")
+		return inspect.Invalid("holder", "holder is required: pick one on the lock's page")
 	}
 	return s.renderConfirm(c, http.StatusOK, name, holder, "", "")
 }
@@ -231,13 +230,11 @@ func (s *Server) handleForceUnlockConfirm(c echo.Context) error {
 func (s *Server) renderConfirm(c echo.Context, status int, name, holder, reason, reasonErr string) error {
 	l, err := s.insp.GetLock(c.Request().Context(), name)
 	if err != nil {
-		return objectError(err, "lock", name)
+		return inspect.ObjectError("lock", name, err)
 	}
 	i := slices.IndexFunc(l.Holders, func(h inspect.Holder) bool { return h.ID == holder })
 	if i < 0 {
-		he := objectError(inspect.ErrHolderChanged, "lock", name).(*httpError)
-		he.Holders = feed.HoldersOf(l.Holders)
-		return he
+		return withHolders(inspect.ObjectError("lock", name, inspect.ErrHolderChanged), l.Holders)
 	}
 	page := confirmPage(l, l.Holders[i])
 	page.Layout = s.layout(c, "Force unlock "+name, views.NavLocks)
@@ -252,7 +249,7 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 	}
 	holder := c.FormValue("holder")
 	if holder == "" {
-		return badRequest("holder", "holder is required: pick one on the lock's page")
+		return inspect.Invalid("holder", "holder is required: pick one on the lock's page")
 	}
 	if _, rerr := admin.CheckReason(c.FormValue(views.FieldReason)); rerr != nil {
 		// The page again, with the message under the field; nothing changed.
@@ -260,11 +257,11 @@ func (s *Server) handleForceUnlockForm(c echo.Context) error {
 		slotOf(c).detail = msg
 		return s.renderConfirm(c, http.StatusBadRequest, name, holder, clipText(c.FormValue(views.FieldReason), views.MaxReasonLen), msg)
 	}
-	plan, err := s.forceUnlock(c, admin.ForceUnlock{Name: name, Holder: holder, Reason: c.FormValue(views.FieldReason)})
+	res, err := s.forceUnlock(c, admin.ForceUnlock{Name: name, Holder: holder, Reason: c.FormValue(views.FieldReason)})
 	if err != nil {
 		return err
 	}
-	q := s.flashQuery(c, unlockFlash(plan), name)
+	q := s.flashQuery(c, unlockFlash(res.Plan), name)
 	return c.Redirect(http.StatusSeeOther, "/locks?"+q.Encode())
 }
 
@@ -371,10 +368,9 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 			q := s.flashQuery(c, "saved", name)
 			return c.Redirect(http.StatusSeeOther, views.LimiterURL(name)+"?"+q.Encode())
 		}
-		if toHTTPError(err).Status != http.StatusBadRequest {
+		if verr = inspect.ErrorOf(err); verr.Code != inspect.CodeInvalid {
 			return err
 		}
-		verr = toHTTPError(err)
 	}
 	l, w, err := s.limiterWithWindow(c, name)
 	if err != nil {
@@ -395,7 +391,7 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 // checkKeepState reads the form's keep/reset choice into edit. A Redisson
 // limiter's form must say which: the two differ in how many permits are
 // handed out right after, and the page describes both.
-func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *admin.LimiterEdit) *httpError {
+func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *admin.LimiterEdit) *inspect.Error {
 	switch choice {
 	case views.KeepStateKeep:
 		edit.KeepState = true
@@ -404,11 +400,11 @@ func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *admin
 		return nil
 	case "":
 	default:
-		return badRequest(views.FieldKeepState, "keep_state must be \"keep\" or \"reset\"")
+		return inspect.Invalid(views.FieldKeepState, "keep_state must be \"keep\" or \"reset\"")
 	}
 	l, err := s.insp.GetLimiter(c.Request().Context(), name)
 	if err == nil && l.Kind == inspect.KindRedissonLimiter {
-		return badRequest(views.FieldKeepState, "choose whether the running windows are kept or reset")
+		return inspect.Invalid(views.FieldKeepState, "choose whether the running windows are kept or reset")
 	}
 	return nil // other kinds have no choice; errors surface in modifyLimiter
 }
@@ -429,24 +425,24 @@ func (s *Server) handleResetCounterForm(c echo.Context) error {
 }
 
 // parseLimiterForm reads the form's text fields with the API's rules.
-func parseLimiterForm(f views.EditForm) (admin.LimiterEdit, *httpError) {
+func parseLimiterForm(f views.EditForm) (admin.LimiterEdit, *inspect.Error) {
 	if f.Rate == "" {
-		return admin.LimiterEdit{}, badRequest(views.FieldRate, "rate is required")
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldRate, "rate is required")
 	}
 	rate, err := strconv.ParseFloat(f.Rate, 64)
 	if err != nil {
-		return admin.LimiterEdit{}, badRequest(views.FieldRate, "rate must be a whole number, e.g. 500")
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldRate, "rate must be a whole number, e.g. 500")
 	}
 	if f.IntervalMS == "" {
-		return admin.LimiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms is required")
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldIntervalMS, "interval_ms is required")
 	}
 	interval, err := strconv.ParseFloat(f.IntervalMS, 64)
 	if err != nil {
-		return admin.LimiterEdit{}, badRequest(views.FieldIntervalMS, "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldIntervalMS, "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
 	}
-	edit, verr := admin.CheckEdit(rate, interval)
-	if verr != nil {
-		return admin.LimiterEdit{}, toHTTPError(verr)
+	edit, err := admin.CheckEdit(rate, interval)
+	if err != nil {
+		return admin.LimiterEdit{}, inspect.ErrorOf(err)
 	}
 	return edit, nil
 }
@@ -537,10 +533,10 @@ func (s *Server) staticRoutes(e *echo.Echo) {
 	e.GET(views.StaticPrefix+"*", func(c echo.Context) error {
 		p := c.Param("*")
 		if p == "" || strings.HasSuffix(p, "/") || strings.Contains(p, "..") {
-			return notFound("no such file")
+			return inspect.Errorf(inspect.CodeNotFound, "no such file")
 		}
 		if fi, err := fs.Stat(static.FS, p); err != nil || fi.IsDir() {
-			return notFound("no such file")
+			return inspect.Errorf(inspect.CodeNotFound, "no such file")
 		}
 		c.Response().Header().Set("Cache-Control", "no-cache")
 		http.ServeFileFS(c.Response(), c.Request(), static.FS, p)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Every request gets an ID, echoed in X-Request-ID, attached to each log
@@ -105,9 +107,9 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 
 // isRedisFailure: the request failed because Redis did not answer.
 func isRedisFailure(err error) bool {
-	var he *httpError
-	if errors.As(err, &he) && he.Err == nil {
+	var ce *inspect.Error
+	if errors.As(err, &ce) && ce.Err == nil {
 		return false
 	}
-	return errors.Is(err, context.DeadlineExceeded) || isNetError(err)
+	return errors.Is(err, context.DeadlineExceeded) || inspect.RedisUnreachable(err)
 }

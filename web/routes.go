@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
 )
 
@@ -106,8 +107,7 @@ func (s *Server) query(add func(string, echo.HandlerFunc, ...echo.MiddlewareFunc
 var recoverPanics = middleware.RecoverWithConfig(middleware.RecoverConfig{
 	DisableErrorHandler: true,
 	LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-		return &httpError{Status: http.StatusInternalServerError, Message: "internal error",
-			Err: fmt.Errorf("panic: %w\n%s", err, stack)}
+		return fmt.Errorf("panic: %w\n%s", err, stack)
 	},
 })
 
@@ -123,7 +123,7 @@ func nameParam(c echo.Context) (string, error) {
 	}
 	name, err := url.PathUnescape(raw)
 	if err != nil {
-		return "", badRequest("name", "the name in the path is not valid percent-encoding")
+		return "", inspect.Invalid("name", "the name in the path is not valid percent-encoding")
 	}
 	return name, nil
 }

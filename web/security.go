@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -109,7 +108,7 @@ func (s *Server) scoped(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		// A name no object can have is the handler's 400 to give.
 		if len(name) <= store.MaxNameLen && !s.inScope(name) {
-			return notFound(fmt.Sprintf("no lock or limiter named %q in this console's --match", name))
+			return inspect.Errorf(inspect.CodeNotFound, "no lock or limiter named %q in this console's --match", name)
 		}
 		return next(c)
 	}
@@ -160,7 +159,7 @@ func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, erro
 		}
 		return nil, nil
 	}
-	return nil, badRequest("trail", `trail must be "changes" or "refused"`)
+	return nil, inspect.Invalid("trail", `trail must be "changes" or "refused"`)
 }
 
 // auditSummaries writes, every auditSummaryEvery, what was held back from
@@ -253,17 +252,16 @@ func (w *wsSlots) take(admin bool, source string) (func(), error) {
 	defer w.mu.Unlock()
 	if admin {
 		if w.admins >= adminWSSlots {
-			return nil, &httpError{Status: http.StatusServiceUnavailable, Message: "too many admin connections; close one"}
+			return nil, inspect.Errorf(inspect.CodeUnavailable, "too many admin connections; close one")
 		}
 		w.admins++
 		return w.releaser(func() { w.admins-- }), nil
 	}
 	switch {
 	case w.bySource[source] >= w.perSource:
-		return nil, &httpError{Status: http.StatusTooManyRequests,
-			Message: "too many live connections from this address; close one (at most " + strconv.Itoa(w.perSource) + ")"}
+		return nil, inspect.Errorf(inspect.CodeLimited, "too many live connections from this address; close one (at most %d)", w.perSource)
 	case w.viewers >= w.maxViewers:
-		return nil, &httpError{Status: http.StatusServiceUnavailable, Message: "too many live viewers; try again later"}
+		return nil, inspect.Errorf(inspect.CodeUnavailable, "too many live viewers; try again later")
 	}
 	w.viewers++
 	w.bySource[source]++

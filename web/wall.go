@@ -23,7 +23,7 @@ func wallLockSort(c echo.Context) (string, error) {
 	case sortName, sortContention:
 		return s, nil
 	default:
-		return "", badRequest("sort", "sort must be one of "+strings.Join(wallSorts, ", "))
+		return "", inspect.Invalid("sort", "sort must be one of "+strings.Join(wallSorts, ", "))
 	}
 }
 

@@ -1,11 +1,10 @@
 package web
 
 import (
-	"net/http"
-
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/auth"
 	"github.com/lockwarden/lockwarden/web/feed"
 )
@@ -13,10 +12,10 @@ import (
 // handleWS hands a websocket viewer to the feed.
 func (s *Server) handleWS(c echo.Context) error {
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
-		return &httpError{Status: http.StatusBadRequest, Message: "websocket upgrade required"}
+		return inspect.Invalid("", "websocket upgrade required")
 	}
 	if !auth.SameOrigin(c.Request()) {
-		return &httpError{Status: http.StatusForbidden, Message: "cross-origin websocket refused"}
+		return inspect.Errorf(inspect.CodeForbidden, "cross-origin websocket refused")
 	}
 	// The slot is taken before the upgrade, so a flood of connections is
 	// refused with a plain 503 and costs no goroutines.

@@ -4,14 +4,12 @@
 // and after, and handed to the live view so the next read shows it.
 //
 // It is a plain Go API: every action takes a context, the Actor who asks
-// and a typed request, and returns a result or an error (InputError for
-// bad input, ObjectError for a named object that is missing or changed);
-// nothing in it knows HTTP. It imports store and store/inspect only.
+// and a typed request, and returns a result or an *inspect.Error
+// (errors.go); nothing in it knows HTTP. It imports store/inspect only.
 package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -74,10 +72,6 @@ type Config struct {
 	Events  Events // nil: nobody is told
 	Logger  *slog.Logger
 }
-
-// ErrAuditUnavailable: the intent record of a change could not be
-// written, so the change was not made.
-var ErrAuditUnavailable = errors.New("admin: the audit trail cannot be written; nothing was changed")
 
 // Service runs the console's actions.
 type Service struct {
@@ -149,7 +143,8 @@ func (s *Service) intend(ctx context.Context, a Actor, rec *inspect.AuditRecord)
 	r.Outcome = inspect.OutcomeIntent
 	id, err := s.append(ctx, a, r)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
+		return &inspect.Error{Code: inspect.CodeUnavailable, Message: ErrAuditUnavailable.Error(),
+			Err: fmt.Errorf("%w: %w", ErrAuditUnavailable, err)}
 	}
 	rec.Intent = id
 	return nil
@@ -159,7 +154,7 @@ func (s *Service) intend(ctx context.Context, a Actor, rec *inspect.AuditRecord)
 // console neither shows nor changes it.
 func (s *Service) scoped(what, name string) error {
 	if s.inScope != nil && !s.inScope(name) {
-		return &ObjectError{What: what, Name: name, Err: store.ErrNotFound}
+		return inspect.ObjectError(what, name, store.ErrNotFound)
 	}
 	return nil
 }

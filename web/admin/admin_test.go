@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -63,14 +64,15 @@ func TestForceUnlockWithoutHTTP(t *testing.T) {
 	}
 	rdb.PExpire(ctx, name, time.Minute)
 
-	var ie *InputError
-	if _, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: name, Holder: holder, Reason: " "}); !errors.As(err, &ie) || ie.Field != FieldReason {
+	if _, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: name, Holder: holder, Reason: " "}); inspect.CodeOf(err) != inspect.CodeInvalid || inspect.ErrorOf(err).Field != FieldReason {
 		t.Fatalf("no reason: %v", err)
 	}
-	var oe *ObjectError
-	_, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: name, Holder: uuid + ":8", Reason: "stuck"})
-	if !errors.As(err, &oe) || !errors.Is(err, inspect.ErrHolderChanged) || len(oe.Holders) != 1 || oe.Holders[0].ID != holder {
-		t.Fatalf("wrong holder: %v", err)
+	res, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: name, Holder: uuid + ":8", Reason: "stuck"})
+	if inspect.CodeOf(err) != inspect.CodeConflict || !errors.Is(err, inspect.ErrHolderChanged) || len(res.Holders) != 1 || res.Holders[0].ID != holder {
+		t.Fatalf("wrong holder: %v, holders %+v", err, res.Holders)
+	}
+	if want := fmt.Sprintf("lock %q is no longer held by that holder; nothing was changed", name); inspect.ErrorOf(err).Message != want {
+		t.Errorf("conflict message %q, want %q", inspect.ErrorOf(err).Message, want)
 	}
 	if _, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: name, Holder: holder, Reason: "stuck"}); err != nil {
 		t.Fatal(err)
@@ -116,12 +118,12 @@ func TestUnrecordedOrOutOfScopeChangeNotMade(t *testing.T) {
 		rdb.PExpire(ctx, name, time.Minute)
 	}
 	_, err := svc.ForceUnlock(ctx, actor, ForceUnlock{Name: prefix + "out:stuck", Holder: uuid + ":7", Reason: "x"})
-	if !Missing(err) || rdb.Exists(ctx, prefix+"out:stuck").Val() != 1 {
+	if inspect.CodeOf(err) != inspect.CodeNotFound || rdb.Exists(ctx, prefix+"out:stuck").Val() != 1 {
 		t.Fatalf("outside the scope: %v", err)
 	}
 	rdb.Set(ctx, audit.Key(), "not a stream", 0) // every append now fails
 	_, err = svc.ForceUnlock(ctx, actor, ForceUnlock{Name: prefix + "in:stuck", Holder: uuid + ":7", Reason: "x"})
-	if !errors.Is(err, ErrAuditUnavailable) || rdb.Exists(ctx, prefix+"in:stuck").Val() != 1 {
+	if !errors.Is(err, ErrAuditUnavailable) || inspect.CodeOf(err) != inspect.CodeUnavailable || rdb.Exists(ctx, prefix+"in:stuck").Val() != 1 {
 		t.Fatalf("with the trail unwritable: %v; the lock must stay", err)
 	}
 	t.Cleanup(func() { rdb.Del(context.Background(), prefix+"in:stuck", prefix+"out:stuck") })
@@ -133,11 +135,10 @@ func TestCheckEdit(t *testing.T) {
 		field          string
 	}{{0, 1, "rate"}, {1.5, 1, "rate"}, {1 << 54, 1, "rate"}, {1, 0, "interval_ms"}, {1, 1e9, "interval_ms"}, {5, 2, ""}} {
 		e, err := CheckEdit(c.rate, c.interval)
-		var ie *InputError
 		switch {
 		case c.field == "" && (err != nil || e.Rate != 5 || e.IntervalMS != 2):
 			t.Errorf("%v/%v: %+v %v", c.rate, c.interval, e, err)
-		case c.field != "" && (!errors.As(err, &ie) || ie.Field != c.field):
+		case c.field != "" && (inspect.CodeOf(err) != inspect.CodeInvalid || inspect.ErrorOf(err).Field != c.field):
 			t.Errorf("%v/%v: %v, want a %s error", c.rate, c.interval, err, c.field)
 		}
 	}

@@ -104,7 +104,7 @@ func (h *History) Ended(ctx context.Context, name, holder, how string) error {
 	switch how {
 	case EndForceUnlocked, EndReleased, EndExpired, EndHandedOff:
 	default:
-		return &ParamError{Param: "how", Value: how, Want: EndForceUnlocked}
+		return badParam("how", how, EndForceUnlocked)
 	}
 	err := holdMark.Run(ctx, h.rdb, []string{inspect.HistoryOpenKey(name)}, holder, how).Err()
 	select {

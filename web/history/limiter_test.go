@@ -168,11 +168,10 @@ func TestBadSpan(t *testing.T) {
 	h := open(t, rdb, nil)
 	for _, span := range []string{"", "2h", "1H", "60m"} {
 		_, err := h.Limiter(t.Context(), "x", span)
-		var pe *history.ParamError
-		if !errors.As(err, &pe) || pe.Param != "span" || !errors.Is(err, history.ErrParam) {
-			t.Fatalf("span %q: %v, want a ParamError naming span", span, err)
+		if e := inspect.ErrorOf(err); e == nil || e.Code != inspect.CodeInvalid || e.Field != "span" || e.Message != "span must be 1h or 24h" {
+			t.Fatalf("span %q: %v, want an invalid span", span, err)
 		}
-		if _, err := h.Lock(t.Context(), "x", span); !errors.As(err, &pe) || pe.Param != "span" {
+		if _, err := h.Lock(t.Context(), "x", span); inspect.CodeOf(err) != inspect.CodeInvalid || inspect.ErrorOf(err).Field != "span" {
 			t.Fatalf("lock span %q: %v", span, err)
 		}
 	}
@@ -257,9 +256,8 @@ func TestBadOptionsAndEnded(t *testing.T) {
 	}
 	h := open(t, rdb, nil)
 	lk := name(t, "job")
-	var pe *history.ParamError
-	if err := h.Ended(t.Context(), lk, "x", "stolen"); !errors.As(err, &pe) || pe.Param != "how" {
-		t.Fatalf("Ended with a bad how: %v, want a ParamError naming how", err)
+	if err := h.Ended(t.Context(), lk, "x", "stolen"); inspect.CodeOf(err) != inspect.CodeInvalid || inspect.ErrorOf(err).Field != "how" {
+		t.Fatalf("Ended with a bad how: %v, want an invalid how", err)
 	}
 	// A lock whose history is not kept gets no key from Ended.
 	if err := h.Ended(t.Context(), lk, "x", history.EndForceUnlocked); err != nil {

@@ -135,20 +135,11 @@ const (
 	SpanDay  = "24h" // CoarseStep points
 )
 
-// ErrParam is matched by every *ParamError.
-var ErrParam = errors.New("history: bad parameter")
-
-// ParamError names the read parameter that was refused.
-type ParamError struct {
-	Param, Value, Want string
+// badParam is a read parameter refused (CodeInvalid naming it).
+func badParam(param, value, want string) *inspect.Error {
+	return &inspect.Error{Code: inspect.CodeInvalid, Field: param, Message: param + " must be " + want,
+		Err: fmt.Errorf("history: %s %q", param, value)}
 }
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("history: %s %q: want %s", e.Param, e.Value, e.Want)
-}
-
-// Is makes a *ParamError match ErrParam.
-func (e *ParamError) Is(target error) bool { return target == ErrParam }
 
 // ErrClosed: the History was closed.
 var ErrClosed = errors.New("history: closed")
@@ -161,5 +152,5 @@ func (r resolved) spanStep(span string) (step time.Duration, n int, err error) {
 	case SpanDay:
 		return CoarseStep, min(int(24*time.Hour/CoarseStep), r.nCoarse), nil
 	}
-	return 0, 0, &ParamError{Param: "span", Value: span, Want: SpanHour + " or " + SpanDay}
+	return 0, 0, badParam("span", span, SpanHour+" or "+SpanDay)
 }
