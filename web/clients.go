@@ -118,11 +118,6 @@ func clientIDParam(c echo.Context) (string, error) {
 func (s *Server) releaseAll(c echo.Context, id, reason string) ([]admin.Released, error) {
 	out, err := s.admin.ReleaseAll(c.Request().Context(), s.actor(c), admin.ReleaseAll{Client: id, Reason: reason})
 	recorded(c)
-	for _, r := range out {
-		if r.Released {
-			s.historyEnded(c.Request().Context(), r.Lock, r.Holder)
-		}
-	}
 	return out, err
 }
 

@@ -37,17 +37,6 @@ func setHistoryThrough(c echo.Context, through int64) {
 	c.Response().Header().Set(historyThroughHeader, strconv.FormatInt(through, 10))
 }
 
-// errNoHistory answers when the console keeps none (--history-top 0).
-var errNoHistory = inspect.Errorf(inspect.CodeNotFound, "this console keeps no history (--history-top 0)")
-
-// history is the running history, or errNoHistory.
-func (s *Server) history() (*history.History, error) {
-	if h := s.hist.Load(); h != nil {
-		return h, nil
-	}
-	return nil, errNoHistory
-}
-
 // historySpanParam is ?span=, "1h" when absent; history checks the value.
 func historySpanParam(c echo.Context) string {
 	if v := c.QueryParam("span"); v != "" {
@@ -57,9 +46,9 @@ func historySpanParam(c echo.Context) string {
 }
 
 // limiterHistory is name's steps over span and the changes audited in
-// it, at the newest flush (histCache: no Redis read between two flushes).
+// it, at the newest flush (history.Cache: no Redis read between two flushes).
 func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiterHistoryJSON, error) {
-	lh, through, err := s.cachedLimiter(ctx, name, span)
+	lh, through, err := s.hcache.Limiter(ctx, name, span)
 	if err != nil {
 		return limiterHistoryJSON{}, err
 	}
@@ -71,7 +60,7 @@ func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiter
 	// the last flush) is in the span all the same, and the chart draws it
 	// at its right edge, now.
 	from := time.Unix(lh.Points[0].T, 0)
-	recs, err := s.cachedAudit(ctx, through)
+	recs, err := s.hcache.Audit(ctx, through)
 	if err != nil {
 		return out, err
 	}
@@ -114,7 +103,7 @@ func (s *Server) handleAPILockHistory(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	out, through, err := s.cachedLock(ctx, name, historySpanParam(c))
+	out, through, err := s.hcache.Lock(ctx, name, historySpanParam(c))
 	if err != nil {
 		return err
 	}
@@ -132,7 +121,7 @@ func (s *Server) handleAPILockHistory(c echo.Context) error {
 // interval (admin.CheckEdit's, checked again by the limiter's kind); the
 // hour is the chart's, read once per flush.
 func (s *Server) whatIf(ctx context.Context, l *inspect.LimiterInfo, edit admin.LimiterEdit) (*whatif.Result, error) {
-	lh, _, err := s.cachedLimiter(ctx, l.Name, history.SpanHour)
+	lh, _, err := s.hcache.Limiter(ctx, l.Name, history.SpanHour)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ const overviewCharts = 5
 func (s *Server) limiterChart(ctx context.Context, l *inspect.LimiterInfo, span string, small bool) (views.LimiterChart, error) {
 	ch := views.LimiterChart{Name: l.Name, Span: span, RejectionsHidden: l.RejectionsHidden, Small: small}
 	lh, err := s.limiterHistory(ctx, l.Name, span)
-	if errors.Is(err, errNoHistory) {
+	if errors.Is(err, history.ErrOff) {
 		ch.Off = true
 		return ch, nil
 	}
@@ -69,8 +69,8 @@ func changeLabel(r inspect.AuditRecord) string {
 // lockTimeline is name's holds over span, one colour per client.
 func (s *Server) lockTimeline(ctx context.Context, name, span string) (views.LockTimeline, error) {
 	tl := views.LockTimeline{Name: name, Span: span}
-	lh, _, err := s.cachedLock(ctx, name, span)
-	if errors.Is(err, errNoHistory) {
+	lh, _, err := s.hcache.Lock(ctx, name, span)
+	if errors.Is(err, history.ErrOff) {
 		tl.Off = true
 		return tl, nil
 	}
@@ -117,10 +117,10 @@ func waitStrip(name string, from, to time.Time, wait []history.WaitPoint, small 
 // overviewLockThumbs are the last 24 h of waits of the locks with the most
 // contended acquisitions in them.
 func (s *Server) overviewLockThumbs(ctx context.Context) []views.WaitStrip {
-	if s.hist.Load() == nil {
+	if s.hist.History() == nil {
 		return nil
 	}
-	top, err := s.cachedContended(ctx, overviewCharts, history.SpanDay)
+	top, err := s.hcache.MostContended(ctx, overviewCharts, history.SpanDay)
 	if err != nil {
 		s.log.Warn("reading the most contended locks' history for the overview", "err", err)
 		return nil
@@ -182,7 +182,7 @@ func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditF
 
 // overviewThumbs are the last 24 h of the busiest limiters now.
 func (s *Server) overviewThumbs(ctx context.Context, sn *live.Snapshot) []views.LimiterChart {
-	if s.hist.Load() == nil {
+	if s.hist.History() == nil {
 		return nil
 	}
 	var out []views.LimiterChart

@@ -3,7 +3,7 @@ package web
 import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
-	"github.com/lockwarden/lockwarden/web/feed"
+	"github.com/lockwarden/lockwarden/web/present"
 )
 
 // How each lock and limiter kind reaches the API and the pages. The store
@@ -38,7 +38,7 @@ type lockJSON struct {
 	// lock only).
 	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
 	// Stale: the lock is shown as last read, its node not answering.
-	Stale *feed.Stale `json:"stale,omitempty"`
+	Stale *present.Stale `json:"stale,omitempty"`
 	// Acked: every holder's grant was confirmed by replicas (false when
 	// one holder's client does not wait for them); absent when no holder's
 	// client says. Per holder in holders[].client.acked.
@@ -60,8 +60,8 @@ func holdersAcked(hs []inspect.Holder) *bool {
 }
 
 func toLockJSON(l inspect.LockInfo) lockJSON {
-	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: feed.HoldersOf(l.Holders), PTTLMS: feed.LeaseMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode, Stale: feed.StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
+	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: present.HoldersOf(l.Holders), PTTLMS: present.LeaseMS(l.PTTL),
+		Channel: l.Channel, Mode: l.Mode, Stale: present.StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
 	out.Waiters, out.WaitersTotal, out.Subscribers = l.Waiters, l.WaitersTotal, l.Subscribers
 	if l.Kind == inspect.KindFairLock && out.Waiters == nil {
 		out.Waiters = []inspect.Waiter{}
@@ -128,7 +128,7 @@ type limiterJSON struct {
 	TTLMS      *int64 `json:"ttl_ms,omitempty"`
 
 	// Stale: the limiter is shown as last read, its node not answering.
-	Stale *feed.Stale `json:"stale,omitempty"`
+	Stale *present.Stale `json:"stale,omitempty"`
 }
 
 func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
@@ -136,7 +136,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 		PerSecond: l.PerSecond, Available: l.Available,
 		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
 		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: feed.StaleOf(l.Stale)}
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: present.StaleOf(l.Stale)}
 	if !l.RejectionsHidden {
 		out.Window.Rejected = &w.Rejected
 	}
@@ -147,7 +147,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 		out.Algorithm, out.PerClient = &alg, &perClient
 		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
 	case inspect.KindCounter:
-		count, known, ttl := l.Count, l.LimitKnown, feed.LeaseMS(l.TTL)
+		count, known, ttl := l.Count, l.LimitKnown, present.LeaseMS(l.TTL)
 		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
 		if known {
 			limit := l.Limit
@@ -159,7 +159,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 
 // lockRow is a lock as the pages show it.
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
-	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: feed.LeaseMS(l.PTTL), Mode: l.Mode,
+	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: present.LeaseMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
 		Stale: staleMark(l.Stale)}
 	a := s.annotated(l)
@@ -198,7 +198,7 @@ func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.Limit
 		Grants: l.Grants, GrantsKnown: l.GrantsKnown,
 		Algorithm: l.Algorithm, PerClient: l.PerClient, ResetInMS: l.ResetIn.Milliseconds(),
 		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
-		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: feed.LeaseMS(l.TTL),
+		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: present.LeaseMS(l.TTL),
 		Stale: staleMark(l.Stale)}
 	for _, p := range s.live.History().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
 		row.Spark = append(row.Spark, counts(p))

@@ -16,8 +16,8 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
-	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/present"
 )
 
 // Paging bounds for list pages and list APIs.
@@ -269,7 +269,7 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) sortKey {
 		switch sort {
 		case sortLease:
 			// The deadline, not the lease left: it stays put between ticks.
-			if ms := feed.LeaseMS(l.PTTL); ms < 0 {
+			if ms := present.LeaseMS(l.PTTL); ms < 0 {
 				k.Num = noExpiryKey
 			} else {
 				k.Num = float64(taken + ms)

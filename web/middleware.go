@@ -138,7 +138,7 @@ func (s *Server) auditMutations(next echo.HandlerFunc) echo.HandlerFunc {
 		if auth.IsSafeMethod(r.Method) || c.Path() == "/login" || s.queries[r.Method+" "+c.Path()] {
 			return next(c)
 		}
-		slot := &auditSlot{audited: s.hcache.changed}
+		slot := &auditSlot{audited: s.hcache.Changed}
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), auditSlotKey{}, slot)))
 		err := next(c)
 		if slot.recorded {

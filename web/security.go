@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -29,9 +28,6 @@ const (
 	// defaultSessionRecheck: how soon a browser's websocket notices that
 	// its session ended.
 	defaultSessionRecheck = 30 * time.Second
-	// adminWSSlots: admins' websockets, kept apart from the viewers' cap
-	// so that a viewer's flood never locks an admin out.
-	adminWSSlots = 32
 	// auditSummaryEvery is how often held-back refusals and failed
 	// sign-ins are summarised into the refused trail.
 	auditSummaryEvery = 10 * time.Second
@@ -84,7 +80,10 @@ func (s *Server) newAuthority() *auth.Authority {
 }
 
 func (s *Server) newAdmin() *admin.Service {
-	cfg := admin.Config{Inspector: s.insp, Live: s.live, Events: brokenLocks{s.events}, Logger: s.log, InScope: s.inScope}
+	// What a broken hold changes besides the lock: the event log (and so
+	// every viewer) and the history's record of how the hold ended.
+	cfg := admin.Config{Inspector: s.insp, Live: s.live, Listeners: []admin.Listener{s.events, s.hist},
+		Logger: s.log, InScope: s.inScope}
 	if s.insp != nil {
 		cfg.Audit = s.insp.AuditTrail(s.cfg.AuditKey, s.cfg.AuditRetention)
 		cfg.Refused = admin.NewRefusedLog(s.insp.Audit(s.cfg.refusedAuditKey(), s.cfg.AuditMaxLen))
@@ -162,41 +161,17 @@ func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, erro
 	return nil, inspect.Invalid("trail", `trail must be "changes" or "refused"`)
 }
 
-// auditSummaries writes, every auditSummaryEvery, what was held back from
-// the refused trail and a summary of each source's wrong tokens.
-func (s *Server) auditSummaries(ctx context.Context) {
-	t := time.NewTicker(auditSummaryEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.writeAuditSummaries(ctx)
-		}
+// authFailures are the failed sign-ins of each source since the last
+// call, as the refused trail's summary records.
+func (s *Server) authFailures() []inspect.AuditRecord {
+	fs := s.auth.Failures().Drain()
+	out := make([]inspect.AuditRecord, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, inspect.AuditRecord{Remote: f.Source, Action: "auth-failures", Outcome: inspect.OutcomeDenied,
+			Detail: strconv.Itoa(f.Failed) + " wrong tokens and " + strconv.Itoa(f.Limited) + " attempts refused with 429 from " + f.Source +
+				" between " + f.First.UTC().Format(time.RFC3339) + " and " + f.Last.UTC().Format(time.RFC3339)})
 	}
-}
-
-func (s *Server) writeAuditSummaries(ctx context.Context) {
-	log := s.admin.RefusedLog()
-	if log == nil {
-		return
-	}
-	if err := log.Flush(ctx); err != nil {
-		s.log.Warn("refused-request summary failed", "err", err)
-	}
-	for _, f := range s.auth.Failures().Drain() {
-		rec := inspect.AuditRecord{Remote: f.Source, Action: "auth-failures", Outcome: inspect.OutcomeDenied,
-			Detail: summaryDetail(f)}
-		if err := log.Summary(ctx, rec); err != nil {
-			s.log.Warn("sign-in failure summary failed", "err", err)
-		}
-	}
-}
-
-func summaryDetail(f auth.FailureSummary) string {
-	return strconv.Itoa(f.Failed) + " wrong tokens and " + strconv.Itoa(f.Limited) + " attempts refused with 429 from " + f.Source +
-		" between " + f.First.UTC().Format(time.RFC3339) + " and " + f.Last.UTC().Format(time.RFC3339)
+	return out
 }
 
 // sessionWatch is the watch of a browser's websocket: every
@@ -229,66 +204,6 @@ func (s *Server) sessionWatch(req *http.Request, role auth.Role) func(done <-cha
 			}
 		}
 	}
-}
-
-// wsSlots admits websockets: viewers up to a total and a per-address cap,
-// admins in slots of their own.
-type wsSlots struct {
-	mu                    sync.Mutex
-	viewers, admins       int
-	maxViewers, perSource int
-	bySource              map[string]int
-}
-
-func newWSSlots(maxViewers, perSource int) *wsSlots {
-	return &wsSlots{maxViewers: maxViewers, perSource: perSource, bySource: map[string]int{}}
-}
-
-// take reserves a slot for a connection from source and returns its
-// release (call once), or a 503/429 saying which cap was hit. admin takes
-// an admin slot (in local mode everyone is an admin, so nobody does).
-func (w *wsSlots) take(admin bool, source string) (func(), error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if admin {
-		if w.admins >= adminWSSlots {
-			return nil, inspect.Errorf(inspect.CodeUnavailable, "too many admin connections; close one")
-		}
-		w.admins++
-		return w.releaser(func() { w.admins-- }), nil
-	}
-	switch {
-	case w.bySource[source] >= w.perSource:
-		return nil, inspect.Errorf(inspect.CodeLimited, "too many live connections from this address; close one (at most %d)", w.perSource)
-	case w.viewers >= w.maxViewers:
-		return nil, inspect.Errorf(inspect.CodeUnavailable, "too many live viewers; try again later")
-	}
-	w.viewers++
-	w.bySource[source]++
-	return w.releaser(func() {
-		w.viewers--
-		if w.bySource[source]--; w.bySource[source] <= 0 {
-			delete(w.bySource, source)
-		}
-	}), nil
-}
-
-func (w *wsSlots) releaser(undo func()) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			undo()
-		})
-	}
-}
-
-// active is how many connections hold a slot.
-func (w *wsSlots) active() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.viewers + w.admins
 }
 
 // CheckTokens refuses tokens too short to resist guessing (see

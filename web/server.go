@@ -11,7 +11,8 @@
 //   - alert: rules over snapshots, the firing set, the webhook.
 //   - feed: snapshots, events and alerts -> frames -> hub -> websockets.
 //   - history: limiter rollups and lock holds kept in Redis by one
-//     elected replica, read by the charts and the what-if (history.go).
+//     elected replica, fed by a Recorder, read through a Cache by the
+//     charts and the what-if.
 //   - metrics: Prometheus collectors reading the parts when scraped.
 //   - auth: roles, tokens, sessions, the Host/Origin/CSP guard.
 //   - admin: force-unlock, release-all, edits, resets, each audited and
@@ -126,13 +127,6 @@ type Config struct {
 	HistoryTop                 int
 }
 
-func (c *Config) maxWSClients() int {
-	if c == nil || c.MaxWSClients <= 0 {
-		return feed.DefaultMaxClients
-	}
-	return c.MaxWSClients
-}
-
 func (c *Config) match() string {
 	if c == nil || c.Match == "" {
 		return "*"
@@ -178,21 +172,20 @@ type Server struct {
 	// change nothing (query in routes.go).
 	queries map[string]bool
 
-	// hist is the history in Redis, nil until Open (and with HistoryTop
-	// negative); histFeed hands it the snapshots.
-	hist     atomic.Pointer[history.History]
-	histFeed *historyFeed
-	// histObs runs histFeed on a goroutine of its own: turning a snapshot
+	// hist runs the history in Redis (none until Open, and none with
+	// HistoryTop negative) and hands it the snapshots.
+	hist *history.Recorder
+	// histObs runs hist's Observe on a goroutine of its own: turning a snapshot
 	// of thousands of objects into a sample is no work for the tick's.
 	histObs *live.Detached
 	// hcache serves the history's reads to requests, once per flush.
-	hcache histCache
+	hcache *history.Cache
 
 	alerts  *alert.Engine
 	webhook *alert.Webhook // nil without Config.Alerts.Webhook
 	// hosts is the Host allow-list; replaced once Open knows the port.
 	hosts   atomic.Pointer[auth.HostPolicy]
-	wsSlots *wsSlots
+	wsSlots *feed.Slots
 
 	mu       sync.Mutex
 	baseCtx  context.Context // Open's ctx without its cancellation, for Close
@@ -215,7 +208,7 @@ func New(cfg Config) *Server {
 		queries: map[string]bool{},
 	}
 	s.auth = s.newAuthority()
-	s.wsSlots = newWSSlots(cfg.maxWSClients(), cfg.maxWSPerSource())
+	s.wsSlots = feed.NewSlots(cfg.MaxWSClients, cfg.maxWSPerSource())
 	s.hosts.Store(auth.BuildHostPolicy("", nil, cfg.AllowedHosts))
 	s.feed = feed.New(feed.Config{CheckOrigin: auth.SameOrigin, Logger: s.log})
 	s.events = events.NewLog(events.LogSize, s.feed)
@@ -223,7 +216,9 @@ func New(cfg Config) *Server {
 		DiscoverInterval: cfg.DiscoverInterval, DiscoveryBudget: cfg.DiscoveryBudget, KeyspaceEvents: cfg.KeyspaceEvents,
 		Events: s.events, Logger: s.log})
 	s.relay = events.NewListener(cfg.Inspector, s.events, s.liveLocks, s.log)
+	s.hist = history.NewRecorder(s.log)
 	s.admin = s.newAdmin()
+	s.hcache = history.NewCache(s.hist, s.snapshotAt, s.admin.Recent)
 	listeners := []alert.Listener{s.feed}
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = alert.NewWebhook(cfg.Alerts.Webhook, s.log)
@@ -235,8 +230,7 @@ func New(cfg Config) *Server {
 	// so the alerts they carry are the snapshot's.
 	s.metrics = metrics.New(metrics.Config{Live: s.live, Alerts: s.alerts, Counts: s.counts,
 		Match: cfg.MetricsMatch, Top: cfg.MetricsTop})
-	s.histFeed = &historyFeed{}
-	s.histObs = live.Detach(s.histFeed)
+	s.histObs = live.Detach(s.hist)
 	s.live.PublishTo(s.metrics, s.alerts, s.histObs, s.feed)
 	s.echo = s.routes()
 	return s
@@ -309,8 +303,8 @@ func (s *Server) Open(ctx context.Context) error {
 	go func() { defer s.bg.Done(); s.live.ProbeNodes(runCtx) }()
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.histObs.Run(runCtx) }()
-	go func() { defer s.bg.Done(); s.auditSummaries(runCtx) }()
-	go func() { defer s.bg.Done(); s.stopHistory(runCtx) }()
+	go func() { defer s.bg.Done(); s.admin.RunSummaries(runCtx, auditSummaryEvery, s.authFailures) }()
+	go func() { defer s.bg.Done(); s.hist.Run(runCtx) }()
 	go func() {
 		defer s.bg.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

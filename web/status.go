@@ -22,7 +22,7 @@ type statusJSON struct {
 }
 
 func (s *Server) historyStats() *history.Stats {
-	if h := s.hist.Load(); h != nil {
+	if h := s.hist.History(); h != nil {
 		st := h.Stats()
 		// Both are snapshots the history never took: the ones its feed
 		// skipped while it was busy turning an older one into a sample

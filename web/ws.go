@@ -19,7 +19,7 @@ func (s *Server) handleWS(c echo.Context) error {
 	}
 	// The slot is taken before the upgrade, so a flood of connections is
 	// refused with a plain 503 and costs no goroutines.
-	release, err := s.wsSlots.take(identityOf(c).Role == auth.RoleAdmin && !s.auth.LocalMode(), c.RealIP())
+	release, err := s.wsSlots.Take(identityOf(c).Role == auth.RoleAdmin && !s.auth.LocalMode(), c.RealIP())
 	if err != nil {
 		s.requests.wsRejected.Add(1)
 		return err

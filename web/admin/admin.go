@@ -53,9 +53,11 @@ type Live interface {
 	Refresh(ctx context.Context, locks, limiters []string)
 }
 
-// Events hears of the locks the console broke (the event log, viewers).
-type Events interface {
-	ForceUnlocked(name, holder string, at time.Time)
+// Listener hears of every hold the console broke, once it is broken and
+// before the action returns: the event log (and so the viewers), the
+// history's mark of how the hold ended.
+type Listener interface {
+	ForceUnlocked(ctx context.Context, name, holder string, at time.Time)
 }
 
 // Config is what a Service needs; Inspector and Audit are required.
@@ -68,20 +70,21 @@ type Config struct {
 	// InScope says which names the console may act on (its --match);
 	// an action on any other name is a missing object. nil: every name.
 	InScope func(name string) bool
-	Live    Live   // nil: no read-your-writes (tests of one action)
-	Events  Events // nil: nobody is told
-	Logger  *slog.Logger
+	Live    Live // nil: no read-your-writes (tests of one action)
+	// Listeners are told of each broken hold, in order.
+	Listeners []Listener
+	Logger    *slog.Logger
 }
 
 // Service runs the console's actions.
 type Service struct {
-	insp    *inspect.Inspector
-	audit   *inspect.Audit
-	refused *RefusedLog
-	inScope func(string) bool
-	live    Live
-	events  Events
-	log     *slog.Logger
+	insp      *inspect.Inspector
+	audit     *inspect.Audit
+	refused   *RefusedLog
+	inScope   func(string) bool
+	live      Live
+	listeners []Listener
+	log       *slog.Logger
 
 	auditErrors atomic.Int64
 }
@@ -93,7 +96,7 @@ func New(cfg Config) *Service {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{insp: cfg.Inspector, audit: cfg.Audit, refused: cfg.Refused, inScope: cfg.InScope,
-		live: cfg.Live, events: cfg.Events, log: log}
+		live: cfg.Live, listeners: cfg.Listeners, log: log}
 }
 
 // Record appends rec, stamped with actor, to the change trail. A failed
@@ -176,9 +179,10 @@ func (s *Service) refresh(ctx context.Context, locks, limiters []string) {
 	}
 }
 
-func (s *Service) unlocked(name, holder string) {
-	if s.events != nil {
-		s.events.ForceUnlocked(name, holder, time.Now())
+func (s *Service) unlocked(ctx context.Context, name, holder string) {
+	at := time.Now()
+	for _, l := range s.listeners {
+		l.ForceUnlocked(ctx, name, holder, at)
 	}
 }
 

@@ -33,6 +33,26 @@ func (f *fakeLive) Refresh(_ context.Context, locks, _ []string) {
 	f.mu.Unlock()
 }
 
+// heard records what the listeners were told, in order.
+type heard struct {
+	mu    sync.Mutex
+	holds []string
+}
+
+func (h *heard) ForceUnlocked(ctx context.Context, name, holder string, _ time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ctx.Err() == nil {
+		h.holds = append(h.holds, name+" "+holder)
+	}
+}
+
+func (h *heard) got() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.holds)
+}
+
 const uuid = "0f8a2c1e-7b3d-4e9f-a6c5-123456789abc"
 
 // testTrail is a change trail of the test's own over the shared Redis,
@@ -54,7 +74,8 @@ func TestForceUnlockWithoutHTTP(t *testing.T) {
 	rdb, prefix, insp, audit := testTrail(t)
 	ctx := t.Context()
 	live := &fakeLive{}
-	svc := New(Config{Inspector: insp, Audit: audit, Live: live})
+	first, second := &heard{}, &heard{}
+	svc := New(Config{Inspector: insp, Audit: audit, Live: live, Listeners: []Listener{first, second}})
 	actor := Actor{Role: "admin", Fingerprint: "f00d", Remote: "10.0.0.1", RequestID: "r1"}
 
 	name := prefix + "stuck"
@@ -82,6 +103,13 @@ func TestForceUnlockWithoutHTTP(t *testing.T) {
 	}
 	if !slices.Equal(live.locks, []string{name}) {
 		t.Errorf("refreshed %v, want the lock once", live.locks)
+	}
+	// Every listener hears of the broken hold once, with the request's
+	// context; the refused attempts broke nothing.
+	for _, l := range []*heard{first, second} {
+		if got := l.got(); !slices.Equal(got, []string{name + " " + holder}) {
+			t.Errorf("listener heard %v, want the one broken hold", got)
+		}
 	}
 	recs, err := svc.Recent(ctx, 10)
 	if err != nil {
@@ -127,6 +155,30 @@ func TestUnrecordedOrOutOfScopeChangeNotMade(t *testing.T) {
 		t.Fatalf("with the trail unwritable: %v; the lock must stay", err)
 	}
 	t.Cleanup(func() { rdb.Del(context.Background(), prefix+"in:stuck", prefix+"out:stuck") })
+}
+
+// A release-all tells the listeners of each hold it broke, not of the
+// ones it found gone.
+func TestReleaseAllTellsListeners(t *testing.T) {
+	rdb, prefix, insp, audit := testTrail(t)
+	ctx := t.Context()
+	held, gone := prefix+"held", prefix+"gone"
+	rdb.HSet(ctx, held, uuid+":1", 1)
+	rdb.PExpire(ctx, held, time.Minute)
+	t.Cleanup(func() { rdb.Del(context.Background(), held) })
+	live := &fakeLive{holders: map[string][]inspect.Hold{uuid: {
+		{Lock: held, Kind: inspect.KindReentrant, Holder: uuid + ":1", What: "holds", Count: 1},
+		{Lock: gone, Kind: inspect.KindReentrant, Holder: uuid + ":2", What: "holds", Count: 1},
+	}}}
+	l := &heard{}
+	svc := New(Config{Inspector: insp, Audit: audit, Live: live, Listeners: []Listener{l}})
+	out, err := svc.ReleaseAll(ctx, Actor{Role: "admin"}, ReleaseAll{Client: uuid, Reason: "crashed"})
+	if err != nil || len(out) != 2 {
+		t.Fatalf("release-all: %+v, %v", out, err)
+	}
+	if got := l.got(); !slices.Equal(got, []string{held + " " + uuid + ":1"}) {
+		t.Errorf("listener heard %v, want the one hold released", got)
+	}
 }
 
 func TestCheckEdit(t *testing.T) {

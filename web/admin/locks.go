@@ -86,7 +86,7 @@ func (s *Service) ForceUnlock(ctx context.Context, a Actor, req ForceUnlock) (ou
 		rec.After = "removed holder " + holder + "; the other holders keep the lock"
 	}
 	s.logger(a).Info("lock force-unlocked", "name", name, "holder", holder, "reason", rec.Reason, "remote", a.Remote)
-	s.unlocked(name, holder)
+	s.unlocked(ctx, name, holder)
 	return out, nil
 }
 
@@ -153,7 +153,7 @@ func (s *Service) ReleaseAll(ctx context.Context, a Actor, req ReleaseAll) (out 
 		case r.Err == nil:
 			released++
 			one.After, one.Outcome = "released (holder "+r.Holder+")", inspect.OutcomeOK
-			s.unlocked(r.Lock, r.Holder)
+			s.unlocked(ctx, r.Lock, r.Holder)
 		case errors.Is(r.Err, inspect.ErrHolderChanged):
 			one.Outcome, rj.Error = inspect.OutcomeConflict, "no longer held by that holder; nothing was changed"
 		case errors.Is(r.Err, store.ErrNotFound):

@@ -138,6 +138,12 @@ func (l *Log) HeardSince(name string, t time.Time) bool {
 	return ok && at.After(t)
 }
 
+// ForceUnlocked publishes a force-unlock the console made (one of
+// web/admin's listeners).
+func (l *Log) ForceUnlocked(_ context.Context, name, holder string, at time.Time) {
+	l.Publish(Event{Type: inspect.EventForceUnlock, Name: name, Holder: holder, At: at})
+}
+
 // Count is how many events were ever published.
 func (l *Log) Count() int64 {
 	l.mu.Lock()

@@ -24,8 +24,8 @@ import (
 )
 
 // DefaultMaxClients: each viewer costs two goroutines and a 64-frame
-// buffer; a console with more viewers than this is being abused. The web
-// layer admits viewers (per address, admins apart) before Connect.
+// buffer; a console with more viewers than this is being abused. Slots
+// admits viewers (per address, admins apart) before Connect.
 const DefaultMaxClients = 500
 
 // Feed turns the console's snapshots, events and alerts into frames for

@@ -1,4 +1,4 @@
-package web
+package history
 
 import (
 	"context"
@@ -11,13 +11,11 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
-	"github.com/lockwarden/lockwarden/web/history"
 )
 
-// histCache keeps what the history's pages and API read from Redis, so
-// that a viewer costs Redis nothing (DESIGN: handlers read the latest
-// snapshot). Every history read ends at the newest sample the writer
-// flushed (web/history's meta key, "through"), once per 10 s step: what
+// Cache keeps what the history's pages and API read from Redis, so that a
+// viewer costs Redis nothing. Every history read ends at the newest sample
+// the writer flushed (the meta key's "through"), once per 10 s step: what
 // a read returns changes only when that flush time does. So entries are
 // keyed by it; the first request after a flush reads again, and requests
 // arriving meanwhile wait for that one read (singleflight) rather than
@@ -27,7 +25,13 @@ import (
 // once. Another replica's edits show from the next flush on. (A
 // force-unlock's mark shows in a lock's holds once the writer has
 // flushed it, so at a new flush time.)
-type histCache struct {
+type Cache struct {
+	rec *Recorder
+	// snapAt is the latest snapshot's Redis time (ms), 0 before the first.
+	snapAt func() int64
+	// audit reads the audit trail's newest records, newest first.
+	audit func(ctx context.Context, n int) ([]inspect.AuditRecord, error)
+
 	mu      sync.Mutex
 	entries map[histKey]*histEntry
 	// sweep drops the idle entries, histCacheIdle after the first entry
@@ -60,8 +64,8 @@ const (
 
 // What an entry holds.
 const (
-	histLimiter   = 'l' // history.LimiterHistory of name over span
-	histLock      = 'k' // history.LockHistory of name over span
+	histLimiter   = 'l' // LimiterHistory of name over span
+	histLock      = 'k' // LockHistory of name over span
 	histContended = 'c' // the MostContended locks over span, name their number
 	histAudit     = 'a' // the audit trail's newest inspect.MaxAuditRead records
 )
@@ -77,16 +81,26 @@ type histEntry struct {
 	used         int64 // wall ms of the last request it served
 }
 
-// changed says this console audited a change: the audit trail is read
+// ErrOff answers when the console keeps no history (--history-top 0).
+var ErrOff = inspect.Errorf(inspect.CodeNotFound, "this console keeps no history (--history-top 0)")
+
+// NewCache reads rec's History; snapAt is the latest snapshot's Redis
+// time (ms, 0 before the first) and audit reads the audit trail's newest
+// records, newest first.
+func NewCache(rec *Recorder, snapAt func() int64, audit func(ctx context.Context, n int) ([]inspect.AuditRecord, error)) *Cache {
+	return &Cache{rec: rec, snapAt: snapAt, audit: audit}
+}
+
+// Changed says this console audited a change: the audit trail is read
 // again at the next request that shows it.
-func (c *histCache) changed() { c.gen.Add(1) }
+func (c *Cache) Changed() { c.gen.Add(1) }
 
 // flushTime is the flush time to serve at. A reader replica learns of a
 // flush at its own next step, which can be just before the writer's; so
 // once the snapshot's Redis time snAt is past the step after the newest
 // flush known, one request every histPollEvery reads the meta key, and the
 // others serve the flush known meanwhile.
-func (c *histCache) flushTime(ctx context.Context, h *history.History, snAt int64) int64 {
+func (c *Cache) flushTime(ctx context.Context, h *History, snAt int64) int64 {
 	if f := h.Stats().LastFlush; !f.IsZero() {
 		c.raise(f.UnixMilli())
 	}
@@ -107,16 +121,16 @@ func (c *histCache) flushTime(ctx context.Context, h *history.History, snAt int6
 }
 
 // nextFlushDue is when the writer flushes next after a flush at t (ms):
-// at its first sample past the end of t's step (web/history's worker).
+// at its first sample past the end of t's step (worker.go).
 func nextFlushDue(t int64) int64 {
 	if t <= 0 {
 		return 0
 	}
-	step := history.FineStep.Milliseconds()
+	step := FineStep.Milliseconds()
 	return ((t-1)/step + 1) * step
 }
 
-func (c *histCache) raise(t int64) {
+func (c *Cache) raise(t int64) {
 	for {
 		cur := c.through.Load()
 		if t <= cur || c.through.CompareAndSwap(cur, t) {
@@ -127,7 +141,7 @@ func (c *histCache) raise(t int64) {
 
 // histGet is k's value read at flush time through and generation gen:
 // from the cache, or read by one request for all those asking at once.
-func histGet[V any](ctx context.Context, c *histCache, k histKey, through, gen int64,
+func histGet[V any](ctx context.Context, c *Cache, k histKey, through, gen int64,
 	read func(context.Context) (V, error)) (V, error) {
 	var zero V
 	if v, ok := c.lookup(k, through, gen); ok {
@@ -161,7 +175,7 @@ func histGet[V any](ctx context.Context, c *histCache, k histKey, through, gen i
 }
 
 // lookup is k's value if it was read at through and gen.
-func (c *histCache) lookup(k histKey, through, gen int64) (any, bool) {
+func (c *Cache) lookup(k histKey, through, gen int64) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[k]
@@ -174,7 +188,7 @@ func (c *histCache) lookup(k histKey, through, gen int64) (any, bool) {
 
 // store keeps e under k unless a newer read is there already; at
 // histCacheMax the entry asked for least recently goes.
-func (c *histCache) store(k histKey, e *histEntry) {
+func (c *Cache) store(k histKey, e *histEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -200,7 +214,7 @@ func (c *histCache) store(k histKey, e *histEntry) {
 }
 
 // dropIdle drops the entries no request asked for in histCacheIdle.
-func (c *histCache) dropIdle() {
+func (c *Cache) dropIdle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now().UnixMilli()
@@ -216,59 +230,54 @@ func (c *histCache) dropIdle() {
 	}
 }
 
-// historyAt is the running history and the flush time its reads are
-// served at.
-func (s *Server) historyAt(ctx context.Context) (*history.History, int64, error) {
-	h, err := s.history()
-	if err != nil {
-		return nil, 0, err
+// at is the running history and the flush time its reads are served at;
+// ErrOff when there is none.
+func (c *Cache) at(ctx context.Context) (*History, int64, error) {
+	h := c.rec.History()
+	if h == nil {
+		return nil, 0, ErrOff
 	}
-	var at int64
-	if sn := s.live.Latest(); sn != nil {
-		at = sn.At
-	}
-	return h, s.hcache.flushTime(ctx, h, at), nil
+	return h, c.flushTime(ctx, h, c.snapAt()), nil
 }
 
-// cachedLimiter is h.Limiter(name, span) at the flush time now, and that
-// time. The value is shared: callers do not change it.
-func (s *Server) cachedLimiter(ctx context.Context, name, span string) (history.LimiterHistory, int64, error) {
-	h, through, err := s.historyAt(ctx)
+// Limiter is h.Limiter(name, span) at the flush time now, and that time.
+// The value is shared: callers do not change it.
+func (c *Cache) Limiter(ctx context.Context, name, span string) (LimiterHistory, int64, error) {
+	h, through, err := c.at(ctx)
 	if err != nil {
-		return history.LimiterHistory{}, 0, err
+		return LimiterHistory{}, 0, err
 	}
-	lh, err := histGet(ctx, &s.hcache, histKey{histLimiter, name, span}, through, 0,
-		func(ctx context.Context) (history.LimiterHistory, error) { return h.Limiter(ctx, name, span) })
+	lh, err := histGet(ctx, c, histKey{histLimiter, name, span}, through, 0,
+		func(ctx context.Context) (LimiterHistory, error) { return h.Limiter(ctx, name, span) })
 	return lh, through, err
 }
 
-// cachedLock is h.Lock(name, span) at the flush time now, and that time.
-// Shared, as cachedLimiter's.
-func (s *Server) cachedLock(ctx context.Context, name, span string) (history.LockHistory, int64, error) {
-	h, through, err := s.historyAt(ctx)
+// Lock is h.Lock(name, span) at the flush time now, and that time.
+// Shared, as Limiter's.
+func (c *Cache) Lock(ctx context.Context, name, span string) (LockHistory, int64, error) {
+	h, through, err := c.at(ctx)
 	if err != nil {
-		return history.LockHistory{}, 0, err
+		return LockHistory{}, 0, err
 	}
-	lh, err := histGet(ctx, &s.hcache, histKey{histLock, name, span}, through, 0,
-		func(ctx context.Context) (history.LockHistory, error) { return h.Lock(ctx, name, span) })
+	lh, err := histGet(ctx, c, histKey{histLock, name, span}, through, 0,
+		func(ctx context.Context) (LockHistory, error) { return h.Lock(ctx, name, span) })
 	return lh, through, err
 }
 
-// cachedContended is h.MostContended(n, span) at the flush time now.
-func (s *Server) cachedContended(ctx context.Context, n int, span string) ([]history.LockWaits, error) {
-	h, through, err := s.historyAt(ctx)
+// MostContended is h.MostContended(n, span) at the flush time now.
+func (c *Cache) MostContended(ctx context.Context, n int, span string) ([]LockWaits, error) {
+	h, through, err := c.at(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return histGet(ctx, &s.hcache, histKey{histContended, strconv.Itoa(n), span}, through, 0,
-		func(ctx context.Context) ([]history.LockWaits, error) { return h.MostContended(ctx, n, span) })
+	return histGet(ctx, c, histKey{histContended, strconv.Itoa(n), span}, through, 0,
+		func(ctx context.Context) ([]LockWaits, error) { return h.MostContended(ctx, n, span) })
 }
 
-// cachedAudit is the audit trail's newest records (newest first), read
-// once per flush and after each change this console audits.
-func (s *Server) cachedAudit(ctx context.Context, through int64) ([]inspect.AuditRecord, error) {
-	return histGet(ctx, &s.hcache, histKey{what: histAudit}, through, s.hcache.gen.Load(),
-		func(ctx context.Context) ([]inspect.AuditRecord, error) {
-			return s.admin.Recent(ctx, inspect.MaxAuditRead)
-		})
+// Audit is the audit trail's newest inspect.MaxAuditRead records (newest
+// first) as of flush time through, read once per flush and after each
+// change this console audits (Changed).
+func (c *Cache) Audit(ctx context.Context, through int64) ([]inspect.AuditRecord, error) {
+	return histGet(ctx, c, histKey{what: histAudit}, through, c.gen.Load(),
+		func(ctx context.Context) ([]inspect.AuditRecord, error) { return c.audit(ctx, inspect.MaxAuditRead) })
 }

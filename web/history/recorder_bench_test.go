@@ -1,4 +1,4 @@
-package web
+package history
 
 import (
 	"fmt"
@@ -9,13 +9,15 @@ import (
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
-// BenchmarkHistoryFeed is the sampler goroutine's share of the history
-// per tick at the scale: 1,000 limiters with attempts and 10,000
-// held locks turned into a history sample (the history's own goroutine
-// takes it from there: web/history's BenchmarkObserveTick).
-func BenchmarkHistoryFeed(b *testing.B) {
+// BenchmarkRecorderSample is the Recorder's share of the history per tick
+// at 1,000 limiters with attempts and 10,000 held locks: a snapshot turned
+// into a sample (the history's own goroutine takes it from there:
+// BenchmarkObserveTick).
+const benchUUID = "0f8a2c1e-7b3d-4e9f-a6c5-123456789abc"
+
+func BenchmarkRecorderSample(b *testing.B) {
 	sn := &live.Snapshot{RedisUp: true, Stats: map[string]inspect.Summary{},
-		Registry: &inspect.Registry{Clients: map[string]inspect.ClientInfo{testUUID: {App: "orders", Host: "h1", PID: 7}}}}
+		Registry: &inspect.Registry{Clients: map[string]inspect.ClientInfo{benchUUID: {App: "orders", Host: "h1", PID: 7}}}}
 	for i := range 1000 {
 		name := fmt.Sprintf("rl:%d", i)
 		sn.Limiters = append(sn.Limiters, inspect.LimiterInfo{Name: name, Kind: inspect.KindTokenBucket})
@@ -23,9 +25,9 @@ func BenchmarkHistoryFeed(b *testing.B) {
 	}
 	for i := range 10000 {
 		sn.Locks = append(sn.Locks, inspect.LockInfo{Name: fmt.Sprintf("lock:%d", i), Kind: inspect.KindReentrant,
-			PTTL: 30 * time.Second, Holders: []inspect.Holder{{ID: holderID(fmt.Sprint(i)), Count: 1}}})
+			PTTL: 30 * time.Second, Holders: []inspect.Holder{{ID: benchUUID + ":" + fmt.Sprint(i), Count: 1}}})
 	}
-	f := &historyFeed{}
+	f := NewRecorder(nil)
 	at := time.Now().UnixMilli() / inspect.BucketMS * inspect.BucketMS
 	for b.Loop() {
 		at += inspect.BucketMS
