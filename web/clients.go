@@ -15,9 +15,11 @@ import (
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
-// Who holds a lock and since when: live reads the client registry and
-// remembers when it first saw each holder; pages and the API join both
-// with the locks they show.
+// The clients screen: every store client the registry knows or a holder
+// names, what it holds and waits for, and release-all for a crashed one.
+// Who holds a lock and since when comes from live, which reads the
+// registry and remembers when it first saw each holder; annotated joins
+// both with the locks a page shows.
 
 // annotated returns l with its holders' and waiters' identities, hold and
 // wait times (copies of both slices: l may be the snapshot's).
@@ -180,4 +182,12 @@ func (s *Server) handleReleaseAllForm(c echo.Context) error {
 		page.Released = append(page.Released, views.ReleasedRow{Lock: r.Lock, Holder: r.Holder, Released: r.Released, Error: r.Error})
 	}
 	return s.render(c, http.StatusOK, views.Clients(page))
+}
+
+// clientRoutes adds the clients page, its API and release-all.
+func (s *Server) clientRoutes(e *echo.Echo) {
+	e.GET("/clients", s.handleClientsPage)
+	s.mutation(e.POST, "/clients/:id/release-all", admin.ActionReleaseAll, s.handleReleaseAllForm)
+	e.GET("/api/clients", s.handleAPIClients)
+	s.mutation(e.POST, "/api/clients/:id/release-all", admin.ActionReleaseAll, s.handleAPIReleaseAll)
 }

@@ -78,6 +78,7 @@ type heldError struct {
 }
 
 func (e *heldError) Error() string { return e.err.Error() }
+
 func (e *heldError) Unwrap() error { return e.err }
 
 // withHolders attaches a lock's holders to err (a conflict).

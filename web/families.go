@@ -195,3 +195,13 @@ func offenderViews(os []inspect.Offender) []views.Offender {
 	}
 	return out
 }
+
+// familyRoutes adds the family pages, their API and member resets.
+func (s *Server) familyRoutes(e *echo.Echo) {
+	e.GET("/families", s.handleFamiliesPage)
+	e.GET("/families/:name", s.handleFamilyPage)
+	s.mutation(e.POST, "/families/:name/reset", admin.ActionReset, s.handleFamilyResetForm)
+	e.GET("/api/families", s.handleAPIFamilies)
+	e.GET("/api/families/:name", s.handleAPIFamily)
+	s.mutation(e.POST, "/api/families/:name/reset", admin.ActionReset, s.handleAPIFamilyReset)
+}

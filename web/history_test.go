@@ -58,7 +58,7 @@ func (h apiLimiterHistory) nonZero() []apiPoint {
 // tests count what their console saw from its first tick. It ticks twice
 // per stats bucket: the history is handed one 1 s window per second, and
 // a tick that comes a bucket late on a loaded machine loses the bucket it
-// skipped (historyFeed.Observe), which would fail the exact counts.
+// skipped (history.Recorder.Observe), which would fail the exact counts.
 func newHistoryEnv(t *testing.T, mods ...func(*Config)) *testEnv {
 	t.Helper()
 	rdb := redistest.Universal(t)

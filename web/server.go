@@ -1,18 +1,28 @@
-// Package web is lockwarden's console over HTTP: the routes, thin handleX
-// handlers, the presenters that turn the parts' state into views and JSON,
-// the one error -> HTTP status mapping (errors.go), and Server.Open/Close,
-// which wire the parts below and run them. Each part has one job and
-// imports only downwards; none imports web:
+// Package web is lockwarden's console over HTTP, one file per screen:
+// overview.go (/, /wall, alerts, stats), events.go (/events and the /ws
+// stream), locks.go, limiters.go (with the what-if), families.go,
+// clients.go, deadlocks.go, audit.go and status.go each register their
+// routes and hold their thin handleX handlers, HTML and JSON, and the
+// presenters that turn the parts' state into views and JSON. Beside them:
+// server.go (Config, Server.Open/Close, which wire the parts below and run
+// them), routes.go (the route table, request parameters), middleware.go
+// (request IDs and logging, hosts, identity and roles, sign-in), render.go
+// (pages, flash banners) and errors.go (the one error -> HTTP status
+// mapping). Each part has one job and imports only downwards; none
+// imports web:
 //
 //   - live: the 200 ms tick, walker -> immutable Snapshot, stale rows,
 //     window history, node health; hands each snapshot to metrics, alert,
 //     history and feed, in that order.
 //   - events: the lock event log and the pub/sub relay feeding it.
 //   - alert: rules over snapshots, the firing set, the webhook.
-//   - feed: snapshots, events and alerts -> frames -> hub -> websockets.
+//   - feed: snapshots, events and alerts -> frames -> hub -> websockets,
+//     and the slots that admit them.
 //   - history: limiter rollups and lock holds kept in Redis by one
 //     elected replica, fed by a Recorder, read through a Cache by the
 //     charts and the what-if.
+//   - listing: the lock and limiter lists filtered, sorted and paged.
+//   - present: what the API and the frames both say of an object.
 //   - metrics: Prometheus collectors reading the parts when scraped.
 //   - auth: roles, tokens, sessions, the Host/Origin/CSP guard.
 //   - admin: force-unlock, release-all, edits, resets, each audited and
@@ -141,6 +151,63 @@ func (c *Config) logger() *slog.Logger {
 	return c.Logger
 }
 
+// Defaults of the connection limits.
+const (
+	defaultReadTimeout    = 30 * time.Second
+	defaultMaxConns       = 1024
+	defaultMaxWSPerSource = 8
+	// defaultSessionRecheck: how soon a browser's websocket notices that
+	// its session ended.
+	defaultSessionRecheck = 30 * time.Second
+	// auditSummaryEvery is how often held-back refusals and failed
+	// sign-ins are summarised into the refused trail.
+	auditSummaryEvery = 10 * time.Second
+)
+
+func (c *Config) readTimeout() time.Duration {
+	if c == nil || c.ReadTimeout <= 0 {
+		return defaultReadTimeout
+	}
+	return c.ReadTimeout
+}
+
+func (c *Config) maxConns() int {
+	if c == nil || c.MaxConns <= 0 {
+		return defaultMaxConns
+	}
+	return c.MaxConns
+}
+
+func (c *Config) sessionRecheck() time.Duration {
+	if c == nil || c.SessionRecheck <= 0 {
+		return defaultSessionRecheck
+	}
+	return c.SessionRecheck
+}
+
+func (c *Config) maxWSPerSource() int {
+	if c == nil || c.MaxWSPerSource <= 0 {
+		return defaultMaxWSPerSource
+	}
+	return c.MaxWSPerSource
+}
+
+// refusedAuditKey is the trail of refused requests beside AuditKey (same
+// hash tag, so a test's or a deployment's trails stay together).
+func (c *Config) refusedAuditKey() string {
+	if c.AuditKey == "" {
+		return inspect.RefusedAuditKey
+	}
+	return c.AuditKey + ":refused"
+}
+
+// historyOff says Config turns the history off (a negative HistoryTop).
+func (c *Config) historyOff() bool { return c != nil && c.HistoryTop < 0 }
+
+func (c *Config) historyOptions() *history.Options {
+	return &history.Options{FineRetention: c.HistoryFine, CoarseRetention: c.HistoryCoarse, Top: c.HistoryTop}
+}
+
 // bodyLimit bounds request bodies (Echo's BodyLimit: 413 at once when the
 // length is declared, while reading when not); no form or JSON body of the
 // console comes close, so anything larger is a mistake or an attack.
@@ -236,6 +303,27 @@ func New(cfg Config) *Server {
 	return s
 }
 
+func (s *Server) newAuthority() *auth.Authority {
+	opts := auth.Options{Namespace: s.cfg.AuthNamespace,
+		Sessions: &auth.SessionOptions{Idle: s.cfg.SessionIdle, MaxAge: s.cfg.SessionMaxAge}}
+	if s.insp != nil {
+		opts.Redis = s.insp.Redis()
+	}
+	return auth.New(s.cfg.AdminToken, s.cfg.ViewerToken, opts)
+}
+
+func (s *Server) newAdmin() *admin.Service {
+	// What a broken hold changes besides the lock: the event log (and so
+	// every viewer) and the history's record of how the hold ended.
+	cfg := admin.Config{Inspector: s.insp, Live: s.live, Listeners: []admin.Listener{s.events, s.hist},
+		Logger: s.log, InScope: s.inScope}
+	if s.insp != nil {
+		cfg.Audit = s.insp.AuditTrail(s.cfg.AuditKey, s.cfg.AuditRetention)
+		cfg.Refused = admin.NewRefusedLog(s.insp.Audit(s.cfg.refusedAuditKey(), s.cfg.AuditMaxLen))
+	}
+	return admin.New(cfg)
+}
+
 // Handler serves the console without listening (httptest, embedding).
 // Live data flows only after Open.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -315,6 +403,16 @@ func (s *Server) Open(ctx context.Context) error {
 	return nil
 }
 
+// openHistory starts the history on the console's Redis, unless Config
+// turns it off. It outlives ctx's cancellation: the Recorder's Run closes
+// it when the console stops, handing the writer lock back.
+func (s *Server) openHistory(ctx context.Context) error {
+	if s.cfg.historyOff() {
+		return nil
+	}
+	return s.hist.Open(ctx, s.insp.Redis(), s.cfg.historyOptions())
+}
+
 // URL is the base URL of the running server, e.g. "http://127.0.0.1:43121".
 // An unspecified listen host is reported as loopback.
 func (s *Server) URL() string {
@@ -369,6 +467,12 @@ func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) 
 	return auth.CheckExposure(ctx, listen, adminToken, viewerToken)
 }
 
+// CheckTokens refuses tokens too short to resist guessing (see
+// auth.CheckTokens); the binary checks its flags with it.
+func CheckTokens(adminToken, viewerToken string) error {
+	return auth.CheckTokens(adminToken, viewerToken)
+}
+
 // liveLocks is the locks of the latest snapshot (the event listener's
 // sharded subscriptions follow them).
 func (s *Server) liveLocks() []inspect.LockInfo {
@@ -376,6 +480,14 @@ func (s *Server) liveLocks() []inspect.LockInfo {
 		return sn.Locks
 	}
 	return nil
+}
+
+// snapshotAt is the latest snapshot's Redis time (ms), 0 before the first.
+func (s *Server) snapshotAt() int64 {
+	if sn := s.live.Latest(); sn != nil {
+		return sn.At
+	}
+	return 0
 }
 
 func deadlineOf(ctx context.Context) time.Time {

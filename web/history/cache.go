@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/whatif"
 )
 
 // Cache keeps what the history's pages and API read from Redis, so that a
@@ -33,8 +35,8 @@ type Cache struct {
 	audit func(ctx context.Context, n int) ([]inspect.AuditRecord, error)
 
 	mu      sync.Mutex
-	entries map[histKey]*histEntry
-	// sweep drops the idle entries, histCacheIdle after the first entry
+	entries map[cacheKey]*cacheEntry
+	// sweep drops the idle entries, cacheIdle after the first entry
 	// stored and again while any are left.
 	sweep *time.Timer
 
@@ -48,34 +50,34 @@ type Cache struct {
 }
 
 const (
-	// histCacheIdle: an entry no request asked for this long is dropped.
-	histCacheIdle = 3 * time.Minute
-	// histCacheMax bounds the entries (names come from URLs): at the cap,
+	// cacheIdle: an entry no request asked for this long is dropped.
+	cacheIdle = 3 * time.Minute
+	// cacheMax bounds the entries (names come from URLs): at the cap,
 	// the one asked for least recently goes. An entry is at most a day of
 	// minutes (1,440 points, 46 kB) or a lock's kept holds.
-	histCacheMax = 256
-	// histPollEvery spaces the reads of the meta key while a flush is due
+	cacheMax = 256
+	// flushPollEvery spaces the reads of the meta key while a flush is due
 	// and not yet seen: from any number of requests, two a second.
-	histPollEvery = 500 * time.Millisecond
-	// histReadTimeout bounds one shared read: it runs on after the request
+	flushPollEvery = 500 * time.Millisecond
+	// sharedReadTimeout bounds one shared read: it runs on after the request
 	// that started it is gone, for the others waiting on it.
-	histReadTimeout = 5 * time.Second
+	sharedReadTimeout = 5 * time.Second
 )
 
 // What an entry holds.
 const (
-	histLimiter   = 'l' // LimiterHistory of name over span
-	histLock      = 'k' // LockHistory of name over span
-	histContended = 'c' // the MostContended locks over span, name their number
-	histAudit     = 'a' // the audit trail's newest inspect.MaxAuditRead records
+	entryLimiter   = 'l' // LimiterHistory of name over span
+	entryLock      = 'k' // LockHistory of name over span
+	entryContended = 'c' // the MostContended locks over span, name their number
+	entryAudit     = 'a' // the audit trail's newest inspect.MaxAuditRead records
 )
 
-type histKey struct {
+type cacheKey struct {
 	what       byte
 	name, span string
 }
 
-type histEntry struct {
+type cacheEntry struct {
 	through, gen int64
 	val          any
 	used         int64 // wall ms of the last request it served
@@ -98,7 +100,7 @@ func (c *Cache) Changed() { c.gen.Add(1) }
 // flushTime is the flush time to serve at. A reader replica learns of a
 // flush at its own next step, which can be just before the writer's; so
 // once the snapshot's Redis time snAt is past the step after the newest
-// flush known, one request every histPollEvery reads the meta key, and the
+// flush known, one request every flushPollEvery reads the meta key, and the
 // others serve the flush known meanwhile.
 func (c *Cache) flushTime(ctx context.Context, h *History, snAt int64) int64 {
 	if f := h.Stats().LastFlush; !f.IsZero() {
@@ -109,7 +111,7 @@ func (c *Cache) flushTime(ctx context.Context, h *History, snAt int64) int64 {
 		return t
 	}
 	now, last := time.Now().UnixMilli(), c.polled.Load()
-	if now-last < histPollEvery.Milliseconds() || !c.polled.CompareAndSwap(last, now) {
+	if now-last < flushPollEvery.Milliseconds() || !c.polled.CompareAndSwap(last, now) {
 		return t
 	}
 	// A failed read leaves the last flush known: the reads that follow
@@ -139,9 +141,9 @@ func (c *Cache) raise(t int64) {
 	}
 }
 
-// histGet is k's value read at flush time through and generation gen:
+// cached is k's value read at flush time through and generation gen:
 // from the cache, or read by one request for all those asking at once.
-func histGet[V any](ctx context.Context, c *Cache, k histKey, through, gen int64,
+func cached[V any](ctx context.Context, c *Cache, k cacheKey, through, gen int64,
 	read func(context.Context) (V, error)) (V, error) {
 	var zero V
 	if v, ok := c.lookup(k, through, gen); ok {
@@ -154,13 +156,13 @@ func histGet[V any](ctx context.Context, c *Cache, k histKey, through, gen int64
 		if v, ok := c.lookup(k, through, gen); ok {
 			return v, nil
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), histReadTimeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
 		defer cancel()
 		v, err := read(rctx)
 		if err != nil {
 			return nil, err
 		}
-		c.store(k, &histEntry{through: through, gen: gen, val: v, used: time.Now().UnixMilli()})
+		c.store(k, &cacheEntry{through: through, gen: gen, val: v, used: time.Now().UnixMilli()})
 		return v, nil
 	})
 	select {
@@ -175,7 +177,7 @@ func histGet[V any](ctx context.Context, c *Cache, k histKey, through, gen int64
 }
 
 // lookup is k's value if it was read at through and gen.
-func (c *Cache) lookup(k histKey, through, gen int64) (any, bool) {
+func (c *Cache) lookup(k cacheKey, through, gen int64) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[k]
@@ -187,21 +189,21 @@ func (c *Cache) lookup(k histKey, through, gen int64) (any, bool) {
 }
 
 // store keeps e under k unless a newer read is there already; at
-// histCacheMax the entry asked for least recently goes.
-func (c *Cache) store(k histKey, e *histEntry) {
+// cacheMax the entry asked for least recently goes.
+func (c *Cache) store(k cacheKey, e *cacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries = map[histKey]*histEntry{}
+		c.entries = map[cacheKey]*cacheEntry{}
 	}
 	if old := c.entries[k]; old != nil && (old.through > e.through || old.through == e.through && old.gen > e.gen) {
 		return
 	}
 	if c.sweep == nil {
-		c.sweep = time.AfterFunc(histCacheIdle, c.dropIdle)
+		c.sweep = time.AfterFunc(cacheIdle, c.dropIdle)
 	}
-	if _, ok := c.entries[k]; !ok && len(c.entries) >= histCacheMax {
-		var lru histKey
+	if _, ok := c.entries[k]; !ok && len(c.entries) >= cacheMax {
+		var lru cacheKey
 		oldest := int64(-1)
 		for key, old := range c.entries {
 			if oldest < 0 || old.used < oldest {
@@ -213,18 +215,18 @@ func (c *Cache) store(k histKey, e *histEntry) {
 	c.entries[k] = e
 }
 
-// dropIdle drops the entries no request asked for in histCacheIdle.
+// dropIdle drops the entries no request asked for in cacheIdle.
 func (c *Cache) dropIdle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now().UnixMilli()
 	for key, e := range c.entries {
-		if now-e.used >= histCacheIdle.Milliseconds() {
+		if now-e.used >= cacheIdle.Milliseconds() {
 			delete(c.entries, key)
 		}
 	}
 	if len(c.entries) > 0 {
-		c.sweep.Reset(histCacheIdle)
+		c.sweep.Reset(cacheIdle)
 	} else {
 		c.sweep = nil
 	}
@@ -247,7 +249,7 @@ func (c *Cache) Limiter(ctx context.Context, name, span string) (LimiterHistory,
 	if err != nil {
 		return LimiterHistory{}, 0, err
 	}
-	lh, err := histGet(ctx, c, histKey{histLimiter, name, span}, through, 0,
+	lh, err := cached(ctx, c, cacheKey{entryLimiter, name, span}, through, 0,
 		func(ctx context.Context) (LimiterHistory, error) { return h.Limiter(ctx, name, span) })
 	return lh, through, err
 }
@@ -259,7 +261,7 @@ func (c *Cache) Lock(ctx context.Context, name, span string) (LockHistory, int64
 	if err != nil {
 		return LockHistory{}, 0, err
 	}
-	lh, err := histGet(ctx, c, histKey{histLock, name, span}, through, 0,
+	lh, err := cached(ctx, c, cacheKey{entryLock, name, span}, through, 0,
 		func(ctx context.Context) (LockHistory, error) { return h.Lock(ctx, name, span) })
 	return lh, through, err
 }
@@ -270,14 +272,44 @@ func (c *Cache) MostContended(ctx context.Context, n int, span string) ([]LockWa
 	if err != nil {
 		return nil, err
 	}
-	return histGet(ctx, c, histKey{histContended, strconv.Itoa(n), span}, through, 0,
+	return cached(ctx, c, cacheKey{entryContended, strconv.Itoa(n), span}, through, 0,
 		func(ctx context.Context) ([]LockWaits, error) { return h.MostContended(ctx, n, span) })
+}
+
+// WhatIf replays l's last hour of recorded demand (the chart's, read once
+// per flush) at the proposed settings, which the limiter's kind checks
+// (CodeInvalid naming the field it refuses).
+func (c *Cache) WhatIf(ctx context.Context, l *inspect.LimiterInfo, proposed whatif.Settings) (*whatif.Result, error) {
+	lh, _, err := c.Limiter(ctx, l.Name, SpanHour)
+	if err != nil {
+		return nil, err
+	}
+	return whatif.Replay(whatif.Request{Limiter: whatif.FromInfo(l), Proposed: proposed, Demand: lh.Demand()})
+}
+
+// Changes are the records of the audit trail, as of flush time through,
+// of the changes made to the object name since from by one of actions,
+// oldest first. No upper bound: a change made after the newest flushed
+// step (since the last flush) is in the span all the same, and a chart
+// draws it at its right edge, now.
+func (c *Cache) Changes(ctx context.Context, name string, from time.Time, through int64, actions ...string) ([]inspect.AuditRecord, error) {
+	recs, err := c.Audit(ctx, through)
+	if err != nil {
+		return nil, err
+	}
+	out := []inspect.AuditRecord{}
+	for _, r := range slices.Backward(recs) {
+		if r.Target == name && r.Outcome == inspect.OutcomeOK && slices.Contains(actions, r.Action) && !r.Time.Before(from) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // Audit is the audit trail's newest inspect.MaxAuditRead records (newest
 // first) as of flush time through, read once per flush and after each
 // change this console audits (Changed).
 func (c *Cache) Audit(ctx context.Context, through int64) ([]inspect.AuditRecord, error) {
-	return histGet(ctx, c, histKey{what: histAudit}, through, c.gen.Load(),
+	return cached(ctx, c, cacheKey{what: entryAudit}, through, c.gen.Load(),
 		func(ctx context.Context) ([]inspect.AuditRecord, error) { return c.audit(ctx, inspect.MaxAuditRead) })
 }

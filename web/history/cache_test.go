@@ -7,7 +7,7 @@ import (
 )
 
 // The cache holds what was asked for lately, and no more than
-// histCacheMax entries: names come from URLs.
+// cacheMax entries: names come from URLs.
 func TestCacheBounded(t *testing.T) {
 	var c Cache
 	t.Cleanup(func() {
@@ -17,22 +17,22 @@ func TestCacheBounded(t *testing.T) {
 			c.sweep.Stop()
 		}
 	})
-	key := func(i int) histKey { return histKey{histLimiter, strconv.Itoa(i), "1h"} }
+	key := func(i int) cacheKey { return cacheKey{entryLimiter, strconv.Itoa(i), "1h"} }
 	now := time.Now().UnixMilli()
 	const over = 10
-	for i := range histCacheMax + over {
-		c.store(key(i), &histEntry{through: 2, val: i, used: now - int64(histCacheMax+over-i)})
+	for i := range cacheMax + over {
+		c.store(key(i), &cacheEntry{through: 2, val: i, used: now - int64(cacheMax+over-i)})
 	}
-	if n := len(c.entries); n != histCacheMax {
-		t.Fatalf("%d entries, want the cap %d", n, histCacheMax)
+	if n := len(c.entries); n != cacheMax {
+		t.Fatalf("%d entries, want the cap %d", n, cacheMax)
 	}
-	for i := range histCacheMax + over {
+	for i := range cacheMax + over {
 		if _, ok := c.lookup(key(i), 2, 0); ok != (i >= over) {
 			t.Errorf("entry %d kept %v: want the %d asked for least recently gone", i, ok, over)
 		}
 	}
 	// A read at an older flush time does not replace a newer one.
-	c.store(key(over), &histEntry{through: 1, val: -1, used: now})
+	c.store(key(over), &cacheEntry{through: 1, val: -1, used: now})
 	if v, ok := c.lookup(key(over), 2, 0); !ok || v != over {
 		t.Errorf("entry at flush 2 after a store at flush 1: %v %v", v, ok)
 	}
@@ -40,7 +40,7 @@ func TestCacheBounded(t *testing.T) {
 	c.mu.Lock()
 	for k, e := range c.entries {
 		if k != key(over) {
-			e.used = now - histCacheIdle.Milliseconds()
+			e.used = now - cacheIdle.Milliseconds()
 		}
 	}
 	c.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/whatif"
 )
 
 // Sample is what the console's tick hands to Observe. Observe takes
@@ -74,6 +75,20 @@ type LimiterHistory struct {
 	StepS  int64   `json:"step_s"`
 	Points []Point `json:"points"`
 	Kept   bool    `json:"kept"`
+}
+
+// Demand is the steps with attempts as a what-if demand series: what the
+// limiter was asked for, replayed at other settings.
+func (lh LimiterHistory) Demand() whatif.Series {
+	d := whatif.Series{StepMS: lh.StepS * 1000, Points: make([]whatif.Point, 0, len(lh.Points))}
+	for _, p := range lh.Points {
+		if p.Acquired+p.Rejected+p.Errors == 0 {
+			continue
+		}
+		d.Points = append(d.Points, whatif.Point{T: time.Unix(p.T, 0).UTC(),
+			Counts: inspect.Counts{Acquired: p.Acquired, Rejected: p.Rejected, Errors: p.Errors}})
+	}
+	return d
 }
 
 // Client is the application a holder belongs to.
