@@ -3,7 +3,7 @@
 -- when the writer sees the hold go. Only a hold the history keeps is
 -- marked, so no key is created for a lock that is not kept.
 --
--- KEYS[1] -> running holds (HASH), as in history_hold_write.lua
+-- KEYS[1] -> history.OpenKey(name): running holds (HASH), as in history_hold_write.lua
 -- ARGV[1] -> holder
 -- ARGV[2] -> how it ended ("force-unlocked")
 --

@@ -4,9 +4,9 @@
 -- the writer's own verdict. Entries already at the head of the list (a
 -- flush whose reply was lost) are not pushed again.
 --
--- KEYS[1] -> running holds (HASH): holder -> "<from> <client>",
---            "x:<holder>" -> how the console ended it
--- KEYS[2] -> ended holds (LIST), newest first
+-- KEYS[1] -> history.OpenKey(name): running holds (HASH): holder ->
+--            "<from> <client>", "x:<holder>" -> how the console ended it
+-- KEYS[2] -> history.HoldsKey(name): ended holds (LIST), newest first
 -- ARGV[1] -> holds to keep in KEYS[2]
 -- ARGV[2] -> expiry of both keys, ms
 -- ARGV[3] -> "1": KEYS[1] is replaced by the running holds given (a new

@@ -22,7 +22,7 @@ import (
 
 // eventRows are events as the overview, the wall and the events page list
 // them.
-func eventRows(evs []events.Event) []views.EventRow {
+func eventRows(evs []events.Entry) []views.EventRow {
 	out := make([]views.EventRow, 0, len(evs))
 	for _, e := range evs {
 		out = append(out, views.EventRow{Type: string(e.Type), Name: e.Name, Channel: e.Channel,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/history"
 )
 
 // historyReads counts the reads of history and audit keys on the
@@ -42,7 +42,7 @@ func (h *historyReads) count(cmds ...redis.Cmder) {
 			continue
 		}
 		key, _ := args[1].(string)
-		if key == h.audit || key == inspect.HistoryIndexKey || key == inspect.HistoryMetaKey || historyRing.MatchString(key) {
+		if key == h.audit || key == history.IndexKey || key == history.MetaKey || historyRing.MatchString(key) {
 			h.keys[key]++
 		}
 	}
@@ -127,7 +127,7 @@ func TestHistoryReadsOncePerStep(t *testing.T) {
 	}
 	others := 0
 	for key, n := range got {
-		if key == inspect.HistoryMetaKey {
+		if key == history.MetaKey {
 			continue
 		}
 		others++
@@ -137,10 +137,10 @@ func TestHistoryReadsOncePerStep(t *testing.T) {
 	}
 	// Each refresh of a ring reads the flush time with it, and the cache
 	// asks for it at most twice a second when a step is due.
-	if n := got[inspect.HistoryMetaKey]; n > 2*steps*(others+1) {
+	if n := got[history.MetaKey]; n > 2*steps*(others+1) {
 		t.Errorf("the meta key read %d times by 20 requests over %d step(s)", n, steps)
 	}
-	for _, key := range []string{reads.audit, inspect.HistoryCoarseKey(name), inspect.HistoryFineKey(name)} {
+	for _, key := range []string{reads.audit, history.CoarseKey(name), history.FineKey(name)} {
 		if got[key] == 0 {
 			t.Errorf("%s not read after a flush: the test counts the wrong client or keys, or the cache missed the flush (%v)", key, got)
 		}

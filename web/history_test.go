@@ -63,7 +63,7 @@ func newHistoryEnv(t *testing.T, mods ...func(*Config)) *testEnv {
 	t.Helper()
 	rdb := redistest.Universal(t)
 	// One DEL: the keys share the {lw-history} tag.
-	if err := rdb.Del(t.Context(), inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock).Err(); err != nil {
+	if err := rdb.Del(t.Context(), history.MetaKey, history.IndexKey, history.WriterLock).Err(); err != nil {
 		t.Fatal(err)
 	}
 	return newEnv(t, func(c *Config) {

@@ -103,7 +103,7 @@ func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.Limit
 		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
 		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: present.LeaseMS(l.TTL),
 		Stale: staleMark(l.Stale)}
-	for _, p := range s.live.History().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
+	for _, p := range s.live.Windows().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
 		row.Spark = append(row.Spark, counts(p))
 	}
 	return row
@@ -179,7 +179,7 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 		Limiter: s.limiterRow(*l, w),
 		Form:    form,
 	}
-	for _, p := range s.live.History().Recent(l.Name, views.RollingRows) {
+	for _, p := range s.live.Windows().Recent(l.Name, views.RollingRows) {
 		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
 			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
 	}

@@ -12,7 +12,7 @@
 // imports web:
 //
 //   - live: the 200 ms tick, walker -> immutable Snapshot, stale rows,
-//     window history, node health; hands each snapshot to metrics, alert,
+//     recent windows, node health; hands each snapshot to metrics, alert,
 //     history and feed, in that order.
 //   - events: the lock event log and the pub/sub relay feeding it.
 //   - alert: rules over snapshots, the firing set, the webhook.
@@ -227,7 +227,7 @@ type Server struct {
 	feed     *feed.Feed
 	live     *live.Sampler
 	events   *events.Log
-	relay    *events.Listener
+	relay    *events.Relay
 	metrics  *metrics.Metrics
 	requests requestCounts
 	auth     *auth.Authority
@@ -282,7 +282,7 @@ func New(cfg Config) *Server {
 	s.live = live.New(live.Config{Inspector: cfg.Inspector, Match: cfg.Match, TickInterval: cfg.TickInterval,
 		DiscoverInterval: cfg.DiscoverInterval, DiscoveryBudget: cfg.DiscoveryBudget, KeyspaceEvents: cfg.KeyspaceEvents,
 		Events: s.events, Logger: s.log})
-	s.relay = events.NewListener(cfg.Inspector, s.events, s.liveLocks, s.log)
+	s.relay = events.NewRelay(cfg.Inspector, s.events, s.liveLocks, s.log)
 	s.hist = history.NewRecorder(s.log)
 	s.admin = s.newAdmin()
 	s.hcache = history.NewCache(s.hist, s.snapshotAt, s.admin.Recent)
@@ -291,7 +291,7 @@ func New(cfg Config) *Server {
 		s.webhook = alert.NewWebhook(cfg.Alerts.Webhook, s.log)
 		listeners = append(listeners, s.webhook)
 	}
-	s.alerts = alert.New(cfg.Alerts, s.live.NodeStatuses, s.live.History(), listeners...)
+	s.alerts = alert.New(cfg.Alerts, s.live.NodeStatuses, s.live.Windows(), listeners...)
 	s.alerts.AuthFailures(s.auth.Failures().Recent)
 	// The order the parts see each snapshot in: the viewers' frames last,
 	// so the alerts they carry are the snapshot's.

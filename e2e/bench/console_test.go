@@ -23,6 +23,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
 	"github.com/lockwarden/lockwarden/web/feed"
+	"github.com/lockwarden/lockwarden/web/history"
 )
 
 // The console cases (5-8) run the real web.Server on its own go-redis
@@ -131,7 +132,7 @@ func (h *rtHook) historySent() map[string]int64 {
 func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 	spans := func(c redis.Cmder) bool {
 		return slices.ContainsFunc(c.Args(), func(a any) bool {
-			return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
+			return a == history.MetaKey || a == history.WriterLock
 		})
 	}
 	if len(cmds) == 0 {

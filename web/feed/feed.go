@@ -103,8 +103,8 @@ func (f *Feed) setRedis(up bool) {
 	f.hub.broadcastStatus(frame)
 }
 
-// Event sends one lock event to every viewer.
-func (f *Feed) Event(e events.Event) {
+// Logged sends one entry of the event log to every viewer.
+func (f *Feed) Logged(e events.Entry) {
 	frame, err := json.Marshal(e)
 	if err != nil {
 		f.log.Error("encoding event frame", "err", err)

@@ -8,7 +8,7 @@
 // goroutine owns all state; it rolls limiter counts into 10 s and 1 min
 // steps, follows each lock's holds (who, from, to, and how the hold ended)
 // and sums its waits per minute, and once per 10 s step the replica that holds the writer lock
-// (inspect.HistoryWriterLock, a store.Lock with a lease kept alive by the
+// (WriterLock, a store.Lock with a lease kept alive by the
 // watchdog) writes what changed in one pipeline. The other replicas follow
 // the same samples without writing, so whichever takes over the lock has
 // the recent steps the last writer may not have flushed.
@@ -29,7 +29,7 @@
 // the writer flushed, so every replica answers the same JSON; Stats is
 // for /status and reads no Redis.
 //
-// Keys (builders in store/internal/wire, history_keys.go), all of one
+// Keys (keys.go, the console's own, as web/auth's are), all of one
 // object in its hash slot:
 //
 //	lw:{<tag>}:h10s:<name>    limiter, 10 s ring (string of 16-byte records)

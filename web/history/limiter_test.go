@@ -149,15 +149,15 @@ func TestRetentionTrims(t *testing.T) {
 		}
 	}
 	checkPoints(t, hour, 10*time.Second, 6, last)
-	n, err := rdb.StrLen(t.Context(), inspect.HistoryFineKey(lim)).Result()
+	n, err := rdb.StrLen(t.Context(), history.FineKey(lim)).Result()
 	if err != nil || n != 6*16+1 {
 		t.Fatalf("fine ring is %d bytes (%v), want 6 records and the pad byte", n, err)
 	}
-	n, err = rdb.StrLen(t.Context(), inspect.HistoryCoarseKey(lim)).Result()
+	n, err = rdb.StrLen(t.Context(), history.CoarseKey(lim)).Result()
 	if err != nil || n != 5*16+1 {
 		t.Fatalf("coarse ring is %d bytes (%v), want 5 records and the pad byte", n, err)
 	}
-	ttl, err := rdb.PTTL(t.Context(), inspect.HistoryCoarseKey(lim)).Result()
+	ttl, err := rdb.PTTL(t.Context(), history.CoarseKey(lim)).Result()
 	if err != nil || ttl <= 0 || ttl > 6*time.Minute {
 		t.Fatalf("coarse ring expires in %v (%v), want within its retention and an eighth", ttl, err)
 	}
@@ -204,9 +204,9 @@ func TestTopBound(t *testing.T) {
 	kept := func(wantLims, wantLocks []string) {
 		t.Helper()
 		for _, n := range append(lims, locks...) {
-			key, want := inspect.HistoryFineKey(n), contains(wantLims, n)
+			key, want := history.FineKey(n), contains(wantLims, n)
 			if contains(locks, n) {
-				key, want = inspect.HistoryHoldsKey(n), contains(wantLocks, n)
+				key, want = history.HoldsKey(n), contains(wantLocks, n)
 			}
 			exists, err := rdb.Exists(t.Context(), key).Result()
 			if err != nil {
@@ -216,7 +216,7 @@ func TestTopBound(t *testing.T) {
 				t.Fatalf("%s kept: %v, want kept %v and %v", n, exists == 1, wantLims, wantLocks)
 			}
 		}
-		members, err := rdb.ZCard(t.Context(), inspect.HistoryIndexKey).Result()
+		members, err := rdb.ZCard(t.Context(), history.IndexKey).Result()
 		if err != nil || members != int64(len(wantLims)+len(wantLocks)) {
 			t.Fatalf("index holds %d (%v), want %d", members, err, len(wantLims)+len(wantLocks))
 		}
@@ -263,7 +263,7 @@ func TestBadOptionsAndEnded(t *testing.T) {
 	if err := h.Ended(t.Context(), lk, "x", history.EndForceUnlocked); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := rdb.Exists(t.Context(), inspect.HistoryOpenKey(lk)).Result(); err != nil || n != 0 {
+	if n, err := rdb.Exists(t.Context(), history.OpenKey(lk)).Result(); err != nil || n != 0 {
 		t.Fatalf("Ended created a key for a lock not kept (%d, %v)", n, err)
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-// historyTicks is how many window summaries the console keeps per limiter:
+// windowTicks is how many window summaries the console keeps per limiter:
 // 900 steps of 200 ms are three minutes, enough for a 60 s sparkline and
 // the rolling table with room to spare.
-const historyTicks = 900
+const windowTicks = 900
 
-// Point is one window summary: the 1 s window ending at At (epoch ms) and
-// the newest bucket on its own.
-type Point struct {
+// WindowPoint is one window summary: the 1 s window ending at At (epoch
+// ms) and the newest bucket on its own.
+type WindowPoint struct {
 	At     int64
 	Window inspect.Counts
 	Newest inspect.Counts
@@ -22,12 +22,12 @@ type Point struct {
 
 // ring is a fixed-size buffer of points, oldest overwritten first.
 type ring struct {
-	buf  []Point
+	buf  []WindowPoint
 	next int
 	full bool
 }
 
-func (r *ring) push(p Point) {
+func (r *ring) push(p WindowPoint) {
 	if n := r.len(); n > 0 && r.at(0).At == p.At {
 		// Ticks faster than a bucket see the same window again.
 		r.buf[(r.next-1+len(r.buf))%len(r.buf)] = p
@@ -47,45 +47,46 @@ func (r *ring) len() int {
 	return r.next
 }
 
-// at returns the i-th newest Point (0 is the newest).
-func (r *ring) at(i int) Point {
+// at returns the i-th newest WindowPoint (0 is the newest).
+func (r *ring) at(i int) WindowPoint {
 	return r.buf[(r.next-1-i+2*len(r.buf))%len(r.buf)]
 }
 
-// History holds a ring of window summaries per limiter. The sampler writes
+// Windows holds the last few minutes of window summaries per limiter, in
+// memory (the history kept in Redis is web/history's). The sampler writes
 // it once per tick; pages and the alert rules read it.
-type History struct {
+type Windows struct {
 	mu     sync.RWMutex
 	size   int
 	byName map[string]*ring
 }
 
-func newHistory(size int) *History {
-	return &History{size: size, byName: make(map[string]*ring)}
+func newWindows(size int) *Windows {
+	return &Windows{size: size, byName: make(map[string]*ring)}
 }
 
 // PushTick records one tick's window of every limiter (the sampler's
 // write, once per tick) under one lock: at 1,000 limiters, a lock per
 // limiter was a tenth of the tick's work.
-func (h *History) PushTick(at int64, lims []inspect.LimiterInfo, stats map[string]inspect.Summary) {
+func (h *Windows) PushTick(at int64, lims []inspect.LimiterInfo, stats map[string]inspect.Summary) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, l := range lims {
 		if l.Stale != nil {
-			continue // its node did not answer: no new Point, the numbers are old
+			continue // its node did not answer: no new WindowPoint, the numbers are old
 		}
 		r := h.byName[l.Name]
 		if r == nil {
-			r = &ring{buf: make([]Point, h.size)}
+			r = &ring{buf: make([]WindowPoint, h.size)}
 			h.byName[l.Name] = r
 		}
 		st := stats[l.Name]
-		r.push(Point{At: at, Window: st.Window, Newest: st.Newest})
+		r.push(WindowPoint{At: at, Window: st.Window, Newest: st.Newest})
 	}
 }
 
 // retain forgets limiters that are no longer discovered.
-func (h *History) retain(names map[string]bool) {
+func (h *Windows) retain(names map[string]bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for name := range h.byName {
@@ -96,10 +97,10 @@ func (h *History) retain(names map[string]bool) {
 }
 
 // SumSpan adds up name's 1 s windows ending within span of its newest
-// Point, one window per second (points are a tick apart, so neighbouring
+// WindowPoint, one window per second (points are a tick apart, so neighbouring
 // windows overlap and only every fifth or so is taken), and says whether
 // they reach back the whole span.
-func (h *History) SumSpan(name string, span time.Duration) (inspect.Counts, bool) {
+func (h *Windows) SumSpan(name string, span time.Duration) (inspect.Counts, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.byName[name]
@@ -127,7 +128,7 @@ func (h *History) SumSpan(name string, span time.Duration) (inspect.Counts, bool
 }
 
 // Recent returns up to n points of name, newest first.
-func (h *History) Recent(name string, n int) []Point {
+func (h *Windows) Recent(name string, n int) []WindowPoint {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.byName[name]
@@ -135,7 +136,7 @@ func (h *History) Recent(name string, n int) []Point {
 		return nil
 	}
 	n = min(n, r.len())
-	out := make([]Point, n)
+	out := make([]WindowPoint, n)
 	for i := range out {
 		out[i] = r.at(i)
 	}
@@ -144,7 +145,7 @@ func (h *History) Recent(name string, n int) []Point {
 
 // Spark returns up to n windows spaced at least stepMS apart, oldest first,
 // so consecutive sparkline points cover distinct seconds.
-func (h *History) Spark(name string, n int, stepMS int64) []inspect.Counts {
+func (h *Windows) Spark(name string, n int, stepMS int64) []inspect.Counts {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.byName[name]

@@ -6,8 +6,8 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-func TestHistoryRing(t *testing.T) {
-	h := newHistory(10)
+func TestWindowsRing(t *testing.T) {
+	h := newWindows(10)
 	push := func(at, acquired int64) {
 		h.PushTick(at, []inspect.LimiterInfo{{Name: "a"}}, map[string]inspect.Summary{"a": {Window: inspect.Counts{Acquired: acquired}}})
 	}
