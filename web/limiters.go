@@ -120,15 +120,7 @@ func (s *Server) limiterRows(sn *live.Snapshot, ls []inspect.LimiterInfo) []view
 
 // limiterList is the page of the snapshot's limiters the request asks for.
 func (s *Server) limiterList(c echo.Context) (*live.Snapshot, listing.Query, listing.Page[inspect.LimiterInfo], error) {
-	q, err := parseListQuery(c, listing.LimiterSorts, listing.LimiterKinds)
-	if err != nil {
-		return nil, q, listing.Page[inspect.LimiterInfo]{}, err
-	}
-	sn, err := s.snapshotFor()
-	if err != nil {
-		return nil, q, listing.Page[inspect.LimiterInfo]{}, err
-	}
-	return sn, q, listing.Limiters(sn, q), nil
+	return listOf(s, c, listing.LimiterSorts, listing.LimiterKinds, listing.Limiters)
 }
 
 func (s *Server) handleLimitersPage(c echo.Context) error {

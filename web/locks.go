@@ -124,15 +124,7 @@ func lockWaitFor(sn *live.Snapshot, name string, windows bool) lockWaitJSON {
 
 // lockList is the page of the snapshot's locks the request asks for.
 func (s *Server) lockList(c echo.Context) (*live.Snapshot, listing.Query, listing.Page[inspect.LockInfo], error) {
-	q, err := parseListQuery(c, listing.LockSorts, listing.LockKinds)
-	if err != nil {
-		return nil, q, listing.Page[inspect.LockInfo]{}, err
-	}
-	sn, err := s.snapshotFor()
-	if err != nil {
-		return nil, q, listing.Page[inspect.LockInfo]{}, err
-	}
-	return sn, q, listing.Locks(sn, q), nil
+	return listOf(s, c, listing.LockSorts, listing.LockKinds, listing.Locks)
 }
 
 func (s *Server) handleLocksPage(c echo.Context) error {

@@ -154,6 +154,21 @@ func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listi
 	return q, nil
 }
 
+// listOf is the page of a snapshot list the request asks for (?match=,
+// ?kind=, ?sort=, ?order=, ?limit=, ?cursor=), cut by page.
+func listOf[T any](s *Server, c echo.Context, sorts []string, kinds []inspect.Kind,
+	page func(*live.Snapshot, listing.Query) listing.Page[T]) (*live.Snapshot, listing.Query, listing.Page[T], error) {
+	q, err := parseListQuery(c, sorts, kinds)
+	if err != nil {
+		return nil, q, listing.Page[T]{}, err
+	}
+	sn, err := s.snapshotFor()
+	if err != nil {
+		return nil, q, listing.Page[T]{}, err
+	}
+	return sn, q, page(sn, q), nil
+}
+
 func kindList(kinds []inspect.Kind) string {
 	s := make([]string, len(kinds))
 	for i, k := range kinds {
