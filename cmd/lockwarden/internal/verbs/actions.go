@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/x/term"
 
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/consoleclient"
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/present"
@@ -114,7 +117,11 @@ func runEdit(ctx context.Context, c *consoleclient.Client, o *opts, io IO) error
 	}
 	name := o.args[0]
 	rate := consoleclient.Rate{Rate: o.rate, IntervalMS: float64(iv) / float64(time.Millisecond)}
-	rule := fmt.Sprintf("%s per %s", present.Number(o.rate), present.Duration(iv.Milliseconds()))
+	cur, _, err := c.Limiter(ctx, name)
+	if err != nil {
+		return err
+	}
+	rule := proposedRule(*cur, rate)
 	wi, wraw, err := c.WhatIf(ctx, name, rate)
 	// A what-if the console cannot give (no history kept, a per-client
 	// limiter) leaves the decision to the admin; any other failure (no
@@ -128,7 +135,7 @@ func runEdit(ctx context.Context, c *consoleclient.Client, o *opts, io IO) error
 	} else {
 		fmt.Fprintln(io.Stderr, WhatIfText(name, rule, *wi))
 	}
-	if !o.yes && !confirm(io, fmt.Sprintf("Change %s to %s? [y/N] ", name, rule)) {
+	if !o.yes && !confirm(io, fmt.Sprintf("Change %s from %s to %s? [y/N] ", name, Rule(*cur), rule)) {
 		return fmt.Errorf("not confirmed: %s was not changed (--yes applies without asking)", name)
 	}
 	l, raw, kept, err := c.ModifyLimiter(ctx, name, consoleclient.LimiterEdit{Rate: rate, KeepState: o.keepState, Reason: o.reason})
@@ -150,8 +157,19 @@ func runEdit(ctx context.Context, c *consoleclient.Client, o *opts, io IO) error
 		_, err = fmt.Fprintf(io.Stdout, "%s\n", b)
 		return err
 	}
-	_, err = fmt.Fprintf(io.Stdout, "%s now admits %s (%s per second).\n", name, Rule(*l), present.Number(l.PerSecond))
+	_, err = fmt.Fprintf(io.Stdout, "%s now admits %s.\n", name, Rule(*l))
 	return err
+}
+
+// proposedRule is the rule l would have at r, in Rule's words: a token
+// bucket's rate is its burst and its interval the time one permit takes
+// to come back; other limiters admit rate per interval.
+func proposedRule(l consoleclient.Limiter, r consoleclient.Rate) string {
+	perSecond := r.Rate * 1000 / r.IntervalMS
+	if l.Kind == "token-bucket" {
+		perSecond = 1000 / r.IntervalMS
+	}
+	return present.Rule(l.Kind, int64(r.Rate), r.IntervalMS, perSecond, 0, false)
 }
 
 // isNoHistory: the console keeps no history (--history-top 0), so there
@@ -187,5 +205,8 @@ func confirm(io IO, prompt string) bool {
 		return false
 	}
 	line, _ := bufio.NewReader(io.Stdin).ReadString('\n')
+	if f, ok := io.Stdin.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		fmt.Fprintln(io.Stderr) // a terminal echoed the answer and its newline
+	}
 	return slices.Contains([]string{"y", "yes"}, strings.ToLower(strings.TrimSpace(line)))
 }
