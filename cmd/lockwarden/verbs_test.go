@@ -3,18 +3,21 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/consoleclient"
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web"
@@ -26,9 +29,10 @@ import (
 const (
 	testAdminToken  = "admin-token-for-the-terminal-tests"
 	testViewerToken = "viewer-token-for-the-terminal-tests"
-	// testClientID is the client part of the holders the tests write.
-	testClientID = "5d1c3a8e-2f4b-4c6d-9e8f-0a1b2c3d4e5f"
 )
+
+// consoleSeq numbers the test consoles' key prefixes.
+var consoleSeq atomic.Int64
 
 // testConsole is a console that sees only its test's keys.
 type testConsole struct {
@@ -38,6 +42,9 @@ type testConsole struct {
 	rdb    *redis.Client
 	prefix string
 	url    string
+	// app is a registered application client ("orders-api"): the holders
+	// the tests write are its owners, so the console names them.
+	app *store.Client
 }
 
 // startConsole opens a console in token mode on listen ("127.0.0.1:0"
@@ -46,7 +53,8 @@ func startConsole(t *testing.T, listen string) *testConsole {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr})
 	t.Cleanup(func() { rdb.Close() })
-	prefix := redistest.Prefix(t)
+	// Short, so names fit the columns of an 80-column `top`.
+	prefix := fmt.Sprintf("tw%d:", consoleSeq.Add(1))
 	tc := &testConsole{t: t, rdb: rdb, prefix: prefix, cfg: web.Config{
 		Inspector:   inspect.New(rdb, nil),
 		Listen:      listen,
@@ -58,6 +66,8 @@ func startConsole(t *testing.T, listen string) *testConsole {
 		AuthNamespace:    strings.TrimSuffix(prefix, ":"),
 		DiscoverInterval: 200 * time.Millisecond,
 	}}
+	tc.app = store.New(rdb, &store.Options{App: "orders-api", Version: "v1.0.0"})
+	t.Cleanup(func() { tc.app.Close() })
 	tc.open()
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -84,10 +94,10 @@ func (tc *testConsole) open() {
 }
 
 // makeLock writes a reentrant lock the way Redisson does, held by owner of
-// testClientID, and returns its holder id.
+// the test's application client, and returns its holder id.
 func (tc *testConsole) makeLock(name, owner string) string {
 	tc.t.Helper()
-	holder := testClientID + ":" + owner
+	holder := tc.app.ID() + ":" + owner
 	ctx := context.Background()
 	if err := tc.rdb.HSet(ctx, name, holder, 1).Err(); err != nil {
 		tc.t.Fatal(err)
@@ -212,7 +222,7 @@ func TestVerbsViewerIsRefusedAndNothingChanges(t *testing.T) {
 	if code != exitFail || !strings.Contains(errs, "needs the admin role") {
 		t.Errorf("viewer's edit: exit %d, stderr %q; want exit 1 saying it needs the admin role", code, errs)
 	}
-	code, _, errs = runBin(t, "", "release-all", testClientID, "--reason", "crashed",
+	code, _, errs = runBin(t, "", "release-all", tc.app.ID(), "--reason", "crashed",
 		"--console", tc.url, "--token", testViewerToken)
 	if code != exitFail || !strings.Contains(errs, "needs the admin role") {
 		t.Errorf("viewer's release-all: exit %d, stderr %q; want exit 1 saying it needs the admin role", code, errs)

@@ -26,16 +26,24 @@ func newKeyMap(admin bool) keyMap {
 		Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		admin:  admin,
 	}
-	k.Unlock.SetEnabled(admin)
 	return k
 }
 
+// The help lists 'u' only with --admin; without it the key still answers,
+// to say the view is read-only.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Filter, k.Sort, k.Why, k.Pane, k.Unlock, k.Help, k.Quit}
+	if k.admin {
+		return []key.Binding{k.Filter, k.Sort, k.Why, k.Pane, k.Unlock, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Filter, k.Sort, k.Why, k.Pane, k.Help, k.Quit}
 }
 
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Pane}, {k.Filter, k.Sort, k.Why, k.Back}, {k.Unlock, k.Help, k.Quit}}
+	last := []key.Binding{k.Help, k.Quit}
+	if k.admin {
+		last = append([]key.Binding{k.Unlock}, last...)
+	}
+	return [][]key.Binding{{k.Up, k.Down, k.Pane}, {k.Filter, k.Sort, k.Why, k.Back}, last}
 }
 
 // key acts on one key press as the current mode reads it.
