@@ -104,7 +104,9 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	default:
 		var cmd tea.Cmd
+		before := m.tables[m.pane].Cursor()
 		m.tables[m.pane], cmd = m.tables[m.pane].Update(msg)
+		m.moved[m.pane] = m.moved[m.pane] || m.tables[m.pane].Cursor() != before
 		return cmd
 	}
 	return nil

@@ -8,6 +8,7 @@ package top
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync"
 	"time"
@@ -60,7 +61,7 @@ func Run(ctx context.Context, c *consoleclient.Client, o Options) error {
 	_, err = p.Run()
 	cancel()
 	wg.Wait()
-	if ctx.Err() != nil && err == tea.ErrProgramKilled {
+	if ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
 		return nil // the process was asked to stop
 	}
 	return err
@@ -113,6 +114,9 @@ type model struct {
 	pane   int
 	tables [2]table.Model
 	names  [2][]string // each table's rows by name, for the selection
+	// moved: the cursor was moved in that table, so it follows its object
+	// as rows re-sort; until then it stays on the top row, the most stuck.
+	moved  [2]bool
 	sorts  [2]int
 	filter textinput.Model
 

@@ -23,12 +23,12 @@ var (
 	mutedStyle    = lipgloss.NewStyle().Faint(true)
 )
 
-// Bounds of the lines above the tables, so the tables keep room on a
-// 24-line terminal however many alerts fire.
-const (
-	maxAlertLines    = 3
-	maxDeadlockLines = 2
-)
+// The lines above the tables: at most an eighth of the screen for alerts
+// and a tenth for deadlocks (3 and 2 on a 24-line terminal), so the
+// tables keep their room however many fire.
+func (m *model) headRoom() (alerts, deadlocks int) {
+	return max(3, m.height/8), max(2, m.height/10)
+}
 
 // styleTables marks the cursor's row in the focused table only.
 func (m *model) styleTables() {
@@ -115,9 +115,9 @@ func (m *model) setTable(pane int, cols []present.Column, cells [][]string, name
 	t.SetHeight(max(2, height))
 	t.SetWidth(m.width)
 	m.names[pane] = names
-	if i := slices.Index(names, was); i >= 0 {
+	if i := slices.Index(names, was); i >= 0 && m.moved[pane] {
 		t.SetCursor(i)
-	} else if t.Cursor() < 0 && len(rows) > 0 {
+	} else if (t.Cursor() < 0 || !m.moved[pane]) && len(rows) > 0 {
 		t.SetCursor(0)
 	}
 }
@@ -126,6 +126,7 @@ func (m *model) setTable(pane int, cols []present.Column, cells [][]string, name
 // alerts (critical first), the deadlocks.
 func (m *model) headLines() []string {
 	lines := []string{m.titleBar()}
+	maxAlertLines, maxDeadlockLines := m.headRoom()
 	alerts := slices.Clone(m.live.Alerts)
 	slices.SortStableFunc(alerts, func(a, b consoleclient.Alert) int {
 		return strings.Compare(severityRank(a.Severity), severityRank(b.Severity))
@@ -216,6 +217,7 @@ func (m *model) View() string {
 	}
 	// Every line fits the width and the footer stays on the last line:
 	// the terminal would wrap a longer line and scroll the title away.
+	lines = strings.Split(strings.Join(lines, "\n"), "\n")
 	body := m.height - 1
 	if len(lines) > body {
 		lines = lines[:body]
