@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -119,6 +118,15 @@ func (tm *tmuxTop) exitCode() int {
 	return n
 }
 
+// quit presses q and expects top to end with status 0.
+func (tm *tmuxTop) quit() {
+	tm.t.Helper()
+	tm.keys("q")
+	if code := tm.exitCode(); code != 0 {
+		tm.t.Errorf("top quit with status %d, want 0", code)
+	}
+}
+
 // lockRowsShown are the lines of the screen that name a lock of tc.
 func lockRowsShown(screen, prefix string) []string {
 	var out []string
@@ -167,10 +175,7 @@ func TestTopShowsUpdatesFiltersExplainsAndQuits(t *testing.T) {
 	tm.keys("Escape")
 	tm.waitFor(orders, billing)
 
-	tm.keys("q")
-	if code := tm.exitCode(); code != 0 {
-		t.Errorf("top quit with status %d, want 0", code)
-	}
+	tm.quit()
 }
 
 func TestTopSurvivesAConsoleRestartAndAResize(t *testing.T) {
@@ -196,10 +201,7 @@ func TestTopSurvivesAConsoleRestartAndAResize(t *testing.T) {
 	tm.tmux("resize-window", "-t", "top", "-x", "200", "-y", "50")
 	tm.waitFor("owner worker-3", lock)
 
-	tm.keys("q")
-	if code := tm.exitCode(); code != 0 {
-		t.Errorf("top quit with status %d, want 0", code)
-	}
+	tm.quit()
 }
 
 func TestTopAdminForceUnlocksAfterAReasonAndAYes(t *testing.T) {
@@ -225,16 +227,8 @@ func TestTopAdminForceUnlocksAfterAReasonAndAYes(t *testing.T) {
 	if n := tc.rdb.Exists(context.Background(), lock).Val(); n != 0 {
 		t.Errorf("the lock is still there after the force-unlock")
 	}
-	var found bool
-	for _, r := range tc.records() {
-		found = found || (r.Action == "force-unlock" && r.Target == lock && r.Outcome == inspect.OutcomeOK &&
-			r.Reason == "worker-4 hung after the failover")
+	if r := tc.audited("force-unlock", lock); r == nil || r.Reason != "worker-4 hung after the failover" {
+		t.Errorf("the audit trail's force-unlock of %s is %+v; want it with its reason", lock, r)
 	}
-	if !found {
-		t.Errorf("no force-unlock of %s with its reason in the audit trail", lock)
-	}
-	tm.keys("q")
-	if code := tm.exitCode(); code != 0 {
-		t.Errorf("top quit with status %d, want 0", code)
-	}
+	tm.quit()
 }

@@ -260,17 +260,11 @@ func TestVerbsAdminUnlockIsAuditedWithItsReason(t *testing.T) {
 	if n := tc.rdb.Exists(context.Background(), lock).Val(); n != 0 {
 		t.Errorf("the lock key still exists after the force-unlock")
 	}
-	var found bool
-	for _, r := range tc.records() {
-		if r.Action == "force-unlock" && r.Target == lock && r.Outcome == inspect.OutcomeOK {
-			found = true
-			if r.Reason != "worker-8 hung on a DB call" || r.Role != "admin" {
-				t.Errorf("audit record %+v: want the admin's reason", r)
-			}
-		}
-	}
-	if !found {
+	switch r := tc.audited("force-unlock", lock); {
+	case r == nil:
 		t.Errorf("no successful force-unlock of %s in the audit trail: %+v", lock, tc.records())
+	case r.Reason != "worker-8 hung on a DB call" || r.Role != "admin":
+		t.Errorf("audit record %+v: want the admin's reason", r)
 	}
 	// Holder-checked: the same unlock again finds no such holder.
 	code, _, errs = runBin(t, "", "unlock", lock, "--holder", holder, "--reason", "again",
@@ -301,6 +295,18 @@ func (tc *testConsole) records() []inspect.AuditRecord {
 		tc.t.Fatalf("GET /api/audit: %d, %v", resp.StatusCode, err)
 	}
 	return out.Records
+}
+
+// audited is the newest successful audit record of action on target; nil
+// when there is none.
+func (tc *testConsole) audited(action, target string) *inspect.AuditRecord {
+	tc.t.Helper()
+	for _, r := range tc.records() {
+		if r.Action == action && r.Target == target && r.Outcome == inspect.OutcomeOK {
+			return &r
+		}
+	}
+	return nil
 }
 
 func TestVerbsJSONIsTheConsolesJSON(t *testing.T) {
@@ -410,13 +416,7 @@ func TestVerbsEditShowsTheWhatIfThenAsks(t *testing.T) {
 	if got := tc.rdb.HGet(context.Background(), bucket, "max_permits").Val(); got != "40" {
 		t.Errorf("max_permits = %q after the edit, want 40", got)
 	}
-	var rec *inspect.AuditRecord
-	for _, r := range tc.records() {
-		if r.Action == "modify" && r.Target == bucket && r.Outcome == inspect.OutcomeOK {
-			rec = &r
-			break
-		}
-	}
+	rec := tc.audited("modify", bucket)
 	switch {
 	case rec == nil:
 		t.Errorf("no successful modify of %s in the audit trail", bucket)
