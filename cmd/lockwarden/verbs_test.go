@@ -424,3 +424,22 @@ func TestVerbsEditShowsTheWhatIfThenAsks(t *testing.T) {
 		t.Errorf("the edit's audit record has no reason and the command did not say so: stderr %q", errs)
 	}
 }
+
+func TestVerbsHelpListsFlagsWithTheirEnvironment(t *testing.T) {
+	code, out, _ := runInProcess(t, nil, "--help")
+	for _, want := range []string{"lockwarden unlock NAME --holder ID --reason TEXT", "lockwarden top [--admin]", "LOCKWARDEN_CONSOLE", "LOCKWARDEN_TOKEN"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("lockwarden --help: exit %d, want %q in:\n%s", code, want, out)
+		}
+	}
+	for _, verb := range []string{"locks", "limiters", "why", "deadlocks", "unlock", "release-all", "edit", "top"} {
+		code, _, errs := runInProcess(t, map[string]string{"LOCKWARDEN_TOKEN": "token-from-the-environment"}, verb, "--help")
+		if code != exitOK || !strings.Contains(errs, "-console URL") || !strings.Contains(errs, "env LOCKWARDEN_CONSOLE") ||
+			!strings.Contains(errs, "env LOCKWARDEN_TOKEN") {
+			t.Errorf("lockwarden %s --help: exit %d, want --console and --token with their environment in:\n%s", verb, code, errs)
+		}
+		if strings.Contains(errs, "token-from-the-environment") {
+			t.Errorf("lockwarden %s --help shows the token from the environment", verb)
+		}
+	}
+}
