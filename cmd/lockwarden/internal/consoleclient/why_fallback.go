@@ -27,7 +27,7 @@ func (c *Client) whyFromObject(ctx context.Context, name string) (*Why, []byte, 
 		w = whyLock(*l, dls)
 	case IsStatus(err, http.StatusNotFound):
 		lim, _, lerr := c.Limiter(ctx, name)
-		if IsStatus(lerr, http.StatusNotFound) {
+		if IsStatus(lerr, http.StatusNotFound) && !strings.Contains(lerr.Error(), "--match") {
 			return nil, nil, &APIError{Method: http.MethodGet, URL: c.URL(), Status: http.StatusNotFound,
 				Message: fmt.Sprintf("no lock or limiter named %q", name)}
 		}

@@ -58,7 +58,7 @@ func lockRows(l *consoleclient.Live, ds []consoleclient.Deadlock, filter, sort s
 		for _, h := range l.Holders[name] {
 			hw, ok := l.Who[name][h.ID]
 			if !ok {
-				continue
+				hw.Who = h.ID // a holder the frame has no words for yet
 			}
 			if r.who == "" {
 				r.who = hw.Who
