@@ -4,6 +4,8 @@
 // other client (redis-cli --eval, Redisson, ...) run the very same text.
 package luascripts
 
+//go:generate go run ./internal/gen
+
 import (
 	"embed"
 	"fmt"
