@@ -3,7 +3,7 @@
 -- holds it (compare-and-pexpire), so a lost lock is never resurrected.
 --
 -- KEYS[1] -> the lock (STRING): the holder's token
--- KEYS[2] -> (optional) hold times (HASH), store.HeldKey(name): the token's
+-- KEYS[2] -> (optional) hold times (HASH), wire.HeldKey(name): the token's
 --            "renewed" moves to now ("0 <now>" when no acquisition was kept)
 -- ARGV[1] -> the token expected
 -- ARGV[2] -> new lease in milliseconds

@@ -1,9 +1,9 @@
--- audit_append: appends a record to an audit stream kept by age: entries
--- older than the retention are trimmed (MINID ~, by Redis' clock, the
--- clock of the entry IDs), and no number of newer entries trims any.
+-- audit_append: append a record to an audit stream kept by age.
 --
 -- KEYS[1]   -> the audit stream (STREAM)
--- ARGV[1]   -> retention (ms)
+-- ARGV[1]   -> retention (ms): entries older than it by Redis's clock (the
+--              clock of the entry IDs) are trimmed (MINID ~); no number of
+--              newer entries trims any
 -- ARGV[2..] -> the record's field, value pairs
 --
 -- Returns the new entry's ID.

@@ -1,7 +1,5 @@
--- auth_fail_record: counts one wrong token from a source. Past a number
--- of free failures each further one doubles the wait before the next
--- check, up to a ceiling, for that source and for every source together.
--- Counts are forgotten a while after the last failure.
+-- auth_fail_record: count one wrong token from a source; past the free
+-- failures each further one doubles the wait before the next check.
 --
 -- KEYS[1] -> the source's failures (HASH: n, until in Redis ms)
 -- KEYS[2] -> every source's failures (HASH: n, until in Redis ms)

@@ -3,6 +3,7 @@
 --
 -- KEYS[1] -> the source's failures (HASH: n, until in Redis ms)
 -- KEYS[2] -> every source's failures (HASH: n, until in Redis ms)
+-- ARGV: none
 --
 -- Returns the wait in ms; 0 when a token may be checked now.
 local source, all = KEYS[1], KEYS[2]

@@ -1,6 +1,5 @@
--- auth_secret: the console's signing secret, created by whichever replica
--- asks first and shared by every replica after: a fresh random value is
--- stored only when none is.
+-- auth_secret: the console's signing secret, stored by whichever replica
+-- asks first and shared by every replica after.
 --
 -- KEYS[1] -> the secret (STRING)
 -- ARGV[1] -> a fresh random secret (hex), kept only if KEYS[1] is missing

@@ -1,5 +1,5 @@
--- auth_session_open: starts a console sign-in session. It lives
--- min(idle, max age) from now; auth_session_touch extends it while used.
+-- auth_session_open: start a console sign-in session, living min(idle,
+-- max age) from now; auth_session_touch extends it while used.
 --
 -- KEYS[1] -> the session (HASH: role, fp, created, seen; times in Redis ms)
 -- ARGV[1] -> role ("admin" or "viewer")

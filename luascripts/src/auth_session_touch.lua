@@ -1,6 +1,5 @@
--- auth_session_touch: checks a session on use and extends it. A session
--- past its idle timeout or maximum age, or signed in with a token that is
--- no longer configured for its role (the token was rotated), is deleted.
+-- auth_session_touch: check a session on use and extend it, or delete it
+-- when it timed out or its token is no longer configured for its role.
 --
 -- KEYS[1]    -> the session (HASH: role, fp, created, seen; times in Redis ms)
 -- ARGV[1]    -> idle timeout (ms)
@@ -9,8 +8,9 @@
 --
 -- Returns:
 --   {role, created} -> the session is valid; seen is now and its TTL renewed
---   -1 -> no such session, or it timed out (deleted)
---   -2 -> its token is no longer that role's (deleted)
+--   -1 -> no such session, or it timed out: past its idle timeout or
+--         maximum age (deleted)
+--   -2 -> its token is no longer that role's: it was rotated (deleted)
 local session = KEYS[1]
 local idle, maxage = tonumber(ARGV[1]), tonumber(ARGV[2])
 

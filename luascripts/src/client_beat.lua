@@ -1,16 +1,9 @@
--- client_beat: one heartbeat of a store client in the client registry
--- (registry format: lw:{lw-clients}:clients and lw:{lw-clients}:names), or,
--- with an empty record, just an announcement of object names. Both keys
--- share the {lw-clients} tag, so the script touches one slot.
+-- client_beat: one heartbeat of a store client in the client registry, or,
+-- with an empty record, an announcement of object names.
 --
--- The record's heartbeat is Redis TIME, not the client's clock, so the
--- console compares it with its own TIME reads. A beat also keeps both keys
--- bounded: it walks the clients hash 100 fields at a time (HSCAN from the
--- cursor the previous beat returned) deleting records silent for an hour,
--- and drops names not announced for ten minutes.
---
--- KEYS[1] -> clients (HASH): client id -> JSON record
--- KEYS[2] -> names (ZSET): object name -> Redis TIME ms of its announcement
+-- KEYS[1] -> clients (HASH), wire.ClientsKey: client id -> JSON record
+-- KEYS[2] -> names (ZSET), wire.ClientNamesKey: object name -> Redis TIME
+--            ms of its announcement
 -- ARGV[1] -> client id
 -- ARGV[2] -> the record's JSON without its closing brace and without
 --            heartbeat_ms (the script appends it); "" for a names-only flush

@@ -1,8 +1,8 @@
 -- counter_reset: the console forgets an access counter's hits, so the
--- client it limits is admitted again at once. Only a counter is deleted:
--- the key must still be a string holding a whole number.
+-- client it limits is admitted again at once.
 --
--- KEYS[1] -> the counter (STRING)
+-- KEYS[1] -> the counter (STRING): deleted only while it holds a whole number
+-- ARGV: none
 --
 -- Returns:
 --    1 -> deleted

@@ -1,12 +1,8 @@
--- deadlinelock_force_release: the console breaks a deadline lock (a
--- timestamp lock: SETNX of a deadline in epoch ms, taken over with GETSET
--- once the deadline has passed). The value the admin saw identifies the
--- holder: if a client took the lock over meanwhile, its new deadline is
--- another value and the lock is left alone. Such locks have no channel, so
--- nothing is published; waiters find the key gone on their next SETNX.
+-- deadlinelock_force_release: the console breaks a deadline lock (SETNX of
+-- a deadline, taken over with GETSET) if it still holds the value seen.
 --
 -- KEYS[1] -> the lock (STRING): the holder's deadline, epoch ms
--- KEYS[2] -> (optional) hold times (HASH), store.HeldKey(name): lockwarden
+-- KEYS[2] -> (optional) hold times (HASH), wire.HeldKey(name): lockwarden
 --            records none for this kind, but any record there is deleted
 --            with the lock so it cannot outlive it
 -- ARGV[1] -> the value the admin saw

@@ -1,30 +1,12 @@
 -- fairlock_acquire: take or re-enter a Redisson RFairLock, queueing the
--- caller when it must wait, and count the attempt in the lock's stats, in
--- one step.
---
--- Layout (Redisson's): the RLock hash <name> ("<uuid>:<owner>" -> reentry
--- count, PEXPIRE lease), the list "redisson_lock_queue:{<name>}" of waiter
--- ids ("<uuid>:<owner>") in arrival order and the zset
--- "redisson_lock_timeout:{<name>}" of each waiter's deadline (ms since the
--- epoch, Redis time). Only the head of the queue may take a free lock; a
--- head whose deadline has passed is taken for dead and dropped, so a
--- crashed waiter delays the others by at most its deadline.
---
--- Deadlines follow Redisson's arithmetic (3.13.3 and later, thread wait
--- time 300 s by default): a new waiter's deadline is the last waiter's (or
--- now + the holder's remaining lease) plus the wait time, and the head's
--- acquisition moves every other deadline one wait time earlier, as a
--- Redisson client's does; so a Redisson client taking the lock never pushes
--- a lockwarden waiter's deadline into the past. In addition a queued caller
--- pushes its own deadline to at least now + the holder's remaining lease +
--- the wait time on every attempt, so it never goes stale while alive,
--- whatever the holder's renewals.
+-- caller when it must wait, and count the attempt in the lock's stats.
 --
 -- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
--- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
--- KEYS[3] -> deadlines (ZSET), "redisson_lock_timeout:{<name>}"
--- KEYS[4] -> stats of the lock (HASH), store.StatsKey(name)
--- KEYS[5] -> (optional) hold times (HASH), store.HeldKey(name): holder ->
+-- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name): waiter ids in order
+-- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name): waiter id ->
+--            deadline, ms since the epoch (Redis time)
+-- KEYS[4] -> stats of the lock (HASH), wire.StatsKey(name)
+-- KEYS[5] -> (optional) hold times (HASH), wire.HeldKey(name): holder ->
 --            "<acquired ms> <renewed ms>" (Redis time), expiring with the
 --            lock; a re-entry keeps "acquired" and moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
@@ -34,8 +16,8 @@
 --            take the lock; "0" for an attempt that must not queue (TryLock)
 -- ARGV[5] -> (optional) ms the caller has waited so far, measured by its
 --            client since the first attempt of this wait; "0" or absent
---            for a first attempt. A grant with a wait records it in the
---            stats (layout in store/internal/wire/wire.go).
+--            for a first attempt. A grant with a wait records it
+--            (record_wait).
 --
 -- Returns:
 --   nil     -> taken (new hold or re-entry). Counted "a".

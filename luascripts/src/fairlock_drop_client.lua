@@ -1,26 +1,16 @@
--- fairlock_drop_client: the console takes a crashed client's places out of
--- a Redisson RFairLock's queue (layout in fairlock_acquire.lua), so the
--- waiters behind them need not wait out a dead waiter's deadline.
---
--- Only the places the admin saw are removed, and only while they are still
--- queued and belong to the client named (holder-checked, as force-unlock
--- is). Each removal moves every later waiter's deadline one thread wait
--- time earlier, the arithmetic Redisson's own removal of a waiter that gave
--- up uses (deadlines are chained one wait time apart). When the head left
--- and the lock is free, the new head is woken on its own channel: it may
--- take the lock now and nobody else would tell it.
+-- fairlock_drop_client: the console takes a crashed client's places, the
+-- ones the admin saw, out of a Redisson RFairLock's queue.
 --
 -- KEYS[1] -> lock (HASH)
--- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
--- KEYS[3] -> deadlines (ZSET), "redisson_lock_timeout:{<name>}"
+-- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name)
+-- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name)
 -- ARGV[1] -> the client's id prefix, "<uuid>:"; a place whose id does not
 --            start with it is never removed
 -- ARGV[2] -> thread wait time in milliseconds by which later deadlines move
--- ARGV[3] -> channel prefix, "redisson_lock__channel:{<name>}"; a waiter's
---            channel is the prefix, ':' and its id
+-- ARGV[3] -> channel prefix, wire.UnlockChannel(name); a waiter's channel
+--            is the prefix, ':' and its id
 -- ARGV[4] -> message (Redisson's UNLOCK_MESSAGE "0")
--- ARGV[5] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7),
---            else "0"
+-- ARGV[5] -> "1" to SPUBLISH as well as PUBLISH, else "0" (announce)
 -- ARGV[6..] -> the waiter ids the admin saw
 --
 -- Returns the list of waiter ids removed, in queue order (empty when none

@@ -1,21 +1,17 @@
 -- fairlock_force_release: the console breaks a Redisson RFairLock held by
--- the holder the admin saw, and wakes the thread at the head of its queue
--- on that thread's own channel, as Redisson's fair unlock does. Waiters
--- whose place has timed out are dropped first, so the wake-up goes to one
--- that is still waiting.
+-- the holder the admin saw, and wakes the live waiter at the queue's head.
 --
 -- KEYS[1] -> the lock (HASH): "<uuid>:<thread>" -> reentry count
--- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}": waiter ids in order
--- KEYS[3] -> timeouts (ZSET), "redisson_lock_timeout:{<name>}": waiter -> deadline ms
--- KEYS[4] -> (optional) hold times (HASH), store.HeldKey(name): deleted with
+-- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name): waiter ids in order
+-- KEYS[3] -> timeouts (ZSET), wire.FairLockTimeoutKey(name): waiter ->
+--            deadline ms
+-- KEYS[4] -> (optional) hold times (HASH), wire.HeldKey(name): deleted with
 --            the lock
--- ARGV[1] -> channel prefix, "redisson_lock__channel:{<name>}"; a waiter's
---            channel is the prefix, ':' and its id
+-- ARGV[1] -> channel prefix, wire.UnlockChannel(name); a waiter's channel
+--            is the prefix, ':' and its id
 -- ARGV[2] -> message (Redisson's UNLOCK_MESSAGE "0")
 -- ARGV[3] -> holder field the admin saw
--- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
---            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
---            lock's slot), else "0"
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH, else "0" (announce)
 --
 -- Returns:
 --    2 -> released and the next waiter was told

@@ -1,32 +1,23 @@
--- fairlock_unlock: give back one level of a Redisson RFairLock (layout in
--- fairlock_acquire.lua). The last level deletes the lock and publishes "0"
--- on the channel of the waiter now at the head of the queue,
--- "redisson_lock__channel:{<name>}:<waiter id>", and nowhere else: only
--- that waiter may take it, so only it is woken. Dead heads are dropped
--- first so the message reaches a waiter that is still there.
---
--- When the lock is already gone (its lease ran out) the caller is told it
--- did not hold it, but the head waiter is still woken, as Redisson does,
--- since nobody else will.
+-- fairlock_unlock: give back one level of a Redisson RFairLock; the last
+-- deletes the lock and wakes only the live waiter at the queue's head.
 --
 -- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
--- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
--- KEYS[3] -> deadlines (ZSET), "redisson_lock_timeout:{<name>}"
--- KEYS[4] -> (optional) hold times (HASH), store.HeldKey(name): "<acquired
+-- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name)
+-- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name)
+-- KEYS[4] -> (optional) hold times (HASH), wire.HeldKey(name): "<acquired
 --            ms> <renewed ms>" per holder; re-armed with the lock, deleted
 --            with it
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<uuid>:<owner>"
--- ARGV[3] -> channel prefix, "redisson_lock__channel:{<name>}"; a waiter's
---            channel is the prefix, ':' and its id
+-- ARGV[3] -> channel prefix, wire.UnlockChannel(name); a waiter's channel
+--            is the prefix, ':' and its id
 -- ARGV[4] -> message (Redisson's UNLOCK_MESSAGE "0")
--- ARGV[5] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
---            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
---            lock's slot), else "0"
+-- ARGV[5] -> "1" to SPUBLISH as well as PUBLISH, else "0" (announce)
 --
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, not a
---          hash); the lock is unchanged
+--          hash); the lock is unchanged, but a lock already gone still
+--          wakes the head waiter, as Redisson does, since nobody else will
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, the head waiter (if any) told
 local lock = KEYS[1]

@@ -1,20 +1,13 @@
 -- fairlock_withdraw: take a waiter that gives up out of a Redisson
--- RFairLock's queue (layout in fairlock_acquire.lua), as Redisson does when
--- a tryLock times out: every waiter behind it has its deadline moved one
--- thread wait time earlier (deadlines are chained one wait time apart), as
--- Redisson's removal does. If it was at the head of the queue and the lock
--- is free, the waiter behind it is woken on its own channel: it may have
--- the lock now, and nobody else would tell it.
+-- RFairLock's queue, as Redisson does when a tryLock times out.
 --
 -- KEYS[1] -> lock (HASH)
--- KEYS[2] -> queue (LIST), "redisson_lock_queue:{<name>}"
--- KEYS[3] -> deadlines (ZSET), "redisson_lock_timeout:{<name>}"
+-- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name)
+-- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name)
 -- ARGV[1] -> waiter id "<uuid>:<owner>"
--- ARGV[2] -> channel prefix, "redisson_lock__channel:{<name>}"
+-- ARGV[2] -> channel prefix, wire.UnlockChannel(name)
 -- ARGV[3] -> message (Redisson's UNLOCK_MESSAGE "0")
--- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
---            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
---            lock's slot), else "0"
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH, else "0" (announce)
 -- ARGV[5] -> (optional) thread wait time in milliseconds by which the
 --            deadlines behind the waiter move; absent: none move
 --

@@ -1,11 +1,9 @@
--- history_hold_write: one lock's hold changes since the last flush, written by the
--- history's writer. The console may have marked a running hold as ended
--- by force (history_hold_mark.lua) before the writer saw it go: that mark wins over
--- the writer's own verdict. Entries already at the head of the list (a
--- flush whose reply was lost) are not pushed again.
+-- history_hold_write: one lock's hold changes since the last flush, written
+-- by the history's writer.
 --
 -- KEYS[1] -> running holds (HASH): holder -> "<from> <client>",
---            "x:<holder>" -> how the console ended it
+--            "x:<holder>" -> how the console ended it (history_hold_mark.lua),
+--            which wins over the writer's own verdict
 -- KEYS[2] -> ended holds (LIST), newest first
 -- ARGV[1] -> holds to keep in KEYS[2]
 -- ARGV[2] -> expiry of both keys, ms
@@ -15,7 +13,8 @@
 -- ARGV[5 .. 4+3n] -> per ended hold: holder, verdict, entry without verdict
 -- ARGV[5+3n ..] -> running holds: holder, "<from> <client>" pairs
 --
--- Returns the number of ended holds pushed.
+-- Returns the number of ended holds pushed (entries already at the head
+-- of KEYS[2], from a flush whose reply was lost, are not pushed again).
 local running = KEYS[1]
 local ended = KEYS[2]
 local keep = tonumber(ARGV[1])

@@ -1,77 +1,55 @@
--- lock_acquire: take or re-enter a reentrant lock in Redisson's RLock layout,
--- queue the caller when it must wait, and count the attempt in the lock's
--- stats, all in one atomic step.
---
--- Waiting is an ordered hand-off (store/lock_wait.go has the whole design): a
--- waiter is queued by arrival, a Client's waiters side by side (place,
--- below); whoever finds the lock free while an earlier
--- waiter is queued gives it to that waiter instead of taking it, and the
--- release script does the same, so the lock goes to the longest waiter in
--- one step and only that waiter is woken.
---
--- The common case, a free lock nobody waits for, is found with one EXISTS of
--- the lock and its queue, and costs TIME, EXISTS, HSET, PEXPIRE and the
--- stats HINCRBY, plus HSET and PEXPIRE of the hold times. A waiter's attempt
--- (a token) on a held lock reads PTTL and HEXISTS, queues with ZADD, HSET
--- and two PEXPIRE, and counts its "r": TIME included, 8 commands, and a
--- ZRANGE of the newest entries when it queues a grouped token for the first
--- time. A key of
--- another type is found by the WRONGTYPE error of HEXISTS rather than a
--- TYPE on every call.
+-- lock_acquire: take or re-enter a reentrant lock in Redisson's RLock
+-- layout, queue the caller when it must wait, and count the attempt.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
--- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
--- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
--- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
--- KEYS[5] -> (optional) hold times (HASH), lw:{<tag>}:held:<name>: field
---            holder -> "<acquired ms> <renewed ms>" (Redis time), expiring
---            with the lock, and "=" -> the token the lock was handed to
---            (read by that waiter's next attempt or withdraw), written in
---            the same HSET as the new holder's times and gone with its
---            hold. Callers that pass only four keys skip the times and keep
---            the "=" mark in KEYS[4]
+-- KEYS[2] -> stats of the lock (HASH), wire.StatsKey(name)
+-- KEYS[3] -> waiter queue (ZSET), wire.LockQueueKey(name): token -> arrival
+--            time in microseconds
+-- KEYS[4] -> waiter entries (HASH), wire.LockEntriesKey(name): token ->
+--            "<deadline ms> <lease ms> <holder>"
+-- KEYS[5] -> (optional) hold times (HASH), wire.HeldKey(name): holder ->
+--            "<acquired ms> <renewed ms>" (Redis time), expiring with the
+--            lock, and "=" -> the token the lock was handed to, gone with
+--            its hold. Without KEYS[5] the "=" mark is kept in KEYS[4]
+-- KEYS[6] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
+--            id -> "<since ms> <deadline ms> <holder>"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
--- ARGV[3] -> unlock channel, store.UnlockChannel(name)
+-- ARGV[3] -> unlock channel, wire.UnlockChannel(name)
 -- ARGV[4] -> unlock message (Redisson's "0")
--- ARGV[5] -> hand-off channel of the lock (a waiter's token is published on
---            it; lock_release adds the next waiter's token after a space)
--- ARGV[6] -> "1" to SPUBLISH the unlock message of a hand-off as well (see
---            lock_release), else "0"
+-- ARGV[5] -> hand-off channel, wire.LockWakeChannel(name): a waiter's
+--            token is published on it
+-- ARGV[6] -> "1" to SPUBLISH the unlock message of a hand-off as well,
+--            else "0"
 -- ARGV[7] -> waiter token; absent or "" when the caller does not wait
 --            (TryLock, or the first attempt of Lock), which is never queued
 -- ARGV[8] -> (with a token) waiter entry lifetime in ms: an entry not
 --            refreshed by a new attempt within it is dropped, so a dead
 --            waiter never gets the lock
 -- ARGV[9] -> (with a token) lease in ms to set when the lock is handed to
---            this waiter. Without replica acknowledgement it is the
---            waiter's own lease, and the hand-off's message is the whole
---            grant: a waiter that died after its last refresh then blocks
---            the lock up to one lease, as a holder that dies does. With
---            acknowledgement it is a short claim the waiter confirms
---            (lock_renew with its WAIT, or its next attempt here)
+--            this waiter: its own lease, or with replica acknowledgement
+--            a short claim it confirms (lock_renew, or its next attempt)
 -- ARGV[10] -> (with a token) "1" when an earlier attempt of the same wait
 --            queued this token
 -- ARGV[11] -> (optional) ms the caller has waited so far, measured by its
---            client since the first attempt of this wait; "0" or absent for
---            a first attempt. A grant with a wait records it in the stats.
+--            client since the first attempt of this wait; "0" or absent
+--            for a first attempt. A grant with a wait records it.
 -- ARGV[12] -> (optional, with KEYS[6]) poll-waiter id of a caller that
 --            waits without the queue (the spin lock): a failed attempt
 --            writes its entry in KEYS[6], its grant deletes it
 -- ARGV[13] -> (with ARGV[12]) lifetime of that entry in ms
 -- ARGV[14] -> (optional, with a token) the token of the waiter this one
---            followed in process, when it queues itself: its first
+--            followed in process (store/lock_follow.go): its first
 --            queueing stands right behind that token while it is queued
--- KEYS[6] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
---            id -> "<since ms> <deadline ms> <holder>"
 --
 -- Returns:
 --   "OK"     -> (a string) taken: a new hold (count 1), a re-entry
---               (count + 1), or a hand-off to this token found already done. Counted "a",
---               with ARGV[11]'s wait when it is above 0 (a hand-off's wait
---               was recorded when it was made). For the hand-off found
---               done, "OK <next>": next is the token first in the queue
---               ("" when none), as the hand-off's message names it.
+--               (count + 1), or a hand-off to this token found already
+--               done. Counted "a", with ARGV[11]'s wait when it is above 0
+--               (a hand-off's wait was recorded when it was made). For the
+--               hand-off found done, "OK <next>": next is the token first
+--               in the queue ("" when none), as the hand-off's message
+--               names it.
 --   integer  -> another holder has it (or it was just handed to an earlier
 --               waiter): its PTTL in ms, -1 when the key has no expiry.
 --               Counted "r". A token is queued (or its entry refreshed).

@@ -1,17 +1,13 @@
--- lock_force_release: the console breaks a stuck lock. The admin decided on
--- the holder they saw, so the lock is only broken if that holder still has
--- it; a lock that changed hands since is left alone. Waiters are told the
--- same way a normal release tells them.
+-- lock_force_release: the console breaks a stuck reentrant lock if the
+-- holder the admin saw still has it, and tells waiters as a release does.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
--- KEYS[2] -> (optional) hold times (HASH), store.HeldKey(name): deleted with
+-- KEYS[2] -> (optional) hold times (HASH), wire.HeldKey(name): deleted with
 --            the lock
--- ARGV[1] -> unlock channel, store.UnlockChannel(name)
+-- ARGV[1] -> unlock channel, wire.UnlockChannel(name)
 -- ARGV[2] -> unlock message (Redisson's "0")
 -- ARGV[3] -> holder field the admin saw, "<client-uuid>:<owner>"
--- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
---            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
---            lock's slot), else "0"
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH, else "0" (announce)
 --
 -- Returns:
 --    1 -> released: key deleted (all reentry levels), message published

@@ -1,30 +1,8 @@
 -- lock_release: give back one level of a reentrant lock (Redisson RLock
--- layout). The last level either hands the lock to the longest-queued live
--- waiter (store/lock_wait.go) or deletes it. Either way "0" is published on
--- the unlock channel, as Redisson does, so Redisson waiters and the console
--- see every release; a hand-off publishes the waiter's token on the hand-off
--- channel first, which wakes that one waiter and tells lockwarden clients
--- that the "0" after it is not a free lock. Channels travel in ARGV because
--- they are not keys (Cluster would reject them as CROSSSLOT).
---
--- A hand-off sets the lease the waiter's entry carries: its own full lease
--- when its client needs no replica acknowledgement, so the waiter returns
--- on the message with nothing more to send (a waiter that died after its
--- last refresh then blocks the lock up to one lease, as a dead holder
--- does), else a short claim it confirms. It costs HGET, DEL, ZPOPMIN, TIME,
--- HGET and HDEL of the entry, the lock's HSET and PEXPIRE, the HSET of the
--- hold times and the mark and their PEXPIRE, the ZRANGE that names the
--- next waiter, two PUBLISH and the stats' HMGET and HSET (the "a" and the
--- wait's class, total and max): 15, and the stats hash's PEXPIRE and
--- clean-up once per bucket. A local pass costs the same, with ZREM for
--- ZPOPMIN and without the entry's HGET.
---
--- The common case, the last level with nobody queued, costs HGET, DEL (of
--- the lock and its hold times), an empty ZPOPMIN and PUBLISH; a key of another type is found by the WRONGTYPE
--- error of HGET rather than a TYPE on every call.
+-- layout); the last hands the lock to the longest-queued live waiter.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
--- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
+-- KEYS[2] -> stats of the lock (HASH), wire.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
 -- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
 -- KEYS[5] -> (optional) hold times (HASH), as in lock_acquire: deleted with
@@ -32,27 +10,23 @@
 --            "=" mark naming its token (in KEYS[4] when KEYS[5] is absent)
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
--- ARGV[3] -> unlock channel, store.UnlockChannel(name)
+-- ARGV[3] -> unlock channel, wire.UnlockChannel(name)
 -- ARGV[4] -> unlock message (Redisson's "0")
 -- ARGV[5] -> hand-off channel of the lock
--- ARGV[6] -> "1" to SPUBLISH the unlock message as well as PUBLISH it (a
---            Cluster of Redis >= 7, where Redisson >= 3.22 waits with
---            SSUBSCRIBE; the channel is in the lock's slot), else "0"
+-- ARGV[6] -> "1" to SPUBLISH the unlock message as well as PUBLISH it,
+--            else "0" (announce)
 -- ARGV[7] -> absent or "" for a release; a waiter token to withdraw a waiter
 --            that gave up: its entry is removed, and if the lock was already
 --            handed to it, that hold is released like any other
 -- ARGV[8] -> (optional) a local pass (store/lock_pass.go): the token of the
 --            waiter this release must hand the lock to, whatever the queue
---            says. The releaser's Client has already let that waiter go on,
---            so the hand-off needs no entry and cannot fall back to another
---            waiter; when the releaser no longer holds the lock, nothing
+--            says; when the releaser no longer holds the lock, nothing
 --            changes
 -- ARGV[9] -> (with ARGV[8]) that waiter's holder field
 -- ARGV[10] -> (with ARGV[8]) that waiter's lease in ms
 -- ARGV[11] -> (with ARGV[8]) that waiter's wait in ms, measured by its
 --            Client (the releaser's) since its first attempt, recorded as
---            the grant's wait: its score can be up to lock_acquire's follow
---            window earlier than its arrival, so it would read longer
+--            the grant's wait
 -- ARGV[12] -> (with ARGV[8]) "1" when that waiter follows a train
 --            (store/lock_follow.go): it has no queue entry to remove
 -- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
@@ -148,6 +122,8 @@ if pass ~= '' then
   local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
   redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
   announce(unlock_channel, unlock_message)
+  -- The Client's own measure: the waiter's score can be up to
+  -- lock_acquire's follow window earlier than its arrival.
   record_wait(tonumber(ARGV[11]) or 0)
   return {5, following}
 end

@@ -1,6 +1,5 @@
--- lock_renew: the watchdog's lease extension. It must never resurrect or
--- extend a lock the caller lost (expired, force-unlocked, taken by another),
--- so it only touches the key while the caller's holder field is present.
+-- lock_renew: the watchdog's lease extension, only while the caller's
+-- holder field is present, so a lost lock is never resurrected.
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
 -- KEYS[2] -> (optional) hold times (HASH), as in lock_acquire: the

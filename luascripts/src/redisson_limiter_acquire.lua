@@ -1,14 +1,14 @@
--- redisson_limiter_acquire: take permits from a Redisson RRateLimiter, in the
--- layout and with the decisions of the Redisson version the caller emulates,
--- and count the attempt in lockwarden's stats in the same atomic step.
+-- redisson_limiter_acquire: take permits from a Redisson RRateLimiter with
+-- the emulated version's layout and decisions, and count the attempt.
 --
 -- KEYS[1] -> config (HASH: rate, interval ms, type 0 overall / 1 per client,
 --            optional keepAliveTime ms)
--- KEYS[2] -> overall value (STRING), "{<name>}:value"
--- KEYS[3] -> this client's value (STRING), "{<name>}:value:<client-id>"
--- KEYS[4] -> overall grants (ZSET), "{<name>}:permits" (sliding window only)
--- KEYS[5] -> this client's grants (ZSET), "{<name>}:permits:<client-id>"
--- KEYS[6] -> stats (HASH), store.StatsKey(name)
+-- KEYS[2] -> overall value (STRING), wire.RedissonValueKey(name, "")
+-- KEYS[3] -> this client's value (STRING), wire.RedissonValueKey(name, id)
+-- KEYS[4] -> overall grants (ZSET), wire.RedissonPermitsKey(name, "")
+--            (sliding window only)
+-- KEYS[5] -> this client's grants (ZSET), wire.RedissonPermitsKey(name, id)
+-- KEYS[6] -> stats (HASH), wire.StatsKey(name)
 -- ARGV[1] -> permits wanted, a whole number >= 1
 -- ARGV[2] -> "fixed" (Redisson before 3.13.3) or "sliding" (3.13.3 and later)
 -- ARGV[3] -> random grant id (sliding window: packed into the zset member;
@@ -28,10 +28,6 @@
 --   -6 -> fixed window, but the value key has no expiry: the limiter is run
 --         by a sliding-window Redisson (3.13.3+), whose window would never
 --         end for us; nothing changed, stats "e"
---
--- Time is Redis TIME, the clock every lockwarden client shares; Redisson
--- passes its own clock as the grant score, so mixing the two on one limiter
--- is only as good as the clocks agree.
 local config = KEYS[1]
 local stats = KEYS[6]
 local want = tonumber(ARGV[1])

@@ -1,21 +1,23 @@
 -- redisson_limiter_set_rate: change a Redisson RRateLimiter's rate and
--- interval, either restarting its windows (Redisson's setRate) or keeping
--- what was granted in them (Redisson's updateRate with keepState).
+-- interval, restarting its windows (setRate) or keeping what they granted.
 --
 -- KEYS[1]   -> config (HASH: rate, interval, type, keepAliveTime)
--- KEYS[2..] -> state, in pairs: a value key (STRING, "{<name>}:value" or
---              "{<name>}:value:<client-id>") then its grants key (ZSET,
---              "{<name>}:permits[:<client-id>]"); every client's pair when
---              the caller edits for all of them. When ARGV[3] names a
---              type, KEYS[2..3] are that type's pair and any further keys
---              are state of the other type, which only a change of type
+-- KEYS[2..] -> state, in pairs: a value key (STRING,
+--              wire.RedissonValueKey) then its grants key (ZSET,
+--              wire.RedissonPermitsKey); every client's pair when the
+--              caller edits for all of them. When ARGV[3] names a type,
+--              KEYS[2..3] are that type's pair and any further keys are
+--              state of the other type, which only a change of type
 --              deletes (a handle names both its overall and its own
 --              per-client pair; other clients' pairs need a SCAN)
 -- ARGV[1] -> new rate, permits per interval (>= 1)
 -- ARGV[2] -> new interval in ms (>= 1)
 -- ARGV[3] -> type to write: "0", "1", or "" to keep the current one
 -- ARGV[4] -> keepAliveTime in ms to write; "" leaves the field as it is
--- ARGV[5] -> "reset" or "keep"
+-- ARGV[5] -> "reset" (Redisson's setRate: every state key given is
+--            deleted) or "keep" (updateRate with keepState: what the
+--            running window granted stays taken); a change of type always
+--            resets
 -- ARGV[6] -> "fixed" or "sliding": how the clients of this limiter keep
 --            state; "" to infer it from each window (a grants zset or a
 --            value without expiry is sliding, a value with one is fixed),
@@ -25,16 +27,6 @@
 --            the next batch of a per-client limiter's pairs after an earlier
 --            call changed the config: "keep" must count what was taken
 --            against the old rate, which the config no longer holds
---
--- reset: every state key given is deleted; the next acquire opens a full
---        window at the new rate.
--- keep:  fixed window - the permits already taken in the running window
---        (old rate - value) stay taken: value = max(0, new rate - taken);
---        the window still ends when it would have, or after the new
---        interval if that is sooner.
---        sliding window - grants older than the new interval are dropped,
---        value = max(0, new rate - permits granted in the new interval).
--- A change of type always resets (the old state belongs to other keys).
 --
 -- Returns {code, states_changed, old_rate}:
 --    1 -> changed (old_rate: the rate "keep" counted against)

@@ -1,10 +1,9 @@
 -- redisson_limiter_state: read one window of a Redisson RRateLimiter as the
--- next acquire would see it, without changing anything (the console must
--- not move a limiter's state by looking at it).
+-- next acquire would see it, changing nothing.
 --
 -- KEYS[1] -> config (HASH: rate, interval, type, keepAliveTime)
--- KEYS[2] -> value (STRING), "{<name>}:value[:<client-id>]"
--- KEYS[3] -> grants (ZSET), "{<name>}:permits[:<client-id>]"
+-- KEYS[2] -> value (STRING), wire.RedissonValueKey(name, id)
+-- KEYS[3] -> grants (ZSET), wire.RedissonPermitsKey(name, id)
 -- ARGV[1] -> most grants to decode (bounds the work on a huge window)
 --
 -- Returns {found, value, value_pttl, has_grants, used, oldest_ms, now_ms, truncated}:

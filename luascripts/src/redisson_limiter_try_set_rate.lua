@@ -1,6 +1,5 @@
--- redisson_limiter_try_set_rate: configure a Redisson RRateLimiter unless one
--- is configured already (Redisson's trySetRate: every instance of an
--- application may call it at start-up; the first one wins).
+-- redisson_limiter_try_set_rate: configure a Redisson RRateLimiter unless
+-- one is configured already (Redisson's trySetRate: the first one wins).
 --
 -- KEYS[1] -> config (HASH: rate, interval, type, keepAliveTime)
 -- ARGV[1] -> rate: permits per interval

@@ -1,29 +1,22 @@
 -- rwlock_force_release: the console removes one holder of a Redisson
--- RReadWriteLock, with every reentry level, the way that holder's own
--- unlocks would have: a reader's level keys go with it; the lock is deleted
--- and waiters told only when no holder is left; a writer that leaves
--- readers of its own thread behind turns the lock into a read lock, as
--- Redisson's write unlock does.
+-- RReadWriteLock, every reentry level, as that holder's own unlocks would.
 --
 -- KEYS[1]   -> the lock (HASH): mode -> read|write, holder -> reentry count
--- KEYS[2]   -> hold times (HASH), store.HeldKey(name): the holder's record
+-- KEYS[2]   -> hold times (HASH), wire.HeldKey(name): the holder's record
 --              goes with it, the hash with the lock
--- KEYS[3..] -> the holder's read-level keys,
---              "{<name>}:<holder>:rwlock_timeout:<1..count>" (none for a
---              writer field "<uuid>:<thread>:write")
--- ARGV[1] -> channel, "redisson_rwlock:{<name>}"
+-- KEYS[3..] -> the holder's read-level keys, wire.RWReadLevelKey for
+--              1..count (none for a writer field "<uuid>:<thread>:write")
+-- ARGV[1] -> channel, wire.RWLockChannel(name): when the lock is freed
+--            "1" (Redisson's READ_UNLOCK_MESSAGE) is published after a
+--            writer, "0" (UNLOCK_MESSAGE) after the last reader
 -- ARGV[2] -> holder field the admin saw
 -- ARGV[3] -> its reentry count the caller read (KEYS were built from it)
--- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
---            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
---            lock's slot), else "0"
---
--- Published when the lock is freed: "1" (Redisson's READ_UNLOCK_MESSAGE)
--- after a writer, "0" (UNLOCK_MESSAGE) after the last reader.
+-- ARGV[4] -> "1" to SPUBLISH as well as PUBLISH, else "0" (announce)
 --
 -- Returns:
 --    2 -> the lock was freed: key deleted, message published
---    1 -> the holder was removed; others still hold the lock
+--    1 -> the holder was removed; others still hold the lock (a writer
+--         that leaves readers of its own behind turns it into a read lock)
 --    0 -> no such key
 --   -1 -> the holder does not hold it; nothing changed
 --   -2 -> the key is not a read-write lock; nothing changed

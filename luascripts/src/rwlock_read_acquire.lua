@@ -1,29 +1,15 @@
 -- rwlock_read_acquire: take or re-enter the read side of a Redisson
--- RReadWriteLock and count the attempt in the lock's stats, in one step.
---
--- Layout (Redisson's, so Java clients and the console share the lock): hash
--- <name> with "mode" = read|write and one field per holder, "<uuid>:<owner>"
--- for read levels and "<uuid>:<owner>:write" for write levels, each holding
--- its reentry count. Every read level n also has a string key
--- "{<name>}:<uuid>:<owner>:rwlock_timeout:<n>" with its own lease, so a
--- reader that died stops counting once its level keys run out.
---
--- Readers share the lock; a writer excludes other holders, but the writer's
--- own owner may also take read levels (and keeps them after its write
--- levels are gone, which turns the lock back into a read lock).
---
--- The key of the new level must travel in KEYS, so the caller names the
--- level it expects to create: ARGV[4] is the read count it believes the
--- holder has now. When Redis disagrees (another handle of the same owner
--- took or released a level meanwhile) nothing changes and the real count
--- comes back, for the caller to retry with the right key.
+-- RReadWriteLock and count the attempt in the lock's stats.
 --
 -- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
--- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
--- KEYS[3] -> the level key to create, "...:rwlock_timeout:<ARGV[4] + 1>"
--- KEYS[4] -> (optional) hold times (HASH), store.HeldKey(name): holder field
+-- KEYS[2] -> stats of the lock (HASH), wire.StatsKey(name)
+-- KEYS[3] -> the level key to create, wire.RWReadLevelKey for level
+--            ARGV[4] + 1
+-- KEYS[4] -> (optional) hold times (HASH), wire.HeldKey(name): holder field
 --            -> "<acquired ms> <renewed ms>" (Redis time); a new read holder
 --            records both, a re-entry moves "renewed"
+-- KEYS[5] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
+--            id -> "<since ms> <deadline ms> <holder>"
 -- ARGV[1] -> lease in milliseconds (PEXPIRE of the level key; the lock's
 --            expiry is raised to it, never lowered: other readers may hold
 --            longer leases)
@@ -32,14 +18,11 @@
 -- ARGV[4] -> the caller's idea of the current read count of ARGV[2]
 -- ARGV[5] -> (optional) ms the caller has waited so far, measured by its
 --            client since the first attempt of this wait; "0" or absent
---            for a first attempt. A grant with a wait records it in the
---            stats (layout in store/internal/wire/wire.go).
+--            for a first attempt. A grant with a wait records it.
 -- ARGV[6] -> (optional, with KEYS[5]) poll-waiter id of a waiting caller:
 --            a failed attempt writes its entry in KEYS[5], the grant
 --            deletes it
 -- ARGV[7] -> (with ARGV[6]) lifetime of that entry in ms
--- KEYS[5] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
---            id -> "<since ms> <deadline ms> <holder>"
 --
 -- Returns:
 --   nil      -> taken (new level ARGV[4] + 1). Counted "a".

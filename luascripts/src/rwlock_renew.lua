@@ -1,16 +1,13 @@
 -- rwlock_renew: the watchdog's lease extension for one owner of a Redisson
--- RReadWriteLock (layout in rwlock_read_acquire.lua): the lock and every
--- read level key of the owner. It never resurrects or extends what the
--- owner lost, so it only acts while one of the owner's fields is present,
--- and it raises the lock's expiry but never lowers it (other readers may
--- hold longer leases).
+-- RReadWriteLock, only while one of the owner's fields is present.
 --
--- KEYS[1]   -> lock (HASH)
--- KEYS[2]   -> hold times (HASH), store.HeldKey(name): "renewed" of each
+-- KEYS[1]   -> lock (HASH): its expiry is raised, never lowered (other
+--              readers may hold longer leases)
+-- KEYS[2]   -> hold times (HASH), wire.HeldKey(name): "renewed" of each
 --              side the owner holds moves to now ("0 <now>" when no
 --              acquisition was kept)
--- KEYS[3..] -> the owner's read level keys, "...:rwlock_timeout:<1..n>"
---              where n is ARGV[4]
+-- KEYS[3..] -> the owner's read level keys, wire.RWReadLevelKey for
+--              1..ARGV[4]
 -- ARGV[1] -> lease in milliseconds
 -- ARGV[2] -> read field "<uuid>:<owner>"
 -- ARGV[3] -> write field "<uuid>:<owner>:write"

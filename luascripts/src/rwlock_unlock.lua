@@ -1,30 +1,19 @@
 -- rwlock_unlock: give back one read or write level of a Redisson
--- RReadWriteLock (layout in rwlock_read_acquire.lua). The last level of the
--- last holder deletes the lock and publishes on "redisson_rwlock:{<name>}":
--- "0" (Redisson's UNLOCK_MESSAGE) after a reader, "1" (READ_UNLOCK_MESSAGE)
--- after a writer, which wakes Redisson's and lockwarden's waiters alike. A
--- writer whose owner still has read levels turns the lock into a read lock,
--- as Redisson's write unlock does (and, like it, publishes nothing).
---
--- Redisson's read unlock also re-computes the lock's expiry from every
--- other reader's level keys, building their names inside the script. Here
--- keys travel only in KEYS, so the lock keeps its expiry while others hold
--- it: each remaining holder's own renewal keeps it alive, and a reader that
--- died holds it at most one lease longer.
+-- RReadWriteLock; the last level of the last holder deletes the lock.
 --
 -- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
--- KEYS[2] -> hold times (HASH), store.HeldKey(name): the holder field's
+-- KEYS[2] -> hold times (HASH), wire.HeldKey(name): the holder field's
 --            record goes with its last level, the hash with the lock
 -- KEYS[3] -> (read) the key of the level being released,
---            "...:rwlock_timeout:<ARGV[5]>"
+--            wire.RWReadLevelKey for level ARGV[5]
 -- ARGV[1] -> "read" or "write"
 -- ARGV[2] -> the holder field ("<uuid>:<owner>" or "<uuid>:<owner>:write")
--- ARGV[3] -> channel, "redisson_rwlock:{<name>}"
+-- ARGV[3] -> channel, wire.RWLockChannel(name): a deleted lock publishes
+--            "0" (Redisson's UNLOCK_MESSAGE) after a reader, "1"
+--            (READ_UNLOCK_MESSAGE) after a writer
 -- ARGV[4] -> lease in milliseconds, re-armed while write levels remain
 -- ARGV[5] -> (read) the caller's idea of the current read count
--- ARGV[6] -> "1" to SPUBLISH as well as PUBLISH (a Cluster of Redis >= 7, where
---            Redisson >= 3.22 waits with SSUBSCRIBE; the channel is in the
---            lock's slot), else "0"
+-- ARGV[6] -> "1" to SPUBLISH as well as PUBLISH, else "0" (announce)
 --
 -- Returns:
 --   nil     -> the caller does not hold that side (absent, someone else's,

@@ -1,33 +1,28 @@
 -- rwlock_write_acquire: take or re-enter the write side of a Redisson
--- RReadWriteLock (layout in rwlock_read_acquire.lua) and count the attempt
--- in the lock's stats, in one step. Only a free lock, or one whose writer
--- is this owner, can be taken: readers (even this owner's own read levels)
--- exclude a writer, as in Redisson, where a reader asking for the write
--- lock waits until its read levels are gone.
+-- RReadWriteLock and count the attempt in the lock's stats.
 --
 -- KEYS[1] -> lock (HASH): mode, holder fields -> reentry counts
--- KEYS[2] -> stats of the lock (HASH), store.StatsKey(name)
--- KEYS[3] -> (optional) hold times (HASH), store.HeldKey(name): write field
+-- KEYS[2] -> stats of the lock (HASH), wire.StatsKey(name)
+-- KEYS[3] -> (optional) hold times (HASH), wire.HeldKey(name): write field
 --            -> "<acquired ms> <renewed ms>" (Redis time); a new hold records
 --            both, a re-entry moves "renewed"
+-- KEYS[4] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
+--            id -> "<since ms> <deadline ms> <holder>"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE; a re-entry only
 --            ever raises the expiry)
 -- ARGV[2] -> write field "<uuid>:<owner>:write"
 -- ARGV[3] -> (optional) ms the caller has waited so far, measured by its
 --            client since the first attempt of this wait; "0" or absent
---            for a first attempt. A grant with a wait records it in the
---            stats (layout in store/internal/wire/wire.go).
+--            for a first attempt. A grant with a wait records it.
 -- ARGV[4] -> (optional, with KEYS[4]) poll-waiter id of a waiting caller:
 --            a failed attempt writes its entry in KEYS[4], the grant
 --            deletes it
 -- ARGV[5] -> (with ARGV[4]) lifetime of that entry in ms
--- KEYS[4] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
---            id -> "<since ms> <deadline ms> <holder>"
 --
 -- Returns:
 --   nil     -> taken (new hold or re-entry). Counted "a".
---   integer -> readers or another writer have it: its PTTL in ms (-1 when
---              the key has no expiry). Counted "r".
+--   integer -> readers (even this owner's own) or another writer have it:
+--              its PTTL in ms (-1 when the key has no expiry). Counted "r".
 --   error   -> "WRONGTYPE ...": KEYS[1] is not a read-write lock (another
 --              type, or a hash without a valid mode). Counted "e".
 local lock = KEYS[1]

@@ -1,32 +1,23 @@
--- tokenbucket_acquire: take permits from a token bucket ("ratelimit:<app>" layout).
+-- tokenbucket_acquire: take permits from a token bucket ("ratelimit:<app>"
+-- layout) by Redis time, counting every decision in the stats.
 --
 -- KEYS[1] -> the bucket (HASH: last_mill_second, stored_permits, max_permits, interval, app)
--- KEYS[2] -> the bucket's stats (HASH, store.StatsKey(KEYS[1]))
+-- KEYS[2] -> the bucket's stats (HASH, wire.StatsKey(KEYS[1]))
 -- ARGV[1] -> permits to take (whole number, 1..max_permits)
 --
 -- Returns {code, remaining, retry_after_us, now_ms, max_permits, interval}:
---    1  taken
+--    1  taken ("a")
 --    0  no "app" field: no limiter configured here, so no limit; nothing is written
---   -1  not enough permits now; retry_after_us says when there will be
+--   -1  not enough permits now; retry_after_us says when there will be ("r")
 --   -3  the bucket is corrupt (a field is not a finite number, interval <= 0,
---       max_permits < 1 or stored_permits < 0); nothing but the stats is written
---   -4  ARGV[1] is not a whole number in 1..max_permits, so it can never succeed
+--       max_permits < 1 or stored_permits < 0); nothing but the stats ("e")
+--       is written
+--   -4  ARGV[1] is not a whole number in 1..max_permits, so it can never
+--       succeed ("e")
 -- remaining is the whole permits left after the decision, now_ms the Redis time
 -- it was taken at, and interval is returned as a string because it may be
 -- fractional (a Lua number reply would be truncated): the stored text when it
 -- is a plain decimal, else the number it reads as.
---
--- Unlike the layout's one-script clients, which pass their own clock, the
--- clock is Redis TIME (one clock for every client, one round trip), and a refill advances last_mill_second by whole intervals only,
--- so the part of an interval already elapsed is not thrown away. A full bucket
--- does not bank time: once it reaches max_permits, last_mill_second moves to now.
--- Every decision on a configured bucket counts into the stats:
--- 1 -> "a", -1 -> "r", -3 and -4 -> "e".
---
--- Cost: TIME, HMGET, the stats HINCRBY, and HSET only when permits are
--- taken. A rejection writes nothing to the bucket: it means stored + k <
--- want <= max_permits after a refill of k, so the cap did not apply, and the
--- next call derives the very same refill from the unchanged fields.
 local bucket = KEYS[1]
 local stats = KEYS[2]
 local want = tonumber(ARGV[1])

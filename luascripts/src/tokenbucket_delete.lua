@@ -1,7 +1,8 @@
 -- tokenbucket_delete: remove a token bucket and its stats.
 --
 -- KEYS[1] -> the bucket (HASH: last_mill_second, stored_permits, max_permits, interval, app)
--- KEYS[2] -> the bucket's stats (HASH, store.StatsKey(KEYS[1]))
+-- KEYS[2] -> the bucket's stats (HASH, wire.StatsKey(KEYS[1]))
+-- ARGV: none
 --
 -- Returns:
 --    1  deleted

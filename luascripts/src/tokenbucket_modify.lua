@@ -1,22 +1,17 @@
--- tokenbucket_modify: change a token bucket's max_permits and interval.
+-- tokenbucket_modify: change a token bucket's max_permits and interval,
+-- after settling the refill up to now at the old ones.
 --
 -- KEYS[1] -> the bucket (HASH: last_mill_second, stored_permits, max_permits, interval, app)
 -- ARGV[1] -> new max_permits (whole number >= 1)
 -- ARGV[2] -> new interval, milliseconds per permit (number > 0, may be fractional)
 --
 -- Returns:
---    1  modified
---   -2  no bucket at KEYS[1] (initialise it first);
---       nothing is created
+--    1  modified (stored permits clamped to the new capacity; a bucket whose
+--       old state could not be settled keeps its usable parts and restarts
+--       the rest: last_mill_second = now, stored_permits = 0)
+--   -2  no bucket at KEYS[1] (initialise it first); nothing is created
 --   -4  an argument is out of range
 --   -5  the key holds something that is not a bucket; it is left alone
---
--- Only the configuration changes, as in the layout's other clients, but
--- first the refill up to now is settled at the old rate and capacity: time that has already passed
--- was promised at the old rate, and a new rate applies from now on. Stored
--- permits are then clamped to the new capacity. If the old state cannot be
--- settled (a corrupt field), the usable parts are kept and the rest restarts
--- (last_mill_second = now, stored_permits = 0), so a modify repairs a bucket.
 local bucket = KEYS[1]
 local new_max = tonumber(ARGV[1])
 local new_interval = tonumber(ARGV[2])
