@@ -41,17 +41,23 @@ local waited = tonumber(ARGV[5] or '') or 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
--- Hold times beside the lock, expiring with it: a new hold records its
--- acquisition, a re-entry its renewal ("0" acquired when none was kept).
-local function hold(fresh)
+-- hold(field, fresh, first) records a holder's times in the hold times
+-- hash (the script's locals held, now and lease), one field per holder:
+-- a fresh hold records its acquisition, a re-entry its renewal ("0"
+-- acquired when none was kept). The hash expires with the lock: first
+-- sets its expiry to lease (the lock's first holder, or a kind with one
+-- holder at a time); otherwise, as a read-write lock's, it is only raised.
+local function hold(field, fresh, first)
   if held then
     local since = now
     if not fresh then
-      local v = redis.call('HGET', held, holder)
+      local v = redis.call('HGET', held, field)
       since = v and string.match(v, '^(%d+) ') or '0'
     end
-    redis.call('HSET', held, holder, since .. ' ' .. now)
-    redis.call('PEXPIRE', held, lease)
+    redis.call('HSET', held, field, since .. ' ' .. now)
+    if first or redis.call('PTTL', held) < lease then
+      redis.call('PEXPIRE', held, lease)
+    end
   end
 end
 
@@ -142,7 +148,7 @@ end
 if mine == 1 then
   redis.call('HINCRBY', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
-  hold(false)
+  hold(holder, false, true)
   count_grant()
   return nil
 end
@@ -166,7 +172,7 @@ if pttl == -2 and (not head or head == holder) then
   redis.call('ZREM', timeouts, holder)
   redis.call('HSET', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
-  hold(true)
+  hold(holder, true, true)
   count_grant()
   return nil
 end

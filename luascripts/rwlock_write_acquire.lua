@@ -39,11 +39,12 @@ local polls = KEYS[4]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
--- hold(field, fresh, first) records a read-write lock holder's times in
--- the hold times hash (locals held, now, lease), one field per holder
--- field: a fresh hold records its acquisition, a re-entry its renewal ("0"
--- acquired when none was kept). Like the lock's, the hash's expiry is
--- raised, never lowered, except by the lock's first holder, who sets both.
+-- hold(field, fresh, first) records a holder's times in the hold times
+-- hash (the script's locals held, now and lease), one field per holder:
+-- a fresh hold records its acquisition, a re-entry its renewal ("0"
+-- acquired when none was kept). The hash expires with the lock: first
+-- sets its expiry to lease (the lock's first holder, or a kind with one
+-- holder at a time); otherwise, as a read-write lock's, it is only raised.
 local function hold(field, fresh, first)
   if held then
     local since = now

@@ -116,28 +116,35 @@ local function polled(who)
   end
 end
 
--- hold records the holder's times; fresh for a new hold.
-local function hold(fresh)
+-- hold(field, fresh, first) records a holder's times in the hold times
+-- hash (the script's locals held, now and lease), one field per holder:
+-- a fresh hold records its acquisition, a re-entry its renewal ("0"
+-- acquired when none was kept). The hash expires with the lock: first
+-- sets its expiry to lease (the lock's first holder, or a kind with one
+-- holder at a time); otherwise, as a read-write lock's, it is only raised.
+local function hold(field, fresh, first)
   if held then
     local since = now
     if not fresh then
-      local v = redis.call('HGET', held, token)
+      local v = redis.call('HGET', held, field)
       since = v and string.match(v, '^(%d+) ') or '0'
     end
-    redis.call('HSET', held, token, since .. ' ' .. now)
-    redis.call('PEXPIRE', held, lease)
+    redis.call('HSET', held, field, since .. ' ' .. now)
+    if first or redis.call('PTTL', held) < lease then
+      redis.call('PEXPIRE', held, lease)
+    end
   end
 end
 
 if redis.call('SET', lock, token, 'NX', 'PX', lease) then
-  hold(true)
+  hold(token, true, true)
   granted()
   return {1, tonumber(lease)}
 end
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'string' and redis.call('GET', lock) == token then
   redis.call('PEXPIRE', lock, lease)
-  hold(false)
+  hold(token, false, true)
   granted()
   return {1, tonumber(lease)}
 end

@@ -40,19 +40,7 @@ local waited = tonumber(ARGV[5] or '') or 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
--- Hold times beside the lock, expiring with it: a new hold records its
--- acquisition, a re-entry its renewal ("0" acquired when none was kept).
-local function hold(fresh)
-  if held then
-    local since = now
-    if not fresh then
-      local v = redis.call('HGET', held, holder)
-      since = v and string.match(v, '^(%d+) ') or '0'
-    end
-    redis.call('HSET', held, holder, since .. ' ' .. now)
-    redis.call('PEXPIRE', held, lease)
-  end
-end
+--#include lib/hold.lua
 
 --#include lib/record.lua
 
@@ -89,7 +77,7 @@ end
 if mine == 1 then
   redis.call('HINCRBY', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
-  hold(false)
+  hold(holder, false, true)
   count_grant()
   return nil
 end
@@ -113,7 +101,7 @@ if pttl == -2 and (not head or head == holder) then
   redis.call('ZREM', timeouts, holder)
   redis.call('HSET', lock, holder, '1')
   redis.call('PEXPIRE', lock, lease)
-  hold(true)
+  hold(holder, true, true)
   count_grant()
   return nil
 end

@@ -48,7 +48,7 @@ local polls = KEYS[5]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
---#include lib/rwlock_hold.lua
+--#include lib/hold.lua
 --#include lib/record.lua
 --#include lib/record_wait.lua
 --#include lib/granted.lua

@@ -42,28 +42,17 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 --#include lib/granted.lua
 --#include lib/polled.lua
 
--- hold records the holder's times; fresh for a new hold.
-local function hold(fresh)
-  if held then
-    local since = now
-    if not fresh then
-      local v = redis.call('HGET', held, token)
-      since = v and string.match(v, '^(%d+) ') or '0'
-    end
-    redis.call('HSET', held, token, since .. ' ' .. now)
-    redis.call('PEXPIRE', held, lease)
-  end
-end
+--#include lib/hold.lua
 
 if redis.call('SET', lock, token, 'NX', 'PX', lease) then
-  hold(true)
+  hold(token, true, true)
   granted()
   return {1, tonumber(lease)}
 end
 local kind = redis.call('TYPE', lock)['ok']
 if kind == 'string' and redis.call('GET', lock) == token then
   redis.call('PEXPIRE', lock, lease)
-  hold(false)
+  hold(token, false, true)
   granted()
   return {1, tonumber(lease)}
 end
