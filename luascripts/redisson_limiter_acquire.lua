@@ -40,8 +40,8 @@ local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 
 -- record(outcome) counts one attempt in the stats hash (the script's local
--- stats, with now in Redis ms): one HINCRBY of "<outcome><bucket>", layout
--- above wire.BucketMS. The first count of a field also restarts the hash's
+-- stats, with now in Redis ms): one HINCRBY of "<outcome><bucket>" (layout:
+-- the doc above wire.BucketMS). The first count of a field restarts the hash's
 -- 5 s expiry and, once it holds more than 64 fields, deletes every field
 -- outside the 16 newest buckets, so it stays small without a read on the
 -- hot path. Numbers go to redis.call as strings formatted with %d: Redis

@@ -39,8 +39,8 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- record(outcome) counts one attempt in the stats hash (the script's local
--- stats, with now in Redis ms): one HINCRBY of "<outcome><bucket>", layout
--- above wire.BucketMS. The first count of a field also restarts the hash's
+-- stats, with now in Redis ms): one HINCRBY of "<outcome><bucket>" (layout:
+-- the doc above wire.BucketMS). The first count of a field restarts the hash's
 -- 5 s expiry and, once it holds more than 64 fields, deletes every field
 -- outside the 16 newest buckets, so it stays small without a read on the
 -- hot path. Numbers go to redis.call as strings formatted with %d: Redis
@@ -64,8 +64,8 @@ local function record(outcome)
     end
   end
 end
--- record_wait(ms) counts a grant that waited ms into its bucket (layout
--- above wire.WaitClassBoundsMS): its "a", one histogram class
+-- record_wait(ms) counts a grant that waited ms into its bucket (layout:
+-- the doc above wire.WaitClassBoundsMS): its "a", one histogram class
 -- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
 -- J above), the total "t<bucket>" and the max "m<bucket>", read with one
 -- HMGET and written with one HSET. The bucket's first grant goes through
@@ -106,8 +106,8 @@ local function granted()
   end
 end
 -- polled(who) records a failed attempt of a caller that waits by polling
--- in the poll waiters (locals polls, poll_id and poll_ttl; layout above
--- wire.PollWaitersKey): "<since ms> <deadline ms> <holder>".
+-- in the poll waiters (locals polls, poll_id and poll_ttl; layout: the doc
+-- of wire.PollWaitersKey): "<since ms> <deadline ms> <holder>".
 local function polled(who)
   if polls and poll_id ~= '' then
     local entry_ttl = tonumber(poll_ttl)

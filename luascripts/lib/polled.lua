@@ -1,6 +1,6 @@
 -- polled(who) records a failed attempt of a caller that waits by polling
--- in the poll waiters (locals polls, poll_id and poll_ttl; layout above
--- wire.PollWaitersKey): "<since ms> <deadline ms> <holder>".
+-- in the poll waiters (locals polls, poll_id and poll_ttl; layout: the doc
+-- of wire.PollWaitersKey): "<since ms> <deadline ms> <holder>".
 local function polled(who)
   if polls and poll_id ~= '' then
     local entry_ttl = tonumber(poll_ttl)

@@ -1,6 +1,6 @@
 --#include lib/record.lua
--- record_wait(ms) counts a grant that waited ms into its bucket (layout
--- above wire.WaitClassBoundsMS): its "a", one histogram class
+-- record_wait(ms) counts a grant that waited ms into its bucket (layout:
+-- the doc above wire.WaitClassBoundsMS): its "a", one histogram class
 -- "<A..J><bucket>" (bounds 1, 3, 10, 30, 100, 300, 1000, 3000, 10000 ms;
 -- J above), the total "t<bucket>" and the max "m<bucket>", read with one
 -- HMGET and written with one HSET. The bucket's first grant goes through
