@@ -267,7 +267,7 @@ func (c *Inspector) DropWaiters(ctx context.Context, name, id string, waiters []
 	for _, w := range waiters {
 		args = append(args, w)
 	}
-	removed, err := store.RunScriptOnce(ctx, c.rdb, fairDropClientScript,
+	removed, err := fairDropClientScript.Run(ctx, c.rdb,
 		[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)}, args...).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("store: drop waiters of %q: %w", name, wrongKindErr(err))

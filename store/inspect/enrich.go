@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -23,15 +24,15 @@ import (
 // redissonLimiterStateScript reads a limiter window without moving it. It runs in
 // every sampler pipeline, so it goes as EVALSHA: sending the text with EVAL
 // made Redis hash ~2 KB per limiter per tick (about 5 % of a core at 1,000
-// limiters). A pipeline cannot fall back from NOSCRIPT the way Script.Run
-// does, so callers check noScript afterwards, load and read once more.
-var redissonLimiterStateScript = redis.NewScript(luascripts.Source("redisson_limiter_state"))
+// limiters). After a NOSCRIPT callers load it once (loadStateScript) and
+// read again, rather than send that text once per limiter.
+var redissonLimiterStateScript = store.NewScript(luascripts.Source("redisson_limiter_state"))
 
 // noScript reports whether any of cmds failed because Redis does not have
 // the script (restarted, SCRIPT FLUSH, a new Cluster node).
 func noScript(cmds []*redis.Cmd) bool {
 	for _, c := range cmds {
-		if c != nil && c.Err() != nil && redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+		if c != nil && wire.IsNoScript(c.Err()) {
 			return true
 		}
 	}
@@ -155,7 +156,7 @@ func queueLimiterState(ctx context.Context, pipe redis.Pipeliner, info *LimiterI
 }
 
 func queueWindowState(ctx context.Context, pipe redis.Pipeliner, name, clientID string) *redis.Cmd {
-	return redissonLimiterStateScript.EvalSha(ctx, pipe,
+	return redissonLimiterStateScript.Queue(ctx, pipe,
 		[]string{name, wire.RedissonValueKey(name, clientID), wire.RedissonPermitsKey(name, clientID)}, maxGrantsDecoded)
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Sent once (store.RunScriptOnce): a lost reply is store.ErrUncertain.
+// Sent once (store.Script.Run): a lost reply is store.ErrUncertain.
 var counterResetScript = store.NewScript(luascripts.Source("counter_reset"))
 
 // The console's view of limiters: read one, change its rate. The key
@@ -263,7 +263,7 @@ func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
 		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
 	}
-	code, err := store.RunScriptOnce(ctx, c.rdb, counterResetScript, []string{name}).Int64()
+	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
 	if err != nil {
 		return fmt.Errorf("store: reset counter %q: %w", name, err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // The force-unlock scripts change state, so they are sent once
-// (store.RunScriptOnce): a lost reply is reported as store.ErrUncertain, not
+// (store.Script.Run): a lost reply is reported as store.ErrUncertain, not
 // re-sent by go-redis.
 var (
 	lockForceReleaseScript = store.NewScript(luascripts.Source("lock_force_release"))
@@ -143,7 +143,7 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	}
 	switch info.Kind {
 	case KindFairLock:
-		return store.RunScriptOnce(ctx, c.rdb, fairForceReleaseScript,
+		return fairForceReleaseScript.Run(ctx, c.rdb,
 			[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)},
 			wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
@@ -162,15 +162,15 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 				keys = append(keys, wire.RWReadLevelKey(name, holder, level))
 			}
 		}
-		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, wire.RWLockChannel(name), holder, count, sharded).Int64()
+		return rwForceReleaseScript.Run(ctx, c.rdb, keys, wire.RWLockChannel(name), holder, count, sharded).Int64()
 	case KindTokenLock:
-		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name, wire.HeldKey(name)}, holder, wire.TokenLockChannel(name)).Int64()
+		return tokenLockReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)}, holder, wire.TokenLockChannel(name)).Int64()
 	case KindDeadlineLock:
-		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name, wire.HeldKey(name)}, holder).Int64()
+		return deadlineReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name, wire.HeldKey(name)},
+	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)},
 		wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 

@@ -11,8 +11,11 @@ import (
 // Patience bounds every wait in this file. It only ends a failing wait: a
 // wait that succeeds returns as soon as its event happens, so the bound is
 // set for a loaded machine (-race, packages in parallel, other processes)
-// rather than for how long the event usually takes.
-const Patience = 10 * time.Second
+// rather than for how long the event usually takes. It is also the least
+// EventuallyWithin waits: a shorter bound there only turned a slow machine
+// into a red run (a Cluster discovery took over 10 s beside six other
+// processes' builds), never a wrong result into a right one.
+const Patience = 30 * time.Second
 
 // pollEvery is how often Eventually looks again.
 const pollEvery = 10 * time.Millisecond
@@ -24,9 +27,11 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 	EventuallyWithin(t, Patience, what, cond)
 }
 
-// EventuallyWithin is Eventually bounded by d instead of Patience.
+// EventuallyWithin is Eventually bounded by d, or by Patience when that is
+// longer.
 func EventuallyWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	d = max(d, Patience)
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {

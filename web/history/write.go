@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 const (
@@ -66,7 +69,6 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 
 	holdTTL := strconv.FormatInt((o.coarse + CoarseStep).Milliseconds(), 10)
 	var lockCmds []*redis.Cmd
-	var lockArgs [][]any
 	for _, r := range lockTop {
 		name, member := r.name, memberLock+r.name
 		kept[member] = true
@@ -81,8 +83,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 			continue
 		}
 		keys := []string{OpenKey(name), HoldsKey(name)}
-		lockCmds = append(lockCmds, pipe.EvalSha(ctx, holdWrite.Hash(), keys, args...))
-		lockArgs = append(lockArgs, append([]any{keys}, args...))
+		lockCmds = append(lockCmds, holdWrite.Queue(ctx, pipe, keys, args...))
 		w.opened[name] = true
 		l.openDirty = false
 		zadd = append(zadd, redis.Z{Score: r.score, Member: member})
@@ -115,7 +116,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 
 	cmds := pipe.Cmds()
 	_, err := pipe.Exec(ctx)
-	err = w.retryNoScript(ctx, err, cmds, lockCmds, lockArgs)
+	err = w.retryNoScript(ctx, err, cmds, lockCmds)
 	var bytes int64
 	for _, c := range cmds {
 		for _, a := range c.Args() {
@@ -217,7 +218,7 @@ func (w *worker) touch(ctx context.Context, pipe redis.Pipeliner, key string, si
 // refused with NOSCRIPT (its script cache was flushed, or it was promoted
 // from a replica that never loaded it): such a call did nothing, so
 // sending it again is its first run. Any other failure fails the flush.
-func (w *worker) retryNoScript(ctx context.Context, err error, all []redis.Cmder, lockCmds []*redis.Cmd, args [][]any) error {
+func (w *worker) retryNoScript(ctx context.Context, err error, all []redis.Cmder, lockCmds []*redis.Cmd) error {
 	if err == nil {
 		return nil
 	}
@@ -226,14 +227,7 @@ func (w *worker) retryNoScript(ctx context.Context, err error, all []redis.Cmder
 			return err
 		}
 	}
-	pipe := w.h.rdb.Pipeline()
-	for i, c := range lockCmds {
-		if c.Err() != nil {
-			pipe.Eval(ctx, holdWriteSrc, args[i][0].([]string), args[i][1:]...)
-		}
-	}
-	_, err = pipe.Exec(ctx)
-	return err
+	return store.EvalNoScript(ctx, w.h.rdb, lockCmds)
 }
 
 // argLen is about the bytes an argument takes on the wire.
