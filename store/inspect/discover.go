@@ -86,24 +86,6 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	return &out, nil
 }
 
-// ListLocks returns the locks whose names match match, sorted by name.
-func (c *Inspector) ListLocks(ctx context.Context, match string) ([]LockInfo, error) {
-	d, err := c.Discover(ctx, match)
-	if err != nil {
-		return nil, err
-	}
-	return d.Locks, nil
-}
-
-// ListLimiters returns the limiters whose names match match, sorted by name.
-func (c *Inspector) ListLimiters(ctx context.Context, match string) ([]LimiterInfo, error) {
-	d, err := c.Discover(ctx, match)
-	if err != nil {
-		return nil, err
-	}
-	return d.Limiters, nil
-}
-
 // forEachNode runs fn on every node that owns keys: each master of a
 // Cluster (concurrently), each shard of a Ring, or the one server otherwise.
 func (c *Inspector) forEachNode(ctx context.Context, fn func(ctx context.Context, node redis.Cmdable) error) error {

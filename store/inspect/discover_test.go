@@ -142,13 +142,13 @@ func TestDiscoverMix(t *testing.T) {
 	if len(d.Locks) != 0 || len(d.Limiters) != 2 {
 		t.Errorf("Discover(rl:*) = %d locks %d limiters, want 0 and 2", len(d.Locks), len(d.Limiters))
 	}
-	ls, err := c.ListLocks(ctx, p+"lock:o*")
-	if err != nil || len(ls) != 1 || ls[0].Name != p+"lock:orders" {
-		t.Errorf("ListLocks(lock:o*) = %+v, %v", ls, err)
+	d, err = c.Discover(ctx, p+"lock:o*")
+	if err != nil || len(d.Locks) != 1 || d.Locks[0].Name != p+"lock:orders" {
+		t.Errorf("Discover(lock:o*) = %+v, %v", d, err)
 	}
-	lm, err := c.ListLimiters(ctx, p+"*")
-	if err != nil || len(lm) != 2 || lm[0].Name != p+"rl:api" {
-		t.Errorf("ListLimiters = %+v, %v", lm, err)
+	d, err = c.Discover(ctx, p+"*")
+	if err != nil || len(d.Limiters) != 2 || d.Limiters[0].Name != p+"rl:api" {
+		t.Errorf("Discover(*) limiters = %+v, %v", d, err)
 	}
 }
 

@@ -170,9 +170,6 @@ type FamilyCost struct {
 	Scanned int64
 }
 
-// Cost is what the last page (Tick's or Walker.Carry's) sent.
-func (r *FamilyReader) Cost() FamilyCost { return r.cost }
-
 // Charge counts a FamilyReader's tick in the walk's pacing: its reads as
 // the console's other commands, its SCAN pages' keys as keys the walk's
 // SCAN usec paid for (Redis counts both in one cmdstat_scan). A page the

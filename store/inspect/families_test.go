@@ -64,7 +64,7 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 			t.Fatalf("tick %d read %d counters and sent %d SCANs; at most %d and 1 a tick", tick, reads, scans, FamilyReadsPerTick)
 		}
 		// What the walk's pacing is charged is what was sent.
-		if c := r.Cost(); c.Reads["strlen"] != reads || c.Scanned != int64(scans)*familyScanCount {
+		if c := r.cost; c.Reads["strlen"] != reads || c.Scanned != int64(scans)*familyScanCount {
 			t.Fatalf("tick %d charged %+v for %d reads and %d SCANs", tick, c, reads, scans)
 		}
 		e.counted.take("getrange")

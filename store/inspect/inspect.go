@@ -57,10 +57,6 @@ type Options struct {
 	// (strings carry no marker of their own). Zero: none are listed. New
 	// panics on invalid patterns; check them first with Validate.
 	Patterns ObjectPatterns
-	// ExamineEveryHash makes full passes size and read every hash on every
-	// pass, as consoles did before they remembered the ones found to be no
-	// object (rejects.go); the benchmarks' "before" console uses it.
-	ExamineEveryHash bool
 }
 
 // getPatterns is nil-safe: a nil *Options configures no patterns.
@@ -79,7 +75,6 @@ func New(rdb redis.UniversalClient, opts *Options) *Inspector {
 		panic(fmt.Sprintf("inspect: Options.Patterns: %v", err))
 	}
 	in.patterns.Store(p.clone())
-	in.fullRejects.off = opts != nil && opts.ExamineEveryHash
 	return in
 }
 

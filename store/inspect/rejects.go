@@ -99,7 +99,6 @@ func (m *rejectMemory) len() int { return len(m.until) }
 // another does (each node's SCAN in its own goroutine, and callers of
 // their own), so it is locked, once per page.
 type fullRejects struct {
-	off    bool // Options.ExamineEveryHash
 	mu     sync.Mutex
 	m      *rejectMemory
 	passes int64
@@ -133,9 +132,6 @@ func (f *fullRejects) keep(keys []string, pass int64) []string {
 func (f *fullRejects) add(names []string, pass int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.off {
-		return
-	}
 	for _, n := range names {
 		f.m.add(n, pass)
 	}

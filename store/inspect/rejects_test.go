@@ -236,25 +236,3 @@ func TestDiscoverRemembersRejectsAcrossPasses(t *testing.T) {
 		}
 	}
 }
-
-func TestExamineEveryHashKeepsNoMemory(t *testing.T) {
-	e := newWalkEnv(t)
-	fillAppHashes(t, e, "app", 50, 0)
-	insp := New(e.insp.Redis(), &Options{ExamineEveryHash: true})
-	for range 2 {
-		if _, err := insp.Discover(t.Context(), "*"); err != nil {
-			t.Fatal(err)
-		}
-		if got := e.counted.take("hlen"); got < 50 {
-			t.Fatalf("a pass sized %d of 50 hashes", got)
-		}
-	}
-	w, err := insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tickPasses(t, w, 1)
-	if n := w.Status().RejectsRemembered; n != 0 {
-		t.Errorf("the walk remembered %d hashes", n)
-	}
-}

@@ -34,14 +34,6 @@ type WaitStats struct {
 	MaxMS int64 `json:"max_ms"`
 }
 
-// ContendedShare is Contended / Acquired (0 without acquisitions).
-func (w WaitStats) ContendedShare() float64 {
-	if w.Acquired <= 0 {
-		return 0
-	}
-	return float64(w.Contended) / float64(w.Acquired)
-}
-
 // WaitTotals are a lock's waits since the console began to see them
 // (monotonic while the lock stays active; Prometheus' histogram).
 type WaitTotals struct {

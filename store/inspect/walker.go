@@ -158,9 +158,6 @@ func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
 	if opt.After != nil && opt.After.rejects != nil {
 		w.rejects = opt.After.rejects.clone()
 	}
-	if c.fullRejects.off {
-		w.rejects.max = 0 // Options.ExamineEveryHash
-	}
 	w.next = scanStep{match: match, noScan: !w.scans}
 	w.status = WalkStatus{Scanning: w.scans, Budget: w.pace.budget, PassTarget: w.pace.pass}
 	return w, nil
