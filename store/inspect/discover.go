@@ -2,9 +2,10 @@ package inspect
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"sync"
+
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -67,7 +68,7 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	}
 	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns(), out: Discovered{rejects: &c.fullRejects}}
 	d.pass = c.fullRejects.begin()
-	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+	err := c.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		if err := d.scanNode(ctx, node, match); err != nil {
 			return err
 		}
@@ -84,20 +85,6 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	sort.Slice(out.Locks, func(i, j int) bool { return out.Locks[i].Name < out.Locks[j].Name })
 	sort.Slice(out.Limiters, func(i, j int) bool { return out.Limiters[i].Name < out.Limiters[j].Name })
 	return &out, nil
-}
-
-// forEachNode runs fn on every node that owns keys: each master of a
-// Cluster (concurrently), each shard of a Ring, or the one server otherwise.
-func (c *Inspector) forEachNode(ctx context.Context, fn func(ctx context.Context, node redis.Cmdable) error) error {
-	perNode := func(ctx context.Context, n *redis.Client) error { return fn(ctx, n) }
-	switch rdb := c.rdb.(type) {
-	case *redis.ClusterClient:
-		return c.forEachMaster(ctx, rdb, perNode)
-	case *redis.Ring:
-		return rdb.ForEachShard(ctx, perNode)
-	default:
-		return fn(ctx, c.rdb)
-	}
 }
 
 // discovery collects results from nodes that may be scanned concurrently.
@@ -147,7 +134,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	for i, k := range keys {
 		lens[i] = pipe.HLen(ctx, k)
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return err
 	}
 	cands, large := smallHashes(keys, lens)
@@ -164,7 +151,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 		gets[i] = pipe.HGetAll(ctx, k)
 		ttls[i] = pipe.PTTL(ctx, k)
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return err
 	}
 	if err := now.Err(); err != nil {
@@ -312,7 +299,7 @@ func (d *discovery) readStrings(ctx context.Context, node redis.Cmdable, keys []
 	for i, k := range keys {
 		reads[i] = queueStringRead(ctx, pipe, k)
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return err
 	}
 	var locks []LockInfo
@@ -351,37 +338,4 @@ func (r stringRead) classify(p ObjectPatterns, key string) (*LockInfo, *LimiterI
 		return nil, nil
 	}
 	return classifyString(p, key, r.value.Val(), n, r.pttl.Val())
-}
-
-// execTolerant runs a pipeline of reads and fails only on transport or
-// context errors. An error reply to one command (WRONGTYPE for a key that
-// changed type since it was listed) stays on that command for the caller to
-// treat as "not an object of that kind".
-func execTolerant(ctx context.Context, pipe redis.Pipeliner) error {
-	_, err := execTolerantCmds(ctx, pipe)
-	return err
-}
-
-// execTolerantCmds is execTolerant that also returns the commands run.
-func execTolerantCmds(ctx context.Context, pipe redis.Pipeliner) ([]redis.Cmder, error) {
-	cmds, err := pipe.Exec(ctx)
-	if err == nil {
-		return cmds, nil
-	}
-	if !isReplyError(err) {
-		return cmds, err
-	}
-	for _, cmd := range cmds {
-		if e := cmd.Err(); e != nil && !isReplyError(e) {
-			return cmds, e
-		}
-	}
-	return cmds, nil
-}
-
-// isReplyError reports whether err is an error reply from Redis (including
-// redis.Nil) rather than a failure to talk to it.
-func isReplyError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re)
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -235,7 +237,7 @@ func enrichObjects(ctx context.Context, node redis.Cmdable, locks []LockInfo, li
 		if pipe.Len() == 0 {
 			return nil
 		}
-		if err := execTolerant(ctx, pipe); err != nil {
+		if err := nodes.Exec(ctx, pipe); err != nil {
 			return err
 		}
 		if attempt == 0 && noScript(states) {
@@ -294,7 +296,7 @@ func (c *Inspector) RedissonClients(ctx context.Context, name string) ([]ClientW
 		for i, id := range ids {
 			cmds[i] = queueWindowState(ctx, pipe, name, id)
 		}
-		if err := execTolerant(ctx, pipe); err != nil {
+		if err := nodes.Exec(ctx, pipe); err != nil {
 			return nil, err
 		}
 		if attempt > 0 || !noScript(cmds) {
@@ -347,7 +349,7 @@ var errEnoughClients = errors.New("inspect: enough clients")
 func (c *Inspector) redissonClientIDs(ctx context.Context, name string, page func(ids []string) error) error {
 	prefix := wire.RedissonValueKey(name, "") + ":"
 	var mu sync.Mutex
-	return c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+	return c.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		var cursor uint64
 		// Bounded: a pass over a node ends with cursor 0 long before this.
 		for round := 0; round < 1_000_000; round++ {

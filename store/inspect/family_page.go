@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -55,8 +57,8 @@ func (r *FamilyReader) Tick(ctx context.Context, fams []Family, now time.Time) (
 		if !pg.queue(ctx, pipe) {
 			break
 		}
-		cmds, err := execTolerantCmds(ctx, pipe)
-		for name, n := range countByName(cmds) {
+		cmds, err := nodes.ExecCmds(ctx, pipe)
+		for name, n := range nodes.CountByName(cmds) {
 			r.cost.Reads[name] += n
 		}
 		if err != nil {
@@ -257,7 +259,7 @@ func (r *FamilyReader) startPass(s *familyScan, now time.Time) {
 func (r *FamilyReader) list(ctx context.Context, s *familyScan, now time.Time) error {
 	r.startPass(s, now)
 	var mu sync.Mutex
-	return r.in.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+	return r.in.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		addr := nodeAddr(node)
 		mu.Lock()
 		cursor, done := s.cursors[addr], s.ended[addr]

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -80,10 +82,10 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 	var mu sync.Mutex
 	var enabled, missing []string
 	var refused error
-	err := c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
+	err := c.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		flags, err := notifyFlags(ctx, node)
 		if err != nil {
-			if isReplyError(err) { // CONFIG is renamed or refused (managed Redis)
+			if nodes.IsReplyError(err) { // CONFIG is renamed or refused (managed Redis)
 				mu.Lock()
 				refused = err
 				mu.Unlock()
@@ -101,7 +103,7 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 			return nil
 		}
 		if err := node.ConfigSet(ctx, "notify-keyspace-events", withKeyEventFlags(flags)).Err(); err != nil {
-			if !isReplyError(err) {
+			if !nodes.IsReplyError(err) {
 				return err
 			}
 			mu.Lock()
@@ -135,7 +137,7 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 	for _, ev := range keyEventNames {
 		channels = append(channels, fmt.Sprintf("__keyevent@%d__:%s", db, ev))
 	}
-	err = c.forEachClient(ctx, func(ctx context.Context, node *redis.Client) error {
+	err = c.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		ps := node.Subscribe(ctx, channels...)
 		if _, err := ps.Receive(ctx); err != nil { // the subscription confirmation
 			ps.Close()
@@ -190,20 +192,6 @@ func withKeyEventFlags(flags string) string {
 		}
 	}
 	return out
-}
-
-// forEachClient is forEachNode for callers that need the node's client
-// (a subscription is per connection, so per node).
-func (c *Inspector) forEachClient(ctx context.Context, fn func(ctx context.Context, node *redis.Client) error) error {
-	switch rdb := c.rdb.(type) {
-	case *redis.ClusterClient:
-		return c.forEachMaster(ctx, rdb, fn)
-	case *redis.Ring:
-		return rdb.ForEachShard(ctx, fn)
-	case *redis.Client:
-		return fn(ctx, rdb)
-	}
-	return errors.New("inspect: keyspace notifications need a node, Cluster or Ring client")
 }
 
 func (ke *KeyEvents) collect(ps *redis.PubSub) {

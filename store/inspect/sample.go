@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -124,7 +126,7 @@ var errSampleRetries = errors.New("inspect: sample read again too often")
 // sample is one pipelined read.
 func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn, ringChecks []string) (*Sample, readAgain, error) {
 	patterns := c.ObjectPatterns()
-	down := c.downNodes()
+	down := c.nodes.Down()
 	var skipped map[string]Unread
 	if down != nil {
 		skipped = map[string]Unread{}
@@ -195,7 +197,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	for _, name := range ringChecks {
 		checks[name] = pipe.HLen(ctx, wire.StatsKey(name))
 	}
-	cmds, cut, err := c.execPartial(ctx, pipe)
+	cmds, cut, err := c.nodes.ExecPartial(ctx, pipe)
 	if err != nil {
 		return nil, readDone, err
 	}
@@ -219,7 +221,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 		for _, cmd := range checks {
 			mains = append(mains, cmd)
 		}
-		if !c.markFailedNodes(ctx, mains) {
+		if !c.nodes.MarkFailed(ctx, mains) {
 			return nil, readDone, errSampleCut
 		}
 		return nil, readNodeDown, nil
@@ -231,7 +233,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	if now == nil || err != nil {
 		// TIME has no key: a Cluster pipeline sends it to any master,
 		// possibly the one that is down.
-		if at, err = c.timeFromLiveMaster(ctx, err, down); err != nil {
+		if at, err = c.nodes.TimeFromLive(ctx, err, down); err != nil {
 			return nil, readDone, err
 		}
 	}
@@ -246,7 +248,7 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	nowMS, bucket := at.UnixMilli(), BucketOf(at)
 	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings))}
 	if step != nil && !step.noScan { // only the walk's pacer prices them
-		s.sent = countByName(cmds)
+		s.sent = nodes.CountByName(cmds)
 	}
 	if len(skipped) > 0 {
 		s.Unreadable = skipped
@@ -400,13 +402,4 @@ func (r limRead) main() redis.Cmder {
 		return r.str.strlen
 	}
 	return r.fields
-}
-
-// countByName counts commands by name.
-func countByName(cmds []redis.Cmder) map[string]int {
-	n := make(map[string]int, 12)
-	for _, c := range cmds {
-		n[c.Name()]++
-	}
-	return n
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -409,7 +411,7 @@ func (w *Walker) readNow(ctx context.Context, step *scanStep, nowMS int64) (*sca
 	step.patterns = w.in.ObjectPatterns()
 	pipe := w.in.rdb.Pipeline()
 	r := queueScan(ctx, pipe, step)
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return nil, err
 	}
 	return r.result(nowMS)
