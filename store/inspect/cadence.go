@@ -81,8 +81,9 @@ type cadence struct {
 	tick  int64
 	objs  map[string]*objState
 	hot   map[string]bool // named by a notification since the last tick
-	// light are the names this tick reads lightly (split sets them).
-	light map[string]lightTurn
+	// light are the names this tick reads lightly, with their light reads
+	// so far (split sets them; SampleOptions.Light).
+	light map[string]int
 	// ringChecks are the idle limiters whose rings this tick checks
 	// (split sets them).
 	ringChecks []string
@@ -95,7 +96,7 @@ func newCadence(every int) *cadence {
 		every = DefaultIdleEvery
 	}
 	return &cadence{every: int64(every), objs: map[string]*objState{}, hot: map[string]bool{},
-		light: map[string]lightTurn{}}
+		light: map[string]int{}}
 }
 
 // leaseSoon is how close to its end a lease makes an idle lock read every
@@ -144,7 +145,7 @@ func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string)
 			if c.lightRead(n) {
 				st := c.objs[n]
 				st.lightReads++
-				c.light[n] = lightToken + lightTurn(st.lightReads%2)
+				c.light[n] = st.lightReads
 			}
 		}
 	}
@@ -161,11 +162,11 @@ func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string)
 
 // merge completes s, read for readLocks and readLims, into a Sample of
 // every requested name (in request order), from the states of the names
-// not read, and updates those states from what was read.
-func (c *cadence) merge(s *Sample, locks, limiters, readLocks, readLims []string) {
+// not read, and updates those states from what was read (seen).
+func (c *cadence) merge(s *Sample, seen *Sampled, locks, limiters, readLocks, readLims []string) {
 	clear(c.hot)
 	c.lastAt = s.At
-	for n, fields := range s.ringChecks {
+	for n, fields := range seen.RingChecks {
 		if st := c.objs[n]; st != nil {
 			if fields != st.ringLen {
 				c.hot[n] = true
@@ -183,10 +184,10 @@ func (c *cadence) merge(s *Sample, locks, limiters, readLocks, readLims []string
 		gotLim[s.Limiters[i].Name] = &s.Limiters[i]
 	}
 	for _, n := range readLocks {
-		c.update(n, gotLock[n], nil, s)
+		c.update(n, gotLock[n], nil, s, seen)
 	}
 	for _, n := range readLims {
-		c.update(n, nil, gotLim[n], s)
+		c.update(n, nil, gotLim[n], s, seen)
 	}
 	if len(readLocks) == len(locks) && len(readLims) == len(limiters) {
 		return
@@ -224,7 +225,7 @@ func wasRead(s *Sample, name string) bool {
 }
 
 // update records one read of name: its state, or that it is gone.
-func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sample) {
+func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sample, seen *Sampled) {
 	if lock == nil && lim == nil {
 		delete(c.objs, name)
 		return
@@ -248,14 +249,14 @@ func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sampl
 	} else {
 		st.quiet++
 	}
-	found, hashRead := s.sides[name]
-	if found && c.light[name] != 0 {
+	found, hashRead := seen.SideKeys[name]
+	if _, light := c.light[name]; found && light {
 		// EXISTS saw a side key appear: the next tick reads it all.
 		c.hot[name] = true
 	}
 	st.sideless = hashRead && !found
 	st.print, st.lock, st.lim, st.readAt = print, lock, lim, s.At
-	if n, ok := s.ringLens[name]; ok {
+	if n, ok := seen.RingLens[name]; ok {
 		st.ringLen, st.ringAt = n, s.At
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
@@ -112,28 +111,4 @@ func (c *Inspector) unreadable(ctx context.Context, s *Sample, name string, cmds
 		return true
 	}
 	return false
-}
-
-// stepOffDown is step without the walk's reads of keys on a master in
-// down (and without the registry read when the registry lives there).
-func (c *Inspector) stepOffDown(ctx context.Context, step *scanStep, down map[string]string) *scanStep {
-	if step == nil {
-		return nil
-	}
-	up := func(key string) bool {
-		_, bad := down[c.nodes.NodeOf(ctx, key)]
-		return !bad
-	}
-	out := *step
-	if out.registry != nil && !up(RegistryNamesKey) {
-		out.registry = nil
-	}
-	out.size = slices.DeleteFunc(slices.Clone(out.size), func(k string) bool { return !up(k) })
-	out.read = slices.DeleteFunc(slices.Clone(out.read), func(k string) bool { return !up(k) })
-	if cs := out.counts; cs != nil && cs.cluster { // each channel's count goes to its slot's master
-		n := *cs
-		n.reqs = slices.DeleteFunc(slices.Clone(cs.reqs), func(r countReq) bool { return !up(r.channel) })
-		out.counts = &n
-	}
-	return &out
 }

@@ -248,16 +248,17 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	step := w.next
 	step.fam, w.carry = w.carry, nil
 	step.registry = w.reg
-	step.clients = w.clientsDue && !w.clientsTooMany
-	w.clientsDue = false
 	step.patterns = w.in.ObjectPatterns()
 	step.info = w.scans && w.ticks%paceStatsEvery == 1
 	if w.scans {
 		step.count = w.pace.count(w.next.dbSize, time.Now(), w.next.cursor == 0)
 	}
-	step.counts = w.in.countMode(ctx, w.cad.countDue(maxCountedPerTick))
 	readLocks, readLims := w.cad.split(locks, limiters)
-	s, err := w.in.sampleWith(ctx, readLocks, readLims, &step, w.cad.light, w.cad.ringChecks)
+	rider := &stepRider{step: &step}
+	s, seen, err := w.in.SampleWith(ctx, readLocks, readLims, SampleOptions{
+		Light: w.cad.light, RingChecks: w.cad.ringChecks, Subscribers: w.cad.countDue(maxCountedPerTick),
+		Clients: w.clientsDue && !w.clientsTooMany, Rider: rider})
+	w.clientsDue = false
 	if err != nil {
 		w.cad.tick-- // the same names are due again next tick
 		step.fam.abandon()
@@ -267,23 +268,18 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 		s.Families, s.FamiliesErr = step.fam.collect(ctx)
 	}
 	w.status.IdleSkipped += int64(len(locks) - len(readLocks) + len(limiters) - len(readLims))
-	w.cad.merge(s, locks, limiters, readLocks, readLims)
-	w.in.applyWaits(s)
+	w.cad.merge(s, seen, locks, limiters, readLocks, readLims)
+	w.in.AddWaits(s)
 	w.cad.forget(locks, limiters)
-	r := s.scan
-	w.countsRead(s.Locks, r.subscribers)
-	w.account(&step, r, s.At, s.sent)
+	r := rider.res
+	w.countsRead(s.Locks, seen.Subscribers)
+	w.account(&step, r, s.At, rider.sent)
 	if step.fam != nil {
 		w.Charge(step.fam.r.cost)
 	}
-	if r.clientsRead {
-		// A registry past the bound is read no more: its HGETALL would be
-		// the tick's largest reply (ReadRegistry says why it fails).
-		w.clientsTooMany = r.clientsLen > maxRegistryFields
-		if r.clients != nil && !w.clientsTooMany {
-			s.Registry = parseRegistry(r.clients, s.At)
-		}
-	}
+	// A registry past the bound is read no more: its HGETALL would be the
+	// tick's largest reply.
+	w.clientsTooMany = w.clientsTooMany || seen.RegistryTooLarge
 
 	known := make(map[string]bool, len(locks)+len(limiters)+len(r.locks)+len(r.limiters))
 	for _, names := range [][]string{locks, limiters} {
@@ -487,10 +483,6 @@ type scanStep struct {
 	info     bool // read INFO commandstats for the pacer
 
 	registry *registryReader
-	// clients asks for the client records (HLEN and HGETALL) in the same
-	// pipeline, for ReadClients.
-	clients bool
-	counts  *countStep // channels whose subscribers to count (subscribers.go)
 	// fam is a page of family members read in the same pipeline
 	// (Walker.Carry); nil when none.
 	fam *familyPage
@@ -506,16 +498,10 @@ type scanResult struct {
 	none      []string // read keys whose fields are no known layout
 	locks     []LockInfo
 	limiters  []LimiterInfo
-	dbSize    int64    // keys in the database, for sizing the next pages
-	announced []string // names the registry announced since the last read
-	// clients are the client records, when the step asked for them
-	// (clientsRead; nil fields when the read failed).
-	clientsRead bool
-	clientsLen  int64
-	clients     map[string]string
-	cost        redisCost // the walk's Redis cost so far (when infoOK)
-	infoOK      bool
-	subscribers map[string]int64 // by lock name (subscribers.go)
+	dbSize    int64     // keys in the database, for sizing the next pages
+	announced []string  // names the registry announced since the last read
+	cost      redisCost // the walk's Redis cost so far (when infoOK)
+	infoOK    bool
 }
 
 // scanReads is a scanStep queued in a pipeline.
@@ -529,10 +515,6 @@ type scanReads struct {
 	gets   []*redis.MapStringStringCmd
 	ttls   []*redis.DurationCmd
 	strs   []stringRead
-
-	clientsLen *redis.IntCmd
-	clients    *redis.MapStringStringCmd
-	counts     *subCounts
 }
 
 func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
@@ -554,10 +536,6 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	}
 	if step.registry != nil {
 		r.names = step.registry.queue(ctx, pipe)
-		if step.clients {
-			r.clientsLen = pipe.HLen(ctx, wire.ClientsKey)
-			r.clients = pipe.HGetAll(ctx, wire.ClientsKey)
-		}
 	}
 	for i, k := range step.size {
 		r.lens[i] = pipe.HLen(ctx, k)
@@ -569,7 +547,6 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	for _, k := range step.readStr {
 		r.strs = append(r.strs, queueStringRead(ctx, pipe, k))
 	}
-	r.counts = step.counts.queue(ctx, pipe)
 	return r
 }
 
@@ -593,17 +570,9 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 			out.cost, out.infoOK = parseRedisCost(v), true
 		}
 	}
-	if r.clients != nil {
-		out.clientsRead = true
-		out.clientsLen, _ = r.clientsLen.Result()
-		if fields, err := r.clients.Result(); err == nil {
-			out.clients = fields
-		}
-	}
 	if r.names != nil {
 		out.announced = r.step.registry.result(r.names)
 	}
-	out.subscribers = r.counts.counts()
 	out.small, out.large = smallHashes(r.step.size, r.lens)
 	out.skipped = len(out.large)
 	out.locks, out.limiters, out.none = classifyHashes(r.step.read, r.gets, r.ttls, nowMS)
@@ -617,4 +586,49 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// stepRider is a step of the walk riding in a sample's pipeline.
+type stepRider struct {
+	step  *scanStep
+	reads *scanReads
+	res   *scanResult
+	sent  map[string]int // the pipeline's commands by name, for the pacer
+}
+
+func (r *stepRider) Queue(ctx context.Context, pipe redis.Pipeliner, up func(key string) bool) {
+	step := r.step
+	if up != nil {
+		step = step.offDown(up)
+	}
+	r.reads = queueScan(ctx, pipe, step)
+	// While a master is down the family page waits: its members may live
+	// there, and a read sent to it would hold up the whole tick.
+	if r.step.fam != nil && up == nil {
+		r.step.fam.queue(ctx, pipe)
+	}
+}
+
+func (r *stepRider) Read(at time.Time, cmds []redis.Cmder) error {
+	res, err := r.reads.result(at.UnixMilli())
+	if err != nil {
+		return err
+	}
+	r.res = res
+	if !r.step.noScan { // only the walk's pacer prices them
+		r.sent = nodes.CountByName(cmds)
+	}
+	return nil
+}
+
+// offDown is s without its reads of keys whose master up says does not
+// answer (and without the registry read when the registry lives there).
+func (s *scanStep) offDown(up func(key string) bool) *scanStep {
+	out := *s
+	if out.registry != nil && !up(RegistryNamesKey) {
+		out.registry = nil
+	}
+	out.size = slices.DeleteFunc(slices.Clone(out.size), func(k string) bool { return !up(k) })
+	out.read = slices.DeleteFunc(slices.Clone(out.read), func(k string) bool { return !up(k) })
+	return &out
 }
