@@ -55,7 +55,7 @@ func TestWalkIdleLimiterBurstReadWithoutNotifications(t *testing.T) {
 			t.Fatalf("acquire: %+v %v", r, err)
 		}
 	}
-	e.counted.take("hlen")
+	e.counted.Take("hlen")
 	// Longer than the ring keeps a bucket: what was not read by then is lost.
 	end := time.Now().Add(time.Duration(StatsRing*BucketMS)*time.Millisecond + time.Second)
 	for time.Now().Before(end) {
@@ -70,7 +70,7 @@ func TestWalkIdleLimiterBurstReadWithoutNotifications(t *testing.T) {
 		t.Errorf("samples showed %d of the burst's %d acquisitions (buckets %v)", got, burst, seen)
 	}
 	// Checked every ringCheck or so, not every tick.
-	if n := e.counted.take("hlen"); n < 1 || n > 3 {
+	if n := e.counted.Take("hlen"); n < 1 || n > 3 {
 		t.Errorf("%d ring checks in %v of ticks, want 1 to 3", n, time.Duration(StatsRing*BucketMS)*time.Millisecond+time.Second)
 	}
 }

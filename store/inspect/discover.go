@@ -17,7 +17,7 @@ import (
 //
 //   - SCAN MATCH <match> TYPE hash COUNT scanCount, on every master;
 //   - per batch of up to readBatch hashes, one pipeline of HLEN;
-//   - for the hashes whose HLEN is between 1 and maxCandidateFields, one
+//   - for the hashes whose HLEN is between 1 and MaxHashFields, one
 //     pipeline of TIME plus HGETALL and PTTL each;
 //   - for what classified as a lock or a Redisson limiter, one pipeline of
 //     side reads (fair queue, fencing token, read-level leases, limiter
@@ -26,7 +26,7 @@ import (
 //     TYPE string, and per batch one pipeline of STRLEN, GETRANGE and PTTL.
 //
 // The HLEN pass is what keeps a pass cheap next to large application hashes:
-// no known layout has more than maxCandidateFields fields, so a hash with a
+// no known layout has more than MaxHashFields fields, so a hash with a
 // million fields costs one O(1) HLEN and is never transferred. TIME is read
 // in every read pipeline, from the node holding those keys, because that
 // node's clock is the one its scripts used to write last_mill_second.
@@ -68,7 +68,7 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	}
 	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns(), out: Discovered{rejects: &c.fullRejects}}
 	d.pass = c.fullRejects.begin()
-	err := c.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
+	err := c.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		if err := d.scanNode(ctx, node, match); err != nil {
 			return err
 		}
@@ -145,12 +145,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 
 	pipe = node.Pipeline()
 	now := pipe.Time(ctx)
-	gets := make([]*redis.MapStringStringCmd, len(cands))
-	ttls := make([]*redis.DurationCmd, len(cands))
-	for i, k := range cands {
-		gets[i] = pipe.HGetAll(ctx, k)
-		ttls[i] = pipe.PTTL(ctx, k)
-	}
+	read := d.patterns.QueueCandidates(ctx, pipe, cands, nil)
 	if err := nodes.Exec(ctx, pipe); err != nil {
 		return err
 	}
@@ -159,7 +154,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 	}
 	nowMS := now.Val().UnixMilli()
 
-	locks, lims, none := classifyHashes(cands, gets, ttls, nowMS)
+	locks, lims, none := read.Classify(nowMS)
 	d.reject(none, 0)
 	if err := enrichObjects(ctx, node, locks, lims, nowMS); err != nil {
 		return err
@@ -175,33 +170,13 @@ func smallHashes(keys []string, lens []*redis.IntCmd) (small, large []string) {
 	for i, k := range keys {
 		switch n, err := lens[i].Result(); {
 		case err != nil || n == 0:
-		case n > maxCandidateFields:
+		case n > MaxHashFields:
 			large = append(large, k)
 		default:
 			small = append(small, k)
 		}
 	}
 	return small, large
-}
-
-// classifyHashes classifies the hashes read by HGETALL and PTTL, keys[i]
-// by gets[i] and ttls[i]; none are the hashes read whole that are no
-// object (a vanished or unreadable one is not among them).
-func classifyHashes(keys []string, gets []*redis.MapStringStringCmd, ttls []*redis.DurationCmd, nowMS int64) (locks []LockInfo, lims []LimiterInfo, none []string) {
-	for i, k := range keys {
-		fields, err := gets[i].Result()
-		if err != nil || len(fields) == 0 {
-			continue
-		}
-		if lock, ok := classifyLock(k, fields, ttls[i].Val()); ok {
-			locks = append(locks, lock)
-		} else if lim, ok := classifyLimiter(k, fields, nowMS); ok {
-			lims = append(lims, lim)
-		} else {
-			none = append(none, k)
-		}
-	}
-	return locks, lims, none
 }
 
 // reject records hashes found to be no object, skipped of them too large
@@ -272,7 +247,7 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 			if wire.IsInternalKey(k) || !GlobMatch(match, k) {
 				continue
 			}
-			if _, ok := d.patterns.counterRule(k); (ok && !d.patterns.grouped(k)) || d.patterns.isTokenLockName(k) {
+			if _, ok := d.patterns.counterRule(k); (ok && !d.patterns.Grouped(k)) || d.patterns.isTokenLockName(k) {
 				batch = append(batch, k)
 			}
 		}
@@ -295,47 +270,11 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 // whole) and PTTL.
 func (d *discovery) readStrings(ctx context.Context, node redis.Cmdable, keys []string) error {
 	pipe := node.Pipeline()
-	reads := make([]stringRead, len(keys))
-	for i, k := range keys {
-		reads[i] = queueStringRead(ctx, pipe, k)
-	}
+	read := d.patterns.QueueCandidates(ctx, pipe, nil, keys)
 	if err := nodes.Exec(ctx, pipe); err != nil {
 		return err
 	}
-	var locks []LockInfo
-	var lims []LimiterInfo
-	for i, k := range keys {
-		lock, lim := reads[i].classify(d.patterns, k)
-		if lock != nil {
-			locks = append(locks, *lock)
-		}
-		if lim != nil {
-			lims = append(lims, *lim)
-		}
-	}
+	locks, lims, _ := read.Classify(0) // strings need no clock
 	d.add(locks, lims)
 	return nil
-}
-
-// stringRead is the pending read of one string object.
-type stringRead struct {
-	strlen *redis.IntCmd
-	value  *redis.StringCmd
-	pttl   *redis.DurationCmd
-}
-
-func queueStringRead(ctx context.Context, pipe redis.Pipeliner, key string) stringRead {
-	return stringRead{
-		strlen: pipe.StrLen(ctx, key),
-		value:  pipe.GetRange(ctx, key, 0, wire.MaxStringValue-1),
-		pttl:   pipe.PTTL(ctx, key),
-	}
-}
-
-func (r stringRead) classify(p ObjectPatterns, key string) (*LockInfo, *LimiterInfo) {
-	n, err := r.strlen.Result()
-	if err != nil || n == 0 || r.value.Err() != nil {
-		return nil, nil
-	}
-	return classifyString(p, key, r.value.Val(), n, r.pttl.Val())
 }

@@ -54,7 +54,7 @@ func TestSampleSkipsWindowReadForKnownBuckets(t *testing.T) {
 	now := discNow(t, rdb)
 	discBucket(t, rdb, name, now, 3, 10, "1000")
 	c := New(rdb, nil)
-	if err := c.loadStateScript(ctx); err != nil {
+	if err := c.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
 	}
 	evalsha := func() int64 {

@@ -44,9 +44,10 @@ func (c *Inspector) Nodes(ctx context.Context) ([]NodeStatus, error) {
 	return out, nil
 }
 
-// forEachNode runs fn on every node that owns keys: each master of a
-// Cluster (concurrently), each shard of a Ring, or the one server.
-func (c *Inspector) forEachNode(ctx context.Context, fn func(ctx context.Context, node *redis.Client) error) error {
+// ForEachNode runs fn on every node that owns keys: each master of a
+// Cluster (concurrently), each shard of a Ring, or the one server; the
+// first error is returned. The walk and family pages list keys through it.
+func (c *Inspector) ForEachNode(ctx context.Context, fn func(ctx context.Context, node *redis.Client) error) error {
 	return c.nodes.Each(ctx, fn)
 }
 

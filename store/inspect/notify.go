@@ -82,7 +82,7 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 	var mu sync.Mutex
 	var enabled, missing []string
 	var refused error
-	err := c.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
+	err := c.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		flags, err := notifyFlags(ctx, node)
 		if err != nil {
 			if nodes.IsReplyError(err) { // CONFIG is renamed or refused (managed Redis)
@@ -137,7 +137,7 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 	for _, ev := range keyEventNames {
 		channels = append(channels, fmt.Sprintf("__keyevent@%d__:%s", db, ev))
 	}
-	err = c.forEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
+	err = c.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		ps := node.Subscribe(ctx, channels...)
 		if _, err := ps.Receive(ctx); err != nil { // the subscription confirmation
 			ps.Close()

@@ -17,7 +17,7 @@ func fillAppHashes(t *testing.T, e walkEnv, prefix string, small, large int) {
 	}
 	for i := range large {
 		var fields []any
-		for f := range maxCandidateFields + 6 {
+		for f := range MaxHashFields + 6 {
 			fields = append(fields, fmt.Sprintf("f%d", f), f)
 		}
 		p.HSet(ctx, fmt.Sprintf("%s:big:%d", prefix, i), fields...)
@@ -77,15 +77,15 @@ func TestWalkRemembersRejectedHashes(t *testing.T) {
 	e := newWalkEnv(t)
 	fillAppHashes(t, e, "app", 300, 5)
 	w := walkedOnce(t, e)
-	if got := e.counted.take("hlen"); got < 305 {
+	if got := e.counted.Take("hlen"); got < 305 {
 		t.Fatalf("the first pass sized %d hashes, want every one of 305", got)
 	}
-	if got := e.counted.take("hgetall"); got < 300 {
+	if got := e.counted.Take("hgetall"); got < 300 {
 		t.Fatalf("the first pass read %d hashes, want the 300 small ones", got)
 	}
 	remembered := w.Status().RejectsRemembered
 	tickPasses(t, w, 1)
-	if hlen, hgetall := e.counted.take("hlen"), e.counted.take("hgetall"); hlen != 0 || hgetall != 0 {
+	if hlen, hgetall := e.counted.Take("hlen"), e.counted.Take("hgetall"); hlen != 0 || hgetall != 0 {
 		t.Errorf("the second pass sized %d and read %d hashes already found to be no object", hlen, hgetall)
 	}
 	if remembered != 305 {
@@ -189,8 +189,8 @@ func TestWalkAfterDiscoverSkipsItsRejects(t *testing.T) {
 	if len(d.Locks) != 1 || d.Skipped != 3 {
 		t.Fatalf("Discover found %d locks, skipped %d", len(d.Locks), d.Skipped)
 	}
-	e.counted.take("hlen")
-	e.counted.take("hgetall")
+	e.counted.Take("hlen")
+	e.counted.Take("hgetall")
 	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second, After: d})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestWalkAfterDiscoverSkipsItsRejects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hlen, hgetall := e.counted.take("hlen"), e.counted.take("hgetall")
+	hlen, hgetall := e.counted.Take("hlen"), e.counted.Take("hgetall")
 	if hlen != 0 {
 		t.Errorf("the walk's first pass sized %d hashes Discover had rejected", hlen)
 	}
@@ -222,7 +222,7 @@ func TestDiscoverRemembersRejectsAcrossPasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hlen, hgetall := e.counted.take("hlen"), e.counted.take("hgetall")
+		hlen, hgetall := e.counted.Take("hlen"), e.counted.Take("hgetall")
 		if len(d.Locks) != 1 || d.Locks[0].Name != "orders:lock:a" {
 			t.Fatalf("pass %d listed %+v", pass, d.Locks)
 		}

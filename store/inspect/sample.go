@@ -141,7 +141,7 @@ func (c *Inspector) SampleWith(ctx context.Context, locks, limiters []string, o 
 			return nil, nil, errSampleRetries
 		}
 		if again == readNoScript { // Redis lost the window script: load it
-			if err := c.loadStateScript(ctx); err != nil {
+			if err := c.LoadScripts(ctx); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -64,7 +64,7 @@ func TestSampleOneRoundTrip(t *testing.T) {
 	c := New(counted, nil)
 	// The window script is cached once per Redis; a first Sample on a fresh
 	// server pays one extra round trip to load it (see Sample).
-	if err := c.loadStateScript(ctx); err != nil {
+	if err := c.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
 	}
 	hook := &sampleHook{}
@@ -225,8 +225,8 @@ func TestWalkerIncrementalDiscovery(t *testing.T) {
 	now := discNow(t, rdb)
 	discLock(t, rdb, p+"lock:a", "1", 2)
 	discBucket(t, rdb, p+"rl:a", now, 3, 10, "1000")
-	big := make([]any, 0, 2*(maxCandidateFields+1))
-	for i := range maxCandidateFields + 1 {
+	big := make([]any, 0, 2*(MaxHashFields+1))
+	for i := range MaxHashFields + 1 {
 		big = append(big, i, "v")
 	}
 	rdb.HSet(ctx, p+"app:big", big...)
@@ -300,7 +300,7 @@ func TestWalkerReadsClientsInTheTickPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := New(counted, nil)
-	if err := c.loadStateScript(ctx); err != nil {
+	if err := c.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
 	}
 	w, err := c.NewWalker("*", &WalkOptions{NoScan: true})

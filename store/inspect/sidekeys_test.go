@@ -5,30 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/cmdcount"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
-
-type sentLog []string
-
-// count is how many commands named cmd were sent (with key among their
-// arguments, if key != "").
-func (l sentLog) count(cmd, key string) int {
-	n := 0
-	for _, s := range l {
-		args := strings.Split(s, " ")
-		if args[0] == cmd && (key == "" || slices.Contains(args[1:], key)) {
-			n++
-		}
-	}
-	return n
-}
 
 // lightEnv is a Walker on the shared Redis (a Cluster under
 // LOCKWARDEN_TEST_TOPOLOGY=cluster) whose commands are recorded, and a
@@ -36,7 +21,7 @@ func (l sentLog) count(cmd, key string) int {
 type lightEnv struct {
 	rdb   redis.UniversalClient
 	w     *Walker
-	sent  *cmdCounter
+	sent  *cmdcount.Counter
 	every int
 	p     string
 }
@@ -48,7 +33,7 @@ func newLightEnv(t *testing.T, every int) *lightEnv {
 	if err := ic.Ping(t.Context()).Err(); err != nil { // connect before counting
 		t.Fatal(err)
 	}
-	h := &cmdCounter{}
+	h := &cmdcount.Counter{}
 	ic.AddHook(h)
 	w, err := New(ic, nil).NewWalker("*", &WalkOptions{NoScan: true, IdleEvery: every})
 	if err != nil {
@@ -93,16 +78,16 @@ func (e *lightEnv) settle(t *testing.T, locks []string) {
 			t.Fatalf("settling: %d locks listed, want %d", len(s.Locks), len(locks))
 		}
 	}
-	e.sent.takeLog()
+	e.sent.TakeLog()
 }
 
 // turn ticks every ticks, in which each idle lock is read once.
-func (e *lightEnv) turn(t *testing.T, locks []string) sentLog {
+func (e *lightEnv) turn(t *testing.T, locks []string) cmdcount.Log {
 	t.Helper()
 	for range e.every {
 		e.tick(t, locks)
 	}
-	return e.sent.takeLog()
+	return e.sent.TakeLog()
 }
 
 func lockIn(s *Sample, name string) *LockInfo {
@@ -144,30 +129,30 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 	two := append(slices.Clone(got), e.turn(t, locks)...)
 	for _, name := range plain {
 		for cmd, want := range map[string]int{"hgetall": 1, "pttl": 1} {
-			if c := got.count(cmd, name); c != want {
+			if c := got.Count(cmd, name); c != want {
 				t.Errorf("%s: %d %s of the lock in one turn, want %d", name, c, cmd, want)
 			}
 		}
 		for _, key := range []string{wire.FairLockQueueKey(name), wire.LockQueueKey(name), wire.StatsKey(name)} {
-			if c := got.count("exists", key); c != 1 {
+			if c := got.Count("exists", key); c != 1 {
 				t.Errorf("%s: %d EXISTS over %s in one turn, want 1", name, c, key)
 			}
 		}
 		// The token and the hold-times record take turns.
-		if tok, held := two.count("exists", wire.FencingTokenKey(name)), two.count("exists", wire.HeldKey(name)); tok != 1 || held != 1 {
+		if tok, held := two.Count("exists", wire.FencingTokenKey(name)), two.Count("exists", wire.HeldKey(name)); tok != 1 || held != 1 {
 			t.Errorf("%s: in two turns the token was checked %d times and the hold-times record %d, want once each", name, tok, held)
 		}
 		for _, key := range []string{wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name),
 			wire.FencingTokenKey(name), wire.HeldKey(name), wire.StatsKey(name)} {
 			for _, cmd := range []string{"lrange", "llen", "zrange", "get", "hgetall"} {
-				if c := got.count(cmd, key); c != 0 {
+				if c := got.Count(cmd, key); c != 0 {
 					t.Errorf("%s: idle read sent %s %s", name, cmd, key)
 				}
 			}
 		}
 	}
-	perRead := got.count("hgetall", "") + got.count("pttl", "") + got.count("exists", "") +
-		got.count("lrange", "") + got.count("llen", "") + got.count("get", "")
+	perRead := got.Count("hgetall", "") + got.Count("pttl", "") + got.Count("exists", "") +
+		got.Count("lrange", "") + got.Count("llen", "") + got.Count("get", "")
 	// Fenced and odd: 11 each, 9 here (their two ZRANGEs, of the fair
 	// timeouts and store's queue, are left out with the registry's); the
 	// plain ones 3.
@@ -175,8 +160,8 @@ func TestIdleReadOfPlainLockIsThreeCommands(t *testing.T) {
 		t.Errorf("one turn sent %d lock reads, want %d (3 per plain lock, full reads of the other two): %v", perRead, want, got)
 	}
 	for _, name := range []string{fenced, odd} {
-		if got.count("get", wire.FencingTokenKey(name)) != 1 || got.count("lrange", wire.FairLockQueueKey(name)) != 1 ||
-			got.count("hgetall", wire.StatsKey(name)) != 1 {
+		if got.Count("get", wire.FencingTokenKey(name)) != 1 || got.Count("lrange", wire.FairLockQueueKey(name)) != 1 ||
+			got.Count("hgetall", wire.StatsKey(name)) != 1 {
 			t.Errorf("%s: not read in full in one turn", name)
 		}
 	}
@@ -196,7 +181,7 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 		e.foreignLock(t, name)
 	}
 	e.settle(t, locks)
-	if got := e.turn(t, locks); got.count("exists", "") != len(locks) {
+	if got := e.turn(t, locks); got.Count("exists", "") != len(locks) {
 		t.Fatalf("the idle locks were not read lightly: %v", got)
 	}
 
@@ -219,7 +204,7 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 	seen := map[string]int{}
 	for i := 1; i <= 2*e.every+1; i++ {
 		s := e.tick(t, locks)
-		sent := e.sent.takeLog()
+		sent := e.sent.TakeLog()
 		if l := lockIn(s, waited); l != nil && l.Kind == KindFairLock && l.WaitersTotal == 1 &&
 			len(l.Waiters) == 1 && l.Waiters[0].ID == waiter && seen[waited] == 0 {
 			seen[waited] = i
@@ -227,7 +212,7 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 		if l := lockIn(s, fenced); l != nil && l.Kind == KindFencedLock && l.FencingToken == 41 && seen[fenced] == 0 {
 			seen[fenced] = i
 		}
-		if sent.count("hgetall", wire.StatsKey(used)) > 0 && seen[used] == 0 {
+		if sent.Count("hgetall", wire.StatsKey(used)) > 0 && seen[used] == 0 {
 			seen[used] = i
 		}
 		if l := lockIn(s, held); l != nil && len(l.Holders) == 1 && l.Holders[0].AcquiredMS == acquired && seen[held] == 0 {
@@ -253,7 +238,7 @@ func TestIdleReadSeesSideKeysAppear(t *testing.T) {
 	got := e.turn(t, live)
 	for _, name := range live {
 		// At least once: the used one's ring counts keep it busy a while.
-		if got.count("exists", wire.FairLockQueueKey(name)) != 0 || got.count("lrange", wire.FairLockQueueKey(name)) < 1 {
+		if got.Count("exists", wire.FairLockQueueKey(name)) != 0 || got.Count("lrange", wire.FairLockQueueKey(name)) < 1 {
 			t.Errorf("%s: a lock with side keys was read lightly: %v", name, got)
 		}
 	}

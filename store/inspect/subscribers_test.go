@@ -73,8 +73,8 @@ func TestSubscribersCounted(t *testing.T) {
 	if *got.Subscribers != 2 {
 		t.Errorf("subscribers %d, want the 2 Redisson clients", *got.Subscribers)
 	}
-	sent := e.sent.takeLog()
-	if sent.count("pubsub", "") == 0 {
+	sent := e.sent.TakeLog()
+	if sent.Count("pubsub", "") == 0 {
 		t.Errorf("no PUBSUB in the ticks: %v", sent)
 	}
 

@@ -102,7 +102,7 @@ type Walker struct {
 	// than maxRegistryFields.
 	clientsDue, clientsTooMany bool
 	// carry is the family page the next Tick reads (Carry).
-	carry   *familyPage
+	carry   Carried
 	cad     *cadence
 	subs    subscriberMemo // subscribers.go
 	next    scanStep
@@ -230,14 +230,31 @@ type WalkStep struct {
 // own. A registry of more than maxRegistryFields records is not read.
 func (w *Walker) ReadClients() { w.clientsDue = true }
 
-// Carry makes the next Tick read r's next page of the members of fams
-// (FamilyReader.Tick's reads) in its own pipeline, so the families cost
-// the tick no round trip of their own (on a Cluster, listing more members
-// still SCANs every master after it); the readings are in
-// Sample.Families. now is the caller's clock, as for FamilyReader.Tick.
-func (w *Walker) Carry(r *FamilyReader, fams []Family, now time.Time) {
-	w.carry.abandon()
-	w.carry = r.prepare(fams, now)
+// Carried is reads another room asks a tick to carry in its pipeline, so
+// they cost no round trip of their own: a family page (family.Page).
+type Carried interface {
+	// Queue queues the reads; false when it queued nothing.
+	Queue(ctx context.Context, pipe redis.Pipeliner) bool
+	// Scans is how many of them are SCAN pages (the walk's own cost).
+	Scans() int
+	// Collect takes the readings once the pipeline ran (it may list more
+	// members on every master of a Cluster after it).
+	Collect(ctx context.Context) ([]FamilyReading, error)
+	// Abandon puts the reads back: the pipeline did not run.
+	Abandon()
+	// Cost is what was sent outside the pipeline, by command name, and
+	// the keys SCAN pages examined.
+	Cost() (reads map[string]int, scanned int64)
+}
+
+// Carry makes the next Tick read p in its own pipeline (on a Cluster,
+// listing more members still SCANs every master after it); the readings
+// are in Sample.Families.
+func (w *Walker) Carry(p Carried) {
+	if w.carry != nil {
+		w.carry.Abandon()
+	}
+	w.carry = p
 }
 
 // Tick samples locks and limiters (idle ones only on their turn) with the
@@ -261,11 +278,13 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.clientsDue = false
 	if err != nil {
 		w.cad.tick-- // the same names are due again next tick
-		step.fam.abandon()
+		if step.fam != nil {
+			step.fam.Abandon()
+		}
 		return nil, err
 	}
 	if step.fam != nil {
-		s.Families, s.FamiliesErr = step.fam.collect(ctx)
+		s.Families, s.FamiliesErr = step.fam.Collect(ctx)
 	}
 	w.status.IdleSkipped += int64(len(locks) - len(readLocks) + len(limiters) - len(readLims))
 	w.cad.merge(s, seen, locks, limiters, readLocks, readLims)
@@ -275,7 +294,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.countsRead(s.Locks, seen.Subscribers)
 	w.account(&step, r, s.At, rider.sent)
 	if step.fam != nil {
-		w.Charge(step.fam.r.cost)
+		w.charge(step.fam.Cost())
 	}
 	// A registry past the bound is read no more: its HGETALL would be the
 	// tick's largest reply.
@@ -385,7 +404,7 @@ func (w *Walker) freshAnnounced(members []string, known map[string]bool) scanSte
 	now := scanStep{noScan: true}
 	for _, m := range members {
 		k, kind := wire.ParseAnnounced(m)
-		if known[k] || !GlobMatch(w.match, k) || wire.IsInternalKey(k) || w.in.ObjectPatterns().grouped(k) {
+		if known[k] || !GlobMatch(w.match, k) || wire.IsInternalKey(k) || w.in.ObjectPatterns().Grouped(k) {
 			continue
 		}
 		if src, busy := w.origin[k]; busy && src != SourceNotified {
@@ -457,12 +476,8 @@ func (s *scanStep) walkCommands() map[string]int {
 	if s.info {
 		n["info"] = 1
 	}
-	if s.fam != nil { // their keys are charged as the walk's (Walker.Charge)
-		for _, sc := range s.fam.scans {
-			if sc != nil {
-				n["scan"]++
-			}
-		}
+	if s.fam != nil { // their keys are charged as the walk's (charge)
+		n["scan"] += s.fam.Scans()
 	}
 	return n
 }
@@ -485,14 +500,14 @@ type scanStep struct {
 	registry *registryReader
 	// fam is a page of family members read in the same pipeline
 	// (Walker.Carry); nil when none.
-	fam *familyPage
+	fam Carried
 }
 
 // scanResult is what one scanStep found.
 type scanResult struct {
 	cursor    uint64   // the next step's cursor; 0 when this page ended a pass
 	keys      []string // hashes this page listed, internal keys left out
-	small     []string // size keys with 1..maxCandidateFields fields
+	small     []string // size keys with 1..MaxHashFields fields
 	skipped   int      // size keys with more fields than any known layout
 	large     []string // those keys
 	none      []string // read keys whose fields are no known layout
@@ -512,17 +527,11 @@ type scanReads struct {
 	names  *redis.ZSliceCmd
 	info   *redis.StringCmd
 	lens   []*redis.IntCmd
-	gets   []*redis.MapStringStringCmd
-	ttls   []*redis.DurationCmd
-	strs   []stringRead
+	reads  *Candidates
 }
 
 func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
-	r := &scanReads{step: step,
-		lens: make([]*redis.IntCmd, len(step.size)),
-		gets: make([]*redis.MapStringStringCmd, len(step.read)),
-		ttls: make([]*redis.DurationCmd, len(step.read)),
-	}
+	r := &scanReads{step: step, lens: make([]*redis.IntCmd, len(step.size))}
 	if !step.noScan {
 		match := step.match
 		if match == "" {
@@ -540,13 +549,7 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	for i, k := range step.size {
 		r.lens[i] = pipe.HLen(ctx, k)
 	}
-	for i, k := range step.read {
-		r.gets[i] = pipe.HGetAll(ctx, k)
-		r.ttls[i] = pipe.PTTL(ctx, k)
-	}
-	for _, k := range step.readStr {
-		r.strs = append(r.strs, queueStringRead(ctx, pipe, k))
-	}
+	r.reads = step.patterns.QueueCandidates(ctx, pipe, step.read, step.readStr)
 	return r
 }
 
@@ -575,16 +578,7 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	}
 	out.small, out.large = smallHashes(r.step.size, r.lens)
 	out.skipped = len(out.large)
-	out.locks, out.limiters, out.none = classifyHashes(r.step.read, r.gets, r.ttls, nowMS)
-	for i, k := range r.step.readStr {
-		lock, lim := r.strs[i].classify(r.step.patterns, k)
-		if lock != nil {
-			out.locks = append(out.locks, *lock)
-		}
-		if lim != nil {
-			out.limiters = append(out.limiters, *lim)
-		}
-	}
+	out.locks, out.limiters, out.none = r.reads.Classify(nowMS)
 	return out, nil
 }
 
@@ -605,7 +599,7 @@ func (r *stepRider) Queue(ctx context.Context, pipe redis.Pipeliner, up func(key
 	// While a master is down the family page waits: its members may live
 	// there, and a read sent to it would hold up the whole tick.
 	if r.step.fam != nil && up == nil {
-		r.step.fam.queue(ctx, pipe)
+		r.step.fam.Queue(ctx, pipe)
 	}
 }
 
@@ -631,4 +625,15 @@ func (s *scanStep) offDown(up func(key string) bool) *scanStep {
 	out.size = slices.DeleteFunc(slices.Clone(out.size), func(k string) bool { return !up(k) })
 	out.read = slices.DeleteFunc(slices.Clone(out.read), func(k string) bool { return !up(k) })
 	return &out
+}
+
+// charge counts a page the walk carried in its pacing: what it sent
+// outside the tick's pipeline as the console's other commands, its SCAN
+// pages' keys as keys the walk's SCAN usec paid for (Redis counts both in
+// one cmdstat_scan).
+func (w *Walker) charge(reads map[string]int, scanned int64) {
+	if w.scans {
+		w.pace.countSent(reads, nil)
+		w.pace.keys += scanned
+	}
 }

@@ -1,94 +1,17 @@
 package inspect
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/cmdcount"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
-
-// cmdCounter counts the commands a client sends, by name, and logs each
-// as its name and arguments (so a test can count reads of one key).
-type cmdCounter struct {
-	mu    sync.Mutex
-	n     map[string]int
-	log   sentLog
-	trips int // round trips: single calls and pipelines
-}
-
-// roundTrips returns the round trips sent since the last call.
-func (h *cmdCounter) roundTrips() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := h.trips
-	h.trips = 0
-	return n
-}
-
-func (h *cmdCounter) trip() {
-	h.mu.Lock()
-	h.trips++
-	h.mu.Unlock()
-}
-
-func (h *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.trip()
-		h.add(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.trip()
-		for _, c := range cmds {
-			h.add(c)
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (h *cmdCounter) add(cmd redis.Cmder) {
-	line := cmd.Name()
-	for _, a := range cmd.Args()[1:] {
-		line += " " + fmt.Sprint(a)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.n == nil {
-		h.n = map[string]int{}
-	}
-	h.n[cmd.Name()]++
-	h.log = append(h.log, line)
-}
-
-// takeLog returns the commands logged since the last takeLog and forgets
-// them.
-func (h *cmdCounter) takeLog() sentLog {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.log
-	h.log = nil
-	return s
-}
-
-func (h *cmdCounter) take(name string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	v := h.n[name]
-	delete(h.n, name)
-	return v
-}
 
 // walkEnv is a private redis-server (the registry key and the keyspace
 // notification settings are server-wide), a writer client and an
@@ -96,7 +19,7 @@ func (h *cmdCounter) take(name string) int {
 type walkEnv struct {
 	rdb     *redis.Client
 	insp    *Inspector
-	counted *cmdCounter
+	counted *cmdcount.Counter
 }
 
 func newWalkEnv(t *testing.T) walkEnv {
@@ -105,7 +28,7 @@ func newWalkEnv(t *testing.T) walkEnv {
 	t.Cleanup(func() { rdb.Close() })
 	ic := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { ic.Close() })
-	h := &cmdCounter{}
+	h := &cmdcount.Counter{}
 	ic.AddHook(h)
 	return walkEnv{rdb: rdb, insp: New(ic, nil), counted: h}
 }
@@ -157,7 +80,7 @@ func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
 	e.foreignLock(t, name)
 	now, _ := e.rdb.Time(ctx).Result()
 	e.rdb.ZAdd(ctx, RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli()), Member: name})
-	e.counted.take("scan")
+	e.counted.Take("scan")
 
 	// The tick that reads the zset reads the new name too (it took two
 	// ticks, each slow on a big console).
@@ -165,12 +88,12 @@ func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
 	if !ok || src != SourceAnnounced {
 		t.Fatalf("announced lock not found by the tick that read its announcement (found %v, source %q)", ok, src)
 	}
-	if n := e.counted.take("scan"); n != 0 {
+	if n := e.counted.Take("scan"); n != 0 {
 		t.Errorf("%d SCAN calls to find an announced name, want none", n)
 	}
 	// Announced again (a beat) it is not read as new again.
 	e.rdb.ZAdd(ctx, RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli() + 5), Member: name})
-	e.counted.take("hgetall")
+	e.counted.Take("hgetall")
 	if _, ok := tickUntil(t, w, &locks, name, 3); ok {
 		t.Error("a known name was listed again after its next announcement")
 	}
@@ -282,7 +205,7 @@ func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 	if !found || src != SourceNotified {
 		t.Fatalf("foreign lock not found from notifications (found %v, source %q, %s)", found, src, ke.State)
 	}
-	if n := e.counted.take("scan"); n != 0 {
+	if n := e.counted.Take("scan"); n != 0 {
 		t.Errorf("%d SCAN calls, want none", n)
 	}
 	if slices.Contains(locks, "app:user:1") {
@@ -495,23 +418,23 @@ func TestWalkIdleObjectsReadLessOften(t *testing.T) {
 	for range idleAfter + 1 { // every object read unchanged: now idle
 		tick()
 	}
-	e.counted.take("pttl")
+	e.counted.Take("pttl")
 	for range 10 {
 		tick()
 	}
 	// Two turns each in 10 ticks instead of ten reads.
-	if got := e.counted.take("pttl"); got != 2*n {
+	if got := e.counted.Take("pttl"); got != 2*n {
 		t.Errorf("10 ticks read %d lock leases, want %d (each idle lock every 5th tick)", got, 2*n)
 	}
 	// A notification about one makes it read on the next tick.
 	w.Suggest([]string{locks[3]})
 	tick()
-	e.counted.take("pttl")
+	e.counted.Take("pttl")
 	w.Suggest([]string{locks[3]})
 	fields, _ := e.rdb.HKeys(t.Context(), locks[3]).Result()
 	e.rdb.HIncrBy(t.Context(), locks[3], fields[0], 1) // re-entered
 	s := tick()
-	if got := e.counted.take("pttl"); got < 1 {
+	if got := e.counted.Take("pttl"); got < 1 {
 		t.Errorf("a notified lock was not read (%d reads)", got)
 	}
 	for _, l := range s.Locks {
@@ -619,7 +542,7 @@ func TestWalkLongIdleObjectsReadHalfAsOften(t *testing.T) {
 	}
 	ticks := func(k int) int {
 		t.Helper()
-		e.counted.take("pttl")
+		e.counted.Take("pttl")
 		for range k {
 			s, err := w.Tick(t.Context(), locks, nil)
 			if err != nil {
@@ -629,7 +552,7 @@ func TestWalkLongIdleObjectsReadHalfAsOften(t *testing.T) {
 				t.Fatalf("tick listed %d locks, want %d", len(s.Locks), n)
 			}
 		}
-		return e.counted.take("pttl")
+		return e.counted.Take("pttl")
 	}
 	ticks(idleAfter + 1)
 	if got := ticks(4 * every); got != 4*n {

@@ -1,22 +1,62 @@
-package inspect
+package family
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/cmdcount"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// env is a private redis-server (a family's SCAN pages list the whole
+// keyspace), a writer client and an Inspector whose commands are counted.
+type env struct {
+	rdb     *redis.Client
+	insp    *inspect.Inspector
+	counted *cmdcount.Counter
+}
+
+func newEnv(t *testing.T) env {
+	srv := redistest.StartT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	ic := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { ic.Close() })
+	h := &cmdcount.Counter{}
+	ic.AddHook(h)
+	return env{rdb: rdb, insp: inspect.New(ic, nil), counted: h}
+}
+
+// setup is an Inspector on the shared Redis and a prefix of the test's own.
+func setup(t *testing.T) (context.Context, *inspect.Inspector, *redis.Client, string) {
+	t.Helper()
+	rdb, p := redistest.Client(t), redistest.Prefix(t)
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		for iter := rdb.Scan(ctx, 0, p+"*", 1000).Iterator(); iter.Next(ctx); {
+			rdb.Del(ctx, iter.Val())
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx, inspect.New(rdb, nil), rdb, p
+}
 
 // 20,000 per-IP counters are one family: discovery lists none of them,
 // each tick reads a bounded page whatever the family's size, a pass finds
 // them all, and the one IP far over its limit leads the rejections.
 func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 	const keys = 20000
-	e := newWalkEnv(t)
+	e := newEnv(t)
 	ctx := t.Context()
 	e.counterFamily(t, 10, func(pipe redis.Pipeliner) {
 		for i := range keys {
@@ -37,38 +77,38 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 		t.Fatalf("discovery listed %d counters one by one (first %s)", len(d.Limiters), d.Limiters[0].Name)
 	}
 	fams := e.insp.Families(nil)
-	if len(fams) != 1 || fams[0].ID != "hits:*" || fams[0].Kind != FamilyCounters || fams[0].Limit != 10 {
+	if len(fams) != 1 || fams[0].ID != "hits:*" || fams[0].Kind != inspect.FamilyCounters || fams[0].Limit != 10 {
 		t.Fatalf("families = %+v", fams)
 	}
 
-	r := e.insp.NewFamilyReader("*")
-	book := NewFamilyBook()
+	r := NewReader(e.insp, "*")
+	book := NewBook()
 	book.Retain(fams)
 	at := time.Now()
-	e.counted.take("strlen")
-	e.counted.take("scan")
+	e.counted.Take("strlen")
+	e.counted.Take("scan")
 	for tick := 0; r.Sizes()["hits:*"].Passes == 0; tick++ {
-		if tick > 2*keys/FamilyReadsPerTick {
+		if tick > 2*keys/readsPerTick {
 			t.Fatalf("no pass ended after %d ticks; sizes %+v", tick, r.Sizes())
 		}
 		// The pass may end once it has lasted its window (a minute); the
 		// whole pass stays within the hour's span.
 		at = at.Add(15 * time.Second)
-		rs, err := r.Tick(ctx, fams, at)
+		rs, err := r.tick(ctx, fams, at)
 		if err != nil {
 			t.Fatal(err)
 		}
 		book.Add(at, rs)
-		reads, scans := e.counted.take("strlen"), e.counted.take("scan")
-		if reads > FamilyReadsPerTick || scans > 1 {
-			t.Fatalf("tick %d read %d counters and sent %d SCANs; at most %d and 1 a tick", tick, reads, scans, FamilyReadsPerTick)
+		reads, scans := e.counted.Take("strlen"), e.counted.Take("scan")
+		if reads > readsPerTick || scans > 1 {
+			t.Fatalf("tick %d read %d counters and sent %d SCANs; at most %d and 1 a tick", tick, reads, scans, readsPerTick)
 		}
 		// What the walk's pacing is charged is what was sent.
-		if c := r.cost; c.Reads["strlen"] != reads || c.Scanned != int64(scans)*familyScanCount {
+		if c := r.cost; c.reads["strlen"] != reads || c.scanned != int64(scans)*scanCount {
 			t.Fatalf("tick %d charged %+v for %d reads and %d SCANs", tick, c, reads, scans)
 		}
-		e.counted.take("getrange")
-		e.counted.take("pttl")
+		e.counted.Take("getrange")
+		e.counted.Take("pttl")
 	}
 	if sz := r.Sizes()["hits:*"]; sz.Keys != keys+2 {
 		t.Errorf("the pass counted %d members, want %d", sz.Keys, keys+2)
@@ -81,7 +121,7 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 	if len(h.MostRejected) != 1 || h.MostRejected[0].Key != "hits:hot" || h.MostRejected[0].Rejected != 40 {
 		t.Errorf("most rejected = %+v, want hits:hot with 40", h.MostRejected)
 	}
-	if len(h.NearestLimit) != FamilyTopShown || h.NearestLimit[0].Key != "hits:hot" || h.NearestLimit[0].Fill != 5 ||
+	if len(h.NearestLimit) != topShown || h.NearestLimit[0].Key != "hits:hot" || h.NearestLimit[0].Fill != 5 ||
 		h.NearestLimit[1].Key != "hits:busy" || h.NearestLimit[1].Fill != 1 {
 		t.Errorf("nearest the limit = %+v", h.NearestLimit)
 	}
@@ -98,19 +138,19 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 // trips.
 func TestFamilyPageRidesTheTickPipeline(t *testing.T) {
 	const keys = 600
-	e := newWalkEnv(t)
+	e := newEnv(t)
 	ctx := t.Context()
 	e.counterFamily(t, 2, func(pipe redis.Pipeliner) {
 		for i := range keys {
 			pipe.Set(ctx, "hits:10.1.0."+strconv.Itoa(i), 1+i%3, time.Hour)
 		}
 	})
-	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	w, err := e.insp.NewWalker("*", &inspect.WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fams := e.insp.Families(nil)
-	r := e.insp.NewFamilyReader("*")
+	r := NewReader(e.insp, "*")
 	at := time.Now()
 	read := map[string]bool{}
 	// The walker's first tick learns the server (what it counts, the
@@ -118,25 +158,25 @@ func TestFamilyPageRidesTheTickPipeline(t *testing.T) {
 	if _, err := w.Tick(ctx, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.counted.roundTrips()
-	e.counted.takeLog()
+	e.counted.RoundTrips()
+	e.counted.TakeLog()
 	for tick := 0; r.Sizes()["hits:*"].Passes == 0; tick++ {
 		if tick > 50 {
 			t.Fatalf("no pass ended after %d ticks; sizes %+v, %d read", tick, r.Sizes(), len(read))
 		}
 		at = at.Add(200 * time.Millisecond)
-		w.Carry(r, fams, at)
+		w.Carry(r.Page(fams, at))
 		s, err := w.Tick(ctx, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := e.counted.roundTrips(); n != 1 {
-			t.Fatalf("tick %d took %d round trips, want 1 (the sample's pipeline): %v", tick, n, e.counted.takeLog())
+		if n := e.counted.RoundTrips(); n != 1 {
+			t.Fatalf("tick %d took %d round trips, want 1 (the sample's pipeline): %v", tick, n, e.counted.TakeLog())
 		}
 		if s.FamiliesErr != nil {
 			t.Fatal(s.FamiliesErr)
 		}
-		e.counted.takeLog()
+		e.counted.TakeLog()
 		for _, rd := range s.Families {
 			read[rd.Key] = true
 		}
@@ -148,15 +188,15 @@ func TestFamilyPageRidesTheTickPipeline(t *testing.T) {
 
 // counterFamily writes the test's keys with write, in one pipeline, and
 // makes every key matching hits:* one family of limit hits a minute.
-func (e walkEnv) counterFamily(t *testing.T, limit int64, write func(redis.Pipeliner)) {
+func (e env) counterFamily(t *testing.T, limit int64, write func(redis.Pipeliner)) {
 	t.Helper()
 	pipe := e.rdb.Pipeline()
 	write(pipe)
 	if _, err := pipe.Exec(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	err := e.insp.SetObjectPatterns(ObjectPatterns{GroupCounters: true,
-		Counters: []CounterRule{{Pattern: "hits:*", Limit: limit, Window: time.Minute}}})
+	err := e.insp.SetObjectPatterns(inspect.ObjectPatterns{GroupCounters: true,
+		Counters: []inspect.CounterRule{{Pattern: "hits:*", Limit: limit, Window: time.Minute}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +205,7 @@ func (e walkEnv) counterFamily(t *testing.T, limit int64, write func(redis.Pipel
 // A per-client Redisson limiter's clients are a family named after the
 // limiter, each member named by its client id.
 func TestFamilyRedissonPerClient(t *testing.T) {
-	ctx, c, rdb, p := kindSetup(t)
+	ctx, c, rdb, p := setup(t)
 	name := p + "per-client"
 	rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 1)
 	for i, left := range []int64{9, 2, 0} { // fixed windows: 1, 8 and 10 taken
@@ -175,17 +215,17 @@ func TestFamilyRedissonPerClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams := c.Families([]LimiterInfo{*lim})
-	if len(fams) != 1 || fams[0].ID != name || fams[0].Kind != FamilyPerClient || fams[0].Limit != 10 {
+	fams := c.Families([]inspect.LimiterInfo{*lim})
+	if len(fams) != 1 || fams[0].ID != name || fams[0].Kind != inspect.FamilyPerClient || fams[0].Limit != 10 {
 		t.Fatalf("families = %+v", fams)
 	}
-	r := c.NewFamilyReader(p + "*")
-	book := NewFamilyBook()
+	r := NewReader(c, p+"*")
+	book := NewBook()
 	book.Retain(fams)
 	at := time.Now()
-	var got []FamilyReading
+	var got []inspect.FamilyReading
 	for tick := 0; len(got) < 3 && tick < 10000; tick++ { // list, then read (the shared server has other keys)
-		rs, err := r.Tick(ctx, fams, at)
+		rs, err := r.tick(ctx, fams, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,29 +242,29 @@ func TestFamilyRedissonPerClient(t *testing.T) {
 	}
 }
 
-// Space-Saving keeps a heavy member among many light ones in familyTopK
+// Space-Saving keeps a heavy member among many light ones in topK
 // entries, and the spans keep what their buckets cover: a reading two
 // minutes old is in the hour, not the minute.
 func TestFamilyBookTopKAndSpans(t *testing.T) {
-	f := Family{ID: "ip:*", Kind: FamilyCounters, Limit: 5}
-	b := NewFamilyBook()
-	b.Retain([]Family{f})
+	f := inspect.Family{ID: "ip:*", Kind: inspect.FamilyCounters, Limit: 5}
+	b := NewBook()
+	b.Retain([]inspect.Family{f})
 	at := time.UnixMilli(1_700_000_000_000)
-	var rs []FamilyReading
+	var rs []inspect.FamilyReading
 	for i := range 1000 {
 		rs = append(rs, newWindow(f.ID, fmt.Sprintf("ip:%d", i), 6, 5)) // 1 rejected each
 		if i%10 == 0 {
 			rs = append(rs, newWindow(f.ID, "ip:heavy", 25, 5)) // 20 each
 		}
 	}
-	b.Add(at.Add(-2*time.Minute), []FamilyReading{newWindow(f.ID, "ip:old", 500, 5)})
+	b.Add(at.Add(-2*time.Minute), []inspect.FamilyReading{newWindow(f.ID, "ip:old", 500, 5)})
 	b.Add(at, rs)
 	for _, bk := range b.fams[f.ID].spans[0] {
-		if len(bk.rejected) > familyTopK || len(bk.admitted) > familyTopK || len(bk.fill) > familyTopK {
+		if len(bk.rejected) > topK || len(bk.admitted) > topK || len(bk.fill) > topK {
 			t.Fatalf("a bucket kept %d/%d/%d members", len(bk.rejected), len(bk.admitted), len(bk.fill))
 		}
 	}
-	row := b.Rows(at, []Family{f}, nil)[0]
+	row := b.Rows(at, []inspect.Family{f}, nil)[0]
 	if top := row.Minute.MostRejected; len(top) == 0 || top[0].Key != "ip:heavy" || top[0].Rejected < 100*20 {
 		t.Errorf("minute's most rejected = %+v", top)
 	}
@@ -245,8 +285,8 @@ func TestFamilyBookTopKAndSpans(t *testing.T) {
 }
 
 // newWindow is the first reading of a window of count hits.
-func newWindow(family, key string, count, limit int64) FamilyReading {
-	r := FamilyReading{Family: family, Key: key, Count: count, Limit: limit}
+func newWindow(family, key string, count, limit int64) inspect.FamilyReading {
+	r := inspect.FamilyReading{Family: family, Key: key, Count: count, Limit: limit}
 	r.NewAdmitted, r.NewRejected = r.Admitted(), r.Rejected()
 	return r
 }
@@ -254,20 +294,20 @@ func newWindow(family, key string, count, limit int64) FamilyReading {
 // A small family is read every few ticks: a window read twice counts its
 // hits once, and a new window counts in full.
 func TestFamilyWindowCountedOnce(t *testing.T) {
-	ctx, c, rdb, p := kindSetup(t)
-	if err := c.SetObjectPatterns(ObjectPatterns{GroupCounters: true,
-		Counters: []CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: time.Minute}}}); err != nil {
+	ctx, c, rdb, p := setup(t)
+	if err := c.SetObjectPatterns(inspect.ObjectPatterns{GroupCounters: true,
+		Counters: []inspect.CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: time.Minute}}}); err != nil {
 		t.Fatal(err)
 	}
 	ip := p + "ip:1"
 	rdb.Set(ctx, ip, 2, time.Minute)
 	fams := c.Families(nil)
-	r := c.NewFamilyReader(p + "*")
+	r := NewReader(c, p+"*")
 	// next reads until ip is read once more.
-	next := func() FamilyReading {
+	next := func() inspect.FamilyReading {
 		t.Helper()
 		for range 10000 {
-			rs, err := r.Tick(ctx, fams, time.Now())
+			rs, err := r.tick(ctx, fams, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +318,7 @@ func TestFamilyWindowCountedOnce(t *testing.T) {
 			}
 		}
 		t.Fatal("the member was not read")
-		return FamilyReading{}
+		return inspect.FamilyReading{}
 	}
 	if rd := next(); rd.NewAdmitted != 2 || rd.NewRejected != 0 {
 		t.Fatalf("first reading = %+v", rd)

@@ -1,81 +1,43 @@
-package inspect
+package family
 
 import (
 	"sort"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-// A FamilyBook turns members' readings into each family's totals and top
+// A Book turns members' readings into each family's totals and top
 // offenders over the last minute and hour, in memory bounded by the number
 // of families, never by the number of members: each span is a ring of time
-// buckets, and each bucket keeps at most familyTopK members per ranking
+// buckets, and each bucket keeps at most topK members per ranking
 // (most admitted, most rejected: Space-Saving counters; nearest the limit:
 // the highest fills). At MaxFamilies families that is at most
-// 64 × (6 + 12) buckets × 3 × familyTopK = 55,296 entries, about 3 MB.
+// 64 × (6 + 12) buckets × 3 × topK = 55,296 entries, about 3 MB.
 
 const (
-	// familyTopK is the members a bucket keeps per ranking; rows show
-	// FamilyTopShown of them.
-	familyTopK = 16
-	// FamilyTopShown is how many offenders a ranking lists.
-	FamilyTopShown = 5
+	// topK is the members a bucket keeps per ranking; rows show
+	// topShown of them.
+	topK = 16
+	// topShown is how many offenders a ranking lists.
+	topShown = 5
 )
 
 // The spans: a minute in 10 s buckets, an hour in 5 min buckets.
-var familySpans = [...]struct {
+var spans = [...]struct {
 	name   string
 	bucket time.Duration
 	n      int
 }{{"minute", 10 * time.Second, 6}, {"hour", 5 * time.Minute, 12}}
 
-// Offender is one member in a ranking, over the ranking's span.
-type Offender struct {
-	ID  string `json:"id"`
-	Key string `json:"key"`
-	// Admitted and Rejected sum the hits the member's readings in the span
-	// saw (each window counted once, family_memo.go); with Space-Saving counting
-	// they may overstate a member that entered a full ranking by at most
-	// the count it displaced.
-	Admitted int64 `json:"admitted"`
-	Rejected int64 `json:"rejected"`
-	// Fill is the highest share of the limit a reading showed.
-	Fill float64 `json:"fill"`
-}
-
-// FamilySpan is a family's totals and rankings over one span.
-type FamilySpan struct {
-	// Readings is how many member readings fell in the span; Admitted
-	// and Rejected the hits they saw (a lower bound of the traffic: a
-	// window's hits after its member's last reading are not seen).
-	Readings     int64      `json:"readings"`
-	Admitted     int64      `json:"admitted"`
-	Rejected     int64      `json:"rejected"`
-	MostRejected []Offender `json:"most_rejected"`
-	MostAdmitted []Offender `json:"most_admitted"`
-	NearestLimit []Offender `json:"nearest_limit"`
-}
-
-// FamilyRow is one family as the console lists it.
-type FamilyRow struct {
-	ID       string     `json:"pattern"`
-	Kind     FamilyKind `json:"kind"`
-	Limit    int64      `json:"limit"`
-	WindowMS int64      `json:"window_ms"`
-	// Keys is how many members the last pass read (FamilySize).
-	Keys   int64      `json:"keys"`
-	Passes int64      `json:"passes"`
-	Minute FamilySpan `json:"minute"`
-	Hour   FamilySpan `json:"hour"`
-}
-
-// FamilyBook accumulates readings; not safe for concurrent use.
-type FamilyBook struct {
+// Book accumulates readings; not safe for concurrent use.
+type Book struct {
 	fams map[string]*familyStats
 }
 
 type familyStats struct {
-	fam   Family
-	spans [len(familySpans)][]*familyBucket
+	fam   inspect.Family
+	spans [len(spans)][]*familyBucket
 }
 
 // familyBucket is one time bucket of one span.
@@ -86,11 +48,11 @@ type familyBucket struct {
 	fill               topFill
 }
 
-// NewFamilyBook starts an empty book.
-func NewFamilyBook() *FamilyBook { return &FamilyBook{fams: map[string]*familyStats{}} }
+// NewBook starts an empty book.
+func NewBook() *Book { return &Book{fams: map[string]*familyStats{}} }
 
 // Retain forgets the families not in fams and starts the new ones.
-func (b *FamilyBook) Retain(fams []Family) {
+func (b *Book) Retain(fams []inspect.Family) {
 	keep := make(map[string]bool, len(fams))
 	for _, f := range fams {
 		keep[f.ID] = true
@@ -106,13 +68,13 @@ func (b *FamilyBook) Retain(fams []Family) {
 }
 
 // Add records readings taken at at.
-func (b *FamilyBook) Add(at time.Time, rs []FamilyReading) {
+func (b *Book) Add(at time.Time, rs []inspect.FamilyReading) {
 	for _, r := range rs {
 		st := b.fams[r.Family]
 		if st == nil {
 			continue
 		}
-		for i := range familySpans {
+		for i := range spans {
 			bk := st.bucket(i, at)
 			bk.readings++
 			bk.adm += r.NewAdmitted
@@ -127,7 +89,7 @@ func (b *FamilyBook) Add(at time.Time, rs []FamilyReading) {
 // bucket is the bucket of span i holding at, started if need be (the
 // oldest bucket of the ring is dropped).
 func (st *familyStats) bucket(i int, at time.Time) *familyBucket {
-	sp := familySpans[i]
+	sp := spans[i]
 	start := at.UnixMilli() / sp.bucket.Milliseconds() * sp.bucket.Milliseconds()
 	ring := st.spans[i]
 	if n := len(ring); n > 0 && ring[n-1].start == start {
@@ -143,15 +105,15 @@ func (st *familyStats) bucket(i int, at time.Time) *familyBucket {
 
 // Rows are the families as of at, in the order of fams, with sizes from
 // the reader.
-func (b *FamilyBook) Rows(at time.Time, fams []Family, sizes map[string]FamilySize) []FamilyRow {
-	out := make([]FamilyRow, 0, len(fams))
+func (b *Book) Rows(at time.Time, fams []inspect.Family, sizes map[string]Size) []inspect.FamilyRow {
+	out := make([]inspect.FamilyRow, 0, len(fams))
 	for _, f := range fams {
 		st := b.fams[f.ID]
 		if st == nil {
 			continue
 		}
 		sz := sizes[f.ID]
-		row := FamilyRow{ID: f.ID, Kind: f.Kind, Limit: f.Limit, WindowMS: f.Window.Milliseconds(),
+		row := inspect.FamilyRow{ID: f.ID, Kind: f.Kind, Limit: f.Limit, WindowMS: f.Window.Milliseconds(),
 			Keys: sz.Keys, Passes: sz.Passes}
 		row.Minute = st.span(0, at)
 		row.Hour = st.span(1, at)
@@ -161,10 +123,10 @@ func (b *FamilyBook) Rows(at time.Time, fams []Family, sizes map[string]FamilySi
 }
 
 // span merges the buckets of span i that lie within its length before at.
-func (st *familyStats) span(i int, at time.Time) FamilySpan {
-	sp := familySpans[i]
+func (st *familyStats) span(i int, at time.Time) inspect.FamilySpan {
+	sp := spans[i]
 	from := at.Add(-time.Duration(sp.n) * sp.bucket).UnixMilli()
-	var out FamilySpan
+	var out inspect.FamilySpan
 	adm, rej, fill := map[string]int64{}, map[string]int64{}, map[string]float64{}
 	for _, bk := range st.spans[i] {
 		if bk.start+sp.bucket.Milliseconds() <= from {
@@ -183,8 +145,8 @@ func (st *familyStats) span(i int, at time.Time) FamilySpan {
 			fill[k] = max(fill[k], v)
 		}
 	}
-	offender := func(k string) Offender {
-		return Offender{ID: st.fam.memberID(k), Key: k, Admitted: adm[k], Rejected: rej[k], Fill: fill[k]}
+	offender := func(k string) inspect.Offender {
+		return inspect.Offender{ID: st.fam.MemberID(k), Key: k, Admitted: adm[k], Rejected: rej[k], Fill: fill[k]}
 	}
 	out.MostAdmitted = ranked(adm, func(k string) float64 { return float64(adm[k]) }, offender)
 	out.MostRejected = ranked(rej, func(k string) float64 { return float64(rej[k]) }, offender)
@@ -192,17 +154,9 @@ func (st *familyStats) span(i int, at time.Time) FamilySpan {
 	return out
 }
 
-// memberID names a member key as a row shows it.
-func (f Family) memberID(key string) string {
-	if f.prefix != "" && len(key) > len(f.prefix) && key[:len(f.prefix)] == f.prefix {
-		return key[len(f.prefix):]
-	}
-	return key
-}
-
-// ranked lists the FamilyTopShown members of m with the highest score
+// ranked lists the topShown members of m with the highest score
 // above zero, ties by key.
-func ranked[V int64 | float64](m map[string]V, score func(string) float64, mk func(string) Offender) []Offender {
+func ranked[V int64 | float64](m map[string]V, score func(string) float64, mk func(string) inspect.Offender) []inspect.Offender {
 	keys := make([]string, 0, len(m))
 	for k, v := range m {
 		if v > 0 {
@@ -216,14 +170,14 @@ func ranked[V int64 | float64](m map[string]V, score func(string) float64, mk fu
 		}
 		return keys[i] < keys[j]
 	})
-	out := make([]Offender, 0, min(len(keys), FamilyTopShown))
-	for _, k := range keys[:min(len(keys), FamilyTopShown)] {
+	out := make([]inspect.Offender, 0, min(len(keys), topShown))
+	for _, k := range keys[:min(len(keys), topShown)] {
 		out = append(out, mk(k))
 	}
 	return out
 }
 
-// topCounts is a Space-Saving summary: at most familyTopK members with
+// topCounts is a Space-Saving summary: at most topK members with
 // their counts. A member not kept replaces the smallest and takes over its
 // count, so a member with a large true count is never missing, and a kept
 // count overstates the truth by at most the count it took over.
@@ -237,7 +191,7 @@ func (t *topCounts) add(member string, n int64) {
 		*t = topCounts{}
 	}
 	m := *t
-	if _, ok := m[member]; ok || len(m) < familyTopK {
+	if _, ok := m[member]; ok || len(m) < topK {
 		m[member] += n
 		return
 	}
@@ -259,7 +213,7 @@ func smallest[V int64 | float64](m map[string]V) (string, V) {
 	return minKey, minV
 }
 
-// topFill keeps the familyTopK members with the highest fill seen: a
+// topFill keeps the topK members with the highest fill seen: a
 // member's kept value only grows, so one dropped never had a fill above
 // any kept one.
 type topFill map[string]float64
@@ -272,7 +226,7 @@ func (t *topFill) add(member string, v float64) {
 		*t = topFill{}
 	}
 	m := *t
-	if old, ok := m[member]; ok || len(m) < familyTopK {
+	if old, ok := m[member]; ok || len(m) < topK {
 		m[member] = max(old, v)
 		return
 	}

@@ -1,8 +1,10 @@
-package inspect
+package family
 
 import (
 	"hash/maphash"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // A member may be read more than once in one window (a family smaller
@@ -10,12 +12,12 @@ import (
 // hits count once, the reader remembers what it last saw of each running
 // window and credits a reading only with the hits added since. The memo
 // is keyed by a 64-bit hash of the member's key (a collision among 100,000
-// members is about one in a billion) and holds at most familyMemoCap
+// members is about one in a billion) and holds at most memoCap
 // entries over all families (about 55 bytes each: 5.5 MB at the cap,
 // measured); an entry leaves when its window ends or a pass did not see
 // its member. Past the cap a member's readings count in full, as if each
 // were a new window: totals may then overstate, never lose, hits.
-const familyMemoCap = 100000
+const memoCap = 100000
 
 // memoSeed keys the memo's hashes (one per process).
 var memoSeed = maphash.MakeSeed()
@@ -26,7 +28,7 @@ func memoKey(key string) uint64 { return maphash.String(memoSeed, key) }
 type windowMark struct {
 	end   int64 // unix ms the window ends; -1 without expiry or for a sliding window
 	count int64
-	pass  int64 // the pass (FamilySize.Passes) that read it
+	pass  int64 // the pass (Size.Passes) that read it
 }
 
 // sameWindowSlack is how far apart two readings may put one window's end
@@ -37,7 +39,7 @@ const sameWindowSlack = time.Second
 // the same window, and remembers rd. A sliding window (a Redisson
 // client's) has no end: its count also falls as grants age out, and then
 // nothing is credited (a lower bound: grants made in between are missed).
-func (r *FamilyReader) credit(s *familyScan, rd *FamilyReading, now time.Time, sliding bool) {
+func (r *Reader) credit(s *familyScan, rd *inspect.FamilyReading, now time.Time, sliding bool) {
 	end := int64(-1)
 	if rd.TTL >= 0 && !sliding {
 		end = now.Add(rd.TTL).UnixMilli()
@@ -50,7 +52,7 @@ func (r *FamilyReader) credit(s *familyScan, rd *FamilyReading, now time.Time, s
 		slack = min(slack, w/2)
 	}
 	if ok && (end == -1) == (m.end == -1) && abs64(end-m.end) <= slack {
-		prev := FamilyReading{Count: m.count, Limit: rd.Limit}
+		prev := inspect.FamilyReading{Count: m.count, Limit: rd.Limit}
 		switch {
 		case rd.Count >= m.count:
 			rd.NewAdmitted, rd.NewRejected = rd.Admitted()-prev.Admitted(), rd.Rejected()-prev.Rejected()
@@ -58,7 +60,7 @@ func (r *FamilyReader) credit(s *familyScan, rd *FamilyReading, now time.Time, s
 			rd.NewAdmitted, rd.NewRejected = 0, 0
 		}
 	}
-	if ok || r.memoLen < familyMemoCap {
+	if ok || r.memoLen < memoCap {
 		if !ok {
 			r.memoLen++
 		}
@@ -68,7 +70,7 @@ func (r *FamilyReader) credit(s *familyScan, rd *FamilyReading, now time.Time, s
 
 // sweep forgets the windows that ended and the members the last pass did
 // not read.
-func (r *FamilyReader) sweep(s *familyScan, now time.Time) {
+func (r *Reader) sweep(s *familyScan, now time.Time) {
 	nowMS := now.UnixMilli()
 	for k, m := range s.memo {
 		if (m.end >= 0 && m.end < nowMS) || m.pass < s.size.Passes-1 {
@@ -79,7 +81,7 @@ func (r *FamilyReader) sweep(s *familyScan, now time.Time) {
 }
 
 // drop forgets s's memo (its family is gone or changed).
-func (r *FamilyReader) drop(s *familyScan) {
+func (r *Reader) drop(s *familyScan) {
 	if s != nil {
 		r.memoLen -= len(s.memo)
 	}
