@@ -153,7 +153,7 @@ func consoleReport(ctx context.Context, t *testing.T, e *env, w func(string, ...
 	// gets its own bound rather than the rest of the report's.
 	w("\n## 8. Discovery at 1,000,000 and 10,000,000 keys: steady-state cost and time-to-visible\n\n")
 	w("Each size on a redis-server of its own (`--enable-debug-command local`): strings from DEBUG POPULATE and 100,000 three-field application hashes (which discovery must read and reject), "+
-		"10,000 Redisson-layout locks and 1,000 seed-001 token buckets. First one pass of `inspect.Inspector.Discover(ctx, \"*\")`, what the console runs at its first tick, with a probe client sending PING about every millisecond. "+
+		"10,000 Redisson-layout locks and 1,000 seed-001 token buckets. First one pass of `walk.Discover(ctx, inspector, \"*\")`, what the console runs at its first tick, with a probe client sending PING about every millisecond. "+
 		"Then idle consoles (no viewer), each after its first pass, over %v windows: Redis CPU is used_cpu_sys+user, commands and round trips are counted by a hook on the console's client. "+
 		"**Before** is the console configured as before issue 11's work, a full discovery pass every second: `--discovery-pass=1s --discovery-budget=1` and a token-lock pattern no key matches (`%s`), "+
 		"which makes the console run full passes (SCAN TYPE hash, then SCAN MATCH <pattern> TYPE string, the emulation's own extra) every second, or back to back when a pass takes longer (each pass skips the hashes a recent one found to be no object, as every full pass does); idle objects are read every 5 s, every 10 s once unchanged for about a minute, in every row. "+

@@ -21,6 +21,10 @@ import (
 // at most and joins it with the holders it sees; Redisson clients do not
 // register, so their holders stay "unregistered".
 
+// RegistryNamesKey is the zset of the object names store clients
+// announce, scored by Redis TIME ms (the walk reads it incrementally).
+const RegistryNamesKey = wire.ClientNamesKey
+
 // ClientInfo is one registered client as the registry shows it.
 type ClientInfo struct {
 	ID      string `json:"id"`
@@ -92,25 +96,9 @@ func ClientIDOf(holder string) string {
 // and the console reads nobody rather than a huge hash every second.
 const maxRegistryFields = 10000
 
-// ReadRegistry reads the client registry (HLEN, then HGETALL and TIME in one
-// pipeline). Records that do not parse are skipped.
-func (c *Inspector) ReadRegistry(ctx context.Context) (*Registry, error) {
-	n, err := c.rdb.HLen(ctx, wire.ClientsKey).Result()
-	if err != nil {
-		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
-	}
-	if n > maxRegistryFields {
-		return nil, fmt.Errorf("store: client registry holds %d records (more than %d)", n, maxRegistryFields)
-	}
-	pipe := c.rdb.Pipeline()
-	all := pipe.HGetAll(ctx, wire.ClientsKey)
-	now := pipe.Time(ctx)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
-	}
-	return parseRegistry(all.Val(), now.Val()), nil
-}
-
+// parseRegistry turns the records of the registry hash (a tick reads it
+// when SampleOptions.Clients asks) into a Registry; records that do not
+// parse are skipped.
 func parseRegistry(fields map[string]string, now time.Time) *Registry {
 	r := &Registry{Clients: make(map[string]ClientInfo, len(fields)), At: now}
 	for id, v := range fields {

@@ -114,11 +114,14 @@ func (s *lockSides) apply(info *LockInfo, nowMS int64) {
 	}
 }
 
-// enrichObjects runs the side reads of locks and limiters that live on one
+// ReadSides runs the side reads of locks and limiters that live on one
 // node (or any pipeline-capable client) in one round trip, and in a second
-// one only when that node had to be given the window script. nowMS is
-// Redis time for waiter deadlines.
-func enrichObjects(ctx context.Context, node redis.Cmdable, locks []LockInfo, lims []LimiterInfo, nowMS int64) error {
+// one only when that node had to be given the window script: fair queue,
+// fencing token, read-level leases, hold times and waiters of each lock,
+// the window of each Redisson limiter. nowMS is Redis time for waiter
+// deadlines. A full pass (package walk) completes what it classified with
+// it, as GetLock and GetLimiter do.
+func (c *Inspector) ReadSides(ctx context.Context, node redis.Cmdable, locks []LockInfo, lims []LimiterInfo, nowMS int64) error {
 	for attempt := 0; ; attempt++ {
 		pipe := node.Pipeline()
 		sides := make([]*lockSides, len(locks))

@@ -37,9 +37,6 @@ type Inspector struct {
 	// last Nodes call or a sample found down (Sample leaves their keys
 	// unread instead of dialing them).
 	nodes *nodes.Set
-	// fullRejects is what full passes (Discover) found to be no object,
-	// kept across passes (rejects.go).
-	fullRejects fullRejects
 	// waits keeps the locks' wait stats beyond the stats ring (waits.go).
 	waits waitBook
 	// ownShard is the channel set the event stream's sharded

@@ -67,7 +67,7 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 		return nil, store.ErrWrongKind
 	}
 	lims := []LimiterInfo{info}
-	if err := enrichObjects(ctx, c.rdb, nil, lims, nowMS); err != nil {
+	if err := c.ReadSides(ctx, c.rdb, nil, lims, nowMS); err != nil {
 		return nil, err
 	}
 	return &lims[0], nil

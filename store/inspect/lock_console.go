@@ -79,7 +79,7 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 	}
 	locks := []LockInfo{info}
-	if err := enrichObjects(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
+	if err := c.ReadSides(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	return &locks[0], nil

@@ -232,6 +232,9 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
+// clientScanCount is the SCAN COUNT of a walk over a limiter's clients.
+const clientScanCount = 1000
+
 // errEnoughClients stops a client walk early; never returned to callers.
 var errEnoughClients = errors.New("inspect: enough clients")
 
@@ -239,7 +242,7 @@ var errEnoughClients = errors.New("inspect: enough clients")
 // at name ("{name}:value:<client-id>") with SCAN on every master and hands
 // each page of client ids to page, one page at a time even when a Cluster's
 // masters are scanned concurrently (page needs no locking of its own). A
-// page holds at most what one SCAN call returns (COUNT scanCount), so a
+// page holds at most what one SCAN call returns (COUNT clientScanCount), so a
 // caller acting on each page acts in bounded steps; an error from page
 // stops the walk and is returned.
 func (c *Inspector) redissonClientIDs(ctx context.Context, name string, page func(ids []string) error) error {
@@ -249,7 +252,7 @@ func (c *Inspector) redissonClientIDs(ctx context.Context, name string, page fun
 		var cursor uint64
 		// Bounded: a pass over a node ends with cursor 0 long before this.
 		for round := 0; round < 1_000_000; round++ {
-			keys, next, err := node.ScanType(ctx, cursor, escapeGlob(prefix)+"*", scanCount, "string").Result()
+			keys, next, err := node.ScanType(ctx, cursor, escapeGlob(prefix)+"*", clientScanCount, "string").Result()
 			if err != nil {
 				return err
 			}

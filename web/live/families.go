@@ -9,7 +9,7 @@ import (
 
 // families reads the limiter families each tick: a bounded page of
 // members (see store/inspect/family/reader.go for the bound) carried in
-// the tick's own pipeline (inspect.Walker.Carry), so 100,000 per-IP counters cost a tick
+// the tick's own pipeline (walk.Walker.Carry), so 100,000 per-IP counters cost a tick
 // what 300 do and no round trip of their own. The rows it publishes are
 // the families with at least one member read.
 type families struct {

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
-	"github.com/lockwarden/lockwarden/store/inspect/internal/cmdcount"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 type env struct {
 	rdb     *redis.Client
 	insp    *inspect.Inspector
-	counted *cmdcount.Counter
+	counted *inspecttest.Counter
 }
 
 func newEnv(t *testing.T) env {
@@ -31,7 +32,7 @@ func newEnv(t *testing.T) env {
 	t.Cleanup(func() { rdb.Close() })
 	ic := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { ic.Close() })
-	h := &cmdcount.Counter{}
+	h := &inspecttest.Counter{}
 	ic.AddHook(h)
 	return env{rdb: rdb, insp: inspect.New(ic, nil), counted: h}
 }
@@ -66,10 +67,10 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 		pipe.Set(ctx, "hits:busy", 10, time.Hour) // at the limit, nothing rejected
 		pipe.Set(ctx, "other:1", 3, time.Hour)
 	})
-	if !e.insp.CanWalk() {
+	if w, err := walk.New(e.insp, "*", nil); err != nil || !w.Scans() {
 		t.Error("with only grouped counters the walk should SCAN hashes itself")
 	}
-	d, err := e.insp.Discover(ctx, "*")
+	d, err := walk.Discover(ctx, e.insp, "*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestFamilyPageRidesTheTickPipeline(t *testing.T) {
 			pipe.Set(ctx, "hits:10.1.0."+strconv.Itoa(i), 1+i%3, time.Hour)
 		}
 	})
-	w, err := e.insp.NewWalker("*", &inspect.WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	w, err := walk.New(e.insp, "*", &walk.Options{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

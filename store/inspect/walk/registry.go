@@ -1,10 +1,10 @@
-package inspect
+package walk
 
 import (
 	"context"
 	"strconv"
 
-	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,9 +13,6 @@ import (
 // Redis TIME ms). The walker reads it incrementally in the tick pipeline,
 // so what a store client creates is listed within about a second without
 // any SCAN.
-
-// RegistryNamesKey is the zset of announced object names.
-const RegistryNamesKey = wire.ClientNamesKey
 
 const (
 	// registryPage bounds the names one tick reads.
@@ -40,7 +37,7 @@ func newRegistryReader() *registryReader {
 }
 
 func (r *registryReader) queue(ctx context.Context, pipe redis.Pipeliner) *redis.ZSliceCmd {
-	return pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: RegistryNamesKey, Start: r.from, Stop: "+inf",
+	return pipe.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: inspect.RegistryNamesKey, Start: r.from, Stop: "+inf",
 		ByScore: true, Offset: r.offset, Count: registryPage})
 }
 

@@ -1,4 +1,4 @@
-package inspect
+package walk
 
 import (
 	"fmt"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
 
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
@@ -44,7 +47,7 @@ func TestSamplingCostIdleObjects(t *testing.T) {
 	pipe := rdb.Pipeline()
 	for i := range nLocks {
 		name := fmt.Sprintf("idle:lock:%d", i)
-		pipe.HSet(ctx, name, fmt.Sprintf("%s:%d", discUUID, 40+i%20), 1)
+		pipe.HSet(ctx, name, fmt.Sprintf("%s:%d", inspecttest.HolderUUID, 40+i%20), 1)
 		pipe.PExpire(ctx, name, time.Hour)
 		locks = append(locks, name)
 	}
@@ -58,7 +61,7 @@ func TestSamplingCostIdleObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w, err := New(rdb, nil).NewWalker("*", &WalkOptions{NoScan: true})
+	w, err := New(inspect.New(rdb, nil), "*", &Options{NoScan: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package inspect
+package walk
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 
@@ -19,30 +21,6 @@ import (
 // so a lock written by a foreign client is listed within a tick or two
 // instead of at the next reconciliation pass. Notifications are node-local,
 // so on a Cluster every master is subscribed on its own.
-
-// KeyEventsMode is the --keyspace-events setting.
-type KeyEventsMode string
-
-const (
-	// KeyEventsAuto uses notifications when every node already publishes
-	// the events discovery needs.
-	KeyEventsAuto KeyEventsMode = "auto"
-	// KeyEventsOn turns them on (CONFIG SET, adding to what is set).
-	KeyEventsOn KeyEventsMode = "on"
-	// KeyEventsOff never uses them.
-	KeyEventsOff KeyEventsMode = "off"
-)
-
-// ParseKeyEventsMode checks a --keyspace-events value.
-func ParseKeyEventsMode(s string) (KeyEventsMode, error) {
-	switch m := KeyEventsMode(s); m {
-	case KeyEventsAuto, KeyEventsOn, KeyEventsOff:
-		return m, nil
-	case "":
-		return KeyEventsAuto, nil
-	}
-	return "", fmt.Errorf("inspect: keyspace events %q: want auto, on or off", s)
-}
 
 // keyEventNames are the events that name a candidate: hash writes (Redisson
 // locks HINCRBY, token buckets HSET), expiries set or run out, deletes.
@@ -66,23 +44,24 @@ type KeyEvents struct {
 	wg         sync.WaitGroup
 }
 
-// WatchKeyEvents subscribes to keyevent notifications as mode says. It
+// WatchKeyEvents subscribes through src to keyevent notifications as mode
+// says, on every master. It
 // returns a KeyEvents whose State explains a decision not to subscribe
 // (mode off, notifications off in auto mode, CONFIG refused); the error is
 // for failures to talk to Redis. Close it when done.
-func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*KeyEvents, error) {
+func WatchKeyEvents(ctx context.Context, src Source, mode inspect.KeyEventsMode) (*KeyEvents, error) {
 	ke := &KeyEvents{pending: map[string]struct{}{}}
 	if mode == "" {
-		mode = KeyEventsAuto
+		mode = inspect.KeyEventsAuto
 	}
-	if mode == KeyEventsOff {
+	if mode == inspect.KeyEventsOff {
 		ke.State = "off (--keyspace-events=off)"
 		return ke, nil
 	}
 	var mu sync.Mutex
 	var enabled, missing []string
 	var refused error
-	err := c.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
+	err := src.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		flags, err := notifyFlags(ctx, node)
 		if err != nil {
 			if nodes.IsReplyError(err) { // CONFIG is renamed or refused (managed Redis)
@@ -96,7 +75,7 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 		if hasKeyEventFlags(flags) {
 			return nil
 		}
-		if mode == KeyEventsAuto {
+		if mode == inspect.KeyEventsAuto {
 			mu.Lock()
 			missing = append(missing, flags)
 			mu.Unlock()
@@ -119,7 +98,7 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 	switch {
 	case err != nil:
 		return nil, err
-	case refused != nil && mode == KeyEventsOn:
+	case refused != nil && mode == inspect.KeyEventsOn:
 		ke.State = "off: could not turn keyspace notifications on (" + refused.Error() + ")"
 		return ke, nil
 	case refused != nil:
@@ -130,14 +109,14 @@ func (c *Inspector) WatchKeyEvents(ctx context.Context, mode KeyEventsMode) (*Ke
 		return ke, nil
 	}
 	db := 0
-	if o, ok := c.rdb.(*redis.Client); ok {
+	if o, ok := src.Redis().(*redis.Client); ok {
 		db = o.Options().DB
 	}
 	channels := make([]string, 0, len(keyEventNames))
 	for _, ev := range keyEventNames {
 		channels = append(channels, fmt.Sprintf("__keyevent@%d__:%s", db, ev))
 	}
-	err = c.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
+	err = src.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		ps := node.Subscribe(ctx, channels...)
 		if _, err := ps.Receive(ctx); err != nil { // the subscription confirmation
 			ps.Close()

@@ -1,10 +1,11 @@
-package inspect
+package walk
 
 import (
 	"context"
 	"sort"
 	"sync"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -17,16 +18,16 @@ import (
 //
 //   - SCAN MATCH <match> TYPE hash COUNT scanCount, on every master;
 //   - per batch of up to readBatch hashes, one pipeline of HLEN;
-//   - for the hashes whose HLEN is between 1 and MaxHashFields, one
+//   - for the hashes whose HLEN is between 1 and inspect.MaxHashFields, one
 //     pipeline of TIME plus HGETALL and PTTL each;
 //   - for what classified as a lock or a Redisson limiter, one pipeline of
 //     side reads (fair queue, fencing token, read-level leases, limiter
-//     window; see enrich.go);
+//     window; inspect.Inspector.ReadSides);
 //   - when token-lock or counter patterns are configured, one more SCAN with
 //     TYPE string, and per batch one pipeline of STRLEN, GETRANGE and PTTL.
 //
 // The HLEN pass is what keeps a pass cheap next to large application hashes:
-// no known layout has more than MaxHashFields fields, so a hash with a
+// no known layout has more than inspect.MaxHashFields fields, so a hash with a
 // million fields costs one O(1) HLEN and is never transferred. TIME is read
 // in every read pipeline, from the node holding those keys, because that
 // node's clock is the one its scripts used to write last_mill_second.
@@ -41,8 +42,8 @@ const (
 
 // Discovered is what one discovery pass found.
 type Discovered struct {
-	Locks    []LockInfo    // sorted by name
-	Limiters []LimiterInfo // sorted by name
+	Locks    []inspect.LockInfo    // sorted by name
+	Limiters []inspect.LimiterInfo // sorted by name
 	// LocksTruncated and LimitersTruncated say the pass found more than
 	// MaxDiscovered of that kind and the list holds only the first ones
 	// SCAN returned.
@@ -51,28 +52,41 @@ type Discovered struct {
 	// Skipped counts hashes that matched but were not read because they have
 	// more fields than any known layout (application data).
 	Skipped int
-
-	// rejects holds the hashes full passes found to be no object (too
-	// many fields, or fields of no known layout): later passes, and a
-	// Walker that follows this one (WalkOptions.After), do not examine
-	// them again for a few passes.
-	rejects *fullRejects
 }
 
-// Discover SCANs for hashes matching match ("" means "*") on every master and
-// classifies them. ctx bounds the whole pass; a very large keyspace should be
-// narrowed with match rather than waited for.
-func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, error) {
+// Discover is one full pass through src, remembering nothing of earlier
+// ones: it SCANs for hashes matching match ("" means "*") on every master
+// and classifies them, and the strings too when patterns list string
+// kinds. ctx bounds the whole pass; a very large keyspace should be
+// narrowed with match rather than waited for. A console runs its passes
+// through its Walker (Walker.Discover).
+func Discover(ctx context.Context, src Source, match string) (*Discovered, error) {
+	return discover(ctx, src, match, &fullRejects{})
+}
+
+// Discover is a full pass over the walker's keys that skips, for a few
+// passes, the hashes earlier ones found to be no object (rejects.go). A
+// walk that has not ticked yet starts its own memory from it, so its first
+// pass does not repeat the full pass's reads.
+func (w *Walker) Discover(ctx context.Context) (*Discovered, error) {
+	d, err := discover(ctx, w.src, w.match, w.full)
+	if err == nil && w.ticks == 0 {
+		w.rejects = w.full.clone()
+	}
+	return d, err
+}
+
+func discover(ctx context.Context, src Source, match string, rejects *fullRejects) (*Discovered, error) {
 	if match == "" {
 		match = "*"
 	}
-	d := &discovery{seen: map[string]struct{}{}, patterns: c.ObjectPatterns(), out: Discovered{rejects: &c.fullRejects}}
-	d.pass = c.fullRejects.begin()
-	err := c.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
+	d := &discovery{src: src, seen: map[string]struct{}{}, patterns: src.ObjectPatterns(), rejects: rejects}
+	d.pass = rejects.begin()
+	err := src.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		if err := d.scanNode(ctx, node, match); err != nil {
 			return err
 		}
-		if d.patterns.empty() {
+		if !d.patterns.ListsStrings() {
 			return nil
 		}
 		return d.scanStrings(ctx, node, match)
@@ -80,7 +94,7 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 	if err != nil {
 		return nil, err
 	}
-	c.fullRejects.end(d.pass)
+	rejects.end(d.pass)
 	out := d.out
 	sort.Slice(out.Locks, func(i, j int) bool { return out.Locks[i].Name < out.Locks[j].Name })
 	sort.Slice(out.Limiters, func(i, j int) bool { return out.Limiters[i].Name < out.Limiters[j].Name })
@@ -89,7 +103,9 @@ func (c *Inspector) Discover(ctx context.Context, match string) (*Discovered, er
 
 // discovery collects results from nodes that may be scanned concurrently.
 type discovery struct {
-	patterns ObjectPatterns
+	src      Source
+	patterns inspect.ObjectPatterns
+	rejects  *fullRejects
 	pass     int64 // the pass's number among full passes (fullRejects)
 
 	mu   sync.Mutex
@@ -112,7 +128,7 @@ func (d *discovery) scanNode(ctx context.Context, node redis.Cmdable, match stri
 		if err != nil {
 			return err
 		}
-		batch := d.out.rejects.keep(keys, d.pass)
+		batch := d.rejects.keep(keys, d.pass)
 		for len(batch) > 0 {
 			n := min(len(batch), readBatch)
 			if err := d.readBatch(ctx, node, batch[:n]); err != nil {
@@ -156,7 +172,7 @@ func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []st
 
 	locks, lims, none := read.Classify(nowMS)
 	d.reject(none, 0)
-	if err := enrichObjects(ctx, node, locks, lims, nowMS); err != nil {
+	if err := d.src.ReadSides(ctx, node, locks, lims, nowMS); err != nil {
 		return err
 	}
 	d.add(locks, lims)
@@ -170,7 +186,7 @@ func smallHashes(keys []string, lens []*redis.IntCmd) (small, large []string) {
 	for i, k := range keys {
 		switch n, err := lens[i].Result(); {
 		case err != nil || n == 0:
-		case n > MaxHashFields:
+		case n > inspect.MaxHashFields:
 			large = append(large, k)
 		default:
 			small = append(small, k)
@@ -185,14 +201,14 @@ func (d *discovery) reject(names []string, skipped int) {
 	if len(names) == 0 {
 		return
 	}
-	d.out.rejects.add(names, d.pass)
+	d.rejects.add(names, d.pass)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.out.Skipped += skipped
 }
 
 // add records what one batch found, once per name.
-func (d *discovery) add(locks []LockInfo, lims []LimiterInfo) {
+func (d *discovery) add(locks []inspect.LockInfo, lims []inspect.LimiterInfo) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, l := range locks {
@@ -220,7 +236,7 @@ func (d *discovery) add(locks []LockInfo, lims []LimiterInfo) {
 }
 
 // The string pass. Token locks and counters are strings, found only when
-// patterns are configured (see ObjectPatterns). It is one more SCAN of the
+// patterns are configured (see inspect.ObjectPatterns). It is one more SCAN of the
 // keyspace with TYPE string; when the console looks at everything and one
 // pattern is configured, that pattern is the MATCH, so Redis filters.
 func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match string) error {
@@ -244,10 +260,10 @@ func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match s
 		}
 		var batch []string
 		for _, k := range keys {
-			if wire.IsInternalKey(k) || !GlobMatch(match, k) {
+			if wire.IsInternalKey(k) || !inspect.GlobMatch(match, k) {
 				continue
 			}
-			if _, ok := d.patterns.counterRule(k); (ok && !d.patterns.Grouped(k)) || d.patterns.isTokenLockName(k) {
+			if d.patterns.ListsString(k) {
 				batch = append(batch, k)
 			}
 		}

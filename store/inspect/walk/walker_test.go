@@ -1,4 +1,4 @@
-package inspect
+package walk
 
 import (
 	"fmt"
@@ -7,19 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
+
 	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/inspect/internal/cmdcount"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
 // walkEnv is a private redis-server (the registry key and the keyspace
 // notification settings are server-wide), a writer client and an
-// Inspector whose commands are counted.
+// inspect.Inspector whose commands are counted.
 type walkEnv struct {
 	rdb     *redis.Client
-	insp    *Inspector
-	counted *cmdcount.Counter
+	insp    *inspect.Inspector
+	counted *inspecttest.Counter
 }
 
 func newWalkEnv(t *testing.T) walkEnv {
@@ -28,9 +30,9 @@ func newWalkEnv(t *testing.T) walkEnv {
 	t.Cleanup(func() { rdb.Close() })
 	ic := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { ic.Close() })
-	h := &cmdcount.Counter{}
+	h := &inspecttest.Counter{}
 	ic.AddHook(h)
-	return walkEnv{rdb: rdb, insp: New(ic, nil), counted: h}
+	return walkEnv{rdb: rdb, insp: inspect.New(ic, nil), counted: h}
 }
 
 // foreignLock writes a Redisson-layout lock as a client that announces
@@ -47,7 +49,7 @@ func (e walkEnv) foreignLock(t *testing.T, name string) {
 // tickUntil ticks w (as the console does, adding what it finds to the
 // sampled names) until name is found or ticks run out, and returns how
 // it was found.
-func tickUntil(t *testing.T, w *Walker, locks *[]string, name string, ticks int) (Source, bool) {
+func tickUntil(t *testing.T, w *Walker, locks *[]string, name string, ticks int) (inspect.Source, bool) {
 	t.Helper()
 	for range ticks {
 		s, err := w.Tick(t.Context(), *locks, nil)
@@ -67,7 +69,7 @@ func tickUntil(t *testing.T, w *Walker, locks *[]string, name string, ticks int)
 func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
 	e := newWalkEnv(t)
 	ctx := t.Context()
-	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true})
+	w, err := New(e.insp, "*", &Options{NoScan: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,20 +81,20 @@ func TestWalkAnnouncedNameWithoutScan(t *testing.T) {
 	name := "orders:lock:announced"
 	e.foreignLock(t, name)
 	now, _ := e.rdb.Time(ctx).Result()
-	e.rdb.ZAdd(ctx, RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli()), Member: name})
+	e.rdb.ZAdd(ctx, inspect.RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli()), Member: name})
 	e.counted.Take("scan")
 
 	// The tick that reads the zset reads the new name too (it took two
 	// ticks, each slow on a big console).
 	src, ok := tickUntil(t, w, &locks, name, 1)
-	if !ok || src != SourceAnnounced {
+	if !ok || src != inspect.SourceAnnounced {
 		t.Fatalf("announced lock not found by the tick that read its announcement (found %v, source %q)", ok, src)
 	}
 	if n := e.counted.Take("scan"); n != 0 {
 		t.Errorf("%d SCAN calls to find an announced name, want none", n)
 	}
 	// Announced again (a beat) it is not read as new again.
-	e.rdb.ZAdd(ctx, RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli() + 5), Member: name})
+	e.rdb.ZAdd(ctx, inspect.RegistryNamesKey, redis.Z{Score: float64(now.UnixMilli() + 5), Member: name})
 	e.counted.Take("hgetall")
 	if _, ok := tickUntil(t, w, &locks, name, 3); ok {
 		t.Error("a known name was listed again after its next announcement")
@@ -107,12 +109,12 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 	ctx := t.Context()
 	app := store.New(e.rdb, &store.Options{NoBatching: true})
 	t.Cleanup(func() { _ = app.Close() })
-	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true})
+	w, err := New(e.insp, "*", &Options{NoScan: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var locks, limiters []string
-	tick := func() *Sample {
+	tick := func() *inspect.Sample {
 		t.Helper()
 		s, err := w.Tick(ctx, locks, limiters)
 		if err != nil {
@@ -135,24 +137,24 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 	if _, err := hits.TryAcquire(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	var s *Sample
+	var s *inspect.Sample
 	for range 50 { // the client's first flush is 50 ms away
 		if s = tick(); len(s.Walk.Locks)+len(s.Walk.Limiters) > 0 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(s.Walk.Locks) != 1 || s.Walk.Locks[0].Kind != KindTokenLock || s.Walk.Locks[0].Holders[0].ID != tok.Token() ||
-		s.Walk.Sources["jobs:token"] != SourceAnnounced {
+	if len(s.Walk.Locks) != 1 || s.Walk.Locks[0].Kind != inspect.KindTokenLock || s.Walk.Locks[0].Holders[0].ID != tok.Token() ||
+		s.Walk.Sources["jobs:token"] != inspect.SourceAnnounced {
 		t.Fatalf("walk found locks %+v (sources %v), want the token lock", s.Walk.Locks, s.Walk.Sources)
 	}
-	if len(s.Walk.Limiters) != 1 || s.Walk.Limiters[0].Kind != KindCounter || s.Walk.Limiters[0].Count != 2 {
+	if len(s.Walk.Limiters) != 1 || s.Walk.Limiters[0].Kind != inspect.KindCounter || s.Walk.Limiters[0].Count != 2 {
 		t.Fatalf("walk found limiters %+v, want the counter at 2", s.Walk.Limiters)
 	}
-	// Sampled as strings from then on; gone, they leave the sample and the
+	// inspect.Sampled as strings from then on; gone, they leave the sample and the
 	// console forgets their kind.
 	s = tick()
-	if len(s.Locks) != 1 || s.Locks[0].Kind != KindTokenLock || len(s.Limiters) != 1 || s.Limiters[0].Count != 2 {
+	if len(s.Locks) != 1 || s.Locks[0].Kind != inspect.KindTokenLock || len(s.Limiters) != 1 || s.Limiters[0].Count != 2 {
 		t.Fatalf("sample: locks %+v limiters %+v", s.Locks, s.Limiters)
 	}
 	if err := tok.Unlock(ctx); err != nil {
@@ -164,15 +166,15 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 	}
 	locks, limiters = nil, nil
 	tick()
-	if k := e.insp.announced.kind("jobs:token"); k != "" {
-		t.Errorf("kind of a gone token lock still remembered: %q", k)
+	if e.insp.ObjectPatterns().ListsString("jobs:token") {
+		t.Error("kind of a gone token lock still remembered")
 	}
 }
 
 func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 	e := newWalkEnv(t)
 	ctx := t.Context()
-	ke, err := e.insp.WatchKeyEvents(ctx, KeyEventsOn)
+	ke, err := WatchKeyEvents(ctx, e.insp, inspect.KeyEventsOn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 	if !hasKeyEventFlags(flags["notify-keyspace-events"]) {
 		t.Fatalf("notify-keyspace-events %q after on", flags)
 	}
-	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true})
+	w, err := New(e.insp, "*", &Options{NoScan: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 	e.rdb.HSet(ctx, "app:user:1", "name", "someone") // a candidate that is not an object
 
 	var locks []string
-	var src Source
+	var src inspect.Source
 	found := false
 	for i := 0; i < 100 && !found; i++ { // the message travels on its own connection
 		w.Suggest(ke.Drain())
@@ -202,7 +204,7 @@ func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	if !found || src != SourceNotified {
+	if !found || src != inspect.SourceNotified {
 		t.Fatalf("foreign lock not found from notifications (found %v, source %q, %s)", found, src, ke.State)
 	}
 	if n := e.counted.Take("scan"); n != 0 {
@@ -215,18 +217,18 @@ func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 
 func TestWalkKeyEventsAutoAndOff(t *testing.T) {
 	e := newWalkEnv(t)
-	ke, err := e.insp.WatchKeyEvents(t.Context(), KeyEventsAuto)
+	ke, err := WatchKeyEvents(t.Context(), e.insp, inspect.KeyEventsAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ke.Active() {
 		t.Errorf("auto subscribed on a server without notifications: %s", ke.State)
 	}
-	ke, err = e.insp.WatchKeyEvents(t.Context(), KeyEventsOff)
+	ke, err = WatchKeyEvents(t.Context(), e.insp, inspect.KeyEventsOff)
 	if err != nil || ke.Active() {
 		t.Errorf("off: %v %s", err, ke.State)
 	}
-	if _, err := ParseKeyEventsMode("sometimes"); err == nil {
+	if _, err := inspect.ParseKeyEventsMode("sometimes"); err == nil {
 		t.Error("ParseKeyEventsMode accepted sometimes")
 	}
 }
@@ -245,11 +247,11 @@ func TestWalkForeignLockByPacedPassWithoutNotifications(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ke, err := e.insp.WatchKeyEvents(ctx, KeyEventsAuto)
+	ke, err := WatchKeyEvents(ctx, e.insp, inspect.KeyEventsAuto)
 	if err != nil || ke.Active() {
 		t.Fatalf("notifications: %v %s", err, ke.State)
 	}
-	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	w, err := New(e.insp, "*", &Options{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ func TestWalkForeignLockByPacedPassWithoutNotifications(t *testing.T) {
 	e.foreignLock(t, name)
 	var locks []string
 	src, ok := tickUntil(t, w, &locks, name, 200)
-	if !ok || src != SourceScan {
+	if !ok || src != inspect.SourceScan {
 		t.Fatalf("the paced pass did not find the lock (found %v, source %q)", ok, src)
 	}
 	st := w.Status()
@@ -300,14 +302,14 @@ func TestPacerCountFollowsPassAndBudget(t *testing.T) {
 	if got := p.budgetPass(10_000_000); got.Round(time.Second) != 433*time.Second {
 		t.Errorf("budget pass at 10M keys = %v, want 433s", got)
 	}
-	// Bounds: never below minBudgetPage, never above MaxScanPage.
+	// Bounds: never below minBudgetPage, never above maxScanPage.
 	p.costPerKey = 1e6
 	if got := p.count(30_000, t0.Add(800*time.Millisecond), false); got != minBudgetPage {
 		t.Errorf("count at huge cost = %d, want %d", got, minBudgetPage)
 	}
 	p.costPerKey = 0.001
-	if got := p.count(1e9, t0.Add(time.Second), false); got != MaxScanPage {
-		t.Errorf("count of a huge keyspace = %d, want %d", got, MaxScanPage)
+	if got := p.count(1e9, t0.Add(time.Second), false); got != maxScanPage {
+		t.Errorf("count of a huge keyspace = %d, want %d", got, maxScanPage)
 	}
 }
 
@@ -323,8 +325,8 @@ func TestPacerCatchesUpAfterLateTicks(t *testing.T) {
 		t.Errorf("count half-way with a third done = %d, want 667,000 keys / 150 ticks = 4446", got)
 	}
 	// Past the target end: what is left, as fast as the bounds allow.
-	if got := p.count(1_000_000, t0.Add(70*time.Second), false); got != MaxScanPage {
-		t.Errorf("count after the target end = %d, want %d", got, MaxScanPage)
+	if got := p.count(1_000_000, t0.Add(70*time.Second), false); got != maxScanPage {
+		t.Errorf("count after the target end = %d, want %d", got, maxScanPage)
 	}
 	// The budget pays for the time since the last page, not a tick: a
 	// page 400 ms after the previous one may cost twice a tick's share.
@@ -400,11 +402,11 @@ func TestWalkIdleObjectsReadLessOften(t *testing.T) {
 		e.foreignLock(t, name)
 		locks = append(locks, name)
 	}
-	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true, IdleEvery: 5})
+	w, err := New(e.insp, "*", &Options{NoScan: true, IdleEvery: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tick := func() *Sample {
+	tick := func() *inspect.Sample {
 		t.Helper()
 		s, err := w.Tick(t.Context(), locks, nil)
 		if err != nil {
@@ -470,8 +472,8 @@ func TestCadenceReadsIdleLockNearItsExpiry(t *testing.T) {
 	at := time.UnixMilli(1_700_000_000_000)
 	c.lastAt = at
 	c.tick = 1
-	c.objs["long"] = &objState{lock: &LockInfo{PTTL: time.Minute}, quiet: idleAfter, slot: 1, readAt: at}
-	c.objs["ending"] = &objState{lock: &LockInfo{PTTL: 1500 * time.Millisecond}, quiet: idleAfter, slot: 1, readAt: at.Add(-time.Second)}
+	c.objs["long"] = &objState{lock: &inspect.LockInfo{PTTL: time.Minute}, quiet: idleAfter, slot: 1, readAt: at}
+	c.objs["ending"] = &objState{lock: &inspect.LockInfo{PTTL: 1500 * time.Millisecond}, quiet: idleAfter, slot: 1, readAt: at.Add(-time.Second)}
 	if c.due("long") {
 		t.Error("an idle lock with a minute left is read off its turn")
 	}
@@ -486,8 +488,8 @@ func TestCadenceReadsIdleLockNearItsExpiry(t *testing.T) {
 func TestWalkClusterKeyEventsPerMaster(t *testing.T) {
 	cl := redistest.StartCluster(t, nil)
 	cc := redistest.NewClusterClient(t, cl)
-	insp := New(cc, nil)
-	ke, err := insp.WatchKeyEvents(t.Context(), KeyEventsOn)
+	insp := inspect.New(cc, nil)
+	ke, err := WatchKeyEvents(t.Context(), insp, inspect.KeyEventsOn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +497,7 @@ func TestWalkClusterKeyEventsPerMaster(t *testing.T) {
 	if !ke.Active() {
 		t.Fatalf("not subscribed: %s", ke.State)
 	}
-	w, err := insp.NewWalker("*", nil)
+	w, err := New(insp, "*", nil)
 	if err != nil || w.Scans() {
 		t.Fatalf("walker on a Cluster: %v, scans %v", err, w.Scans())
 	}
@@ -536,7 +538,7 @@ func TestWalkLongIdleObjectsReadHalfAsOften(t *testing.T) {
 		e.foreignLock(t, name)
 		locks = append(locks, name)
 	}
-	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true, IdleEvery: every})
+	w, err := New(e.insp, "*", &Options{NoScan: true, IdleEvery: every})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-// Package cmdcount counts what a go-redis client sends, for the tests of
-// package inspect and its rooms: commands by name, each command as a line
-// of its name and arguments, and round trips.
-package cmdcount
+// Package inspecttest helps the tests of package inspect and its rooms:
+// Counter counts what a go-redis client sends (commands by name, each
+// command as a line of its name and arguments, and round trips), and the
+// fixtures write objects in their owners' layouts with raw commands.
+package inspecttest
 
 import (
 	"context"

@@ -1,4 +1,6 @@
-package inspect
+package walk
+
+import "github.com/lockwarden/lockwarden/store/inspect"
 
 // The walk's side of counting Redisson waiters (subscribers.go says how
 // they are counted): which held locks a tick counts, and what a count
@@ -13,7 +15,7 @@ func (c *cadence) countDue(n int) map[string]string {
 	var held []string
 	for name, st := range c.objs {
 		if l := st.lock; l != nil && len(l.Holders) > 0 && l.Channel != "" &&
-			(l.Kind == KindReentrant || l.Kind == KindFencedLock || l.Kind == KindRWLock) {
+			(l.Kind == inspect.KindReentrant || l.Kind == inspect.KindFencedLock || l.Kind == inspect.KindRWLock) {
 			held = append(held, name)
 		}
 	}
@@ -29,7 +31,7 @@ func (c *cadence) countDue(n int) map[string]string {
 
 // countsRead applies a tick's counts to its locks and makes those whose
 // count changed busy.
-func (w *Walker) countsRead(locks []LockInfo, fresh map[string]int64) {
+func (w *Walker) countsRead(locks []inspect.LockInfo, fresh map[string]int64) {
 	for _, n := range w.subs.apply(locks, fresh) {
 		w.cad.touch(n)
 	}
@@ -43,7 +45,7 @@ type subscriberMemo map[string]int64
 // longer held forgets its count. It returns the locks whose count changed
 // (or is first seen above zero): someone began or stopped waiting, which
 // an idle lock's hash does not show, so the walker reads them next tick.
-func (m subscriberMemo) apply(locks []LockInfo, fresh map[string]int64) (changed []string) {
+func (m subscriberMemo) apply(locks []inspect.LockInfo, fresh map[string]int64) (changed []string) {
 	for name, n := range fresh {
 		if old, ok := m[name]; (ok && old != n) || (!ok && n > 0) {
 			changed = append(changed, name)
@@ -80,11 +82,11 @@ func (m subscriberMemo) apply(locks []LockInfo, fresh map[string]int64) (changed
 // storeClientsQueued is how many store clients wait in l's hand-off queue
 // (each holds one subscription to the lock's channel however many of its
 // Lock calls wait).
-func storeClientsQueued(l LockInfo) int64 {
+func storeClientsQueued(l inspect.LockInfo) int64 {
 	ids := map[string]bool{}
 	for _, w := range l.Waiters {
 		if w.ArrivedMS > 0 {
-			ids[ClientIDOf(w.Owner)] = true
+			ids[inspect.ClientIDOf(w.Owner)] = true
 		}
 	}
 	return int64(len(ids))

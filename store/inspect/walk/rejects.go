@@ -1,4 +1,4 @@
-package inspect
+package walk
 
 import (
 	"hash/maphash"

@@ -1,4 +1,26 @@
-package inspect
+// Package walk is how the console finds the locks and limiters in Redis
+// and decides which to read each tick; package inspect reads and
+// classifies them (the model).
+//
+//   - walker.go: a Walker rides in every tick's sample pipeline (one round
+//     trip per node) and finds new objects three ways: names store clients
+//     announce in the registry (registry.go), names keyspace notifications
+//     report (notify.go) and, on one node without string patterns, a SCAN
+//     page a tick (step.go) paced to a pass duration and a Redis CPU budget
+//     (pace.go);
+//   - discover.go: a full pass over the keyspace (Discover), at start and,
+//     where the walk cannot SCAN in the tick (a Cluster, string patterns),
+//     as often as the budget pays for;
+//   - rejects.go: the hashes a pass found to be no object are not examined
+//     again for a few passes;
+//   - cadence.go: known objects are read every tick while they change,
+//     every few seconds once idle (lightly, sidekeys.go in inspect), at
+//     once when something says they changed; subscribers.go picks the held
+//     Redisson locks whose waiters are counted this tick.
+//
+// The walk needs few of the Inspector's methods (Source), and carries
+// another room's reads in its tick (Carried: a family page).
+package walk
 
 import (
 	"context"
@@ -6,12 +28,30 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
-
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
+
+// Source is what the walk needs of the console's inspect.Inspector.
+type Source interface {
+	Redis() redis.UniversalClient
+	ObjectPatterns() inspect.ObjectPatterns
+	ForEachNode(ctx context.Context, fn func(ctx context.Context, node *redis.Client) error) error
+	// SampleWith reads a tick's objects with the walk's own reads in the
+	// same pipeline; AddWaits completes the sample once the cadence filled
+	// in the objects not read.
+	SampleWith(ctx context.Context, locks, limiters []string, o inspect.SampleOptions) (*inspect.Sample, *inspect.Sampled, error)
+	AddWaits(s *inspect.Sample)
+	// Announce and RetainAnnounced keep the string kinds store clients
+	// announced, which the Inspector reads as their kind.
+	Announce(name, kind string)
+	RetainAnnounced(keep func(name string) bool)
+	// ReadSides completes what a full pass classified.
+	ReadSides(ctx context.Context, node redis.Cmdable, locks []inspect.LockInfo, lims []inspect.LimiterInfo, nowMS int64) error
+}
 
 // Incremental discovery. A Walker rides in the sample pipeline, so every
 // tick stays one round trip per node, and finds new objects three ways:
@@ -27,7 +67,7 @@ import (
 //     (a large application hash is never transferred) and the one after
 //     reads the small ones;
 //   - reconciled: one SCAN page per tick walks the keyspace (one node, no
-//     string patterns; see CanWalk), paced so a pass takes about the pass
+//     string patterns; see canScan), paced so a pass takes about the pass
 //     duration and its measured cost stays within the budget (pace.go).
 //     A key listed by tick n is classified by tick n+2.
 //
@@ -39,32 +79,23 @@ import (
 // 3,000-4,000 keys block it 5-9 ms; the cap, reached only with a large
 // budget, is about 100 ms.
 const (
-	MinScanPage = 1000
-	MaxScanPage = 50000
+	minScanPage = 1000
+	maxScanPage = 50000
 )
 
 // maxCandidates bounds the notified names one tick sizes; the rest wait.
 const maxCandidates = 2000
 
-// Source says how the walker found an object.
-type Source string
-
-const (
-	SourceAnnounced Source = "announced" // the registry's names zset
-	SourceNotified  Source = "notified"  // a keyspace notification
-	SourceScan      Source = "scan"      // the reconciliation walk
-)
-
-// WalkOptions tune a Walker. A nil *WalkOptions is the defaults.
-type WalkOptions struct {
+// Options tune a Walker. A nil *Options is the defaults.
+type Options struct {
 	// Tick is how often Tick runs (default 200 ms).
 	Tick time.Duration
 	// Pass is how long a reconciliation pass should take (default
-	// DefaultDiscoveryPass).
+	// inspect.DefaultDiscoveryPass).
 	Pass time.Duration
 	// Budget is the share of one Redis core the console may use, 0 <
-	// Budget <= 1 (default DefaultDiscoveryBudget): the walk paces itself
-	// on it less what the tick's other commands cost (pace.go).
+	// Budget <= 1 (default inspect.DefaultDiscoveryBudget): the walk paces
+	// itself on it less what the tick's other commands cost (pace.go).
 	Budget float64
 	// IdleEvery is how many ticks apart idle objects are read (default
 	// DefaultIdleEvery; 1 reads every object every tick).
@@ -72,14 +103,10 @@ type WalkOptions struct {
 	// NoScan turns the paced walk off: only announced and notified names
 	// are discovered (the caller reconciles some other way).
 	NoScan bool
-	// After is the full pass (Discover) the walk follows, if any: the
-	// hashes it found to be no object are not examined again for a few
-	// passes, so the walk's first pass does not repeat its reads.
-	After *Discovered
 }
 
-func (o *WalkOptions) get() WalkOptions {
-	var v WalkOptions
+func (o *Options) get() Options {
+	var v Options
 	if o != nil {
 		v = *o
 	}
@@ -92,29 +119,32 @@ func (o *WalkOptions) get() WalkOptions {
 // Walker samples named objects and discovers new ones, one step per tick.
 // It is not safe for concurrent use (one sampler goroutine owns it).
 type Walker struct {
-	in    *Inspector
+	src   Source
 	match string
 	scans bool
 	pace  *pacer
 	reg   *registryReader
 	// clientsDue asks the next Tick to read the client records too
 	// (ReadClients); clientsTooMany stops that after one read found more
-	// than maxRegistryFields.
+	// than the console reads.
 	clientsDue, clientsTooMany bool
 	// carry is the family page the next Tick reads (Carry).
 	carry   Carried
 	cad     *cadence
 	subs    subscriberMemo // subscribers.go
 	next    scanStep
-	notify  []string          // suggested names not yet sized
-	origin  map[string]Source // candidates in flight, by name
-	rejects *rejectMemory     // hashes the walk found to be no object
-	ticks   int64
-	status  WalkStatus
+	notify  []string                  // suggested names not yet sized
+	origin  map[string]inspect.Source // candidates in flight, by name
+	rejects *rejectMemory             // hashes the walk found to be no object
+	// full is what full passes (Discover) found to be no object, kept
+	// across them; the walk's own memory starts from it.
+	full   *fullRejects
+	ticks  int64
+	status Status
 }
 
-// WalkStatus is the walk's progress, for the status page and metrics.
-type WalkStatus struct {
+// Status is the walk's progress, for the status page and metrics.
+type Status struct {
 	Scanning bool // the walk SCANs in the sample (else full passes do)
 	// PassStarted is when the current pass's first page was read;
 	// LastPassEnded and LastPassDuration describe the last complete pass.
@@ -147,42 +177,41 @@ type WalkStatus struct {
 	IdleSkipped       int64 // object reads skipped as idle
 }
 
-// NewWalker starts discovery of the keys matching match ("" means every
-// key). It fails with store.ErrInvalid on a budget outside (0, 1].
-func (c *Inspector) NewWalker(match string, o *WalkOptions) (*Walker, error) {
+// New starts discovery through src of the keys matching match ("" means
+// every key). It fails with store.ErrInvalid on a budget outside (0, 1].
+func New(src Source, match string, o *Options) (*Walker, error) {
 	opt := o.get()
 	if opt.Budget < 0 || opt.Budget > 1 {
 		return nil, &store.ValidationError{Field: "budget", Message: fmt.Sprintf("discovery budget %g is not a share of one core in (0, 1]", opt.Budget)}
 	}
-	w := &Walker{in: c, match: match, scans: c.CanWalk() && !opt.NoScan,
+	scans := canScan(src) && !opt.NoScan
+	w := &Walker{src: src, match: match, scans: scans,
 		pace: newPacer(opt.Tick, opt.Pass, opt.Budget), reg: newRegistryReader(),
-		cad: newCadence(opt.IdleEvery), origin: map[string]Source{}, rejects: newRejectMemory(), subs: subscriberMemo{}}
-	if opt.After != nil && opt.After.rejects != nil {
-		w.rejects = opt.After.rejects.clone()
-	}
+		cad: newCadence(opt.IdleEvery), origin: map[string]inspect.Source{}, rejects: newRejectMemory(),
+		full: &fullRejects{}, subs: subscriberMemo{}}
 	w.next = scanStep{match: match, noScan: !w.scans}
-	w.status = WalkStatus{Scanning: w.scans, Budget: w.pace.budget, PassTarget: w.pace.pass}
+	w.status = Status{Scanning: w.scans, Budget: w.pace.budget, PassTarget: w.pace.pass}
 	return w, nil
 }
 
-// CanWalk reports whether a Walker can SCAN in the sample: one node (a
+// canScan reports whether a Walker can SCAN in the sample: one node (a
 // Cluster or Ring pipeline routes by key, and SCAN has none), and no string
 // patterns (token locks and counters need a second SCAN type). Otherwise
 // the console runs full passes (Discover) and the Walker only takes
 // announced and notified names.
-func (c *Inspector) CanWalk() bool {
-	switch c.rdb.(type) {
+func canScan(src Source) bool {
+	switch src.Redis().(type) {
 	case *redis.ClusterClient, *redis.Ring:
 		return false
 	}
-	return c.ObjectPatterns().empty()
+	return !src.ObjectPatterns().ListsStrings()
 }
 
 // Scans reports whether the walker SCANs the keyspace itself.
 func (w *Walker) Scans() bool { return w.scans }
 
 // Status is the walk's progress so far.
-func (w *Walker) Status() WalkStatus { return w.status }
+func (w *Walker) Status() Status { return w.status }
 
 // Suggest hands over names a keyspace notification reported written: a
 // known object is read next tick, an unknown one sized and classified.
@@ -198,35 +227,17 @@ func (w *Walker) Suggest(names []string) {
 			w.cad.touch(n)
 			continue
 		}
-		if _, busy := w.origin[n]; busy || !GlobMatch(w.match, n) {
+		if _, busy := w.origin[n]; busy || !inspect.GlobMatch(w.match, n) {
 			continue
 		}
-		w.origin[n] = SourceNotified
+		w.origin[n] = inspect.SourceNotified
 		w.notify = append(w.notify, n)
 		w.status.Notified++
 	}
 }
 
-// WalkStep is what one Tick's step of discovery found.
-type WalkStep struct {
-	// Locks and Limiters are objects classified this tick that were not
-	// among the names sampled; they carry what their hash says (their side
-	// keys are read by the next sample that names them). Sources says how
-	// each was found.
-	Locks    []LockInfo
-	Limiters []LimiterInfo
-	Sources  map[string]Source
-	// PassEnded says this page was the last of a pass: every key that
-	// existed when the pass began has now been listed. Its last keys are
-	// classified two ticks later.
-	PassEnded bool
-	// Skipped counts hashes sized this tick with more fields than any
-	// known layout has (never read).
-	Skipped int
-}
-
 // ReadClients makes the next Tick read the client registry in its own
-// pipeline (Sample.Registry), so identities cost no round trip of their
+// pipeline (inspect.Sample.Registry), so identities cost no round trip of their
 // own. A registry of more than maxRegistryFields records is not read.
 func (w *Walker) ReadClients() { w.clientsDue = true }
 
@@ -239,7 +250,7 @@ type Carried interface {
 	Scans() int
 	// Collect takes the readings once the pipeline ran (it may list more
 	// members on every master of a Cluster after it).
-	Collect(ctx context.Context) ([]FamilyReading, error)
+	Collect(ctx context.Context) ([]inspect.FamilyReading, error)
 	// Abandon puts the reads back: the pipeline did not run.
 	Abandon()
 	// Cost is what was sent outside the pipeline, by command name, and
@@ -249,7 +260,7 @@ type Carried interface {
 
 // Carry makes the next Tick read p in its own pipeline (on a Cluster,
 // listing more members still SCANs every master after it); the readings
-// are in Sample.Families.
+// are in inspect.Sample.Families.
 func (w *Walker) Carry(p Carried) {
 	if w.carry != nil {
 		w.carry.Abandon()
@@ -259,20 +270,20 @@ func (w *Walker) Carry(p Carried) {
 
 // Tick samples locks and limiters (idle ones only on their turn) with the
 // walk's next step in the same pipeline; the step's findings are in
-// Sample.Walk.
-func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, error) {
+// inspect.Sample.Walk.
+func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*inspect.Sample, error) {
 	w.ticks++
 	step := w.next
 	step.fam, w.carry = w.carry, nil
 	step.registry = w.reg
-	step.patterns = w.in.ObjectPatterns()
+	step.patterns = w.src.ObjectPatterns()
 	step.info = w.scans && w.ticks%paceStatsEvery == 1
 	if w.scans {
 		step.count = w.pace.count(w.next.dbSize, time.Now(), w.next.cursor == 0)
 	}
 	readLocks, readLims := w.cad.split(locks, limiters)
 	rider := &stepRider{step: &step}
-	s, seen, err := w.in.SampleWith(ctx, readLocks, readLims, SampleOptions{
+	s, seen, err := w.src.SampleWith(ctx, readLocks, readLims, inspect.SampleOptions{
 		Light: w.cad.light, RingChecks: w.cad.ringChecks, Subscribers: w.cad.countDue(maxCountedPerTick),
 		Clients: w.clientsDue && !w.clientsTooMany, Rider: rider})
 	w.clientsDue = false
@@ -288,7 +299,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	}
 	w.status.IdleSkipped += int64(len(locks) - len(readLocks) + len(limiters) - len(readLims))
 	w.cad.merge(s, seen, locks, limiters, readLocks, readLims)
-	w.in.AddWaits(s)
+	w.src.AddWaits(s)
 	w.cad.forget(locks, limiters)
 	r := rider.res
 	w.countsRead(s.Locks, seen.Subscribers)
@@ -318,7 +329,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 			next.readStr = append(next.readStr, now.readStr...)
 		}
 	}
-	ws := &WalkStep{PassEnded: w.scans && r.cursor == 0, Skipped: r.skipped, Sources: map[string]Source{}}
+	ws := &inspect.WalkStep{PassEnded: w.scans && r.cursor == 0, Skipped: r.skipped, Sources: map[string]inspect.Source{}}
 	for _, l := range r.locks {
 		if !known[l.Name] {
 			known[l.Name] = true
@@ -345,7 +356,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 		}
 	}
 	for _, k := range step.size {
-		if !slices.Contains(r.small, k) && w.origin[k] == SourceNotified {
+		if !slices.Contains(r.small, k) && w.origin[k] == inspect.SourceNotified {
 			delete(w.origin, k) // sized out: gone, empty or large
 		}
 	}
@@ -364,14 +375,14 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 	w.status.RejectsRemembered = w.rejects.len()
 	n := min(len(w.notify), maxCandidates)
 	for _, k := range w.notify[:n] {
-		if !known[k] && w.origin[k] == SourceNotified {
+		if !known[k] && w.origin[k] == inspect.SourceNotified {
 			next.size = append(next.size, k)
 		}
 	}
 	w.notify = append(w.notify[:0], w.notify[n:]...)
 	w.next = next
 	s.Walk = ws
-	w.in.announced.retain(func(name string) bool {
+	w.src.RetainAnnounced(func(name string) bool {
 		_, busy := w.origin[name]
 		return busy || known[name]
 	})
@@ -381,7 +392,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*Sample, e
 // remember records the hashes the walk listed itself and found to be no
 // object (rejects.go), and forgets the names found to be objects. Names
 // announced or notified are never remembered: they were written lately.
-func (w *Walker) remember(r *scanResult, ws *WalkStep) {
+func (w *Walker) remember(r *scanResult, ws *inspect.WalkStep) {
 	for _, names := range [][]string{r.large, r.none} {
 		for _, k := range names {
 			if _, named := w.origin[k]; !named {
@@ -404,15 +415,15 @@ func (w *Walker) freshAnnounced(members []string, known map[string]bool) scanSte
 	now := scanStep{noScan: true}
 	for _, m := range members {
 		k, kind := wire.ParseAnnounced(m)
-		if known[k] || !GlobMatch(w.match, k) || wire.IsInternalKey(k) || w.in.ObjectPatterns().Grouped(k) {
+		if known[k] || !inspect.GlobMatch(w.match, k) || wire.IsInternalKey(k) || w.src.ObjectPatterns().Grouped(k) {
 			continue
 		}
-		if src, busy := w.origin[k]; busy && src != SourceNotified {
+		if src, busy := w.origin[k]; busy && src != inspect.SourceNotified {
 			continue
 		}
-		w.origin[k] = SourceAnnounced
+		w.origin[k] = inspect.SourceAnnounced
 		if kind != "" {
-			w.in.announced.set(k, kind)
+			w.src.Announce(k, kind)
 			now.readStr = append(now.readStr, k)
 		} else {
 			now.read = append(now.read, k)
@@ -423,8 +434,8 @@ func (w *Walker) freshAnnounced(members []string, known map[string]bool) scanSte
 
 // readNow reads and classifies step's names in a pipeline of their own.
 func (w *Walker) readNow(ctx context.Context, step *scanStep, nowMS int64) (*scanResult, error) {
-	step.patterns = w.in.ObjectPatterns()
-	pipe := w.in.rdb.Pipeline()
+	step.patterns = w.src.ObjectPatterns()
+	pipe := w.src.Redis().Pipeline()
 	r := queueScan(ctx, pipe, step)
 	if err := nodes.Exec(ctx, pipe); err != nil {
 		return nil, err
@@ -432,11 +443,11 @@ func (w *Walker) readNow(ctx context.Context, step *scanStep, nowMS int64) (*sca
 	return r.result(nowMS)
 }
 
-func (w *Walker) sourceOf(name string) Source {
+func (w *Walker) sourceOf(name string) inspect.Source {
 	if src, ok := w.origin[name]; ok {
 		return src
 	}
-	return SourceScan
+	return inspect.SourceScan
 }
 
 // account updates pacing and status after a step.
@@ -464,167 +475,6 @@ func (w *Walker) account(step *scanStep, r *scanResult, at time.Time, sent map[s
 		w.status.LastPassEnded = at
 		w.status.LastPassDuration = at.Sub(w.status.PassStarted)
 	}
-}
-
-// walkCommands counts the commands of the step that are the walk's own
-// (priced by the cost per key, not as sampling).
-func (s *scanStep) walkCommands() map[string]int {
-	n := map[string]int{"hlen": len(s.size), "hgetall": len(s.read), "pttl": len(s.read)}
-	if !s.noScan {
-		n["scan"], n["dbsize"] = 1, 1
-	}
-	if s.info {
-		n["info"] = 1
-	}
-	if s.fam != nil { // their keys are charged as the walk's (charge)
-		n["scan"] += s.fam.Scans()
-	}
-	return n
-}
-
-// scanStep is one step of the walk.
-type scanStep struct {
-	match  string   // SCAN MATCH ("" means "*")
-	noScan bool     // no SCAN page (a Cluster, or string patterns)
-	cursor uint64   // the previous page's cursor; 0 starts a pass
-	count  int64    // SCAN COUNT
-	dbSize int64    // keys in the database at the previous page
-	size   []string // keys to HLEN (a previous page's new keys, notified names)
-	read   []string // keys to read and classify (sized small, or announced)
-	// readStr are strings announced as token locks or counters, read and
-	// classified as such (by patterns).
-	readStr  []string
-	patterns ObjectPatterns
-	info     bool // read INFO commandstats for the pacer
-
-	registry *registryReader
-	// fam is a page of family members read in the same pipeline
-	// (Walker.Carry); nil when none.
-	fam Carried
-}
-
-// scanResult is what one scanStep found.
-type scanResult struct {
-	cursor    uint64   // the next step's cursor; 0 when this page ended a pass
-	keys      []string // hashes this page listed, internal keys left out
-	small     []string // size keys with 1..MaxHashFields fields
-	skipped   int      // size keys with more fields than any known layout
-	large     []string // those keys
-	none      []string // read keys whose fields are no known layout
-	locks     []LockInfo
-	limiters  []LimiterInfo
-	dbSize    int64     // keys in the database, for sizing the next pages
-	announced []string  // names the registry announced since the last read
-	cost      redisCost // the walk's Redis cost so far (when infoOK)
-	infoOK    bool
-}
-
-// scanReads is a scanStep queued in a pipeline.
-type scanReads struct {
-	step   *scanStep
-	scan   *redis.ScanCmd
-	dbsize *redis.IntCmd
-	names  *redis.ZSliceCmd
-	info   *redis.StringCmd
-	lens   []*redis.IntCmd
-	reads  *Candidates
-}
-
-func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
-	r := &scanReads{step: step, lens: make([]*redis.IntCmd, len(step.size))}
-	if !step.noScan {
-		match := step.match
-		if match == "" {
-			match = "*"
-		}
-		r.scan = pipe.ScanType(ctx, step.cursor, match, step.count, "hash")
-		r.dbsize = pipe.DBSize(ctx)
-	}
-	if step.info {
-		r.info = pipe.Info(ctx, "commandstats", "cpu")
-	}
-	if step.registry != nil {
-		r.names = step.registry.queue(ctx, pipe)
-	}
-	for i, k := range step.size {
-		r.lens[i] = pipe.HLen(ctx, k)
-	}
-	r.reads = step.patterns.QueueCandidates(ctx, pipe, step.read, step.readStr)
-	return r
-}
-
-// result classifies what the step read.
-func (r *scanReads) result(nowMS int64) (*scanResult, error) {
-	out := &scanResult{}
-	if r.scan != nil {
-		keys, cursor, err := r.scan.Result()
-		if err != nil {
-			return nil, err
-		}
-		out.cursor, out.dbSize = cursor, r.dbsize.Val()
-		for _, k := range keys {
-			if !wire.IsInternalKey(k) {
-				out.keys = append(out.keys, k)
-			}
-		}
-	}
-	if r.info != nil {
-		if v, err := r.info.Result(); err == nil {
-			out.cost, out.infoOK = parseRedisCost(v), true
-		}
-	}
-	if r.names != nil {
-		out.announced = r.step.registry.result(r.names)
-	}
-	out.small, out.large = smallHashes(r.step.size, r.lens)
-	out.skipped = len(out.large)
-	out.locks, out.limiters, out.none = r.reads.Classify(nowMS)
-	return out, nil
-}
-
-// stepRider is a step of the walk riding in a sample's pipeline.
-type stepRider struct {
-	step  *scanStep
-	reads *scanReads
-	res   *scanResult
-	sent  map[string]int // the pipeline's commands by name, for the pacer
-}
-
-func (r *stepRider) Queue(ctx context.Context, pipe redis.Pipeliner, up func(key string) bool) {
-	step := r.step
-	if up != nil {
-		step = step.offDown(up)
-	}
-	r.reads = queueScan(ctx, pipe, step)
-	// While a master is down the family page waits: its members may live
-	// there, and a read sent to it would hold up the whole tick.
-	if r.step.fam != nil && up == nil {
-		r.step.fam.Queue(ctx, pipe)
-	}
-}
-
-func (r *stepRider) Read(at time.Time, cmds []redis.Cmder) error {
-	res, err := r.reads.result(at.UnixMilli())
-	if err != nil {
-		return err
-	}
-	r.res = res
-	if !r.step.noScan { // only the walk's pacer prices them
-		r.sent = nodes.CountByName(cmds)
-	}
-	return nil
-}
-
-// offDown is s without its reads of keys whose master up says does not
-// answer (and without the registry read when the registry lives there).
-func (s *scanStep) offDown(up func(key string) bool) *scanStep {
-	out := *s
-	if out.registry != nil && !up(RegistryNamesKey) {
-		out.registry = nil
-	}
-	out.size = slices.DeleteFunc(slices.Clone(out.size), func(k string) bool { return !up(k) })
-	out.read = slices.DeleteFunc(slices.Clone(out.read), func(k string) bool { return !up(k) })
-	return &out
 }
 
 // charge counts a page the walk carried in its pacing: what it sent

@@ -1,4 +1,4 @@
-package inspect
+package walk
 
 import (
 	"context"
@@ -8,90 +8,49 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
+
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-const discUUID = "0b9c4f6e-2a7d-4c1b-8e3f-5d6a7b8c9d0e"
-
-// discLock writes a Redisson-layout lock with raw commands.
-func discLock(t *testing.T, rdb redis.Cmdable, name, owner string, count int64) {
-	t.Helper()
-	ctx := context.Background()
-	if err := rdb.HSet(ctx, name, discUUID+":"+owner, count).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.PExpire(ctx, name, time.Minute).Err(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// discBucket writes a token bucket in the client script's layout with raw commands.
-func discBucket(t *testing.T, rdb redis.Cmdable, name string, last int64, stored, max int64, interval string) {
-	t.Helper()
-	err := rdb.HSet(context.Background(), name,
-		"last_mill_second", last, "stored_permits", stored, "max_permits", max,
-		"interval", interval, "app", name).Err()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func discCleanup(t *testing.T, rdb *redis.Client, prefix string) {
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-	})
-}
-
-func discNow(t *testing.T, rdb *redis.Client) int64 {
-	t.Helper()
-	now, err := rdb.Time(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return now.UnixMilli()
-}
-
 func TestDiscoverMix(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	discCleanup(t, rdb, p)
-	c := New(rdb, nil)
-	now := discNow(t, rdb)
+	inspecttest.Cleanup(t, rdb, p)
+	c := inspect.New(rdb, nil)
+	now := redistest.NowMS(t, rdb)
 
 	// What must be found.
-	discLock(t, rdb, p+"lock:orders", "1", 1)
-	discLock(t, rdb, p+"lock:锁 {tag} ключ", "worker-7", 3)
-	discBucket(t, rdb, p+"rl:api", now, 10, 500, "2.0")
-	discBucket(t, rdb, p+"rl:slow", now-5000, 0, 20, "1000")
+	inspecttest.Lock(t, rdb, p+"lock:orders", "1", 1)
+	inspecttest.Lock(t, rdb, p+"lock:锁 {tag} ключ", "worker-7", 3)
+	inspecttest.Bucket(t, rdb, p+"rl:api", now, 10, 500, "2.0")
+	inspecttest.Bucket(t, rdb, p+"rl:slow", now-5000, 0, 20, "1000")
 
 	// Look-alikes and other types that must not be.
-	rdb.HSet(ctx, p+"app:counter", discUUID+":1", 1) // lock layout, no lease
+	rdb.HSet(ctx, p+"app:counter", inspecttest.HolderUUID+":1", 1) // lock layout, no lease
 	rdb.HSet(ctx, p+"app:cart", "user:42", 3)
 	rdb.PExpire(ctx, p+"app:cart", time.Minute)
-	rdb.HSet(ctx, p+"app:two", discUUID+":1", 1, discUUID+":2", 1)
+	rdb.HSet(ctx, p+"app:two", inspecttest.HolderUUID+":1", 1, inspecttest.HolderUUID+":2", 1)
 	rdb.PExpire(ctx, p+"app:two", time.Minute)
 	rdb.HSet(ctx, p+"app:four", "last_mill_second", now, "stored_permits", 1, "max_permits", 5, "interval", 2)
 	rdb.HSet(ctx, p+"app:badbucket", "last_mill_second", now, "stored_permits", 1, "max_permits", 0, "interval", 2, "app", "x")
 	rdb.HSet(ctx, p+"app:profile", "name", "Ada", "email", "ada@example.com", "age", "36", "city", "London", "lang", "en")
 	big := make([]any, 0, 200)
 	for i := 0; i < 100; i++ {
-		big = append(big, discUUID+":"+strconv.Itoa(i), 1)
+		big = append(big, inspecttest.HolderUUID+":"+strconv.Itoa(i), 1)
 	}
 	rdb.HSet(ctx, p+"app:big", big...)
 	rdb.PExpire(ctx, p+"app:big", time.Minute)
-	rdb.Set(ctx, p+"str:lock", discUUID+":1", time.Minute)
+	rdb.Set(ctx, p+"str:lock", inspecttest.HolderUUID+":1", time.Minute)
 	rdb.RPush(ctx, p+"list", "a")
 	rdb.ZAdd(ctx, p+"zset", redis.Z{Score: 1, Member: "m"})
 	rdb.SAdd(ctx, p+"set", "m")
 
-	d, err := c.Discover(ctx, p+"*")
+	d, err := Discover(ctx, c, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +74,14 @@ func TestDiscoverMix(t *testing.T) {
 	}
 
 	l := d.Locks[1]
-	if l.Kind != KindReentrant || len(l.Holders) != 1 || l.Holders[0] != (Holder{ID: discUUID + ":worker-7", Count: 3}) {
+	if l.Kind != inspect.KindReentrant || len(l.Holders) != 1 || l.Holders[0] != (inspect.Holder{ID: inspecttest.HolderUUID + ":worker-7", Count: 3}) {
 		t.Errorf("lock = %+v", l)
 	}
 	if l.PTTL <= 0 || l.PTTL > time.Minute {
 		t.Errorf("lock PTTL = %v, want (0, 1m]", l.PTTL)
 	}
 	api, slow := d.Limiters[0], d.Limiters[1]
-	if api.Kind != KindTokenBucket || api.Rate != 500 || api.IntervalMS != 2 || api.PerSecond != 500 || api.App != p+"rl:api" {
+	if api.Kind != inspect.KindTokenBucket || api.Rate != 500 || api.IntervalMS != 2 || api.PerSecond != 500 || api.App != p+"rl:api" {
 		t.Errorf("rl:api = %+v", api)
 	}
 	// 10 stored plus at most a few ms of refill at 2 ms per permit.
@@ -135,18 +94,18 @@ func TestDiscoverMix(t *testing.T) {
 	}
 
 	// MATCH narrows the pass.
-	d, err = c.Discover(ctx, p+"rl:*")
+	d, err = Discover(ctx, c, p+"rl:*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Locks) != 0 || len(d.Limiters) != 2 {
 		t.Errorf("Discover(rl:*) = %d locks %d limiters, want 0 and 2", len(d.Locks), len(d.Limiters))
 	}
-	d, err = c.Discover(ctx, p+"lock:o*")
+	d, err = Discover(ctx, c, p+"lock:o*")
 	if err != nil || len(d.Locks) != 1 || d.Locks[0].Name != p+"lock:orders" {
 		t.Errorf("Discover(lock:o*) = %+v, %v", d, err)
 	}
-	d, err = c.Discover(ctx, p+"*")
+	d, err = Discover(ctx, c, p+"*")
 	if err != nil || len(d.Limiters) != 2 || d.Limiters[0].Name != p+"rl:api" {
 		t.Errorf("Discover(*) limiters = %+v, %v", d, err)
 	}
@@ -157,12 +116,12 @@ func TestDiscoverSkipsInternalKeys(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	c := New(rdb, nil)
+	c := inspect.New(rdb, nil)
 	key := wire.StatsKey(p + "orders")
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
-	discLock(t, rdb, key, "1", 1)
+	inspecttest.Lock(t, rdb, key, "1", 1)
 
-	d, err := c.Discover(ctx, "lw:{*"+p+"*")
+	d, err := Discover(ctx, c, "lw:{*"+p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +140,14 @@ func TestDiscoverManyKeysInBatches(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	discCleanup(t, rdb, p)
-	c := New(rdb, nil)
+	inspecttest.Cleanup(t, rdb, p)
+	c := inspect.New(rdb, nil)
 
 	const nLocks, nBuckets, nNoise = 1300, 1100, 900
 	pipe := rdb.Pipeline()
 	for i := 0; i < nLocks; i++ {
 		k := fmt.Sprintf("%sl:%05d", p, i)
-		pipe.HSet(ctx, k, discUUID+":"+strconv.Itoa(i), 1)
+		pipe.HSet(ctx, k, inspecttest.HolderUUID+":"+strconv.Itoa(i), 1)
 		pipe.PExpire(ctx, k, time.Minute)
 	}
 	for i := 0; i < nBuckets; i++ {
@@ -201,7 +160,7 @@ func TestDiscoverManyKeysInBatches(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d, err := c.Discover(ctx, p+"*")
+	d, err := Discover(ctx, c, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,20 +181,20 @@ func TestDiscoverTruncates(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	discCleanup(t, rdb, p)
-	c := New(rdb, nil)
+	inspecttest.Cleanup(t, rdb, p)
+	c := inspect.New(rdb, nil)
 
 	pipe := rdb.Pipeline()
 	for i := 0; i < MaxDiscovered+5; i++ {
 		k := p + "l:" + strconv.Itoa(i)
-		pipe.HSet(ctx, k, discUUID+":1", 1)
+		pipe.HSet(ctx, k, inspecttest.HolderUUID+":1", 1)
 		pipe.PExpire(ctx, k, time.Minute)
 	}
 	pipe.HSet(ctx, p+"bucket", "last_mill_second", 0, "stored_permits", 1, "max_permits", 10, "interval", 100, "app", "x")
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d, err := c.Discover(ctx, p+"*")
+	d, err := Discover(ctx, c, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +213,7 @@ func TestDiscoverFailsWhenRedisIsDown(t *testing.T) {
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := New(rdb, nil).Discover(ctx, ""); err == nil {
+	if _, err := Discover(ctx, inspect.New(rdb, nil), ""); err == nil {
 		t.Fatal("Discover against a stopped server returned no error")
 	}
 }
@@ -310,15 +269,15 @@ func TestDiscoverCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	cc := discCluster(t)
-	c := New(cc, nil)
+	c := inspect.New(cc, nil)
 
 	var wantLocks, wantLims []string
 	slots := map[int]bool{}
 	for i := 0; i < 30; i++ {
 		lock := fmt.Sprintf("lock:%02d", i)
 		lim := fmt.Sprintf("rl:%02d", i)
-		discLock(t, cc, lock, "1", 1)
-		discBucket(t, cc, lim, 0, 1, 10, "100")
+		inspecttest.Lock(t, cc, lock, "1", 1)
+		inspecttest.Bucket(t, cc, lim, 0, 1, 10, "100")
 		cc.HSet(ctx, fmt.Sprintf("app:%02d", i), "user:1", 1)
 		wantLocks = append(wantLocks, lock)
 		wantLims = append(wantLims, lim)
@@ -331,7 +290,7 @@ func TestDiscoverCluster(t *testing.T) {
 	if len(slots) != 3 {
 		t.Fatalf("test keys cover %d of 3 masters", len(slots))
 	}
-	d, err := c.Discover(ctx, "")
+	d, err := Discover(ctx, c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +305,7 @@ func TestDiscoverCluster(t *testing.T) {
 		t.Fatalf("Discover on cluster: locks %v limiters %v", locks, lims)
 	}
 
-	// Sample spans the nodes too, stats rings included (same slot as the
+	// inspect.Sample spans the nodes too, stats rings included (same slot as the
 	// object, so a script could write them).
 	for _, name := range []string{"lock:00", "rl:07"} {
 		if wire.Slot(wire.StatsKey(name)) != wire.Slot(name) {

@@ -1,10 +1,12 @@
-package inspect
+package walk
 
 import (
 	"fmt"
 	"hash/fnv"
 	"strings"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Read cadence of known objects. Reading every lock's hash, side keys and
@@ -18,12 +20,12 @@ import (
 //
 // An idle limiter is read on its turn too, but nothing else says it is in
 // use again when the server publishes no keyspace notifications (Redis's
-// default), and its stats ring keeps only StatsRing buckets: a burst
+// default), and its stats ring keeps only inspect.StatsRing buckets: a burst
 // between two turns would be gone before the next. So between turns its
 // ring is checked every ringCheck (one HLEN): the first attempt of a
 // bucket adds a field, and a field count unlike the last one seen makes it
 // busy, read in full on the next tick while the burst is still within the
-// RecentBuckets a Summary carries.
+// inspect.RecentBuckets an inspect.Summary carries.
 //
 // An idle hash lock whose last read found none of its side keys is read
 // lightly on its turn (sidekeys.go): its hash, its lease and one EXISTS
@@ -47,8 +49,8 @@ const (
 	longIdleAfter = idleAfter + 12
 	// ringCheck is how long an idle limiter goes without a read or a check
 	// of its ring. A burst right after one is found at the next, and read
-	// a tick later: within ringCheck + a tick, under the RecentBuckets a
-	// Summary carries (3 s), with a second to spare for late ticks. With
+	// a tick later: within ringCheck + a tick, under the inspect.RecentBuckets a
+	// inspect.Summary carries (3 s), with a second to spare for late ticks. With
 	// 10,000 idle token buckets on a keyspace of a million keys the
 	// sampler's Redis CPU went from 1.0 % of a core to 1.5-1.7 % (about
 	// 3,800 HLEN a second, 1 µs each, most of it the key's lookup).
@@ -57,8 +59,8 @@ const (
 
 // objState is what the walker knows of one sampled object.
 type objState struct {
-	lock   *LockInfo
-	lim    *LimiterInfo
+	lock   *inspect.LockInfo
+	lim    *inspect.LimiterInfo
 	print  string    // what a change of state changes (not time-varying fields)
 	quiet  int       // consecutive reads without change or counts
 	slot   int64     // stagger: read when (tick+slot) % idleEvery (or twice that) == 0
@@ -82,7 +84,7 @@ type cadence struct {
 	objs  map[string]*objState
 	hot   map[string]bool // named by a notification since the last tick
 	// light are the names this tick reads lightly, with their light reads
-	// so far (split sets them; SampleOptions.Light).
+	// so far (split sets them; inspect.SampleOptions.Light).
 	light map[string]int
 	// ringChecks are the idle limiters whose rings this tick checks
 	// (split sets them).
@@ -160,10 +162,10 @@ func (c *cadence) split(locks, limiters []string) (readLocks, readLims []string)
 	return readLocks, readLims
 }
 
-// merge completes s, read for readLocks and readLims, into a Sample of
+// merge completes s, read for readLocks and readLims, into an inspect.Sample of
 // every requested name (in request order), from the states of the names
 // not read, and updates those states from what was read (seen).
-func (c *cadence) merge(s *Sample, seen *Sampled, locks, limiters, readLocks, readLims []string) {
+func (c *cadence) merge(s *inspect.Sample, seen *inspect.Sampled, locks, limiters, readLocks, readLims []string) {
 	clear(c.hot)
 	c.lastAt = s.At
 	for n, fields := range seen.RingChecks {
@@ -174,12 +176,12 @@ func (c *cadence) merge(s *Sample, seen *Sampled, locks, limiters, readLocks, re
 			st.ringLen, st.ringAt = fields, s.At
 		}
 	}
-	bucket := BucketOf(s.At)
-	gotLock := make(map[string]*LockInfo, len(s.Locks))
+	bucket := inspect.BucketOf(s.At)
+	gotLock := make(map[string]*inspect.LockInfo, len(s.Locks))
 	for i := range s.Locks {
 		gotLock[s.Locks[i].Name] = &s.Locks[i]
 	}
-	gotLim := make(map[string]*LimiterInfo, len(s.Limiters))
+	gotLim := make(map[string]*inspect.LimiterInfo, len(s.Limiters))
 	for i := range s.Limiters {
 		gotLim[s.Limiters[i].Name] = &s.Limiters[i]
 	}
@@ -192,7 +194,7 @@ func (c *cadence) merge(s *Sample, seen *Sampled, locks, limiters, readLocks, re
 	if len(readLocks) == len(locks) && len(readLims) == len(limiters) {
 		return
 	}
-	outLocks := make([]LockInfo, 0, len(locks))
+	outLocks := make([]inspect.LockInfo, 0, len(locks))
 	for _, n := range locks {
 		if l := gotLock[n]; l != nil {
 			outLocks = append(outLocks, *l)
@@ -202,30 +204,30 @@ func (c *cadence) merge(s *Sample, seen *Sampled, locks, limiters, readLocks, re
 				l.PTTL = max(l.PTTL-s.At.Sub(st.readAt), time.Millisecond)
 			}
 			outLocks = append(outLocks, l)
-			s.Stats[n] = Summary{Bucket: bucket}
+			s.Stats[n] = inspect.Summary{Bucket: bucket}
 		}
 	}
-	outLims := make([]LimiterInfo, 0, len(limiters))
+	outLims := make([]inspect.LimiterInfo, 0, len(limiters))
 	for _, n := range limiters {
 		if l := gotLim[n]; l != nil {
 			outLims = append(outLims, *l)
 		} else if st := c.objs[n]; st != nil && st.lim != nil && !wasRead(s, n) {
 			outLims = append(outLims, *st.lim)
-			s.Stats[n] = Summary{Bucket: bucket}
+			s.Stats[n] = inspect.Summary{Bucket: bucket}
 		}
 	}
 	s.Locks, s.Limiters = outLocks, outLims
 }
 
 // wasRead reports whether name was read this tick (it has a fresh
-// Summary): then its absence from the reads means it is gone.
-func wasRead(s *Sample, name string) bool {
+// inspect.Summary): then its absence from the reads means it is gone.
+func wasRead(s *inspect.Sample, name string) bool {
 	_, ok := s.Stats[name]
 	return ok
 }
 
 // update records one read of name: its state, or that it is gone.
-func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sample, seen *Sampled) {
+func (c *cadence) update(name string, lock *inspect.LockInfo, lim *inspect.LimiterInfo, s *inspect.Sample, seen *inspect.Sampled) {
 	if lock == nil && lim == nil {
 		delete(c.objs, name)
 		return
@@ -244,7 +246,7 @@ func (c *cadence) update(name string, lock *LockInfo, lim *LimiterInfo, s *Sampl
 		print = limiterPrint(lim)
 	}
 	sum := s.Stats[name]
-	if print != st.print || sum.Window != (Counts{}) || sum.Newest != (Counts{}) {
+	if print != st.print || sum.Window != (inspect.Counts{}) || sum.Newest != (inspect.Counts{}) {
 		st.quiet = 0
 	} else {
 		st.quiet++
@@ -280,7 +282,7 @@ func (c *cadence) forget(locks, limiters []string) {
 	}
 }
 
-func lockPrint(l *LockInfo) string {
+func lockPrint(l *inspect.LockInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s|%s|%d|%d|%s|", l.Kind, l.Mode, l.WaitersTotal, l.FencingToken, l.Channel)
 	for _, h := range l.Holders {
@@ -292,7 +294,7 @@ func lockPrint(l *LockInfo) string {
 	return b.String()
 }
 
-func limiterPrint(l *LimiterInfo) string {
+func limiterPrint(l *inspect.LimiterInfo) string {
 	v := *l
 	v.ResetIn, v.NextFreeIn, v.TTL = 0, 0, 0
 	return fmt.Sprintf("%+v", v)

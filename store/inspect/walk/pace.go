@@ -1,9 +1,11 @@
-package inspect
+package walk
 
 import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Pacing of the reconciliation walk. A pass aims at a duration (default a
@@ -31,15 +33,6 @@ import (
 // longer pass (BudgetPass says how long), never a larger share of Redis.
 
 const (
-	// DefaultDiscoveryPass is how long a reconciliation pass over the
-	// keyspace should take.
-	DefaultDiscoveryPass = time.Minute
-	// DefaultDiscoveryBudget is the share of one Redis core the console's
-	// commands may use: its sampling is paid first and the walk gets the
-	// rest. 4.5 %: issue 11 allows an idle console 5 %, and Redis spends
-	// 0.3-0.5 % more on the console than its commands' measured time (its
-	// event loop, replies; measured at 1M keys, 10,000 idle locks).
-	DefaultDiscoveryBudget = 0.045
 	// minWalkShare is the part of the budget the walk keeps when sampling
 	// alone costs more than the budget (a huge number of objects): passes
 	// get slow, but they end.
@@ -107,10 +100,10 @@ type pacer struct {
 
 func newPacer(tick, pass time.Duration, budget float64) *pacer {
 	if pass <= 0 {
-		pass = DefaultDiscoveryPass
+		pass = inspect.DefaultDiscoveryPass
 	}
 	if budget <= 0 {
-		budget = DefaultDiscoveryBudget
+		budget = inspect.DefaultDiscoveryBudget
 	}
 	return &pacer{tick: tick, pass: max(pass, tick), budget: budget, others: map[string]int64{}}
 }
@@ -143,9 +136,9 @@ func (p *pacer) count(dbSize int64, now time.Time, first bool) int64 {
 	// nominal share.
 	left := max(dbSize-p.passKeys, share)
 	ticksLeft := int64(p.passStart.Add(p.pass).Sub(now) / p.tick)
-	n := max(left/max(ticksLeft, 1), MinScanPage)
+	n := max(left/max(ticksLeft, 1), minScanPage)
 	n = min(n, p.budgetCount(now))
-	n = min(max(n, minBudgetPage), MaxScanPage)
+	n = min(max(n, minBudgetPage), maxScanPage)
 	p.lastPage = now
 	return n
 }

@@ -1,9 +1,11 @@
-package inspect
+package walk
 
 import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // fillAppHashes writes n small application hashes (three fields, no known
@@ -17,7 +19,7 @@ func fillAppHashes(t *testing.T, e walkEnv, prefix string, small, large int) {
 	}
 	for i := range large {
 		var fields []any
-		for f := range MaxHashFields + 6 {
+		for f := range inspect.MaxHashFields + 6 {
 			fields = append(fields, fmt.Sprintf("f%d", f), f)
 		}
 		p.HSet(ctx, fmt.Sprintf("%s:big:%d", prefix, i), fields...)
@@ -33,7 +35,7 @@ func fillAppHashes(t *testing.T, e walkEnv, prefix string, small, large int) {
 // walkedOnce is a walker (10 s passes) that has ended one pass over e.
 func walkedOnce(t *testing.T, e walkEnv) *Walker {
 	t.Helper()
-	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	w, err := New(e.insp, "*", &Options{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestWalkReexaminesRejectedHashes(t *testing.T) {
 	for i := 0; i < 1000; i++ { // bounded: a pass is a few ticks
 		src, ok := tickUntil(t, w, &locks, name, 1)
 		if ok {
-			if src != SourceScan {
+			if src != inspect.SourceScan {
 				t.Errorf("found by %q", src)
 			}
 			if n := w.Status().Passes - passes; n < rejectPasses-1 {
@@ -134,7 +136,7 @@ func TestWalkNotifiedNameBypassesRejects(t *testing.T) {
 	rewriteAsLock(t, e, name)
 	w.Suggest([]string{name})
 	var locks []string
-	if src, ok := tickUntil(t, w, &locks, name, 3); !ok || src != SourceNotified {
+	if src, ok := tickUntil(t, w, &locks, name, 3); !ok || src != inspect.SourceNotified {
 		t.Fatalf("a notified lock over a rejected hash: found %v by %q", ok, src)
 	}
 }
@@ -182,7 +184,11 @@ func TestWalkAfterDiscoverSkipsItsRejects(t *testing.T) {
 	e := newWalkEnv(t)
 	fillAppHashes(t, e, "app", 200, 3)
 	e.foreignLock(t, "orders:lock:seen-by-discover")
-	d, err := e.insp.Discover(t.Context(), "*")
+	w, err := New(e.insp, "*", &Options{Tick: 200 * time.Millisecond, Pass: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Discover(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +197,6 @@ func TestWalkAfterDiscoverSkipsItsRejects(t *testing.T) {
 	}
 	e.counted.Take("hlen")
 	e.counted.Take("hgetall")
-	w, err := e.insp.NewWalker("*", &WalkOptions{Tick: 200 * time.Millisecond, Pass: 10 * time.Second, After: d})
-	if err != nil {
-		t.Fatal(err)
-	}
 	locks := []string{"orders:lock:seen-by-discover"}
 	for i := 0; i < 500 && w.Status().Passes < 1; i++ {
 		if _, err := w.Tick(t.Context(), locks, nil); err != nil {
@@ -210,15 +212,20 @@ func TestWalkAfterDiscoverSkipsItsRejects(t *testing.T) {
 	}
 }
 
-// Full passes (a Cluster's, or with string patterns, run every pass
-// duration) share the memory too: the second pass neither sizes nor reads
-// what the first found to be no object, and still lists every object.
+// A walker's full passes (a Cluster's, or with string patterns, run every
+// pass duration) share the memory too: the second pass neither sizes nor
+// reads what the first found to be no object, and still lists every
+// object.
 func TestDiscoverRemembersRejectsAcrossPasses(t *testing.T) {
 	e := newWalkEnv(t)
 	fillAppHashes(t, e, "app", 200, 3)
 	e.foreignLock(t, "orders:lock:a")
+	w, err := New(e.insp, "*", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for pass := 1; pass <= 2; pass++ {
-		d, err := e.insp.Discover(t.Context(), "*")
+		d, err := w.Discover(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,11 @@
-package inspect
+package walk
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -47,12 +49,12 @@ func TestSubscribersCounted(t *testing.T) {
 	if cluster {
 		// The console's event stream, watching the lock: its own sharded
 		// subscription is not a waiter.
-		es, err := e.w.in.SubscribeEvents(ctx)
+		es, err := e.w.src.(*inspect.Inspector).SubscribeEvents(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { es.Close() })
-		if err := es.Watch(ctx, []LockInfo{{Name: name, Channel: wire.UnlockChannel(name)}}); err != nil {
+		if err := es.Watch(ctx, []inspect.LockInfo{{Name: name, Channel: wire.UnlockChannel(name)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,7 +66,7 @@ func TestSubscribersCounted(t *testing.T) {
 	go func() { done <- waiter.Lock(ctx) }()
 	t.Cleanup(func() { e.rdb.Del(ctx, wire.LockQueueKey(name), wire.LockEntriesKey(name)) })
 
-	var got *LockInfo
+	var got *inspect.LockInfo
 	redistest.Eventually(t, "the lock's subscribers counted beside its store waiter", func() bool {
 		s := e.tick(t, []string{name})
 		got = lockIn(s, name)

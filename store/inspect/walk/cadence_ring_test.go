@@ -1,8 +1,10 @@
-package inspect
+package walk
 
 import (
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 
 	"github.com/lockwarden/lockwarden/store"
 )
@@ -23,12 +25,12 @@ func TestWalkIdleLimiterBurstReadWithoutNotifications(t *testing.T) {
 	}
 	// Its turn never comes within the test: only a change seen some other
 	// way gets it read again.
-	w, err := e.insp.NewWalker("*", &WalkOptions{NoScan: true, IdleEvery: 1 << 20})
+	w, err := New(e.insp, "*", &Options{NoScan: true, IdleEvery: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	limiters := []string{name}
-	seen := map[int64]Counts{} // bucket -> counts, as a reader following Recent would
+	seen := map[int64]inspect.Counts{} // bucket -> counts, as a reader following Recent would
 	tick := func() {
 		t.Helper()
 		s, err := w.Tick(ctx, nil, limiters)
@@ -57,10 +59,10 @@ func TestWalkIdleLimiterBurstReadWithoutNotifications(t *testing.T) {
 	}
 	e.counted.Take("hlen")
 	// Longer than the ring keeps a bucket: what was not read by then is lost.
-	end := time.Now().Add(time.Duration(StatsRing*BucketMS)*time.Millisecond + time.Second)
+	end := time.Now().Add(time.Duration(inspect.StatsRing*inspect.BucketMS)*time.Millisecond + time.Second)
 	for time.Now().Before(end) {
 		tick()
-		time.Sleep(BucketMS / 2 * time.Millisecond)
+		time.Sleep(inspect.BucketMS / 2 * time.Millisecond)
 	}
 	var got int64
 	for _, c := range seen {
@@ -71,6 +73,6 @@ func TestWalkIdleLimiterBurstReadWithoutNotifications(t *testing.T) {
 	}
 	// Checked every ringCheck or so, not every tick.
 	if n := e.counted.Take("hlen"); n < 1 || n > 3 {
-		t.Errorf("%d ring checks in %v of ticks, want 1 to 3", n, time.Duration(StatsRing*BucketMS)*time.Millisecond+time.Second)
+		t.Errorf("%d ring checks in %v of ticks, want 1 to 3", n, time.Duration(inspect.StatsRing*inspect.BucketMS)*time.Millisecond+time.Second)
 	}
 }
