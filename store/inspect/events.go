@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/shard"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -116,7 +117,7 @@ func eventFromMessage(m *redis.Message, at time.Time) (Event, bool) {
 type EventStream struct {
 	ch    chan Event
 	ps    *redis.PubSub
-	shard *shardSubs // nil unless the deployment has sharded pub/sub
+	shard *shard.Subs // nil unless the deployment has sharded pub/sub
 	// own is the Inspector's record of the channels shard watches, for
 	// its subscriber counts (subscribers.go).
 	own     *atomic.Pointer[map[string]struct{}]
@@ -160,11 +161,11 @@ func (s *EventStream) Watch(ctx context.Context, locks []LockInfo) error {
 		return nil
 	}
 	want := lockChannels(locks)
-	if !s.shard.setWant(want) {
+	if !s.shard.SetWant(want) {
 		return nil
 	}
 	s.own.Store(&want)
-	return s.shard.reconcile(ctx)
+	return s.shard.Reconcile(ctx)
 }
 
 func (s *EventStream) closePubSub() error {
@@ -173,9 +174,7 @@ func (s *EventStream) closePubSub() error {
 		s.cancel()
 		if s.shard != nil {
 			s.own.Store(nil)
-		}
-		if s.shard != nil {
-			s.shard.wg.Wait()
+			s.shard.Wait()
 		}
 	})
 	return s.psErr
@@ -187,8 +186,14 @@ func (s *EventStream) closePubSub() error {
 // with sharded pub/sub to the channels given to Watch, and a message that
 // arrives both ways is one event. The stream ends at Close or when ctx ends.
 func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
-	var shard *shardSubs
+	s := &EventStream{
+		ch:     make(chan Event, eventBuffer),
+		own:    &c.ownShard,
+		stop:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
 	shardCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
 	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
 		sharded, err := wire.ShardedPubSub(ctx, cc)
 		if err != nil {
@@ -196,7 +201,7 @@ func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
 			return nil, err
 		}
 		if sharded {
-			shard = newShardSubs(shardCtx, cc, nil)
+			s.shard = shard.New(shardCtx, cc, eventBuffer, &s.dropped)
 		}
 	}
 	patterns := make([]string, len(channelFamilies))
@@ -215,21 +220,11 @@ func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
 			confirmed++
 		}
 	}
-	s := &EventStream{
-		ch:     make(chan Event, eventBuffer),
-		ps:     ps,
-		shard:  shard,
-		own:    &c.ownShard,
-		cancel: cancel,
-		stop:   make(chan struct{}),
-		exited: make(chan struct{}),
-	}
+	s.ps = ps
 	var sharded <-chan *redis.Message // nil: never ready
-	if shard != nil {
-		shard.dropped = &s.dropped
-		sharded = shard.out
-		shard.wg.Add(1)
-		go func() { defer shard.wg.Done(); shard.loop() }()
+	if s.shard != nil {
+		sharded = s.shard.Out()
+		s.shard.Start()
 	}
 	go s.run(ctx, ps.Channel(), sharded)
 	return s, nil
@@ -245,7 +240,7 @@ func (s *EventStream) run(ctx context.Context, msgs, sharded <-chan *redis.Messa
 		for range msgs {
 		}
 	}()
-	dedup := newPairDedup()
+	dedup := shard.NewDedup(4 * eventBuffer)
 	for {
 		var m *redis.Message
 		isSharded := false
@@ -268,7 +263,7 @@ func (s *EventStream) run(ctx context.Context, msgs, sharded <-chan *redis.Messa
 			continue
 		}
 		// Only a stream that hears both ways can get two copies.
-		if s.shard != nil && dedup.duplicate(m, isSharded, now) {
+		if s.shard != nil && dedup.Duplicate(m, isSharded, now) {
 			continue
 		}
 		select {
