@@ -1,13 +1,14 @@
-// Package shard follows sharded pub/sub channels on a Redis Cluster. On a
-// Cluster of Redis >= 7 Redisson publishes unlocks with SPUBLISH, which only
-// a sharded subscriber on the master of the channel's slot receives, and
-// sharded channels have no pattern form. So the console subscribes by
-// name: one SSUBSCRIBE connection per master (Subs), carrying the channels
-// it is told (SetWant), rebuilt when that set changes, a slot moves (Redis
-// then sends sunsubscribe for its channels) or a node's connection fails
-// (a failover). A message published both ways comes twice; Dedup drops
-// the second copy. Package inspect's event stream uses it.
-package shard
+// Package pubsub is the console's subscriptions: a Stream of the messages
+// of pattern subscriptions and, on a Cluster of Redis >= 7, of sharded
+// channels. Redisson publishes unlocks there with SPUBLISH, which only a
+// sharded subscriber on the master of the channel's slot receives, and
+// sharded channels have no pattern form. So the stream subscribes by name:
+// one SSUBSCRIBE connection per master (Subs), carrying the channels it is
+// told (SetWant), rebuilt when that set changes, a slot moves (Redis then
+// sends sunsubscribe for its channels) or a node's connection fails (a
+// failover). A message published both ways comes twice; Dedup drops the
+// second copy. Package inspect's event stream is one.
+package pubsub
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package inspect
+package glob
 
 import (
 	"errors"
@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// MaxGlobLen bounds a pattern that arrives with a request (?match=): past
-// it CompileGlob refuses, so one request cannot buy an expensive filter.
-const MaxGlobLen = 256
+// MaxLen bounds a pattern that arrives with a request (?match=): past
+// it Compile refuses, so one request cannot buy an expensive filter.
+const MaxLen = 256
 
-// ErrGlobTooLong is returned by CompileGlob for a pattern over MaxGlobLen
+// ErrTooLong is returned by Compile for a pattern over MaxLen
 // bytes.
-var ErrGlobTooLong = errors.New("inspect: glob pattern too long")
+var ErrTooLong = errors.New("inspect: glob pattern too long")
 
-// Glob is a compiled pattern with GlobMatch's rules whose Match costs
+// Glob is a compiled pattern with Match's rules whose Match costs
 // O(len(s)) whatever the pattern holds: the pattern is run as a
 // bit-parallel automaton (one bit per single-byte token matched so far,
 // the "shift-and" method), so a pattern full of '*' cannot make it
@@ -34,11 +34,11 @@ type Glob struct {
 	loop  []uint64
 }
 
-// CompileGlob compiles pattern (GlobMatch's rules); a pattern longer than
-// MaxGlobLen is refused with ErrGlobTooLong.
-func CompileGlob(pattern string) (*Glob, error) {
-	if len(pattern) > MaxGlobLen {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrGlobTooLong, len(pattern), MaxGlobLen)
+// Compile compiles pattern (Match's rules); a pattern longer than
+// MaxLen is refused with ErrTooLong.
+func Compile(pattern string) (*Glob, error) {
+	if len(pattern) > MaxLen {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLong, len(pattern), MaxLen)
 	}
 	g := &Glob{pattern: pattern}
 	if !strings.ContainsAny(pattern, `*?[\`) {
@@ -85,7 +85,7 @@ func CompileGlob(pattern string) (*Glob, error) {
 // String is the pattern.
 func (g *Glob) String() string { return g.pattern }
 
-// Match reports whether s matches, as GlobMatch(g.String(), s) would.
+// Match reports whether s matches, as Match(g.String(), s) would.
 func (g *Glob) Match(s string) bool {
 	switch {
 	case g.literal:
@@ -93,7 +93,7 @@ func (g *Glob) Match(s string) bool {
 	case g.prefix:
 		return strings.HasPrefix(s, g.lit)
 	}
-	var small [(MaxGlobLen + 1 + 63) / 64]uint64 // every compiled state set fits
+	var small [(MaxLen + 1 + 63) / 64]uint64 // every compiled state set fits
 	d := small[:g.words]
 	d[0] = 1
 	for i := 0; i < len(s); i++ {

@@ -1,4 +1,4 @@
-package inspect
+package glob
 
 import (
 	"strings"
@@ -29,8 +29,8 @@ func TestGlobMatchRedisRules(t *testing.T) {
 		{"*a*a*a*a*a*b", strings.Repeat("a", 200), false},
 	}
 	for _, c := range cases {
-		if got := GlobMatch(c.p, c.s); got != c.want {
-			t.Errorf("GlobMatch(%q, %q) = %v, want %v", c.p, c.s, got, c.want)
+		if got := Match(c.p, c.s); got != c.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", c.p, c.s, got, c.want)
 		}
 	}
 }

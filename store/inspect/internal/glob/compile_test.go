@@ -1,4 +1,4 @@
-package inspect
+package glob
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The compiled glob answers exactly as GlobMatch does, over patterns and
+// The compiled glob answers exactly as Match does, over patterns and
 // names drawn from a small alphabet so that classes, escapes and stars
 // meet matching and non-matching bytes often.
 func TestCompiledGlobAgreesWithGlobMatch(t *testing.T) {
@@ -19,7 +19,7 @@ func TestCompiledGlobAgreesWithGlobMatch(t *testing.T) {
 		for i := range p {
 			p[i] = patAlpha[r.IntN(len(patAlpha))]
 		}
-		g, err := CompileGlob(string(p))
+		g, err := Compile(string(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,8 +28,8 @@ func TestCompiledGlobAgreesWithGlobMatch(t *testing.T) {
 			for i := range s {
 				s[i] = nameAlpha[r.IntN(len(nameAlpha))]
 			}
-			if got, want := g.Match(string(s)), GlobMatch(string(p), string(s)); got != want {
-				t.Fatalf("Glob(%q).Match(%q) = %v, GlobMatch says %v", p, s, got, want)
+			if got, want := g.Match(string(s)), Match(string(p), string(s)); got != want {
+				t.Fatalf("Glob(%q).Match(%q) = %v, Match says %v", p, s, got, want)
 			}
 		}
 	}
@@ -45,7 +45,7 @@ func TestCompiledGlobRedisRules(t *testing.T) {
 		{strings.Repeat("*a", 100) + "b", strings.Repeat("a", 5000), false},
 		{strings.Repeat("?", 200), strings.Repeat("é", 100), true},
 	} {
-		g, err := CompileGlob(c.p)
+		g, err := Compile(c.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,30 +56,30 @@ func TestCompiledGlobRedisRules(t *testing.T) {
 }
 
 func TestCompileGlobRefusesLongPatterns(t *testing.T) {
-	if _, err := CompileGlob(strings.Repeat("*a", MaxGlobLen/2)); err != nil {
-		t.Fatalf("a pattern of MaxGlobLen bytes: %v", err)
+	if _, err := Compile(strings.Repeat("*a", MaxLen/2)); err != nil {
+		t.Fatalf("a pattern of MaxLen bytes: %v", err)
 	}
-	_, err := CompileGlob(strings.Repeat("*a", 500))
-	if !errors.Is(err, ErrGlobTooLong) {
-		t.Fatalf("a 1000-byte pattern: err = %v, want ErrGlobTooLong", err)
+	_, err := Compile(strings.Repeat("*a", 500))
+	if !errors.Is(err, ErrTooLong) {
+		t.Fatalf("a 1000-byte pattern: err = %v, want ErrTooLong", err)
 	}
 }
 
-// A hostile filter: a star before a long run no name ends with. GlobMatch
+// A hostile filter: a star before a long run no name ends with. Match
 // retries the run from every byte of the name; the compiled glob reads
 // each byte once.
-var hostileGlob = "*" + strings.Repeat("a", MaxGlobLen-2) + "b"
+var hostileGlob = "*" + strings.Repeat("a", MaxLen-2) + "b"
 
 func BenchmarkGlobHostileBacktracking(b *testing.B) {
 	name := strings.Repeat("a", 1024)
 	for b.Loop() {
-		GlobMatch(hostileGlob, name)
+		Match(hostileGlob, name)
 	}
 }
 
 func BenchmarkGlobHostileCompiled(b *testing.B) {
 	name := strings.Repeat("a", 1024)
-	g, err := CompileGlob(hostileGlob)
+	g, err := Compile(hostileGlob)
 	if err != nil {
 		b.Fatal(err)
 	}
