@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web"
 	"github.com/lockwarden/lockwarden/web/history"
 	"github.com/redis/go-redis/v9"
@@ -392,7 +393,7 @@ func runCase8Size(ctx context.Context, t testing.TB, k discoveryKeys, window tim
 	rig.close()
 
 	// Notifications on (the console sets notify-keyspace-events).
-	rig, err = startConsoleWith(ctx, addr, func(c *web.Config) { c.KeyspaceEvents = inspect.KeyEventsOn })
+	rig, err = startConsoleWith(ctx, addr, func(c *web.Config) { c.KeyspaceEvents = walk.KeyEventsOn })
 	if err != nil {
 		return out, err
 	}

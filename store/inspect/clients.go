@@ -177,7 +177,7 @@ type ReleaseResult struct {
 
 // ReleaseAll frees everything of client id among holds (as the console
 // last saw them). First its fair-queue places, one script per lock
-// (DropWaiters), so the force-unlocks after them wake a live waiter; then
+// (dropWaiters), so the force-unlocks after them wake a live waiter; then
 // every hold, each checked against the holder seen with ForceUnlock, so a
 // lock the client released meanwhile and someone else took is left alone.
 // Its places in store's queues ("queued") are left to their Lock calls:
@@ -202,7 +202,7 @@ func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]
 		places[h.Lock] = append(places[h.Lock], h.Holder)
 	}
 	for _, lock := range queued {
-		removed, err := c.DropWaiters(ctx, lock, id, places[lock])
+		removed, err := c.dropWaiters(ctx, lock, id, places[lock])
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
@@ -226,17 +226,17 @@ func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]
 	return out, nil
 }
 
-// maxDropWaiters bounds the waiter ids one DropWaiters call names.
+// maxDropWaiters bounds the waiter ids one dropWaiters call names.
 const maxDropWaiters = 1000
 
-// DropWaiters removes the places of client id (a client UUID) listed in
+// dropWaiters removes the places of client id (a client UUID) listed in
 // waiters from the queue of the fair lock at name, moving the deadlines of
 // the waiters behind them earlier as Redisson's own removal does, and
 // wakes the new head when the lock is free (fairlock_drop_client.lua). A
 // place no longer queued, or not the client's, is left alone. It returns
 // the ids removed, in queue order; none when nothing changed. The script is
 // sent once: a lost reply is store.ErrUncertain.
-func (c *Inspector) DropWaiters(ctx context.Context, name, id string, waiters []string) ([]string, error) {
+func (c *Inspector) dropWaiters(ctx context.Context, name, id string, waiters []string) ([]string, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}

@@ -1,13 +1,12 @@
 package inspect
 
 import (
-	"fmt"
 	"time"
 )
 
 // What the console's configuration and callers name of discovery, which
-// package walk does: its settings and their defaults, and what a tick's
-// step of it found (Sample.Walk).
+// package walk does: the defaults of its budget and pass, and what a
+// tick's step of it found (Sample.Walk).
 
 const (
 	// DefaultDiscoveryPass is how long a reconciliation pass over the
@@ -21,31 +20,6 @@ const (
 	// idle locks).
 	DefaultDiscoveryBudget = 0.045
 )
-
-// KeyEventsMode is the --keyspace-events setting: whether the walk takes
-// keyspace notifications as hints (walk.WatchKeyEvents).
-type KeyEventsMode string
-
-const (
-	// KeyEventsAuto uses notifications when every node already publishes
-	// the events discovery needs.
-	KeyEventsAuto KeyEventsMode = "auto"
-	// KeyEventsOn turns them on (CONFIG SET, adding to what is set).
-	KeyEventsOn KeyEventsMode = "on"
-	// KeyEventsOff never uses them.
-	KeyEventsOff KeyEventsMode = "off"
-)
-
-// ParseKeyEventsMode checks a --keyspace-events value.
-func ParseKeyEventsMode(s string) (KeyEventsMode, error) {
-	switch m := KeyEventsMode(s); m {
-	case KeyEventsAuto, KeyEventsOn, KeyEventsOff:
-		return m, nil
-	case "":
-		return KeyEventsAuto, nil
-	}
-	return "", fmt.Errorf("inspect: keyspace events %q: want auto, on or off", s)
-}
 
 // Source says how the walk found an object.
 type Source string

@@ -2,10 +2,7 @@ package inspect
 
 import (
 	"sort"
-	"strings"
 	"time"
-
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // Limiter families: many keys of one limiter shape shown as one thing.
@@ -63,43 +60,6 @@ func (c *Inspector) Families(lims []LimiterInfo) []Family {
 	sort.Slice(per, func(i, j int) bool { return per[i].ID < per[j].ID })
 	out = append(out, per...)
 	return out[:min(len(out), MaxFamilies)]
-}
-
-// memberPrefix is what is cut off a member key to name the member: a
-// per-client limiter's value key prefix ("{name}:value:").
-func (f Family) memberPrefix() string {
-	if f.Kind == FamilyPerClient {
-		return wire.RedissonValueKey(f.ID, "") + ":"
-	}
-	return ""
-}
-
-// KeyMatch is the SCAN MATCH of the family's member keys.
-func (f Family) KeyMatch() string {
-	if f.Kind == FamilyPerClient {
-		return escapeGlob(f.memberPrefix()) + "*"
-	}
-	return f.ID
-}
-
-// MemberID names a member key as a row shows it: a counter by its key, a
-// client by its id.
-func (f Family) MemberID(key string) string {
-	if prefix := f.memberPrefix(); prefix != "" && len(key) > len(prefix) && strings.HasPrefix(key, prefix) {
-		return key[len(prefix):]
-	}
-	return key
-}
-
-// Holds reports whether key, listed by a SCAN of KeyMatch, is one of f's
-// members as p configures them: a counter belongs to the first pattern it
-// matches, so a key of an earlier pattern is not this family's.
-func (f Family) Holds(p ObjectPatterns, key string) bool {
-	if f.Kind != FamilyCounters {
-		return true
-	}
-	rule, ok := p.counterRule(key)
-	return ok && rule.Pattern == f.ID
 }
 
 // Grouped reports whether name is read as a member of a counter family,

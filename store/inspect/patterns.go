@@ -38,7 +38,7 @@ type ObjectPatterns struct {
 	DeadlineLocks []string
 	// GroupCounters makes the keys of each counter pattern one family
 	// (families.go): discovery leaves them out of the limiters and a
-	// FamilyReader reads them in bounded pages instead.
+	// family.Reader reads them in bounded pages instead.
 	GroupCounters bool
 
 	// announced are the names store clients announced as token locks or

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/glob"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -219,19 +219,6 @@ func (r ClientWindowRead) Window(rate int64) (ClientWindow, bool) {
 // pipeline did, and they are read again after LoadScripts.
 func (r ClientWindowRead) NoScript() bool { return noScript([]*redis.Cmd{r.cmd}) }
 
-// escapeGlob quotes the glob metacharacters of s for SCAN MATCH.
-func escapeGlob(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // clientScanCount is the SCAN COUNT of a walk over a limiter's clients.
 const clientScanCount = 1000
 
@@ -247,34 +234,16 @@ var errEnoughClients = errors.New("inspect: enough clients")
 // stops the walk and is returned.
 func (c *Inspector) redissonClientIDs(ctx context.Context, name string, page func(ids []string) error) error {
 	prefix := wire.RedissonValueKey(name, "") + ":"
-	var mu sync.Mutex
-	return c.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
-		var cursor uint64
-		// Bounded: a pass over a node ends with cursor 0 long before this.
-		for round := 0; round < 1_000_000; round++ {
-			keys, next, err := node.ScanType(ctx, cursor, escapeGlob(prefix)+"*", clientScanCount, "string").Result()
-			if err != nil {
-				return err
+	return c.nodes.Scan(ctx, glob.Escape(prefix)+"*", "string", clientScanCount, func(keys []string) error {
+		ids := make([]string, 0, len(keys))
+		for _, k := range keys {
+			if id := strings.TrimPrefix(k, prefix); id != "" {
+				ids = append(ids, id)
 			}
-			ids := make([]string, 0, len(keys))
-			for _, k := range keys {
-				if id := strings.TrimPrefix(k, prefix); id != "" {
-					ids = append(ids, id)
-				}
-			}
-			if len(ids) > 0 {
-				mu.Lock()
-				err := page(ids)
-				mu.Unlock()
-				if err != nil {
-					return err
-				}
-			}
-			if next == 0 {
-				return nil
-			}
-			cursor = next
 		}
-		return nil
+		if len(ids) == 0 {
+			return nil
+		}
+		return page(ids)
 	})
 }

@@ -254,16 +254,11 @@ func (r *sampleRead) queue(up func(string) bool) {
 	r.lockReads = r.readAll(r.locks, lockReads)
 	r.limReads = r.readAll(r.limiters, limiterReads)
 	r.rings = make(map[string]*redis.MapStringStringCmd, len(r.locks)+len(r.limiters))
-	for _, names := range []struct {
-		names []string
-		reads []kindRead
-	}{{r.locks, r.lockReads}, {r.limiters, r.limReads}} {
-		for i, name := range names.names {
-			if _, ok := r.rings[name]; !ok && names.reads[i].ringed() {
-				r.rings[name] = pipe.HGetAll(ctx, wire.StatsKey(name))
-			}
+	r.each(func(name string, kr kindRead, ring *redis.MapStringStringCmd) {
+		if ring == nil && kr.ringed() {
+			r.rings[name] = pipe.HGetAll(ctx, wire.StatsKey(name))
 		}
-	}
+	})
 	r.checks = make(map[string]*redis.IntCmd, len(r.opts.RingChecks))
 	for _, name := range r.opts.RingChecks {
 		r.checks[name] = pipe.HLen(ctx, wire.StatsKey(name))
@@ -273,6 +268,17 @@ func (r *sampleRead) queue(up func(string) bool) {
 		r.clients = pipe.HGetAll(ctx, wire.ClientsKey)
 	}
 	r.counts = r.c.queueSubscriberCounts(ctx, pipe, r.opts.Subscribers, up)
+}
+
+// each calls fn with every object's name, read and stats ring read (nil
+// when none), locks first.
+func (r *sampleRead) each(fn func(name string, kr kindRead, ring *redis.MapStringStringCmd)) {
+	for i, name := range r.locks {
+		fn(name, r.lockReads[i], r.rings[name])
+	}
+	for i, name := range r.limiters {
+		fn(name, r.limReads[i], r.rings[name])
+	}
 }
 
 // readAll queues the read of each name by the first of reads that takes it.
@@ -296,17 +302,12 @@ func (r *sampleRead) mains(now *redis.TimeCmd) []redis.Cmder {
 	if now != nil {
 		out = append(out, now)
 	}
-	for _, names := range []struct {
-		names []string
-		reads []kindRead
-	}{{r.locks, r.lockReads}, {r.limiters, r.limReads}} {
-		for i, name := range names.names {
-			out = append(out, names.reads[i].own())
-			if ring := r.rings[name]; ring != nil {
-				out = append(out, ring)
-			}
+	r.each(func(_ string, kr kindRead, ring *redis.MapStringStringCmd) {
+		out = append(out, kr.own())
+		if ring != nil {
+			out = append(out, ring)
 		}
-	}
+	})
 	for _, cmd := range r.checks {
 		out = append(out, cmd)
 	}
@@ -322,21 +323,15 @@ func (r *sampleRead) parse(at time.Time) {
 	if len(r.skipped) > 0 {
 		r.s.Unreadable = r.skipped
 	}
-	for _, names := range []struct {
-		names []string
-		reads []kindRead
-	}{{r.locks, r.lockReads}, {r.limiters, r.limReads}} {
-		for i, name := range names.names {
-			kr, ring := names.reads[i], r.rings[name]
-			answers := kr.answers()
-			if ring != nil {
-				answers = append(answers, ring)
-			}
-			if !r.c.unreadable(r.ctx, r.s, name, answers...) {
-				kr.parse(r, name, ring)
-			}
+	r.each(func(name string, kr kindRead, ring *redis.MapStringStringCmd) {
+		answers := kr.answers()
+		if ring != nil {
+			answers = append(answers, ring)
 		}
-	}
+		if !r.c.unreadable(r.ctx, r.s, name, answers...) {
+			kr.parse(r, name, ring)
+		}
+	})
 	for name, cmd := range r.rings {
 		if _, down := r.s.Unreadable[name]; down {
 			continue

@@ -49,7 +49,7 @@ type Config struct {
 	// (default inspect.DefaultDiscoveryBudget).
 	DiscoveryBudget float64
 	// KeyspaceEvents says whether discovery uses keyspace notifications.
-	KeyspaceEvents inspect.KeyEventsMode
+	KeyspaceEvents walk.KeyEventsMode
 	// Events is the console's event log: events heard make their locks
 	// read on the next tick, and expiries found are published to it.
 	Events *events.Log

@@ -146,7 +146,7 @@ func (st *familyStats) span(i int, at time.Time) inspect.FamilySpan {
 		}
 	}
 	offender := func(k string) inspect.Offender {
-		return inspect.Offender{ID: st.fam.MemberID(k), Key: k, Admitted: adm[k], Rejected: rej[k], Fill: fill[k]}
+		return inspect.Offender{ID: memberID(st.fam, k), Key: k, Admitted: adm[k], Rejected: rej[k], Fill: fill[k]}
 	}
 	out.MostAdmitted = ranked(adm, func(k string) float64 { return float64(adm[k]) }, offender)
 	out.MostRejected = ranked(rej, func(k string) float64 { return float64(rej[k]) }, offender)

@@ -133,7 +133,7 @@ func (pg *Page) Queue(ctx context.Context, pipe redis.Pipeliner) bool {
 			pg.counters[i] = patterns.QueueCandidates(ctx, pipe, nil, pg.keys[i])
 		} else {
 			for _, k := range pg.keys[i] {
-				pg.clients[i] = append(pg.clients[i], inspect.QueueClientWindow(ctx, pipe, s.fam.ID, s.fam.MemberID(k)))
+				pg.clients[i] = append(pg.clients[i], inspect.QueueClientWindow(ctx, pipe, s.fam.ID, memberID(s.fam, k)))
 			}
 		}
 		queued += len(pg.keys[i])
@@ -150,7 +150,7 @@ func (pg *Page) Queue(ctx context.Context, pipe redis.Pipeliner) bool {
 			}
 			cursor = s.cursors[pg.node]
 		}
-		pg.scans[i] = pipe.ScanType(ctx, cursor, s.fam.KeyMatch(), scanCount, "string")
+		pg.scans[i] = pipe.ScanType(ctx, cursor, keyMatch(s.fam), scanCount, "string")
 		queued++
 	}
 	return queued > 0
@@ -233,7 +233,7 @@ func (pg *Page) Collect(ctx context.Context) ([]inspect.FamilyReading, error) {
 			}
 		}
 		for j, k := range pg.keys[i] {
-			rd := inspect.FamilyReading{Family: s.fam.ID, Key: k, ID: s.fam.MemberID(k), Limit: s.fam.Limit}
+			rd := inspect.FamilyReading{Family: s.fam.ID, Key: k, ID: memberID(s.fam, k), Limit: s.fam.Limit}
 			if s.fam.Kind == inspect.FamilyCounters {
 				lim, ok := counters[k]
 				if !ok || lim.Kind != inspect.KindCounter {

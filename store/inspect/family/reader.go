@@ -1,20 +1,3 @@
-// Package family reads limiter families (inspect.Family: the counters of
-// one grouped pattern, the clients of a per-client Redisson limiter) in
-// bounded pages, however many members they have, and keeps each family's
-// totals and top offenders of the last minute and hour in bounded memory.
-//
-//   - reader.go: a Reader lists each family's members with SCAN pages on
-//     every node and reads at most readsPerTick of them a tick, families
-//     taking turns;
-//   - page.go: one tick's reads (a Page), queued in the tick's own
-//     pipeline (the walk carries it: walk.Walker.Carry) or, for Tick, in
-//     one of its own;
-//   - memo.go: a window read twice counts once;
-//   - book.go: a Book turns readings into inspect.FamilyRow.
-//
-// What a family is, and the readings and rows the console shows, are
-// package inspect's (the model); how a member is read is too
-// (inspect.ObjectPatterns.QueueCandidates, inspect.QueueClientWindow).
 package family
 
 import (
@@ -139,7 +122,7 @@ func (r *Reader) list(ctx context.Context, s *familyScan, now time.Time) error {
 		if done {
 			return nil
 		}
-		keys, next, err := node.ScanType(ctx, cursor, s.fam.KeyMatch(), scanCount, "string").Result()
+		keys, next, err := node.ScanType(ctx, cursor, keyMatch(s.fam), scanCount, "string").Result()
 		mu.Lock()
 		defer mu.Unlock()
 		r.cost.reads["scan"]++
@@ -162,7 +145,7 @@ func (r *Reader) takePage(s *familyScan, addr string, keys []string, next uint64
 	for _, k := range keys {
 		// A client's window is its limiter's side key: the limiter's name
 		// passed --match.
-		if s.fam.Kind == inspect.FamilyCounters && (!s.fam.Holds(patterns, k) || !inspect.GlobMatch(r.match, k) || wire.IsInternalKey(k)) {
+		if s.fam.Kind == inspect.FamilyCounters && (!holds(s.fam, patterns, k) || !inspect.GlobMatch(r.match, k) || wire.IsInternalKey(k)) {
 			continue
 		}
 		s.pending = append(s.pending, k)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
-
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +19,31 @@ import (
 // so a lock written by a foreign client is listed within a tick or two
 // instead of at the next reconciliation pass. Notifications are node-local,
 // so on a Cluster every master is subscribed on its own.
+
+// KeyEventsMode is the --keyspace-events setting: whether the walk takes
+// keyspace notifications as hints (WatchKeyEvents).
+type KeyEventsMode string
+
+const (
+	// KeyEventsAuto uses notifications when every node already publishes
+	// the events discovery needs.
+	KeyEventsAuto KeyEventsMode = "auto"
+	// KeyEventsOn turns them on (CONFIG SET, adding to what is set).
+	KeyEventsOn KeyEventsMode = "on"
+	// KeyEventsOff never uses them.
+	KeyEventsOff KeyEventsMode = "off"
+)
+
+// ParseKeyEventsMode checks a --keyspace-events value.
+func ParseKeyEventsMode(s string) (KeyEventsMode, error) {
+	switch m := KeyEventsMode(s); m {
+	case KeyEventsAuto, KeyEventsOn, KeyEventsOff:
+		return m, nil
+	case "":
+		return KeyEventsAuto, nil
+	}
+	return "", fmt.Errorf("inspect: keyspace events %q: want auto, on or off", s)
+}
 
 // keyEventNames are the events that name a candidate: hash writes (Redisson
 // locks HINCRBY, token buckets HSET), expiries set or run out, deletes.
@@ -49,12 +72,12 @@ type KeyEvents struct {
 // returns a KeyEvents whose State explains a decision not to subscribe
 // (mode off, notifications off in auto mode, CONFIG refused); the error is
 // for failures to talk to Redis. Close it when done.
-func WatchKeyEvents(ctx context.Context, src Source, mode inspect.KeyEventsMode) (*KeyEvents, error) {
+func WatchKeyEvents(ctx context.Context, src Source, mode KeyEventsMode) (*KeyEvents, error) {
 	ke := &KeyEvents{pending: map[string]struct{}{}}
 	if mode == "" {
-		mode = inspect.KeyEventsAuto
+		mode = KeyEventsAuto
 	}
-	if mode == inspect.KeyEventsOff {
+	if mode == KeyEventsOff {
 		ke.State = "off (--keyspace-events=off)"
 		return ke, nil
 	}
@@ -75,7 +98,7 @@ func WatchKeyEvents(ctx context.Context, src Source, mode inspect.KeyEventsMode)
 		if hasKeyEventFlags(flags) {
 			return nil
 		}
-		if mode == inspect.KeyEventsAuto {
+		if mode == KeyEventsAuto {
 			mu.Lock()
 			missing = append(missing, flags)
 			mu.Unlock()
@@ -98,7 +121,7 @@ func WatchKeyEvents(ctx context.Context, src Source, mode inspect.KeyEventsMode)
 	switch {
 	case err != nil:
 		return nil, err
-	case refused != nil && mode == inspect.KeyEventsOn:
+	case refused != nil && mode == KeyEventsOn:
 		ke.State = "off: could not turn keyspace notifications on (" + refused.Error() + ")"
 		return ke, nil
 	case refused != nil:

@@ -15,17 +15,17 @@ import (
 // and sizes each page so the walk stays within the budget less sampling's
 // share.
 //
-// Two things made passes at 1M keys run well past their target:
-//   - pages were sized per tick (a pass in pass/tick ticks), so late ticks
-//     (a loaded host) stretched the pass; pages are now sized from the
-//     keys left and the time left, and the budget pays for the time that
-//     actually passed since the last page;
-//   - the cost was INFO commandstats' usec, which is wall time: on a busy
-//     host Redis is descheduled inside a SCAN call and the walk paid for
-//     time it did not use. It is now scaled by Redis's main-thread CPU over
-//     all commands' usec in the same interval (never scaled up).
+// Two things keep passes at 1M keys on their target:
+//   - pages are sized from the keys left and the time left, not per tick
+//     (a pass in pass/tick ticks), and the budget pays for the time that
+//     actually passed since the last page, so late ticks (a loaded host)
+//     do not stretch the pass;
+//   - INFO commandstats' usec is wall time: on a busy host Redis is
+//     descheduled inside a SCAN call, and the walk would pay for time it
+//     did not use. So it is scaled by Redis's main-thread CPU over all
+//     commands' usec in the same interval (never scaled up).
 //
-// What is left is the real price: SCAN ... TYPE hash on Redis 7.0 looks up
+// What is paid is the real price: SCAN ... TYPE hash on Redis 7.0 looks up
 // every key a second time to read its type. Back to back that is 1.1-1.3
 // µs of Redis CPU per key at 1M keys; paced one page per tick, with Redis's
 // caches cold between pages, 2.0-2.5 µs (measured on a 2-core VM), so a

@@ -8,15 +8,15 @@ import (
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
-// Rejected hashes. Every pass of the walk used to size (HLEN) each hash it
-// listed and read (HGETALL, PTTL) the small ones again, although an
-// application's hash that was no lock or limiter last pass is almost
-// surely none this pass: at 1M keys with 100,000 small application hashes
-// those three commands were about a fifth of the walk's Redis CPU
-// (measured on Redis 7.0: HLEN 1.4-1.6 µs, HGETALL+PTTL 2.0-2.6 µs per
-// hash, against 1.7-2.2 µs per key for the SCAN page in between ticks).
+// Rejected hashes. An application's hash that was no lock or limiter last
+// pass is almost surely none this pass, yet sizing (HLEN) each hash a pass
+// lists and reading (HGETALL, PTTL) the small ones again would be, at 1M
+// keys with 100,000 small application hashes, about a fifth of the walk's
+// Redis CPU (measured on Redis 7.0: HLEN 1.4-1.6 µs, HGETALL+PTTL 2.0-2.6
+// µs per hash, against 1.7-2.2 µs per key for the SCAN page in between
+// ticks).
 //
-// The walk now remembers the hashes it found to be no object (too many
+// So the walk remembers the hashes it found to be no object (too many
 // fields for any layout, or fields no layout has) and does not examine
 // them again for a few passes. A name is forgotten after rejectPasses
 // passes plus a jitter from its hash (so the re-reads of one pass's
@@ -24,9 +24,9 @@ import (
 // as a foreign lock under the same name is still found, a few passes late
 // at worst. Keyspace notifications and announcements never consult the
 // memory, and a name classified as an object is dropped from it. A full
-// pass (Discover) collects its rejections the same way, and the walk that
-// follows it starts from them (WalkOptions.After), so the console's first
-// walk pass does not repeat the reads of its first full pass.
+// pass (Walker.Discover) collects its rejections the same way, and the
+// walk starts from those of the pass before its first tick, so its first
+// pass does not repeat the reads of the console's first full pass.
 //
 // Names are kept as 64-bit hashes (seeded per walker): 100,000 rejected
 // hashes hold about 2 MB. Two names with the same hash would make the

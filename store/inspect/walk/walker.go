@@ -1,25 +1,3 @@
-// Package walk is how the console finds the locks and limiters in Redis
-// and decides which to read each tick; package inspect reads and
-// classifies them (the model).
-//
-//   - walker.go: a Walker rides in every tick's sample pipeline (one round
-//     trip per node) and finds new objects three ways: names store clients
-//     announce in the registry (registry.go), names keyspace notifications
-//     report (notify.go) and, on one node without string patterns, a SCAN
-//     page a tick (step.go) paced to a pass duration and a Redis CPU budget
-//     (pace.go);
-//   - discover.go: a full pass over the keyspace (Discover), at start and,
-//     where the walk cannot SCAN in the tick (a Cluster, string patterns),
-//     as often as the budget pays for;
-//   - rejects.go: the hashes a pass found to be no object are not examined
-//     again for a few passes;
-//   - cadence.go: known objects are read every tick while they change,
-//     every few seconds once idle (lightly, sidekeys.go in inspect), at
-//     once when something says they changed; subscribers.go picks the held
-//     Redisson locks whose waiters are counted this tick.
-//
-// The walk needs few of the Inspector's methods (Source), and carries
-// another room's reads in its tick (Carried: a family page).
 package walk
 
 import (
@@ -52,27 +30,6 @@ type Source interface {
 	// ReadSides completes what a full pass classified.
 	ReadSides(ctx context.Context, node redis.Cmdable, locks []inspect.LockInfo, lims []inspect.LimiterInfo, nowMS int64) error
 }
-
-// Incremental discovery. A Walker rides in the sample pipeline, so every
-// tick stays one round trip per node, and finds new objects three ways:
-//
-//   - announced: store clients list the names they use in the registry's
-//     names zset (token locks and counters with their kind); each tick
-//     reads what was added since the last (ZRANGE BYSCORE), and a tick
-//     that finds new names reads and classifies them at once, in a second
-//     pipeline of that tick only (waiting for the next tick made a store
-//     lock take two slow ticks to show);
-//   - notified: keyspace notifications (see KeyEvents) name keys that were
-//     written; Suggest hands them over, the next tick sizes them with HLEN
-//     (a large application hash is never transferred) and the one after
-//     reads the small ones;
-//   - reconciled: one SCAN page per tick walks the keyspace (one node, no
-//     string patterns; see canScan), paced so a pass takes about the pass
-//     duration and its measured cost stays within the budget (pace.go).
-//     A key listed by tick n is classified by tick n+2.
-//
-// Known objects are read on a cadence (cadence.go): busy ones every tick,
-// idle ones every few ticks.
 
 // Scan page bounds: a page is one SCAN call, so a large page blocks Redis
 // for longer. At 2 µs a key (1M keys, paced) the default budget's pages of

@@ -174,7 +174,7 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 	e := newWalkEnv(t)
 	ctx := t.Context()
-	ke, err := WatchKeyEvents(ctx, e.insp, inspect.KeyEventsOn)
+	ke, err := WatchKeyEvents(ctx, e.insp, KeyEventsOn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,18 +217,18 @@ func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 
 func TestWalkKeyEventsAutoAndOff(t *testing.T) {
 	e := newWalkEnv(t)
-	ke, err := WatchKeyEvents(t.Context(), e.insp, inspect.KeyEventsAuto)
+	ke, err := WatchKeyEvents(t.Context(), e.insp, KeyEventsAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ke.Active() {
 		t.Errorf("auto subscribed on a server without notifications: %s", ke.State)
 	}
-	ke, err = WatchKeyEvents(t.Context(), e.insp, inspect.KeyEventsOff)
+	ke, err = WatchKeyEvents(t.Context(), e.insp, KeyEventsOff)
 	if err != nil || ke.Active() {
 		t.Errorf("off: %v %s", err, ke.State)
 	}
-	if _, err := inspect.ParseKeyEventsMode("sometimes"); err == nil {
+	if _, err := ParseKeyEventsMode("sometimes"); err == nil {
 		t.Error("ParseKeyEventsMode accepted sometimes")
 	}
 }
@@ -247,7 +247,7 @@ func TestWalkForeignLockByPacedPassWithoutNotifications(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ke, err := WatchKeyEvents(ctx, e.insp, inspect.KeyEventsAuto)
+	ke, err := WatchKeyEvents(ctx, e.insp, KeyEventsAuto)
 	if err != nil || ke.Active() {
 		t.Fatalf("notifications: %v %s", err, ke.State)
 	}
@@ -489,7 +489,7 @@ func TestWalkClusterKeyEventsPerMaster(t *testing.T) {
 	cl := redistest.StartCluster(t, nil)
 	cc := redistest.NewClusterClient(t, cl)
 	insp := inspect.New(cc, nil)
-	ke, err := WatchKeyEvents(t.Context(), insp, inspect.KeyEventsOn)
+	ke, err := WatchKeyEvents(t.Context(), insp, KeyEventsOn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@
 // select. Package inspect exports it as GlobMatch, CompileGlob and Glob.
 package glob
 
+import "strings"
+
 // Match reports whether s matches pattern with Redis's glob rules (the
 // ones SCAN MATCH and KEYS use): '*' any run of bytes, '?' one byte,
 // "[abc]", "[^a-z]" classes, '\' escapes. Matching is on bytes, as in
@@ -95,4 +97,18 @@ func globClass(pattern string, p int, c byte) (int, bool) {
 		j++ // the closing ']'
 	}
 	return j - p, matched != negate
+}
+
+// Escape quotes the glob metacharacters of s, so a pattern of it matches
+// s alone (a literal prefix before a '*').
+func Escape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -34,3 +34,21 @@ func TestGlobMatchRedisRules(t *testing.T) {
 		}
 	}
 }
+
+// An escaped string is a literal: metacharacters in a name stand for
+// themselves, so the name (and, with a '*' after it, what it starts) is
+// all its pattern matches.
+func TestEscapeIsLiteral(t *testing.T) {
+	for _, s := range []string{`{a}:value:`, `x*y?[z]\`, `[^a-z]`, ``} {
+		p := Escape(s)
+		if !Match(p, s) || !Match(p+"*", s+"tail") {
+			t.Errorf("Escape(%q) = %q does not match its own string", s, p)
+		}
+		if s != "" && (Match(p, s+"x") || Match(p+"*", "other")) {
+			t.Errorf("Escape(%q) = %q matches more than the literal", s, p)
+		}
+	}
+	if Match(Escape("a*"), "abc") || Match(Escape("a?c"), "abc") || Match(Escape("[ab]"), "a") {
+		t.Error("an escaped metacharacter still matches as one")
+	}
+}

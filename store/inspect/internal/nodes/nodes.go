@@ -250,3 +250,35 @@ func (s *Set) NodeOf(ctx context.Context, key string) string {
 	}
 	return node.Options().Addr
 }
+
+// Scan walks the keys matching match of type typ with SCAN (COUNT count) on
+// every node and hands each page of keys to page, one page at a time even
+// when a Cluster's masters are scanned concurrently (page needs no locking
+// of its own), so a caller acting on each page acts in bounded steps. An
+// error from page stops the walk and is returned.
+func (s *Set) Scan(ctx context.Context, match, typ string, count int64, page func(keys []string) error) error {
+	var mu sync.Mutex
+	return s.Each(ctx, func(ctx context.Context, node *redis.Client) error {
+		var cursor uint64
+		// Bounded: a pass over a node ends with cursor 0 long before this.
+		for round := 0; round < 1_000_000; round++ {
+			keys, next, err := node.ScanType(ctx, cursor, match, count, typ).Result()
+			if err != nil {
+				return err
+			}
+			if len(keys) > 0 {
+				mu.Lock()
+				err := page(keys)
+				mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+		return nil
+	})
+}
