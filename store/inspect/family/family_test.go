@@ -27,14 +27,8 @@ type env struct {
 }
 
 func newEnv(t *testing.T) env {
-	srv := redistest.StartT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { rdb.Close() })
-	ic := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { ic.Close() })
-	h := &inspecttest.Counter{}
-	ic.AddHook(h)
-	return env{rdb: rdb, insp: inspect.New(ic, nil), counted: h}
+	rdb, console, h := inspecttest.Private(t)
+	return env{rdb: rdb, insp: inspect.New(console, nil), counted: h}
 }
 
 // setup is an Inspector on the shared Redis and a prefix of the test's own.

@@ -25,14 +25,8 @@ type walkEnv struct {
 }
 
 func newWalkEnv(t *testing.T) walkEnv {
-	srv := redistest.StartT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { rdb.Close() })
-	ic := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { ic.Close() })
-	h := &inspecttest.Counter{}
-	ic.AddHook(h)
-	return walkEnv{rdb: rdb, insp: inspect.New(ic, nil), counted: h}
+	rdb, console, h := inspecttest.Private(t)
+	return walkEnv{rdb: rdb, insp: inspect.New(console, nil), counted: h}
 }
 
 // foreignLock writes a Redisson-layout lock as a client that announces

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -105,4 +107,19 @@ func (h *Counter) Take(name string) int {
 	v := h.n[name]
 	delete(h.n, name)
 	return v
+}
+
+// Private starts a redis-server of the test's own (for tests whose subject
+// is server-wide: the whole keyspace, the registry, notification settings)
+// and returns a writer client and a console client whose commands h
+// counts.
+func Private(t testing.TB) (writer, console *redis.Client, h *Counter) {
+	srv := redistest.StartT(t)
+	writer = redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { writer.Close() })
+	console = redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { console.Close() })
+	h = &Counter{}
+	console.AddHook(h)
+	return writer, console, h
 }
