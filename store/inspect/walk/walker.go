@@ -267,7 +267,15 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*inspect.S
 	// A registry past the bound is read no more: its HGETALL would be the
 	// tick's largest reply.
 	w.clientsTooMany = w.clientsTooMany || seen.RegistryTooLarge
+	s.Walk = w.advance(ctx, &step, r, s.At, locks, limiters)
+	return s, nil
+}
 
+// advance takes what step found (r, read at Redis time at): the objects
+// not among the names sampled (locks, limiters) are the step's findings,
+// announced names are read at once, and the next step sizes and reads
+// what this one listed.
+func (w *Walker) advance(ctx context.Context, step *scanStep, r *scanResult, at time.Time, locks, limiters []string) *inspect.WalkStep {
 	known := make(map[string]bool, len(locks)+len(limiters)+len(r.locks)+len(r.limiters))
 	for _, names := range [][]string{locks, limiters} {
 		for _, n := range names {
@@ -276,7 +284,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*inspect.S
 	}
 	next := scanStep{match: w.match, noScan: !w.scans, cursor: r.cursor, dbSize: r.dbSize}
 	if now := w.freshAnnounced(r.announced, known); len(now.read)+len(now.readStr) > 0 {
-		if fr, err := w.readNow(ctx, &now, s.At.UnixMilli()); err == nil {
+		if fr, err := w.readNow(ctx, &now, at.UnixMilli()); err == nil {
 			r.locks = append(r.locks, fr.locks...)
 			r.limiters = append(r.limiters, fr.limiters...)
 			step.read = append(step.read, now.read...)
@@ -338,12 +346,11 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*inspect.S
 	}
 	w.notify = append(w.notify[:0], w.notify[n:]...)
 	w.next = next
-	s.Walk = ws
 	w.src.RetainAnnounced(func(name string) bool {
 		_, busy := w.origin[name]
 		return busy || known[name]
 	})
-	return s, nil
+	return ws
 }
 
 // remember records the hashes the walk listed itself and found to be no
