@@ -51,6 +51,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/auth"
@@ -120,7 +121,7 @@ type Config struct {
 	DiscoveryBudget float64
 	// KeyspaceEvents says whether discovery uses keyspace notifications
 	// (default auto: when the server publishes them).
-	KeyspaceEvents inspect.KeyEventsMode
+	KeyspaceEvents walk.KeyEventsMode
 	// Alerts adjusts the alert rules and names the webhook.
 	Alerts AlertConfig
 	// MetricsMatch, a glob, limits which objects get per-object series in

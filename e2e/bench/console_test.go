@@ -21,6 +21,7 @@ import (
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web"
 	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/history"
@@ -46,7 +47,7 @@ type consoleOpts struct {
 	discoverEvery time.Duration
 	maxWS         int // 0: the console's default cap
 	// keyEvents is the console's --keyspace-events ("" is auto).
-	keyEvents inspect.KeyEventsMode
+	keyEvents walk.KeyEventsMode
 }
 
 func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig, error) {

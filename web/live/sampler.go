@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web/events"
 )
 
@@ -48,7 +49,7 @@ type Config struct {
 	// (default inspect.DefaultDiscoveryBudget).
 	DiscoveryBudget float64
 	// KeyspaceEvents says whether discovery uses keyspace notifications.
-	KeyspaceEvents inspect.KeyEventsMode
+	KeyspaceEvents walk.KeyEventsMode
 	// Events is the console's event log: events heard make their locks
 	// read on the next tick, and expiries found are published to it.
 	Events *events.Log
@@ -127,17 +128,17 @@ type Sampler struct {
 	registryRead time.Time
 	holderSeen   map[string]time.Time
 
-	// Discovery after the first full pass is an inspect.Walker riding in
+	// Discovery after the first full pass is a walk.Walker riding in
 	// every tick's pipeline: names store clients announce, names keyspace
 	// notifications report, and (on one node without string patterns) a
 	// SCAN page paced to the pass duration and the Redis CPU budget.
 	// Without the SCAN page (a Cluster), a full pass runs once per pass
 	// duration. The sampler drops objects as the sample misses them.
-	walker    *inspect.Walker
-	keyEvents *inspect.KeyEvents // nil until decided (see watchKeyEvents)
-	keRetry   time.Time          // when to try subscribing again after a failure
-	passStart time.Time          // start of the tick before the pass's first page
-	passes    []finishedPass     // passes whose last keys are still being classified
+	walker    *walk.Walker
+	keyEvents *walk.KeyEvents // nil until decided (see watchKeyEvents)
+	keRetry   time.Time       // when to try subscribing again after a failure
+	passStart time.Time       // start of the tick before the pass's first page
+	passes    []finishedPass  // passes whose last keys are still being classified
 	tickNo    int64
 	fams      families
 	disc      discoveryLog // full passes and recent finds, for /status
@@ -256,7 +257,7 @@ func (sm *Sampler) notify(sn *Snapshot) {
 }
 
 // adopt takes a discovery pass as the set of names to sample.
-func (sm *Sampler) adopt(d *inspect.Discovered, now time.Time) {
+func (sm *Sampler) adopt(d *walk.Discovered, now time.Time) {
 	sm.locks = sm.locks[:0]
 	for _, l := range d.Locks {
 		sm.locks = append(sm.locks, l.Name)
