@@ -53,13 +53,13 @@ func (a Key) compare(b Key) int {
 	return strings.Compare(a.Name, b.Name)
 }
 
-// EncodeCursor is the cursor of the page after the row at k.
-func EncodeCursor(k Key) string {
+// encodeCursor is the cursor of the page after the row at k.
+func encodeCursor(k Key) string {
 	b, _ := json.Marshal(k)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodeCursor is EncodeCursor's key; an error for anything else.
+// DecodeCursor is encodeCursor's key; an error for anything else.
 func DecodeCursor(s string) (*Key, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
@@ -90,13 +90,13 @@ type Keyed struct {
 	K Key
 }
 
-// Order filters items and sorts them as q asks. The result depends only on
+// order filters items and sorts them as q asks. The result depends only on
 // the snapshot and q's filters and sort, so it is kept on the snapshot and
 // every later page of the same tick is a binary search. A filtered order
 // is cut out of the unfiltered one in a single pass, so a new pattern
 // costs one linear scan of the names, never a sort: sweeping patterns
 // cannot get past the memo.
-func Order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(*T) string, kind func(*T) inspect.Kind, key func(*T) Key) []Keyed {
+func order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(*T) string, kind func(*T) inspect.Kind, key func(*T) Key) []Keyed {
 	ck := orderKey{list: list, match: q.Match, kind: q.Kind, sort: q.Sort, desc: q.Desc}
 	memo := sn.Memo()
 	if v, ok := memo.Load(ck); ok {
@@ -117,7 +117,7 @@ func Order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(
 		memo.Keep(ck, ks)
 		return ks
 	}
-	all := Order(sn, list, items, Query{Sort: q.Sort, Desc: q.Desc}, name, kind, key)
+	all := order(sn, list, items, Query{Sort: q.Sort, Desc: q.Desc}, name, kind, key)
 	ks := make([]Keyed, 0, len(all))
 	for _, k := range all {
 		it := &items[k.I]
@@ -142,8 +142,8 @@ type orderKey struct {
 	desc              bool
 }
 
-// PageOf cuts the page q asks for out of a sorted order.
-func PageOf[T any](items []T, ks []Keyed, q Query) Page[T] {
+// pageOf cuts the page q asks for out of a sorted order.
+func pageOf[T any](items []T, ks []Keyed, q Query) Page[T] {
 	dir := 1
 	if q.Desc {
 		dir = -1
@@ -169,7 +169,7 @@ func PageOf[T any](items []T, ks []Keyed, q Query) Page[T] {
 		last = j
 	}
 	if last >= 0 && last < len(ks)-1 {
-		p.Next = EncodeCursor(ks[last].K)
+		p.Next = encodeCursor(ks[last].K)
 	}
 	return p
 }

@@ -34,18 +34,18 @@ const noExpiryKey = 1 << 60
 
 // Locks is the page of sn's locks q asks for.
 func Locks(sn *live.Snapshot, q Query) Page[inspect.LockInfo] {
-	ks := Order(sn, "locks", sn.Locks, q, lockName, lockKind, LockKey(sn, q.Sort))
-	return PageOf(sn.Locks, ks, q)
+	ks := order(sn, "locks", sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort))
+	return pageOf(sn.Locks, ks, q)
 }
 
 // Limiters is the page of sn's limiters q asks for.
 func Limiters(sn *live.Snapshot, q Query) Page[inspect.LimiterInfo] {
-	ks := Order(sn, "limiters", sn.Limiters, q, limiterName, limiterKind, LimiterKey(sn, q.Sort))
-	return PageOf(sn.Limiters, ks, q)
+	ks := order(sn, "limiters", sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort))
+	return pageOf(sn.Limiters, ks, q)
 }
 
-// LockKey is a lock's place in the order sort asks for.
-func LockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) Key {
+// lockKey is a lock's place in the order sort asks for.
+func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) Key {
 	// Redis's clock when the leases were read, so deadlines computed from
 	// different ticks agree to the millisecond.
 	taken := sn.SampledAt.UnixMilli()
@@ -71,7 +71,7 @@ func LockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) Key {
 			}
 		case SortContention:
 			// Most contended first, as the wall orders it.
-			k.Num = -Contention(sn, l.Name)
+			k.Num = -contention(sn, l.Name)
 		case SortWaiters:
 			// Most waiters first, like youngest first for ages.
 			k.Num = -float64(l.WaitersTotal)
@@ -80,8 +80,8 @@ func LockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) Key {
 	}
 }
 
-// LimiterKey is a limiter's place in the order sort asks for.
-func LimiterKey(sn *live.Snapshot, sort string) func(*inspect.LimiterInfo) Key {
+// limiterKey is a limiter's place in the order sort asks for.
+func limiterKey(sn *live.Snapshot, sort string) func(*inspect.LimiterInfo) Key {
 	return func(l *inspect.LimiterInfo) Key {
 		k := Key{Name: l.Name}
 		w := sn.Window(l.Name)
@@ -102,19 +102,19 @@ func LimiterKey(sn *live.Snapshot, sort string) func(*inspect.LimiterInfo) Key {
 }
 
 // WallLocks is sn's locks by name, or the most contended first (ties by
-// name, as static/waits.js orders them live): the inverse of Contention
+// name, as static/waits.js orders them live): the inverse of contention
 // in the order's ascending pass.
 func WallLocks(sn *live.Snapshot, sort string) []Keyed {
 	key := func(l *inspect.LockInfo) Key { return Key{Name: l.Name} }
 	if sort == SortContention {
-		key = func(l *inspect.LockInfo) Key { return Key{Num: -Contention(sn, l.Name), Name: l.Name} }
+		key = func(l *inspect.LockInfo) Key { return Key{Num: -contention(sn, l.Name), Name: l.Name} }
 	}
-	return Order(sn, "wall-locks", sn.Locks, Query{Sort: sort}, lockName, lockKind, key)
+	return order(sn, "wall-locks", sn.Locks, Query{Sort: sort}, lockName, lockKind, key)
 }
 
-// Contention is a lock's place in the contention order: its contended
+// contention is a lock's place in the contention order: its contended
 // acquisitions over the last 10 s, then the p99 of those waits.
-func Contention(sn *live.Snapshot, name string) float64 {
+func contention(sn *live.Snapshot, name string) float64 {
 	w := sn.Waits(name).TenSeconds
 	// p99 is at most a day's worth of ms in practice; the count dominates.
 	return float64(w.Contended) + float64(min(w.P99MS, 1e8))/1e9
