@@ -2,7 +2,12 @@
 // in Redis, under the console's own keys, so that a console restart keeps it
 // and every replica shows the same past.
 //
-// The console's tick hands each sample to Observe: per limiter the
+// The console runs it through a Recorder (recorder.go), one of live's
+// observers, which turns each snapshot into a Sample, and one of admin's
+// listeners, which marks a force-unlocked hold; requests read it through a
+// Cache (cache.go), once per flush whatever the number of viewers.
+//
+// The Recorder hands each sample to Observe: per limiter the
 // attempts counted since the previous sample, per lock its holders and the
 // acquisitions and waits its scripts recorded since then. One
 // goroutine owns all state; it rolls limiter counts into 10 s and 1 min
@@ -24,6 +29,7 @@
 // the next sample), expired (the lock vanished once its last seen lease had
 // run out) or force-unlocked (Ended, from whichever replica ran the
 // force-unlock: the mark is kept beside the running hold in Redis).
+// Invalid read parameters are CodeInvalid *inspect.Errors naming them.
 //
 // Reads (Limiter, Lock) cost one round trip and end at the newest sample
 // the writer flushed, so every replica answers the same JSON; Stats is
