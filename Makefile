@@ -68,7 +68,8 @@ test: deps test-go
 # The store suite again on a private 3-master Redis Cluster (redistest.Main
 # starts it; redistest.Client and Universal route every key by slot). Not
 # run there, and why (test-go runs them all on one node):
-# - Example*, TestLateReply*, TestLockSubscribeFailureIsNotObtained dial the
+# - Example*, TestLateReply*, TestScriptQueueLostReplyNotResent,
+#   TestLockSubscribeFailureIsNotObtained dial the
 #   first master directly or through a proxy in front of it: MOVED for the
 #   other slots;
 # - TestLockWait(SharesOneConnection|LeavesNoSubscriptions) count
@@ -80,7 +81,7 @@ test: deps test-go
 # - TestBatchAnswersEachCall, TestLock*UncontendedCommands and
 #   TestShardedPubSubInterop start a server or Cluster of their own: the
 #   Cluster run would only repeat them.
-CLUSTER_STORE_SKIP := Example.*|TestLateReply.*|TestLockSubscribeFailureIsNotObtained|TestLockWait(SharesOneConnection|LeavesNoSubscriptions)|TestBatchConcurrentCallsSharePipelines|TestBatchCallerContextBoundsItsWait|TestBatchAnswersEachCall|TestBatchAnsweredCallersJoinTheNextBatch|TestLock(Kinds)?UncontendedCommands|TestShardedPubSubInterop
+CLUSTER_STORE_SKIP := Example.*|TestLateReply.*|TestScriptQueueLostReplyNotResent|TestLockSubscribeFailureIsNotObtained|TestLockWait(SharesOneConnection|LeavesNoSubscriptions)|TestBatchConcurrentCallsSharePipelines|TestBatchCallerContextBoundsItsWait|TestBatchAnswersEachCall|TestBatchAnsweredCallersJoinTheNextBatch|TestLock(Kinds)?UncontendedCommands|TestShardedPubSubInterop
 # Then the console's web suite with its console on the Cluster (newEnv
 # builds it over a ClusterClient, as serve does), except the tests that
 # build their console over a topology of their own: TestCluster* and
