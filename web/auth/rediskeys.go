@@ -31,5 +31,5 @@ func (k Keys) Session(id string) string { return k.tag + "session:" + id }
 // Failures: one source's failed token checks (HASH n, until).
 func (k Keys) Failures(source string) string { return k.tag + "fail:" + source }
 
-// AllFailures: every source's failed token checks together (HASH n, until).
+// AllFailures: every source's failed token checks together (HASH n).
 func (k Keys) AllFailures() string { return k.tag + "fail-all" }

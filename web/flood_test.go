@@ -1,0 +1,93 @@
+package web
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Floods from many addresses, made as an attacker on this machine makes
+// them: every 127.0.0.0/8 address is loopback on Linux, so a client bound
+// to 127.0.0.x is a source of its own to the console (auth.Source), as
+// another host would be. Every loop is bounded.
+
+// clientFrom is an HTTP client whose connections come from ip.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{
+		Jar:           jar,
+		Timeout:       10 * time.Second,
+		Transport:     &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// doFrom sends a request to the console through c and returns the status
+// and the body.
+func (e *testEnv) doFrom(c *http.Client, method, path string, body io.Reader, hdr map[string]string) (int, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(e.t.Context(), method, e.srv.URL()+path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// Wrong tokens from 40 addresses (four each, within every address's own
+// free failures, 160 in all: past the allowance of all sources together)
+// never keep the admin's correct token out: on Bearer, on the sign-in
+// form and on a Prometheus scrape, from an address that did not guess.
+// Guessing stays costly: once the flood passed the overall allowance,
+// every guessing address waits after its next wrong token, a new one's
+// first included.
+func TestAttackFloodFromManyAddressesLeavesAdminIn(t *testing.T) {
+	e := newEnv(t, withTokens)
+	limited := 0
+	for i := range 160 {
+		c := clientFrom("127.0.0." + strconv.Itoa(10+i%40))
+		switch st, _ := e.doFrom(c, "GET", "/api/locks", nil, bearerOf("guess-"+strconv.Itoa(i))); st {
+		case http.StatusUnauthorized:
+		case http.StatusTooManyRequests:
+			limited++
+		default:
+			t.Fatalf("wrong token %d: %d", i, st)
+		}
+	}
+	if limited == 0 {
+		t.Fatal("160 wrong tokens from 40 addresses, none answered 429: guessing from many addresses costs nothing")
+	}
+	admin := clientFrom("127.0.0.200")
+	if st, b := e.doFrom(admin, "GET", "/api/locks", nil, bearerOf(adminTok)); st != http.StatusOK {
+		t.Fatalf("the admin's Bearer token after the flood: %d %.200s", st, b)
+	}
+	if st, b := e.doFrom(admin, "GET", "/metrics", nil, bearerOf(adminTok)); st != http.StatusOK {
+		t.Fatalf("a Prometheus scrape with the admin's token after the flood: %d %.200s", st, b)
+	}
+	body, hdr := form("token", adminTok, "next", "/")
+	if st, b := e.doFrom(admin, "POST", "/login", body, hdr); st != http.StatusSeeOther {
+		t.Fatalf("the admin's sign-in after the flood: %d %.200s", st, b)
+	}
+	// A fresh guessing address: its first wrong token is checked (401),
+	// and makes it wait (429 for the next, the right token included).
+	guesser := clientFrom("127.0.0.201")
+	if st, _ := e.doFrom(guesser, "GET", "/api/locks", nil, bearerOf("guess-new")); st != http.StatusUnauthorized {
+		t.Fatalf("a new address's first wrong token during the flood: %d, want 401", st)
+	}
+	if st, _ := e.doFrom(guesser, "GET", "/api/locks", nil, bearerOf(adminTok)); st != http.StatusTooManyRequests {
+		t.Fatalf("the same address right after: %d, want 429 (it waits the overall wait)", st)
+	}
+}
