@@ -1,11 +1,15 @@
 package web
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -90,4 +94,77 @@ func TestAttackFloodFromManyAddressesLeavesAdminIn(t *testing.T) {
 	if st, _ := e.doFrom(guesser, "GET", "/api/locks", nil, bearerOf(adminTok)); st != http.StatusTooManyRequests {
 		t.Fatalf("the same address right after: %d, want 429 (it waits the overall wait)", st)
 	}
+}
+
+// idleConns opens n connections to the console from the addresses of
+// from (round robin), sends each one anonymous GET /healthz, and leaves
+// them open: a browser's keep-alive, or an attacker's. It returns how many
+// were answered within a few seconds, and closes them at the test's end.
+func (e *testEnv) idleConns(n int, from func(i int) string) int {
+	e.t.Helper()
+	addr := strings.TrimPrefix(e.srv.URL(), "http://")
+	conns := make([]net.Conn, 0, n)
+	e.t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for i := range n {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from(i))}, Timeout: 5 * time.Second}
+		c, err := d.DialContext(e.t.Context(), "tcp", addr)
+		if err != nil {
+			e.t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
+			e.t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				resp.Body.Close()
+				answered.Add(1)
+			}
+			_ = c.SetReadDeadline(time.Time{})
+		}()
+	}
+	wg.Wait()
+	return int(answered.Load())
+}
+
+// One address opens 1,030 connections, one anonymous GET /healthz each,
+// and leaves them idle: more than the console's 1,024 connections. The
+// admin, from another address, is still served at once (the client gives
+// up after 10 s; the idle connections would hold the cap for minutes).
+func TestAttackIdleConnectionsFromOneAddress(t *testing.T) {
+	e := newEnv(t, withTokens)
+	answered := e.idleConns(1030, func(int) string { return "127.0.0.50" })
+	t.Logf("%d of 1030 connections answered", answered)
+	admin := clientFrom("127.0.0.200")
+	start := time.Now()
+	if st, b := e.doFrom(admin, "GET", "/api/locks", nil, bearerOf(adminTok)); st != http.StatusOK {
+		t.Fatalf("the admin's request: %d %.200s", st, b)
+	}
+	t.Logf("the admin was served in %v", time.Since(start))
+}
+
+// The same from 20 addresses, 52 connections each: within every address's
+// share, but more than the 1,024 in all. The admin is still served: at the
+// cap a new connection closes the longest-idle anonymous one.
+func TestAttackIdleConnectionsFromManyAddresses(t *testing.T) {
+	e := newEnv(t, withTokens)
+	answered := e.idleConns(1040, func(i int) string { return "127.0.0." + strconv.Itoa(60+i%20) })
+	t.Logf("%d of 1040 connections answered", answered)
+	admin := clientFrom("127.0.0.200")
+	start := time.Now()
+	if st, b := e.doFrom(admin, "GET", "/api/locks", nil, bearerOf(adminTok)); st != http.StatusOK {
+		t.Fatalf("the admin's request: %d %.200s", st, b)
+	}
+	t.Logf("the admin was served in %v", time.Since(start))
 }

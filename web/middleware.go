@@ -14,6 +14,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/connlimit"
 )
 
 // The console's own middleware: each asks web/auth or web/admin for the
@@ -62,6 +63,9 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		setIdentity(c, id)
+		if id.Role != auth.RoleNone {
+			connlimit.Authenticated(c.Request().Context())
+		}
 		return next(c)
 	}
 }

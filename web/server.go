@@ -37,12 +37,12 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/net/netutil"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/connlimit"
 	"github.com/lockwarden/lockwarden/web/events"
 	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/history"
@@ -91,7 +91,9 @@ type Config struct {
 	// session still lives (default 30 s); it is closed once it does not.
 	SessionRecheck time.Duration
 	// ReadTimeout bounds reading a whole request, body included (default
-	// 30 s); MaxConns caps open connections (default 1024).
+	// 30 s); MaxConns caps open connections (default 1024), one address
+	// (an IPv6 /64) at most a 16th of them, and a connection that has not
+	// carried a signed-in request closes after 5 s idle (web/connlimit).
 	ReadTimeout time.Duration
 	MaxConns    int
 	Logger      *slog.Logger
@@ -272,7 +274,8 @@ func (s *Server) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("web: listen %q: %w", s.cfg.Listen, err)
 	}
-	ln = netutil.LimitListener(ln, s.cfg.maxConns())
+	conns := connlimit.New(&connlimit.Options{Max: s.cfg.maxConns()})
+	ln = conns.Listener(ln)
 	s.opened = true
 	s.addr = ln.Addr()
 	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
@@ -294,6 +297,8 @@ func (s *Server) Open(ctx context.Context) error {
 		// must not hold a connection (websockets clear it on upgrade).
 		ReadTimeout: s.cfg.readTimeout(),
 		IdleTimeout: 2 * time.Minute,
+		ConnState:   conns.ConnState,
+		ConnContext: conns.ConnContext,
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 
