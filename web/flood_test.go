@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/auth"
 )
 
 // Floods from many addresses, made as an attacker on this machine makes
@@ -167,4 +171,87 @@ func TestAttackIdleConnectionsFromManyAddresses(t *testing.T) {
 		t.Fatalf("the admin's request: %d %.200s", st, b)
 	}
 	t.Logf("the admin was served in %v", time.Since(start))
+}
+
+// A viewer signs in 1,100 times in a loop. The change trail still shows
+// the admin's change and no sign-in; the sign-ins are one summary record
+// in the sign-in trail; the viewer's token keeps at most its cap of
+// sessions (the oldest ended), and the admin's session lives on.
+func TestAttackSignInLoop(t *testing.T) {
+	e := newEnv(t, withTokens)
+	rl := e.prefix + "rl"
+	e.makeBucket(rl, 100, "10")
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10}`, adminTok, 200)
+	if st, _, _ := e.signIn(adminTok, "/", nil); st != http.StatusSeeOther {
+		t.Fatalf("the admin's sign-in: %d", st)
+	}
+	admin := e.http.Jar
+	e.http.Jar = nil
+	var first, last string
+	for i := range 1100 {
+		body, hdr := form("token", viewerTok, "next", "/")
+		st, h, _ := e.do("POST", "/login", body, hdr)
+		if st != http.StatusSeeOther {
+			t.Fatalf("viewer sign-in %d: %d", i, st)
+		}
+		ck := (&http.Response{Header: h}).Cookies()
+		if len(ck) != 1 {
+			t.Fatalf("viewer sign-in %d: cookies %v", i, ck)
+		}
+		if i == 0 {
+			first = ck[0].Value
+		}
+		last = ck[0].Value
+	}
+	e.srv.writeAuditSummaries(t.Context())
+
+	e.http.Jar = admin
+	var changes int
+	for _, r := range e.auditRecords(nil) {
+		if r.Action == "sign-in" {
+			t.Fatalf("a sign-in in the change trail: %+v", r)
+		}
+		if r.Target == rl && r.Outcome == inspect.OutcomeOK {
+			changes++
+		}
+	}
+	if changes != 1 {
+		t.Fatalf("the admin's change: %d records in the change trail, want 1", changes)
+	}
+	var signIns auditList
+	st, _, b := e.do("GET", "/api/audit?trail=sign-ins", nil, nil)
+	if err := json.Unmarshal(b, &signIns); st != 200 || err != nil {
+		t.Fatalf("the sign-in trail: %d %v %.300s", st, err, b)
+	}
+	var viewer []inspect.AuditRecord
+	for _, r := range signIns.Records {
+		if r.Role == "viewer" {
+			viewer = append(viewer, r)
+		}
+	}
+	if len(viewer) != 1 || !strings.HasPrefix(viewer[0].Detail, "1100 sign-ins as viewer from 127.0.0.1") {
+		t.Fatalf("the viewer's sign-ins in the sign-in trail: %+v", viewer)
+	}
+
+	keys := auth.NewKeys(e.srv.cfg.AuthNamespace)
+	var sessions int
+	it := e.rdb.Scan(t.Context(), 0, keys.Session("*"), 1000).Iterator()
+	for it.Next(t.Context()) {
+		sessions++
+	}
+	if sessions > auth.DefaultMaxSessionsPerRole+1 {
+		t.Fatalf("%d sessions in Redis after 1,100 sign-ins, want at most %d", sessions, auth.DefaultMaxSessionsPerRole+1)
+	}
+	cookie := func(v string) map[string]string { return map[string]string{"Cookie": auth.SessionCookie + "=" + v} }
+	e.http.Jar = nil
+	if st, _, _ := e.do("GET", "/api/locks", nil, cookie(first)); st != http.StatusUnauthorized {
+		t.Fatalf("the viewer's first session, 1,099 sign-ins later: %d, want 401", st)
+	}
+	if st, _, _ := e.do("GET", "/api/locks", nil, cookie(last)); st != http.StatusOK {
+		t.Fatalf("the viewer's last session: %d", st)
+	}
+	e.http.Jar = admin
+	if st, _, _ := e.do("GET", "/api/locks", nil, nil); st != http.StatusOK {
+		t.Fatalf("the admin's session after the viewer's sign-ins: %d", st)
+	}
 }

@@ -66,6 +66,16 @@ func (c *Config) maxWSPerSource() int {
 	return c.MaxWSPerSource
 }
 
+// signInAuditKey is the trail of sign-in summaries beside AuditKey (same
+// hash tag): sign-ins are not changes, and a loop of them must not crowd
+// the change trail.
+func (c *Config) signInAuditKey() string {
+	if c.AuditKey == "" {
+		return inspect.AuditKey + ":sign-ins"
+	}
+	return c.AuditKey + ":sign-ins"
+}
+
 // refusedAuditKey is the trail of refused requests beside AuditKey (same
 // hash tag, so a test's or a deployment's trails stay together).
 func (c *Config) refusedAuditKey() string {
@@ -159,8 +169,13 @@ func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, erro
 			return l.Trail().Recent(c.Request().Context(), n)
 		}
 		return nil, nil
+	case "sign-ins":
+		if s.insp != nil {
+			return s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen).Recent(c.Request().Context(), n)
+		}
+		return nil, nil
 	}
-	return nil, badRequest("trail", `trail must be "changes" or "refused"`)
+	return nil, badRequest("trail", `trail must be "changes", "refused" or "sign-ins"`)
 }
 
 // auditSummaries writes, every auditSummaryEvery, what was held back from
@@ -186,6 +201,14 @@ func (s *Server) writeAuditSummaries(ctx context.Context) {
 	if err := log.Flush(ctx); err != nil {
 		s.log.Warn("refused-request summary failed", "err", err)
 	}
+	signIns := s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen)
+	for _, si := range s.auth.SignIns().Drain() {
+		rec := inspect.AuditRecord{Role: si.Role, Fingerprint: si.Fingerprint, Remote: si.Source, Action: admin.ActionSignIn,
+			Target: "session", After: si.Role, Outcome: inspect.OutcomeOK, Detail: signInDetail(si)}
+		if _, err := signIns.Append(ctx, rec); err != nil {
+			s.log.Warn("sign-in summary failed", "err", err)
+		}
+	}
 	for _, f := range s.auth.Failures().Drain() {
 		rec := inspect.AuditRecord{Remote: f.Source, Action: "auth-failures", Outcome: inspect.OutcomeDenied,
 			Detail: summaryDetail(f)}
@@ -193,6 +216,11 @@ func (s *Server) writeAuditSummaries(ctx context.Context) {
 			s.log.Warn("sign-in failure summary failed", "err", err)
 		}
 	}
+}
+
+func signInDetail(si auth.SignInSummary) string {
+	return strconv.Itoa(si.Count) + " sign-ins as " + si.Role + " from " + si.Source +
+		" between " + si.First.UTC().Format(time.RFC3339) + " and " + si.Last.UTC().Format(time.RFC3339)
 }
 
 func summaryDetail(f auth.FailureSummary) string {
