@@ -50,7 +50,9 @@ func (e *errTally) kinds() string {
 	for k, n := range e.byKind {
 		parts = append(parts, fmt.Sprintf("%s %d", k, n))
 	}
-	sort.Slice(parts, func(i, j int) bool { return e.byKind[parts[i][:strings.LastIndex(parts[i], " ")]] > e.byKind[parts[j][:strings.LastIndex(parts[j], " ")]] })
+	sort.Slice(parts, func(i, j int) bool {
+		return e.byKind[parts[i][:strings.LastIndex(parts[i], " ")]] > e.byKind[parts[j][:strings.LastIndex(parts[j], " ")]]
+	})
 	return strings.Join(parts, ", ")
 }
 
