@@ -147,8 +147,10 @@ func (s *Sessions) idOf(cookie string) (string, bool) {
 	if !ok || id == "" {
 		return "", false
 	}
-	sig, err := b64.DecodeString(sig64)
-	if err != nil || !hmac.Equal(sig, s.sign(id)) {
+	// The encoded forms are compared: base64 decoding skips CR and LF and
+	// accepts stray trailing bits, so decoding first would let cookies
+	// other than the issued one through.
+	if !hmac.Equal([]byte(sig64), []byte(b64.EncodeToString(s.sign(id)))) {
 		return "", false
 	}
 	return id, true
