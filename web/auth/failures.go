@@ -317,11 +317,16 @@ func (f *Failures) Recent(now time.Time) int {
 func (f *Failures) Drain() []FailureSummary {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]FailureSummary, 0, len(f.summary))
-	for _, s := range f.summary {
-		out = append(out, *s)
+	return drain(f.summary)
+}
+
+// drain empties m and returns copies of what it held.
+func drain[K comparable, V any](m map[K]*V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
 	}
-	clear(f.summary)
+	clear(m)
 	return out
 }
 

@@ -50,10 +50,5 @@ func (s *SignIns) note(id Identity, source string, now time.Time) {
 func (s *SignIns) Drain() []SignInSummary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]SignInSummary, 0, len(s.m))
-	for _, sum := range s.m {
-		out = append(out, *sum)
-	}
-	clear(s.m)
-	return out
+	return drain(s.m)
 }

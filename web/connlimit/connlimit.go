@@ -306,6 +306,8 @@ func (l *Limiter) ConnState(nc net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew, http.StateIdle:
 		l.armIdle(c)
+		// An Accept waiting at the cap may close this one now.
+		l.freed.Signal()
 	case http.StateActive, http.StateHijacked:
 		if c.timer != nil {
 			c.timer.Stop()

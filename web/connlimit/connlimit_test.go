@@ -83,6 +83,7 @@ func TestShareOfOneSource(t *testing.T) {
 			t.Fatalf("connection %d: %v", i, err)
 		}
 		conns = append(conns, c)
+		allIdle(t, l)
 	}
 	if n := l.Counts().Open; n > 4 {
 		t.Fatalf("one source holds %d connections, share 4", n)
@@ -115,12 +116,7 @@ func TestShareRefusesWhenNothingIdle(t *testing.T) {
 			<-release
 		}
 	})
-	for range 2 {
-		c, _ := net.Dial("tcp", addr)
-		t.Cleanup(func() { c.Close() })
-		io.WriteString(c, "GET /busy HTTP/1.1\r\nHost: x\r\n\r\n")
-	}
-	waitFor(t, "two busy connections", func() bool { return l.Counts().Open == 2 && busy(l) == 2 })
+	busyConns(t, l, addr, 2)
 	if _, err := open(t, "127.0.0.1", addr, false); err == nil {
 		t.Fatal("a third connection of a source at its share, nothing idle: answered")
 	}
@@ -137,8 +133,11 @@ func TestCapClosesUnauthenticatedIdleFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	allIdle(t, l)
 	anon1, _ := open(t, "127.0.0.8", addr, false)
+	allIdle(t, l)
 	anon2, _ := open(t, "127.0.0.9", addr, false)
+	allIdle(t, l)
 	if _, err := open(t, "127.0.0.10", addr, false); err != nil {
 		t.Fatalf("a new source at the cap: %v", err)
 	}
@@ -148,6 +147,7 @@ func TestCapClosesUnauthenticatedIdleFirst(t *testing.T) {
 	if closed(authed, 50*time.Millisecond) || closed(anon2, 50*time.Millisecond) {
 		t.Fatal("closed another connection than the longest-idle unauthenticated one")
 	}
+	allIdle(t, l)
 	if _, err := open(t, "127.0.0.11", addr, false); err != nil {
 		t.Fatalf("a new source at the cap: %v", err)
 	}
@@ -160,20 +160,16 @@ func TestCapClosesUnauthenticatedIdleFirst(t *testing.T) {
 }
 
 // At the cap with every connection busy, a new one waits for a slot (as
-// netutil.LimitListener does) and is served once one frees.
+// netutil.LimitListener does) and is served once one frees: when a busy
+// connection goes idle (kept alive), the waiting one closes it at once.
 func TestCapWaitsWhenAllBusy(t *testing.T) {
 	release := make(chan struct{})
-	l, addr := server(t, &Options{Max: 2, PerSource: 3}, func(w http.ResponseWriter, r *http.Request) {
+	l, addr := server(t, &Options{Max: 2, PerSource: 3, PreAuthIdle: time.Minute}, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/busy" {
 			<-release
 		}
 	})
-	for range 2 {
-		c, _ := net.Dial("tcp", addr)
-		t.Cleanup(func() { c.Close() })
-		io.WriteString(c, "GET /busy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	}
-	waitFor(t, "two busy connections", func() bool { return busy(l) == 2 })
+	busyConns(t, l, addr, 2)
 	done := make(chan error, 1)
 	go func() { _, err := open(t, "127.0.0.12", addr, false); done <- err }()
 	select {
@@ -213,6 +209,41 @@ func TestPreAuthIdle(t *testing.T) {
 	if c := l.Counts(); c.IdleShut != 2 || c.Open != 1 {
 		t.Fatalf("counts %+v", c)
 	}
+}
+
+// busyConns opens n connections from 127.0.0.1 whose requests (GET /busy)
+// the handler holds, and waits until the server is serving all of them.
+func busyConns(t *testing.T, l *Limiter, addr string, n int) {
+	t.Helper()
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, "GET /busy HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "busy connections", func() bool { return busy(l) == n })
+}
+
+// allIdle waits until the server has finished with every open
+// connection's request: a reply reaches the client a moment before the
+// server marks its connection idle, and which connection is the
+// longest idle depends on that.
+func allIdle(t *testing.T, l *Limiter) {
+	t.Helper()
+	waitFor(t, "every connection idle", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for c := range l.open {
+			if c.state != http.StateIdle {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // busy counts connections carrying a request.
