@@ -1,6 +1,5 @@
--- auth_fail_record: count one wrong token from a source and set the wait
--- before its next check: past the free failures of the source, or of all
--- sources together, each further one doubles that source's wait.
+-- auth_fail_record: count one wrong token; past the free failures of the
+-- source, or of all sources together, each one doubles the source's wait.
 --
 -- KEYS[1] -> the source's failures (HASH: n, until in Redis ms)
 -- KEYS[2] -> every source's failures (HASH: n)

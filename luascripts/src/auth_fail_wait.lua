@@ -2,6 +2,7 @@
 -- only its own wait counts, so other sources' failures never keep it out.
 --
 -- KEYS[1] -> the source's failures (HASH: n, until in Redis ms)
+-- ARGV: none
 --
 -- Returns the wait in ms; 0 when a token may be checked now.
 local source = KEYS[1]
