@@ -195,11 +195,7 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 	edit.KeepState = false
 	page.ResetText = l.DescribeEdit(edit)
 	if l.PerClient {
-		clients, err := s.insp.RedissonClients(c.Request().Context(), l.Name)
-		if err != nil {
-			return page, err
-		}
-		for _, cl := range clients {
+		for _, cl := range s.limiterClients(l.Name) {
 			page.Clients = append(page.Clients, views.ClientRow{ClientID: cl.ClientID, Available: cl.Available,
 				Used: cl.Used, ResetInMS: cl.ResetInMS})
 		}
@@ -240,12 +236,7 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 	}
 	out := toLimiterJSON(*l, w)
 	if l.Kind == inspect.KindRedissonLimiter && l.PerClient {
-		if out.Clients, err = s.insp.RedissonClients(c.Request().Context(), name); err != nil {
-			return err
-		}
-		if out.Clients == nil {
-			out.Clients = []inspect.ClientWindow{}
-		}
+		out.Clients = s.limiterClients(name)
 	}
 	return c.JSON(http.StatusOK, out)
 }

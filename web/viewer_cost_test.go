@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -142,5 +144,65 @@ func TestViewerByNameNeverReadsALargeHash(t *testing.T) {
 	e.getJSON("/api/locks/"+esc(lock), http.StatusOK, &l)
 	if len(l.Holders) != 1 || l.Holders[0].ID != holderID("w1") {
 		t.Fatalf("GET the lock = %+v", l)
+	}
+}
+
+// A per-client Redisson limiter's page and API list its clients from the
+// tick's reads of its family: page loads send no SCAN, however many
+// clients it has, and the list is the clients with the smallest ids.
+func TestViewerPerClientLimiterPageNeverScans(t *testing.T) {
+	const clients = 3000
+	e, cmds := costEnv(t, nil)
+	ctx := t.Context()
+	name := e.prefix + "partner"
+	e.rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 1)
+	pipe := e.rdb.Pipeline()
+	for i := range clients {
+		pipe.Set(ctx, fmt.Sprintf("{%s}:value:c-%05d", name, i), 3, time.Hour) // 7 of 10 taken
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var lim struct {
+		PerClient bool `json:"per_client"`
+		Clients   []struct {
+			ClientID  string `json:"client_id"`
+			Available int64  `json:"available"`
+			Used      int64  `json:"used"`
+		} `json:"clients"`
+	}
+	// Once a pass of its family has read every client, the list is the
+	// smallest ids.
+	eventually(t, 60*time.Second, "a whole pass over the limiter's clients", func() bool {
+		var fam familyJSON
+		st, _, b := e.do("GET", "/api/families/"+esc(name), nil, nil)
+		return st == http.StatusOK && json.Unmarshal(b, &fam) == nil && fam.Passes > 0
+	})
+	e.getJSON("/api/limiters/"+esc(name), http.StatusOK, &lim)
+	if !lim.PerClient || len(lim.Clients) != inspect.MaxClientsShown {
+		t.Fatalf("the limiter lists %d clients (per client: %v), want %d", len(lim.Clients), lim.PerClient, inspect.MaxClientsShown)
+	}
+	for i, c := range lim.Clients {
+		if want := fmt.Sprintf("c-%05d", i); c.ClientID != want || c.Available != 3 || c.Used != 7 {
+			t.Errorf("client %d = %+v, want %s with 3 available and 7 used", i, c, want)
+			break
+		}
+	}
+
+	cmds.take()
+	const loads = 5
+	for range loads {
+		e.getJSON("/api/limiters/"+esc(name), http.StatusOK, &lim)
+		st, _, b := e.do("GET", "/limiters/"+esc(name), nil, nil)
+		if rows := parseHTML(t, b).Find(`[data-testid="client-row"]`).Length(); st != http.StatusOK || rows != inspect.MaxClientsShown {
+			t.Fatalf("GET /limiters/%s: status %d, %d client rows, want %d", name, st, rows, inspect.MaxClientsShown)
+		}
+	}
+	sent := cmds.take()
+	if n := count(sent, "scan", ""); n != 0 {
+		t.Errorf("%d loads of a per-client limiter's page and API sent %d SCANs, want 0", 2*loads, n)
+	}
+	if len(sent) == 0 {
+		t.Error("the loads sent no command at all: the count above cannot fail")
 	}
 }
