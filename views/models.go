@@ -449,6 +449,9 @@ type LoginPage struct {
 type AuditPage struct {
 	Layout
 	Records []AuditRow // newest first
+	// OlderURL is the page of the records older than these ("" when none
+	// are); NewestURL goes back to the newest, on an older page.
+	OlderURL, NewestURL string
 }
 
 // AuditRow is one audit record.
