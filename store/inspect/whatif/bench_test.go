@@ -55,3 +55,31 @@ func BenchmarkReplayDay(b *testing.B) {
 		})
 	}
 }
+
+// demoHour is an hour of 10 s points of the demo's demand:bucket: about
+// 650 attempts a second at a bucket of 500 permits, one every 2 ms.
+func demoHour() Series {
+	s := Series{StepMS: 10_000, Points: make([]Point, 0, 360)}
+	for i := range 360 {
+		s.Points = append(s.Points, Point{T: t0.Add(time.Duration(i) * 10 * time.Second),
+			Counts: inspect.Counts{Acquired: 5000, Rejected: 1500 + int64(i%7)*10}})
+	}
+	return s
+}
+
+// BenchmarkReplayBusyHour is one what-if of a busy hour (the demo's bucket
+// at its own rate): what a viewer's request cost the console before any
+// cache.
+func BenchmarkReplayBusyHour(b *testing.B) {
+	req := Request{Limiter: Limiter{Kind: inspect.KindTokenBucket, Current: Settings{Rate: 500, IntervalMS: 2}},
+		Proposed: Settings{Rate: 500, IntervalMS: 2}, Demand: demoHour()}
+	var res *Result
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if res, err = Replay(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(res.Attempts), "attempts/op")
+}

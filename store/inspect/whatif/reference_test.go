@@ -105,7 +105,11 @@ func TestReplayMatchesLiteralScripts(t *testing.T) {
 			}
 			demand.Points = append(demand.Points, Point{T: at, Counts: inspect.Counts{Acquired: n / 2, Rejected: n - n/2}})
 		}
-		res, err := Replay(Request{Limiter: lim, Proposed: set, Demand: demand, PointMS: step})
+		fitted, err := fitIn(lim, demand, Series{}, discrete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := fitted.Replay(set, step)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,7 +108,7 @@ func TestReplayHandComputed(t *testing.T) {
 			if !slices.Equal(got, tc.admitted) {
 				t.Fatalf("admitted per point %v, want %v (rejected %v)", got, tc.admitted, wantRejected)
 			}
-			if res.Attempts != attempts || res.Predicted != (Outcome{admitted, attempts - admitted}) {
+			if res.Attempts != attempts || res.Predicted != (Prediction{admitted, attempts - admitted, attempts - admitted, attempts - admitted}) {
 				t.Errorf("totals %d attempts, predicted %+v; want %d, {%d %d}", res.Attempts, res.Predicted, attempts, admitted, attempts-admitted)
 			}
 		})
@@ -131,13 +131,13 @@ func TestReplayPointsAndTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ResultPoint{
-		{T: minute, Attempts: 9, Actual: Outcome{8, 1}, Predicted: Outcome{9, 0}},
-		{T: at(180), Attempts: 6, Actual: Outcome{2, 4}, Predicted: Outcome{6, 0}},
+		{T: minute, Attempts: 9, Actual: Outcome{8, 1}, Predicted: Prediction{9, 0, 0, 0}},
+		{T: at(180), Attempts: 6, Actual: Outcome{2, 4}, Predicted: Prediction{6, 0, 0, 0}},
 	}
 	if !slices.Equal(res.Points, want) {
 		t.Fatalf("points %+v, want %+v", res.Points, want)
 	}
-	if res.SpanS != 190 || res.Attempts != 15 || res.Actual != (Outcome{10, 5}) || res.Predicted != (Outcome{15, 0}) || res.LowerBound {
+	if res.SpanS != 190 || res.Attempts != 15 || res.Actual != (Outcome{10, 5}) || res.Predicted != (Prediction{15, 0, 0, 0}) || res.LowerBound {
 		t.Fatalf("result %+v", res)
 	}
 	raw, err := json.Marshal(res)
@@ -168,7 +168,7 @@ func TestReplayLowerBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.LowerBound || res.Predicted != (Outcome{1, 2}) {
+	if !res.LowerBound || res.Predicted != (Prediction{1, 2, 2, 2}) {
 		t.Fatalf("result %+v, want a lower bound admitting 1 of 3", res)
 	}
 	empty, err := Replay(Request{Limiter: lim, Proposed: Settings{1, 1000}, Demand: Series{StepMS: 10_000}})
