@@ -126,7 +126,9 @@ const MaxTrustedErrorPct = 2.0
 
 // Trusted says the replay reproduced today's rejections within
 // MaxTrustedErrorPct.
-func (c Check) Trusted() bool { return c.ErrorPct >= -MaxTrustedErrorPct && c.ErrorPct <= MaxTrustedErrorPct }
+func (c Check) Trusted() bool {
+	return c.ErrorPct >= -MaxTrustedErrorPct && c.ErrorPct <= MaxTrustedErrorPct
+}
 
 // ResultPoint is one output point (a minute unless Request.PointMS says
 // otherwise): the demand in it, what happened, and what the proposed
@@ -143,15 +145,15 @@ type Result struct {
 	// SpanS is the time the series covers, first step's start to last
 	// step's end, in seconds; FineS the part of it replayed from 200 ms
 	// stats buckets rather than 10 s steps.
-	SpanS     float64       `json:"span_s"`
-	FineS     float64       `json:"fine_s"`
-	Attempts  int64         `json:"attempts"`
-	Actual    Outcome       `json:"actual"`
-	Predicted Prediction    `json:"predicted"`
+	SpanS     float64    `json:"span_s"`
+	FineS     float64    `json:"fine_s"`
+	Attempts  int64      `json:"attempts"`
+	Actual    Outcome    `json:"actual"`
+	Predicted Prediction `json:"predicted"`
 	// Check is nil when today's settings are not known (an access
 	// counter registered without its limit): nothing to check against.
-	Check     *Check        `json:"check"`
-	Points    []ResultPoint `json:"points"`
+	Check  *Check        `json:"check"`
+	Points []ResultPoint `json:"points"`
 	// LowerBound: rejections are not visible for this limiter, so the
 	// demand replayed is only what was recorded (see the package doc).
 	LowerBound bool `json:"lower_bound"`
