@@ -96,6 +96,9 @@ func toHTTPError(err error) *httpError {
 	if errors.As(err, &pe) {
 		return &httpError{Status: http.StatusBadRequest, Field: pe.Param, Message: fmt.Sprintf("%s must be %s", pe.Param, pe.Want), Err: err}
 	}
+	if errors.Is(err, whatif.ErrBusy) {
+		return &httpError{Status: http.StatusServiceUnavailable, Message: whatif.ErrBusy.Error(), Err: err}
+	}
 	if errors.Is(err, whatif.ErrUnsupported) {
 		return &httpError{Status: http.StatusUnprocessableEntity,
 			Message: "this limiter cannot be replayed: a per-client limiter's demand is not recorded per client", Err: err}

@@ -129,23 +129,41 @@ func (s *Server) handleAPILockHistory(c echo.Context) error {
 }
 
 // whatIf replays l's last hour of recorded demand at the proposed rate and
-// interval (admin.CheckEdit's, checked again by the limiter's kind); the
-// hour is the chart's, read once per flush.
+// interval (admin.CheckEdit's, checked again by the limiter's kind): the
+// hour's 10 s steps (the chart's, read once per flush), the last minutes
+// in the 200 ms buckets the live ring still holds. s.whatIfs fits the
+// demand once per flush and replays each proposal once, a few at a time.
 func (s *Server) whatIf(ctx context.Context, l *inspect.LimiterInfo, edit admin.LimiterEdit) (*whatif.Result, error) {
-	lh, _, err := s.cachedLimiter(ctx, l.Name, history.SpanHour)
+	lh, through, err := s.cachedLimiter(ctx, l.Name, history.SpanHour)
 	if err != nil {
 		return nil, err
 	}
-	demand := whatif.Series{StepMS: lh.StepS * 1000, Points: make([]whatif.Point, 0, len(lh.Points))}
-	for _, p := range lh.Points {
-		if p.Acquired+p.Rejected+p.Errors == 0 {
-			continue
-		}
-		demand.Points = append(demand.Points, whatif.Point{T: time.Unix(p.T, 0).UTC(),
-			Counts: inspect.Counts{Acquired: p.Acquired, Rejected: p.Rejected, Errors: p.Errors}})
+	key := whatif.Key{Name: l.Name, Through: through, Limiter: whatif.FromInfo(l)}
+	if through <= 0 {
+		// Nothing flushed yet: the buckets are all the demand, and the
+		// answer holds until the next of them.
+		first, counts := s.live.History().Buckets(l.Name)
+		key.Through = -(first + int64(len(counts)))
 	}
-	return whatif.Replay(whatif.Request{Limiter: whatif.FromInfo(l),
-		Proposed: whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS}, Demand: demand})
+	return s.whatIfs.Replay(ctx, key, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS},
+		func(context.Context) (demand, fine whatif.Series, err error) {
+			// A history step counts the buckets complete at its last
+			// tick, one behind (web/history.go's limiterSamples); the
+			// newest step ends at the flush.
+			demand = whatif.Series{StepMS: lh.StepS * 1000, Points: make([]whatif.Point, 0, len(lh.Points)),
+				LagMS: inspect.BucketMS, EdgeMS: inspect.BucketMS}
+			if through > 0 {
+				demand.EndMS = through
+			}
+			for _, p := range lh.Points {
+				if p.Acquired+p.Rejected+p.Errors == 0 {
+					continue
+				}
+				demand.Points = append(demand.Points, whatif.Point{T: time.Unix(p.T, 0).UTC(),
+					Counts: inspect.Counts{Acquired: p.Acquired, Rejected: p.Rejected, Errors: p.Errors}})
+			}
+			return demand, whatif.BucketSeries(s.live.History().Buckets(l.Name)), nil
+		})
 }
 
 // handleAPIWhatIf is POST /api/limiters/{name}/what-if: it changes

@@ -168,13 +168,17 @@ func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditF
 		form.Errors = map[string]string{verr.Field: verr.Message}
 		return form, nil, http.StatusBadRequest
 	}
-	wi := &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, SpanS: res.SpanS, Attempts: res.Attempts,
+	wi := &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, SpanS: res.SpanS, FineS: res.FineS, Attempts: res.Attempts,
 		ActualAdmitted: res.Actual.Admitted, ActualRejected: res.Actual.Rejected,
-		PredictedAdmitted: res.Predicted.Admitted, PredictedRejected: res.Predicted.Rejected, LowerBound: res.LowerBound}
+		PredictedAdmitted: res.Predicted.Admitted, PredictedRejected: res.Predicted.Rejected,
+		PredictedLow: res.Predicted.Low, PredictedHigh: res.Predicted.High, LowerBound: res.LowerBound}
+	if c := res.Check; c != nil {
+		wi.Check = &views.WhatIfCheck{Recorded: c.Recorded, Replayed: c.Replayed, ErrorPct: c.ErrorPct, Trusted: c.Trusted()}
+	}
 	for _, p := range res.Points {
 		wi.Points = append(wi.Points, views.WhatIfPoint{T: p.T, Attempts: p.Attempts,
 			ActualAdmitted: p.Actual.Admitted, ActualRejected: p.Actual.Rejected,
-			Admitted: p.Predicted.Admitted, Rejected: p.Predicted.Rejected})
+			Admitted: p.Predicted.Admitted, Rejected: p.Predicted.Rejected, Low: p.Predicted.Low, High: p.Predicted.High})
 	}
 	return form, wi, http.StatusOK
 }

@@ -40,6 +40,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/whatif"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/auth"
@@ -187,6 +188,9 @@ type Server struct {
 	histObs *live.Detached
 	// hcache serves the history's reads to requests, once per flush.
 	hcache histCache
+	// whatIfs answers the what-ifs: once per flush and proposal, a few
+	// at a time.
+	whatIfs whatif.Runner
 
 	alerts  *alert.Engine
 	webhook *alert.Webhook // nil without Config.Alerts.Webhook

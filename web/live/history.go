@@ -58,6 +58,8 @@ type History struct {
 	mu     sync.RWMutex
 	size   int
 	byName map[string]*ring
+	// buckets are each limiter's complete stats buckets (buckets.go).
+	buckets map[string]*bucketRing
 }
 
 func newHistory(size int) *History {
@@ -81,6 +83,7 @@ func (h *History) PushTick(at int64, lims []inspect.LimiterInfo, stats map[strin
 		}
 		st := stats[l.Name]
 		r.push(Point{At: at, Window: st.Window, Newest: st.Newest})
+		h.pushBuckets(l, st)
 	}
 }
 
@@ -91,6 +94,7 @@ func (h *History) retain(names map[string]bool) {
 	for name := range h.byName {
 		if !names[name] {
 			delete(h.byName, name)
+			delete(h.buckets, name)
 		}
 	}
 }

@@ -57,34 +57,48 @@ func (s Series) bounds() (from, end int64, ok bool) {
 	return from - s.LagMS, end - s.LagMS, true
 }
 
-// splice is d's steps with fine's in place of those fine covers: from the
-// first step of d that starts in fine's span to the end of fine (and no
-// further than d's end, so the answer stays the one of d's last flush).
+// splice is d's steps with fine's in place of what fine covers, to the
+// end of fine and no further than d's end (so the answer stays the one of
+// d's last flush). The step of d that fine begins in keeps what fine does
+// not hold of it, over the time before fine, when its counts allow (they
+// are the same buckets, counted a tick later); else fine begins after it.
 func splice(d, fine Series) []step {
 	coarse := d.steps(false)
-	fFrom, fEnd, ok := fine.bounds()
+	cut, fEnd, ok := fine.bounds()
 	if !ok {
 		return coarse
 	}
 	if _, dEnd, dOK := d.bounds(); dOK {
 		fEnd = min(fEnd, dEnd)
 	}
-	// The first boundary of d's steps at or after fFrom.
-	phase := int64(0)
-	if len(d.Points) > 0 {
-		phase = d.Points[0].T.UnixMilli() - d.LagMS
-	}
-	cut := phase + ceilDiv(fFrom-phase, d.StepMS)*d.StepMS
 	if cut >= fEnd {
 		return coarse
 	}
-	out := make([]step, 0, len(coarse)+len(fine.Points))
+	fineSteps := fine.steps(true)
+	out := make([]step, 0, len(coarse)+len(fineSteps))
 	for _, s := range coarse {
-		if s.start < cut {
+		switch end := s.start + s.width; {
+		case end <= cut:
 			out = append(out, s)
+		case s.start < cut:
+			rest := s
+			rest.width = cut - s.start
+			for _, f := range fineSteps {
+				if f.start >= cut && f.start < end {
+					rest.n -= f.n
+					rest.acquired -= f.acquired
+				}
+			}
+			switch {
+			case rest.acquired < 0 || rest.n < rest.acquired:
+				out = append(out, s)
+				cut = end
+			case rest.n > 0:
+				out = append(out, rest)
+			}
 		}
 	}
-	for _, s := range fine.steps(true) {
+	for _, s := range fineSteps {
 		if s.start >= cut && s.start < fEnd {
 			s.width = min(s.width, fEnd-s.start)
 			out = append(out, s)

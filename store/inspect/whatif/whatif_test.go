@@ -275,3 +275,46 @@ func TestFoldBuckets(t *testing.T) {
 		t.Fatalf("a 300 ms step: %v, want ErrSeries", err)
 	}
 }
+
+// TestSplice: finer demand replaces the steps it covers; the step it
+// begins in keeps what the buckets do not hold of it, unless its counts
+// say the two disagree; nothing past the coarse series' end is replayed.
+func TestSplice(t *testing.T) {
+	at := func(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	coarse := Series{StepMS: 10_000, LagMS: 200, EndMS: t0.UnixMilli() + 25_000, Points: []Point{
+		{T: at(0), Counts: inspect.Counts{Acquired: 100, Rejected: 10}},
+		{T: at(10_000), Counts: inspect.Counts{Acquired: 50, Rejected: 40}},
+		{T: at(20_000), Counts: inspect.Counts{Acquired: 5}},
+	}}
+	// Buckets from 14.8 s (true time) to 30 s: 1 acquired, 1 rejected each.
+	var counts []inspect.Counts
+	for range (30_000 - 14_800) / inspect.BucketMS {
+		counts = append(counts, inspect.Counts{Acquired: 1, Rejected: 1})
+	}
+	fine := BucketSeries((t0.UnixMilli()+14_800)/inspect.BucketMS, counts)
+	type got struct{ start, width, n, acquired int64 }
+	var steps []got
+	for _, s := range splice(coarse, fine) {
+		steps = append(steps, got{s.start - t0.UnixMilli(), s.width, s.n, s.acquired})
+	}
+	// The second step [9.8 s, 19.8 s) keeps 90 - 2*25 attempts over its
+	// first 5 s; buckets to 24.8 s, where the coarse series ends.
+	want := []got{{-200, 10_000, 110, 100}, {9_800, 5_000, 40, 25}}
+	for ms := int64(14_800); ms < 24_800; ms += inspect.BucketMS {
+		want = append(want, got{ms, inspect.BucketMS, 2, 1})
+	}
+	if !slices.Equal(steps, want) {
+		t.Fatalf("steps %v\nwant %v", steps, want)
+	}
+	// Buckets holding more than the step they begin in: from its end.
+	for i := range counts {
+		counts[i] = inspect.Counts{Acquired: 5, Rejected: 5}
+	}
+	steps = steps[:0]
+	for _, s := range splice(coarse, BucketSeries((t0.UnixMilli()+14_800)/inspect.BucketMS, counts)) {
+		steps = append(steps, got{s.start - t0.UnixMilli(), s.width, s.n, s.acquired})
+	}
+	if len(steps) != 2+25 || steps[1] != (got{9_800, 10_000, 90, 50}) || steps[2].start != 19_800 {
+		t.Fatalf("steps %v, want the second whole and buckets from 19.8 s", steps)
+	}
+}
