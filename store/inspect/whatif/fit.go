@@ -3,7 +3,10 @@ package whatif
 import (
 	"errors"
 	"math"
+	"slices"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // step is one step of demand on the replay's clock.
@@ -11,7 +14,7 @@ type step struct {
 	start, width int64 // what happened in [start, start+width), Unix ms
 	t            int64 // where it counts in the output points (its T)
 	n, acquired  int64 // attempts, of which admitted
-	fine         bool  // a stats bucket, not a history step
+	fine         bool  // a stats bucket (or finer), not a history step
 	// tol is how far the replay at today's settings may be off acquired
 	// and still fit: half a rounding, and half what moving an edge by
 	// Series.EdgeMS moves of the step's smaller outcome (so that the
@@ -20,7 +23,8 @@ type step struct {
 }
 
 // steps turns s into steps on the replay's clock.
-func (s Series) steps(fine bool) []step {
+func (s Series) steps() []step {
+	fine := s.StepMS <= inspect.BucketMS
 	out := make([]step, 0, len(s.Points))
 	for i, p := range s.Points {
 		t := p.T.UnixMilli()
@@ -63,7 +67,7 @@ func (s Series) bounds() (from, end int64, ok bool) {
 // not hold of it, over the time before fine, when its counts allow (they
 // are the same buckets, counted a tick later); else fine begins after it.
 func splice(d, fine Series) []step {
-	coarse := d.steps(false)
+	coarse := d.steps()
 	cut, fEnd, ok := fine.bounds()
 	if !ok {
 		return coarse
@@ -74,7 +78,7 @@ func splice(d, fine Series) []step {
 	if cut >= fEnd {
 		return coarse
 	}
-	fineSteps := fine.steps(true)
+	fineSteps := fine.steps()
 	out := make([]step, 0, len(coarse)+len(fineSteps))
 	for _, s := range coarse {
 		switch end := s.start + s.width; {
@@ -120,35 +124,67 @@ func ceilDiv(a, b int64) int64 {
 	return q
 }
 
-// The arrival models (see the package doc): a step's attempts bunched
-// into the last or the first fraction of it, the loosest bunching that
-// fits what today's settings did or the tightest; and the model that
-// gives the answer, which picks per step the end or the start by what lets
-// the next step fit.
-const (
-	looseEnd = iota
-	looseStart
-	tightEnd
-	tightStart
-	chosen
-	models
-)
+// arrivalModel is how a step's attempts came, within it (see the package
+// doc): a base share of the step's mean rate all along, the rest bunched
+// into a fraction of the step at its end (side 1) or at its start (-1);
+// the fraction is the loosest that fits what today's settings did, or the
+// tightest.
+type arrivalModel struct {
+	base  float64
+	side  float64
+	tight bool
+}
 
-// A bunching is a step's arrivals: its attempts came in the fraction |b|
-// of it, at its end when b > 0, at its start when b < 0; 1 is evenly
-// spread.
+// arrivalModels are the models replayed; the last spreads every step's
+// attempts evenly, unfitted. Those whose replay at today's settings comes
+// within MaxTrustedErrorPct of what happened make the answer (their mean;
+// when none does, all of them); those within the error that the time of
+// attempts within a stats bucket makes (fineErr), if more, join them in
+// the band (their spread).
+var arrivalModels = [...]arrivalModel{
+	{side: 1}, {side: -1},
+	{side: 1, tight: true}, {side: -1, tight: true},
+	{base: 0.25, side: 1}, {base: 0.25, side: -1},
+	{base: 0.5, side: 1}, {base: 0.5, side: -1},
+	{base: 0.75, side: 1}, {base: 0.75, side: -1},
+	{},
+}
+
+const models = len(arrivalModels)
+
+// A bunching is the fraction |b| of a step its bunched attempts came in,
+// at its end when b > 0, at its start when b < 0; 1 is evenly spread.
 type bunching = float64
 
-// shape is the arrivals of s under b, in whole milliseconds (at least one).
-func (s step) shape(b bunching) arrivals {
-	if b >= 1 || b <= -1 {
-		return arrivals{start: s.start, width: s.width, n: s.n}
+// admit feeds s's attempts to m as they came under base and b: the base's
+// share evenly over the time outside the bunch, the rest evenly over the
+// bunch (whole milliseconds, at least one), in time order.
+func (s step) admit(m model, base float64, b bunching) float64 {
+	if s.n == 0 {
+		return 0
 	}
 	w := min(s.width, max(1, int64(math.Round(math.Abs(b)*float64(s.width)))))
-	if b > 0 {
-		return arrivals{start: s.start + s.width - w, width: w, n: s.n}
+	if w == s.width {
+		return m.admit(arrivals{start: s.start, width: s.width, n: s.n})
 	}
-	return arrivals{start: s.start, width: w, n: s.n}
+	calm := arrivals{width: s.width - w, n: int64(math.Round(base * float64(s.n) * float64(s.width-w) / float64(s.width)))}
+	bunch := arrivals{width: w, n: s.n - calm.n}
+	if b > 0 {
+		calm.start, bunch.start = s.start, s.start+s.width-w
+	} else {
+		bunch.start, calm.start = s.start, s.start+w
+	}
+	parts := [2]arrivals{calm, bunch}
+	if b < 0 {
+		parts = [2]arrivals{bunch, calm}
+	}
+	var got float64
+	for _, a := range parts {
+		if a.n > 0 {
+			got += m.admit(a)
+		}
+	}
+	return got
 }
 
 // fractions are the bunchings the fit tries, evenly spread first; the
@@ -157,23 +193,25 @@ var fractions = []float64{1, .95, .9, .85, .8, .7, .6, .5, .4, .3, .2, .15, .1, 
 
 const halvings = 10
 
-// fitted is one step's bunching, the state it leaves and how far from
-// what was recorded it admits.
+// fitted is one step's bunching, the state it leaves, and the replay's
+// error so far: the attempts it admitted up to this step's end less those
+// recorded.
 type fitted struct {
 	b    bunching
 	next model
 	err  float64
 }
 
-// fitStep fits s's attempts, from state m, at the end (sign 1) or the
-// start (-1): the largest fraction that makes m (today's settings) admit
-// what was recorded within the step's tolerance, or with tight the
-// smallest of those next to it on the grid; else the one that comes
-// closest.
-func fitStep(m model, s step, sign float64, tight bool) fitted {
+// fitStep fits s's attempts, from state m with the error err so far, at
+// the end (sign 1) or the start (-1): the largest fraction that leaves
+// the error within the step's tolerance, or with tight the smallest of
+// those next to it on the grid; else the one that comes closest. The
+// error so far counts, so a step makes up for what the steps before
+// could not fit.
+func fitStep(m model, s step, base, sign float64, tight bool, err float64) fitted {
 	try := func(f float64) fitted {
 		c := m.copy()
-		return fitted{b: sign * f, next: c, err: c.admit(s.shape(sign*f)) - float64(s.acquired)}
+		return fitted{b: sign * f, next: c, err: err + s.admit(c, base, sign*f) - float64(s.acquired)}
 	}
 	fits := func(r fitted) bool { return math.Abs(r.err) <= s.tol }
 	even := try(1)
@@ -226,57 +264,92 @@ func fitStep(m model, s step, sign float64, tight bool) fitted {
 	return tries[best]
 }
 
-// fit returns each step's bunching under one arrival model, each fitted
-// from the state the steps before left.
-func fit(m model, steps []step, which int) []bunching {
+// fit returns each step's bunching under arrival model am, each fitted
+// from the state and error the steps before left.
+//
+// A step's fit sees only what the steps before did, while when an
+// attempt came can show only later: the attempt that opened a window
+// decides which later step the next window opens in. So a step that
+// cannot be fitted goes back over the steps within the limiter's memory
+// (at most maxBack of them) and tries each one's attempts pushed to its very start or
+// end, fitting the steps after it again, until one lets this step fit
+// and fits those as well as before.
+func fit(m model, steps []step, am arrivalModel, memory int64) []bunching {
 	bs := make([]bunching, len(steps))
 	if len(steps) == 0 {
 		return bs
 	}
 	m.begin(steps[0].start)
+	// before[i] is the state and error before step i.
+	before := make([]fitted, len(steps)+1)
+	before[0] = fitted{next: m}
 	for i, s := range steps {
-		if which == chosen {
-			r := choose(m, steps[i:])
-			bs[i], m = r.b, r.next
-			continue
+		r := fitStep(before[i].next, s, am.base, am.side, am.tight, before[i].err)
+		if math.Abs(r.err) > s.tol {
+			r = refit(steps, am, before, bs, i, r, memory)
 		}
-		sign := 1.0
-		if which == looseStart || which == tightStart {
-			sign = -1
+		bs[i], before[i+1] = r.b, r
+		if i >= maxBack {
+			before[i-maxBack] = fitted{} // no longer gone back to
 		}
-		r := fitStep(m, s, sign, which >= tightEnd)
-		bs[i], m = r.b, r.next
 	}
 	return bs
 }
 
-// choose fits steps[0] for the chosen model: the loose fit at its end
-// unless the next step then fits worse than after another of the fits
-// (at the start, or tight), as when the attempts of a step stopped before
-// its end and the limiter had recovered when the next began.
-func choose(m model, steps []step) fitted {
-	s := steps[0]
-	def := fitStep(m, s, 1, false)
-	if len(steps) == 1 || steps[1].n == 0 || steps[1].start > s.start+s.width {
-		return def
-	}
-	nextErr := func(r fitted) float64 {
-		return min(math.Abs(fitStep(r.next, steps[1], 1, false).err), math.Abs(fitStep(r.next, steps[1], -1, false).err))
-	}
-	best, bestErr := def, nextErr(def)
-	if bestErr <= steps[1].tol {
-		return def
-	}
-	for _, r := range []fitted{fitStep(m, s, -1, false), fitStep(m, s, -1, true), fitStep(m, s, 1, true)} {
-		if math.Abs(r.err) > max(s.tol, math.Abs(def.err)) {
-			continue // fits this step worse
+// refit goes back from step i, which r fitted outside its tolerance (see
+// fit): it returns step i's fit, and has rewritten bs and before for the
+// steps it went back over, or returns r and changes nothing.
+func refit(steps []step, am arrivalModel, before []fitted, bs []bunching, i int, r fitted, memory int64) fitted {
+	miss := func(r fitted, k int) float64 { return max(0, math.Abs(r.err)-steps[k].tol) }
+	for j := i - 1; j >= max(0, i-maxBack) && steps[j].start+steps[j].width+memory > steps[i].start; j-- {
+		if steps[j].n == 0 {
+			continue
 		}
-		if e := nextErr(r); e < bestErr {
-			best, bestErr = r, e
+		for _, b := range [2]bunching{edge, -edge} {
+			if b == bs[j] {
+				continue
+			}
+			trial := make([]fitted, 0, i-j+1)
+			c := before[j].next.copy()
+			t := fitted{b: b, next: c, err: before[j].err + steps[j].admit(c, am.base, b) - float64(steps[j].acquired)}
+			ok := miss(t, j) <= miss(before[j+1], j)
+			for k := j + 1; ok && k <= i; k++ {
+				trial = append(trial, t)
+				t = fitStep(t.next, steps[k], am.base, am.side, am.tight, t.err)
+				ok = k == i || miss(t, k) <= miss(before[k+1], k)
+			}
+			if !ok || miss(t, i) >= miss(r, i) {
+				continue
+			}
+			for k, f := range trial {
+				bs[j+k], before[j+k+1] = f.b, f
+			}
+			if miss(t, i) == 0 {
+				return t
+			}
+			r = t
 		}
 	}
-	return best
+	return r
 }
+
+// edge is the bunching that pushes a step's attempts to its very start or
+// end.
+const edge = 0.05
+
+// memory is how far back (ms) a limiter's state at s's settings can still
+// depend on the attempts: a window's length, or the time a bucket takes
+// to fill.
+func memory(lim Limiter, s Settings) int64 {
+	ms := s.IntervalMS
+	if lim.Kind == inspect.KindTokenBucket {
+		ms *= float64(s.Rate)
+	}
+	return int64(min(ms, MaxStepMS))
+}
+
+// maxBack bounds the steps a refit goes back over.
+const maxBack = 64
 
 // bisect narrows the fractions between lo and hi, across which the error
 // changes sign, to the one closer to none.
@@ -299,18 +372,20 @@ func bisect(try func(float64) fitted, lo, hi fitted) fitted {
 	return best
 }
 
-// run replays steps through m with the fitted fractions and returns what
-// each step admits.
-func run(m model, steps []step, bs []bunching) []float64 {
+// run replays steps through m under model am with its bunchings and
+// returns what each step admits.
+func run(m model, steps []step, am arrivalModel, bs []bunching) []float64 {
 	out := make([]float64, len(steps))
 	if len(steps) == 0 {
 		return out
 	}
 	m.begin(steps[0].start)
 	for i, s := range steps {
-		if s.n > 0 {
-			out[i] = m.admit(s.shape(bs[i]))
+		b := 1.0
+		if bs != nil {
+			b = bs[i]
 		}
+		out[i] = s.admit(m, am.base, b)
 	}
 	return out
 }
@@ -328,7 +403,10 @@ type Fitted struct {
 	discrete bool
 	// bs are each arrival model's bunchings, step by step; nil when
 	// today's settings are not known (evenly spread then).
-	bs    [models][]bunching
+	bs [models][]bunching
+	// use are the models that make the answer, band those that make the
+	// band.
+	use, band []int
 	check *Check
 	// err is the relative error at today's settings that widens a
 	// prediction's band.
@@ -376,21 +454,75 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 		}
 		return f, nil // today's settings unknown: no fit, no check
 	}
-	for k := range models {
-		f.bs[k] = fit(m.copy(), f.steps, k)
+	var recorded int64
+	for _, s := range f.steps {
+		recorded += s.n - s.acquired
+	}
+	back := memory(lim, lim.Current)
+	fineE := fineErr(m, f.steps)
+	var replayed [models]float64
+	for k, am := range arrivalModels {
+		if am.side != 0 {
+			f.bs[k] = fit(m.copy(), f.steps, am, back)
+		}
+		for i, a := range run(m.copy(), f.steps, am, f.bs[k]) {
+			replayed[k] += float64(f.steps[i].n) - a
+		}
+		switch e := relErr(replayed[k], recorded); {
+		case e <= MaxTrustedErrorPct/100:
+			f.use = append(f.use, k)
+			f.band = append(f.band, k)
+		case e <= fineE:
+			f.band = append(f.band, k)
+		}
+	}
+	if len(f.use) == 0 {
+		f.use, f.band = nil, nil
+		for k := range models {
+			f.use = append(f.use, k)
+			f.band = append(f.band, k)
+		}
+	}
+	var mean float64
+	for _, k := range f.use {
+		mean += replayed[k] / float64(len(f.use))
+	}
+	f.err = max(relErr(mean, recorded), fineE)
+	c := &Check{Recorded: recorded, Replayed: int64(math.Round(mean))}
+	c.ErrorPct = math.Round((mean-float64(recorded))/float64(max(recorded, 1))*10000) / 100
+	f.check = c
+	return f, nil
+}
+
+// fineErr is how far the stats buckets' own attempts, spread evenly
+// within each bucket, replayed at today's settings (m) from the first
+// bucket on, are from the rejections recorded, in parts of those: what
+// the time of attempts within 200 ms still moves, as when an attempt
+// opened a window just before or just after another ended. The fit makes
+// up for it at today's settings, not at others, so it widens the band.
+// 0 with fewer than minFineRejections recorded in buckets.
+func fineErr(m model, steps []step) float64 {
+	i := slices.IndexFunc(steps, func(s step) bool { return s.fine })
+	if i < 0 {
+		return 0
 	}
 	var recorded int64
 	var replayed float64
-	for i, a := range run(m.copy(), f.steps, f.bs[chosen]) {
-		replayed += float64(f.steps[i].n) - a
-		recorded += f.steps[i].n - f.steps[i].acquired
+	for k, a := range run(m.copy(), steps[i:], arrivalModels[0], nil) {
+		replayed += float64(steps[i+k].n) - a
+		recorded += steps[i+k].n - steps[i+k].acquired
 	}
-	c := &Check{Recorded: recorded, Replayed: int64(math.Round(replayed))}
-	f.err = (replayed - float64(recorded)) / float64(max(recorded, 1))
-	c.ErrorPct = math.Round(f.err*10000) / 100
-	f.err = math.Abs(f.err)
-	f.check = c
-	return f, nil
+	if recorded < minFineRejections {
+		return 0
+	}
+	return relErr(replayed, recorded)
+}
+
+const minFineRejections = 20
+
+// relErr is |replayed - recorded| in parts of recorded (of one when none).
+func relErr(replayed float64, recorded int64) float64 {
+	return math.Abs(replayed-float64(recorded)) / float64(max(recorded, 1))
 }
 
 // Steps is how many steps the fit holds (a replay costs a bounded amount
@@ -398,7 +530,7 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 func (f *Fitted) Steps() int { return len(f.steps) }
 
 // Replay replays the fitted demand at proposed under each arrival model:
-// its answer is the chosen model's, its band the spread of all of them
+// its answer is the mean of the models that fit, its band their spread
 // widened by the error at today's settings. pointMS is Request.PointMS.
 func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 	m, err := f.lim.model(proposed, f.discrete)
@@ -415,20 +547,16 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 	if len(f.steps) == 0 {
 		return res, nil
 	}
+	if f.use == nil {
+		f = &Fitted{lim: f.lim, steps: f.steps, discrete: f.discrete, use: []int{models - 1}, band: []int{models - 1}} // evenly spread
+	}
 	var admitted [models][]float64
-	for k := range models {
-		bs := f.bs[k]
-		if bs == nil {
-			bs = make([]bunching, len(f.steps))
-			for i := range bs {
-				bs[i] = 1
-			}
-		}
-		admitted[k] = run(m.copy(), f.steps, bs)
+	for _, k := range f.band {
+		admitted[k] = run(m.copy(), f.steps, arrivalModels[k], f.bs[k])
 	}
 	first, last := f.steps[0], f.steps[len(f.steps)-1]
 	res.SpanS = float64(last.start+last.width-first.start) / 1000
-	// Per point: each model's rejections; the chosen one's is the answer.
+	// Per point: each model's rejections.
 	var rej [models]float64
 	pointAt := int64(math.MinInt64)
 	var total [models]float64
@@ -454,7 +582,7 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 		rp.Attempts += s.n
 		rp.Actual.Admitted += s.acquired
 		rp.Actual.Rejected += s.n - s.acquired
-		for k := range models {
+		for _, k := range f.band {
 			rej[k] += float64(s.n) - admitted[k][i]
 			total[k] += float64(s.n) - admitted[k][i]
 		}
@@ -473,14 +601,18 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 }
 
 // prediction is the answer for attempts that each model rejected rej of:
-// the chosen model's, with the band of all.
+// the mean of the models in use, with the band of those in the band.
 func (f *Fitted) prediction(attempts int64, rej [models]float64) Prediction {
-	r := min(attempts, max(0, int64(math.Round(rej[chosen]))))
-	p := Prediction{Admitted: attempts - r, Rejected: r}
-	lo, hi := rej[0], rej[0]
-	for _, r := range rej[1:] {
-		lo, hi = min(lo, r), max(hi, r)
+	var mean float64
+	for _, k := range f.use {
+		mean += rej[k] / float64(len(f.use))
 	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, k := range f.band {
+		lo, hi = min(lo, rej[k]), max(hi, rej[k])
+	}
+	r := min(attempts, max(0, int64(math.Round(mean))))
+	p := Prediction{Admitted: attempts - r, Rejected: r}
 	p.Low = max(0, min(p.Rejected, int64(math.Floor(lo*(1-f.err)))))
 	p.High = min(attempts, max(p.Rejected, int64(math.Ceil(hi*(1+f.err)))))
 	return p

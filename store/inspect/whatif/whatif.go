@@ -266,3 +266,27 @@ func BucketSeries(first int64, counts []inspect.Counts) Series {
 	}
 	return s
 }
+
+// HistorySeries is a run of consecutive stats buckets (as BucketSeries)
+// folded the way web/history records them: steps of stepMS (a multiple of
+// inspect.BucketMS) from the epoch, a step at T holding the buckets a
+// sample at T+stepMS had complete, so lagging one bucket, the newest step
+// flushed while it fills; like the history, it does not say when within
+// its first step the buckets begin. Tests use it to hold the replay of a history's
+// steps against what the buckets say.
+func HistorySeries(first int64, counts []inspect.Counts, stepMS int64) Series {
+	s := Series{StepMS: stepMS, LagMS: inspect.BucketMS, EdgeMS: inspect.BucketMS}
+	if len(counts) == 0 || first < 0 || stepMS < inspect.BucketMS || stepMS%inspect.BucketMS != 0 {
+		return s
+	}
+	for i, c := range counts {
+		raw := (first+int64(i))*inspect.BucketMS + s.LagMS
+		at := raw / stepMS * stepMS
+		if n := len(s.Points); n == 0 || s.Points[n-1].T.UnixMilli() != at {
+			s.Points = append(s.Points, Point{T: time.UnixMilli(at).UTC()})
+		}
+		s.Points[len(s.Points)-1].Counts = s.Points[len(s.Points)-1].Counts.Add(c)
+	}
+	s.EndMS = (first+int64(len(counts)))*inspect.BucketMS + s.LagMS
+	return s
+}
