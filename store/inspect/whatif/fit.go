@@ -407,7 +407,7 @@ type Fitted struct {
 	// use are the models that make the answer, band those that make the
 	// band.
 	use, band []int
-	check *Check
+	check     *Check
 	// err is the relative error at today's settings that widens a
 	// prediction's band.
 	err float64
