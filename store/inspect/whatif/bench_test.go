@@ -83,3 +83,19 @@ func BenchmarkReplayBusyHour(b *testing.B) {
 	}
 	b.ReportMetric(float64(res.Attempts), "attempts/op")
 }
+
+// BenchmarkFittedReplayBusyHour is one more proposal on a busy hour already
+// fitted: what each further what-if of the same flush costs (Runner).
+func BenchmarkFittedReplayBusyHour(b *testing.B) {
+	lim := Limiter{Kind: inspect.KindTokenBucket, Current: Settings{Rate: 500, IntervalMS: 2}}
+	fitted, err := Fit(lim, demoHour(), Series{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fitted.Replay(Settings{Rate: 400, IntervalMS: 2.5}, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func (l Limiter) model(s Settings, discrete bool) (model, error) {
 	if discrete {
 		return &fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}, nil
 	}
-	return &fluidWindow{limit: float64(s.Rate), window: s.IntervalMS}, nil
+	return &fluidWindow{fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}}, nil
 }
 
 // supported says why l cannot be replayed at any settings.

@@ -47,59 +47,44 @@ func (m *fluidBucket) admit(a arrivals) float64 {
 	return lam*tau + m.rate*(d-tau)
 }
 
-// fluidWindow is counter_hit.lua's fixed window: opened by the first
-// attempt after the last one ended, alive for window+1 whole milliseconds
-// (now <= start + window), admitting the first limit attempts in it.
-// Windows follow each other with the wait for the next attempt between
-// them: none when attempts come every millisecond or more often, half
-// their spacing on average otherwise.
-type fluidWindow struct {
-	limit, window float64
-	open          bool
-	end           float64 // the open window's last millisecond
-	count         float64 // attempts in it
-	origin        int64
-}
+// fluidWindow is the fixed window (fixedWindow) decided window by window
+// while a run of attempts opens few windows (maxWindows), as their
+// openings decide which step later windows open in. Past that, a run's
+// attempts are taken at start + (j+0.5)·gap, as the discrete arrivals
+// without their rounding to whole milliseconds: a window opened by
+// attempt j then holds the ceil((window+1)/gap) attempts from it on, and
+// the run's windows follow each other every that many attempts, in
+// closed form.
+type fluidWindow struct{ fixedWindow }
 
-func (m *fluidWindow) begin(ms int64) { m.open, m.origin = false, ms }
+// maxWindows is the most windows a run is decided window by window.
+const maxWindows = 64
 
 func (m *fluidWindow) copy() model { c := *m; return &c }
 
 func (m *fluidWindow) admit(a arrivals) float64 {
-	t, stop := float64(a.start-m.origin), float64(a.start+a.width-m.origin)
-	lam := float64(a.n) / float64(a.width)
-	var got float64
-	take := func(k float64) {
-		got += max(0, min(k, m.limit-m.count))
-		m.count += k
+	if a.width/(m.window+1) < maxWindows {
+		return float64(m.step(a))
 	}
-	gap := 0.0
-	if lam < 1 {
-		gap = 0.5 / lam
-	}
-	if m.open && t <= m.end {
-		u := min(m.end+1, stop)
-		take(lam * (u - t))
-		if u >= stop {
-			return got
+	var got, j int64
+	if m.open {
+		if j = a.from(m.end + 1); j > 0 {
+			took := min(j, m.limit-m.count)
+			got, m.count = took, m.count+took
 		}
-		t = u + gap
 	}
-	if t >= stop {
-		return got
+	if j >= a.n {
+		return float64(got)
 	}
-	// Windows back to back from t; the last one opened before stop stays
-	// open for the next run.
-	period := m.window + 1 + gap
-	full := math.Floor((stop - t) / period)
-	if full > 0 && t+full*period >= stop {
-		full-- // the last window opens before stop
+	per := int64(math.Ceil(float64(m.window+1) * float64(a.n) / float64(a.width)))
+	full, rest := (a.n-j)/per, (a.n-j)%per
+	if rest == 0 {
+		full, rest = full-1, per
 	}
-	got += full * min(m.limit, lam*(m.window+1))
-	t += full * period
-	m.open, m.end, m.count = true, t+m.window, 0
-	take(lam * (min(m.end+1, stop) - t))
-	return got
+	last := j + full*per // the attempt that opens the window open when the run ends
+	got += full*min(m.limit, per) + min(m.limit, rest)
+	m.open, m.end, m.count = true, a.at(last)+m.window, min(m.limit, rest)
+	return float64(got)
 }
 
 // fluidSliding is redisson_limiter_acquire's "sliding" branch: grants, a
