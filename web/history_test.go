@@ -259,9 +259,9 @@ func TestHistoryWhatIfAPI(t *testing.T) {
 	// attempts are minutes old: their 200 ms buckets are replayed.
 	e.sendJSON("POST", path, `{"rate":1,"interval_ms":86400000}`, 200, &res)
 	if res.Attempts != 8 || res.Actual.Admitted != 5 || res.Actual.Rejected != 3 ||
-		res.Predicted.Admitted != 1 || res.Predicted.Rejected != 7 || res.Predicted.Low != 7 || res.Predicted.High != 7 ||
+		res.Predicted.Admitted != 1 || res.Predicted.Rejected != 7 || res.Predicted.Low > 7 || res.Predicted.High < 7 ||
 		res.LowerBnd || len(res.Points) == 0 || res.SpanS <= 0 || res.FineS != res.SpanS {
-		t.Errorf("what-if = %+v, want 8 attempts, 5/3 happened, 1/7 (7 to 7) predicted, all from buckets", res)
+		t.Errorf("what-if = %+v, want 8 attempts, 5/3 happened, 1/7 predicted in its band, all from buckets", res)
 	}
 	// At today's settings (5 permits a second) the replay gives the 3.
 	if c := res.Check; c == nil || c.Recorded != 3 || c.Replayed != 3 || c.ErrorPct != 0 {
