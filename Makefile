@@ -113,14 +113,17 @@ bench: deps-redis
 	LOCKWARDEN_BENCH_OUT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^TestBenchReport$$' -count=1 -timeout 35m -v ./e2e/bench/
 
 # templ records each component's file path relative to where it runs, so it
-# always runs inside views/ (as `go generate ./views` does).
+# always runs inside views/ (as `go generate ./views` does). The scripts in
+# luascripts/*.lua are written from luascripts/src and luascripts/lib.
 generate:
 	cd views && $(GO) tool templ generate
+	$(GO) generate ./luascripts
 
-# The committed *_templ.go must be exactly what templ generates.
-check-generated:
-	cd views && $(GO) tool templ generate
+# The committed *_templ.go and luascripts/*.lua must be exactly what the
+# generators write (a script that is new or gone shows in git status).
+check-generated: generate
 	@git diff --exit-code -- '*_templ.go' || { echo "lint: run 'make generate' and commit the *_templ.go files"; exit 1; }
+	@test -z "$$(git status --porcelain -- ':(glob)luascripts/*.lua')" || { git status --short -- ':(glob)luascripts/*.lua'; echo "lint: run 'make generate' and commit luascripts/*.lua"; exit 1; }
 
 lint: check-generated
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt needed"; exit 1; }

@@ -1,8 +1,6 @@
-// Package luascripts holds the Lua that applications and the console run
-// against Redis. Each operation lives in its own .lua file whose header lists
-// KEYS, ARGV and return values; the files are embedded so the Go code and any
-// other client (redis-cli --eval, Redisson, ...) run the very same text.
 package luascripts
+
+//go:generate go run ./internal/gen
 
 import (
 	"embed"
@@ -12,6 +10,8 @@ import (
 	"strings"
 )
 
+// files are the generated scripts, not src/ or lib/.
+//
 //go:embed *.lua
 var files embed.FS
 

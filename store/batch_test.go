@@ -24,7 +24,7 @@ func (h *pipeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *pipeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if args := cmd.Args(); cmd.Name() == "evalsha" && len(args) > 1 &&
-			(args[1] == lockAcquireScript.Hash() || args[1] == lockReleaseScript.Hash()) {
+			(args[1] == lockAcquireScript.w.Hash() || args[1] == lockReleaseScript.w.Hash()) {
 			h.singles.Add(1)
 		}
 		return next(ctx, cmd)

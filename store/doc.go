@@ -108,9 +108,9 @@
 // call therefore goes out once: each EVALSHA carries go-redis's NoRetry
 // marker, which v9.23 honours for single commands and pipelines, and a
 // NOSCRIPT reply (the script did not run) is followed by one EVAL of the
-// script's text, which cannot answer NOSCRIPT (scriptcall.go). A call that
-// got no reply fails with ErrUncertain, an *UncertainError wrapping the
-// network or ctx error: it ran once or not at all. This needs no extra
+// script's text, which cannot answer NOSCRIPT (Script, scriptcall.go). A
+// call that got no reply fails with ErrUncertain, an *UncertainError
+// wrapping the network or ctx error: it ran once or not at all. This needs no extra
 // keys or writes on the hot path (Redisson keeps per-request outcome
 // records instead, redisson_unlock_latch:...), keeps every layout as its
 // other clients know it, and covers every kind with one mechanism.
@@ -125,7 +125,10 @@
 // (after a local pass whose answer was lost it still is: the waiter that
 // went on may be running on it, lock_pass.go). Renewals go out once too;
 // the watchdog's next tick is the retry. Applications that run scripts of
-// their own get the same with NewScript and RunScriptOnce.
+// their own get the same with NewScript and Script.Run (and Script.Queue
+// with EvalNoScript in a pipeline of their own). Code written against
+// RunScriptOnce(ctx, rdb, s, keys, argv...) now writes s.Run(ctx, rdb,
+// keys, argv...), s declared with NewScript, which returns a *Script.
 //
 // # Replica acknowledgement
 //

@@ -154,7 +154,7 @@ func (f *FencedLock) Unlock(ctx context.Context) error {
 // the waiting call's (nil for TryLock): a grant after a failed attempt
 // records its wait in the lock's stats, as Lock's does.
 func (f *FencedLock) attempt(ctx context.Context, clock *waitClock) (time.Duration, bool, error) {
-	p := prepare(fencedAcquireScript, f.keys, f.inner.lease.Milliseconds(), f.inner.holder, clock.waitedMS())
+	p := fencedAcquireScript.prepare(f.keys, f.inner.lease.Milliseconds(), f.inner.holder, clock.waitedMS())
 	cmd, ack := f.c.callAcked(ctx, &p)
 	res, err := cmd.Int64Slice()
 	if err != nil {

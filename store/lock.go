@@ -161,10 +161,10 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.keys = []string{name, wire.StatsKey(name), wire.LockQueueKey(name), wire.LockEntriesKey(name), wire.HeldKey(name)}
 	l.unlockCh, l.wakeCh = wire.UnlockChannel(name), wire.LockWakeChannel(name)
 	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
-	l.tryCall = prepare(lockAcquireScript, l.keys, l.argv...)
-	l.unlockCall = prepare(lockReleaseScript, l.keys, l.argv...)
-	l.renewCall = prepare(lockRenewScript, []string{l.keys[0], l.keys[4]}, l.argv[:2]...)
-	l.confirmCall = prepare(lockRenewScript, l.keys[:1], l.argv[:2]...)
+	l.tryCall = lockAcquireScript.prepare(l.keys, l.argv...)
+	l.unlockCall = lockReleaseScript.prepare(l.keys, l.argv...)
+	l.renewCall = lockRenewScript.prepare([]string{l.keys[0], l.keys[4]}, l.argv[:2]...)
+	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[:2]...)
 	if opts == nil || opts.Owner == "" {
 		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
 			make: func(owner string) *Lock { return c.NewLock(name, withOwner(opts, owner)) }}
@@ -568,7 +568,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		if l.c.ack == nil {
 			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)
 		} else {
-			p := prepare(lockAcquireScript, l.keys, argv...)
+			p := lockAcquireScript.prepare(l.keys, argv...)
 			cmd, ack = l.c.callAcked(ctx, &p)
 		}
 	}

@@ -335,7 +335,7 @@ func TestLockPassScriptAppliesOnce(t *testing.T) {
 	before := redistest.StatsTotal(t, rdb, wire.StatsKey(name)).Acquired
 	var nexts []string
 	for want := range []int64{5, 6} {
-		code, next, err := passReply(runScript(ctx, rdb, lockReleaseScript, holder.keys, argv...))
+		code, next, err := passReply(lockReleaseScript.Run(ctx, rdb, holder.keys, argv...))
 		if err != nil || code != int64(5+want) {
 			t.Fatalf("pass #%d = %d, %v; want %d", want+1, code, err, 5+want)
 		}
@@ -471,13 +471,13 @@ func TestLockPassResentAfterTheWaiterTookItsHold(t *testing.T) {
 	deafen(q.first)
 	argv := append(q.holder.argv[:len(q.holder.argv):len(q.holder.argv)], "", tokenOf(t, q.ctx, q.rdb, q.name, q.first),
 		q.first.holder, q.first.lease.Milliseconds(), "5")
-	if code, _, err := passReply(runScript(q.ctx, q.rdb, lockReleaseScript, q.holder.keys, argv...)); err != nil || code != 5 {
+	if code, _, err := passReply(lockReleaseScript.Run(q.ctx, q.rdb, q.holder.keys, argv...)); err != nil || code != 5 {
 		t.Fatalf("pass = %d, %v; want 5", code, err)
 	}
 	if err := <-q.got1; err != nil { // by its own attempt: it heard nothing
 		t.Fatal(err)
 	}
-	if code, _, err := passReply(runScript(q.ctx, q.rdb, lockReleaseScript, q.holder.keys, argv...)); err != nil || code != 6 {
+	if code, _, err := passReply(lockReleaseScript.Run(q.ctx, q.rdb, q.holder.keys, argv...)); err != nil || code != 6 {
 		t.Fatalf("pass re-sent after the waiter took its hold = %d, %v; want 6 (already made)", code, err)
 	}
 	releaseTo(t, q.ctx, q.first, q.got2)

@@ -251,7 +251,7 @@ func (r *registry) run(ctx context.Context, record string, names []string) {
 	for _, n := range names {
 		argv = append(argv, n)
 	}
-	reply, err := runScript(ctx, r.rdb, clientBeatScript, []string{wire.ClientsKey, wire.ClientNamesKey}, argv...).Slice()
+	reply, err := clientBeatScript.Run(ctx, r.rdb, []string{wire.ClientsKey, wire.ClientNamesKey}, argv...).Slice()
 	if err != nil {
 		r.lastErr.Store(&err)
 		return

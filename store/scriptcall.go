@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/lockwarden/lockwarden/luascripts"
@@ -11,9 +10,54 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Every script call in this package goes out through wire.RunOnce: never
-// re-sent by go-redis, its network errors reported as ErrUncertain (see the
-// package doc for why, and for what acquires do about it).
+// Every script call in this module goes out as a Script: never re-sent by
+// go-redis, its network errors reported as ErrUncertain (see the package
+// doc for why, and for what acquires do about it).
+
+// Script is a Lua script sent the way every script of this module is sent:
+// as EVALSHA, never re-sent (go-redis re-sends a command whose reply was
+// lost, which would run a script twice), and after a NOSCRIPT reply (the
+// script did not run: restart, SCRIPT FLUSH, a new Cluster node) as one
+// EVAL of its text, which cannot answer NOSCRIPT. Applications that run
+// scripts of their own declare them with NewScript; the zero Script is not
+// usable.
+type Script struct{ w *wire.Script }
+
+// NewScript declares the script src.
+func NewScript(src string) *Script { return &Script{w: wire.NewScript(src)} }
+
+// newScript declares the luascripts script name.
+func newScript(name string) *Script { return NewScript(luascripts.Source(name)) }
+
+// Run runs the script over keys and argv at most once. An error that
+// leaves the outcome unknown (timeout, dropped connection, ctx ended on
+// the wire) matches ErrUncertain; replies of Redis (redis.Nil, script
+// errors) are returned as they are.
+func (s *Script) Run(ctx context.Context, rdb redis.UniversalClient, keys []string, argv ...any) *redis.Cmd {
+	p := s.prepare(keys, argv...)
+	return p.run(ctx, rdb)
+}
+
+// Queue adds the script's EVALSHA over keys and argv to pipe, marked not to
+// be re-sent; its reply is on the returned Cmd once pipe has run. Calls
+// answered NOSCRIPT did not run: EvalNoScript runs them.
+func (s *Script) Queue(ctx context.Context, pipe redis.Pipeliner, keys []string, argv ...any) *redis.Cmd {
+	return s.w.Queue(ctx, pipe, keys, argv...)
+}
+
+// Load sends the script's text with SCRIPT LOAD (a ClusterClient loads it
+// on every master), so that the calls queued after it find it.
+func (s *Script) Load(ctx context.Context, rdb redis.Scripter) *redis.StringCmd {
+	return s.w.Load(ctx, rdb)
+}
+
+// EvalNoScript runs, with one EVAL each in one pipeline of rdb, the calls
+// among cmds (queued with Script.Queue and executed) that Redis answered
+// NOSCRIPT, and sets each one's reply on it. The error is that
+// pipeline's; nothing is sent when no call needs it.
+func EvalNoScript(ctx context.Context, rdb redis.UniversalClient, cmds []*redis.Cmd) error {
+	return wire.EvalNoScript(ctx, rdb, cmds)
+}
 
 // preparedCall is a script call whose keys and arguments never change for a
 // handle (a lock's acquire and release, a bucket's acquire of one permit).
@@ -21,52 +65,18 @@ import (
 // and boxes no key or argument; go-redis only reads the slice, so
 // concurrent calls share it.
 type preparedCall struct {
-	cmd []any // "evalsha", sha, numkeys, keys..., argv...
+	cmd []any // wire.Script.Args: "evalsha", sha, numkeys, keys..., argv...
 }
 
-func prepare(s *redis.Script, keys []string, argv ...any) preparedCall {
-	cmd := make([]any, 0, 3+len(keys)+len(argv))
-	cmd = append(cmd, "evalsha", s.Hash(), strconv.Itoa(len(keys)))
-	for _, k := range keys {
-		cmd = append(cmd, k)
-	}
-	return preparedCall{cmd: append(cmd, argv...)}
+func (s *Script) prepare(keys []string, argv ...any) preparedCall {
+	return preparedCall{cmd: s.w.Args(keys, argv...)}
 }
 
-// run sends the call once. When Redis does not have the script (restarted,
-// SCRIPT FLUSH, a new Cluster node) it did not run it, so the script's text
-// goes out once with EVAL, which cannot answer NOSCRIPT (a SCRIPT LOAD and
-// another EVALSHA could meet the next flush): still one execution.
+// run sends the call once (wire.RunOnce).
 func (p *preparedCall) run(ctx context.Context, rdb redis.UniversalClient) *redis.Cmd {
 	cmd := wire.RunOnce(ctx, rdb, p.cmd)
 	cmd.SetErr(markUncertain(cmd.Err()))
 	return cmd
-}
-
-// newScript declares a script of this package: its text is kept for the
-// EVAL that follows a NOSCRIPT (see preparedCall.run).
-func newScript(name string) *redis.Script { return wire.NewScript(luascripts.Source(name)) }
-
-// runScript is Script.Run without go-redis's re-sends: the one way this
-// package sends a script that is not prepared.
-func runScript(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys []string, argv ...any) *redis.Cmd {
-	p := prepare(s, keys, argv...)
-	return p.run(ctx, rdb)
-}
-
-// NewScript declares a script for RunScriptOnce: like redis.NewScript, but
-// the text is kept so that a NOSCRIPT reply can be answered with one EVAL.
-func NewScript(src string) *redis.Script { return wire.NewScript(src) }
-
-// RunScriptOnce runs s over keys and argv at most once, which Script.Run
-// does not promise (go-redis re-sends a command whose reply was lost). A
-// NOSCRIPT reply is followed by one EVAL of the text when s was declared
-// with NewScript (otherwise the NOSCRIPT error is returned: nothing ran).
-// An error that leaves the outcome unknown (timeout, dropped connection,
-// ctx ended on the wire) matches ErrUncertain; replies of Redis (redis.Nil,
-// script errors) are returned as they are.
-func RunScriptOnce(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys []string, argv ...any) *redis.Cmd {
-	return runScript(ctx, rdb, s, keys, argv...)
 }
 
 // refused reports a Redis error reply that means the script wrote nothing:
@@ -110,15 +120,15 @@ func markUncertain(err error) error {
 	return &UncertainError{Err: err}
 }
 
-// runScript is runScript for the Client's objects: keys[0] is the object,
-// marked as used so that the registry's next beat re-announces it (a lock
-// held and renewed for an hour, or a counter hit all day, stays listed).
-// The mark is a map lookup, no Redis call.
-func (c *Client) runScript(ctx context.Context, s *redis.Script, keys []string, argv ...any) *redis.Cmd {
+// runScript is Script.Run for the Client's objects: keys[0] is the
+// object, marked as used so that the registry's next beat re-announces it
+// (a lock held and renewed for an hour, or a counter hit all day, stays
+// listed). The mark is a map lookup, no Redis call.
+func (c *Client) runScript(ctx context.Context, s *Script, keys []string, argv ...any) *redis.Cmd {
 	if len(keys) > 0 {
 		c.reg.touch(keys[0])
 	}
-	return runScript(ctx, c.rdb, s, keys, argv...)
+	return s.Run(ctx, c.rdb, keys, argv...)
 }
 
 // call sends p through the Client's batcher, or alone when batching is off.

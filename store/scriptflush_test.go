@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -59,7 +60,7 @@ func TestScriptCallsRunOnceWhenEveryEvalshaMeetsAFlush(t *testing.T) {
 	ctx := t.Context()
 	key := redistest.Prefix(t) + "n"
 	for i := int64(1); i <= 3; i++ {
-		n, err := RunScriptOnce(ctx, rdb, onceCountScript, []string{key}).Int64()
+		n, err := onceCountScript.Run(ctx, rdb, []string{key}).Int64()
 		if err != nil || n != i {
 			t.Fatalf("call %d: got %d, %v; want %d (ran exactly once)", i, n, err, i)
 		}
@@ -83,13 +84,13 @@ func TestScriptCallsRunOnceWhenEveryEvalshaMeetsAFlush(t *testing.T) {
 	}
 }
 
-// A script not declared with NewScript has no text to fall back on: its
-// NOSCRIPT is returned as it is (it did not run).
-func TestRunScriptOnceWithoutTextKeepsNoscript(t *testing.T) {
+// A call of a script not declared with NewScript has no text to fall back
+// on: its NOSCRIPT is returned as it is (it did not run).
+func TestRunOnceWithoutTextKeepsNoscript(t *testing.T) {
 	rdb := flushingClient(t)
 	s := redis.NewScript("return redis.call('INCR', KEYS[1]) -- undeclared")
 	key := redistest.Prefix(t) + "n"
-	err := RunScriptOnce(t.Context(), rdb, s, []string{key}).Err()
+	err := wire.RunOnce(t.Context(), rdb, []any{"evalsha", s.Hash(), "1", key}).Err()
 	if err == nil || !strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		t.Fatalf("got %v, want NOSCRIPT", err)
 	}
@@ -107,7 +108,7 @@ func TestBatchAnswersNoscriptWithEval(t *testing.T) {
 	key := redistest.Prefix(t) + "n"
 	var calls []*batchCall
 	for range 4 {
-		p := prepare(onceCountScript, []string{key})
+		p := onceCountScript.prepare([]string{key})
 		calls = append(calls, &batchCall{ctx: t.Context(), p: &p, done: make(chan struct{})})
 	}
 	b.send(calls)

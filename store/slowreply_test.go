@@ -106,7 +106,7 @@ func proxiedClient(t *testing.T, p *lostReplyProxy) *redis.Client {
 	if err := rdb.Ping(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*redis.Script{lockAcquireScript, lockReleaseScript, lockRenewScript} {
+	for _, s := range []*Script{lockAcquireScript, lockReleaseScript, lockRenewScript} {
 		if err := s.Load(t.Context(), rdb).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -193,7 +193,7 @@ type TokenBucketOptions struct{}
 func (c *Client) NewTokenBucket(name string, opts *TokenBucketOptions) *TokenBucket {
 	c.reg.announce(name)
 	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, wire.StatsKey(name)}}
-	b.one = prepare(tokenBucketAcquire, b.keys, "1")
+	b.one = tokenBucketAcquire.prepare(b.keys, "1")
 	return b
 }
 

@@ -39,7 +39,7 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			p := startLostReplyProxy(t)
 			rdb := proxiedClient(t, p)
-			for _, s := range []*redis.Script{fencedAcquireScript, fairAcquireScript, fairUnlockScript,
+			for _, s := range []*Script{fencedAcquireScript, fairAcquireScript, fairUnlockScript,
 				rwReadAcquireScript, rwWriteAcquireScript, rwUnlockScript} {
 				if err := s.Load(t.Context(), rdb).Err(); err != nil {
 					t.Fatal(err)

@@ -3,6 +3,8 @@
 //
 //	lockwarden serve [flags]   console for an existing Redis
 //	lockwarden demo  [flags]   private Redis + console + generated traffic
+//	lockwarden locks|limiters|why|deadlocks|unlock|release-all|edit|top
+//	                           the terminal's commands, clients of a running console
 //	lockwarden version
 package main
 
@@ -14,7 +16,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
+
+	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/consoleclient"
+	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/verbs"
 )
 
 // Exit codes: 1 for a failure at run time, 2 for a usage mistake (the
@@ -28,7 +34,7 @@ const (
 // errUsage marks errors already explained by a usage message.
 var errUsage = errors.New("usage")
 
-const usageText = `lockwarden - live console for Redis locks and rate limiters
+var usageText = `lockwarden - live console for Redis locks and rate limiters
 
 Usage:
   lockwarden serve [--redis URL] [--listen ADDR] [--match GLOB]
@@ -40,7 +46,7 @@ Usage:
                    [--history-retention FINE,COARSE] [--history-top N]
   lockwarden demo  [--listen ADDR] [--token-lock-pattern GLOB]... [--counter GLOB=LIMIT/WINDOW]...
                    [--history-retention FINE,COARSE] [--history-top N]
-  lockwarden version
+` + verbUsage() + `  lockwarden version
   lockwarden help
 
 Commands:
@@ -48,7 +54,7 @@ Commands:
   demo     start a private redis-server, the console and demo traffic;
            Ctrl-C stops all of it
   version  print the version
-
+` + verbSummaries() + `
 Environment (flags win):
   LOCKWARDEN_REDIS_URL      default for --redis (redis:// or rediss://, user and password allowed)
   LOCKWARDEN_LISTEN         default for --listen
@@ -59,6 +65,8 @@ Environment (flags win):
   LOCKWARDEN_TOKEN_LOCK_PATTERNS  default for --token-lock-pattern (comma-separated)
   LOCKWARDEN_COUNTERS       default for --counter (comma-separated)
   LOCKWARDEN_HISTORY_RETENTION, LOCKWARDEN_HISTORY_TOP  defaults for --history-retention, --history-top
+  LOCKWARDEN_CONSOLE        default for --console of the terminal commands (` + consoleclient.DefaultURL + `)
+  LOCKWARDEN_TOKEN          default for --token of the terminal commands
 
 Token locks (SET NX PX) and access counters (INCR+EXPIRE) are plain strings,
 so only keys matching --token-lock-pattern or --counter are shown as such.
@@ -79,6 +87,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	stdin = os.Stdin
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -105,18 +114,48 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stdout, usageText)
 		return exitOK
 	default:
+		if verbs.Is(args[0]) {
+			err = verbs.Run(ctx, args[0], args[1:], verbs.IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv})
+			break
+		}
 		fmt.Fprintf(stderr, "lockwarden: unknown command %q\n\n%s", args[0], usageText)
 		return exitUsage
 	}
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, errUsage):
+	case errors.Is(err, errUsage), errors.Is(err, verbs.ErrUsage):
 		return exitUsage
 	default:
 		fmt.Fprintln(stderr, "lockwarden:", err)
 		return exitFail
 	}
+}
+
+// stdin is what the terminal commands read answers from (edit's
+// confirmation, top's keys); tests leave it nil.
+var stdin io.Reader
+
+// verbUsage is the usage lines of the terminal commands.
+func verbUsage() string {
+	var b strings.Builder
+	for _, name := range verbs.Names {
+		usage, _ := verbs.Summary(name)
+		fmt.Fprintf(&b, "  %s\n", usage)
+	}
+	return b.String()
+}
+
+// verbSummaries says what each terminal command does.
+func verbSummaries() string {
+	var b strings.Builder
+	b.WriteString("\nFrom a terminal, as clients of a running console (--console URL, --token TOKEN;\n" +
+		"--json prints the console's JSON; each reads nothing from Redis itself):\n")
+	for _, name := range verbs.Names {
+		_, summary := verbs.Summary(name)
+		fmt.Fprintf(&b, "  %-11s %s\n", name, summary)
+	}
+	return b.String()
 }
 
 // version reports the module version stamped by `go install`, or the VCS

@@ -21,8 +21,10 @@ import (
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web"
 	"github.com/lockwarden/lockwarden/web/feed"
+	"github.com/lockwarden/lockwarden/web/history"
 )
 
 // The console cases (5-8) run the real web.Server on its own go-redis
@@ -45,7 +47,7 @@ type consoleOpts struct {
 	discoverEvery time.Duration
 	maxWS         int // 0: the console's default cap
 	// keyEvents is the console's --keyspace-events ("" is auto).
-	keyEvents inspect.KeyEventsMode
+	keyEvents walk.KeyEventsMode
 }
 
 func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig, error) {
@@ -131,7 +133,7 @@ func (h *rtHook) historySent() map[string]int64 {
 func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 	spans := func(c redis.Cmder) bool {
 		return slices.ContainsFunc(c.Args(), func(a any) bool {
-			return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
+			return a == history.MetaKey || a == history.WriterLock
 		})
 	}
 	if len(cmds) == 0 {

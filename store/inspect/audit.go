@@ -161,7 +161,7 @@ func (a *Audit) Append(ctx context.Context, rec AuditRecord) (string, error) {
 		"intent", clip(rec.Intent),
 	}
 	if a.retention > 0 {
-		id, err := store.RunScriptOnce(ctx, a.c.rdb, auditAppendScript, []string{a.key},
+		id, err := auditAppendScript.Run(ctx, a.c.rdb, []string{a.key},
 			append([]any{a.retention.Milliseconds()}, values...)...).Text()
 		if err != nil {
 			return "", fmt.Errorf("store: audit append: %w", err)

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
-// Sent once (store.RunScriptOnce): a lost reply is store.ErrUncertain.
+// Sent once (store.Script.Run): a lost reply is store.ErrUncertain.
 var counterResetScript = store.NewScript(luascripts.Source("counter_reset"))
 
 // The console's view of limiters: read one, change its rate. The key
@@ -39,7 +41,7 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 	} else {
 		fields = pipe.HGetAll(ctx, name)
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return nil, err
 	}
 	if err := now.Err(); err != nil {
@@ -65,7 +67,7 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 		return nil, store.ErrWrongKind
 	}
 	lims := []LimiterInfo{info}
-	if err := enrichObjects(ctx, c.rdb, nil, lims, nowMS); err != nil {
+	if err := c.ReadSides(ctx, c.rdb, nil, lims, nowMS); err != nil {
 		return nil, err
 	}
 	return &lims[0], nil
@@ -263,7 +265,7 @@ func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
 		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
 	}
-	code, err := store.RunScriptOnce(ctx, c.rdb, counterResetScript, []string{name}).Int64()
+	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
 	if err != nil {
 		return fmt.Errorf("store: reset counter %q: %w", name, err)
 	}

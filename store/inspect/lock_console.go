@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -13,7 +15,7 @@ import (
 )
 
 // The force-unlock scripts change state, so they are sent once
-// (store.RunScriptOnce): a lost reply is reported as store.ErrUncertain, not
+// (store.Script.Run): a lost reply is reported as store.ErrUncertain, not
 // re-sent by go-redis.
 var (
 	lockForceReleaseScript = store.NewScript(luascripts.Source("lock_force_release"))
@@ -52,7 +54,7 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 		all = pipe.HGetAll(ctx, name)
 		pttl = pipe.PTTL(ctx, name)
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	if err := typ.Err(); err != nil {
@@ -77,7 +79,7 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 	}
 	locks := []LockInfo{info}
-	if err := enrichObjects(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
+	if err := c.ReadSides(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	return &locks[0], nil
@@ -143,7 +145,7 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	}
 	switch info.Kind {
 	case KindFairLock:
-		return store.RunScriptOnce(ctx, c.rdb, fairForceReleaseScript,
+		return fairForceReleaseScript.Run(ctx, c.rdb,
 			[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)},
 			wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
@@ -162,15 +164,15 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 				keys = append(keys, wire.RWReadLevelKey(name, holder, level))
 			}
 		}
-		return store.RunScriptOnce(ctx, c.rdb, rwForceReleaseScript, keys, wire.RWLockChannel(name), holder, count, sharded).Int64()
+		return rwForceReleaseScript.Run(ctx, c.rdb, keys, wire.RWLockChannel(name), holder, count, sharded).Int64()
 	case KindTokenLock:
-		return store.RunScriptOnce(ctx, c.rdb, tokenLockReleaseScript, []string{name, wire.HeldKey(name)}, holder, wire.TokenLockChannel(name)).Int64()
+		return tokenLockReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)}, holder, wire.TokenLockChannel(name)).Int64()
 	case KindDeadlineLock:
-		return store.RunScriptOnce(ctx, c.rdb, deadlineReleaseScript, []string{name, wire.HeldKey(name)}, holder).Int64()
+		return deadlineReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)}, holder).Int64()
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return store.RunScriptOnce(ctx, c.rdb, lockForceReleaseScript, []string{name, wire.HeldKey(name)},
+	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)},
 		wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 

@@ -27,45 +27,6 @@ func statsRecordBlock(src string) (string, bool) {
 	return src[i : i+j+4], true
 }
 
-// statsRecorders are the scripts that count outcomes, by name.
-func statsRecorders(t *testing.T) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, name := range luascripts.Names() {
-		src := luascripts.Source(name)
-		if !strings.Contains(src, "stats") || !strings.Contains(src, "HINCRBY") {
-			continue
-		}
-		block, ok := statsRecordBlock(src)
-		if !ok {
-			if strings.Contains(src, "wire.StatsKey") {
-				t.Errorf("%s names the stats key but has no record function", name)
-			}
-			continue
-		}
-		out[name] = block
-	}
-	return out
-}
-
-// Every script writes the same layout: the record function is the same text
-// in each, and the tests below run that very text.
-func TestStatsRecordBlockSameEverywhere(t *testing.T) {
-	recs := statsRecorders(t)
-	for _, want := range []string{"lock_acquire", "lock_release", "tokenbucket_acquire", "redisson_limiter_acquire", "counter_hit", "tokenlock_obtain",
-		"rwlock_read_acquire", "rwlock_write_acquire", "fairlock_acquire", "fencedlock_acquire"} {
-		if _, ok := recs[want]; !ok {
-			t.Errorf("%s has no record function", want)
-		}
-	}
-	first := recs["tokenbucket_acquire"]
-	for name, block := range recs {
-		if block != first {
-			t.Errorf("%s records differently:\n%s\nwant\n%s", name, block, first)
-		}
-	}
-}
-
 // statsRecordAt runs the scripts' record function with now (ms) passed in,
 // so a test controls the clock; it returns HLEN after the call.
 func statsRecordAt(t *testing.T) *redis.Script {

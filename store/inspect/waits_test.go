@@ -26,30 +26,6 @@ func luaFunction(src, name string) (string, bool) {
 	return src[i : i+j+4], true
 }
 
-// The scripts that grant after a wait record it with the same text, and
-// the pollers' granted and polled functions are the same too.
-func TestWaitBlocksSameEverywhere(t *testing.T) {
-	same := func(fn string, scripts ...string) {
-		t.Helper()
-		var first string
-		for _, s := range scripts {
-			block, ok := luaFunction(luascripts.Source(s), fn)
-			if !ok {
-				t.Errorf("%s has no %s", s, fn)
-				continue
-			}
-			if first == "" {
-				first = block
-			} else if block != first {
-				t.Errorf("%s's %s differs:\n%s\nwant\n%s", s, fn, block, first)
-			}
-		}
-	}
-	same("record_wait", "lock_acquire", "lock_release", "fairlock_acquire", "rwlock_read_acquire", "rwlock_write_acquire", "tokenlock_obtain", "fencedlock_acquire")
-	same("granted", "rwlock_read_acquire", "rwlock_write_acquire", "tokenlock_obtain", "lock_acquire")
-	same("polled", "rwlock_read_acquire", "rwlock_write_acquire", "tokenlock_obtain")
-}
-
 // waitRecordAt runs the scripts' record and record_wait functions with now
 // (ms) passed in: a grant ("a") and, when ARGV[2] is not empty, its wait.
 func waitRecordAt(t *testing.T) *redis.Script {

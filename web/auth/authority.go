@@ -145,7 +145,7 @@ func sourceOf(r *http.Request) string {
 }
 
 // checkToken runs tok past the guessing limits and returns its identity:
-// a Refusal with RetryAfter while the source waits, ErrUnauthenticated for
+// a CodeLimited refusal with RetryAfter while the source waits, ErrUnauthenticated for
 // a wrong token (counted).
 func (a *Authority) checkToken(ctx context.Context, r *http.Request, tok string, via Via, now time.Time) (Identity, error) {
 	src := sourceOf(r)
@@ -172,7 +172,7 @@ func (a *Authority) checkToken(ctx context.Context, r *http.Request, tok string,
 
 // SignIn checks a token submitted on the sign-in page and starts a
 // session. A wrong token is ErrUnauthenticated; a source that has guessed
-// too often gets a Refusal with RetryAfter, the right token included.
+// too often gets a CodeLimited refusal with RetryAfter, the right token included.
 func (a *Authority) SignIn(ctx context.Context, r *http.Request, tok string, now time.Time) (*http.Cookie, Identity, error) {
 	id, err := a.checkToken(ctx, r, tok, ViaSignIn, now)
 	if err != nil {

@@ -169,7 +169,7 @@ func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time
 		// Known here: a flood from a waiting source costs no Redis call.
 		wait = until.Sub(now)
 	} else {
-		ms, err := store.RunScriptOnce(ctx, f.rdb, failWaitScript, []string{f.keys.Failures(source), f.keys.AllFailures()}).Int64()
+		ms, err := failWaitScript.Run(ctx, f.rdb, []string{f.keys.Failures(source), f.keys.AllFailures()}).Int64()
 		if err == nil {
 			wait = time.Duration(ms) * time.Millisecond
 		}
@@ -189,7 +189,7 @@ func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Ti
 	f.note(source, now, func(s *FailureSummary) { s.Failed++ })
 	f.countRecent(now)
 	o := f.opts
-	v, err := store.RunScriptOnce(ctx, f.rdb, failRecordScript, []string{f.keys.Failures(source), f.keys.AllFailures()},
+	v, err := failRecordScript.Run(ctx, f.rdb, []string{f.keys.Failures(source), f.keys.AllFailures()},
 		o.FreePerSource, o.FreeTotal, o.FirstWait.Milliseconds(), o.MaxWaitSource.Milliseconds(),
 		o.MaxWaitTotal.Milliseconds(), o.ForgetSource.Milliseconds(), o.ForgetTotal.Milliseconds()).Int64Slice()
 	var wait time.Duration

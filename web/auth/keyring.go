@@ -40,7 +40,7 @@ func LoadKeyring(ctx context.Context, rdb redis.UniversalClient, keys Keys) (*Ke
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, fmt.Errorf("auth: random secret: %w", err)
 	}
-	v, err := store.RunScriptOnce(ctx, rdb, secretScript, []string{keys.Secret()}, hex.EncodeToString(fresh)).Text()
+	v, err := secretScript.Run(ctx, rdb, []string{keys.Secret()}, hex.EncodeToString(fresh)).Text()
 	if err != nil {
 		return nil, fmt.Errorf("auth: loading the signing secret: %w", err)
 	}

@@ -93,7 +93,7 @@ func (s *Sessions) Open(ctx context.Context, role, tokenFP string) (string, erro
 		return "", fmt.Errorf("auth: random session id: %w", err)
 	}
 	id := b64.EncodeToString(raw)
-	n, err := store.RunScriptOnce(ctx, s.rdb, sessionOpenScript, []string{s.keys.Session(id)},
+	n, err := sessionOpenScript.Run(ctx, s.rdb, []string{s.keys.Session(id)},
 		role, tokenFP, s.idle.Milliseconds(), s.maxAge.Milliseconds()).Int64()
 	if err != nil {
 		return "", fmt.Errorf("auth: opening a session: %w", err)
@@ -138,7 +138,7 @@ func (s *Sessions) Check(ctx context.Context, cookie string, current map[string]
 			argv = append(argv, role, fp)
 		}
 	}
-	v, err := store.RunScriptOnce(ctx, s.rdb, sessionTouchScript, []string{s.keys.Session(id)}, argv...).Result()
+	v, err := sessionTouchScript.Run(ctx, s.rdb, []string{s.keys.Session(id)}, argv...).Result()
 	if err != nil {
 		return Session{}, fmt.Errorf("auth: checking a session: %w", err)
 	}

@@ -1,15 +1,13 @@
 package history
 
 import (
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store"
 )
 
 // The hold scripts live beside every other script in luascripts/, each
-// with its KEYS / ARGV / returns header.
+// with its KEYS / ARGV / returns header, and go out once (store.Script).
 var (
-	holdWriteSrc = luascripts.Source("history_hold_write")
-	holdWrite    = redis.NewScript(holdWriteSrc)
-	holdMark     = redis.NewScript(luascripts.Source("history_hold_mark"))
+	holdWrite = store.NewScript(luascripts.Source("history_hold_write"))
+	holdMark  = store.NewScript(luascripts.Source("history_hold_mark"))
 )

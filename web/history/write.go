@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store"
 )
 
 const (
@@ -41,7 +41,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 		kept[member] = true
 		l := w.t.limiters[name]
 		var minutes []int64
-		fine, coarse := inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name)
+		fine, coarse := FineKey(name), CoarseKey(name)
 		for _, s := range l.recent {
 			if s.e < fromE || s.e == 0 || s.c.zero() || partly(s.e, FineStep) {
 				continue
@@ -68,7 +68,6 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 
 	holdTTL := strconv.FormatInt((o.coarse + CoarseStep).Milliseconds(), 10)
 	var lockCmds []*redis.Cmd
-	var lockArgs [][]any
 	for _, r := range lockTop {
 		name, member := r.name, memberLock+r.name
 		kept[member] = true
@@ -82,9 +81,8 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 			}
 			continue
 		}
-		keys := []string{inspect.HistoryOpenKey(name), inspect.HistoryHoldsKey(name)}
-		lockCmds = append(lockCmds, pipe.EvalSha(ctx, holdWrite.Hash(), keys, args...))
-		lockArgs = append(lockArgs, append([]any{keys}, args...))
+		keys := []string{OpenKey(name), HoldsKey(name)}
+		lockCmds = append(lockCmds, holdWrite.Queue(ctx, pipe, keys, args...))
 		w.opened[name] = true
 		l.openDirty = false
 		zadd = append(zadd, redis.Z{Score: r.score, Member: member})
@@ -98,26 +96,26 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 		zrem = append(zrem, member)
 		// A ring deleted is allocated again if the object comes back.
 		if name, ok := strings.CutPrefix(member, memberLimiter); ok {
-			pipe.Del(ctx, inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name))
-			delete(w.touched, inspect.HistoryFineKey(name))
-			delete(w.touched, inspect.HistoryCoarseKey(name))
+			pipe.Del(ctx, FineKey(name), CoarseKey(name))
+			delete(w.touched, FineKey(name))
+			delete(w.touched, CoarseKey(name))
 		} else if name, ok := strings.CutPrefix(member, memberLock); ok {
-			pipe.Del(ctx, inspect.HistoryOpenKey(name), inspect.HistoryHoldsKey(name), inspect.HistoryWaitKey(name))
+			pipe.Del(ctx, OpenKey(name), HoldsKey(name), WaitKey(name))
 			delete(w.opened, name)
-			delete(w.touched, inspect.HistoryWaitKey(name))
+			delete(w.touched, WaitKey(name))
 		}
 	}
 	if len(zrem) > 0 {
-		pipe.ZRem(ctx, inspect.HistoryIndexKey, zrem...)
+		pipe.ZRem(ctx, IndexKey, zrem...)
 	}
 	if len(zadd) > 0 {
-		pipe.ZAdd(ctx, inspect.HistoryIndexKey, zadd...)
+		pipe.ZAdd(ctx, IndexKey, zadd...)
 	}
-	pipe.HSet(ctx, inspect.HistoryMetaKey, "through", now, "writer", w.opt().id)
+	pipe.HSet(ctx, MetaKey, "through", now, "writer", w.opt().id)
 
 	cmds := pipe.Cmds()
 	_, err := pipe.Exec(ctx)
-	err = w.retryNoScript(ctx, err, cmds, lockCmds, lockArgs)
+	err = w.retryNoScript(ctx, err, cmds, lockCmds)
 	var bytes int64
 	for _, c := range cmds {
 		for _, a := range c.Args() {
@@ -185,7 +183,7 @@ func (w *worker) holdArgs(l *lock, ttl string, replace bool) []any {
 func (w *worker) writeWaits(ctx context.Context, pipe redis.Pipeliner, name string, l *lock, fromM, now int64,
 	partly func(int64, time.Duration) bool) bool {
 	o := w.opt()
-	key := inspect.HistoryWaitKey(name)
+	key := WaitKey(name)
 	wrote := false
 	for i := range l.waits {
 		s := &l.waits[i]
@@ -219,7 +217,7 @@ func (w *worker) touch(ctx context.Context, pipe redis.Pipeliner, key string, si
 // refused with NOSCRIPT (its script cache was flushed, or it was promoted
 // from a replica that never loaded it): such a call did nothing, so
 // sending it again is its first run. Any other failure fails the flush.
-func (w *worker) retryNoScript(ctx context.Context, err error, all []redis.Cmder, lockCmds []*redis.Cmd, args [][]any) error {
+func (w *worker) retryNoScript(ctx context.Context, err error, all []redis.Cmder, lockCmds []*redis.Cmd) error {
 	if err == nil {
 		return nil
 	}
@@ -228,14 +226,7 @@ func (w *worker) retryNoScript(ctx context.Context, err error, all []redis.Cmder
 			return err
 		}
 	}
-	pipe := w.h.rdb.Pipeline()
-	for i, c := range lockCmds {
-		if c.Err() != nil {
-			pipe.Eval(ctx, holdWriteSrc, args[i][0].([]string), args[i][1:]...)
-		}
-	}
-	_, err = pipe.Exec(ctx)
-	return err
+	return store.EvalNoScript(ctx, w.h.rdb, lockCmds)
 }
 
 // argLen is about the bytes an argument takes on the wire.

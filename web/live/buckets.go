@@ -7,7 +7,7 @@ import (
 )
 
 // bucketRing keeps one limiter's complete 200 ms stats buckets, the newest
-// historyTicks of them (three minutes): the finest demand the console has,
+// windowTicks of them (three minutes): the finest demand the console has,
 // which the what-if replays where it still holds it. Redis keeps a
 // bucket only a few seconds (inspect.StatsRing), the history only 10 s
 // steps. Counts are stored in 32 bits (saturating), 12 bytes a bucket.
@@ -72,7 +72,7 @@ func floorMod(a, b int64) int64 { return (a%b + b) % b }
 // Buckets returns name's complete stats buckets the console still holds
 // (the last three minutes of them), oldest first, and the number of the
 // first; none when it holds none.
-func (h *History) Buckets(name string) (first int64, counts []inspect.Counts) {
+func (h *Windows) Buckets(name string) (first int64, counts []inspect.Counts) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	r := h.buckets[name]
@@ -84,7 +84,7 @@ func (h *History) Buckets(name string) (first int64, counts []inspect.Counts) {
 
 // pushBuckets stores each limiter's new complete buckets; the caller
 // holds h.mu.
-func (h *History) pushBuckets(l inspect.LimiterInfo, st inspect.Summary) {
+func (h *Windows) pushBuckets(l inspect.LimiterInfo, st inspect.Summary) {
 	if st.Recent == nil {
 		return
 	}

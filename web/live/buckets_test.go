@@ -12,8 +12,8 @@ import (
 // buckets it missed), ticks that did not read the limiter (no Recent),
 // and a gap longer than Redis keeps (stored empty, as the history counts
 // it); it keeps the newest buckets it has room for.
-func TestHistoryBuckets(t *testing.T) {
-	h := newHistory(40)
+func TestWindowsBuckets(t *testing.T) {
+	h := newWindows(40)
 	// The demand: bucket b had b acquired and 1 rejected.
 	summary := func(bucket int64) inspect.Summary {
 		st := inspect.Summary{Bucket: bucket, Recent: make([]inspect.Counts, inspect.RecentBuckets)}

@@ -21,9 +21,9 @@ type model interface {
 	copy() model
 }
 
-// model validates s as the limiter's own edit path would (the same rules,
-// the same *store.ValidationError fields) and returns the algorithm that
-// replays it, attempt by attempt when discrete, else as a fluid.
+// model validates s as the limiter's own edit path would (the same rules
+// and fields, as a CodeInvalid *inspect.Error) and returns the algorithm
+// that replays it, attempt by attempt when discrete, else as a fluid.
 func (l Limiter) model(s Settings, discrete bool) (model, error) {
 	if err := l.supported(); err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (l Limiter) model(s Settings, discrete bool) (model, error) {
 		// store.Limit.Validate is what TokenBucket.Modify checks before
 		// tokenbucket_modify.lua.
 		if err := (store.Limit{Capacity: s.Rate, IntervalMS: s.IntervalMS}).Validate(); err != nil {
-			return nil, err
+			return nil, inspect.ErrorOf(err)
 		}
 		if discrete {
 			return &tokenBucket{max: float64(s.Rate), interval: s.IntervalMS}, nil
@@ -45,7 +45,7 @@ func (l Limiter) model(s Settings, discrete bool) (model, error) {
 		}
 	case inspect.KindRedissonLimiter:
 		if field, msg := wire.CheckRedissonRate(s.Rate, s.IntervalMS); field != "" {
-			return nil, &store.ValidationError{Field: field, Message: msg}
+			return nil, inspect.Invalid(field, field+" "+msg)
 		}
 		if l.Algorithm != inspect.AlgorithmFixedWindow {
 			if discrete {
@@ -60,13 +60,17 @@ func (l Limiter) model(s Settings, discrete bool) (model, error) {
 	return &fluidWindow{fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}}, nil
 }
 
-// supported says why l cannot be replayed at any settings.
+// supported says why l cannot be replayed at any settings: a
+// CodeUnsupported *inspect.Error matching ErrUnsupported.
 func (l Limiter) supported() error {
 	switch {
 	case l.Kind == inspect.KindRedissonLimiter && l.PerClient:
-		return fmt.Errorf("%w: a per-client Redisson limiter keeps a window per client, and its demand is recorded for all clients together", ErrUnsupported)
+		return &inspect.Error{Code: inspect.CodeUnsupported,
+			Message: "this limiter cannot be replayed: a per-client limiter's demand is not recorded per client",
+			Err:     fmt.Errorf("%w: a per-client Redisson limiter keeps a window per client, and its demand is recorded for all clients together", ErrUnsupported)}
 	case l.Kind != inspect.KindTokenBucket && l.Kind != inspect.KindCounter && l.Kind != inspect.KindRedissonLimiter:
-		return fmt.Errorf("%w: %q is not a limiter kind", ErrUnsupported, l.Kind)
+		return &inspect.Error{Code: inspect.CodeUnsupported, Message: fmt.Sprintf("%q is not a limiter kind: only limiters can be replayed", l.Kind),
+			Err: ErrUnsupported}
 	}
 	return nil
 }
@@ -76,10 +80,10 @@ func (l Limiter) supported() error {
 // takes; the limit is compared as a Lua number, so it stays below 2^53.
 func checkCounter(s Settings) error {
 	if s.Rate < 1 || s.Rate > store.MaxBucketCapacity {
-		return &store.ValidationError{Field: "rate", Message: fmt.Sprintf("must be between 1 and %d, got %d", int64(store.MaxBucketCapacity), s.Rate)}
+		return inspect.Invalid("rate", fmt.Sprintf("rate must be between 1 and %d, got %d", int64(store.MaxBucketCapacity), s.Rate))
 	}
 	if math.IsNaN(s.IntervalMS) || s.IntervalMS < 1 || s.IntervalMS > store.MaxBucketCapacity || s.IntervalMS != math.Trunc(s.IntervalMS) {
-		return &store.ValidationError{Field: "interval_ms", Message: fmt.Sprintf("must be a whole number of milliseconds of at least 1, got %g", s.IntervalMS)}
+		return inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms must be a whole number of milliseconds of at least 1, got %g", s.IntervalMS))
 	}
 	return nil
 }

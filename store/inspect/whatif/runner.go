@@ -10,11 +10,24 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // ErrBusy: every replay slot of a Runner is taken and as many requests as
-// it lets wait are waiting. The caller answers 503 and asks to retry.
-var ErrBusy = errors.New("whatif: too many what-ifs at once; try again in a moment")
+// it lets wait are waiting. Runner.Replay returns it inside a CodeLimited
+// *inspect.Error that asks to retry after busyRetry.
+var ErrBusy = errors.New("whatif: every replay slot is taken")
+
+// busyRetry is how long a refused what-if is asked to wait: a replay of
+// a fitted hour takes well under a millisecond, a fit a few.
+const busyRetry = time.Second
+
+// busy is the error of a refused request.
+func busy() error {
+	return &inspect.Error{Code: inspect.CodeLimited, Message: "too many what-ifs at once; try again in a moment",
+		RetryAfter: busyRetry, Err: ErrBusy}
+}
 
 // Key names the demand a what-if replays: a limiter as the console read it,
 // and the flush time its history ends at (web/history's meta "through").
@@ -219,7 +232,7 @@ func (r *Runner) acquire(ctx context.Context) (release func(), err error) {
 	if r.waiting.Add(1) > queue {
 		r.waiting.Add(-1)
 		r.stats.busy.Add(1)
-		return nil, ErrBusy
+		return nil, busy()
 	}
 	defer r.waiting.Add(-1)
 	wait := r.MaxWait
@@ -235,7 +248,7 @@ func (r *Runner) acquire(ctx context.Context) (release func(), err error) {
 	case <-ctx.Done():
 	}
 	r.stats.busy.Add(1)
-	return nil, ErrBusy
+	return nil, busy()
 }
 
 // Waiting is how many requests wait for a slot now.

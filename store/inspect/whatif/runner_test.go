@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
@@ -78,7 +77,7 @@ func TestRunnerReplaysOncePerFlushAndProposal(t *testing.T) {
 	}
 	// A proposal the limiter refuses costs nothing.
 	_, err = r.Replay(t.Context(), Key{Name: "other", Through: 1, Limiter: key.Limiter}, Settings{Rate: 0, IntervalMS: 10}, demand)
-	if !errors.Is(err, store.ErrInvalid) || reads.Load() != 2 || r.Stats().Fits != 2 {
+	if inspect.CodeOf(err) != inspect.CodeInvalid || reads.Load() != 2 || r.Stats().Fits != 2 {
 		t.Fatalf("rate 0: %v, %+v", err, r.Stats())
 	}
 }
@@ -103,6 +102,9 @@ func TestRunnerBoundsConcurrentReplays(t *testing.T) {
 			case err == nil:
 				ok.Add(1)
 			case errors.Is(err, ErrBusy):
+				if e := inspect.ErrorOf(err); e.Code != inspect.CodeLimited || e.RetryAfter <= 0 {
+					t.Errorf("refused with %v (%s, retry after %v), want CodeLimited and a time to retry after", err, e.Code, e.RetryAfter)
+				}
 				busy.Add(1)
 			default:
 				t.Error(err)

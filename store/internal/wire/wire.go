@@ -149,7 +149,7 @@ var redissonSetRateScript = NewScript(luascripts.Source("redisson_limiter_set_ra
 // SetRedissonRate runs redisson_limiter_set_rate over keys (config hash,
 // then value and permits pairs) and returns the script's code: 1 done, 0 no
 // limiter to change (create false), anything else a key of another kind.
-// The call is sent once (RunScriptOnce); a network error leaves its outcome
+// The call is sent once (Script.Run); a network error leaves its outcome
 // unknown. algorithm is AlgorithmFixedWindow, AlgorithmSlidingWindow or "" (keep).
 func SetRedissonRate(ctx context.Context, rdb Processor, keys []string, rate, intervalMS int64,
 	typ, keepAlive string, keep bool, algorithm string, create bool) (int64, error) {
@@ -180,7 +180,7 @@ func SetRedissonRateBatch(ctx context.Context, rdb Processor, keys []string, rat
 	if oldRate > 0 {
 		old = strconv.FormatInt(oldRate, 10)
 	}
-	res, err := RunScriptOnce(ctx, rdb, redissonSetRateScript, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates, old).Int64Slice()
+	res, err := redissonSetRateScript.Run(ctx, rdb, keys, rate, intervalMS, typ, keepAlive, mode, alg, creates, old).Int64Slice()
 	if err != nil {
 		return 0, 0, err
 	}

@@ -1,0 +1,136 @@
+// Package present says the console's numbers the way a person on call
+// reads them in a terminal: durations in words, counts with separators,
+// tables cut to the terminal's width, sparklines. The verbs and `top`
+// share it, so a lease reads the same in both.
+package present
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Duration is ms in words, to the unit that matters: "850 ms", "12 s",
+// "3 min 12 s", "2 h 5 min", "3 d 4 h". A negative ms is "–" (unknown).
+func Duration(ms int64) string {
+	const (
+		second = 1000
+		minute = 60 * second
+		hour   = 60 * minute
+		day    = 24 * hour
+	)
+	two := func(n1 int64, u1 string, n2 int64, u2 string) string {
+		if n2 == 0 {
+			return fmt.Sprintf("%d %s", n1, u1)
+		}
+		return fmt.Sprintf("%d %s %d %s", n1, u1, n2, u2)
+	}
+	switch {
+	case ms < 0:
+		return "–"
+	case ms < second:
+		return fmt.Sprintf("%d ms", ms)
+	case ms < 10*second:
+		return strconv.FormatFloat(math.Floor(float64(ms)/100)/10, 'f', -1, 64) + " s"
+	case ms < minute:
+		return fmt.Sprintf("%d s", ms/second)
+	case ms < hour:
+		return two(ms/minute, "min", ms%minute/second, "s")
+	case ms < day:
+		return two(ms/hour, "h", ms%hour/minute, "min")
+	}
+	return two(ms/day, "d", ms%day/hour, "h")
+}
+
+// Lease is a lock's lease left in words; "no expiry" for -1.
+func Lease(ms int64) string {
+	if ms < 0 {
+		return "no expiry"
+	}
+	return Duration(ms)
+}
+
+// Count is n with thousands separators: "1,204,000".
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Number is f as a count when whole, else to two decimals: "1,000", "2.5".
+func Number(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return Count(int64(f))
+	}
+	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
+}
+
+// Percent is part of whole as "12%" ("–" without a whole).
+func Percent(part, whole int64) string {
+	if whole <= 0 {
+		return "–"
+	}
+	p := float64(part) * 100 / float64(whole)
+	if p > 0 && p < 1 {
+		return "<1%"
+	}
+	return strconv.FormatFloat(math.Round(p), 'f', 0, 64) + "%"
+}
+
+// Wrap breaks text into lines of at most width cells at spaces, and a
+// word longer than a line (a lock name, a holder id) where it must;
+// width <= 0 leaves it whole.
+func Wrap(text string, width int) string {
+	if width <= 0 {
+		return text
+	}
+	return ansi.Wrap(text, width, "")
+}
+
+// Rule is a limiter's rule in words, by its kind (the console's kinds):
+// a token bucket's sustained rate and burst ("500/s, burst 1,000"; its
+// rate is its capacity), a Redisson limiter's permits per interval
+// ("20/s", "100 per 10 s"), a counter's limit per window.
+func Rule(kind string, rate int64, intervalMS, perSecond float64, limit int64, limitKnown bool) string {
+	switch kind {
+	case "token-bucket":
+		return Number(perSecond) + "/s, burst " + Count(rate)
+	case "counter":
+		if !limitKnown {
+			return "no limit set"
+		}
+		return Count(limit) + " per window"
+	}
+	if intervalMS == 1000 {
+		return Count(rate) + "/s"
+	}
+	return Count(rate) + " per " + Duration(int64(intervalMS))
+}
+
+// ShellWord quotes s for a POSIX shell when it needs it.
+func ShellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == ':' || r == '/' || r == '{' || r == '}' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
