@@ -76,8 +76,8 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 		recorded += s.n - s.acquired
 	}
 	back := memory(lim, lim.Current)
-	fineE := fineErr(m, f.steps)
 	var replayed [models]float64
+	var errs [models]float64
 	for k, am := range arrivalModels {
 		if am.side != 0 {
 			f.bs[k] = fit(m.copy(), f.steps, am, back)
@@ -85,18 +85,18 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 		for i, a := range run(m.copy(), f.steps, am, f.bs[k]) {
 			replayed[k] += float64(f.steps[i].n) - a
 		}
-		switch e := relErr(replayed[k], recorded); {
-		case e <= MaxTrustedErrorPct/100:
+		if errs[k] = relErr(replayed[k], recorded); errs[k] <= MaxTrustedErrorPct/100 {
 			f.use = append(f.use, k)
-			f.band = append(f.band, k)
-		case e <= fineE:
-			f.band = append(f.band, k)
 		}
 	}
 	if len(f.use) == 0 {
-		f.use, f.band = nil, nil
 		for k := range models {
 			f.use = append(f.use, k)
+		}
+	}
+	fineE := fineErr(m, f.steps, arrivalModels[f.use[0]], f.bs[f.use[0]])
+	for k := range models {
+		if slices.Contains(f.use, k) || errs[k] <= fineE {
 			f.band = append(f.band, k)
 		}
 	}
@@ -112,20 +112,28 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 }
 
 // fineErr is how far the stats buckets' own attempts, spread evenly
-// within each bucket, replayed at today's settings (m) from the first
-// bucket on, are from the rejections recorded, in parts of those: what
-// the time of attempts within 200 ms still moves, as when an attempt
-// opened a window just before or just after another ended. The fit makes
-// up for it at today's settings, not at others, so it widens the band.
-// 0 with fewer than minFineRejections recorded in buckets.
-func fineErr(m model, steps []step) float64 {
+// within each bucket, replayed at today's settings (m) from the state
+// model am with its bunchings bs left when the buckets begin, are from the
+// rejections recorded, in parts of those: what the time of attempts
+// within 200 ms still moves, as when an attempt opened a window just
+// before or just after another ended. The fit makes up for it at today's
+// settings, not at others, so it widens the band. 0 with fewer than
+// minFineRejections recorded in buckets.
+func fineErr(m model, steps []step, am arrivalModel, bs []bunching) float64 {
 	i := slices.IndexFunc(steps, func(s step) bool { return s.fine })
 	if i < 0 {
 		return 0
 	}
+	even := make([]bunching, len(steps))
+	for k := range even {
+		even[k] = 1
+		if k < i && bs != nil {
+			even[k] = bs[k]
+		}
+	}
 	var recorded int64
 	var replayed float64
-	for k, a := range run(m.copy(), steps[i:], arrivalModels[0], nil) {
+	for k, a := range run(m.copy(), steps, am, even)[i:] {
 		replayed += float64(steps[i+k].n) - a
 		recorded += steps[i+k].n - steps[i+k].acquired
 	}
@@ -174,7 +182,7 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 	}
 	if res.FineS = f.fineS(); res.FineS > 0 {
 		for j := range jitters {
-			admitted[models+j] = run(m.copy(), f.steps, arrivalModel{}, f.jittered(j))
+			admitted[models+j] = run(m.copy(), f.steps, arrivalModels[f.use[0]], f.jittered(j))
 			band = append(band[:len(band):len(band)], models+j)
 		}
 	}

@@ -323,3 +323,30 @@ func TestSplice(t *testing.T) {
 		t.Fatalf("steps %v, want the second whole and buckets from 19.8 s", steps)
 	}
 }
+
+// TestFitSpliceKeepsTheStateOfTheSteps: five minutes of a bucket kept
+// empty by demand above its rate, the last minute in 200 ms buckets. The
+// buckets begin with the bucket empty, as the steps before left it: their
+// even replay from there is what happened, so the band stays as narrow as
+// the models within 2 % make it (a replay of the buckets alone from an
+// idle, full bucket is 500 permits, 5.5 % of their rejections, off, and
+// would widen it by that on each side).
+func TestFitSpliceKeepsTheStateOfTheSteps(t *testing.T) {
+	const n = 5 * 60 * 1000 / inspect.BucketMS
+	counts := make([]inspect.Counts, n)
+	for i := range counts {
+		counts[i] = inspect.Counts{Acquired: 100, Rejected: 30} // 500 a second admitted of 650
+	}
+	first := t0.UnixMilli() / inspect.BucketMS
+	coarse := HistorySeries(first, counts, 10_000)
+	fine := BucketSeries(first+n-300, counts[n-300:])
+	lim := Limiter{Kind: inspect.KindTokenBucket, Current: Settings{Rate: 500, IntervalMS: 2}}
+	res, err := Replay(Request{Limiter: lim, Proposed: lim.Current, Demand: coarse, Fine: fine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, c := res.Predicted, res.Check
+	if res.FineS < 59 || !c.Trusted() || float64(p.High-p.Low) > 0.04*float64(p.Rejected) {
+		t.Fatalf("fine %v s, predicted %+v, check %+v: want the last minute from buckets, the check within 2 %% and a band within 4 %%", res.FineS, p, c)
+	}
+}
