@@ -120,49 +120,45 @@ func (r *Runner) Replay(ctx context.Context, key Key, proposed Settings, demand 
 	if _, err := key.Limiter.model(proposed, true); err != nil {
 		return nil, err
 	}
-	rk := resultKey{key, proposed}
-	if res, ok := lookup(r, r.results, rk); ok {
-		return res, nil
-	}
-	flight := fmt.Sprintf("r\x00%s\x00%d\x00%v\x00%v", key.Name, key.Through, key.Limiter, proposed)
-	v, err := r.flight(ctx, flight, func(ctx context.Context) (any, error) {
-		if res, ok := lookup(r, r.results, rk); ok {
-			return res, nil
-		}
-		fitted, err := r.fitted(ctx, key, demand)
-		if err != nil {
-			return nil, err
-		}
-		release, err := r.acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		r.stats.replays.Add(1)
-		res, err := fitted.Replay(proposed, 0)
-		if err != nil {
-			return nil, err
-		}
-		keep(r, r.results, rk, res, maxResults)
-		return res, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*Result), nil
+	return compute(ctx, r, r.results, resultKey{key, proposed}, maxResults, &r.stats.replays,
+		func(ctx context.Context) (func() (*Result, error), error) {
+			fitted, err := r.fitted(ctx, key, demand)
+			if err != nil {
+				return nil, err
+			}
+			return func() (*Result, error) { return fitted.Replay(proposed, 0) }, nil
+		})
 }
 
 // fitted is key's demand read and fitted, once per key.
 func (r *Runner) fitted(ctx context.Context, key Key, demand Demand) (*Fitted, error) {
-	if f, ok := lookup(r, r.fits, key); ok {
-		return f, nil
+	return compute(ctx, r, r.fits, key, maxFits, &r.stats.fits,
+		func(ctx context.Context) (func() (*Fitted, error), error) {
+			d, fine, err := demand(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return func() (*Fitted, error) { return Fit(key.Limiter, d, fine) }, nil
+		})
+}
+
+// compute is m's value at k: from the cache, or made once for every
+// request asking at the same time. prepare does what needs no slot (reads)
+// and returns the work that does, run in a slot and counted in done.
+func compute[K interface {
+	comparable
+	key() Key
+}, V any](ctx context.Context, r *Runner, m map[K]*cached[V], k K, capacity int, done *atomic.Int64,
+	prepare func(context.Context) (func() (V, error), error)) (V, error) {
+	var zero V
+	if v, ok := lookup(r, m, k); ok {
+		return v, nil
 	}
-	flight := fmt.Sprintf("f\x00%s\x00%d\x00%v", key.Name, key.Through, key.Limiter)
-	v, err := r.flight(ctx, flight, func(ctx context.Context) (any, error) {
-		if f, ok := lookup(r, r.fits, key); ok {
-			return f, nil
+	v, err := r.flight(ctx, fmt.Sprintf("%T\x00%v", k, k), func(ctx context.Context) (any, error) {
+		if v, ok := lookup(r, m, k); ok {
+			return v, nil
 		}
-		d, fine, err := demand(ctx)
+		work, err := prepare(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -171,18 +167,18 @@ func (r *Runner) fitted(ctx context.Context, key Key, demand Demand) (*Fitted, e
 			return nil, err
 		}
 		defer release()
-		r.stats.fits.Add(1)
-		f, err := Fit(key.Limiter, d, fine)
+		done.Add(1)
+		v, err := work()
 		if err != nil {
 			return nil, err
 		}
-		keep(r, r.fits, key, f, maxFits)
-		return f, nil
+		keep(r, m, k, v, capacity)
+		return v, nil
 	})
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	return v.(*Fitted), nil
+	return v.(V), nil
 }
 
 // flightTimeout bounds one shared computation: it runs on after the
