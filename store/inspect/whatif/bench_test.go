@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -95,6 +96,27 @@ func BenchmarkFittedReplayBusyHour(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := fitted.Replay(Settings{Rate: 400, IntervalMS: 2.5}, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFitNoisyWindows fits the worst the fit meets: a counter's
+// three minutes of 200 ms buckets whose outcomes no arrivals reproduce
+// (admissions drawn at random), so every step goes back over the window.
+func BenchmarkFitNoisyWindows(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	counts := make([]inspect.Counts, 900)
+	for i := range counts {
+		n := 5 + rng.Int64N(10)
+		a := rng.Int64N(n + 1)
+		counts[i] = inspect.Counts{Acquired: a, Rejected: n - a}
+	}
+	demand := BucketSeries(t0.UnixMilli()/inspect.BucketMS, counts)
+	lim := Limiter{Kind: inspect.KindCounter, Current: Settings{Rate: 20, IntervalMS: 1000}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Fit(lim, demand, Series{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -90,14 +90,18 @@ type fitted struct {
 // those next to it on the grid; else the one that comes closest. The
 // error so far counts, so a step makes up for what the steps before
 // could not fit.
-func fitStep(m model, s step, base, sign float64, tight bool, err float64) fitted {
+//
+// Each replay of the step spends one of budget; with none left the step's
+// attempts are taken evenly spread.
+func fitStep(m model, s step, base, sign float64, tight bool, err float64, budget *int) fitted {
 	try := func(f float64) fitted {
+		*budget--
 		c := m.copy()
 		return fitted{b: sign * f, next: c, err: err + s.admit(c, base, sign*f) - float64(s.acquired)}
 	}
 	fits := func(r fitted) bool { return math.Abs(r.err) <= s.tol }
 	even := try(1)
-	if s.n == 0 || fits(even) && !tight {
+	if s.n == 0 || fits(even) && !tight || *budget <= 0 {
 		return even
 	}
 	tries := []fitted{even}
@@ -105,7 +109,7 @@ func fitStep(m model, s step, base, sign float64, tight bool, err float64) fitte
 	if fits(even) {
 		first, last = 0, 0
 	}
-	for k := 1; k < len(fractions) && (last < 0 || last == k-1); k++ {
+	for k := 1; k < len(fractions) && (last < 0 || last == k-1) && *budget > 0; k++ {
 		r := try(fractions[k])
 		tries = append(tries, r)
 		if math.Abs(r.err) < math.Abs(tries[best].err) {
@@ -165,10 +169,11 @@ func fit(m model, steps []step, am arrivalModel, memory int64) []bunching {
 	// before[i] is the state and error before step i.
 	before := make([]fitted, len(steps)+1)
 	before[0] = fitted{next: m}
+	budget := fitBudget * len(steps)
 	for i, s := range steps {
-		r := fitStep(before[i].next, s, am.base, am.side, am.tight, before[i].err)
-		if math.Abs(r.err) > s.tol {
-			r = refit(steps, am, before, bs, i, r, memory)
+		r := fitStep(before[i].next, s, am.base, am.side, am.tight, before[i].err, &budget)
+		if math.Abs(r.err) > s.tol && budget > 0 {
+			r = refit(steps, am, before, bs, i, r, memory, &budget)
 		}
 		bs[i], before[i+1] = r.b, r
 		if i >= maxBack {
@@ -181,9 +186,9 @@ func fit(m model, steps []step, am arrivalModel, memory int64) []bunching {
 // refit goes back from step i, which r fitted outside its tolerance (see
 // fit): it returns step i's fit, and has rewritten bs and before for the
 // steps it went back over, or returns r and changes nothing.
-func refit(steps []step, am arrivalModel, before []fitted, bs []bunching, i int, r fitted, memory int64) fitted {
+func refit(steps []step, am arrivalModel, before []fitted, bs []bunching, i int, r fitted, memory int64, budget *int) fitted {
 	miss := func(r fitted, k int) float64 { return max(0, math.Abs(r.err)-steps[k].tol) }
-	for j := i - 1; j >= max(0, i-maxBack) && steps[j].start+steps[j].width+memory > steps[i].start; j-- {
+	for j := i - 1; j >= max(0, i-maxBack) && steps[j].start+steps[j].width+memory > steps[i].start && *budget > 0; j-- {
 		if steps[j].n == 0 {
 			continue
 		}
@@ -191,13 +196,14 @@ func refit(steps []step, am arrivalModel, before []fitted, bs []bunching, i int,
 			if b == bs[j] {
 				continue
 			}
+			*budget--
 			trial := make([]fitted, 0, i-j+1)
 			c := before[j].next.copy()
 			t := fitted{b: b, next: c, err: before[j].err + steps[j].admit(c, am.base, b) - float64(steps[j].acquired)}
 			ok := miss(t, j) <= miss(before[j+1], j)
 			for k := j + 1; ok && k <= i; k++ {
 				trial = append(trial, t)
-				t = fitStep(t.next, steps[k], am.base, am.side, am.tight, t.err)
+				t = fitStep(t.next, steps[k], am.base, am.side, am.tight, t.err, budget)
 				ok = k == i || miss(t, k) <= miss(before[k+1], k)
 			}
 			if !ok || miss(t, i) >= miss(r, i) {
@@ -230,8 +236,14 @@ func memory(lim Limiter, s Settings) int64 {
 	return int64(min(ms, MaxStepMS))
 }
 
-// maxBack bounds the steps a refit goes back over.
-const maxBack = 64
+// maxBack bounds the steps a refit goes back over; fitBudget the replays
+// of one step a fit makes on average, trying bunchings and going back (so
+// a fit costs a bounded amount per step however few steps fit: with the
+// budget spent, the steps left are taken evenly spread).
+const (
+	maxBack   = 64
+	fitBudget = 48
+)
 
 // bisect narrows the fractions between lo and hi, across which the error
 // changes sign, to the one closer to none.
