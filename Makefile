@@ -34,7 +34,7 @@ all: test
 help:
 	@echo "make run    - start lockwarden on a private redis-server with demo traffic"
 	@echo "make test   - install what is missing and run every test (Go, Cluster, then browser)"
-	@echo "make test-cluster - the store and web suites again on a private Redis Cluster"
+	@echo "make test-cluster - the store, store/inspect and web suites again on a private Redis Cluster"
 	@echo "make test-faults - the fault matrix and the network partitions (namespaces, root only)"
 	@echo "make bench  - benchmarks (not part of make test)"
 	@echo "make lint   - gofmt, go vet, generated code up to date"
@@ -91,13 +91,30 @@ CLUSTER_STORE_SKIP := Example.*|TestLateReply.*|TestScriptQueueLostReplyNotResen
 # builds it over a ClusterClient, as serve does), except the tests that
 # build their console over a topology of their own: TestCluster* and
 # TestSentinel* (a private Cluster or Sentinel), and those on a private
-# single redis-server (redistest.StartT + newEnvOn), which the Cluster run
-# would only repeat.
-CLUSTER_WEB_SKIP := TestCluster.*|TestSentinel.*|TestFaultRedisDownAndBack|TestFaultStructuredLogs|TestFaultWebsocketCyclesNoLeak|TestListingLocksPagedSortedFiltered|TestNodeProbeRidesOnTicksOnOneNode|TestSecHostileNames|TestStatusDiscoveryOfAnnouncedLock|TestStatusListsFullPassFinds|TestStatusSampleAfterASlowFullPass
-# Both suites in one go test, so store and web run side by side: one -skip
-# holds both lists (no name in either list is a test of the other package).
+# single redis-server (redistest.StartT + newEnvOn, or openMarked for the
+# TestViewer* tests, which count a request's commands), which the Cluster
+# run would only repeat.
+CLUSTER_WEB_SKIP := TestCluster.*|TestSentinel.*|TestFaultRedisDownAndBack|TestFaultStructuredLogs|TestFaultWebsocketCyclesNoLeak|TestListingLocksPagedSortedFiltered|TestNodeProbeRidesOnTicksOnOneNode|TestSecHostileNames|TestStatusDiscoveryOfAnnouncedLock|TestStatusListsFullPassFinds|TestStatusSampleAfterASlowFullPass|TestViewerByNameNeverReadsALargeHash|TestViewerPerClientLimiterPageNeverScans
+# Then the console's view of Redis (store/inspect and its rooms), its
+# Inspectors over a ClusterClient as serve builds them
+# (redistest.UniversalFor), except the tests that build a topology of their
+# own: a private Cluster (TestEventsShardedOnCluster, TestNodesHung*,
+# TestSampleHungMasterLeavesOthersLive, TestSampleClusterDownKeepsSampling,
+# TestDiscoverCluster, TestWalkClusterKeyEventsPerMaster), a private
+# server they stop, pause or restart (TestEventsSurviveRestart,
+# TestEventsSubscribeFailsWhenRedisIsDown, TestSampleSingleNodeDownFails,
+# TestDiscoverFailsWhenRedisIsDown, TestNodeFailureTellsNodeFromKey), or a
+# private server whose whole keyspace or command counts they read
+# (inspecttest.Private, redistest.StartT: TestGetByName*, TestStats-
+# OneCommandPerCount, TestGlobMatchAgreesWithRedisKeys, the family and walk
+# tests on newEnv and newWalkEnv, TestWalkerIncrementalDiscovery, whose
+# walker SCANs in the sample only on one server, and TestSamplingCost-
+# IdleObjects): the Cluster run would only repeat them.
+CLUSTER_INSPECT_SKIP := TestEvents(ShardedOnCluster|SurviveRestart|SubscribeFailsWhenRedisIsDown)|TestNodesHung.*|TestSample(HungMasterLeavesOthersLive|ClusterDownKeepsSampling|SingleNodeDownFails)|TestDiscover(Cluster|FailsWhenRedisIsDown|RemembersRejectsAcrossPasses)|TestNodeFailureTellsNodeFromKey|TestGetByName.*|TestStatsOneCommandPerCount|TestGlobMatchAgreesWithRedisKeys|TestFamily(ClientsFromReadings|ManyCountersOneRowBoundedReads|PageRidesTheTickPipeline)|TestWalk[A-Z].*|TestWalkerIncrementalDiscovery|TestSamplingCostIdleObjects
+# All three suites in one go test, so they run side by side: one -skip
+# holds the lists (no name in one list is a test of another package).
 test-cluster: deps-redis
-	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -p 4 -timeout 5m -skip '^($(CLUSTER_STORE_SKIP)|$(CLUSTER_WEB_SKIP))$$' ./store/ ./web/...
+	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -p 4 -timeout 5m -skip '^($(CLUSTER_STORE_SKIP)|$(CLUSTER_WEB_SKIP)|$(CLUSTER_INSPECT_SKIP))$$' ./store/ ./store/inspect/... ./web/...
 
 # Four packages at once: most of their time is spent waiting on
 # redis-server processes and timers, not on the two cores.

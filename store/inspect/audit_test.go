@@ -17,7 +17,7 @@ import (
 func TestAuditAppendRecentNewestFirst(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(rdb, nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 
 	before := time.Now().Add(-time.Minute)
@@ -57,7 +57,7 @@ func TestAuditAppendRecentNewestFirst(t *testing.T) {
 func TestAuditCappedAndClipped(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(rdb, nil).Audit("lw:{audit}:"+redistest.Prefix(t), 100)
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 100)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	huge := strings.Repeat("é", 10000)
 	for range 1000 {
@@ -91,11 +91,11 @@ func TestAuditWrongType(t *testing.T) {
 	ctx := context.Background()
 	key := redistest.Prefix(t) + "notastream"
 	rdb.Set(ctx, key, "x", time.Minute)
-	a := New(rdb, nil).Audit(key, 0)
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit(key, 0)
 	if _, err := a.Recent(ctx, 5); !errors.Is(err, store.ErrWrongKind) {
 		t.Errorf("Recent on a string: %v, want store.ErrWrongKind", err)
 	}
-	if recs, err := New(rdb, nil).Audit(redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
+	if recs, err := New(redistest.UniversalFor(t, rdb), nil).Audit(redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
 		t.Errorf("Recent on a missing stream: %v %v", recs, err)
 	}
 }
@@ -107,7 +107,7 @@ func TestAuditWrongType(t *testing.T) {
 func TestAuditTrailKeptByAge(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(rdb, nil).AuditTrail("lw:{audit}:"+redistest.Prefix(t), time.Hour)
+	a := New(redistest.UniversalFor(t, rdb), nil).AuditTrail("lw:{audit}:"+redistest.Prefix(t), time.Hour)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	now := redistest.NowMS(t, rdb)
 	// Enough old entries to fill whole stream nodes, which is what
@@ -143,7 +143,7 @@ func TestAuditTrailKeptByAge(t *testing.T) {
 func TestAuditPages(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(rdb, nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	const total = 25
 	pipe := rdb.Pipeline() // one pipeline: many records share a millisecond

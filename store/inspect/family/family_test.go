@@ -31,19 +31,16 @@ func newEnv(t *testing.T) env {
 	return env{rdb: rdb, insp: inspect.New(console, nil), counted: h}
 }
 
-// setup is an Inspector on the shared Redis and a prefix of the test's own.
+// setup is an Inspector on the shared Redis as serve reaches it (a
+// ClusterClient on a Cluster: a Reader finds the masters it SCANs from
+// its client's type), a writer and a prefix of the test's own.
 func setup(t *testing.T) (context.Context, *inspect.Inspector, *redis.Client, string) {
 	t.Helper()
 	rdb, p := redistest.Client(t), redistest.Prefix(t)
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(t.Context())
-		for iter := rdb.Scan(ctx, 0, p+"*", 1000).Iterator(); iter.Next(ctx); {
-			rdb.Del(ctx, iter.Val())
-		}
-	})
+	inspecttest.Cleanup(t, rdb, p)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
-	return ctx, inspect.New(rdb, nil), rdb, p
+	return ctx, inspect.New(redistest.UniversalFor(t, rdb), nil), rdb, p
 }
 
 // 20,000 per-IP counters are one family: discovery lists none of them,
