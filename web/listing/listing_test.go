@@ -24,18 +24,14 @@ func TestListingCursorSurvivesChanges(t *testing.T) {
 	seen := map[string]int{}
 	for round := 0; ; round++ {
 		sn := &live.Snapshot{SampledAt: sn.SampledAt}
-		p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
-		for _, l := range p.Rows {
-			seen[l.Name]++
+		names, next := lockPage(t, sn, items, q)
+		for _, n := range names {
+			seen[n]++
 		}
-		if p.Next == "" {
+		if next == nil {
 			break
 		}
-		k, err := DecodeCursor(p.Next)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q.After = k
+		q.After = next
 		// Between pages: one row already sent and one not yet sent vanish,
 		// and a new row appears.
 		items = slices.DeleteFunc(items, func(l inspect.LockInfo) bool {
@@ -69,22 +65,35 @@ func TestListingCursorOfNamesNotUTF8(t *testing.T) {
 	q := Query{Sort: SortName, Limit: 1}
 	var got []string
 	for range 2 * len(names) {
-		p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
-		for _, l := range p.Rows {
-			got = append(got, l.Name)
-		}
-		if p.Next == "" {
+		names, next := lockPage(t, sn, items, q)
+		got = append(got, names...)
+		if next == nil {
 			break
 		}
-		k, err := DecodeCursor(p.Next)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q.After = k
+		q.After = next
 	}
 	want := slices.Clone(names)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("paged %q, want %q", got, want)
 	}
+}
+
+// lockPage is the page of items q asks for: its rows' names, and the key
+// its next cursor decodes to (nil on the last page).
+func lockPage(t *testing.T, sn *live.Snapshot, items []inspect.LockInfo, q Query) ([]string, *Key) {
+	t.Helper()
+	p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
+	var names []string
+	for _, l := range p.Rows {
+		names = append(names, l.Name)
+	}
+	if p.Next == "" {
+		return names, nil
+	}
+	k, err := DecodeCursor(p.Next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names, k
 }
