@@ -27,7 +27,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps deps-redis deps-browser run test test-go test-cluster test-e2e bench generate lint check-generated clean help
+.PHONY: all deps deps-redis deps-browser deps-uplot vendor-uplot check-uplot run test test-go test-cluster test-e2e bench generate lint check-generated clean help
 
 all: test
 
@@ -38,7 +38,7 @@ help:
 	@echo "make bench  - benchmarks (not part of make test)"
 	@echo "make lint   - gofmt, go vet, generated code up to date"
 
-deps: deps-redis deps-browser
+deps: deps-redis deps-browser deps-uplot
 
 deps-redis:
 	$(call apt_install,redis-server,redis-server)
@@ -55,6 +55,38 @@ deps-browser:
 		ln -sfn node_modules/playwright-core "$(PW_DRIVER)/package" && \
 		node "$(PW_DRIVER)/package/cli.js" --version; \
 	fi
+
+# uPlot draws the console's charts (static/charts.js). Its dist files are
+# vendored in static/vendor/uplot/ rather than installed at build time:
+# go:embed needs them in the tree, so `go build`, `go test` and `go vet`
+# work in any checkout without npm. The Makefile owns them all the same:
+# vendor-uplot fetches the pinned version with npm, checks the tarball
+# against the pinned integrity (the registry's sha512), and writes the
+# files and their SHA256SUMS; check-uplot (make lint) and static's tests
+# check the committed files against those sums, and deps-uplot writes them
+# again when they are missing or changed (a fresh machine, a stray edit).
+UPLOT_VERSION   := 1.6.32
+UPLOT_INTEGRITY := sha512-KIMVnG68zvu5XXUbC4LQEPnhwOxBuLyW1AHtpm6IKTXImkbLgkMy+jabjLgSLMasNuGGzQm/ep3tOkyTxpiQIw==
+UPLOT_DIR       := static/vendor/uplot
+UPLOT_FILES     := uPlot.iife.min.js uPlot.min.css LICENSE
+
+deps-uplot:
+	@(cd $(UPLOT_DIR) 2>/dev/null && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1) || $(MAKE) --no-print-directory vendor-uplot
+
+vendor-uplot:
+	@command -v npm >/dev/null || { echo "deps: npm is required to vendor uPlot (apt-get install npm)"; exit 1; }
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	echo "deps: vendoring uPlot $(UPLOT_VERSION) (npm) into $(UPLOT_DIR)" && \
+	(cd "$$tmp" && npm pack --silent "uplot@$(UPLOT_VERSION)" >/dev/null) && \
+	tgz="$$tmp/uplot-$(UPLOT_VERSION).tgz" && \
+	got=$$(node -e 'const c=require("crypto"),f=require("fs");process.stdout.write("sha512-"+c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$$tgz") && \
+	{ [ "$$got" = "$(UPLOT_INTEGRITY)" ] || { echo "deps: uplot-$(UPLOT_VERSION).tgz has integrity $$got, want $(UPLOT_INTEGRITY)"; exit 1; }; } && \
+	tar -xzf "$$tgz" -C "$$tmp" && mkdir -p $(UPLOT_DIR) && \
+	cp "$$tmp/package/dist/uPlot.iife.min.js" "$$tmp/package/dist/uPlot.min.css" "$$tmp/package/LICENSE" $(UPLOT_DIR)/ && \
+	(cd $(UPLOT_DIR) && sha256sum $(UPLOT_FILES) > SHA256SUMS)
+
+check-uplot:
+	@(cd $(UPLOT_DIR) && sha256sum --quiet --strict -c SHA256SUMS) || { echo "lint: $(UPLOT_DIR) differs from uPlot $(UPLOT_VERSION): run 'make vendor-uplot'"; exit 1; }
 
 run: deps-redis
 	$(GO) run ./cmd/lockwarden demo
@@ -125,7 +157,7 @@ check-generated: generate
 	@git diff --exit-code -- '*_templ.go' || { echo "lint: run 'make generate' and commit the *_templ.go files"; exit 1; }
 	@test -z "$$(git status --porcelain -- ':(glob)luascripts/*.lua')" || { git status --short -- ':(glob)luascripts/*.lua'; echo "lint: run 'make generate' and commit luascripts/*.lua"; exit 1; }
 
-lint: check-generated
+lint: check-generated check-uplot
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt needed"; exit 1; }
 	$(GO) vet ./...
 
