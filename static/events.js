@@ -20,13 +20,13 @@
   }
 
   function newEventItem(f) {
-    var link = make("a", { className: "event-name", data: { testid: "event-name" } }, [String(f.name)]);
+    var link = make("a", { className: "event-name", attrs: { title: String(f.name) }, data: { testid: "event-name" } }, [String(f.name)]);
     link.href = LW.lockURL(String(f.name));
     return make("li", { className: "event event-" + f.type, data: { testid: "event-row", eventType: f.type }, spaced: true }, [
       LW.timeEl(LW.toDate(f.at), "event-time"),
       make("span", { className: "event-type", data: { testid: "event-type" } }, [f.type]),
       link,
-      make("span", { className: "event-detail", data: { testid: "event-detail" } }, [eventDetail(f)])
+      make("span", { className: "event-detail", attrs: { title: eventDetail(f) }, data: { testid: "event-detail" } }, [eventDetail(f)])
     ]);
   }
 

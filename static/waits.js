@@ -152,7 +152,7 @@
   // newWallRow mirrors views.wallLockRow.
   function newWallRow(name) {
     return make("tr", { data: { testid: "wall-lock", lock: name } }, [
-      make("td", { className: "name", data: { testid: "wall-lock-name" } }, [name]),
+      make("td", { className: "name", attrs: { title: name }, data: { testid: "wall-lock-name" } }, [name]),
       make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters" } }, ["0"]),
       make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended" } }, ["–"]),
       make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99" } }, ["–"])
