@@ -1,4 +1,4 @@
-// lockwarden live client, part 8 of 9: the kinds of chart (data-chart),
+// lockwarden live client, part 9 of 10: the kinds of chart (data-chart),
 // each turning its history JSON into uPlot's columns and saying in its
 // tooltip what is under the cursor. charts.js draws and refreshes them.
 (function () {

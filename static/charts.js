@@ -1,4 +1,4 @@
-// lockwarden live client, part 7 of 9: charts. The history charts (a
+// lockwarden live client, part 8 of 10: charts. The history charts (a
 // limiter's hour and day, the overview's day tiles, a lock's holders and
 // waits, the what-if) are drawn by uPlot (static/vendor/uplot): canvas
 // charts with time and value axes, fast enough for a wall of them, and no
