@@ -193,6 +193,11 @@ func TestJourneyHistory(t *testing.T) {
 	if v, _ := j.tab.Locator(`[data-testid=input-rate]`).InputValue(); v != "1" {
 		t.Errorf("the typed rate came back as %q", v)
 	}
+	// Its chart: the minutes, on a clock axis, in rejections per minute.
+	if w := j.drawnChart(`[data-testid=whatif-result] [data-testid=chart-plot]`, 1, 5*time.Second); w.YLabel != "rejected per minute" ||
+		len(w.XTicks) == 0 || !clockTick.MatchString(w.XTicks[0]) || len(w.Points) < 3 {
+		t.Errorf("what-if chart: axes %q %q, points %s", w.XTicks, w.YLabel, w.Points)
+	}
 
 	// The day, per minute, holds the same attempts.
 	j.clickTo(`[data-testid=span-24h]`)

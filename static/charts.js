@@ -1,4 +1,4 @@
-// lockwarden live client, part 8 of 10: charts. The history charts (a
+// lockwarden live client, part 8 of 11: charts. The history charts (a
 // limiter's hour and day, the overview's day tiles, a lock's holders and
 // waits, the what-if) are drawn by uPlot (static/vendor/uplot): canvas
 // charts with time and value axes, fast enough for a wall of them, and no
@@ -8,13 +8,14 @@
 // This part adds what the console needs on top: clock labels in UTC, units
 // on the value axis, change markers labelled with who changed what, a
 // tooltip pinned to the plot's far side, and a redraw after each history
-// flush while the page is live. chartkinds.js describes each kind of chart.
+// flush while the page is live. chartlimiters.js and chartlocks.js
+// describe each kind of chart.
 (function () {
   "use strict";
 
   var LW = window.lockwarden;
   var make = LW.make;
-  // kinds are the chart kinds by data-chart, registered by chartkinds.js.
+  // kinds are the chart kinds by data-chart, registered by the chart parts.
   var kinds = {};
   var charts = [];
   var colors = {};
@@ -221,6 +222,38 @@
     state.markers = drawn;
   };
 
+  // SPANS are the spans' lengths and the steps of their points (s).
+  var SPANS = { "1h": { len: 3600, step: 10 }, "24h": { len: 86400, step: 60 } };
+
+  LW.chartSpan = function (c) {
+    return SPANS[c.plot.dataset.span] || SPANS["1h"];
+  };
+
+  // barSeries is a series of bars starting at their x (a step's start),
+  // or centred on it (align 0).
+  LW.barSeries = function (label, cls, scale, align) {
+    var col = LW.colorOf(cls);
+    return { label: label, scale: scale || "y", stroke: col, fill: col, width: 0, points: { show: false },
+      paths: uPlot.paths.bars({ size: [1, 64], gap: 1, align: align === 0 ? 0 : 1 }) };
+  };
+
+  // plotOf is a uPlot in el with the console's defaults: no legend of its
+  // own (the page has one), no zoom, the tooltip, and the kind's draw hook.
+  LW.plotOf = function (c, el, height, opts) {
+    return new uPlot({
+      width: Math.max(el.clientWidth, 120),
+      height: height,
+      tzDate: LW.utc,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false }, points: { show: false }, sync: opts.sync ? { key: opts.sync } : undefined },
+      scales: opts.scales,
+      series: [{}].concat(opts.series),
+      bands: opts.bands,
+      axes: opts.axes,
+      hooks: { setCursor: [LW.tipper(c.state)], draw: opts.draw ? [opts.draw] : [] }
+    }, opts.data, el);
+  };
+
   LW.serverNow = function () {
     return Date.now() + LW.serverSkew;
   };
@@ -245,18 +278,23 @@
       })
       .then(function (data) {
         if (data !== null && typeof data === "object") {
-          c.draw(data);
-          c.state.draws++;
-          c.plot.dataset.drawn = String(c.state.draws);
-          if (typeof data.summary === "string" && c.summary) {
-            LW.setText(c.summary, data.summary);
-          }
+          drew(c, data);
         }
       })
       .catch(function () {})
       .then(function () {
         schedule(c);
       });
+  }
+
+  // drew draws data and counts it (data-drawn, for the browser tests).
+  function drew(c, data) {
+    c.draw(data);
+    c.state.draws++;
+    c.plot.dataset.drawn = String(c.state.draws);
+    if (typeof data.summary === "string" && c.summary) {
+      LW.setText(c.summary, data.summary);
+    }
   }
 
   function schedule(c) {
@@ -282,8 +320,9 @@
     return found;
   };
 
-  // startCharts draws every chart of the page; chartkinds.js calls it once
-  // the kinds are registered.
+  // startCharts draws every chart of the page, from its data-src (then
+  // after each flush) or its data-points (a what-if: drawn once);
+  // chartlocks.js, the last chart part, calls it.
   LW.startCharts = function () {
     if (typeof window.uPlot !== "function") {
       return; // the summaries beside the plots still say it all
@@ -313,6 +352,12 @@
       }
       if (c.src) {
         load(c);
+      } else if (plot.dataset.points) {
+        try {
+          drew(c, { points: JSON.parse(plot.dataset.points) });
+        } catch (e) {
+          // a page that says nothing drawable keeps its summary
+        }
       }
     });
   };

@@ -1,4 +1,4 @@
-// lockwarden live client, part 6 of 10: the event lists (events page,
+// lockwarden live client, part 6 of 11: the event lists (events page,
 // overview, wall), newest first, and the firing alerts (overview, wall).
 (function () {
   "use strict";

@@ -1,4 +1,4 @@
-// lockwarden live client, part 7 of 10: lists the frames do not carry
+// lockwarden live client, part 7 of 11: lists the frames do not carry
 // whole. A list's footer ("N shown of M") follows the rows the other parts
 // add and drop. Pages whose rows come from what frames do not carry (the
 // clients' heartbeats and holdings from the registry, the families'

@@ -15,7 +15,7 @@ var FS embed.FS
 // Scripts are the live client's parts in the order a page must load them:
 // core defines the shared helpers, the page parts register their frame
 // handlers, live opens the websocket last.
-var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "waits.js", "events.js", "lists.js", "charts.js", "chartkinds.js", "live.js"}
+var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "waits.js", "events.js", "lists.js", "charts.js", "chartlimiters.js", "chartlocks.js", "live.js"}
 
 // Vendor are the libraries a page loads before Scripts, and their
 // stylesheets before app.css (which overrides them).

@@ -1,4 +1,4 @@
-// lockwarden live client, part 5 of 10: wait statistics. Frames carry each
+// lockwarden live client, part 5 of 11: wait statistics. Frames carry each
 // contended lock's wait summary over the last 10 s (live.js keeps the
 // whole map across deltas); the /locks rows and the wall show it, the wall
 // keeps its locks in the order its data-sort names, and a lock's page

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -353,41 +354,53 @@ func (w WhatIf) fineText() string {
 	return fmt.Sprintf("the last %s s in 200 ms buckets, the rest in 10 s steps", num(w.FineS))
 }
 
-// whatIfBars lays the minutes out: actual rejections above the axis,
-// predicted below, on one scale.
-type whatIfBar struct {
-	X, W, ActH, PredH float64
-	P                 WhatIfPoint
+// whatIfPointJSON is a minute of the what-if as static/charts.js draws it.
+type whatIfPointJSON struct {
+	T              int64 `json:"t"` // Unix seconds
+	Attempts       int64 `json:"attempts"`
+	ActualAdmitted int64 `json:"actual_admitted"`
+	ActualRejected int64 `json:"actual_rejected"`
+	Admitted       int64 `json:"admitted"`
+	Rejected       int64 `json:"rejected"`
+	Low            int64 `json:"low"`
+	High           int64 `json:"high"`
 }
 
-const whatIfW, whatIfH = 360, 80
-
-func (w WhatIf) bars() []whatIfBar {
-	if len(w.Points) == 0 {
-		return nil
-	}
-	var top int64 = 1
+// pointsJSON is the minutes for the chart's data-points.
+func (w WhatIf) pointsJSON() string {
+	out := make([]whatIfPointJSON, 0, len(w.Points))
 	for _, p := range w.Points {
-		top = max(top, p.ActualRejected, p.Rejected)
+		out = append(out, whatIfPointJSON{T: p.T.Unix(), Attempts: p.Attempts, ActualAdmitted: p.ActualAdmitted,
+			ActualRejected: p.ActualRejected, Admitted: p.Admitted, Rejected: p.Rejected, Low: p.Low, High: p.High})
 	}
-	bw := float64(whatIfW) / float64(len(w.Points))
-	half := float64(whatIfH)/2 - 1
-	out := make([]whatIfBar, 0, len(w.Points))
-	for i, p := range w.Points {
-		out = append(out, whatIfBar{X: float64(i) * bw, W: max(bw-0.5, 0.5), P: p,
-			ActH: float64(p.ActualRejected) / float64(top) * half, PredH: float64(p.Rejected) / float64(top) * half})
-	}
-	return out
+	b, _ := json.Marshal(out) // plain ints: cannot fail
+	return string(b)
 }
 
-func whatIfViewBox() string { return fmt.Sprintf("0 0 %d %d", whatIfW, whatIfH) }
-
-func whatIfTitle(b whatIfBar) string {
-	return fmt.Sprintf("%s UTC: %d attempts; happened %d admitted, %d rejected; would have %d admitted, %d rejected (%d to %d)",
-		b.P.T.UTC().Format("15:04"), b.P.Attempts, b.P.ActualAdmitted, b.P.ActualRejected, b.P.Admitted, b.P.Rejected, b.P.Low, b.P.High)
+// Summary says what the chart shows: the rejections at these settings
+// beside those that happened, and the worst minute of each.
+func (w WhatIf) Summary() string {
+	var worst, worstActual WhatIfPoint
+	for _, p := range w.Points {
+		if p.Rejected > worst.Rejected {
+			worst = p
+		}
+		if p.ActualRejected > worstActual.ActualRejected {
+			worstActual = p
+		}
+	}
+	s := fmt.Sprintf("At these settings the last hour's demand gives %s rejections (could be %s to %s); %s happened.",
+		grouped(w.PredictedRejected), grouped(w.PredictedLow), grouped(w.PredictedHigh), grouped(w.ActualRejected))
+	if worst.Rejected > 0 {
+		s += fmt.Sprintf(" The worst minute would be %s UTC with %s.", chartClock(worst.T, SpanDay), grouped(worst.Rejected))
+	} else {
+		s += " No minute would reject."
+	}
+	if worstActual.ActualRejected > 0 {
+		s += fmt.Sprintf(" The worst that happened: %s UTC with %s.", chartClock(worstActual.T, SpanDay), grouped(worstActual.ActualRejected))
+	}
+	return s
 }
-
-func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
 
 // bytesText is a size in B, KiB or MiB.
 func bytesText(n int64) string {

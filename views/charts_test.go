@@ -1,6 +1,7 @@
 package views
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -150,8 +151,15 @@ func TestViewWhatIfResult(t *testing.T) {
 		t.Error("a warning over a replay that reproduced today's rejections")
 	}
 	one(t, doc.Selection, "whatif-lower-bound")
-	if n := doc.Find(tid("whatif-bar")).Length(); n != 1 {
-		t.Errorf("%d bars, want 1", n)
+	// The chart's minutes are on the page, and its summary says them.
+	var pts []map[string]int64
+	if err := json.Unmarshal([]byte(attr(t, one(t, doc.Selection, "chart-plot"), "data-points")), &pts); err != nil || len(pts) != 1 ||
+		pts[0]["t"] != at.Unix() || pts[0]["actual_rejected"] != 10 || pts[0]["rejected"] != 40 || pts[0]["low"] != 35 || pts[0]["high"] != 48 {
+		t.Errorf("data-points %v (%v)", pts, err)
+	}
+	if got, want := text(t, doc.Selection, "chart-summary"), "At these settings the last hour's demand gives 40 rejections (could be 35 to 48); 10 happened. The worst minute would be "+
+		at.Format("15:04")+" UTC with 40. The worst that happened: "+at.Format("15:04")+" UTC with 10."; got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}
 
 	// An error at today's settings over 2 %: the warning comes before the

@@ -13,7 +13,7 @@ const StaticPrefix = "/static/"
 
 // Scripts are the live client's files, in load order (static.Scripts; views
 // does not import static, and a test checks that the two agree).
-var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "waits.js", "events.js", "lists.js", "charts.js", "chartkinds.js", "live.js"}
+var Scripts = []string{"core.js", "limiters.js", "locks.js", "waiters.js", "waits.js", "events.js", "lists.js", "charts.js", "chartlimiters.js", "chartlocks.js", "live.js"}
 
 // VendorScripts and VendorStyles are the libraries under static/vendor
 // (static.VendorScripts, static.VendorStyles): loaded before Scripts and

@@ -1,6 +1,6 @@
-// lockwarden live client, part 9 of 10: the kinds of chart (data-chart),
-// each turning its history JSON into uPlot's columns and saying in its
-// tooltip what is under the cursor. charts.js draws and refreshes them.
+// lockwarden live client, part 10 of 11: a lock's charts (data-chart
+// "lock", "waits"): its holders in a lane per client, its waits per minute.
+// The last chart part: it starts the page's charts once all are known.
 (function () {
   "use strict";
 
@@ -10,123 +10,6 @@
   if (!kinds || typeof window.uPlot !== "function") {
     return;
   }
-
-  // HOUR and DAY are the spans' lengths and the steps of their points.
-  var SPANS = { "1h": { len: 3600, step: 10 }, "24h": { len: 86400, step: 60 } };
-
-  function bars() {
-    return uPlot.paths.bars({ size: [1, 64], gap: 1, align: 1 });
-  }
-
-  function barSeries(label, cls, scale) {
-    var c = LW.colorOf(cls);
-    return { label: label, scale: scale || "y", stroke: c, fill: c, width: 0, paths: bars(), points: { show: false } };
-  }
-
-  // make is a uPlot in the plot (or a part of it) with the console's
-  // defaults: no legend of its own (the page has one), no zoom, its
-  // tooltip, and hooks added by the kind.
-  function plotOf(c, el, height, opts) {
-    var state = c.state;
-    var o = {
-      width: Math.max(el.clientWidth, 120),
-      height: height,
-      tzDate: LW.utc,
-      legend: { show: false },
-      cursor: { drag: { x: false, y: false }, points: { show: false }, sync: opts.sync ? { key: opts.sync } : undefined },
-      scales: opts.scales,
-      series: [{}].concat(opts.series),
-      axes: opts.axes,
-      hooks: { setCursor: [LW.tipper(state)], draw: opts.draw ? [opts.draw] : [] }
-    };
-    return new uPlot(o, opts.data, el);
-  }
-
-  function span(c) {
-    return SPANS[c.plot.dataset.span] || SPANS["1h"];
-  }
-
-  // limiter: a limiter's steps, per second, stacked (acquired, rejected,
-  // errors), with its changes marked.
-  kinds.limiter = function (c) {
-    var hidden = c.plot.dataset.rejectionsHidden === "true";
-    var st = c.state;
-    var u = null;
-    var raw = { t: [], acq: [], rej: [], err: [], step: Number(c.plot.dataset.stepS) || 10 };
-    var markers = [];
-    c.refreshMs = raw.step >= 60 ? 60000 : 10000;
-    st.tip = function (u, t, top) {
-      var lines = [];
-      var m = LW.markerNear(u, markers, u.cursor.left);
-      if (m) {
-        lines.push([LW.clockOf(m.t / 1000, true) + " UTC " + m.label, "tip-marker"], m.detail);
-      }
-      var i = Math.floor((t - raw.t[0]) / raw.step);
-      if (i >= 0 && i < raw.t.length) {
-        var per = function (n) {
-          return LW.numText(n / raw.step) + "/s";
-        };
-        var from = raw.t[i];
-        var when = LW.clockOf(from, raw.step < 60) + "–" + LW.clockOf(from + raw.step, raw.step < 60) + " UTC";
-        if (m) {
-          lines.push([when, "tip-when"]);
-        } else {
-          lines.push(when);
-        }
-        lines.push(["acquired " + raw.acq[i] + " (" + per(raw.acq[i]) + ")", "tip-acquired"]);
-        lines.push(hidden ? ["rejected: not visible", "muted"] : ["rejected " + raw.rej[i] + " (" + per(raw.rej[i]) + ")", "tip-rejected"]);
-        lines.push(["errors " + raw.err[i], "tip-errors"]);
-      }
-      return lines;
-    };
-    c.draw = function (data) {
-      var step = num(data.step_s) || raw.step;
-      raw = { t: [], acq: [], rej: [], err: [], step: step };
-      var s1 = [];
-      var s2 = [];
-      var s3 = [];
-      (Array.isArray(data.points) ? data.points : []).forEach(function (p) {
-        var a = num(p.acquired);
-        var r = hidden ? 0 : num(p.rejected);
-        var e = num(p.errors);
-        raw.t.push(num(p.t));
-        raw.acq.push(a);
-        raw.rej.push(r);
-        raw.err.push(e);
-        s1.push(a / step);
-        s2.push((a + r) / step);
-        s3.push((a + r + e) / step);
-      });
-      markers = Array.isArray(data.markers) ? data.markers : [];
-      st.points = raw;
-      // Series drawn in order: the whole stack, then its lower parts over it.
-      var cols = hidden ? [raw.t, s3, s1] : [raw.t, s3, s2, s1];
-      if (u) {
-        u.setData(cols);
-        return;
-      }
-      var series = [barSeries("errors", "sw-errors")];
-      if (!hidden) {
-        series.push(barSeries("rejected", "sw-rejected"));
-      }
-      series.push(barSeries("acquired", "sw-acquired"));
-      u = plotOf(c, c.plot, c.small ? 110 : 240, {
-        data: cols,
-        series: series,
-        scales: {
-          x: { time: true, range: function (u, min, max) { return [min, max + raw.step]; } },
-          y: { range: function (u, min, max) { return [0, Math.max(max, 1) * (markers.length > 0 ? 1.45 : 1.08)]; } }
-        },
-        axes: [LW.timeAxis(st, c.small), LW.valueAxis(st, "y", "attempts per second", c.small)],
-        draw: function (u) {
-          LW.drawMarkers(u, markers, st);
-        }
-      });
-      c.resize = function (w) {
-        u.setSize({ width: Math.max(w, 120), height: u.height });
-      };
-    };
-  };
 
   // holdClient names a hold's client as the page's key does (web's
   // holdClient): app@host pid N, or the holder without a registration.
@@ -138,8 +21,8 @@
   }
 
   function waitSeries() {
-    return [barSeries("p99 under 100 ms", "sw-wait-ok"), barSeries("p99 under 1 s", "sw-wait-warn"),
-      barSeries("p99 1 s or more", "sw-wait-bad")];
+    return [LW.barSeries("p99 under 100 ms", "sw-wait-ok"), LW.barSeries("p99 under 1 s", "sw-wait-warn"),
+      LW.barSeries("p99 1 s or more", "sw-wait-bad")];
   }
 
   // waitCols splits the minutes by p99 class into three bar series.
@@ -176,7 +59,7 @@
     st.tip = function (u, t) {
       return waitTip(wait.list, t);
     };
-    return plotOf(c, el, height, {
+    return LW.plotOf(c, el, height, {
       data: waitCols(wait.list),
       series: waitSeries(),
       sync: sync,
@@ -192,7 +75,7 @@
     c.refreshMs = 60000;
     var range = function () {
       var to = LW.serverNow() / 1000;
-      return [to - span(c).len, to];
+      return [to - LW.chartSpan(c).len, to];
     };
     c.draw = function (data) {
       wait.list = Array.isArray(data.wait) ? data.wait : [];
@@ -222,10 +105,10 @@
     var wu = null;
     var sync = "lock-" + Math.random().toString(36).slice(2);
     var ySize = 168;
-    c.refreshMs = span(c).step >= 60 ? 60000 : 10000;
+    c.refreshMs = LW.chartSpan(c).step >= 60 ? 60000 : 10000;
     var range = function () {
       var to = LW.serverNow() / 1000;
-      return [to - span(c).len, to];
+      return [to - LW.chartSpan(c).len, to];
     };
     var holdsState = { draws: 0 };
     holdsState.tip = function (u, t, top) {
@@ -259,7 +142,7 @@
       if (hu) {
         hu.destroy();
       }
-      hu = plotOf({ state: holdsState, small: false }, holdsEl, Math.max(clients.length, 1) * 28 + 36, {
+      hu = LW.plotOf({ state: holdsState, small: false }, holdsEl, Math.max(clients.length, 1) * 28 + 36, {
         data: [r, [null, null]],
         series: [{ scale: "lanes", paths: function () { return null; }, points: { show: false } }],
         sync: sync,
