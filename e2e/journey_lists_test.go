@@ -71,13 +71,18 @@ func TestJourneyLiveListFooter(t *testing.T) {
 		t.Helper()
 		j.waitText("the footer "+want, footer, 15*time.Second, func(s string) bool { return s == want })
 	}
-
-	j.open("/limiters?match=footer:*")
-	j.waitLive(1)
-	j.markPage()
-	if got := j.text(footer); got != "2 shown of 2" {
-		t.Fatalf("footer %q", got)
+	// openLive opens path, live and marked, and checks its footer as served.
+	openLive := func(path, want string) {
+		t.Helper()
+		j.open(path)
+		j.waitLive(1)
+		j.markPage()
+		if got := j.text(footer); got != want {
+			t.Fatalf("%s: footer %q, want %q", path, got, want)
+		}
 	}
+
+	openLive("/limiters?match=footer:*", "2 shown of 2")
 	j.bucket("footer:c", 5, 100)
 	footerIs("3 shown of 3")
 	if err := j.rdb.Del(j.ctx, "footer:a").Err(); err != nil {
@@ -86,12 +91,7 @@ func TestJourneyLiveListFooter(t *testing.T) {
 	footerIs("2 shown of 2")
 	j.checkNotReloaded()
 
-	j.open("/limiters?match=footer:*&kind=token-bucket")
-	j.waitLive(1)
-	j.markPage()
-	if got := j.text(footer); got != "2 shown of 2" {
-		t.Fatalf("filtered footer %q", got)
-	}
+	openLive("/limiters?match=footer:*&kind=token-bucket", "2 shown of 2")
 	j.bucket("footer:d", 5, 100)
 	footerIs("2 shown of 3")
 	j.checkNotReloaded()
