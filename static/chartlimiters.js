@@ -84,7 +84,7 @@
         },
         axes: [LW.timeAxis(st, c.small), LW.valueAxis(st, "y", "attempts per second", c.small)],
         draw: function (u) {
-          LW.drawMarkers(u, markers, st);
+          LW.drawMarkers(u, markers, st, c.small);
         }
       });
       c.resize = function (w) {

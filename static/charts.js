@@ -145,6 +145,10 @@
       var right = left < u.over.clientWidth / 2;
       tip.classList.toggle("tip-right", right);
       tip.classList.toggle("tip-left", !right);
+      // Below the rows of change labels, which it would hide.
+      [1, 2, 3].forEach(function (n) {
+        tip.classList.toggle("tip-below-" + n, (state.markerRows || 0) === n);
+      });
       tip.hidden = false;
     };
   };
@@ -162,8 +166,9 @@
 
   // drawMarkers draws each change as a dashed line over the plot with its
   // label ("14:05 admin: rate 20 → 40") in a box at the top, boxes that
-  // would overlap moved a row down (three rows, then cut short).
-  LW.drawMarkers = function (u, markers, state) {
+  // would overlap moved a row down (three rows, then left to the tooltip);
+  // a thumbnail (linesOnly) has no room for labels.
+  LW.drawMarkers = function (u, markers, state, linesOnly) {
     var ctx = u.ctx;
     var r = uPlot.pxRatio;
     var top = u.bbox.top;
@@ -189,6 +194,9 @@
       ctx.moveTo(x, top);
       ctx.lineTo(x, top + u.bbox.height);
       ctx.stroke();
+      if (linesOnly) {
+        return; // a thumbnail: the tooltip names the change
+      }
       var text = LW.clockOf(t) + " " + m.label;
       var pad = 5 * r;
       var maxW = Math.max(u.bbox.width / 2, 80 * r);
@@ -220,6 +228,7 @@
     });
     ctx.restore();
     state.markers = drawn;
+    state.markerRows = rows.length;
   };
 
   // SPANS are the spans' lengths and the steps of their points (s).
