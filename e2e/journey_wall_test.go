@@ -111,7 +111,8 @@ const wallProblemsJS = `() => {
 func TestJourneyWallReadable(t *testing.T) {
 	srv, rdb := redisFor(t)
 	j := &journey{t: t, ctx: ctxT(t), redis: srv, rdb: rdb}
-	j.con = startConsole(t, srv.URL(), "--token-lock-pattern", "job:*", "--alert-lock-no-expiry", "0s")
+	// Every held lock an alert: more alerts than the wall lists in full.
+	j.con = startConsole(t, srv.URL(), "--token-lock-pattern", "job:*", "--alert-lock-no-expiry", "0s", "--alert-lock-held-too-long", "1s")
 	j.tab = openTab(t)
 	j.allowFaviconIfMissing()
 
@@ -153,6 +154,12 @@ func TestJourneyWallReadable(t *testing.T) {
 					t.Fatalf("the wall at %dx%d is not readable:\n%s", size.Width, size.Height, strings.Join(lines, "\n"))
 				}
 				time.Sleep(400 * time.Millisecond)
+			}
+			// However many alerts fire, the tiles stay on the screen and
+			// a line counts the alerts not listed.
+			j.waitJS("the alerts not listed counted", `() => document.querySelector("[data-testid=alerts-more]") !== null`, nil, 20*time.Second)
+			if off := j.eval(`() => Array.from(document.querySelectorAll("[data-testid=wall-tile]")).filter(t => t.getBoundingClientRect().bottom > innerHeight).length`, nil); fmt.Sprint(off) != "0" {
+				t.Errorf("%v tiles below the screen", off)
 			}
 			// A long name is cut, whole in its title.
 			tile := `[data-testid=wall-tile][data-limiter="` + names[0] + `"] [data-testid=tile-name]`

@@ -74,8 +74,14 @@
     LW.all(document, "[data-alerts-box]").forEach(function (box) {
       var children = [];
       if (alerts.length > 0) {
-        children.push(make("section", { className: "alerts", data: { testid: "alerts" }, attrs: { "aria-label": "Alerts" } },
-          alerts.map(newAlert)));
+        // The wall (quiet) lists the first data-limit and counts the rest.
+        var limit = box.dataset.quiet === "true" ? Number(box.dataset.limit) || alerts.length : alerts.length;
+        var items = alerts.slice(0, limit).map(newAlert);
+        if (alerts.length > limit) {
+          items.push(make("p", { className: "alerts-more", data: { testid: "alerts-more" } },
+            ["and " + (alerts.length - limit) + " more alerts firing"]));
+        }
+        children.push(make("section", { className: "alerts", data: { testid: "alerts" }, attrs: { "aria-label": "Alerts" } }, items));
       } else if (box.dataset.quiet !== "true") {
         children.push(make("p", { className: "empty", data: { testid: "alerts-empty" } }, ["No alerts firing."]));
       }
