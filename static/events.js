@@ -79,7 +79,7 @@
         var items = alerts.slice(0, limit).map(newAlert);
         if (alerts.length > limit) {
           items.push(make("p", { className: "alerts-more", data: { testid: "alerts-more" } },
-            ["and " + (alerts.length - limit) + " more alerts firing"]));
+            ["and " + (alerts.length - limit) + (alerts.length - limit === 1 ? " more alert" : " more alerts") + " firing"]));
         }
         children.push(make("section", { className: "alerts", data: { testid: "alerts" }, attrs: { "aria-label": "Alerts" } }, items));
       } else if (box.dataset.quiet !== "true") {

@@ -54,6 +54,9 @@ func TestViewWallAlertsBounded(t *testing.T) {
 	if got := text(t, wall.Selection, "alerts-more"); got != "and 2 more alerts firing" {
 		t.Errorf("the wall's count of the rest %q", got)
 	}
+	if got := text(t, render(t, Wall(WallPage{Layout: layout(NavWall), Alerts: alerts[:WallAlerts+1]})).Selection, "alerts-more"); got != "and 1 more alert firing" {
+		t.Errorf("one alert more: %q", got)
+	}
 	over := render(t, Overview(OverviewPage{Layout: layout(NavOverview), Alerts: alerts}))
 	if n := over.Find(tid("alert")).Length(); n != len(alerts) || over.Find(tid("alerts-more")).Length() != 0 {
 		t.Errorf("the overview lists %d alerts, want all %d", n, len(alerts))
