@@ -27,7 +27,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps deps-redis deps-browser deps-faults deps-uplot vendor-uplot check-uplot run test test-go test-cluster test-e2e test-faults bench generate lint check-generated clean help
+.PHONY: all deps deps-redis deps-browser deps-faults deps-uplot install-uplot check-uplot run test test-go test-cluster test-e2e test-faults bench generate lint check-generated clean help
 
 all: test
 
@@ -61,39 +61,40 @@ deps-browser:
 		node "$(PW_DRIVER)/package/cli.js" --version; \
 	fi
 
-# uPlot draws the console's charts (static/charts.js). Its dist files are
-# vendored in static/vendor/uplot/ rather than installed at build time:
-# go:embed needs them in the tree, so `go build`, `go test` and `go vet`
-# work in any checkout without npm. The Makefile owns them all the same:
-# vendor-uplot fetches the pinned version with npm, checks the tarball
-# against the pinned integrity (the registry's sha512), and writes the
-# files and their SHA256SUMS; check-uplot (make lint) and static's tests
-# check the committed files against those sums, and deps-uplot writes them
-# again when they are missing or changed (a fresh machine, a stray edit).
+# uPlot draws the console's charts (static/charts.js). It comes from npm at
+# a pinned version: install-uplot fetches the tarball with `npm pack`,
+# checks it against the registry's sha512 (UPLOT_INTEGRITY), and writes its
+# dist files into static/vendor/uplot/, where go:embed finds them. Only
+# their SHA256SUMS are committed (the files are git-ignored), so a checkout
+# without them still builds and vets; make run, make test (deps) and CI
+# install them, and check-uplot (make lint) and static's tests refuse files
+# that differ from the sums. After changing UPLOT_VERSION and
+# UPLOT_INTEGRITY, `make install-uplot UPLOT_PIN=1` writes new sums.
 UPLOT_VERSION   := 1.6.32
 UPLOT_INTEGRITY := sha512-KIMVnG68zvu5XXUbC4LQEPnhwOxBuLyW1AHtpm6IKTXImkbLgkMy+jabjLgSLMasNuGGzQm/ep3tOkyTxpiQIw==
 UPLOT_DIR       := static/vendor/uplot
 UPLOT_FILES     := uPlot.iife.min.js uPlot.min.css LICENSE
 
 deps-uplot:
-	@(cd $(UPLOT_DIR) 2>/dev/null && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1) || $(MAKE) --no-print-directory vendor-uplot
+	@(cd $(UPLOT_DIR) 2>/dev/null && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1) || $(MAKE) --no-print-directory install-uplot
 
-vendor-uplot:
-	@command -v npm >/dev/null || { echo "deps: npm is required to vendor uPlot (apt-get install npm)"; exit 1; }
+install-uplot:
+	@command -v npm >/dev/null || { echo "deps: npm is required to install uPlot (apt-get install npm)"; exit 1; }
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	echo "deps: vendoring uPlot $(UPLOT_VERSION) (npm) into $(UPLOT_DIR)" && \
+	echo "deps: installing uPlot $(UPLOT_VERSION) (npm) into $(UPLOT_DIR)" && \
 	(cd "$$tmp" && npm pack --silent "uplot@$(UPLOT_VERSION)" >/dev/null) && \
 	tgz="$$tmp/uplot-$(UPLOT_VERSION).tgz" && \
 	got=$$(node -e 'const c=require("crypto"),f=require("fs");process.stdout.write("sha512-"+c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$$tgz") && \
 	{ [ "$$got" = "$(UPLOT_INTEGRITY)" ] || { echo "deps: uplot-$(UPLOT_VERSION).tgz has integrity $$got, want $(UPLOT_INTEGRITY)"; exit 1; }; } && \
 	tar -xzf "$$tgz" -C "$$tmp" && mkdir -p $(UPLOT_DIR) && \
 	cp "$$tmp/package/dist/uPlot.iife.min.js" "$$tmp/package/dist/uPlot.min.css" "$$tmp/package/LICENSE" $(UPLOT_DIR)/ && \
-	(cd $(UPLOT_DIR) && sha256sum $(UPLOT_FILES) > SHA256SUMS)
+	if [ -n "$(UPLOT_PIN)" ]; then (cd $(UPLOT_DIR) && sha256sum $(UPLOT_FILES) > SHA256SUMS); fi && \
+	(cd $(UPLOT_DIR) && sha256sum --quiet --strict -c SHA256SUMS)
 
 check-uplot:
-	@(cd $(UPLOT_DIR) && sha256sum --quiet --strict -c SHA256SUMS) || { echo "lint: $(UPLOT_DIR) differs from uPlot $(UPLOT_VERSION): run 'make vendor-uplot'"; exit 1; }
+	@(cd $(UPLOT_DIR) && sha256sum --quiet --strict -c SHA256SUMS) || { echo "lint: $(UPLOT_DIR) differs from uPlot $(UPLOT_VERSION)'s pinned sums: run 'make install-uplot'"; exit 1; }
 
-run: deps-redis
+run: deps-redis deps-uplot
 	$(GO) run ./cmd/lockwarden demo
 
 # The Cluster suites and the browser journeys run side by side: both spend

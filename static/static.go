@@ -5,11 +5,11 @@ package static
 import "embed"
 
 // FS holds the stylesheet, the favicon and the live client's parts at its
-// root, and the libraries they use under vendor/ (written by `make
-// vendor-uplot`, checked against their SHA256SUMS); web mounts it under
-// /static/.
+// root, and the libraries they use under vendor/ (installed from npm by
+// `make deps`, checked against their committed SHA256SUMS); web mounts it
+// under /static/.
 //
-//go:embed app.css favicon.svg *.js vendor/uplot/uPlot.iife.min.js vendor/uplot/uPlot.min.css vendor/uplot/LICENSE vendor/uplot/SHA256SUMS
+//go:embed app.css favicon.svg *.js vendor/uplot
 var FS embed.FS
 
 // Scripts are the live client's parts in the order a page must load them:

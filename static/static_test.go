@@ -85,7 +85,7 @@ func TestStaticFavicon(t *testing.T) {
 	}
 }
 
-// The vendored uPlot is what `make vendor-uplot` wrote from npm: each
+// The installed uPlot is what `make install-uplot` wrote from npm: each
 // embedded file has the SHA-256 its SHA256SUMS records, and the page loads
 // it before the client's parts.
 func TestStaticVendoredMatchesSums(t *testing.T) {
@@ -101,10 +101,10 @@ func TestStaticVendoredMatchesSums(t *testing.T) {
 		}
 		b, err := fs.ReadFile(FS, "vendor/uplot/"+name)
 		if err != nil {
-			t.Fatalf("%s not embedded: %v", name, err)
+			t.Fatalf("%s not embedded (make deps installs it): %v", name, err)
 		}
 		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
-			t.Errorf("vendor/uplot/%s has SHA-256 %s, SHA256SUMS says %s: run 'make vendor-uplot'", name, got, want)
+			t.Errorf("vendor/uplot/%s has SHA-256 %s, SHA256SUMS says %s: run 'make install-uplot'", name, got, want)
 		}
 		seen[name] = true
 	}
