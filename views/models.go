@@ -222,6 +222,9 @@ type LocksPage struct {
 // ListNav is a list page's filters, sort links and paging links; every
 // link is a plain URL so paging works without JavaScript.
 type ListNav struct {
+	// List is what the page lists ("locks", "limiters"): static/lists.js
+	// keeps the footer's counts true from the frames' objects of that list.
+	List     string
 	Total    int // rows passing the filters, on every page
 	Shown    int // rows on this page
 	Match    string
