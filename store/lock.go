@@ -117,7 +117,7 @@ type Lock struct {
 	err      error // invalid input; every method returns it before any I/O
 
 	// Derived once: every acquire and release names them.
-	keys     []string // lock, stats, waiter queue, waiter entries, hold times
+	keys     []string // lock, stats, waiter queue, waiter entries
 	unlockCh string
 	wakeCh   string
 	// argv is ARGV[1..6], shared by lock_acquire and lock_release; the
@@ -125,10 +125,14 @@ type Lock struct {
 	// renewal) are prepared once.
 	argv                []any
 	tryCall, unlockCall preparedCall
-	renewCall           preparedCall
+	// lastCall releases the last level of a handle that is the only one
+	// on its holder field (unique) without reading the count first
+	// (lock_release's "last").
+	lastCall  preparedCall
+	renewCall preparedCall
 	// confirmCall is the renewal that confirms a hand-off's short claim
-	// (replica acknowledgement required): the lock key only, as the
-	// hand-off has just recorded the hold times.
+	// (replica acknowledgement required): no record of it, as the
+	// hand-off has just recorded the hold.
 	confirmCall preparedCall
 	// owners are the handles of the owners calls name in ctx (owner.go);
 	// nil for a handle with an explicit Owner.
@@ -158,12 +162,13 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)
-	l.keys = []string{name, wire.StatsKey(name), wire.LockQueueKey(name), wire.LockEntriesKey(name), wire.HeldKey(name)}
+	l.keys = []string{name, wire.StatsKey(name), wire.LockQueueKey(name), wire.LockEntriesKey(name)}
 	l.unlockCh, l.wakeCh = wire.UnlockChannel(name), wire.LockWakeChannel(name)
 	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
 	l.tryCall = lockAcquireScript.prepare(l.keys, l.argv...)
 	l.unlockCall = lockReleaseScript.prepare(l.keys, l.argv...)
-	l.renewCall = lockRenewScript.prepare([]string{l.keys[0], l.keys[4]}, l.argv[:2]...)
+	l.lastCall = lockReleaseScript.prepare(l.keys, append(l.argv[:len(l.argv):len(l.argv)], releaseLast)...)
+	l.renewCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.argv[1], "1")
 	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[:2]...)
 	if opts == nil || opts.Owner == "" {
 		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
@@ -424,7 +429,7 @@ func (l *Lock) withdraw(ctx context.Context, turn *waitTurn) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Err()
+	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], releaseWithdraw, turn.token)...).Err()
 }
 
 // withdrawUncertain undoes an acquire attempt whose reply was lost, when
@@ -441,7 +446,7 @@ func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
 		return
 	}
 	turn.queued = false // the entry goes too
-	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Int64()
+	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], releaseWithdraw, turn.token)...).Int64()
 	if err == nil && res == 4 {
 		// Neither queued nor handed: the attempt may have found the lock
 		// free and taken it itself.
@@ -469,7 +474,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if passed, err := l.tryPass(ctx); passed {
 		return err
 	}
-	cmd, ack := l.c.callAcked(ctx, &l.unlockCall)
+	cmd, ack := l.release(ctx)
 	res, err := cmd.Int64()
 	if err != nil || res >= 1 {
 		l.dropTrain()
@@ -499,6 +504,32 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("store: lock unlock %q: released on the master: %w", l.name, ack)
 	}
 	return nil
+}
+
+// What lock_release does besides releasing one level (its ARGV[7]).
+const (
+	releaseLast     = "last"
+	releaseWithdraw = "withdraw"
+	releasePass     = "pass"
+)
+
+// release sends the release of one level. A handle that is the only one
+// on its holder field and counts one level sends lock_release's "last":
+// one HDEL of its field, hold record and queued mark is the whole release
+// when nobody is queued, and levels Redis holds beyond the handle's count
+// (a re-entry whose reply was lost) go with it, as they go with a local
+// pass. Acquires of the handle wait meanwhile (passMu), so the count it
+// reads is not raced by a re-entry on the wire.
+func (l *Lock) release(ctx context.Context) (*redis.Cmd, error) {
+	if !l.unique || l.levels.Load() != 1 {
+		return l.c.callAcked(ctx, &l.unlockCall)
+	}
+	l.passMu.Lock()
+	defer l.passMu.Unlock()
+	if l.levels.Load() != 1 {
+		return l.c.callAcked(ctx, &l.unlockCall)
+	}
+	return l.c.callAcked(ctx, &l.lastCall)
 }
 
 // releaseUnknown follows an Unlock whose outcome is unknown: the last

@@ -224,10 +224,10 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	return nil
 }
 
-// keys are the reentrant lock's: the hash, its stats ring, its waiter
-// queue and entries (see lock_wait.go) and its hold times.
+// keys are the reentrant lock's: the hash, its stats ring, and its waiter
+// queue and entries (see lock_wait.go).
 func (s *SpinLock) keys() []string {
-	return []string{s.name, wire.StatsKey(s.name), wire.LockQueueKey(s.name), wire.LockEntriesKey(s.name), wire.HeldKey(s.name)}
+	return []string{s.name, wire.StatsKey(s.name), wire.LockQueueKey(s.name), wire.LockEntriesKey(s.name)}
 }
 
 // held counts a level and starts the renewal on the first one.
@@ -247,7 +247,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, wire.HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.renewal.lost(stop)
