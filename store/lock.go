@@ -120,7 +120,7 @@ type Lock struct {
 	keys     []string // lock, stats, waiter queue, waiter entries
 	unlockCh string
 	wakeCh   string
-	// argv is ARGV[1..6], shared by lock_acquire and lock_release; the
+	// argv is lock_acquire's ARGV[1..3] (lease, holder, sharded); the
 	// calls that need no more (an attempt that does not queue, a release, a
 	// renewal) are prepared once.
 	argv                []any
@@ -164,12 +164,12 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.shared = sharedFor(c)
 	l.keys = []string{name, wire.StatsKey(name), wire.LockQueueKey(name), wire.LockEntriesKey(name)}
 	l.unlockCh, l.wakeCh = wire.UnlockChannel(name), wire.LockWakeChannel(name)
-	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
+	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, c.pubsub}
 	l.tryCall = lockAcquireScript.prepare(l.keys, l.argv...)
-	l.unlockCall = lockReleaseScript.prepare(l.keys, l.argv...)
-	l.lastCall = lockReleaseScript.prepare(l.keys, append(l.argv[:len(l.argv):len(l.argv)], releaseLast)...)
-	l.renewCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.argv[1], "1")
-	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[:2]...)
+	l.unlockCall = lockReleaseScript.prepare(l.keys, l.releaseArgs(releaseOne)...)
+	l.lastCall = lockReleaseScript.prepare(l.keys, l.holder, releaseLast, c.pubsub)
+	l.renewCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder, "1")
+	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder)
 	if opts == nil || opts.Owner == "" {
 		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
 			make: func(owner string) *Lock { return c.NewLock(name, withOwner(opts, owner)) }}
@@ -429,7 +429,7 @@ func (l *Lock) withdraw(ctx context.Context, turn *waitTurn) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], releaseWithdraw, turn.token)...).Err()
+	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, l.releaseArgs(releaseWithdraw, turn.token)...).Err()
 }
 
 // withdrawUncertain undoes an acquire attempt whose reply was lost, when
@@ -446,7 +446,7 @@ func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
 		return
 	}
 	turn.queued = false // the entry goes too
-	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], releaseWithdraw, turn.token)...).Int64()
+	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, l.releaseArgs(releaseWithdraw, turn.token)...).Int64()
 	if err == nil && res == 4 {
 		// Neither queued nor handed: the attempt may have found the lock
 		// free and taken it itself.
@@ -506,12 +506,18 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	return nil
 }
 
-// What lock_release does besides releasing one level (its ARGV[7]).
+// What lock_release does (its ARGV[2]).
 const (
+	releaseOne      = ""
 	releaseLast     = "last"
 	releaseWithdraw = "withdraw"
 	releasePass     = "pass"
 )
+
+// releaseArgs is lock_release's ARGV for op, then more.
+func (l *Lock) releaseArgs(op string, more ...any) []any {
+	return append([]any{l.holder, op, l.c.pubsub, l.argv[0]}, more...)
+}
 
 // release sends the release of one level. A handle that is the only one
 // on its holder field and counts one level sends lock_release's "last":
@@ -594,7 +600,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		}
 		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued, turn.clock.waitedMS())
 		if turn.behind != "" && !turn.queued {
-			argv = append(argv, "", 0, turn.behind) // ARGV[12..13] are the spin lock's
+			argv = append(argv, "", 0, turn.behind) // ARGV[9..10] are the spin lock's
 		}
 		if l.c.ack == nil {
 			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)

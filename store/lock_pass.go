@@ -201,7 +201,7 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		}
 	}
 	p, to := w.pass, w.lock
-	argv := append(l.argv[:len(l.argv):len(l.argv)], releasePass, next, to.holder, to.lease.Milliseconds(), p.waited, follower)
+	argv := l.releaseArgs(releasePass, next, to.holder, to.lease.Milliseconds(), p.waited, follower)
 	deadline := from.Add(l.lease)
 	var own error
 	refusedPass, unknown := false, false

@@ -329,7 +329,7 @@ func TestLockPassScriptAppliesOnce(t *testing.T) {
 	q := queueTwo(t, nil)
 	ctx, rdb, name, holder, first, second, got1, got2 := q.ctx, q.rdb, q.name, q.holder, q.first, q.second, q.got1, q.got2
 	// The pass by hand, from the holder to first, as store sends it.
-	argv := append(holder.argv[:len(holder.argv):len(holder.argv)], releasePass, tokenOf(t, ctx, rdb, name, first), first.holder, first.lease.Milliseconds(), "5")
+	argv := holder.releaseArgs(releasePass, tokenOf(t, ctx, rdb, name, first), first.holder, first.lease.Milliseconds(), "5")
 	before := redistest.StatsTotal(t, rdb, wire.StatsKey(name)).Acquired
 	var nexts []string
 	for want := range []int64{5, 6} {
@@ -463,7 +463,7 @@ func TestLockPassAfterALostHandOffMessage(t *testing.T) {
 func TestLockPassResentAfterTheWaiterTookItsHold(t *testing.T) {
 	q := queueTwo(t, &LockOptions{RetryInterval: 50 * time.Millisecond})
 	deafen(q.first)
-	argv := append(q.holder.argv[:len(q.holder.argv):len(q.holder.argv)], releasePass, tokenOf(t, q.ctx, q.rdb, q.name, q.first),
+	argv := q.holder.releaseArgs(releasePass, tokenOf(t, q.ctx, q.rdb, q.name, q.first),
 		q.first.holder, q.first.lease.Milliseconds(), "5")
 	if code, _, err := passReply(lockReleaseScript.Run(q.ctx, q.rdb, q.holder.keys, argv...)); err != nil || code != 5 {
 		t.Fatalf("pass = %d, %v; want 5", code, err)

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"maps"
+	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,5 +95,28 @@ func TestLockLastLevelTakesLevelsNobodyCounts(t *testing.T) {
 	}
 	if err := shared.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// lock_acquire and lock_release build the lock's channels from its keys
+// (luascripts/lib/channels.lua) rather than receive them: the names must
+// be the ones wire gives the subscribers, for every shape of name
+// (braces, a tag of its own, a name that holds "queue:", unicode).
+func TestLockScriptChannelsAreWires(t *testing.T) {
+	lib, err := os.ReadFile("../luascripts/lib/channels.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "local lock, queue = KEYS[1], KEYS[2]\n" + string(lib) + "\nreturn {unlock_channel(), wake_channel(), unlock_message}"
+	rdb := redistest.Client(t)
+	for _, name := range []string{"orders:42", "{orders}:42", "a{b}c", "x}y{", "{}", "{a:queue:b}queue:", "queue:", "锁 42", "lw:{x}:queue:y"} {
+		got, err := rdb.Eval(t.Context(), src, []string{name, wire.LockQueueKey(name)}).StringSlice()
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		want := []string{wire.UnlockChannel(name), wire.LockWakeChannel(name), wire.UnlockMessage}
+		if !slices.Equal(got, want) {
+			t.Errorf("channels of %q built in Lua = %q, want %q", name, got, want)
+		}
 	}
 }

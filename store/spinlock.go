@@ -124,10 +124,10 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 	lease := s.lease.Milliseconds()
 	keys := s.keys()
 	// No waiter token: a spin lock never queues.
-	argv := []any{lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)}
+	argv := []any{lease, s.holder, s.c.pubsub}
 	if clock != nil {
 		keys = append(keys, wire.PollWaitersKey(s.name))
-		argv = append(argv, s.c.pubsub, "", "", "", "")
+		argv = append(argv, "", "", "", "")
 		argv = append(argv, clock.pollArgs()...)
 	}
 	ttl, taken, _, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
@@ -153,8 +153,7 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Err()
+	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Err()
 }
 
 func (s *SpinLock) levels() int { return s.renewal.count() }
@@ -208,8 +207,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	if err := s.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Int64()
+	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.renewal.released(true)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)

@@ -39,7 +39,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 --#include lib/stamp.lua
---#include lib/held.lua
+--#include lib/renewed.lua
 
 --#include lib/record.lua
 

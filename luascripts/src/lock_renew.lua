@@ -18,7 +18,7 @@ local lease = ARGV[1]
 local holder = ARGV[2]
 local now -- Redis time in ms, read only to record the renewal
 
---#include lib/held.lua
+--#include lib/renewed.lua
 
 local got = redis.pcall('HMGET', lock, holder, hold_field(holder))
 if got.err or not got[1] then
