@@ -29,7 +29,9 @@
 //
 //   - Keys travel only in KEYS, all in one hash slot; channels travel in
 //     ARGV, since they are not keys (Cluster would reject them as
-//     CROSSSLOT).
+//     CROSSSLOT), or the lock scripts build them from their keys
+//     (lib/channels.lua, checked against wire by store's
+//     TestLockScriptChannelsAreWires), so the hot calls carry less.
 //   - Time is Redis TIME, the one clock every client shares.
 //   - A number reaches redis.call as a string formatted with %d (or %.17g
 //     for fractions): Redis 7.0 formats a Lua number argument with %.17g,

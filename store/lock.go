@@ -239,15 +239,19 @@ func (l *Lock) Lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
-	clock := &waitClock{start: time.Now()}
+	start := time.Now()
 	// When this Client already listens on the lock, others of its waiters
 	// are queued: go straight to the queue rather than spend an attempt.
+	failed := false
 	if !l.shared.hub.hot(l.unlockCh) {
-		if _, ok, err := l.tryAcquire(ctx, nil); err != nil || ok {
+		if _, ok, err := l.tryAcquireAt(ctx, nil, start); err != nil || ok {
 			return err
 		}
-		clock.failed = true
+		failed = true
 	}
+	// Made only for a wait: a first attempt that takes the lock, the
+	// common case, allocates nothing and reads the clock once.
+	clock := &waitClock{start: start, failed: failed}
 	turn := &waitTurn{token: l.shared.group + "." + randomHex(), clock: clock}
 	w, err := l.shared.hub.join(ctx, turn.token, l.unlockCh, l.wakeCh)
 	if err != nil {
@@ -574,13 +578,18 @@ func (l *Lock) Refresh(ctx context.Context) error {
 // tryAcquire runs one attempt: ok, or the holder's remaining lease. With a
 // turn the caller is queued when it fails.
 func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duration, ok bool, err error) {
+	return l.tryAcquireAt(ctx, turn, time.Now())
+}
+
+// tryAcquireAt is tryAcquire whose call is sent after sent (a grant's
+// lease then runs at least until sent plus the lease).
+func (l *Lock) tryAcquireAt(ctx context.Context, turn *waitTurn, sent time.Time) (ttl time.Duration, ok bool, err error) {
 	// A re-entry goes after the pass that granted the hold, if any (a
 	// failed pass leaves nothing held: the attempt then starts afresh),
 	// and no pass of this handle's hold runs while it is on the wire.
 	_ = l.settle(ctx)
 	l.passMu.RLock()
 	defer l.passMu.RUnlock()
-	sent := time.Now()
 	var cmd *redis.Cmd
 	var ack error
 	if turn == nil {
