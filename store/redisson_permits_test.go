@@ -8,7 +8,6 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,24 +36,6 @@ return struct.pack(ARGV[1], string.len(ARGV[3]), ARGV[3], tonumber(ARGV[4]))`
 		t.Fatal(err)
 	}
 	return m
-}
-
-func TestDecodeRedissonPermitEveryLayout(t *testing.T) {
-	rdb := redistest.Client(t)
-	for _, l := range redissonLayouts {
-		for _, permits := range []uint32{1, 7, 4_000_000_000} {
-			m := packGrant(t, rdb, l.format, permits)
-			got, layout, err := wire.DecodeRedissonPermit([]byte(m))
-			if err != nil || got != permits || layout != l.format {
-				t.Errorf("%s member of %d permits decoded as %d, %q, %v", l.format, permits, got, layout, err)
-			}
-		}
-	}
-	for _, bad := range []string{"", "\x01\x02", "\x09abc\x01\x00\x00\x00\x00\x00"} {
-		if _, _, err := wire.DecodeRedissonPermit([]byte(bad)); err == nil {
-			t.Errorf("%q decoded without error", bad)
-		}
-	}
 }
 
 func TestRedissonModeForVersion(t *testing.T) {

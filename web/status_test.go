@@ -11,6 +11,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/faulttest"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/live"
 )
@@ -24,7 +25,7 @@ func TestStatusDiscoveryOfAnnouncedLock(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	e := newEnvOn(t, rdb, func(c *Config) {
 		c.TickInterval = 50 * time.Millisecond
-		c.KeyspaceEvents = inspect.KeyEventsOff
+		c.KeyspaceEvents = walk.KeyEventsOff
 	})
 	var st live.DiscoveryStatus
 	eventually(t, 5*time.Second, "a first status", func() bool {
@@ -90,7 +91,7 @@ func TestStatusListsFullPassFinds(t *testing.T) {
 		c.TickInterval = 50 * time.Millisecond
 		c.DiscoverInterval = time.Second
 		c.DiscoveryBudget = 1
-		c.KeyspaceEvents = inspect.KeyEventsOff
+		c.KeyspaceEvents = walk.KeyEventsOff
 	})
 	var st live.DiscoveryStatus
 	e.getJSON("/api/status", 200, &st)
@@ -133,7 +134,7 @@ func TestStatusSampleAfterASlowFullPass(t *testing.T) {
 		c.TickInterval = 50 * time.Millisecond
 		c.DiscoverInterval = time.Second
 		c.DiscoveryBudget = 1
-		c.KeyspaceEvents = inspect.KeyEventsOff
+		c.KeyspaceEvents = walk.KeyEventsOff
 	})
 	holder := store.New(direct, &store.Options{NoRegistry: true}).ID() + ":1"
 	direct.HSet(t.Context(), e.prefix+"held", holder, 1)

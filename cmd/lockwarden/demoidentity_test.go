@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -25,11 +26,12 @@ func TestCmdTrafficIdentitiesAndStuckLocks(t *testing.T) {
 	var kinds map[string]inspect.LockInfo
 	for i := 0; i < 100; i++ {
 		time.Sleep(50 * time.Millisecond)
-		reg, err := insp.ReadRegistry(t.Context())
+		s, _, err := insp.SampleWith(t.Context(), nil, nil, inspect.SampleOptions{Clients: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := insp.Discover(t.Context(), prefix+"*")
+		reg := s.Registry
+		d, err := walk.Discover(t.Context(), insp, prefix+"*")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -197,7 +198,7 @@ func TestCmdTrafficRedissonFamiliesListed(t *testing.T) {
 	seen := map[string]bool{}
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) && len(seen) < 3 {
-		d, err := console.Discover(ctx, prefix+"demo:*")
+		d, err := walk.Discover(ctx, console, prefix+"demo:*")
 		if err != nil {
 			t.Fatal(err)
 		}

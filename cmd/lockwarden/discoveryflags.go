@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web"
 )
 
@@ -37,7 +38,7 @@ func (d *discoveryFlags) register(fs *flag.FlagSet) map[string]string {
 
 // discoverySettings are the parsed flags; zero values are web's defaults.
 type discoverySettings struct {
-	KeyspaceEvents inspect.KeyEventsMode
+	KeyspaceEvents walk.KeyEventsMode
 	Budget         float64
 	Pass           time.Duration
 }
@@ -45,7 +46,7 @@ type discoverySettings struct {
 // settings parses the flags, saying which value is wrong.
 func (d discoveryFlags) settings() (discoverySettings, error) {
 	var out discoverySettings
-	mode, err := inspect.ParseKeyEventsMode(d.KeyspaceEvents)
+	mode, err := walk.ParseKeyEventsMode(d.KeyspaceEvents)
 	if err != nil {
 		return out, fmt.Errorf("--keyspace-events %q: want auto, on or off", d.KeyspaceEvents)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 )
 
 func TestCmdDiscoveryFlags(t *testing.T) {
@@ -17,10 +17,10 @@ func TestCmdDiscoveryFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := cfg.Discovery.settings()
-	if err != nil || got != (discoverySettings{KeyspaceEvents: inspect.KeyEventsOn, Budget: 0.05, Pass: 90 * time.Second}) {
+	if err != nil || got != (discoverySettings{KeyspaceEvents: walk.KeyEventsOn, Budget: 0.05, Pass: 90 * time.Second}) {
 		t.Fatalf("settings %+v, %v", got, err)
 	}
-	if got, _ := (discoveryFlags{}).settings(); got != (discoverySettings{KeyspaceEvents: inspect.KeyEventsAuto}) {
+	if got, _ := (discoveryFlags{}).settings(); got != (discoverySettings{KeyspaceEvents: walk.KeyEventsAuto}) {
 		t.Errorf("defaults %+v, want auto and web's defaults", got)
 	}
 	for _, args := range [][]string{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -81,7 +82,7 @@ func TestKindsFlagsDemoTrafficListed(t *testing.T) {
 	var tokenSeen, counterSeen, partnerSeen bool
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) && !(tokenSeen && counterSeen && partnerSeen) {
-		d, err := console.Discover(ctx, prefix+"*")
+		d, err := walk.Discover(ctx, console, prefix+"*")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +106,7 @@ func TestKindsFlagsDemoTrafficListed(t *testing.T) {
 			tokenSeen, counterSeen, partnerSeen, n.tokenTaken.Load(), n.hitsAllowed.Load(), n.partnerAcquired.Load())
 	}
 	// Without the patterns the same strings are not listed.
-	d, err := inspect.New(rdb, nil).Discover(ctx, prefix+"*")
+	d, err := walk.Discover(ctx, inspect.New(rdb, nil), prefix+"*")
 	if err != nil {
 		t.Fatal(err)
 	}

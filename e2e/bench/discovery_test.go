@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -142,7 +143,7 @@ func discoverOnce(ctx context.Context, rdb *redis.Client, k discoveryKeys, idle 
 	}
 	stop = pingProbe(ctx, probeClient)
 	t0 := time.Now()
-	d, err := st.Discover(ctx, "*")
+	d, err := walk.Discover(ctx, st, "*")
 	r.seconds = time.Since(t0).Seconds()
 	lat := stop()
 	if err != nil {

@@ -16,13 +16,6 @@ import (
 // ours": an application hash that happens to look similar must never be
 // listed, let alone force-unlocked.
 
-// maxCandidateFields bounds the hashes worth reading in full: every known
-// layout has at most this many fields (a lock 1, a token bucket 5, a
-// Redisson limiter 4, a read-write lock one per concurrent reader, which is
-// the one that needs the headroom), so larger hashes are skipped after a
-// cheap HLEN instead of an HGETALL of unknown size.
-const maxCandidateFields = 64
-
 // lockParsers and limiterParsers list the known layouts. A new kind adds its
 // parser here and Discover and Sample pick it up.
 var (
@@ -38,7 +31,7 @@ var (
 
 // classifyLock tries every lock layout on one hash.
 func classifyLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	if wire.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+	if wire.IsInternalKey(name) || len(fields) == 0 || len(fields) > MaxHashFields {
 		return LockInfo{}, false
 	}
 	for _, parse := range lockParsers {
@@ -51,7 +44,7 @@ func classifyLock(name string, fields map[string]string, pttl time.Duration) (Lo
 
 // classifyLimiter tries every limiter layout on one hash.
 func classifyLimiter(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
-	if wire.IsInternalKey(name) || len(fields) == 0 || len(fields) > maxCandidateFields {
+	if wire.IsInternalKey(name) || len(fields) == 0 || len(fields) > MaxHashFields {
 		return LimiterInfo{}, false
 	}
 	for _, parse := range limiterParsers {

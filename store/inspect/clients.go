@@ -20,6 +20,10 @@ import (
 // at most and joins it with the holders it sees; Redisson clients do not
 // register, so their holders stay "unregistered".
 
+// RegistryNamesKey is the zset of the object names store clients
+// announce, scored by Redis TIME ms (the walk reads it incrementally).
+const RegistryNamesKey = wire.ClientNamesKey
+
 // ClientInfo is one registered client as the registry shows it.
 type ClientInfo struct {
 	ID      string `json:"id"`
@@ -91,25 +95,9 @@ func ClientIDOf(holder string) string {
 // and the console reads nobody rather than a huge hash every second.
 const maxRegistryFields = 10000
 
-// ReadRegistry reads the client registry (HLEN, then HGETALL and TIME in one
-// pipeline). Records that do not parse are skipped.
-func (c *Inspector) ReadRegistry(ctx context.Context) (*Registry, error) {
-	n, err := c.rdb.HLen(ctx, wire.ClientsKey).Result()
-	if err != nil {
-		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
-	}
-	if n > maxRegistryFields {
-		return nil, fmt.Errorf("store: client registry holds %d records (more than %d)", n, maxRegistryFields)
-	}
-	pipe := c.rdb.Pipeline()
-	all := pipe.HGetAll(ctx, wire.ClientsKey)
-	now := pipe.Time(ctx)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("store: read client registry: %w", wrongKindErr(err))
-	}
-	return parseRegistry(all.Val(), now.Val()), nil
-}
-
+// parseRegistry turns the records of the registry hash (a tick reads it
+// when SampleOptions.Clients asks) into a Registry; records that do not
+// parse are skipped.
 func parseRegistry(fields map[string]string, now time.Time) *Registry {
 	r := &Registry{Clients: make(map[string]ClientInfo, len(fields)), At: now}
 	for id, v := range fields {
@@ -188,7 +176,7 @@ type ReleaseResult struct {
 
 // ReleaseAll frees everything of client id among holds (as the console
 // last saw them). First its fair-queue places, one script per lock
-// (DropWaiters), so the force-unlocks after them wake a live waiter; then
+// (dropWaiters), so the force-unlocks after them wake a live waiter; then
 // every hold, each checked against the holder seen with ForceUnlock, so a
 // lock the client released meanwhile and someone else took is left alone.
 // Its places in store's queues ("queued") are left to their Lock calls:
@@ -213,7 +201,7 @@ func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]
 		places[h.Lock] = append(places[h.Lock], h.Holder)
 	}
 	for _, lock := range queued {
-		removed, err := c.DropWaiters(ctx, lock, id, places[lock])
+		removed, err := c.dropWaiters(ctx, lock, id, places[lock])
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
@@ -237,17 +225,17 @@ func (c *Inspector) ReleaseAll(ctx context.Context, id string, holds []Hold) ([]
 	return out, nil
 }
 
-// maxDropWaiters bounds the waiter ids one DropWaiters call names.
+// maxDropWaiters bounds the waiter ids one dropWaiters call names.
 const maxDropWaiters = 1000
 
-// DropWaiters removes the places of client id (a client UUID) listed in
+// dropWaiters removes the places of client id (a client UUID) listed in
 // waiters from the queue of the fair lock at name, moving the deadlines of
 // the waiters behind them earlier as Redisson's own removal does, and
 // wakes the new head when the lock is free (fairlock_drop_client.lua). A
 // place no longer queued, or not the client's, is left alone. It returns
 // the ids removed, in queue order; none when nothing changed. The script is
 // sent once: a lost reply is store.ErrUncertain.
-func (c *Inspector) DropWaiters(ctx context.Context, name, id string, waiters []string) ([]string, error) {
+func (c *Inspector) dropWaiters(ctx context.Context, name, id string, waiters []string) ([]string, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func TestReadRegistryDescribesHolders(t *testing.T) {
+func TestRegistryDescribesHolders(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := t.Context()
 	app := store.New(rdb, &store.Options{App: "orders-api", Version: "v1", Beat: time.Hour})
@@ -32,7 +32,7 @@ func TestReadRegistryDescribesHolders(t *testing.T) {
 	var reg *Registry
 	for i := 0; i < 100; i++ {
 		var err error
-		if reg, err = insp.ReadRegistry(ctx); err != nil {
+		if reg, err = readRegistry(ctx, insp); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := reg.Clients[app.ID()]; ok {
@@ -62,7 +62,7 @@ func TestReadRegistryDescribesHolders(t *testing.T) {
 	if err := app.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if reg, _ = insp.ReadRegistry(ctx); reg != nil {
+	if reg, _ = readRegistry(ctx, insp); reg != nil {
 		if _, ok := reg.Clients[app.ID()]; ok {
 			t.Fatal("closed client still registered")
 		}
@@ -98,7 +98,7 @@ func TestHolderShowsReplicaAcks(t *testing.T) {
 		t.Cleanup(func() { _ = app.Close() })
 		var ci ClientInfo
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			reg, err := insp.ReadRegistry(ctx)
+			reg, err := readRegistry(ctx, insp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +227,7 @@ func TestHoldTimesRecordedByLockScripts(t *testing.T) {
 	}
 }
 
-// DropWaiters removes only the named places of the named client and moves
+// dropWaiters removes only the named places of the named client and moves
 // every later deadline one thread wait time earlier per place removed
 // before it, as Redisson's own removal of a waiter does.
 func TestDropWaitersShiftsLaterDeadlines(t *testing.T) {
@@ -246,7 +246,7 @@ func TestDropWaitersShiftsLaterDeadlines(t *testing.T) {
 		rdb.ZAdd(ctx, wire.FairLockTimeoutKey(name), redis.Z{Score: float64(base + int64(i)*int64(wait)), Member: id})
 	}
 	// other's place is listed too, under dead's id: it must stay.
-	removed, err := insp.DropWaiters(ctx, name, dead, []string{dead + ":3", dead + ":1", other + ":2"})
+	removed, err := insp.dropWaiters(ctx, name, dead, []string{dead + ":3", dead + ":1", other + ":2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,10 +266,10 @@ func TestDropWaitersShiftsLaterDeadlines(t *testing.T) {
 	if n := rdb.ZCard(ctx, wire.FairLockTimeoutKey(name)).Val(); n != 2 {
 		t.Errorf("%d deadlines left, want 2", n)
 	}
-	if again, err := insp.DropWaiters(ctx, name, dead, []string{dead + ":1"}); err != nil || len(again) != 0 {
+	if again, err := insp.dropWaiters(ctx, name, dead, []string{dead + ":1"}); err != nil || len(again) != 0 {
 		t.Fatalf("second drop: %q, %v", again, err)
 	}
-	if _, err := insp.DropWaiters(ctx, name, "not-a-uuid", []string{dead + ":1"}); !errors.Is(err, store.ErrInvalid) {
+	if _, err := insp.dropWaiters(ctx, name, "not-a-uuid", []string{dead + ":1"}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("bad id: %v", err)
 	}
 }

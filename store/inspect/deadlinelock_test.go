@@ -22,7 +22,7 @@ func TestDeadlineLockClassifiedAndForceUnlockedByValue(t *testing.T) {
 	rdb.Set(ctx, junk, "not a deadline", 0)
 	t.Cleanup(func() { rdb.Del(ctx, name, junk) })
 
-	d, err := insp.Discover(ctx, p+"*")
+	d, err := discover(ctx, insp, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}

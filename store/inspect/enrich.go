@@ -2,14 +2,10 @@ package inspect
 
 import (
 	"context"
-	"errors"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/lockwarden/lockwarden/luascripts"
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -20,33 +16,6 @@ import (
 // the family from the hash alone; these reads, queued on the same pipeline
 // machinery, add the side keys' state. Every side key is in the slot of the
 // object's name, so on a Cluster they go to the node that holds the name.
-
-// redissonLimiterStateScript reads a limiter window without moving it. It runs in
-// every sampler pipeline, so it goes as EVALSHA: sending the text with EVAL
-// made Redis hash ~2 KB per limiter per tick (about 5 % of a core at 1,000
-// limiters). After a NOSCRIPT callers load it once (loadStateScript) and
-// read again, rather than send that text once per limiter.
-var redissonLimiterStateScript = store.NewScript(luascripts.Source("redisson_limiter_state"))
-
-// noScript reports whether any of cmds failed because Redis does not have
-// the script (restarted, SCRIPT FLUSH, a new Cluster node).
-func noScript(cmds []*redis.Cmd) bool {
-	for _, c := range cmds {
-		if c != nil && wire.IsNoScript(c.Err()) {
-			return true
-		}
-	}
-	return false
-}
-
-// loadStateScript caches the window script on every node (ClusterClient
-// broadcasts SCRIPT LOAD to all masters).
-func (c *Inspector) loadStateScript(ctx context.Context) error {
-	return redissonLimiterStateScript.Load(ctx, c.rdb).Err()
-}
-
-// maxGrantsDecoded bounds the sliding-window grants one state read decodes.
-const maxGrantsDecoded = 10000
 
 // lockSides are the pending side reads of one hash lock.
 type lockSides struct {
@@ -145,84 +114,14 @@ func (s *lockSides) apply(info *LockInfo, nowMS int64) {
 	}
 }
 
-// queueLimiterState queues the state read of a Redisson limiter's overall
-// window; nil for other kinds and for per-client limiters (one window per
-// client: RedissonClients reads those).
-func queueLimiterState(ctx context.Context, pipe redis.Pipeliner, info *LimiterInfo) *redis.Cmd {
-	if info.Kind != KindRedissonLimiter || info.PerClient {
-		return nil
-	}
-	return queueWindowState(ctx, pipe, info.Name, "")
-}
-
-func queueWindowState(ctx context.Context, pipe redis.Pipeliner, name, clientID string) *redis.Cmd {
-	return redissonLimiterStateScript.Queue(ctx, pipe,
-		[]string{name, wire.RedissonValueKey(name, clientID), wire.RedissonPermitsKey(name, clientID)}, maxGrantsDecoded)
-}
-
-// windowState is redisson_limiter_state.lua's reply.
-type windowState struct {
-	found, hasGrants, truncated bool
-	value, pttlMS, used         int64
-	oldestMS, nowMS             int64
-}
-
-func readWindowState(cmd *redis.Cmd) (windowState, bool) {
-	if cmd == nil {
-		return windowState{}, false
-	}
-	v, err := cmd.Int64Slice()
-	if err != nil || len(v) != 8 || v[0] != 1 {
-		return windowState{}, false
-	}
-	return windowState{found: true, value: v[1], pttlMS: v[2], hasGrants: v[3] == 1, used: v[4],
-		oldestMS: v[5], nowMS: v[6], truncated: v[7] == 1}, true
-}
-
-// algorithmOf infers the Redisson version's algorithm from the state it
-// left: a grants zset, a keepAliveTime field (3.35+), or a value without
-// expiry are the sliding window's; a value with an expiry and no grants is
-// the fixed window's; no state at all says nothing.
-func algorithmOf(ws windowState, keepAliveMS int64) string {
-	switch {
-	case ws.hasGrants || keepAliveMS > 0:
-		return AlgorithmSlidingWindow
-	case ws.value >= 0 && ws.pttlMS == -1:
-		return AlgorithmSlidingWindow
-	case ws.value >= 0:
-		return AlgorithmFixedWindow
-	}
-	return ""
-}
-
-// applyWindow fills a limiter (or one client) from its window state.
-func applyWindow(info *LimiterInfo, ws windowState) {
-	info.Algorithm = algorithmOf(ws, info.KeepAliveMS)
-	info.AvailableUnknown = false
-	info.GrantsKnown = !ws.truncated
-	info.ResetIn, info.NextFreeIn = 0, 0
-	switch {
-	case ws.value < 0: // nobody acquired yet (or the window expired): full
-		info.Available, info.Grants = info.Rate, 0
-	case info.Algorithm == AlgorithmFixedWindow:
-		info.Available = ws.value
-		info.Grants = max(0, info.Rate-ws.value)
-		info.ResetIn = time.Duration(max(0, ws.pttlMS)) * time.Millisecond
-	default:
-		info.Available = ws.value
-		info.Grants = ws.used
-		if ws.oldestMS > 0 {
-			// When the oldest grant in the window returns to the value.
-			info.NextFreeIn = time.Duration(max(0, ws.oldestMS+int64(info.IntervalMS)-ws.nowMS)) * time.Millisecond
-		}
-	}
-}
-
-// enrichObjects runs the side reads of locks and limiters that live on one
+// ReadSides runs the side reads of locks and limiters that live on one
 // node (or any pipeline-capable client) in one round trip, and in a second
-// one only when that node had to be given the window script. nowMS is
-// Redis time for waiter deadlines.
-func enrichObjects(ctx context.Context, node redis.Cmdable, locks []LockInfo, lims []LimiterInfo, nowMS int64) error {
+// one only when that node had to be given the window script: fair queue,
+// fencing token, read-level leases, hold times and waiters of each lock,
+// the window of each Redisson limiter. nowMS is Redis time for waiter
+// deadlines. A full pass (package walk) completes what it classified with
+// it, as GetLock and GetLimiter do.
+func (c *Inspector) ReadSides(ctx context.Context, node redis.Cmdable, locks []LockInfo, lims []LimiterInfo, nowMS int64) error {
 	for attempt := 0; ; attempt++ {
 		pipe := node.Pipeline()
 		sides := make([]*lockSides, len(locks))
@@ -236,7 +135,7 @@ func enrichObjects(ctx context.Context, node redis.Cmdable, locks []LockInfo, li
 		if pipe.Len() == 0 {
 			return nil
 		}
-		if err := execTolerant(ctx, pipe); err != nil {
+		if err := nodes.Exec(ctx, pipe); err != nil {
 			return err
 		}
 		if attempt == 0 && noScript(states) {
@@ -253,128 +152,4 @@ func enrichObjects(ctx context.Context, node redis.Cmdable, locks []LockInfo, li
 		}
 		return nil
 	}
-}
-
-// applyWindowCmd applies a queued window read to a Redisson limiter with
-// one overall window; other kinds are left as they are.
-func applyWindowCmd(info *LimiterInfo, cmd *redis.Cmd) {
-	if info.Kind != KindRedissonLimiter || info.PerClient {
-		return
-	}
-	if ws, ok := readWindowState(cmd); ok {
-		applyWindow(info, ws)
-	}
-}
-
-// RedissonClients lists the per-client windows of a per-client (type 1)
-// Redisson limiter, at most MaxClientsShown, sorted by client id. The keys
-// are found by SCAN (MATCH on the limiter's value prefix) on the node that
-// holds them.
-func (c *Inspector) RedissonClients(ctx context.Context, name string) ([]ClientWindow, error) {
-	if err := validateName(name); err != nil {
-		return nil, err
-	}
-	var ids []string
-	err := c.redissonClientIDs(ctx, name, func(page []string) error {
-		ids = append(ids, page[:min(len(page), MaxClientsShown-len(ids))]...)
-		if len(ids) >= MaxClientsShown {
-			return errEnoughClients
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errEnoughClients) {
-		return nil, err
-	}
-	sort.Strings(ids)
-	var rateCmd *redis.StringCmd
-	var cmds []*redis.Cmd
-	for attempt := 0; ; attempt++ {
-		pipe := c.rdb.Pipeline()
-		rateCmd = pipe.HGet(ctx, name, rlRate)
-		cmds = make([]*redis.Cmd, len(ids))
-		for i, id := range ids {
-			cmds[i] = queueWindowState(ctx, pipe, name, id)
-		}
-		if err := execTolerant(ctx, pipe); err != nil {
-			return nil, err
-		}
-		if attempt > 0 || !noScript(cmds) {
-			break
-		}
-		if err := c.loadStateScript(ctx); err != nil {
-			return nil, err
-		}
-	}
-	rate, _ := rateCmd.Int64()
-	out := make([]ClientWindow, 0, len(ids))
-	for i, id := range ids {
-		ws, ok := readWindowState(cmds[i])
-		if !ok || ws.value < 0 {
-			continue
-		}
-		cw := ClientWindow{ClientID: id, Available: ws.value, Used: ws.used}
-		if !ws.hasGrants && ws.pttlMS > 0 { // a fixed window
-			cw.ResetInMS = ws.pttlMS
-			cw.Used = max(0, rate-ws.value)
-		}
-		out = append(out, cw)
-	}
-	return out, nil
-}
-
-// escapeGlob quotes the glob metacharacters of s for SCAN MATCH.
-func escapeGlob(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// errEnoughClients stops a client walk early; never returned to callers.
-var errEnoughClients = errors.New("inspect: enough clients")
-
-// redissonClientIDs walks the per-client state keys of the Redisson limiter
-// at name ("{name}:value:<client-id>") with SCAN on every master and hands
-// each page of client ids to page, one page at a time even when a Cluster's
-// masters are scanned concurrently (page needs no locking of its own). A
-// page holds at most what one SCAN call returns (COUNT scanCount), so a
-// caller acting on each page acts in bounded steps; an error from page
-// stops the walk and is returned.
-func (c *Inspector) redissonClientIDs(ctx context.Context, name string, page func(ids []string) error) error {
-	prefix := wire.RedissonValueKey(name, "") + ":"
-	var mu sync.Mutex
-	return c.forEachNode(ctx, func(ctx context.Context, node redis.Cmdable) error {
-		var cursor uint64
-		// Bounded: a pass over a node ends with cursor 0 long before this.
-		for round := 0; round < 1_000_000; round++ {
-			keys, next, err := node.ScanType(ctx, cursor, escapeGlob(prefix)+"*", scanCount, "string").Result()
-			if err != nil {
-				return err
-			}
-			ids := make([]string, 0, len(keys))
-			for _, k := range keys {
-				if id := strings.TrimPrefix(k, prefix); id != "" {
-					ids = append(ids, id)
-				}
-			}
-			if len(ids) > 0 {
-				mu.Lock()
-				err := page(ids)
-				mu.Unlock()
-				if err != nil {
-					return err
-				}
-			}
-			if next == 0 {
-				return nil
-			}
-			cursor = next
-		}
-		return nil
-	})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
@@ -51,10 +52,10 @@ func TestSampleSkipsWindowReadForKnownBuckets(t *testing.T) {
 	rdb := redistest.Client(t)
 	name := redistest.Prefix(t) + "b"
 	t.Cleanup(func() { rdb.Del(ctx, name, wire.RedissonValueKey(name, "")) })
-	now := discNow(t, rdb)
-	discBucket(t, rdb, name, now, 3, 10, "1000")
+	now := redistest.NowMS(t, rdb)
+	inspecttest.Bucket(t, rdb, name, now, 3, 10, "1000")
 	c := New(rdb, nil)
-	if err := c.loadStateScript(ctx); err != nil {
+	if err := c.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
 	}
 	evalsha := func() int64 {

@@ -2,11 +2,12 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/pubsub"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -108,46 +109,33 @@ func eventFromMessage(m *redis.Message, at time.Time) (Event, bool) {
 	return Event{}, false
 }
 
-// EventStream delivers lock events until closed. It never slows the
-// subscription down: when the reader falls behind by more than the buffer,
-// new events are dropped and counted. After a connection loss go-redis
-// reconnects and subscribes again; events published while disconnected are
-// lost, as with any Redis pub/sub.
+// EventStream delivers lock events until closed (internal/pubsub runs
+// its subscriptions). It never slows the subscriptions down: when the
+// reader falls behind by more than the buffer, new events are dropped and
+// counted. After a connection loss go-redis reconnects and subscribes
+// again; events published while disconnected are lost, as with any Redis
+// pub/sub.
 type EventStream struct {
-	ch    chan Event
-	ps    *redis.PubSub
-	shard *shardSubs // nil unless the deployment has sharded pub/sub
-	// own is the Inspector's record of the channels shard watches, for
-	// its subscriber counts (subscribers.go).
-	own     *atomic.Pointer[map[string]struct{}]
-	cancel  context.CancelFunc // ends shard's connections
-	stop    chan struct{}
-	exited  chan struct{}
-	dropped atomic.Int64
-
-	stopOnce sync.Once
-	psOnce   sync.Once
-	psErr    error
+	s *pubsub.Stream[Event]
+	// own is the Inspector's record of the channels the sharded
+	// subscriptions watch, for its subscriber counts (subscribers.go).
+	own *atomic.Pointer[map[string]struct{}]
 }
 
 // Events is the stream's channel; it is closed when the stream ends (Close,
 // or the ctx given to SubscribeEvents ends).
-func (s *EventStream) Events() <-chan Event { return s.ch }
+func (s *EventStream) Events() <-chan Event { return s.s.Values() }
 
 // Dropped is the number of events lost because the reader was too slow.
-func (s *EventStream) Dropped() int64 { return s.dropped.Load() }
+func (s *EventStream) Dropped() int64 { return s.s.Dropped() }
 
 // Close stops the subscription and waits for its goroutines to finish.
 // Calling it again returns the first result.
-func (s *EventStream) Close() error {
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.exited
-	return s.closePubSub()
-}
+func (s *EventStream) Close() error { return s.s.Close() }
 
 // Sharded reports whether the stream also listens with sharded pub/sub (a
 // Cluster of Redis >= 7); only then does Watch do anything.
-func (s *EventStream) Sharded() bool { return s.shard != nil }
+func (s *EventStream) Sharded() bool { return s.s.Shard() != nil }
 
 // Watch sets the locks whose unlock channels the stream follows with
 // SSUBSCRIBE on their masters (sharded channels have no patterns, so the
@@ -156,29 +144,16 @@ func (s *EventStream) Sharded() bool { return s.shard != nil }
 // that could not be reached is retried in the background and named in the
 // error. Without sharded pub/sub it does nothing.
 func (s *EventStream) Watch(ctx context.Context, locks []LockInfo) error {
-	if s.shard == nil {
+	sh := s.s.Shard()
+	if sh == nil {
 		return nil
 	}
 	want := lockChannels(locks)
-	if !s.shard.setWant(want) {
+	if !sh.SetWant(want) {
 		return nil
 	}
 	s.own.Store(&want)
-	return s.shard.reconcile(ctx)
-}
-
-func (s *EventStream) closePubSub() error {
-	s.psOnce.Do(func() {
-		s.psErr = s.ps.Close()
-		s.cancel()
-		if s.shard != nil {
-			s.own.Store(nil)
-		}
-		if s.shard != nil {
-			s.shard.wg.Wait()
-		}
-	})
-	return s.psErr
+	return sh.Reconcile(ctx)
 }
 
 // SubscribeEvents pattern-subscribes to every known unlock channel family and
@@ -187,94 +162,82 @@ func (s *EventStream) closePubSub() error {
 // with sharded pub/sub to the channels given to Watch, and a message that
 // arrives both ways is one event. The stream ends at Close or when ctx ends.
 func (c *Inspector) SubscribeEvents(ctx context.Context) (*EventStream, error) {
-	var shard *shardSubs
-	shardCtx, cancel := context.WithCancel(ctx)
+	var sharded *redis.ClusterClient
 	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-		sharded, err := wire.ShardedPubSub(ctx, cc)
+		yes, err := wire.ShardedPubSub(ctx, cc)
 		if err != nil {
-			cancel()
 			return nil, err
 		}
-		if sharded {
-			shard = newShardSubs(shardCtx, cc, nil)
+		if yes {
+			sharded = cc
 		}
 	}
 	patterns := make([]string, len(channelFamilies))
 	for i, f := range channelFamilies {
 		patterns[i] = f.pattern
 	}
-	ps := c.rdb.PSubscribe(ctx, patterns...)
-	for confirmed := 0; confirmed < len(patterns); {
-		msg, err := ps.Receive(ctx)
-		if err != nil {
-			cancel()
-			ps.Close()
-			return nil, err
-		}
-		if _, ok := msg.(*redis.Subscription); ok {
-			confirmed++
+	es := &EventStream{own: &c.ownShard}
+	closed := func() {
+		if sharded != nil {
+			es.own.Store(nil)
 		}
 	}
-	s := &EventStream{
-		ch:     make(chan Event, eventBuffer),
-		ps:     ps,
-		shard:  shard,
-		own:    &c.ownShard,
-		cancel: cancel,
-		stop:   make(chan struct{}),
-		exited: make(chan struct{}),
+	s, err := pubsub.Open(ctx, c.rdb, patterns, sharded, eventBuffer, eventFromMessage, closed)
+	if err != nil {
+		return nil, err
 	}
-	var sharded <-chan *redis.Message // nil: never ready
-	if shard != nil {
-		shard.dropped = &s.dropped
-		sharded = shard.out
-		shard.wg.Add(1)
-		go func() { defer shard.wg.Done(); shard.loop() }()
-	}
-	go s.run(ctx, ps.Channel(), sharded)
-	return s, nil
+	es.s = s
+	return es, nil
 }
 
-func (s *EventStream) run(ctx context.Context, msgs, sharded <-chan *redis.Message) {
-	defer close(s.exited)
-	defer close(s.ch)
-	defer func() {
-		s.closePubSub()
-		// go-redis's reader may be blocked handing us a message; drain until
-		// it sees the closed PubSub and closes msgs, so it does not linger.
-		for range msgs {
+// Sharded pub/sub. On a Cluster of Redis >= 7 Redisson publishes unlocks
+// with SPUBLISH, which only a sharded subscriber on the master of the
+// channel's slot receives, and sharded channels have no pattern form: the
+// event stream follows the unlock channels of the locks the sampler knows
+// (EventStream.Watch) with one SSUBSCRIBE connection per master
+// (internal/shard), and the console's own releases publish both ways.
+
+// pubsubFlag is the release scripts' ARGV flag, "1" when unlock messages
+// must also go out with SPUBLISH (Redisson >= 3.22 waits with SSUBSCRIBE on
+// a Cluster of Redis >= 7), decided once per Inspector with one INFO. A
+// failure decides nothing and is returned before any script is sent.
+func (c *Inspector) pubsubFlag(ctx context.Context) (string, error) {
+	switch c.pubsub.Load() {
+	case 1:
+		return "0", nil
+	case 2:
+		return "1", nil
+	}
+	sharded, err := wire.ShardedPubSub(ctx, c.rdb)
+	if err != nil {
+		return "", fmt.Errorf("inspect: reading the Redis topology (INFO): %w", err)
+	}
+	if sharded {
+		c.pubsub.Store(2)
+		return "1", nil
+	}
+	c.pubsub.Store(1)
+	return "0", nil
+}
+
+// lockChannels are the channels a release or force-unlock of locks is
+// announced on: each lock's own channel and, for a fair lock, the channel
+// of every waiter shown (Redisson wakes the next waiter on its own one,
+// "<lock channel>:<waiter id>"). store's queued waiters are woken on the
+// hand-off channel with PUBLISH, which no sharded subscription hears:
+// left out, so their coming and going rebuilds no subscription.
+func lockChannels(locks []LockInfo) map[string]struct{} {
+	out := make(map[string]struct{}, len(locks))
+	for _, l := range locks {
+		if l.Channel == "" {
+			continue
 		}
-	}()
-	dedup := newPairDedup()
-	for {
-		var m *redis.Message
-		isSharded := false
-		select {
-		case <-s.stop:
-			return
-		case <-ctx.Done():
-			return
-		case m = <-sharded:
-			isSharded = true
-		case classic, ok := <-msgs:
-			if !ok {
-				return
+		out[l.Channel] = struct{}{}
+		for _, w := range l.Waiters {
+			if strings.HasPrefix(w.Channel, l.Channel+":") {
+				out[w.Channel] = struct{}{}
 			}
-			m = classic
-		}
-		now := time.Now()
-		ev, ok := eventFromMessage(m, now)
-		if !ok {
-			continue
-		}
-		// Only a stream that hears both ways can get two copies.
-		if s.shard != nil && dedup.duplicate(m, isSharded, now) {
-			continue
-		}
-		select {
-		case s.ch <- ev:
-		default:
-			s.dropped.Add(1)
 		}
 	}
+	return out
 }

@@ -3,8 +3,6 @@ package inspect
 import (
 	"sort"
 	"time"
-
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // Limiter families: many keys of one limiter shape shown as one thing.
@@ -12,9 +10,9 @@ import (
 // pattern, with ObjectPatterns.GroupCounters) and the clients of a
 // Redisson PER_CLIENT limiter ({name}:value:<client>) can number 100,000
 // keys; listed one row each they would swamp the console and its reads.
-// A FamilyReader reads their members in bounded pages instead, and a
-// FamilyBook keeps, per family, the top offenders of the last minute and
-// hour (family_book.go).
+// Here is what a family is and what the console shows of it; package
+// family reads the members in bounded pages and keeps each family's top
+// offenders of the last minute and hour.
 
 // FamilyKind says what the members of a family are.
 type FamilyKind string
@@ -39,9 +37,6 @@ type Family struct {
 	Limit int64
 	// Window is the window's length; 0 when unknown.
 	Window time.Duration
-	// scan is the SCAN MATCH of the member keys; prefix is what is cut
-	// off a member key to name the member (a per-client limiter's clients).
-	scan, prefix string
 }
 
 // Families are the families among the configured counter patterns (with
@@ -52,15 +47,14 @@ func (c *Inspector) Families(lims []LimiterInfo) []Family {
 	p := c.ObjectPatterns()
 	if p.GroupCounters {
 		for _, r := range p.Counters {
-			out = append(out, Family{ID: r.Pattern, Kind: FamilyCounters, Limit: r.Limit, Window: r.Window, scan: r.Pattern})
+			out = append(out, Family{ID: r.Pattern, Kind: FamilyCounters, Limit: r.Limit, Window: r.Window})
 		}
 	}
 	var per []Family
 	for _, l := range lims {
 		if l.Kind == KindRedissonLimiter && l.PerClient {
-			prefix := wire.RedissonValueKey(l.Name, "") + ":"
 			per = append(per, Family{ID: l.Name, Kind: FamilyPerClient, Limit: l.Rate,
-				Window: time.Duration(l.IntervalMS) * time.Millisecond, scan: escapeGlob(prefix) + "*", prefix: prefix})
+				Window: time.Duration(l.IntervalMS) * time.Millisecond})
 		}
 	}
 	sort.Slice(per, func(i, j int) bool { return per[i].ID < per[j].ID })
@@ -68,9 +62,9 @@ func (c *Inspector) Families(lims []LimiterInfo) []Family {
 	return out[:min(len(out), MaxFamilies)]
 }
 
-// grouped reports whether name is read as a member of a counter family,
+// Grouped reports whether name is read as a member of a counter family,
 // not listed on its own.
-func (p ObjectPatterns) grouped(name string) bool {
+func (p ObjectPatterns) Grouped(name string) bool {
 	if !p.GroupCounters {
 		return false
 	}
@@ -91,10 +85,11 @@ type FamilyReading struct {
 	// hits too), or the permits a client was granted in it.
 	Count int64
 	Limit int64 // 0: unknown
-	// TTL is the rest of the window; negative when the key has no expiry.
+	// TTL is the rest of the window; negative when the key has no expiry
+	// (and for a sliding window, which has no end).
 	TTL time.Duration
 	// NewAdmitted and NewRejected are the hits this reading adds to what
-	// earlier readings of the same window saw (family_memo.go).
+	// earlier readings of the same window saw (package family).
 	NewAdmitted, NewRejected int64
 }
 
@@ -123,93 +118,42 @@ func (r FamilyReading) Fill() float64 {
 	return 0
 }
 
-// Reading cost. A tick reads at most FamilyReadsPerTick members over all
-// families (three commands each for a counter: STRLEN, GETRANGE, PTTL;
-// one window script for a client), and at most FamilyScansPerTick
-// families whose listed members run short SCAN one page (COUNT
-// familyScanCount) on each node. So a tick sends at most
-// 3*FamilyReadsPerTick reads and FamilyScansPerTick SCANs per node,
-// whatever the number of members or families: 100,000 per-IP keys take
-// 100,000 / (FamilyReadsPerTick * 5 ticks a second) = 80 s a pass, at the
-// same cost per tick as 300; a keyspace of a million keys takes 1,000,000
-// / familyScanCount ticks to list. The SCAN pages examine 10,000 keys a
-// second, the reads 1,250 members, a few ms of Redis CPU a second.
-const (
-	FamilyReadsPerTick = 250
-	FamilyScansPerTick = 2
-	familyScanCount    = 1000
-)
-
-// FamilySize is how many members a family's passes found.
-type FamilySize struct {
-	// Keys is the members of the last complete pass, or of the current
-	// one while it has found more (or none has completed).
-	Keys   int64
-	Passes int64
+// Offender is one member in a ranking, over the ranking's span.
+type Offender struct {
+	ID  string `json:"id"`
+	Key string `json:"key"`
+	// Admitted and Rejected sum the hits the member's readings in the span
+	// saw (each window counted once); with Space-Saving counting they may
+	// overstate a member that entered a full ranking by at most the count
+	// it displaced.
+	Admitted int64 `json:"admitted"`
+	Rejected int64 `json:"rejected"`
+	// Fill is the highest share of the limit a reading showed.
+	Fill float64 `json:"fill"`
 }
 
-// FamilyReader reads families' members in bounded pages. It is not safe
-// for concurrent use (the sampler's goroutine owns it).
-type FamilyReader struct {
-	in    *Inspector
-	match string // the console's --match: members outside it are not read
-	scans map[string]*familyScan
-	turn  int // the family that reads first next tick
-	// memoLen counts the memo entries of every family, at most
-	// familyMemoCap.
-	memoLen int
-	cost    FamilyCost // the last Tick's
+// FamilySpan is a family's totals and rankings over one span.
+type FamilySpan struct {
+	// Readings is how many member readings fell in the span; Admitted
+	// and Rejected the hits they saw (a lower bound of the traffic: a
+	// window's hits after its member's last reading are not seen).
+	Readings     int64      `json:"readings"`
+	Admitted     int64      `json:"admitted"`
+	Rejected     int64      `json:"rejected"`
+	MostRejected []Offender `json:"most_rejected"`
+	MostAdmitted []Offender `json:"most_admitted"`
+	NearestLimit []Offender `json:"nearest_limit"`
 }
 
-// FamilyCost is what one Tick sent: its commands by name (for a page
-// read in the walker's pipeline, Walker.Carry, only those sent outside
-// it), and the keys its SCAN pages examined (the COUNTs sent).
-// Walker.Charge prices it into the walk's budget.
-type FamilyCost struct {
-	Reads   map[string]int
-	Scanned int64
-}
-
-// Cost is what the last page (Tick's or Walker.Carry's) sent.
-func (r *FamilyReader) Cost() FamilyCost { return r.cost }
-
-// Charge counts a FamilyReader's tick in the walk's pacing: its reads as
-// the console's other commands, its SCAN pages' keys as keys the walk's
-// SCAN usec paid for (Redis counts both in one cmdstat_scan). A page the
-// walker carried is charged by its Tick.
-func (w *Walker) Charge(c FamilyCost) {
-	if w.scans {
-		w.pace.countSent(c.Reads, nil)
-		w.pace.keys += c.Scanned
-	}
-}
-
-// familyScan is one family's walk over its members.
-type familyScan struct {
-	fam     Family
-	cursors map[string]uint64 // by node address; absent: not started this pass
-	ended   map[string]bool   // nodes whose cursor came back to 0 this pass
-	pending []string          // listed, not yet read
-	found   int64             // members read this pass
-	size    FamilySize
-	// memo is what earlier readings of running windows saw
-	// (family_memo.go).
-	memo map[uint64]windowMark
-}
-
-// NewFamilyReader reads the members matching match ("" or "*": all).
-func (c *Inspector) NewFamilyReader(match string) *FamilyReader {
-	if match == "" {
-		match = "*"
-	}
-	return &FamilyReader{in: c, match: match, scans: map[string]*familyScan{}}
-}
-
-// Sizes are the families' sizes so far, by Family.ID.
-func (r *FamilyReader) Sizes() map[string]FamilySize {
-	out := make(map[string]FamilySize, len(r.scans))
-	for id, s := range r.scans {
-		out[id] = s.size
-	}
-	return out
+// FamilyRow is one family as the console lists it.
+type FamilyRow struct {
+	ID       string     `json:"pattern"`
+	Kind     FamilyKind `json:"kind"`
+	Limit    int64      `json:"limit"`
+	WindowMS int64      `json:"window_ms"`
+	// Keys is how many members the last pass read.
+	Keys   int64      `json:"keys"`
+	Passes int64      `json:"passes"`
+	Minute FamilySpan `json:"minute"`
+	Hour   FamilySpan `json:"hour"`
 }

@@ -41,7 +41,7 @@ func TestFencedTokenIncreases(t *testing.T) {
 	if v := rdb.HGet(ctx, name, a.HolderID()).Val(); v != "2" {
 		t.Fatalf("reentry count %q", v)
 	}
-	d, err := c.Discover(ctx, p+"*")
+	d, err := discover(ctx, c.Inspector, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}

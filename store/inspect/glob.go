@@ -1,94 +1,42 @@
 package inspect
 
+import "github.com/lockwarden/lockwarden/store/inspect/internal/glob"
+
+// Patterns (the console's --match and ?match=, the configured patterns of
+// string kinds and families) follow Redis's glob rules; internal/glob
+// matches them.
+
 // GlobMatch reports whether s matches pattern with Redis's glob rules (the
 // ones SCAN MATCH and KEYS use): '*' any run of bytes, '?' one byte,
-// "[abc]", "[^a-z]" classes, '\' escapes. Matching is on bytes, as in
-// Redis, so discovery, the configured patterns and the console's ?match=
-// filter all agree with what Redis itself would select.
-//
-// Every token but '*' consumes exactly one byte, so backtracking to the
-// last '*' alone is enough and the cost stays O(len(pattern)*len(s)).
-func GlobMatch(pattern, s string) bool {
-	p, i := 0, 0
-	star, starI := -1, 0
-	for i < len(s) {
-		if p < len(pattern) {
-			if pattern[p] == '*' {
-				star, starI = p, i
-				p++
-				continue
-			}
-			if n, ok := globToken(pattern, p, s[i]); ok {
-				p += n
-				i++
-				continue
-			}
-		}
-		if star < 0 {
-			return false
-		}
-		starI++
-		i, p = starI, star+1
+// "[abc]", "[^a-z]" classes, '\' escapes, on bytes.
+func GlobMatch(pattern, s string) bool { return glob.Match(pattern, s) }
+
+// MaxGlobLen bounds a pattern that arrives with a request (?match=): past
+// it CompileGlob refuses, so one request cannot buy an expensive filter.
+const MaxGlobLen = glob.MaxLen
+
+// ErrGlobTooLong is returned by CompileGlob for a pattern over MaxGlobLen
+// bytes.
+var ErrGlobTooLong = glob.ErrTooLong
+
+// Glob is a compiled pattern with GlobMatch's rules whose Match costs
+// O(len(s)) whatever the pattern holds, so a pattern full of '*' cannot
+// make it backtrack. Compile once per request and match every name with
+// it.
+type Glob struct{ g *glob.Glob }
+
+// CompileGlob compiles pattern (GlobMatch's rules); a pattern longer than
+// MaxGlobLen is refused with ErrGlobTooLong.
+func CompileGlob(pattern string) (*Glob, error) {
+	g, err := glob.Compile(pattern)
+	if err != nil {
+		return nil, err
 	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
+	return &Glob{g}, nil
 }
 
-// globToken matches the single-byte token at pattern[p] against c and
-// returns the token's length in the pattern.
-func globToken(pattern string, p int, c byte) (int, bool) {
-	switch pattern[p] {
-	case '?':
-		return 1, true
-	case '\\':
-		if p+1 < len(pattern) {
-			return 2, pattern[p+1] == c
-		}
-		return 1, c == '\\'
-	case '[':
-		return globClass(pattern, p, c)
-	default:
-		return 1, pattern[p] == c
-	}
-}
+// String is the pattern.
+func (g *Glob) String() string { return g.g.String() }
 
-// globClass matches a "[...]" class starting at pattern[p]. An unclosed
-// class runs to the end of the pattern, as in Redis.
-func globClass(pattern string, p int, c byte) (int, bool) {
-	j := p + 1
-	negate := j < len(pattern) && pattern[j] == '^'
-	if negate {
-		j++
-	}
-	matched := false
-	for j < len(pattern) && pattern[j] != ']' {
-		switch {
-		case pattern[j] == '\\' && j+1 < len(pattern):
-			j++
-			if pattern[j] == c {
-				matched = true
-			}
-			j++
-		case j+2 < len(pattern) && pattern[j+1] == '-' && pattern[j+2] != ']':
-			lo, hi := pattern[j], pattern[j+2]
-			if lo > hi {
-				lo, hi = hi, lo
-			}
-			if c >= lo && c <= hi {
-				matched = true
-			}
-			j += 3
-		default:
-			if pattern[j] == c {
-				matched = true
-			}
-			j++
-		}
-	}
-	if j < len(pattern) {
-		j++ // the closing ']'
-	}
-	return j - p, matched != negate
-}
+// Match reports whether s matches, as GlobMatch(g.String(), s) would.
+func (g *Glob) Match(s string) bool { return g.g.Match(s) }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,17 +33,10 @@ type Inspector struct {
 	// pubsub is whether force-unlocks also SPUBLISH: 0 undecided, 1 no,
 	// 2 yes (a Cluster of Redis >= 7; see events_sharded.go).
 	pubsub atomic.Int32
-	// slots is a Cluster's slot ranges as last read (nodes.go), kept so a
-	// health check can name every master while the map cannot be read.
-	slots     atomic.Pointer[[]redis.ClusterSlot]
-	slotsBusy atomic.Bool
-	// down is the masters the last Nodes call found down, and those a
-	// sample found not answering since (see nodes.go); Sample leaves their
-	// keys unread instead of dialing them.
-	down atomic.Pointer[map[string]downMark]
-	// fullRejects is what full passes (Discover) found to be no object,
-	// kept across passes (rejects.go).
-	fullRejects fullRejects
+	// nodes is the masters behind rdb: which holds a key, and which the
+	// last Nodes call or a sample found down (Sample leaves their keys
+	// unread instead of dialing them).
+	nodes *nodes.Set
 	// waits keeps the locks' wait stats beyond the stats ring (waits.go).
 	waits waitBook
 	// ownShard is the channel set the event stream's sharded
@@ -57,10 +51,6 @@ type Options struct {
 	// (strings carry no marker of their own). Zero: none are listed. New
 	// panics on invalid patterns; check them first with Validate.
 	Patterns ObjectPatterns
-	// ExamineEveryHash makes full passes size and read every hash on every
-	// pass, as consoles did before they remembered the ones found to be no
-	// object (rejects.go); the benchmarks' "before" console uses it.
-	ExamineEveryHash bool
 }
 
 // getPatterns is nil-safe: a nil *Options configures no patterns.
@@ -73,13 +63,12 @@ func (o *Options) getPatterns() ObjectPatterns {
 
 // New wraps rdb. The caller keeps ownership of rdb and closes it.
 func New(rdb redis.UniversalClient, opts *Options) *Inspector {
-	in := &Inspector{rdb: rdb, app: store.New(rdb, &store.Options{NoBatching: true, NoRegistry: true})}
+	in := &Inspector{rdb: rdb, nodes: nodes.New(rdb), app: store.New(rdb, &store.Options{NoBatching: true, NoRegistry: true})}
 	p := opts.getPatterns()
 	if err := p.Validate(); err != nil {
 		panic(fmt.Sprintf("inspect: Options.Patterns: %v", err))
 	}
 	in.patterns.Store(p.clone())
-	in.fullRejects.off = opts != nil && opts.ExamineEveryHash
 	return in
 }
 

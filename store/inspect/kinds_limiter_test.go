@@ -33,7 +33,7 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	rdb.Set(ctx, value, 10, 60*time.Second)
 	rdb.DecrBy(ctx, value, 3)
 
-	d, err := c.Discover(ctx, p+"*")
+	d, err := discover(ctx, c.Inspector, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestKindRedissonSlidingWindow(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "sl"
 	rdb.HSet(ctx, name, "rate", 10, "interval", 1000, "type", 0)
-	now := discNow(t, rdb)
+	now := redistest.NowMS(t, rdb)
 	value, permits := "{"+name+"}:value", "{"+name+"}:permits"
 	rdb.Set(ctx, value, 10, 0)
 	rdb.ZAdd(ctx, permits, redis.Z{Score: float64(now - 5000), Member: kindGrant("aaaaaaaaaaaaaaaa", 4)}) // expired
@@ -171,7 +171,7 @@ func TestKindCounter(t *testing.T) {
 	if err := c.SetObjectPatterns(ObjectPatterns{Counters: []CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: 10 * time.Second}}}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := c.Discover(ctx, "*")
+	d, err := discover(ctx, c.Inspector, "*")
 	if err != nil {
 		t.Fatal(err)
 	}

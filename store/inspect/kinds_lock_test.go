@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
@@ -18,7 +19,7 @@ func kindSetup(t *testing.T) (context.Context, testPair, *redis.Client, string) 
 	t.Helper()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	discCleanup(t, rdb, p)
+	inspecttest.Cleanup(t, rdb, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx, newPair(rdb), rdb, p
@@ -65,7 +66,7 @@ func TestKindRWLock(t *testing.T) {
 	rdb.HSet(ctx, p+"app", "mode", "read", "user", "x") // not a lock
 	rdb.PExpire(ctx, p+"app", time.Minute)
 
-	d, err := c.Discover(ctx, p+"*")
+	d, err := discover(ctx, c.Inspector, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestKindFairLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fair"
 	holder, w1, w2, stale := kindUUID+":1", kindUUID+":2", kindUUID+":3", kindUUID+":4"
-	now := discNow(t, rdb)
+	now := redistest.NowMS(t, rdb)
 	rdb.HSet(ctx, name, holder, 1)
 	rdb.PExpire(ctx, name, 30*time.Second)
 	rdb.RPush(ctx, wire.FairLockQueueKey(name), stale, w1, w2)
@@ -182,7 +183,7 @@ func TestKindFencedLock(t *testing.T) {
 	rdb.PExpire(ctx, name, 30*time.Second)
 	t.Cleanup(func() { rdb.Del(context.Background(), wire.FencingTokenKey(name)) })
 
-	d, err := c.Discover(ctx, p+"*")
+	d, err := discover(ctx, c.Inspector, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,14 +210,14 @@ func TestKindTokenLock(t *testing.T) {
 	rdb.SetNX(ctx, name, "5f0c9a1e-token", 30*time.Second)
 	rdb.Set(ctx, p+"cache:x", "5f0c9a1e-token", 30*time.Second)
 
-	d, _ := c.Discover(ctx, p+"*")
+	d, _ := discover(ctx, c.Inspector, p+"*")
 	if len(d.Locks) != 0 {
 		t.Fatalf("without patterns strings were listed: %+v", d.Locks)
 	}
 	if err := c.SetObjectPatterns(ObjectPatterns{TokenLocks: []string{p + "lock:*"}}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := c.Discover(ctx, p+"*")
+	d, err := discover(ctx, c.Inspector, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}

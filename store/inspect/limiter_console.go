@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -39,7 +41,7 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 	} else {
 		fields = pipe.HGetAll(ctx, name)
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return nil, err
 	}
 	if err := now.Err(); err != nil {
@@ -65,7 +67,7 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 		return nil, store.ErrWrongKind
 	}
 	lims := []LimiterInfo{info}
-	if err := enrichObjects(ctx, c.rdb, nil, lims, nowMS); err != nil {
+	if err := c.ReadSides(ctx, c.rdb, nil, lims, nowMS); err != nil {
 		return nil, err
 	}
 	return &lims[0], nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -52,7 +54,7 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 		all = pipe.HGetAll(ctx, name)
 		pttl = pipe.PTTL(ctx, name)
 	}
-	if err := execTolerant(ctx, pipe); err != nil {
+	if err := nodes.Exec(ctx, pipe); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	if err := typ.Err(); err != nil {
@@ -77,7 +79,7 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 	}
 	locks := []LockInfo{info}
-	if err := enrichObjects(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
+	if err := c.ReadSides(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	return &locks[0], nil

@@ -57,6 +57,20 @@ const (
 	KindCounter Kind = "counter"
 )
 
+// The kinds the console lists, in the order its filters offer them. Every
+// other list of kinds (the web API's ?kind= filter, the pages' filter
+// links, the views' kind-specific rendering) is derived from these two.
+
+// LockKinds are the kinds listed as locks.
+func LockKinds() []Kind {
+	return []Kind{KindReentrant, KindFairLock, KindFencedLock, KindRWLock, KindTokenLock, KindDeadlineLock}
+}
+
+// LimiterKinds are the kinds listed as limiters.
+func LimiterKinds() []Kind {
+	return []Kind{KindTokenBucket, KindRedissonLimiter, KindCounter}
+}
+
 // Algorithm values of a Redisson rate limiter (LimiterInfo.Algorithm).
 const (
 	// AlgorithmFixedWindow is Redisson before 3.13.3: the whole window refills

@@ -96,7 +96,7 @@ func TestSampleHungMasterLeavesOthersLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		names = append(names, name)
-		onHung[name] = in.nodeOf(ctx, name) == hung.Addr
+		onHung[name] = in.nodes.NodeOf(ctx, name) == hung.Addr
 	}
 	if _, err := in.Nodes(ctx); err != nil {
 		t.Fatal(err)

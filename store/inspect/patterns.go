@@ -38,7 +38,7 @@ type ObjectPatterns struct {
 	DeadlineLocks []string
 	// GroupCounters makes the keys of each counter pattern one family
 	// (families.go): discovery leaves them out of the limiters and a
-	// FamilyReader reads them in bounded pages instead.
+	// family.Reader reads them in bounded pages instead.
 	GroupCounters bool
 
 	// announced are the names store clients announced as token locks or
@@ -49,8 +49,8 @@ type ObjectPatterns struct {
 
 // announcedKinds maps the names store clients announced with a string
 // kind to that kind (wire.AnnounceTokenLock or wire.AnnounceCounter).
-// The walker adds names as their announcements arrive and drops them once
-// they are neither sampled nor being read.
+// The walk adds names as their announcements arrive (Announce) and drops
+// them once they are neither sampled nor being read (RetainAnnounced).
 type announcedKinds struct {
 	m sync.Map // name -> kind
 }
@@ -110,11 +110,19 @@ func (p ObjectPatterns) Validate() error {
 	return nil
 }
 
-// empty reports whether no string kind is listed one key a row (discovery
-// then skips the string pass entirely; grouped counters are a
-// FamilyReader's).
-func (p ObjectPatterns) empty() bool {
-	return len(p.TokenLocks) == 0 && (len(p.Counters) == 0 || p.GroupCounters) && len(p.DeadlineLocks) == 0
+// ListsStrings reports whether any string kind is listed one key a row:
+// token or deadline lock patterns, or counter patterns not grouped into
+// families. Without them discovery skips the string pass entirely.
+func (p ObjectPatterns) ListsStrings() bool {
+	return len(p.TokenLocks) > 0 || (len(p.Counters) > 0 && !p.GroupCounters) || len(p.DeadlineLocks) > 0
+}
+
+// ListsString reports whether the string key name is an object listed one
+// key a row: a token or deadline lock, or a counter not grouped into a
+// family.
+func (p ObjectPatterns) ListsString(name string) bool {
+	_, counter := p.counterRule(name)
+	return (counter && !p.Grouped(name)) || p.isTokenLockName(name)
 }
 
 // isTokenLockName reports whether name is configured as a string lock: a
@@ -182,3 +190,11 @@ func (c *Inspector) ObjectPatterns() ObjectPatterns {
 	out.announced = &c.announced
 	return out
 }
+
+// Announce records that a store client announced name as a string kind
+// (wire.AnnounceTokenLock or wire.AnnounceCounter): c then reads it as
+// that kind, like a name a pattern lists.
+func (c *Inspector) Announce(name, kind string) { c.announced.set(name, kind) }
+
+// RetainAnnounced forgets the announced names keep rejects.
+func (c *Inspector) RetainAnnounced(keep func(name string) bool) { c.announced.retain(keep) }

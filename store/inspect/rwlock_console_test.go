@@ -41,7 +41,7 @@ func TestRWReadersShareWriterExcludes(t *testing.T) {
 		}
 	}
 
-	d, err := c.Discover(ctx, p+"*")
+	d, err := discover(ctx, c.Inspector, p+"*")
 	if err != nil {
 		t.Fatal(err)
 	}

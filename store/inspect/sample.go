@@ -16,31 +16,20 @@ type Sample struct {
 	Locks    []LockInfo         // requested locks that still exist, in request order
 	Limiters []LimiterInfo      // requested limiters that still exist, in request order
 	Stats    map[string]Summary // by object name, for every requested name
-	Walk     *WalkStep          // Walker.Tick's page of discovery; nil for Sample
+	Walk     *WalkStep          // the walk's step of discovery (package walk); nil for Sample
 	// Unreadable holds the requested objects whose reads failed because
 	// their node did not answer (down, unreachable, or refusing with
 	// CLUSTERDOWN, LOADING and the like). They are in neither Locks,
 	// Limiters nor Stats, yet not gone: the caller keeps what it last knew.
 	// Nil when every node answered.
 	Unreadable map[string]Unread
-	// Registry is the client registry when Walker.ReadClients asked this
-	// tick to read it; nil otherwise, or when the read failed.
+	// Registry is the client registry when SampleOptions.Clients asked
+	// for it; nil otherwise, or when the read failed.
 	Registry *Registry
-	// Families are the readings of the family page Walker.Carry asked this
-	// tick to read; FamiliesErr is why some of them are missing.
+	// Families are the readings of the family page the walk carried this
+	// tick (package family); FamiliesErr is why some of them are missing.
 	Families    []FamilyReading
 	FamiliesErr error
-	scan        *scanResult
-	// sides says, for each hash lock read, whether the read found any of
-	// its side keys (cadence.go reads lightly the idle ones that have none).
-	sides map[string]bool
-	// sent counts the pipeline's commands by name, for the walk's pacer
-	// (the console's own share of Redis CPU, pace.go).
-	sent map[string]int
-	// ringLens are the fields of each limiter's stats ring read, and
-	// ringChecks those of the idle limiters' rings checked without a read
-	// (HLEN, cadence.go).
-	ringLens, ringChecks map[string]int64
 }
 
 // Unread is why one object could not be read in a sample.
@@ -66,8 +55,9 @@ type StaleRead struct {
 // every name HGETALL of its stats ring, plus the side keys of the families
 // that have them (fair queue and fencing token for each hash lock, the
 // window of each Redisson limiter; see enrich.go), all in one pipeline
-// (read-write locks' per-reader leases are left to Discover and GetLock) (on a Cluster the
-// pipeline is split by node and the parts run concurrently). A name that no
+// (read-write locks' per-reader leases are left to GetLock) (on a Cluster
+// the pipeline is split by node and the parts run concurrently). Each kind
+// is read and parsed by its own pair (sample_kinds.go). A name that no
 // longer holds an object of its kind is left out of Locks or Limiters but
 // still gets a Summary, so a vanished object's last outcomes stay visible
 // until its ring expires. The cost grows with the number of names, never
@@ -80,29 +70,79 @@ type StaleRead struct {
 // call fails when no master answers or ctx ends; on one node, when Redis
 // does not answer.
 func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Sample, error) {
-	s, err := c.sampleWith(ctx, locks, limiters, nil, nil, nil)
+	s, _, err := c.SampleWith(ctx, locks, limiters, SampleOptions{})
 	if err == nil {
-		c.applyWaits(s)
+		c.AddWaits(s)
 	}
 	return s, err
 }
 
-// sampleWith is Sample with one step of the walk in the same pipeline (its
-// findings in Sample.scan); step may be nil. The hash locks named in light
-// get a light read (sidekeys.go) where their side keys share their slot;
-// the limiters in ringChecks, not read, get an HLEN of their stats ring.
-func (c *Inspector) sampleWith(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn, ringChecks []string) (*Sample, error) {
+// SampleOptions are what the walk (package walk) asks of one sample beyond
+// its names. The zero value is Sample's read.
+type SampleOptions struct {
+	// Light names idle hash locks to read lightly (sidekeys.go), each with
+	// the light reads it had so far, which takes the occasional side keys
+	// in turn.
+	Light map[string]int
+	// RingChecks are limiters not read whose stats rings get an HLEN
+	// (Sampled.RingChecks).
+	RingChecks []string
+	// Subscribers are held locks whose channel's subscribers are counted
+	// (subscribers.go), lock name -> its Channel.
+	Subscribers map[string]string
+	// Clients asks for the client registry too (Sample.Registry).
+	Clients bool
+	// Rider adds reads of its own to the same pipeline; nil: none.
+	Rider Rider
+}
+
+// A Rider reads more in a sample's one pipeline, as the walk's step of
+// discovery and a family page do, so a tick stays one round trip per node.
+type Rider interface {
+	// Queue queues the rider's commands in pipe. up says whether the
+	// master of a key answers; it is nil when every master does. A read
+	// sent to a master that does not answer holds up the whole pipeline.
+	// A sample read again queues again.
+	Queue(ctx context.Context, pipe redis.Pipeliner, up func(key string) bool)
+	// Read takes the replies once the pipeline ran, at Redis time at;
+	// cmds are every command of that pipeline. An error fails the sample.
+	Read(at time.Time, cmds []redis.Cmder) error
+}
+
+// Sampled is what a sample's reads saw beyond the model, for the walk's
+// read cadence.
+type Sampled struct {
+	// SideKeys says, for each hash lock read, whether the read found any
+	// of its side keys (a light read's EXISTS counts them).
+	SideKeys map[string]bool
+	// RingLens are the fields of each limiter's stats ring read;
+	// RingChecks those SampleOptions.RingChecks found.
+	RingLens, RingChecks map[string]int64
+	// Subscribers are the counts of SampleOptions.Subscribers, beside the
+	// console's own subscription, by lock name; a failed count is left out.
+	Subscribers map[string]int64
+	// RegistryTooLarge says the registry holds more records than the
+	// console reads (Sample.Registry stays nil): asking again is pointless.
+	RegistryTooLarge bool
+}
+
+// SampleWith is Sample with what the walk adds to a tick (o), and what the
+// reads saw beyond the model. Unlike Sample it leaves Summary.Wait unset:
+// the walk completes the sample (idle objects not read repeat their last
+// state) and then calls AddWaits.
+func (c *Inspector) SampleWith(ctx context.Context, locks, limiters []string, o SampleOptions) (*Sample, *Sampled, error) {
 	for attempt := 0; ; attempt++ {
-		s, again, err := c.sample(ctx, locks, limiters, step, light, ringChecks)
+		r := &sampleRead{c: c, ctx: ctx, patterns: c.ObjectPatterns(), opts: o, locks: locks, limiters: limiters}
+		again, err := r.run()
 		if again == readDone || err != nil {
-			return s, err
+			return r.s, r.seen, err
 		}
 		if attempt == 2 {
-			return nil, errSampleRetries
+			return nil, nil, errSampleRetries
 		}
 		if again == readNoScript { // Redis lost the window script: load it
-			if err := c.loadStateScript(ctx); err != nil {
-				return nil, err
+			if err := c.LoadScripts(ctx); err != nil {
+				return nil, nil, err
 			}
 		}
 		// readNodeDown: the nodes that stalled the read are now known
@@ -121,108 +161,66 @@ const (
 
 var errSampleRetries = errors.New("inspect: sample read again too often")
 
-// sample is one pipelined read.
-func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *scanStep, light map[string]lightTurn, ringChecks []string) (*Sample, readAgain, error) {
-	patterns := c.ObjectPatterns()
-	down := c.downNodes()
-	var skipped map[string]Unread
+// sampleRead is one pipelined read of a sample: what its objects' reads
+// share, then what they found.
+type sampleRead struct {
+	c               *Inspector
+	ctx             context.Context
+	patterns        ObjectPatterns
+	opts            SampleOptions
+	locks, limiters []string
+	pipe            redis.Pipeliner
+	lockReads       []kindRead
+	limReads        []kindRead
+	rings           map[string]*redis.MapStringStringCmd
+	checks          map[string]*redis.IntCmd
+	scripts         []*redis.Cmd // window reads, which fail with NOSCRIPT when Redis lost the script
+	counts          *subCounts
+	clientsLen      *redis.IntCmd
+	clients         *redis.MapStringStringCmd
+	s               *Sample
+	seen            *Sampled
+	nowMS, bucket   int64
+	skipped         map[string]Unread
+}
+
+// run queues the reads, runs the pipeline and parses the replies.
+func (r *sampleRead) run() (readAgain, error) {
+	c, ctx := r.c, r.ctx
+	down := c.nodes.Down()
+	var up func(string) bool
 	if down != nil {
-		skipped = map[string]Unread{}
-		locks = c.skipDown(ctx, locks, down, skipped)
-		limiters = c.skipDown(ctx, limiters, down, skipped)
-		step = c.stepOffDown(ctx, step, down)
+		r.skipped = map[string]Unread{}
+		r.locks = c.skipDown(ctx, r.locks, down, r.skipped)
+		r.limiters = c.skipDown(ctx, r.limiters, down, r.skipped)
 		// A check is not a read: a name left out is checked next tick.
-		ringChecks = c.skipDown(ctx, ringChecks, down, map[string]Unread{})
+		r.opts.RingChecks = c.skipDown(ctx, r.opts.RingChecks, down, map[string]Unread{})
+		up = func(key string) bool {
+			_, bad := down[c.nodes.NodeOf(ctx, key)]
+			return !bad
+		}
 	}
-	pipe := c.rdb.Pipeline()
+	r.pipe = c.rdb.Pipeline()
 	var now *redis.TimeCmd
 	if down == nil { // a keyless command may be sent to any master
-		now = pipe.Time(ctx)
+		now = r.pipe.Time(ctx)
 	}
-	var scan *scanReads
-	if step != nil {
-		scan = queueScan(ctx, pipe, step)
-		// While a master is down the family page waits: its members may
-		// live there, and a read sent to it would hold up the whole tick.
-		if step.fam != nil && down == nil {
-			step.fam.queue(ctx, pipe)
-		}
+	if r.opts.Rider != nil {
+		r.opts.Rider.Queue(ctx, r.pipe, up)
 	}
-	lockReads := make([]lockRead, len(locks))
-	for i, name := range locks {
-		if patterns.isTokenLockName(name) {
-			sr := queueStringRead(ctx, pipe, name)
-			lockReads[i] = lockRead{str: &sr, sides: &lockSides{held: queueHoldTimes(ctx, pipe, name)}}
-			continue
-		}
-		if turn := light[name]; turn != 0 {
-			if r, ok := queueLightRead(ctx, pipe, name, turn); ok {
-				lockReads[i] = r
-				continue
-			}
-		}
-		lockReads[i] = lockRead{fields: pipe.HGetAll(ctx, name), pttl: pipe.PTTL(ctx, name),
-			sides: queueRLockSides(ctx, pipe, name)}
-	}
-	limReads := make([]limRead, len(limiters))
-	for i, name := range limiters {
-		if _, ok := patterns.counterRule(name); ok {
-			sr := queueStringRead(ctx, pipe, name)
-			limReads[i] = limRead{str: &sr}
-			continue
-		}
-		r := limRead{fields: pipe.HGetAll(ctx, name)}
-		if _, plain := c.plainBuckets.Load(name); !plain {
-			r.window = queueWindowState(ctx, pipe, name, "")
-		}
-		limReads[i] = r
-	}
-	rings := make(map[string]*redis.MapStringStringCmd, len(locks)+len(limiters))
-	queueRing := func(name string) {
-		if _, ok := rings[name]; !ok {
-			rings[name] = pipe.HGetAll(ctx, wire.StatsKey(name))
-		}
-	}
-	for i, name := range locks {
-		if lockReads[i].exists == nil { // a light read's EXISTS covers the ring
-			queueRing(name)
-		}
-	}
-	for _, name := range limiters {
-		queueRing(name)
-	}
-	checks := make(map[string]*redis.IntCmd, len(ringChecks))
-	for _, name := range ringChecks {
-		checks[name] = pipe.HLen(ctx, wire.StatsKey(name))
-	}
-	cmds, cut, err := c.execPartial(ctx, pipe)
+	r.queue(up)
+	cmds, cut, err := c.nodes.ExecPartial(ctx, r.pipe)
 	if err != nil {
-		return nil, readDone, err
+		return readDone, err
 	}
 	if cut {
 		// Cut short while a dead master's dials were being retried: the
 		// commands of the masters that answered lost their replies too. The
 		// dead one's kept their dial errors; leave it out and read again.
-		var mains []redis.Cmder
-		if now != nil {
-			mains = append(mains, now)
+		if !c.nodes.MarkFailed(ctx, r.mains(now)) {
+			return readDone, errSampleCut
 		}
-		for i, name := range locks {
-			mains = append(mains, lockReads[i].main())
-			if ring := rings[name]; ring != nil {
-				mains = append(mains, ring)
-			}
-		}
-		for i, name := range limiters {
-			mains = append(mains, limReads[i].main(), rings[name])
-		}
-		for _, cmd := range checks {
-			mains = append(mains, cmd)
-		}
-		if !c.markFailedNodes(ctx, mains) {
-			return nil, readDone, errSampleCut
-		}
-		return nil, readNodeDown, nil
+		return readNodeDown, nil
 	}
 	var at time.Time
 	if now != nil {
@@ -231,182 +229,146 @@ func (c *Inspector) sample(ctx context.Context, locks, limiters []string, step *
 	if now == nil || err != nil {
 		// TIME has no key: a Cluster pipeline sends it to any master,
 		// possibly the one that is down.
-		if at, err = c.timeFromLiveMaster(ctx, err, down); err != nil {
-			return nil, readDone, err
+		if at, err = c.nodes.TimeFromLive(ctx, err, down); err != nil {
+			return readDone, err
 		}
 	}
-	windows := make([]*redis.Cmd, 0, len(limReads))
-	for _, r := range limReads {
-		windows = append(windows, r.window)
+	if noScript(r.scripts) {
+		return readNoScript, nil
 	}
-	if noScript(windows) {
-		return nil, readNoScript, nil
+	r.parse(at)
+	if r.opts.Rider != nil {
+		if err := r.opts.Rider.Read(at, cmds); err != nil {
+			r.s, r.seen = nil, nil
+			return readDone, err
+		}
 	}
+	c.markDown(r.s.Unreadable)
+	return readDone, nil
+}
 
-	nowMS, bucket := at.UnixMilli(), BucketOf(at)
-	s := &Sample{At: at, Stats: make(map[string]Summary, len(rings))}
-	if step != nil && !step.noScan { // only the walk's pacer prices them
-		s.sent = countByName(cmds)
+// queue queues every object's read, then their stats rings and what o
+// asks for besides.
+func (r *sampleRead) queue(up func(string) bool) {
+	ctx, pipe := r.ctx, r.pipe
+	r.lockReads = r.readAll(r.locks, lockReads)
+	r.limReads = r.readAll(r.limiters, limiterReads)
+	r.rings = make(map[string]*redis.MapStringStringCmd, len(r.locks)+len(r.limiters))
+	r.each(func(name string, kr kindRead, ring *redis.MapStringStringCmd) {
+		if ring == nil && kr.ringed() {
+			r.rings[name] = pipe.HGetAll(ctx, wire.StatsKey(name))
+		}
+	})
+	r.checks = make(map[string]*redis.IntCmd, len(r.opts.RingChecks))
+	for _, name := range r.opts.RingChecks {
+		r.checks[name] = pipe.HLen(ctx, wire.StatsKey(name))
 	}
-	if len(skipped) > 0 {
-		s.Unreadable = skipped
+	if r.opts.Clients && (up == nil || up(wire.ClientsKey)) {
+		r.clientsLen = pipe.HLen(ctx, wire.ClientsKey)
+		r.clients = pipe.HGetAll(ctx, wire.ClientsKey)
 	}
-	for i, name := range locks {
-		r := lockReads[i]
-		if c.unreadable(ctx, s, name, r.main(), r.side(rings[name])) {
-			continue
-		}
-		if r.str != nil {
-			if info, _ := r.str.classify(patterns, name); info != nil {
-				r.sides.apply(info, nowMS) // hold times
-				s.Locks = append(s.Locks, *info)
-			}
-			continue
-		}
-		if r.exists != nil {
-			// A light read reads no ring: the lock was idle, with zero
-			// counts, and a ring EXISTS found is read by the full read
-			// that follows.
-			s.Stats[name] = Summary{Bucket: bucket}
-		}
-		fields, err := r.fields.Result()
-		if err != nil {
-			continue
-		}
-		if info, ok := classifyLock(name, fields, r.pttl.Val()); ok {
-			r.sides.apply(&info, nowMS)
-			s.Locks = append(s.Locks, info)
-			if s.sides == nil {
-				s.sides = map[string]bool{}
-			}
-			s.sides[name] = r.sidesFound(rings[name])
-		}
+	r.counts = r.c.queueSubscriberCounts(ctx, pipe, r.opts.Subscribers, up)
+}
+
+// each calls fn with every object's name, read and stats ring read (nil
+// when none), locks first.
+func (r *sampleRead) each(fn func(name string, kr kindRead, ring *redis.MapStringStringCmd)) {
+	for i, name := range r.locks {
+		fn(name, r.lockReads[i], r.rings[name])
 	}
-	for i, name := range limiters {
-		var window redis.Cmder
-		if limReads[i].window != nil {
-			window = limReads[i].window
-		}
-		if c.unreadable(ctx, s, name, limReads[i].main(), window, rings[name]) {
-			continue
-		}
-		if r := limReads[i].str; r != nil {
-			if _, info := r.classify(patterns, name); info != nil {
-				s.Limiters = append(s.Limiters, *info)
+	for i, name := range r.limiters {
+		fn(name, r.limReads[i], r.rings[name])
+	}
+}
+
+// readAll queues the read of each name by the first of reads that takes it.
+func (r *sampleRead) readAll(names []string, reads []func(*sampleRead, string) kindRead) []kindRead {
+	out := make([]kindRead, len(names))
+	for i, name := range names {
+		for _, read := range reads {
+			if kr := read(r, name); kr != nil {
+				out[i] = kr
+				break
 			}
-			continue
-		}
-		fields, err := limReads[i].fields.Result()
-		if err != nil {
-			c.plainBuckets.Delete(name)
-			continue
-		}
-		info, ok := classifyLimiter(name, fields, nowMS)
-		if !ok || info.Kind != KindTokenBucket {
-			c.plainBuckets.Delete(name)
-		} else if limReads[i].window != nil { // not yet known as a bucket
-			c.plainBuckets.Store(name, struct{}{})
-		}
-		if ok {
-			if limReads[i].window == nil && info.Kind == KindRedissonLimiter && !info.PerClient {
-				// It was a token bucket last tick: its window is read next tick.
-				info.AvailableUnknown = true
-			}
-			applyWindowCmd(&info, limReads[i].window)
-			s.Limiters = append(s.Limiters, info)
 		}
 	}
-	for name, cmd := range rings {
-		if _, down := s.Unreadable[name]; down {
+	return out
+}
+
+// mains are the reads that tell which masters did not answer a cut
+// pipeline: TIME, each object's own key and stats ring, the ring checks.
+func (r *sampleRead) mains(now *redis.TimeCmd) []redis.Cmder {
+	var out []redis.Cmder
+	if now != nil {
+		out = append(out, now)
+	}
+	r.each(func(_ string, kr kindRead, ring *redis.MapStringStringCmd) {
+		out = append(out, kr.own())
+		if ring != nil {
+			out = append(out, ring)
+		}
+	})
+	for _, cmd := range r.checks {
+		out = append(out, cmd)
+	}
+	return out
+}
+
+// parse turns the replies into the Sample: each object by its kind's
+// parse, then the stats rings, the checks, the registry and the counts.
+func (r *sampleRead) parse(at time.Time) {
+	r.nowMS, r.bucket = at.UnixMilli(), BucketOf(at)
+	r.s = &Sample{At: at, Stats: make(map[string]Summary, len(r.rings))}
+	r.seen = &Sampled{SideKeys: map[string]bool{}}
+	if len(r.skipped) > 0 {
+		r.s.Unreadable = r.skipped
+	}
+	r.each(func(name string, kr kindRead, ring *redis.MapStringStringCmd) {
+		answers := kr.answers()
+		if ring != nil {
+			answers = append(answers, ring)
+		}
+		if !r.c.unreadable(r.ctx, r.s, name, answers...) {
+			kr.parse(r, name, ring)
+		}
+	})
+	for name, cmd := range r.rings {
+		if _, down := r.s.Unreadable[name]; down {
 			continue
 		}
 		// A ring that is missing or unreadable is an idle object: zero counts.
 		fields, _ := cmd.Result()
-		s.Stats[name] = summarizeFields(fields, bucket)
+		r.s.Stats[name] = summarizeFields(fields, r.bucket)
 	}
-	if len(limiters) > 0 {
-		s.ringLens = make(map[string]int64, len(limiters))
-		for _, name := range limiters {
-			if _, down := s.Unreadable[name]; !down {
-				s.ringLens[name] = int64(len(rings[name].Val()))
+	if len(r.limiters) > 0 {
+		r.seen.RingLens = make(map[string]int64, len(r.limiters))
+		for _, name := range r.limiters {
+			if _, down := r.s.Unreadable[name]; !down {
+				r.seen.RingLens[name] = int64(len(r.rings[name].Val()))
 			}
 		}
 	}
-	if len(checks) > 0 {
-		s.ringChecks = make(map[string]int64, len(checks))
-		for name, cmd := range checks {
+	if len(r.checks) > 0 {
+		r.seen.RingChecks = make(map[string]int64, len(r.checks))
+		for name, cmd := range r.checks {
 			if n, err := cmd.Result(); err == nil {
-				s.ringChecks[name] = n
+				r.seen.RingChecks[name] = n
 			}
 		}
 	}
-	for _, name := range locks {
-		if cmd := rings[name]; cmd != nil {
-			if _, down := s.Unreadable[name]; !down {
-				c.waits.fold(name, cmd.Val(), bucket)
+	for _, name := range r.locks {
+		if cmd := r.rings[name]; cmd != nil {
+			if _, down := r.s.Unreadable[name]; !down {
+				r.c.waits.fold(name, cmd.Val(), r.bucket)
 			}
 		}
 	}
-	if scan != nil {
-		res, err := scan.result(nowMS)
-		if err != nil {
-			return nil, readDone, err
+	if r.clients != nil {
+		n, _ := r.clientsLen.Result()
+		r.seen.RegistryTooLarge = n > maxRegistryFields
+		if fields, err := r.clients.Result(); err == nil && !r.seen.RegistryTooLarge {
+			r.s.Registry = parseRegistry(fields, at)
 		}
-		s.scan = res
 	}
-	c.markDown(s.Unreadable)
-	return s, readDone, nil
-}
-
-// lockRead is one lock's commands in a sample's pipeline.
-type lockRead struct {
-	fields *redis.MapStringStringCmd
-	pttl   *redis.DurationCmd
-	sides  *lockSides
-	str    *stringRead   // token locks are strings
-	exists *redis.IntCmd // a light read's EXISTS over the side keys (sidekeys.go)
-}
-
-// main is the read of the lock's own key.
-func (r lockRead) main() redis.Cmder {
-	if r.str != nil {
-		return r.str.strlen
-	}
-	return r.fields
-}
-
-// side is the read that stands for the lock's side keys when telling
-// whether its node answered: the light read's EXISTS, else the stats ring.
-func (r lockRead) side(ring *redis.MapStringStringCmd) redis.Cmder {
-	if r.exists != nil {
-		return r.exists
-	}
-	if ring != nil {
-		return ring
-	}
-	return nil
-}
-
-// limRead is one limiter's commands in a sample's pipeline.
-type limRead struct {
-	fields *redis.MapStringStringCmd
-	window *redis.Cmd  // a Redisson limiter's window (nothing for others)
-	str    *stringRead // counters are strings
-}
-
-// main is the read of the limiter's own key.
-func (r limRead) main() redis.Cmder {
-	if r.str != nil {
-		return r.str.strlen
-	}
-	return r.fields
-}
-
-// countByName counts commands by name.
-func countByName(cmds []redis.Cmder) map[string]int {
-	n := make(map[string]int, 12)
-	for _, c := range cmds {
-		n[c.Name()]++
-	}
-	return n
+	r.seen.Subscribers = r.counts.counts()
 }

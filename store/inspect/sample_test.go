@@ -2,59 +2,26 @@ package inspect
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// sampleHook counts what a client sends: single commands and pipelines,
-// leaving out the handshake go-redis runs on every new connection.
-type sampleHook struct{ single, pipelines atomic.Int64 }
-
-func sampleHandshake(cmd redis.Cmder) bool {
-	switch cmd.Name() {
-	case "hello", "client", "auth", "select", "readonly":
-		return true
-	}
-	return false
-}
-
-func (h *sampleHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *sampleHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !sampleHandshake(cmd) {
-			h.single.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *sampleHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && !sampleHandshake(cmds[0]) {
-			h.pipelines.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
-
 func TestSampleOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	discCleanup(t, rdb, p)
-	now := discNow(t, rdb)
+	inspecttest.Cleanup(t, rdb, p)
+	now := redistest.NowMS(t, rdb)
 
-	discLock(t, rdb, p+"lock:a", "1", 2)
-	discLock(t, rdb, p+"lock:b", "2", 1)
-	discBucket(t, rdb, p+"rl:a", now, 3, 10, "1000")
-	discBucket(t, rdb, p+"rl:b", now, 0, 5, "1000")
+	inspecttest.Lock(t, rdb, p+"lock:a", "1", 2)
+	inspecttest.Lock(t, rdb, p+"lock:b", "2", 1)
+	inspecttest.Bucket(t, rdb, p+"rl:a", now, 3, 10, "1000")
+	inspecttest.Bucket(t, rdb, p+"rl:b", now, 0, 5, "1000")
 
 	counted := redis.NewClient(&redis.Options{Addr: redistest.Shared(t).Addr})
 	t.Cleanup(func() { counted.Close() })
@@ -64,10 +31,10 @@ func TestSampleOneRoundTrip(t *testing.T) {
 	c := New(counted, nil)
 	// The window script is cached once per Redis; a first Sample on a fresh
 	// server pays one extra round trip to load it (see Sample).
-	if err := c.loadStateScript(ctx); err != nil {
+	if err := c.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hook := &sampleHook{}
+	hook := &inspecttest.Trips{}
 	counted.AddHook(hook)
 
 	locks := []string{p + "lock:a", p + "lock:b", p + "lock:gone"}
@@ -76,10 +43,10 @@ func TestSampleOneRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hook.pipelines.Load(); got != 1 {
+	if got := hook.Pipelines.Load(); got != 1 {
 		t.Errorf("Sample sent %d pipelines, want 1", got)
 	}
-	if got := hook.single.Load(); got != 0 {
+	if got := hook.Single.Load(); got != 0 {
 		t.Errorf("Sample sent %d single commands, want 0", got)
 	}
 	if len(s.Locks) != 2 || s.Locks[0].Name != p+"lock:a" || s.Locks[0].Holders[0].Count != 2 || s.Locks[1].Name != p+"lock:b" {
@@ -106,11 +73,11 @@ func TestSampleOneRoundTrip(t *testing.T) {
 	}
 
 	// Nothing requested still reads Redis time, in one pipeline.
-	hook.pipelines.Store(0)
-	hook.single.Store(0)
+	hook.Pipelines.Store(0)
+	hook.Single.Store(0)
 	s, err = c.Sample(ctx, nil, nil)
-	if err != nil || s.At.IsZero() || len(s.Stats) != 0 || hook.pipelines.Load() != 1 || hook.single.Load() != 0 {
-		t.Errorf("empty Sample = %+v, %v (pipelines %d)", s, err, hook.pipelines.Load())
+	if err != nil || s.At.IsZero() || len(s.Stats) != 0 || hook.Pipelines.Load() != 1 || hook.Single.Load() != 0 {
+		t.Errorf("empty Sample = %+v, %v (pipelines %d)", s, err, hook.Pipelines.Load())
 	}
 }
 
@@ -120,19 +87,19 @@ func TestSampleVanishedAndChangedKind(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	discCleanup(t, rdb, p)
+	inspecttest.Cleanup(t, rdb, p)
 	c := New(rdb, nil)
-	now := discNow(t, rdb)
+	now := redistest.NowMS(t, rdb)
 
-	discLock(t, rdb, p+"lock:kept", "1", 1)
-	discLock(t, rdb, p+"lock:deleted", "1", 1)
-	discLock(t, rdb, p+"lock:nolease", "1", 1)
-	discLock(t, rdb, p+"lock:string", "1", 1)
-	discLock(t, rdb, p+"lock:nowbucket", "1", 1)
-	discBucket(t, rdb, p+"rl:kept", now, 1, 10, "100")
-	discBucket(t, rdb, p+"rl:deleted", now, 1, 10, "100")
-	discBucket(t, rdb, p+"rl:list", now, 1, 10, "100")
-	discBucket(t, rdb, p+"rl:nowlock", now, 1, 10, "100")
+	inspecttest.Lock(t, rdb, p+"lock:kept", "1", 1)
+	inspecttest.Lock(t, rdb, p+"lock:deleted", "1", 1)
+	inspecttest.Lock(t, rdb, p+"lock:nolease", "1", 1)
+	inspecttest.Lock(t, rdb, p+"lock:string", "1", 1)
+	inspecttest.Lock(t, rdb, p+"lock:nowbucket", "1", 1)
+	inspecttest.Bucket(t, rdb, p+"rl:kept", now, 1, 10, "100")
+	inspecttest.Bucket(t, rdb, p+"rl:deleted", now, 1, 10, "100")
+	inspecttest.Bucket(t, rdb, p+"rl:list", now, 1, 10, "100")
+	inspecttest.Bucket(t, rdb, p+"rl:nowlock", now, 1, 10, "100")
 
 	s, err := c.Sample(ctx,
 		[]string{p + "lock:kept", p + "lock:deleted", p + "lock:nolease", p + "lock:string", p + "lock:nowbucket"},
@@ -146,11 +113,11 @@ func TestSampleVanishedAndChangedKind(t *testing.T) {
 	rdb.Del(ctx, p+"lock:string")
 	rdb.Set(ctx, p+"lock:string", "x", 0)
 	rdb.Del(ctx, p+"lock:nowbucket")
-	discBucket(t, rdb, p+"lock:nowbucket", now, 1, 10, "100")
+	inspecttest.Bucket(t, rdb, p+"lock:nowbucket", now, 1, 10, "100")
 	rdb.Del(ctx, p+"rl:list")
 	rdb.RPush(ctx, p+"rl:list", "x")
 	rdb.Del(ctx, p+"rl:nowlock")
-	discLock(t, rdb, p+"rl:nowlock", "1", 1)
+	inspecttest.Lock(t, rdb, p+"rl:nowlock", "1", 1)
 
 	s, err = c.Sample(ctx,
 		[]string{p + "lock:kept", p + "lock:deleted", p + "lock:nolease", p + "lock:string", p + "lock:nowbucket"},
@@ -182,7 +149,7 @@ func TestSampleStatsWindow(t *testing.T) {
 	t.Cleanup(func() { rdb.Del(context.Background(), name, wire.StatsKey(name)) })
 
 	for attempt := 0; attempt < 20; attempt++ {
-		now := BucketOf(time.UnixMilli(discNow(t, rdb)))
+		now := BucketOf(time.UnixMilli(redistest.NowMS(t, rdb)))
 		ring := statsTestRing(map[int64]Counts{
 			now:     {1, 2, 3},
 			now - 1: {10, 1, 0},
@@ -212,122 +179,4 @@ func TestSampleStatsWindow(t *testing.T) {
 		return
 	}
 	t.Fatal("never sampled within the bucket it wrote (20 attempts)")
-}
-
-// A Walker rides in the sample's one pipeline: a page lists keys, the
-// next step sizes them, the one after classifies the small ones, and a
-// large application hash is sized but never read.
-func TestWalkerIncrementalDiscovery(t *testing.T) {
-	ctx := context.Background()
-	rdb := redistest.Client(t)
-	p := redistest.Prefix(t)
-	discCleanup(t, rdb, p)
-	now := discNow(t, rdb)
-	discLock(t, rdb, p+"lock:a", "1", 2)
-	discBucket(t, rdb, p+"rl:a", now, 3, 10, "1000")
-	big := make([]any, 0, 2*(maxCandidateFields+1))
-	for i := range maxCandidateFields + 1 {
-		big = append(big, i, "v")
-	}
-	rdb.HSet(ctx, p+"app:big", big...)
-
-	counted := redis.NewClient(&redis.Options{Addr: redistest.Shared(t).Addr})
-	t.Cleanup(func() { counted.Close() })
-	if err := counted.Ping(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	hook := &sampleHook{}
-	counted.AddHook(hook)
-	c := New(counted, nil)
-	w, err := c.NewWalker(p+"*", &WalkOptions{Tick: time.Second, Pass: time.Second})
-	if err != nil {
-		t.Fatalf("one node without patterns cannot walk: %v", err)
-	}
-
-	// Like the console: sample what the walk found, one pass, then two
-	// ticks to classify its last page.
-	var locks, limiters, found []string
-	skipped, steps, drain := 0, 0, -1
-	for ; steps < 100 && drain != 0; steps++ {
-		s, err := w.Tick(ctx, locks, limiters)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := s.Walk
-		for _, l := range r.Locks {
-			locks = append(locks, l.Name)
-			found = append(found, "lock "+l.Name)
-		}
-		for _, l := range r.Limiters {
-			limiters = append(limiters, l.Name)
-			found = append(found, "limiter "+l.Name)
-		}
-		if drain != 1 { // the tick after the next re-sizes the next pass's page
-			skipped += r.Skipped
-		}
-		switch {
-		case drain > 0:
-			drain--
-		case drain < 0 && r.PassEnded:
-			drain = 2
-		}
-	}
-	if got := hook.pipelines.Load(); got != int64(steps) || hook.single.Load() != 0 {
-		t.Errorf("%d steps sent %d pipelines and %d single commands, want one pipeline each", steps, got, hook.single.Load())
-	}
-	if len(found) != 2 || skipped != 1 {
-		t.Errorf("found %v, skipped %d; want the lock, the limiter and one skipped hash", found, skipped)
-	}
-}
-
-// The registry is read in the tick's own pipeline when asked for, so a
-// tick with identities is still one round trip (it was two more: HLEN,
-// then HGETALL with TIME, once a second).
-func TestWalkerReadsClientsInTheTickPipeline(t *testing.T) {
-	ctx := t.Context()
-	app := store.New(redistest.Client(t), &store.Options{App: "orders-api"})
-	t.Cleanup(func() { app.Close() })
-	probe := redistest.Client(t)
-	for i := 0; !probe.HExists(ctx, wire.ClientsKey, app.ID()).Val(); i++ {
-		if i == 100 {
-			t.Fatal("the application's first beat never came")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	counted := redis.NewClient(&redis.Options{Addr: redistest.Shared(t).Addr})
-	t.Cleanup(func() { counted.Close() })
-	if err := counted.Ping(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	c := New(counted, nil)
-	if err := c.loadStateScript(ctx); err != nil {
-		t.Fatal(err)
-	}
-	w, err := c.NewWalker("*", &WalkOptions{NoScan: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Tick(ctx, nil, nil); err != nil { // the first tick's own reads
-		t.Fatal(err)
-	}
-	hook := &sampleHook{}
-	counted.AddHook(hook)
-	w.ReadClients()
-	s, err := w.Tick(ctx, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, single := hook.pipelines.Load(), hook.single.Load(); p != 1 || single != 0 {
-		t.Errorf("a tick reading the registry sent %d pipelines and %d single commands, want 1 and 0", p, single)
-	}
-	if s.Registry == nil {
-		t.Fatal("the tick asked to read the registry has none")
-	}
-	if ci, ok := s.Registry.Clients[app.ID()]; !ok || ci.App != "orders-api" {
-		t.Errorf("registry %+v lacks the application client %s", s.Registry.Clients, app.ID())
-	}
-	// Not asked: not read.
-	if s, err = w.Tick(ctx, nil, nil); err != nil || s.Registry != nil {
-		t.Errorf("a tick not asked read the registry: %v, %v", s.Registry, err)
-	}
 }

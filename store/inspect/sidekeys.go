@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"context"
 	"errors"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -63,28 +62,6 @@ func lightSideKeys(name string, turn lightTurn) (keys []string, ok bool) {
 		}
 	}
 	return keys, true
-}
-
-// queueLightRead queues the light read of the hash lock at name, or
-// returns false when its side keys cannot share one EXISTS.
-func queueLightRead(ctx context.Context, pipe redis.Pipeliner, name string, turn lightTurn) (lockRead, bool) {
-	keys, ok := lightSideKeys(name, turn)
-	if !ok {
-		return lockRead{}, false
-	}
-	return lockRead{fields: pipe.HGetAll(ctx, name), pttl: pipe.PTTL(ctx, name),
-		exists: pipe.Exists(ctx, keys...)}, true
-}
-
-// sidesFound reports whether a read found any side key: its own (found)
-// and, for a full read, the stats ring too. A light read's EXISTS that
-// failed counts as found, so the object gets the full read.
-func (r lockRead) sidesFound(ring *redis.MapStringStringCmd) bool {
-	if r.exists != nil {
-		n, err := r.exists.Result()
-		return err != nil || n > 0
-	}
-	return r.sides.found() || present(ring)
 }
 
 // found reports whether any side read of a hash lock that a light read

@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -29,34 +28,8 @@ import (
 // subscription for a few seconds after its last waiter left
 // (store/lock_wait.go waitIdleClose), and is counted meanwhile.
 
-// maxCountedPerTick bounds the channels one tick counts.
-const maxCountedPerTick = 32
-
 // countReq is one lock whose channel a tick counts.
 type countReq struct{ name, channel string }
-
-// countDue picks this tick's share of the held locks whose waiters only a
-// count can show, at most n.
-func (c *cadence) countDue(n int) []countReq {
-	var held []countReq
-	for name, st := range c.objs {
-		if l := st.lock; l != nil && len(l.Holders) > 0 && l.Channel != "" &&
-			(l.Kind == KindReentrant || l.Kind == KindFencedLock || l.Kind == KindRWLock) {
-			held = append(held, countReq{name, l.Channel})
-		}
-	}
-	turns := int64((len(held) + n - 1) / max(n, 1))
-	if turns <= 1 {
-		return held
-	}
-	out := make([]countReq, 0, n)
-	for _, r := range held {
-		if (int64(nameHash(r.name))+c.tick)%turns == 0 && len(out) < n {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 // subCounts are a tick's queued counts.
 type subCounts struct {
@@ -67,27 +40,44 @@ type subCounts struct {
 	watched map[string]struct{}
 }
 
-// queue queues the counts: one NUMSUB on a single node, a SHARDNUMSUB per
-// channel routed to its master on a sharded Cluster, nothing on a Cluster
-// without sharded pub/sub; nil when there is nothing to count.
-func (cs *countStep) queue(ctx context.Context, pipe redis.Pipeliner) *subCounts {
-	if cs == nil || len(cs.reqs) == 0 || (cs.cluster && cs.sharded != "1") {
+// queueSubscriberCounts queues the counts of want's channels (lock name ->
+// channel): one NUMSUB on a single node, a SHARDNUMSUB per channel routed
+// to its master on a sharded Cluster (leaving out the masters up says do
+// not answer), nothing on a Cluster without sharded pub/sub or while the
+// deployment's pub/sub mode is not known and cannot be read (the next tick
+// asks again); nil when there is nothing to count.
+func (c *Inspector) queueSubscriberCounts(ctx context.Context, pipe redis.Pipeliner, want map[string]string, up func(key string) bool) *subCounts {
+	if len(want) == 0 {
 		return nil
 	}
-	reqs := cs.reqs
-	sc := &subCounts{reqs: reqs}
-	if !cs.cluster {
-		chans := make([]string, len(reqs))
-		for i, r := range reqs {
+	_, cluster := c.rdb.(*redis.ClusterClient)
+	if cluster {
+		if sharded, err := c.pubsubFlag(ctx); err != nil || sharded != "1" {
+			return nil
+		}
+	}
+	sc := &subCounts{}
+	for name, ch := range want {
+		if cluster && up != nil && !up(ch) { // each channel's count goes to its slot's master
+			continue
+		}
+		sc.reqs = append(sc.reqs, countReq{name, ch})
+	}
+	if len(sc.reqs) == 0 {
+		return nil
+	}
+	if !cluster {
+		chans := make([]string, len(sc.reqs))
+		for i, r := range sc.reqs {
 			chans[i] = r.channel
 		}
 		sc.cmds = []*redis.MapStringIntCmd{pipe.PubSubNumSub(ctx, chans...)}
 		return sc
 	}
-	if p := cs.own.Load(); p != nil {
+	if p := c.ownShard.Load(); p != nil {
 		sc.watched = *p
 	}
-	for _, r := range reqs {
+	for _, r := range sc.reqs {
 		cmd := redis.NewMapStringIntCmd(ctx, "pubsub", "shardnumsub", r.channel)
 		cmd.SetFirstKeyPos(2) // the channel: routed to its slot's master
 		_ = pipe.Process(ctx, cmd)
@@ -122,94 +112,4 @@ func (sc *subCounts) counts() map[string]int64 {
 		out[r.name] = max(0, n)
 	}
 	return out
-}
-
-// countsRead applies a tick's counts to its locks and makes those whose
-// count changed busy.
-func (w *Walker) countsRead(locks []LockInfo, fresh map[string]int64) {
-	for _, n := range w.subs.apply(locks, fresh) {
-		w.cad.touch(n)
-	}
-}
-
-// subscriberMemo keeps each held lock's last count between its turns.
-type subscriberMemo map[string]int64
-
-// apply records fresh counts and sets Subscribers on every held lock of
-// locks that has one, less the store clients queued for it; a lock no
-// longer held forgets its count. It returns the locks whose count changed
-// (or is first seen above zero): someone began or stopped waiting, which
-// an idle lock's hash does not show, so the walker reads them next tick.
-func (m subscriberMemo) apply(locks []LockInfo, fresh map[string]int64) (changed []string) {
-	for name, n := range fresh {
-		if old, ok := m[name]; (ok && old != n) || (!ok && n > 0) {
-			changed = append(changed, name)
-		}
-		m[name] = n
-	}
-	seen := make(map[string]bool, len(m))
-	for i := range locks {
-		l := &locks[i]
-		n, ok := m[l.Name]
-		if !ok {
-			continue
-		}
-		if len(l.Holders) == 0 {
-			delete(m, l.Name)
-			continue
-		}
-		seen[l.Name] = true
-		n -= storeClientsQueued(*l)
-		if n > 0 {
-			l.Subscribers = &n
-		} else {
-			l.Subscribers = nil
-		}
-	}
-	for name := range m {
-		if !seen[name] {
-			delete(m, name)
-		}
-	}
-	return changed
-}
-
-// storeClientsQueued is how many store clients wait in l's hand-off queue
-// (each holds one subscription to the lock's channel however many of its
-// Lock calls wait).
-func storeClientsQueued(l LockInfo) int64 {
-	ids := map[string]bool{}
-	for _, w := range l.Waiters {
-		if w.ArrivedMS > 0 {
-			ids[ClientIDOf(w.Owner)] = true
-		}
-	}
-	return int64(len(ids))
-}
-
-// countStep is a tick's counting work, with what decides how to count.
-type countStep struct {
-	reqs    []countReq
-	cluster bool
-	sharded string // pubsubFlag: "1" when Redisson subscribes with SSUBSCRIBE
-	own     *atomic.Pointer[map[string]struct{}]
-}
-
-// countMode turns reqs into the tick's counting work; nil when there is
-// none, or the deployment's pub/sub mode is not known yet and could not be
-// read (the next tick asks again).
-func (c *Inspector) countMode(ctx context.Context, reqs []countReq) *countStep {
-	if len(reqs) == 0 {
-		return nil
-	}
-	_, cluster := c.rdb.(*redis.ClusterClient)
-	sharded := "0"
-	if cluster {
-		f, err := c.pubsubFlag(ctx)
-		if err != nil {
-			return nil
-		}
-		sharded = f
-	}
-	return &countStep{reqs: reqs, cluster: cluster, sharded: sharded, own: &c.ownShard}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
@@ -32,7 +33,7 @@ func (e waitEnv) registry(t *testing.T) *Registry {
 	t.Helper()
 	var reg *Registry
 	redistest.Eventually(t, "both clients registered", func() bool {
-		r, err := e.insp.ReadRegistry(t.Context())
+		r, err := readRegistry(t.Context(), e.insp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,9 +125,9 @@ func TestStoreWaitersRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := lockIn(s, name); got == nil || got.WaitersTotal != 2 || len(got.Waiters) != 2 ||
-		got.Waiters[1].Owner != second.HolderID() {
-		t.Errorf("Sample reads %+v, want both waiters", got)
+	if len(s.Locks) != 1 || s.Locks[0].WaitersTotal != 2 || len(s.Locks[0].Waiters) != 2 ||
+		s.Locks[0].Waiters[1].Owner != second.HolderID() {
+		t.Errorf("Sample reads %+v, want both waiters", s.Locks)
 	}
 
 	if err := holder.Unlock(ctx); err != nil {
@@ -252,9 +253,9 @@ func TestRealDeadlockDetectedAndBroken(t *testing.T) {
 // waiters coming and going must not rebuild them.
 func TestLockChannelsLeaveOutHandOff(t *testing.T) {
 	fair := LockInfo{Name: "f", Channel: wire.UnlockChannel("f"),
-		Waiters: []Waiter{{ID: discUUID + ":7", Channel: wire.UnlockChannel("f") + ":" + discUUID + ":7"}}}
+		Waiters: []Waiter{{ID: inspecttest.HolderUUID + ":7", Channel: wire.UnlockChannel("f") + ":" + inspecttest.HolderUUID + ":7"}}}
 	queued := LockInfo{Name: "q", Channel: wire.UnlockChannel("q"),
-		Waiters: []Waiter{{ID: "0123456789abcdef", Owner: discUUID + ":w", ArrivedMS: 1, Channel: wire.LockWakeChannel("q")}}}
+		Waiters: []Waiter{{ID: "0123456789abcdef", Owner: inspecttest.HolderUUID + ":w", ArrivedMS: 1, Channel: wire.LockWakeChannel("q")}}}
 	got := lockChannels([]LockInfo{fair, queued})
 	for _, ch := range []string{wire.UnlockChannel("f"), fair.Waiters[0].Channel, wire.UnlockChannel("q")} {
 		if _, ok := got[ch]; !ok {

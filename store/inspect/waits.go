@@ -34,14 +34,6 @@ type WaitStats struct {
 	MaxMS int64 `json:"max_ms"`
 }
 
-// ContendedShare is Contended / Acquired (0 without acquisitions).
-func (w WaitStats) ContendedShare() float64 {
-	if w.Acquired <= 0 {
-		return 0
-	}
-	return float64(w.Contended) / float64(w.Acquired)
-}
-
 // WaitTotals are a lock's waits since the console began to see them
 // (monotonic while the lock stays active; Prometheus' histogram).
 type WaitTotals struct {
@@ -238,9 +230,11 @@ func (b *waitBook) windows(name string, now int64) *WaitWindows {
 	return w
 }
 
-// applyWaits sets the wait windows of every lock in s, and drops what the
-// book keeps of locks that had nothing for a minute.
-func (c *Inspector) applyWaits(s *Sample) {
+// AddWaits sets the wait windows of every lock in s (Summary.Wait) from
+// what the console folded of their stats rings, and forgets the locks that
+// had nothing for a minute. Sample calls it; a SampleWith caller calls it
+// once it has completed the sample.
+func (c *Inspector) AddWaits(s *Sample) {
 	now := BucketOf(s.At)
 	for _, l := range s.Locks {
 		if w := c.waits.windows(l.Name, now); w != nil {

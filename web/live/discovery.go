@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web/events"
 )
 
@@ -87,10 +88,20 @@ type DiscoveryStatus struct {
 	Recent            []Found `json:"recent"`
 }
 
-// fullPass runs Discover and adopts its result (the first tick, and on a
-// node the walker cannot SCAN, once per pass duration).
+// fullPass runs the walker's full pass (walk.Walker.Discover) and adopts
+// its result (the first tick, and on a node the walker cannot SCAN, once
+// per pass duration). The walker is kept once its first pass succeeded.
 func (sm *Sampler) fullPass(ctx context.Context, start time.Time) error {
-	d, err := sm.insp.Discover(ctx, sm.cfg.match())
+	w := sm.walker
+	if w == nil {
+		var err error
+		w, err = walk.New(sm.insp, sm.cfg.match(), &walk.Options{
+			Tick: sm.cfg.tickInterval(), Pass: sm.cfg.discoverInterval(), Budget: sm.cfg.DiscoveryBudget})
+		if err != nil {
+			return err
+		}
+	}
+	d, err := w.Discover(ctx)
 	if err != nil {
 		return err
 	}
@@ -102,12 +113,6 @@ func (sm *Sampler) fullPass(ctx context.Context, start time.Time) error {
 	sm.lastDiscover = start
 	sm.adopt(d, start)
 	if sm.walker == nil {
-		w, err := sm.insp.NewWalker(sm.cfg.match(), &inspect.WalkOptions{
-			Tick: sm.cfg.tickInterval(), Pass: sm.cfg.discoverInterval(), Budget: sm.cfg.DiscoveryBudget,
-			After: d})
-		if err != nil {
-			return err
-		}
 		sm.walker = w
 		sm.passStart = start
 	}
@@ -117,7 +122,7 @@ func (sm *Sampler) fullPass(ctx context.Context, start time.Time) error {
 // recordFinds lists on /status the objects a full pass found that the
 // sampler did not sample (where full passes are the reconciliation, a
 // Cluster or string patterns, they are how foreign objects show up).
-func (sm *Sampler) recordFinds(d *inspect.Discovered, start time.Time) {
+func (sm *Sampler) recordFinds(d *walk.Discovered, start time.Time) {
 	known := make(map[string]bool, len(sm.locks)+len(sm.limiters))
 	for _, names := range [][]string{sm.locks, sm.limiters} {
 		for _, n := range names {
@@ -176,7 +181,7 @@ func (sm *Sampler) watchKeyEvents(ctx context.Context, now time.Time) {
 	if sm.keyEvents != nil || now.Before(sm.keRetry) {
 		return
 	}
-	ke, err := sm.insp.WatchKeyEvents(ctx, sm.cfg.KeyspaceEvents)
+	ke, err := walk.WatchKeyEvents(ctx, sm.insp, sm.cfg.KeyspaceEvents)
 	if err != nil {
 		sm.keRetry = now.Add(keyEventsRetry)
 		sm.log.Warn("subscribing to keyspace notifications failed; retrying", "err", err)

@@ -4,17 +4,17 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/family"
 )
 
 // families reads the limiter families each tick: a bounded page of
-// members (inspect.FamilyReadsPerTick over all families, see
-// store/inspect/families.go for the bound) carried in the tick's own
-// pipeline (inspect.Walker.Carry), so 100,000 per-IP counters cost a tick
+// members (see store/inspect/family/reader.go for the bound) carried in
+// the tick's own pipeline (walk.Walker.Carry), so 100,000 per-IP counters cost a tick
 // what 300 do and no round trip of their own. The rows it publishes are
 // the families with at least one member read.
 type families struct {
-	reader *inspect.FamilyReader
-	book   *inspect.FamilyBook
+	reader *family.Reader
+	book   *family.Book
 	// fams are the families the page carried this tick reads: the
 	// counter patterns and the per-client limiters of the sample before
 	// (a new per-client limiter's family starts a tick after it is found).
@@ -26,7 +26,7 @@ type families struct {
 // carry hands the walker this tick's page of members, before its Tick.
 func (f *families) carry(sm *Sampler, start time.Time) {
 	if f.reader == nil {
-		f.reader, f.book = sm.insp.NewFamilyReader(sm.cfg.match()), inspect.NewFamilyBook()
+		f.reader, f.book = family.NewReader(sm.insp, sm.cfg.match()), family.NewBook()
 	}
 	var lims []inspect.LimiterInfo
 	if sn := sm.Latest(); sn != nil {
@@ -34,7 +34,7 @@ func (f *families) carry(sm *Sampler, start time.Time) {
 	}
 	f.fams = sm.insp.Families(lims)
 	f.book.Retain(f.fams)
-	sm.walker.Carry(f.reader, f.fams, start)
+	sm.walker.Carry(f.reader.Page(f.fams, start))
 }
 
 // tick takes the page's readings from the tick's sample.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web/events"
 )
 
@@ -48,7 +49,7 @@ type Config struct {
 	// (default inspect.DefaultDiscoveryBudget).
 	DiscoveryBudget float64
 	// KeyspaceEvents says whether discovery uses keyspace notifications.
-	KeyspaceEvents inspect.KeyEventsMode
+	KeyspaceEvents walk.KeyEventsMode
 	// Events is the console's event log: events heard make their locks
 	// read on the next tick, and expiries found are published to it.
 	Events *events.Log
@@ -97,8 +98,8 @@ type Sampler struct {
 	nodes     nodeHealth
 	ticks     tickStats
 
-	snap atomic.Pointer[Snapshot]
-	hist *History
+	snap    atomic.Pointer[Snapshot]
+	windows *Windows
 	// touch holds objects a console change asked to be read next tick.
 	touch touched
 	// pubMu orders publishing a tick's snapshot against Refresh's
@@ -127,17 +128,17 @@ type Sampler struct {
 	registryRead time.Time
 	holderSeen   map[string]time.Time
 
-	// Discovery after the first full pass is an inspect.Walker riding in
+	// Discovery after the first full pass is a walk.Walker riding in
 	// every tick's pipeline: names store clients announce, names keyspace
 	// notifications report, and (on one node without string patterns) a
 	// SCAN page paced to the pass duration and the Redis CPU budget.
 	// Without the SCAN page (a Cluster), a full pass runs once per pass
 	// duration. The sampler drops objects as the sample misses them.
-	walker    *inspect.Walker
-	keyEvents *inspect.KeyEvents // nil until decided (see watchKeyEvents)
-	keRetry   time.Time          // when to try subscribing again after a failure
-	passStart time.Time          // start of the tick before the pass's first page
-	passes    []finishedPass     // passes whose last keys are still being classified
+	walker    *walk.Walker
+	keyEvents *walk.KeyEvents // nil until decided (see watchKeyEvents)
+	keRetry   time.Time       // when to try subscribing again after a failure
+	passStart time.Time       // start of the tick before the pass's first page
+	passes    []finishedPass  // passes whose last keys are still being classified
 	tickNo    int64
 	fams      families
 	disc      discoveryLog // full passes and recent finds, for /status
@@ -164,7 +165,7 @@ func New(cfg Config) *Sampler {
 		log:       log,
 		events:    cfg.Events,
 		redisUp:   true,
-		hist:      newHistory(historyTicks),
+		windows:   newWindows(windowTicks),
 		firstSeen: make(map[string]time.Time),
 		present:   make(map[string]time.Time),
 		pending:   make(map[string]pendingExpiry),
@@ -178,8 +179,8 @@ func (sm *Sampler) PublishTo(obs ...Observer) { sm.observers = append(sm.observe
 // Latest is the newest snapshot; nil before the first tick.
 func (sm *Sampler) Latest() *Snapshot { return sm.snap.Load() }
 
-// History is the limiters' window history.
-func (sm *Sampler) History() *History { return sm.hist }
+// Windows is the limiters' recent windows, tick by tick.
+func (sm *Sampler) Windows() *Windows { return sm.windows }
 
 // Run ticks until ctx ends.
 func (sm *Sampler) Run(ctx context.Context) {
@@ -256,7 +257,7 @@ func (sm *Sampler) notify(sn *Snapshot) {
 }
 
 // adopt takes a discovery pass as the set of names to sample.
-func (sm *Sampler) adopt(d *inspect.Discovered, now time.Time) {
+func (sm *Sampler) adopt(d *walk.Discovered, now time.Time) {
 	sm.locks = sm.locks[:0]
 	for _, l := range d.Locks {
 		sm.locks = append(sm.locks, l.Name)
@@ -334,7 +335,7 @@ func (sm *Sampler) forgetUnlisted() {
 	for _, n := range sm.limiters {
 		lims[n] = true
 	}
-	sm.hist.retain(lims)
+	sm.windows.retain(lims)
 }
 
 func (sm *Sampler) fail(runCtx context.Context, err error) {
@@ -393,7 +394,7 @@ func (sm *Sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
 			delete(sm.pending, name)
 		case p.ticks >= expiryGrace:
 			delete(sm.pending, name)
-			sm.events.Publish(events.Event{Type: inspect.EventExpired, Name: name, At: time.Now()})
+			sm.events.Publish(events.Entry{Type: inspect.EventExpired, Name: name, At: time.Now()})
 		default:
 			p.ticks++
 			sm.pending[name] = p
@@ -426,7 +427,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}
 	}
-	sm.hist.PushTick(sn.At, smp.Limiters, sn.Stats)
+	sm.windows.PushTick(sn.At, smp.Limiters, sn.Stats)
 	sm.pubMu.Lock()
 	sn = sm.patched(sn)
 	sn.Deadlocks = deadlocksOf(sn.Locks, sm.snap.Load().deadlocks(), start)

@@ -18,15 +18,15 @@ type replayer interface {
 }
 
 // replayer validates s as the limiter's own edit path would (the same
-// rules, the same *store.ValidationError fields) and returns the algorithm
-// that replays it.
+// rules and fields, as a CodeInvalid *inspect.Error) and returns the
+// algorithm that replays it.
 func (l Limiter) replayer(s Settings) (replayer, error) {
 	switch l.Kind {
 	case inspect.KindTokenBucket:
 		// store.Limit.Validate is what TokenBucket.Modify checks before
 		// tokenbucket_modify.lua.
 		if err := (store.Limit{Capacity: s.Rate, IntervalMS: s.IntervalMS}).Validate(); err != nil {
-			return nil, err
+			return nil, inspect.ErrorOf(err)
 		}
 		return &tokenBucket{max: float64(s.Rate), interval: s.IntervalMS}, nil
 	case inspect.KindCounter:
@@ -36,17 +36,20 @@ func (l Limiter) replayer(s Settings) (replayer, error) {
 		return &fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}, nil
 	case inspect.KindRedissonLimiter:
 		if l.PerClient {
-			return nil, fmt.Errorf("%w: a per-client Redisson limiter keeps a window per client, and its demand is recorded for all clients together", ErrUnsupported)
+			return nil, &inspect.Error{Code: inspect.CodeUnsupported,
+				Message: "this limiter cannot be replayed: a per-client limiter's demand is not recorded per client",
+				Err:     fmt.Errorf("%w: a per-client Redisson limiter keeps a window per client, and its demand is recorded for all clients together", ErrUnsupported)}
 		}
 		if field, msg := wire.CheckRedissonRate(s.Rate, s.IntervalMS); field != "" {
-			return nil, &store.ValidationError{Field: field, Message: msg}
+			return nil, inspect.Invalid(field, field+" "+msg)
 		}
 		if l.Algorithm == inspect.AlgorithmFixedWindow {
 			return &fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}, nil
 		}
 		return &slidingWindow{rate: s.Rate, window: int64(s.IntervalMS)}, nil
 	}
-	return nil, fmt.Errorf("%w: %q is not a limiter kind", ErrUnsupported, l.Kind)
+	return nil, &inspect.Error{Code: inspect.CodeUnsupported, Message: fmt.Sprintf("%q is not a limiter kind: only limiters can be replayed", l.Kind),
+		Err: ErrUnsupported}
 }
 
 // checkCounter applies store.Counter's rules (limit at least 1, a window of
@@ -54,10 +57,10 @@ func (l Limiter) replayer(s Settings) (replayer, error) {
 // takes; the limit is compared as a Lua number, so it stays below 2^53.
 func checkCounter(s Settings) error {
 	if s.Rate < 1 || s.Rate > store.MaxBucketCapacity {
-		return &store.ValidationError{Field: "rate", Message: fmt.Sprintf("must be between 1 and %d, got %d", int64(store.MaxBucketCapacity), s.Rate)}
+		return inspect.Invalid("rate", fmt.Sprintf("rate must be between 1 and %d, got %d", int64(store.MaxBucketCapacity), s.Rate))
 	}
 	if math.IsNaN(s.IntervalMS) || s.IntervalMS < 1 || s.IntervalMS > store.MaxBucketCapacity || s.IntervalMS != math.Trunc(s.IntervalMS) {
-		return &store.ValidationError{Field: "interval_ms", Message: fmt.Sprintf("must be a whole number of milliseconds of at least 1, got %g", s.IntervalMS)}
+		return inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms must be a whole number of milliseconds of at least 1, got %g", s.IntervalMS))
 	}
 	return nil
 }

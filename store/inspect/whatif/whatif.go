@@ -122,9 +122,9 @@ type Request struct {
 
 // Replay replays req.Demand through the limiter's algorithm at
 // req.Proposed (see the package doc). A proposed rate or interval the
-// limiter would refuse is a *store.ValidationError naming "rate" or
-// "interval_ms" (errors.Is(err, store.ErrInvalid)); a limiter that cannot be
-// replayed is ErrUnsupported, a malformed series ErrSeries.
+// limiter would refuse is a CodeInvalid *inspect.Error naming "rate" or
+// "interval_ms"; a limiter that cannot be replayed is CodeUnsupported
+// (matching ErrUnsupported); a malformed series is ErrSeries.
 func Replay(req Request) (*Result, error) {
 	sim, err := req.Limiter.replayer(req.Proposed)
 	if err != nil {

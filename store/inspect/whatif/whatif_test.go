@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,8 +179,9 @@ func TestReplayLowerBound(t *testing.T) {
 }
 
 // TestReplayRefusesWhatTheLimiterRefuses: settings the limiter's own edit
-// would refuse are a *store.ValidationError naming the parameter, so the
-// console answers 400 naming it; other failures are not validation errors.
+// would refuse are CodeInvalid naming the parameter, so the console
+// answers 400 naming it; a limiter that cannot be replayed is
+// CodeUnsupported.
 func TestReplayRefusesWhatTheLimiterRefuses(t *testing.T) {
 	perClient := sliding
 	perClient.PerClient = true
@@ -188,32 +190,35 @@ func TestReplayRefusesWhatTheLimiterRefuses(t *testing.T) {
 		lim   Limiter
 		set   Settings
 		field string // "" when the error must not be a validation error
-		is    error
+		code  inspect.Code
 	}{
-		{"bucket rate 0", bucket, Settings{0, 10}, "rate", store.ErrInvalid},
-		{"bucket rate above 2^53", bucket, Settings{store.MaxBucketCapacity + 1, 10}, "rate", store.ErrInvalid},
-		{"bucket interval 0", bucket, Settings{10, 0}, "interval_ms", store.ErrInvalid},
-		{"bucket interval below a microsecond", bucket, Settings{10, 0.0001}, "interval_ms", store.ErrInvalid},
-		{"bucket interval NaN", bucket, Settings{10, math.NaN()}, "interval_ms", store.ErrInvalid},
-		{"bucket interval infinite", bucket, Settings{10, math.Inf(1)}, "interval_ms", store.ErrInvalid},
-		{"counter rate 0", counter, Settings{0, 1000}, "rate", store.ErrInvalid},
-		{"counter fractional window", counter, Settings{5, 1.5}, "interval_ms", store.ErrInvalid},
-		{"counter window 0", counter, Settings{5, 0}, "interval_ms", store.ErrInvalid},
-		{"redisson rate above uint32", sliding, Settings{1 << 32, 1000}, "rate", store.ErrInvalid},
-		{"redisson fractional interval", redissonFixed, Settings{5, 0.5}, "interval_ms", store.ErrInvalid},
-		{"redisson interval over a year", sliding, Settings{5, 366 * 24 * 3600 * 1000}, "interval_ms", store.ErrInvalid},
-		{"per-client redisson", perClient, Settings{5, 1000}, "", ErrUnsupported},
-		{"a lock", Limiter{Kind: inspect.KindReentrant}, Settings{5, 1000}, "", ErrUnsupported},
+		{"bucket rate 0", bucket, Settings{0, 10}, "rate", inspect.CodeInvalid},
+		{"bucket rate above 2^53", bucket, Settings{store.MaxBucketCapacity + 1, 10}, "rate", inspect.CodeInvalid},
+		{"bucket interval 0", bucket, Settings{10, 0}, "interval_ms", inspect.CodeInvalid},
+		{"bucket interval below a microsecond", bucket, Settings{10, 0.0001}, "interval_ms", inspect.CodeInvalid},
+		{"bucket interval NaN", bucket, Settings{10, math.NaN()}, "interval_ms", inspect.CodeInvalid},
+		{"bucket interval infinite", bucket, Settings{10, math.Inf(1)}, "interval_ms", inspect.CodeInvalid},
+		{"counter rate 0", counter, Settings{0, 1000}, "rate", inspect.CodeInvalid},
+		{"counter fractional window", counter, Settings{5, 1.5}, "interval_ms", inspect.CodeInvalid},
+		{"counter window 0", counter, Settings{5, 0}, "interval_ms", inspect.CodeInvalid},
+		{"redisson rate above uint32", sliding, Settings{1 << 32, 1000}, "rate", inspect.CodeInvalid},
+		{"redisson fractional interval", redissonFixed, Settings{5, 0.5}, "interval_ms", inspect.CodeInvalid},
+		{"redisson interval over a year", sliding, Settings{5, 366 * 24 * 3600 * 1000}, "interval_ms", inspect.CodeInvalid},
+		{"per-client redisson", perClient, Settings{5, 1000}, "", inspect.CodeUnsupported},
+		{"a lock", Limiter{Kind: inspect.KindReentrant}, Settings{5, 1000}, "", inspect.CodeUnsupported},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Replay(Request{Limiter: tc.lim, Proposed: tc.set, Demand: perSecond(1)})
-			if !errors.Is(err, tc.is) {
-				t.Fatalf("error %v, want one matching %v", err, tc.is)
+			e := inspect.ErrorOf(err)
+			if e == nil || e.Code != tc.code || e.Field != tc.field {
+				t.Fatalf("error %v (%#v), want code %q naming field %q", err, e, tc.code, tc.field)
 			}
-			var ve *store.ValidationError
-			if errors.As(err, &ve) != (tc.field != "") || ve != nil && ve.Field != tc.field {
-				t.Fatalf("error %v (%#v), want a validation error of field %q", err, ve, tc.field)
+			if tc.field != "" && !strings.HasPrefix(e.Message, tc.field+" ") {
+				t.Errorf("message %q does not start with the field %q", e.Message, tc.field)
+			}
+			if tc.code == inspect.CodeUnsupported && !errors.Is(err, ErrUnsupported) {
+				t.Errorf("error %v does not match ErrUnsupported", err)
 			}
 		})
 	}
