@@ -175,7 +175,10 @@
 // only in KEYS here, so the lock keeps its expiry while others hold it:
 // each remaining holder's own renewal keeps it alive, and a reader that
 // died holds it at most one lease longer. Every script raises the lock's
-// expiry and never lowers it: other readers may hold longer leases.
+// expiry and never lowers it: other readers may hold longer leases. The
+// hold times live beside the hash (wire.HeldKey), not in it: Redisson's
+// read unlock counts the hash's fields (HLEN) to know whether others still
+// hold it, so a field of lockwarden's own would keep the lock alive.
 //
 // # Token lock and deadline lock (tokenlock_*, deadlinelock_force_release)
 //

@@ -11,7 +11,7 @@ import (
 
 // A local pass: when the waiter the Redis queue would serve next belongs to
 // the releasing Client, the release lets it go on at once, in process, and
-// the release script (lock_release.lua, ARGV[8]) hands it the lock in Redis
+// the release script (lock_release.lua, "pass") hands it the lock in Redis
 // during the same round trip, instead of after it.
 //
 // The queue stays the one order: the new holder learns which token is
