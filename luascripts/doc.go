@@ -177,8 +177,9 @@
 // died holds it at most one lease longer. Every script raises the lock's
 // expiry and never lowers it: other readers may hold longer leases. The
 // hold times live beside the hash (wire.HeldKey), not in it: Redisson's
-// read unlock counts the hash's fields (HLEN) to know whether others still
-// hold it, so a field of lockwarden's own would keep the lock alive.
+// read unlock reads every field of the hash (HLEN, HKEYS and each value)
+// to find the lease the other readers still need, so this hash keeps
+// Redisson's fields alone.
 //
 // # Token lock and deadline lock (tokenlock_*, deadlinelock_force_release)
 //
