@@ -206,6 +206,17 @@ local function announce(ch, msg)
     redis.call('SPUBLISH', ch, msg)
   end
 end
+-- handed(who, token, others, ms) makes the script's lock who's for ms, a
+-- hand-off to waiter token: holder field at count 1, its hold record
+-- marked with token, and the queued mark when others still wait.
+local function handed(who, token, others, ms)
+  if others then
+    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token, queued_field, '1')
+  else
+    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token)
+  end
+  redis.call('PEXPIRE', lock, ms)
+end
 
 -- A caller that waits (a token) mostly finds the lock held: its PTTL is
 -- read first, and a key that is absent needs no HMGET.
@@ -341,13 +352,8 @@ if pttl == -2 then
   -- that does not hand off, or the lease ran out): it is theirs, with the
   -- mark naming its token, and the queued mark when others stand behind
   -- it (this caller among them when it waits).
-  if more or token ~= '' then
-    redis.call('HSET', lock, hholder, '1', hold_field(hholder), stamp() .. ' ' .. head, queued_field, '1')
-    marked = true
-  else
-    redis.call('HSET', lock, hholder, '1', hold_field(hholder), stamp() .. ' ' .. head)
-  end
-  redis.call('PEXPIRE', lock, hlease)
+  marked = more or token ~= ''
+  handed(hholder, head, marked, hlease)
   redis.call('ZREM', queue, head)
   redis.call('HDEL', entries, head)
   redis.call('PUBLISH', wake_channel(), head)

@@ -191,12 +191,11 @@ local function record_wait(ms)
     record('a')
   end
 end
-
--- handed(who, token, following, ms) makes the lock who's for ms, marked as
--- handed to token, with the queued mark when following names a waiter
--- behind it.
-local function handed(who, token, following, ms)
-  if following ~= '' then
+-- handed(who, token, others, ms) makes the script's lock who's for ms, a
+-- hand-off to waiter token: holder field at count 1, its hold record
+-- marked with token, and the queued mark when others still wait.
+local function handed(who, token, others, ms)
+  if others then
     redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token, queued_field, '1')
   else
     redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token)
@@ -247,7 +246,7 @@ if op == 'pass' then
   end
   redis.call('DEL', lock)
   local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
-  handed(pass_holder, pass, following, pass_lease)
+  handed(pass_holder, pass, following ~= '', pass_lease)
   redis.call('PUBLISH', wake_channel(), pass .. ' ' .. following)
   announce(unlock_channel(), unlock_message)
   -- The Client's own measure: the waiter's score can be up to
@@ -296,7 +295,7 @@ for _ = 1, queued and 16 or 0 do
     -- no entry behind.
     redis.call('HDEL', entries, head)
     local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
-    handed(hholder, head, following, hlease)
+    handed(hholder, head, following ~= '', hlease)
     redis.call('PUBLISH', wake_channel(), head .. ' ' .. following)
     announce(unlock_channel(), unlock_message)
     -- The score is the waiter's arrival in Redis time (microseconds), or

@@ -97,6 +97,7 @@ end
 --#include lib/granted.lua
 --#include lib/channels.lua
 --#include lib/announce.lua
+--#include lib/handed.lua
 
 -- A caller that waits (a token) mostly finds the lock held: its PTTL is
 -- read first, and a key that is absent needs no HMGET.
@@ -232,13 +233,8 @@ if pttl == -2 then
   -- that does not hand off, or the lease ran out): it is theirs, with the
   -- mark naming its token, and the queued mark when others stand behind
   -- it (this caller among them when it waits).
-  if more or token ~= '' then
-    redis.call('HSET', lock, hholder, '1', hold_field(hholder), stamp() .. ' ' .. head, queued_field, '1')
-    marked = true
-  else
-    redis.call('HSET', lock, hholder, '1', hold_field(hholder), stamp() .. ' ' .. head)
-  end
-  redis.call('PEXPIRE', lock, hlease)
+  marked = more or token ~= ''
+  handed(hholder, head, marked, hlease)
   redis.call('ZREM', queue, head)
   redis.call('HDEL', entries, head)
   redis.call('PUBLISH', wake_channel(), head)

@@ -94,18 +94,7 @@ end
 --#include lib/renewed.lua
 --#include lib/record.lua
 --#include lib/record_wait.lua
-
--- handed(who, token, following, ms) makes the lock who's for ms, marked as
--- handed to token, with the queued mark when following names a waiter
--- behind it.
-local function handed(who, token, following, ms)
-  if following ~= '' then
-    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token, queued_field, '1')
-  else
-    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token)
-  end
-  redis.call('PEXPIRE', lock, ms)
-end
+--#include lib/handed.lua
 
 if op == 'withdraw' then
   local token = ARGV[5]
@@ -150,7 +139,7 @@ if op == 'pass' then
   end
   redis.call('DEL', lock)
   local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
-  handed(pass_holder, pass, following, pass_lease)
+  handed(pass_holder, pass, following ~= '', pass_lease)
   redis.call('PUBLISH', wake_channel(), pass .. ' ' .. following)
   announce(unlock_channel(), unlock_message)
   -- The Client's own measure: the waiter's score can be up to
@@ -199,7 +188,7 @@ for _ = 1, queued and 16 or 0 do
     -- no entry behind.
     redis.call('HDEL', entries, head)
     local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
-    handed(hholder, head, following, hlease)
+    handed(hholder, head, following ~= '', hlease)
     redis.call('PUBLISH', wake_channel(), head .. ' ' .. following)
     announce(unlock_channel(), unlock_message)
     -- The score is the waiter's arrival in Redis time (microseconds), or
