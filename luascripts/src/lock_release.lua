@@ -78,8 +78,9 @@ if op == 'last' then
     return nil
   end
   if gone == 1 and redis.call('EXISTS', lock) == 1 then
-    -- Not this holder's (or its field without a hold record, beside
-    -- another field: the lock stays as it was bar the field).
+    -- The hash is still there: another holder's, whose queued mark the
+    -- HDEL took. (A 1 whose hash is gone was this holder's field alone, a
+    -- hold taken without a record: released below.)
     redis.call('HSET', lock, queued_field, '1')
     return nil
   end
