@@ -159,7 +159,7 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	switch info.Kind {
 	case KindFairLock:
 		return fairForceReleaseScript.Run(ctx, c.rdb,
-			[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)},
+			[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)},
 			wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
 		keys := []string{name, wire.HeldKey(name)}
@@ -185,7 +185,7 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)},
+	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name},
 		wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,8 +71,7 @@ func TestLockForceUnlock(t *testing.T) {
 		if !errors.Is(err, ErrHolderChanged) {
 			t.Fatalf("ForceUnlock naming a former holder = %v, want ErrHolderChanged", err)
 		}
-		after := rdb.HGetAll(ctx, name).Val()
-		if len(after) != 1 || after[l.HolderID()] != before[l.HolderID()] {
+		if after := rdb.HGetAll(ctx, name).Val(); !maps.Equal(after, before) {
 			t.Fatalf("hash changed: %v -> %v", before, after)
 		}
 		if pttl := rdb.PTTL(ctx, name).Val(); pttl <= 0 || pttl > pttlBefore {
