@@ -262,6 +262,8 @@ type LockDetailPage struct {
 	Gone bool
 	// Deadlocks are the wait-for cycles this lock is part of.
 	Deadlocks []DeadlockView
+	// Why answers what the page is opened for, before any table.
+	Why *WhyPanel
 }
 
 // The kinds the views render in their own way, as the rows carry them
@@ -365,6 +367,8 @@ type LimiterDetailPage struct {
 	// WhatIf is the what-if for the rates typed in Form; nil when none
 	// was asked for.
 	WhatIf *WhatIf
+	// Why answers what the page is opened for, before any table.
+	Why *WhyPanel
 }
 
 // ClientRow is one client's window of a per-client Redisson limiter.

@@ -19,79 +19,12 @@ import (
 	"github.com/lockwarden/lockwarden/web/listing"
 	"github.com/lockwarden/lockwarden/web/live"
 	"github.com/lockwarden/lockwarden/web/present"
+	"github.com/lockwarden/lockwarden/web/why"
 )
 
 // The limiter screens: the list, a limiter's page (its windows, chart and
 // audited changes), the edit form with its what-if replay, the counter
 // reset, and the same under /api/limiters.
-
-// windowJSON is a 1 s window. Rejected is null for limiters whose
-// rejections Redis does not record: a 0 there would be made up.
-type windowJSON struct {
-	Acquired int64  `json:"acquired"`
-	Rejected *int64 `json:"rejected"`
-	Errors   int64  `json:"errors"`
-}
-
-type limiterJSON struct {
-	Name       string       `json:"name"`
-	Kind       inspect.Kind `json:"kind"`
-	Rate       int64        `json:"rate"`
-	IntervalMS float64      `json:"interval_ms"`
-	PerSecond  float64      `json:"per_second"`
-	Available  int64        `json:"available"`
-	Window     windowJSON   `json:"window"`
-	// AvailableUnknown: Redis keeps no single number (one per client).
-	AvailableUnknown bool `json:"available_unknown"`
-	// RejectionsHidden: the window's rejected is unknown (null); Grants is
-	// what Redis reveals instead.
-	RejectionsHidden bool  `json:"rejections_hidden"`
-	Grants           int64 `json:"grants"`
-	GrantsKnown      bool  `json:"grants_known"`
-
-	// Redisson rate limiter only.
-	Algorithm    *string                `json:"algorithm,omitempty"`
-	PerClient    *bool                  `json:"per_client,omitempty"`
-	ResetInMS    *int64                 `json:"reset_in_ms,omitempty"`
-	NextFreeInMS *int64                 `json:"next_free_in_ms,omitempty"`
-	KeepAliveMS  *int64                 `json:"keep_alive_ms,omitempty"`
-	Clients      []inspect.ClientWindow `json:"clients,omitempty"`
-
-	// Access counter only. Limit is absent when no rule registers one.
-	Count      *int64 `json:"count,omitempty"`
-	Limit      *int64 `json:"limit,omitempty"`
-	LimitKnown *bool  `json:"limit_known,omitempty"`
-	TTLMS      *int64 `json:"ttl_ms,omitempty"`
-
-	// Stale: the limiter is shown as last read, its node not answering.
-	Stale *present.Stale `json:"stale,omitempty"`
-}
-
-func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
-	out := limiterJSON{Name: l.Name, Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS,
-		PerSecond: l.PerSecond, Available: l.Available,
-		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
-		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: present.StaleOf(l.Stale)}
-	if !l.RejectionsHidden {
-		out.Window.Rejected = &w.Rejected
-	}
-	switch l.Kind {
-	case inspect.KindRedissonLimiter:
-		alg, perClient := l.Algorithm, l.PerClient
-		reset, next, keep := l.ResetIn.Milliseconds(), l.NextFreeIn.Milliseconds(), l.KeepAliveMS
-		out.Algorithm, out.PerClient = &alg, &perClient
-		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
-	case inspect.KindCounter:
-		count, known, ttl := l.Count, l.LimitKnown, present.LeaseMS(l.TTL)
-		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
-		if known {
-			limit := l.Limit
-			out.Limit = &limit
-		}
-	}
-	return out
-}
 
 // limiterRow is a limiter as the tables, tiles and detail page show it.
 func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.LimiterRow {
@@ -142,9 +75,9 @@ func (s *Server) handleAPILimiters(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]limiterJSON, 0, len(p.Rows))
+	out := make([]present.Limiter, 0, len(p.Rows))
 	for _, l := range p.Rows {
-		out = append(out, toLimiterJSON(l, sn.Window(l.Name)))
+		out = append(out, present.LimiterOf(l, sn.Window(l.Name)))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "next_cursor": p.Next})
 }
@@ -161,6 +94,30 @@ func (s *Server) limiterWithWindow(c echo.Context, name string) (*inspect.Limite
 		return nil, inspect.Counts{}, err
 	}
 	return l, smp.Stats[name].Window, nil
+}
+
+// whyWindows is how many live windows a limiter's answer reads: all
+// the console keeps (three minutes of ticks), for the last minute and the
+// start of a run of rejections.
+const whyWindows = 900
+
+// limiterWhy is the answer for l with its last 1 s window w: the live
+// windows, the last hour's history (as the page's chart reads it) and
+// the audited changes of the limiter.
+func (s *Server) limiterWhy(ctx context.Context, l *inspect.LimiterInfo, w inspect.Counts) (why.Answer, error) {
+	in := why.LimiterInput{Limiter: *l, Now: time.Now(), Second: w, Recent: s.live.Windows().Recent(l.Name, whyWindows)}
+	lh, through, err := s.hcache.Limiter(ctx, l.Name, history.SpanHour)
+	switch {
+	case errors.Is(err, history.ErrOff):
+	case err != nil:
+		return why.Answer{}, err
+	case lh.Kept:
+		in.History = &lh
+	}
+	if in.Changes, err = s.hcache.Changes(ctx, l.Name, time.Time{}, through, admin.ActionModify, admin.ActionReset); err != nil {
+		return why.Answer{}, err
+	}
+	return why.Limiter(in), nil
 }
 
 // limiterPage builds the detail page around form, which is empty for a
@@ -180,6 +137,11 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 		return page, err
 	}
 	page.Chart = chart
+	a, err := s.limiterWhy(c.Request().Context(), l, w)
+	if err != nil {
+		return page, err
+	}
+	page.Why = why.Panel(a, time.Now())
 	if l.Kind != inspect.KindRedissonLimiter {
 		return page, nil
 	}
@@ -238,7 +200,7 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := toLimiterJSON(*l, w)
+	out := present.LimiterOf(*l, w)
 	if l.Kind == inspect.KindRedissonLimiter && l.PerClient {
 		if out.Clients, err = s.insp.RedissonClients(c.Request().Context(), name); err != nil {
 			return err
@@ -364,7 +326,7 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.live.Latest().Window(name)))
+	return c.JSON(http.StatusOK, present.LimiterOf(*l, s.live.Latest().Window(name)))
 }
 
 // rateBody is the rate and interval a limiter edit and a what-if take.

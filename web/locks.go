@@ -18,6 +18,7 @@ import (
 	"github.com/lockwarden/lockwarden/web/listing"
 	"github.com/lockwarden/lockwarden/web/live"
 	"github.com/lockwarden/lockwarden/web/present"
+	"github.com/lockwarden/lockwarden/web/why"
 )
 
 // The lock screens: the list, a lock's page (holders, waiters, waits,
@@ -162,29 +163,121 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tl, err := s.lockTimeline(c.Request().Context(), name, historySpanParam(c))
+	ctx := c.Request().Context()
+	tl, err := s.lockTimeline(ctx, name, historySpanParam(c))
 	if err != nil {
 		return err
 	}
-	l, err := s.insp.GetLock(c.Request().Context(), name)
-	if errors.Is(err, store.ErrNotFound) && tl.Kept {
-		// Nobody holds it now, but its past is kept: show that.
-		return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
-			Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true}))
+	l, err := s.insp.GetLock(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		// Nobody holds it now: when the console listed it within the hour
+		// or its past is kept, the page says since when and who held it.
+		in, gerr := s.goneInput(ctx, name)
+		if gerr != nil {
+			return gerr
+		}
+		known := in.Known() && (in.Gone == nil || in.Gone.Lock)
+		if tl.Kept || known {
+			return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
+				Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true,
+				Why: s.whyPanel(known, func() why.Answer { return why.Gone(in) })}))
+		}
 	}
 	if err != nil {
 		return inspect.ObjectError("lock", name, err)
 	}
-	l.Subscribers = s.live.Latest().Subscribers(name)
+	sn := s.live.Latest()
+	l.Subscribers = sn.Subscribers(name)
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 		Layout:    s.layout(c, name, views.NavLocks),
 		Lock:      s.lockRow(*l),
 		Channel:   l.Channel,
-		Stats:     counts(s.live.Latest().Window(name)),
-		Waits:     waitRows(s.live.Latest(), name),
+		Stats:     counts(sn.Window(name)),
+		Waits:     waitRows(sn, name),
 		Timeline:  tl,
-		Deadlocks: deadlockViews(s.live.Latest(), name),
+		Deadlocks: deadlockViews(sn, name),
+		Why:       s.whyPanel(true, func() why.Answer { return s.lockWhy(sn, *l) }),
 	}))
+}
+
+// whyPanel is the page's panel for the answer answer gives, when ok.
+func (s *Server) whyPanel(ok bool, answer func() why.Answer) *views.WhyPanel {
+	if !ok {
+		return nil
+	}
+	return why.Panel(answer(), time.Now())
+}
+
+// handleAPIWhy is GET /api/why/{name}: why a lock or a limiter is as it
+// is, or since when a name the console listed within the hour is gone
+// (why.Answer). It reads the snapshot, the live windows and the history
+// cache, as the object's page does; never Redis on its own.
+func (s *Server) handleAPIWhy(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.whyOf(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, a)
+}
+
+// whyOf answers for name: a lock or a limiter of the snapshot, else what
+// the console remembers of it; a 404 for a name it never listed.
+func (s *Server) whyOf(ctx context.Context, name string) (why.Answer, error) {
+	sn, err := s.snapshotFor()
+	if err != nil {
+		return why.Answer{}, err
+	}
+	if i := slices.IndexFunc(sn.Locks, func(l inspect.LockInfo) bool { return l.Name == name }); i >= 0 {
+		return s.lockWhy(sn, sn.Locks[i]), nil
+	}
+	if i := slices.IndexFunc(sn.Limiters, func(l inspect.LimiterInfo) bool { return l.Name == name }); i >= 0 {
+		return s.limiterWhy(ctx, &sn.Limiters[i], sn.Window(name))
+	}
+	in, err := s.goneInput(ctx, name)
+	if err != nil {
+		return why.Answer{}, err
+	}
+	if !in.Known() {
+		return why.Answer{}, inspect.Errorf(inspect.CodeNotFound,
+			"no lock or limiter named %q is held or known to the console now, nor was one in the last hour (it lists names matching --match %q)",
+			name, s.cfg.match())
+	}
+	return why.Gone(in), nil
+}
+
+// lockWhy is the answer for l as of sn: its holders and waiters with who
+// they are, its cycles, its waits over 10 s.
+func (s *Server) lockWhy(sn *live.Snapshot, l inspect.LockInfo) why.Answer {
+	ds := sn.DeadlocksOf(l.Name)
+	for i := range ds {
+		// The steps are the snapshot's: annotate copies.
+		ds[i].Cycle = slices.Clone(ds[i].Cycle)
+		inspect.AnnotateDeadlock(sn.Registry, &ds[i].Deadlock)
+	}
+	return why.Lock(why.LockInput{Lock: s.annotated(l), Now: time.Now(), Deadlocks: ds, Wait: sn.Waits(l.Name).TenSeconds})
+}
+
+// goneInput is what the console remembers of name, a lock or limiter it
+// no longer lists: the live layer's memory (the last hour) and the
+// history's holds of the last hour.
+func (s *Server) goneInput(ctx context.Context, name string) (why.GoneInput, error) {
+	in := why.GoneInput{Name: name, Now: time.Now()}
+	if g, ok := s.live.Gone(name); ok {
+		in.Gone = &g
+	}
+	lh, _, err := s.hcache.Lock(ctx, name, history.SpanHour)
+	switch {
+	case errors.Is(err, history.ErrOff):
+	case err != nil:
+		return in, err
+	default:
+		in.Holds = lh.Holds
+	}
+	return in, nil
 }
 
 func (s *Server) handleAPILock(c echo.Context) error {
@@ -440,5 +533,8 @@ func (s *Server) lockRoutes(e *echo.Echo) {
 	e.GET("/api/locks", s.handleAPILocks)
 	e.GET("/api/locks/:name", s.handleAPILock)
 	e.GET("/api/locks/:name/history", s.handleAPILockHistory)
+	// Why answers for limiters too; it lives with the locks because most
+	// of what it says is about holders and waiters.
+	e.GET("/api/why/:name", s.handleAPIWhy)
 	s.mutation(e.POST, "/api/locks/:name/force-unlock", admin.ActionForceUnlock, s.handleAPIForceUnlock)
 }

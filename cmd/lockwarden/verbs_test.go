@@ -390,7 +390,7 @@ func TestVerbsWhyAnswersForALockAndALimiter(t *testing.T) {
 		t.Errorf("why %s: exit %d, stderr %q, stdout:\n%s\nwant who holds it and the unlock that would free it", lock, code, errs, out)
 	}
 	code, out, errs = runBin(t, "", "why", bucket, "--console", tc.url, "--token", testViewerToken)
-	if code != exitOK || !strings.Contains(out, "10/s, burst 20") {
+	if code != exitOK || !strings.Contains(out, "10 per second, bursts up to 20") {
 		t.Errorf("why %s: exit %d, stderr %q, stdout:\n%s\nwant its rule in words", bucket, code, errs, out)
 	}
 }

@@ -43,3 +43,30 @@ func HoldersOf(h []inspect.Holder) []inspect.Holder {
 	}
 	return h
 }
+
+// WaitingSince is when the longest current waiter of l queued (epoch ms,
+// Redis time): the earliest arrival among the waiters whose place has not
+// timed out. 0 when none waits, or none says when it queued (a Redisson
+// fair lock's queue keeps no arrival). Lists, pages, frames and "why" rank
+// and describe a stuck lock by it: finished waits say nothing of a waiter
+// that never got the lock.
+func WaitingSince(l *inspect.LockInfo) int64 {
+	var since int64
+	for i := range l.Waiters {
+		w := &l.Waiters[i]
+		if w.ArrivedMS > 0 && w.RemainingMS > 0 && (since == 0 || w.ArrivedMS < since) {
+			since = w.ArrivedMS
+		}
+	}
+	return since
+}
+
+// LongestWaitMS is how long the longest current waiter of l has waited at
+// nowMS (epoch ms); 0 when none is known to wait (WaitingSince).
+func LongestWaitMS(l *inspect.LockInfo, nowMS int64) int64 {
+	since := WaitingSince(l)
+	if since == 0 {
+		return 0
+	}
+	return max(0, nowMS-since)
+}

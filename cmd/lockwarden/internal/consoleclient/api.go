@@ -136,14 +136,12 @@ func (c *Client) Alerts(ctx context.Context) ([]Alert, []byte, error) {
 	return out.Alerts, raw, err
 }
 
-// Why is GET /api/why/{name}, or, from a console without that route, the
-// same answer composed from the object's own API (whyFromObject).
+// Why is GET /api/why/{name}: the console's paragraph on a lock or a
+// limiter (or a name it listed within the hour), its facts and the ways
+// out.
 func (c *Client) Why(ctx context.Context, name string) (*Why, []byte, error) {
 	var w Why
 	raw, err := c.get(ctx, objectPath("/api/why/", name, ""), nil, &w)
-	if ae, ok := err.(*APIError); ok && ae.RouteMissing() {
-		return c.whyFromObject(ctx, name)
-	}
 	if err != nil {
 		return nil, raw, err
 	}

@@ -1,0 +1,43 @@
+package views
+
+// WhyPanel is the answer at the top of a lock's or a limiter's page: one
+// paragraph (web/why builds it, the same words as /api/why/{name}), the
+// facts behind it and the ways out.
+type WhyPanel struct {
+	// State is the answer's one word: "held", "contended", "stuck",
+	// "deadlocked", "free"; "idle", "admitting", "rejecting", "gone".
+	State   string
+	Answer  string
+	Facts   []WhyFact
+	Actions []WhyAction
+}
+
+// WhyFact is one fact, said for a person.
+type WhyFact struct {
+	Label string
+	Value string
+}
+
+// WhyAction is one way out: the console page that does it (a confirmation
+// first where it changes anything) and the terminal command that does
+// the same.
+type WhyAction struct {
+	Action  string
+	Label   string
+	URL     string
+	Command string
+	Does    string
+	// Admin: shown to admins only.
+	Admin bool
+}
+
+// whyClass is the panel's class: its state picks the colour of its edge.
+func whyClass(state string) string {
+	switch state {
+	case "deadlocked", "stuck", "rejecting":
+		return "why why-bad"
+	case "contended", "gone":
+		return "why why-warn"
+	}
+	return "why"
+}
