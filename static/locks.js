@@ -73,6 +73,7 @@
       make("td", { className: "kind", data: { field: "kind" } }, [kind]),
       make("td", {}, [make("span", { data: { field: "holders", testid: "lock-holders" } })]),
       make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters" } }, ["0"]),
+      make("td", { className: "num", data: { field: "longest-wait", testid: "lock-longest-wait", waitingSince: "0" } }, ["–"]),
       make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended" } }, ["–"]),
       make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99" } }, ["–"]),
       make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1" } }),

@@ -150,6 +150,10 @@ type LockRow struct {
 	Stale *StaleMark
 	// Wait is the lock's acquisitions and waits over the last 10 s.
 	Wait WaitRow
+	// WaitingSince is when its longest current waiter queued (epoch ms,
+	// 0: nobody waits, or none says since when); pages count the wait
+	// from it.
+	WaitingSince int64
 }
 
 // StaleMark is an object shown as last read because its Redis node did

@@ -1,5 +1,7 @@
 package views
 
+import "time"
+
 // WhyPanel is the answer at the top of a lock's or a limiter's page: one
 // paragraph (web/why builds it, the same words as /api/why/{name}), the
 // facts behind it and the ways out.
@@ -40,4 +42,14 @@ func whyClass(state string) string {
 		return "why why-warn"
 	}
 	return "why"
+}
+
+// longestWaitText is how long a lock's longest current waiter has waited
+// at now ("–" when nobody waits or none says since when), as ageText says
+// it; static/waits.js counts it on from the frames' waiting_since.
+func longestWaitText(since int64, now time.Time) string {
+	if since <= 0 {
+		return "–"
+	}
+	return ageText(now.Sub(time.UnixMilli(since)))
 }

@@ -46,6 +46,10 @@ type lockJSON struct {
 	Waiters      []inspect.Waiter `json:"waiters,omitempty"`
 	WaitersTotal int64            `json:"waiters_total"`
 	Subscribers  *int64           `json:"subscribers,omitempty"`
+	// LongestWaitMS is how long the longest current waiter has waited (0
+	// when nobody waits, or none says since when: a Redisson fair queue):
+	// "wait" counts only the waits that ended.
+	LongestWaitMS int64 `json:"longest_wait_ms"`
 	// FencingToken is a fenced lock's current token.
 	FencingToken *int64 `json:"fencing_token,omitempty"`
 	// DeadlineMS is a deadline lock's deadline (epoch ms).
@@ -79,6 +83,7 @@ func toLockJSON(l inspect.LockInfo) lockJSON {
 	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: present.HoldersOf(l.Holders), PTTLMS: present.LeaseMS(l.PTTL),
 		Channel: l.Channel, Mode: l.Mode, Stale: present.StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
 	out.Waiters, out.WaitersTotal, out.Subscribers = l.Waiters, l.WaitersTotal, l.Subscribers
+	out.LongestWaitMS = present.LongestWaitMS(&l, time.Now().UnixMilli())
 	if l.Kind == inspect.KindFairLock && out.Waiters == nil {
 		out.Waiters = []inspect.Waiter{}
 	}
@@ -299,7 +304,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: present.LeaseMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
-		Stale: staleMark(l.Stale)}
+		Stale: staleMark(l.Stale), WaitingSince: present.WaitingSince(&l)}
 	a := s.annotated(l)
 	row.Holders = holderRows(a.Holders)
 	row.Subscribers = l.Subscribers

@@ -3,7 +3,7 @@
 // one order kept on the snapshot (live.Memo), and a cursor names the last
 // row sent, so paging through a list that changes between ticks repeats
 // and skips nothing. It knows no HTTP; web reads a Query from the request
-// and renders the Page. It imports store/inspect and web/live.
+// and renders the Page. It imports store/inspect, web/live and web/present.
 package listing
 
 import (

@@ -113,8 +113,8 @@ func runLocks(ctx context.Context, c *consoleclient.Client, o *opts, io IO) erro
 		} else if x.Subscribers != nil && *x.Subscribers > 0 {
 			waiters = "~" + present.Count(*x.Subscribers)
 		}
-		if ms := longestWait(x.Waiters); ms >= 0 {
-			longest = present.Duration(ms)
+		if x.LongestWaitMS > 0 {
+			longest = present.Duration(x.LongestWaitMS)
 		}
 		lease := present.Lease(x.PTTLMS)
 		if x.Stale != nil {
@@ -149,17 +149,6 @@ func HolderPlace(h consoleclient.Holder) string {
 		s += ", client gone"
 	}
 	return s
-}
-
-// longestWait is the longest current wait among ws; -1 when none is known.
-func longestWait(ws []consoleclient.Waiter) int64 {
-	out := int64(-1)
-	for _, w := range ws {
-		if w.WaitingMS != nil {
-			out = max(out, *w.WaitingMS)
-		}
-	}
-	return out
 }
 
 func runLimiters(ctx context.Context, c *consoleclient.Client, o *opts, io IO) error {
