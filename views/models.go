@@ -226,8 +226,13 @@ type LocksPage struct {
 // ListNav is a list page's filters, sort links and paging links; every
 // link is a plain URL so paging works without JavaScript.
 type ListNav struct {
-	Total    int // rows passing the filters, on every page
-	Shown    int // rows on this page
+	Total int // rows passing the filters, on every page
+	Shown int // rows on this page
+	// All counts the list before its filters; Empty is what the page
+	// says when no row passes them (what was searched, among how many).
+	All      int
+	Empty    string
+	Q        string // the search (?q=)
 	Match    string
 	Kind     string
 	Kinds    []string // the kinds ?kind= accepts

@@ -53,3 +53,19 @@ func longestWaitText(since int64, now time.Time) string {
 	}
 	return ageText(now.Sub(time.UnixMilli(since)))
 }
+
+// searchHint is the search box's placeholder: what a list's search looks in.
+func searchHint(list string) string {
+	if list == "/locks" {
+		return "name, holder, app, host, owner, client id"
+	}
+	return "name"
+}
+
+// emptyOr is s, or alt when s is "".
+func emptyOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}

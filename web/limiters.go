@@ -61,11 +61,13 @@ func (s *Server) handleLimitersPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.Limiters(views.LimitersPage{
+	page := views.LimitersPage{
 		Layout:   s.layout(c, "Limiters", views.NavLimiters),
 		Limiters: s.limiterRows(sn, p.Rows),
-		Nav:      listNav("/limiters", q, listing.LimiterSorts, listing.LimiterKinds, p.Total, len(p.Rows), p.Next),
-	}))
+		Nav:      listNav("/limiters", q, listing.LimiterSorts, listing.LimiterKinds, p.Total, len(p.Rows), len(sn.Limiters), p.Next),
+	}
+	page.Nav.Empty = emptyText(q, len(sn.Limiters), "limiter", "limiters", "known")
+	return s.render(c, http.StatusOK, views.Limiters(page))
 }
 
 // handleAPILimiters is one page of the snapshot's limiters, shaped like
@@ -79,7 +81,7 @@ func (s *Server) handleAPILimiters(c echo.Context) error {
 	for _, l := range p.Rows {
 		out = append(out, present.LimiterOf(l, sn.Window(l.Name)))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "next_cursor": p.Next})
+	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "all": len(sn.Limiters), "next_cursor": p.Next})
 }
 
 // limiterWithWindow reads one limiter and its current window.

@@ -134,12 +134,13 @@ func (s *Server) lockList(c echo.Context) (*live.Snapshot, listing.Query, listin
 }
 
 func (s *Server) handleLocksPage(c echo.Context) error {
-	_, q, p, err := s.lockList(c)
+	sn, q, p, err := s.lockList(c)
 	if err != nil {
 		return err
 	}
 	page := views.LocksPage{Layout: s.layout(c, "Locks", views.NavLocks), Match: q.Match,
-		Nav: listNav("/locks", q, listing.LockSorts, listing.LockKinds, p.Total, len(p.Rows), p.Next)}
+		Nav: listNav("/locks", q, listing.LockSorts, listing.LockKinds, p.Total, len(p.Rows), len(sn.Locks), p.Next)}
+	page.Nav.Empty = emptyText(q, len(sn.Locks), "lock", "locks", "held")
 	page.Locks = make([]views.LockRow, 0, len(p.Rows))
 	for _, l := range p.Rows {
 		page.Locks = append(page.Locks, s.lockRow(l))
@@ -148,7 +149,8 @@ func (s *Server) handleLocksPage(c echo.Context) error {
 }
 
 // handleAPILocks is one page of the snapshot's locks:
-// {"locks": [...], "total": N, "next_cursor": "..."} ("" on the last page).
+// {"locks": [...], "total": N, "all": M, "next_cursor": "..."} ("" on the
+// last page); total counts the rows the filters pass, all every lock.
 func (s *Server) handleAPILocks(c echo.Context) error {
 	sn, _, p, err := s.lockList(c)
 	if err != nil {
@@ -160,7 +162,7 @@ func (s *Server) handleAPILocks(c echo.Context) error {
 		j.lockWaitJSON = lockWaitFor(sn, l.Name, false)
 		out = append(out, j)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"locks": out, "total": p.Total, "next_cursor": p.Next})
+	return c.JSON(http.StatusOK, map[string]any{"locks": out, "total": p.Total, "all": len(sn.Locks), "next_cursor": p.Next})
 }
 
 func (s *Server) handleLockPage(c echo.Context) error {

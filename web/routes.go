@@ -110,13 +110,20 @@ const (
 	maxPageSize     = 500
 )
 
-// parseListQuery reads ?match= ?kind= ?sort= ?order= ?limit= ?cursor=.
+// maxSearchLen bounds ?q=, as inspect.MaxGlobLen bounds ?match=.
+const maxSearchLen = inspect.MaxGlobLen
+
+// parseListQuery reads ?q= ?match= ?kind= ?sort= ?order= ?limit= ?cursor=.
 // Every bad value is a 400 naming the parameter; nothing is guessed.
 func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listing.Query, error) {
 	q := listing.Query{Sort: listing.SortName, Limit: defaultPageSize}
 	var err error
 	if q.Match, q.Glob, err = matchParam(c); err != nil {
 		return q, err
+	}
+	q.Q = strings.TrimSpace(c.QueryParam("q"))
+	if len(q.Q) > maxSearchLen {
+		return q, inspect.Invalid("q", fmt.Sprintf("q must be at most %d bytes", maxSearchLen))
 	}
 	if k := c.QueryParam("kind"); k != "" {
 		if !slices.Contains(kinds, inspect.Kind(k)) {

@@ -24,7 +24,7 @@ func TestListingCursorSurvivesChanges(t *testing.T) {
 	seen := map[string]int{}
 	for round := 0; ; round++ {
 		sn := &live.Snapshot{SampledAt: sn.SampledAt}
-		p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
+		p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort), lockSearch(sn.Registry)), q)
 		for _, l := range p.Rows {
 			seen[l.Name]++
 		}

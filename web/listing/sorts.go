@@ -1,6 +1,8 @@
 package listing
 
 import (
+	"strings"
+
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/live"
 	"github.com/lockwarden/lockwarden/web/present"
@@ -37,13 +39,13 @@ const noExpiryKey = 1 << 60
 
 // Locks is the page of sn's locks q asks for.
 func Locks(sn *live.Snapshot, q Query) Page[inspect.LockInfo] {
-	ks := order(sn, "locks", sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort))
+	ks := order(sn, "locks", sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort), lockSearch(sn.Registry))
 	return pageOf(sn.Locks, ks, q)
 }
 
 // Limiters is the page of sn's limiters q asks for.
 func Limiters(sn *live.Snapshot, q Query) Page[inspect.LimiterInfo] {
-	ks := order(sn, "limiters", sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort))
+	ks := order(sn, "limiters", sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort), limiterSearch)
 	return pageOf(sn.Limiters, ks, q)
 }
 
@@ -114,7 +116,7 @@ func WallLocks(sn *live.Snapshot, sort string) []Keyed {
 		stuckFirst := contentionKey(sn)
 		key = func(l *inspect.LockInfo) Key { return Key{Num: stuckFirst(l), Name: l.Name} }
 	}
-	return order(sn, "wall-locks", sn.Locks, Query{Sort: sort}, lockName, lockKind, key)
+	return order(sn, "wall-locks", sn.Locks, Query{Sort: sort}, lockName, lockKind, key, lockSearch(sn.Registry))
 }
 
 // Tiers of the contention order: a lock in a deadlock, then one with a
@@ -164,3 +166,45 @@ func lockName(l *inspect.LockInfo) string             { return l.Name }
 func lockKind(l *inspect.LockInfo) inspect.Kind       { return l.Kind }
 func limiterName(l *inspect.LimiterInfo) string       { return l.Name }
 func limiterKind(l *inspect.LimiterInfo) inspect.Kind { return l.Kind }
+
+// SearchedFields says what a search looks in, for the words of an empty
+// answer.
+const SearchedFields = "name, holder, app, host, owner and client id"
+
+// lockSearch says whether a lock matches a lowercased search: its name,
+// or a holder's or waiter's id (which holds the client id and the owner),
+// or that client's application or host as the registry names them.
+func lockSearch(reg *inspect.Registry) func(*inspect.LockInfo, string) bool {
+	return func(l *inspect.LockInfo, q string) bool {
+		if has(l.Name, q) {
+			return true
+		}
+		for _, h := range l.Holders {
+			if idMatches(reg, h.ID, q) {
+				return true
+			}
+		}
+		for _, w := range l.Waiters {
+			if has(w.ID, q) || idMatches(reg, w.Owner, q) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// idMatches: q is part of a holder field or waiter owner, or of its
+// registered client's application or host.
+func idMatches(reg *inspect.Registry, id, q string) bool {
+	if has(id, q) {
+		return true
+	}
+	ci, ok := reg.Lookup(id)
+	return ok && (has(ci.App, q) || has(ci.Host, q))
+}
+
+func limiterSearch(l *inspect.LimiterInfo, q string) bool { return has(l.Name, q) }
+
+// has: lowercased q is part of s, any case (strings.ToLower returns an
+// all-lowercase s as it is, so most names cost no copy).
+func has(s, q string) bool { return strings.Contains(strings.ToLower(s), q) }
