@@ -41,7 +41,7 @@ func auditLimit(c echo.Context) (int, error) {
 }
 
 // recentAudit is the newest n records of the trail ?trail= names: the
-// changes (default) or the refused requests.
+// changes (default), the refused requests or the sign-in summaries.
 func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, error) {
 	switch c.QueryParam("trail") {
 	case "", "changes":
@@ -51,8 +51,13 @@ func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, erro
 			return l.Trail().Recent(c.Request().Context(), n)
 		}
 		return nil, nil
+	case "sign-ins":
+		if s.insp != nil {
+			return s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen).Recent(c.Request().Context(), n)
+		}
+		return nil, nil
 	}
-	return nil, inspect.Invalid("trail", `trail must be "changes" or "refused"`)
+	return nil, inspect.Invalid("trail", `trail must be "changes", "refused" or "sign-ins"`)
 }
 
 func (s *Server) handleAPIAudit(c echo.Context) error {
@@ -186,6 +191,41 @@ func outcomeFor(status int) string {
 
 // authFailures are the failed sign-ins of each source since the last
 // call, as the refused trail's summary records.
+// runAuditSummaries writes, every auditSummaryEvery until ctx ends, what
+// the trails summarise rather than record one by one.
+func (s *Server) runAuditSummaries(ctx context.Context) {
+	t := time.NewTicker(auditSummaryEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.writeAuditSummaries(ctx)
+		}
+	}
+}
+
+// writeAuditSummaries writes the refused trail's summaries (what its
+// throttle held back, each source's failed sign-ins) and the sign-in
+// trail's: successful sign-ins per role, token and source.
+func (s *Server) writeAuditSummaries(ctx context.Context) {
+	s.admin.WriteSummaries(ctx, s.authFailures)
+	if s.insp == nil {
+		return
+	}
+	signIns := s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen)
+	for _, si := range s.auth.SignIns().Drain() {
+		rec := inspect.AuditRecord{Role: si.Role, Fingerprint: si.Fingerprint, Remote: si.Source, Action: admin.ActionSignIn,
+			Target: "session", After: si.Role, Outcome: inspect.OutcomeOK,
+			Detail: strconv.Itoa(si.Count) + " sign-ins as " + si.Role + " from " + si.Source +
+				" between " + si.First.UTC().Format(time.RFC3339) + " and " + si.Last.UTC().Format(time.RFC3339)}
+		if _, err := signIns.Append(ctx, rec); err != nil {
+			s.log.Warn("sign-in summary failed", "err", err)
+		}
+	}
+}
+
 func (s *Server) authFailures() []inspect.AuditRecord {
 	fs := s.auth.Failures().Drain()
 	out := make([]inspect.AuditRecord, 0, len(fs))

@@ -243,17 +243,28 @@ func TestHistoryWhatIfAPI(t *testing.T) {
 
 	var res struct {
 		SpanS     float64 `json:"span_s"`
+		FineS     float64 `json:"fine_s"`
 		Attempts  int64   `json:"attempts"`
 		Actual    struct{ Admitted, Rejected int64 }
-		Predicted struct{ Admitted, Rejected int64 }
-		Points    []json.RawMessage `json:"points"`
-		LowerBnd  bool              `json:"lower_bound"`
+		Predicted struct{ Admitted, Rejected, Low, High int64 }
+		Check     *struct {
+			Recorded, Replayed int64
+			ErrorPct           float64 `json:"error_pct"`
+		}
+		Points   []json.RawMessage `json:"points"`
+		LowerBnd bool              `json:"lower_bound"`
 	}
-	// A bucket of one permit a day admits the first attempt only.
+	// A bucket of one permit a day admits the first attempt only. The
+	// attempts are minutes old: their 200 ms buckets are replayed.
 	e.sendJSON("POST", path, `{"rate":1,"interval_ms":86400000}`, 200, &res)
 	if res.Attempts != 8 || res.Actual.Admitted != 5 || res.Actual.Rejected != 3 ||
-		res.Predicted.Admitted != 1 || res.Predicted.Rejected != 7 || res.LowerBnd || len(res.Points) == 0 || res.SpanS < 10 {
-		t.Errorf("what-if = %+v, want 8 attempts, 5/3 happened, 1/7 predicted", res)
+		res.Predicted.Admitted != 1 || res.Predicted.Rejected != 7 || res.Predicted.Low > 7 || res.Predicted.High < 7 ||
+		res.LowerBnd || len(res.Points) == 0 || res.SpanS <= 0 || res.FineS != res.SpanS {
+		t.Errorf("what-if = %+v, want 8 attempts, 5/3 happened, 1/7 predicted in its band, all from buckets", res)
+	}
+	// At today's settings (5 permits a second) the replay gives the 3.
+	if c := res.Check; c == nil || c.Recorded != 3 || c.Replayed != 3 || c.ErrorPct != 0 {
+		t.Errorf("check = %+v, want 3 recorded, 3 replayed", c)
 	}
 
 	for _, tc := range []struct{ body, field string }{

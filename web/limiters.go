@@ -490,11 +490,17 @@ func (s *Server) handleAPIWhatIf(c echo.Context) error {
 	if err != nil {
 		return inspect.ObjectError("limiter", name, err)
 	}
-	res, err := s.hcache.WhatIf(ctx, l, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS})
+	res, err := s.hcache.WhatIf(ctx, l, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS}, s.fineDemand(l.Name))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, res)
+}
+
+// fineDemand reads name's 200 ms stats buckets the live windows still
+// hold, for a what-if.
+func (s *Server) fineDemand(name string) func() whatif.Series {
+	return func() whatif.Series { return whatif.BucketSeries(s.live.Windows().Buckets(name)) }
 }
 
 // whatIfForm reads the what-if of the limiter page's GET form (the edit
@@ -510,7 +516,7 @@ func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditF
 	var res *whatif.Result
 	if verr == nil {
 		var err error
-		res, err = s.hcache.WhatIf(c.Request().Context(), l, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS})
+		res, err = s.hcache.WhatIf(c.Request().Context(), l, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS}, s.fineDemand(l.Name))
 		switch e := inspect.ErrorOf(err); {
 		case err == nil:
 		case e.Code == inspect.CodeInvalid && (e.Field == views.FieldRate || e.Field == views.FieldIntervalMS):
@@ -524,13 +530,17 @@ func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditF
 		form.Errors = map[string]string{verr.Field: verr.Message}
 		return form, nil, http.StatusBadRequest
 	}
-	wi := &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, SpanS: res.SpanS, Attempts: res.Attempts,
+	wi := &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, SpanS: res.SpanS, FineS: res.FineS, Attempts: res.Attempts,
 		ActualAdmitted: res.Actual.Admitted, ActualRejected: res.Actual.Rejected,
-		PredictedAdmitted: res.Predicted.Admitted, PredictedRejected: res.Predicted.Rejected, LowerBound: res.LowerBound}
+		PredictedAdmitted: res.Predicted.Admitted, PredictedRejected: res.Predicted.Rejected,
+		PredictedLow: res.Predicted.Low, PredictedHigh: res.Predicted.High, LowerBound: res.LowerBound}
+	if c := res.Check; c != nil {
+		wi.Check = &views.WhatIfCheck{Recorded: c.Recorded, Replayed: c.Replayed, ErrorPct: c.ErrorPct, Trusted: c.Trusted()}
+	}
 	for _, p := range res.Points {
 		wi.Points = append(wi.Points, views.WhatIfPoint{T: p.T, Attempts: p.Attempts,
 			ActualAdmitted: p.Actual.Admitted, ActualRejected: p.Actual.Rejected,
-			Admitted: p.Predicted.Admitted, Rejected: p.Predicted.Rejected})
+			Admitted: p.Predicted.Admitted, Rejected: p.Predicted.Rejected, Low: p.Predicted.Low, High: p.Predicted.High})
 	}
 	return form, wi, http.StatusOK
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/connlimit"
 )
 
 // The console's own middleware, in the order routes applies it: an ID
@@ -212,6 +213,9 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		setIdentity(c, id)
+		if id.Role != auth.RoleNone {
+			connlimit.Authenticated(c.Request().Context())
+		}
 		return next(c)
 	}
 }
@@ -272,8 +276,8 @@ func (s *Server) handleLoginPage(c echo.Context) error {
 	return s.loginPage(c, http.StatusOK, next, "")
 }
 
-// handleLogin checks the submitted token and starts a session. Both the
-// success and the failure are audited.
+// handleLogin checks the submitted token and starts a session. A failure
+// goes to the refused trail, a success to the sign-in trail's summaries.
 func (s *Server) handleLogin(c echo.Context) error {
 	next := auth.SafeNext(c.FormValue("next"))
 	if s.auth.LocalMode() {
@@ -288,10 +292,10 @@ func (s *Server) handleLogin(c echo.Context) error {
 		}
 		return s.loginPage(c, toHTTPError(err).Status, next, msg)
 	}
+	// The sign-in is summarised (auth.SignIns), not recorded one by one:
+	// writeAuditSummaries puts it in the sign-in trail.
 	c.SetCookie(cookie)
 	setIdentity(c, id)
-	s.admin.Record(c.Request().Context(), s.actor(c), inspect.AuditRecord{Action: admin.ActionSignIn, Target: "session",
-		After: id.Role.String(), Outcome: inspect.OutcomeOK})
 	return c.Redirect(http.StatusSeeOther, next)
 }
 

@@ -48,13 +48,13 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/net/netutil"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/connlimit"
 	"github.com/lockwarden/lockwarden/web/events"
 	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/history"
@@ -103,7 +103,9 @@ type Config struct {
 	// session still lives (default 30 s); it is closed once it does not.
 	SessionRecheck time.Duration
 	// ReadTimeout bounds reading a whole request, body included (default
-	// 30 s); MaxConns caps open connections (default 1024).
+	// 30 s); MaxConns caps open connections (default 1024), one address
+	// (an IPv6 /64) at most a 16th of them, and a connection that has not
+	// carried a signed-in request closes after 5 s idle (web/connlimit).
 	ReadTimeout time.Duration
 	MaxConns    int
 	Logger      *slog.Logger
@@ -191,6 +193,16 @@ func (c *Config) maxWSPerSource() int {
 		return defaultMaxWSPerSource
 	}
 	return c.MaxWSPerSource
+}
+
+// signInAuditKey is the trail of sign-in summaries beside AuditKey (same
+// hash tag): sign-ins are not changes, and a loop of them must not crowd
+// the change trail.
+func (c *Config) signInAuditKey() string {
+	if c.AuditKey == "" {
+		return inspect.AuditKey + ":sign-ins"
+	}
+	return c.AuditKey + ":sign-ins"
 }
 
 // refusedAuditKey is the trail of refused requests beside AuditKey (same
@@ -355,7 +367,8 @@ func (s *Server) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("web: listen %q: %w", s.cfg.Listen, err)
 	}
-	ln = netutil.LimitListener(ln, s.cfg.maxConns())
+	conns := connlimit.New(&connlimit.Options{Max: s.cfg.maxConns()})
+	ln = conns.Listener(ln)
 	s.opened = true
 	s.addr = ln.Addr()
 	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
@@ -377,6 +390,8 @@ func (s *Server) Open(ctx context.Context) error {
 		// must not hold a connection (websockets clear it on upgrade).
 		ReadTimeout: s.cfg.readTimeout(),
 		IdleTimeout: 2 * time.Minute,
+		ConnState:   conns.ConnState,
+		ConnContext: conns.ConnContext,
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 
@@ -392,7 +407,7 @@ func (s *Server) Open(ctx context.Context) error {
 	go func() { defer s.bg.Done(); s.live.ProbeNodes(runCtx) }()
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.histObs.Run(runCtx) }()
-	go func() { defer s.bg.Done(); s.admin.RunSummaries(runCtx, auditSummaryEvery, s.authFailures) }()
+	go func() { defer s.bg.Done(); s.runAuditSummaries(runCtx) }()
 	go func() { defer s.bg.Done(); s.hist.Run(runCtx) }()
 	go func() {
 		defer s.bg.Done()

@@ -47,6 +47,10 @@ type Cache struct {
 	through atomic.Int64
 	polled  atomic.Int64 // wall ms of the last read of the meta key
 	gen     atomic.Int64
+
+	// whatIfs fits each limiter's demand once per flush and replays each
+	// proposal once, a few at a time (WhatIf).
+	whatIfs whatif.Runner
 }
 
 const (
@@ -276,16 +280,39 @@ func (c *Cache) MostContended(ctx context.Context, n int, span string) ([]LockWa
 		func(ctx context.Context) ([]LockWaits, error) { return h.MostContended(ctx, n, span) })
 }
 
-// WhatIf replays l's last hour of recorded demand (the chart's, read once
-// per flush) at the proposed settings, which the limiter's kind checks
-// (CodeInvalid naming the field it refuses).
-func (c *Cache) WhatIf(ctx context.Context, l *inspect.LimiterInfo, proposed whatif.Settings) (*whatif.Result, error) {
-	lh, _, err := c.Limiter(ctx, l.Name, SpanHour)
+// WhatIf replays l's last hour of recorded demand at the proposed
+// settings, which the limiter's kind checks (CodeInvalid naming the field
+// it refuses): the hour's 10 s steps (the chart's, read once per flush)
+// and, where it still holds them, fine's 200 ms stats buckets (read once
+// per flush too, by the first what-if after it). The demand is fitted
+// once per flush and each proposal replayed once, at most a few at a
+// time: a request beyond those waiting gets CodeLimited.
+func (c *Cache) WhatIf(ctx context.Context, l *inspect.LimiterInfo, proposed whatif.Settings, fine func() whatif.Series) (*whatif.Result, error) {
+	lh, through, err := c.Limiter(ctx, l.Name, SpanHour)
 	if err != nil {
 		return nil, err
 	}
-	return whatif.Replay(whatif.Request{Limiter: whatif.FromInfo(l), Proposed: proposed, Demand: lh.Demand()})
+	key := whatif.Key{Name: l.Name, Through: through, Limiter: whatif.FromInfo(l)}
+	var buckets whatif.Series
+	if through <= 0 {
+		// Nothing flushed yet: the buckets are all the demand, and the
+		// answer holds until the next of them.
+		buckets = fine()
+		key.Through = -buckets.EndMS
+	}
+	return c.whatIfs.Replay(ctx, key, proposed, func(context.Context) (whatif.Series, whatif.Series, error) {
+		demand := lh.Demand()
+		if through > 0 {
+			demand.EndMS = through
+			buckets = fine()
+		}
+		return demand, buckets, nil
+	})
 }
+
+// WhatIfStats says what the what-ifs cost: fits and replays computed,
+// requests refused, slots taken.
+func (c *Cache) WhatIfStats() whatif.RunnerStats { return c.whatIfs.Stats() }
 
 // Changes are the records of the audit trail, as of flush time through,
 // of the changes made to the object name since from by one of actions,

@@ -78,9 +78,13 @@ type LimiterHistory struct {
 }
 
 // Demand is the steps with attempts as a what-if demand series: what the
-// limiter was asked for, replayed at other settings.
+// limiter was asked for, replayed at other settings. A step counts the
+// stats buckets complete at its last sample, a bucket behind the sample
+// (Recorder.limiterSamples), so it lags them by one, or two when a tick came
+// late.
 func (lh LimiterHistory) Demand() whatif.Series {
-	d := whatif.Series{StepMS: lh.StepS * 1000, Points: make([]whatif.Point, 0, len(lh.Points))}
+	d := whatif.Series{StepMS: lh.StepS * 1000, Points: make([]whatif.Point, 0, len(lh.Points)),
+		LagMS: inspect.BucketMS, EdgeMS: inspect.BucketMS}
 	for _, p := range lh.Points {
 		if p.Acquired+p.Rejected+p.Errors == 0 {
 			continue

@@ -59,6 +59,8 @@ type Windows struct {
 	mu     sync.RWMutex
 	size   int
 	byName map[string]*ring
+	// buckets are each limiter's complete stats buckets (buckets.go).
+	buckets map[string]*bucketRing
 }
 
 func newWindows(size int) *Windows {
@@ -82,6 +84,7 @@ func (h *Windows) PushTick(at int64, lims []inspect.LimiterInfo, stats map[strin
 		}
 		st := stats[l.Name]
 		r.push(WindowPoint{At: at, Window: st.Window, Newest: st.Newest})
+		h.pushBuckets(l, st)
 	}
 }
 
@@ -92,6 +95,7 @@ func (h *Windows) retain(names map[string]bool) {
 	for name := range h.byName {
 		if !names[name] {
 			delete(h.byName, name)
+			delete(h.buckets, name)
 		}
 	}
 }

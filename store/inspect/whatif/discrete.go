@@ -3,24 +3,31 @@ package whatif
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
-// replayer is one limiter algorithm's state. start sets the time the
-// series begins (the limiter idle until then); step decides one step's
-// arrivals in order and returns how many it admits.
-type replayer interface {
-	start(ms int64)
-	step(a arrivals) int64
+// model is one limiter algorithm's state, decided attempt by attempt
+// (discrete, this file) or as a fluid (fluid.go). begin sets the time the
+// demand begins (the limiter idle until then); admit decides a run of
+// arrivals in order and returns how many it admits; copy is an independent
+// copy, so the fit can try several arrivals from one state.
+type model interface {
+	begin(ms int64)
+	admit(a arrivals) float64
+	copy() model
 }
 
-// replayer validates s as the limiter's own edit path would (the same
-// rules and fields, as a CodeInvalid *inspect.Error) and returns the
-// algorithm that replays it.
-func (l Limiter) replayer(s Settings) (replayer, error) {
+// model validates s as the limiter's own edit path would (the same rules
+// and fields, as a CodeInvalid *inspect.Error) and returns the algorithm
+// that replays it, attempt by attempt when discrete, else as a fluid.
+func (l Limiter) model(s Settings, discrete bool) (model, error) {
+	if err := l.supported(); err != nil {
+		return nil, err
+	}
 	switch l.Kind {
 	case inspect.KindTokenBucket:
 		// store.Limit.Validate is what TokenBucket.Modify checks before
@@ -28,28 +35,44 @@ func (l Limiter) replayer(s Settings) (replayer, error) {
 		if err := (store.Limit{Capacity: s.Rate, IntervalMS: s.IntervalMS}).Validate(); err != nil {
 			return nil, inspect.ErrorOf(err)
 		}
-		return &tokenBucket{max: float64(s.Rate), interval: s.IntervalMS}, nil
+		if discrete {
+			return &tokenBucket{max: float64(s.Rate), interval: s.IntervalMS}, nil
+		}
+		return &fluidBucket{max: float64(s.Rate), rate: 1 / s.IntervalMS}, nil
 	case inspect.KindCounter:
 		if err := checkCounter(s); err != nil {
 			return nil, err
 		}
-		return &fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}, nil
 	case inspect.KindRedissonLimiter:
-		if l.PerClient {
-			return nil, &inspect.Error{Code: inspect.CodeUnsupported,
-				Message: "this limiter cannot be replayed: a per-client limiter's demand is not recorded per client",
-				Err:     fmt.Errorf("%w: a per-client Redisson limiter keeps a window per client, and its demand is recorded for all clients together", ErrUnsupported)}
-		}
 		if field, msg := wire.CheckRedissonRate(s.Rate, s.IntervalMS); field != "" {
 			return nil, inspect.Invalid(field, field+" "+msg)
 		}
-		if l.Algorithm == inspect.AlgorithmFixedWindow {
-			return &fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}, nil
+		if l.Algorithm != inspect.AlgorithmFixedWindow {
+			if discrete {
+				return &slidingWindow{rate: s.Rate, window: int64(s.IntervalMS)}, nil
+			}
+			return &fluidSliding{rate: float64(s.Rate), window: s.IntervalMS}, nil
 		}
-		return &slidingWindow{rate: s.Rate, window: int64(s.IntervalMS)}, nil
 	}
-	return nil, &inspect.Error{Code: inspect.CodeUnsupported, Message: fmt.Sprintf("%q is not a limiter kind: only limiters can be replayed", l.Kind),
-		Err: ErrUnsupported}
+	if discrete {
+		return &fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}, nil
+	}
+	return &fluidWindow{fixedWindow{limit: s.Rate, window: int64(s.IntervalMS)}}, nil
+}
+
+// supported says why l cannot be replayed at any settings: a
+// CodeUnsupported *inspect.Error matching ErrUnsupported.
+func (l Limiter) supported() error {
+	switch {
+	case l.Kind == inspect.KindRedissonLimiter && l.PerClient:
+		return &inspect.Error{Code: inspect.CodeUnsupported,
+			Message: "this limiter cannot be replayed: a per-client limiter's demand is not recorded per client",
+			Err:     fmt.Errorf("%w: a per-client Redisson limiter keeps a window per client, and its demand is recorded for all clients together", ErrUnsupported)}
+	case l.Kind != inspect.KindTokenBucket && l.Kind != inspect.KindCounter && l.Kind != inspect.KindRedissonLimiter:
+		return &inspect.Error{Code: inspect.CodeUnsupported, Message: fmt.Sprintf("%q is not a limiter kind: only limiters can be replayed", l.Kind),
+			Err: ErrUnsupported}
+	}
+	return nil
 }
 
 // checkCounter applies store.Counter's rules (limit at least 1, a window of
@@ -97,7 +120,11 @@ type tokenBucket struct {
 	stored, last  float64 // stored_permits, last_mill_second
 }
 
-func (b *tokenBucket) start(ms int64) { b.stored, b.last = b.max, float64(ms) }
+func (b *tokenBucket) begin(ms int64) { b.stored, b.last = b.max, float64(ms) }
+
+func (b *tokenBucket) copy() model { c := *b; return &c }
+
+func (b *tokenBucket) admit(a arrivals) float64 { return float64(b.step(a)) }
 
 // refill is the script's: whole intervals since last, a full bucket
 // restarting the clock at now.
@@ -168,7 +195,11 @@ type fixedWindow struct {
 	count         int64 // attempts in it, at most limit
 }
 
-func (w *fixedWindow) start(int64) { w.open = false }
+func (w *fixedWindow) begin(int64) { w.open = false }
+
+func (w *fixedWindow) copy() model { c := *w; return &c }
+
+func (w *fixedWindow) admit(a arrivals) float64 { return float64(w.step(a)) }
 
 func (w *fixedWindow) step(a arrivals) int64 {
 	var admitted int64
@@ -202,7 +233,15 @@ type grants struct {
 	from, to int64
 }
 
-func (w *slidingWindow) start(int64) { w.grants, w.head, w.out = w.grants[:0], 0, 0 }
+func (w *slidingWindow) begin(int64) { w.grants, w.head, w.out = w.grants[:0], 0, 0 }
+
+func (w *slidingWindow) copy() model {
+	c := *w
+	c.grants, c.head = slices.Clone(w.grants[w.head:]), 0
+	return &c
+}
+
+func (w *slidingWindow) admit(a arrivals) float64 { return float64(w.step(a)) }
 
 // expire returns the permits granted at or before now - window.
 func (w *slidingWindow) expire(now int64) {
