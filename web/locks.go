@@ -23,91 +23,12 @@ import (
 
 // The lock screens: the list, a lock's page (holders, waiters, waits,
 // timeline, deadlocks), the force-unlock confirmation and form, and the
-// same under /api/locks. lockJSON decides which of a kind's state a client
-// sees, so kind-specific fields appear only on the kinds that have them (a
-// fencing token of 0 on a reentrant lock would read as a real token).
+// same under /api/locks, in present.Lock's words.
 
+// lockJSON is a lock and its waits, as /api/locks says them.
 type lockJSON struct {
-	Name    string           `json:"name"`
-	Kind    inspect.Kind     `json:"kind"`
-	Holders []inspect.Holder `json:"holders"`
-	PTTLMS  int64            `json:"pttl_ms"`
-	// Channel is the Redisson-style channel a release is announced on; ""
-	// for token locks, whose releases wake only lockwarden's own waiters
-	// (TokenLockChannel in store/internal/wire) and are not in the event stream.
-	Channel string `json:"channel"`
-	// Mode is a read-write lock's "read" or "write".
-	Mode string `json:"mode,omitempty"`
-	// Waiters are the lock's queue (a fair lock's, store's hand-off
-	// queue), always a list in GET of one lock, left out of list rows
-	// without waiters; WaitersTotal counts them all. Subscribers counts a
-	// held Redisson lock's waiters when they can only be counted (the
-	// clients subscribed to its unlock channel), when counted.
-	Waiters      []inspect.Waiter `json:"waiters,omitempty"`
-	WaitersTotal int64            `json:"waiters_total"`
-	Subscribers  *int64           `json:"subscribers,omitempty"`
-	// LongestWaitMS is how long the longest current waiter has waited (0
-	// when nobody waits, or none says since when: a Redisson fair queue):
-	// "wait" counts only the waits that ended.
-	LongestWaitMS int64 `json:"longest_wait_ms"`
-	// FencingToken is a fenced lock's current token.
-	FencingToken *int64 `json:"fencing_token,omitempty"`
-	// DeadlineMS is a deadline lock's deadline (epoch ms).
-	DeadlineMS *int64 `json:"deadline_ms,omitempty"`
-	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
-	// lock only).
-	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
-	// Stale: the lock is shown as last read, its node not answering.
-	Stale *present.Stale `json:"stale,omitempty"`
-	// Acked: every holder's grant was confirmed by replicas (false when
-	// one holder's client does not wait for them); absent when no holder's
-	// client says. Per holder in holders[].client.acked.
-	Acked *bool `json:"acked,omitempty"`
+	present.Lock
 	lockWaitJSON
-}
-
-// holdersAcked is lockJSON.Acked.
-func holdersAcked(hs []inspect.Holder) *bool {
-	var out *bool
-	for _, h := range hs {
-		if h.Client == nil || h.Client.Acked == nil {
-			continue
-		}
-		v := *h.Client.Acked && (out == nil || *out)
-		out = &v
-	}
-	return out
-}
-
-func toLockJSON(l inspect.LockInfo) lockJSON {
-	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: present.HoldersOf(l.Holders), PTTLMS: present.LeaseMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode, Stale: present.StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
-	out.Waiters, out.WaitersTotal, out.Subscribers = l.Waiters, l.WaitersTotal, l.Subscribers
-	out.LongestWaitMS = present.LongestWaitMS(&l, time.Now().UnixMilli())
-	if l.Kind == inspect.KindFairLock && out.Waiters == nil {
-		out.Waiters = []inspect.Waiter{}
-	}
-	if l.Kind == inspect.KindFencedLock {
-		out.FencingToken = &l.FencingToken
-	}
-	if l.Kind == inspect.KindDeadlineLock {
-		ms := l.Deadline.UnixMilli()
-		out.DeadlineMS = &ms
-	}
-	return out
-}
-
-// toLockDetailJSON adds the force-unlock plans to one lock.
-func toLockDetailJSON(l inspect.LockInfo) lockJSON {
-	out := toLockJSON(l)
-	if out.Waiters == nil {
-		out.Waiters = []inspect.Waiter{}
-	}
-	out.ForceUnlock = make(map[string]inspect.ForceUnlockPlan, len(l.Holders))
-	for _, h := range l.Holders {
-		out.ForceUnlock[h.ID] = l.ForceUnlockPlan(h.ID)
-	}
-	return out
 }
 
 // lockWaitJSON is what lockJSON says about a lock's waits: "wait" over the
@@ -158,7 +79,7 @@ func (s *Server) handleAPILocks(c echo.Context) error {
 	}
 	out := make([]lockJSON, 0, len(p.Rows))
 	for _, l := range p.Rows {
-		j := toLockJSON(s.annotated(l))
+		j := lockJSON{Lock: present.LockOf(s.annotated(l), time.Now())}
 		j.lockWaitJSON = lockWaitFor(sn, l.Name, false)
 		out = append(out, j)
 	}
@@ -297,7 +218,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 		return inspect.ObjectError("lock", name, err)
 	}
 	l.Subscribers = s.live.Latest().Subscribers(name)
-	j := toLockDetailJSON(s.annotated(*l))
+	j := lockJSON{Lock: present.LockDetailOf(s.annotated(*l), time.Now())}
 	j.lockWaitJSON = lockWaitFor(s.live.Latest(), name, true)
 	return c.JSON(http.StatusOK, j)
 }

@@ -1,7 +1,9 @@
 // Package present is how the console's objects read in its JSON, wherever
 // they are sent: the REST API (web) and the websocket frames (web/feed)
-// say the same of a lease, a lock's holders and an object shown as last
-// read, so both use these. It imports store/inspect only.
+// say the same of a lease, a lock's holders, its longest current wait and
+// an object shown as last read, so both use these; a lock and a limiter as
+// the API says them are here too (lock.go, limiter.go). It imports
+// store/inspect only.
 package present
 
 import (
