@@ -58,7 +58,9 @@ func TestJourneyHistory(t *testing.T) {
 	// A rate edit is a marker on the chart.
 	j.fill(`[data-testid=input-rate]`, "8")
 	j.fill(`[data-testid=input-interval_ms]`, "200")
+	j.fill(`[data-testid=input-reason]`, "e2e: slower")
 	j.clickTo(`[data-testid=limiter-save]`)
+	j.clickTo(`[data-testid=limiter-confirm]`)
 	marker := `[data-testid=history-chart] [data-testid=chart-marker]`
 	j.reopenUntil("a marker at the edit", page, marker, 1)
 	if title := j.rawText(marker + ` title`); !strings.Contains(title, "rate=8") {

@@ -354,6 +354,7 @@ type EditForm struct {
 	Rate       string
 	IntervalMS string
 	KeepState  string // "", KeepStateKeep or KeepStateReset
+	Reason     string
 	// Errors maps a field name (FieldRate, FieldIntervalMS) to its message;
 	// the "" key holds a message about the form as a whole.
 	Errors map[string]string
@@ -378,6 +379,9 @@ type LimiterDetailPage struct {
 	WhatIf *WhatIf
 	// Why answers what the page is opened for, before any table.
 	Why *WhyPanel
+	// Confirm is an edit waiting for its confirmation (the form's second
+	// step); nil shows the form.
+	Confirm *EditConfirm
 }
 
 // ClientRow is one client's window of a per-client Redisson limiter.

@@ -125,6 +125,11 @@ func recorded(c echo.Context) {
 	}
 }
 
+// previewed marks a state-changing request that only showed what a change
+// would do (an edit's confirmation): nothing changed, so nothing is
+// recorded.
+func previewed(c echo.Context) { slotOf(c).recorded = true }
+
 // auditMutations records every state-changing request that no admin
 // action recorded: refusals (role, origin, bad input) and routes without
 // an action. Sign-in records itself (it knows success from failure better

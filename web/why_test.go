@@ -121,10 +121,11 @@ func TestWhyLimiterRuleRejectionsAndChange(t *testing.T) {
 	if !strings.Contains(w.Answer, "Rejections started at") || w.Facts["rejecting_since_at"] == nil {
 		t.Errorf("answer %q: want when rejections started", w.Answer)
 	}
-	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":40,"interval_ms":25}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":40,"interval_ms":25,"reason":"test"}`, 200, nil)
 	e.getJSON("/api/why/"+esc(name), 200, &w)
-	if !strings.Contains(w.Answer, "The last audited change: modify") || !strings.Contains(w.Answer, "40 per second, bursts up to 40") {
-		t.Errorf("answer %q: want the new rule and the edit", w.Answer)
+	if !strings.Contains(w.Answer, "The last audited change: modify") || !strings.Contains(w.Answer, "40 per second, bursts up to 40") ||
+		!strings.Contains(w.Answer, `because "test"`) {
+		t.Errorf("answer %q: want the new rule and the edit with its reason", w.Answer)
 	}
 	_, _, body := e.do("GET", views.LimiterURL(name), nil, nil)
 	if txt := parseHTML(t, body).Find(`[data-testid=why-answer]`).Text(); !strings.Contains(txt, "rate=40") {

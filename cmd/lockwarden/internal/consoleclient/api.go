@@ -187,30 +187,17 @@ type LimiterEdit struct {
 	Reason    string
 }
 
-// ModifyLimiter is PUT /api/limiters/{name}. The reason goes with the
-// edit; a console that refuses the field (it checks the body before it
-// changes anything) gets the edit without it, and reasonKept says so.
-func (c *Client) ModifyLimiter(ctx context.Context, name string, e LimiterEdit) (l *Limiter, raw []byte, reasonKept bool, err error) {
-	body := map[string]any{"rate": e.Rate.Rate, "interval_ms": e.IntervalMS}
+// ModifyLimiter is PUT /api/limiters/{name}, with the reason the
+// console requires and keeps in its audit trail.
+func (c *Client) ModifyLimiter(ctx context.Context, name string, e LimiterEdit) (*Limiter, []byte, error) {
+	body := map[string]any{"rate": e.Rate.Rate, "interval_ms": e.IntervalMS, "reason": e.Reason}
 	if e.KeepState {
 		body["keep_state"] = true
 	}
-	path := objectPath("/api/limiters/", name, "")
 	var out Limiter
-	if e.Reason != "" {
-		body["reason"] = e.Reason
-		raw, err = c.send(ctx, http.MethodPut, path, body, &out)
-		if ae, ok := err.(*APIError); !ok || !ae.UnknownField("reason") {
-			if err != nil {
-				return nil, raw, false, err
-			}
-			return &out, raw, true, nil
-		}
-		delete(body, "reason")
-	}
-	raw, err = c.send(ctx, http.MethodPut, path, body, &out)
+	raw, err := c.send(ctx, http.MethodPut, objectPath("/api/limiters/", name, ""), body, &out)
 	if err != nil {
-		return nil, raw, false, err
+		return nil, raw, err
 	}
-	return &out, raw, false, nil
+	return &out, raw, nil
 }

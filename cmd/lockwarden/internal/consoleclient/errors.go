@@ -33,12 +33,6 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s (%d %s)", e.Message, e.Status, http.StatusText(e.Status))
 }
 
-// UnknownField says the console refused the body's field name as one it
-// does not take (decodeJSON in web/api.go): nothing was done.
-func (e *APIError) UnknownField(name string) bool {
-	return e.Status == http.StatusBadRequest && e.Field == name && strings.HasPrefix(e.Message, "unknown field")
-}
-
 // IsStatus says whether err is the console's refusal with that status.
 func IsStatus(err error, status int) bool {
 	var ae *APIError
