@@ -71,6 +71,12 @@ func flashFor(code, name string) (string, string) {
 		return the("counter") + " was reset.", views.FlashOK
 	case "saved":
 		return the("limiter") + " was updated.", views.FlashOK
+	case "released-all":
+		// name is "<client>: <released> of <tried>".
+		if name == "" {
+			return "The client's holds were released; the audit trail has each one and what became of it.", views.FlashOK
+		}
+		return "Released the holds of " + name + "; the audit trail has each one and what became of it.", views.FlashOK
 	}
 	return "", ""
 }
