@@ -112,10 +112,21 @@
           var h = hs.find(function (x) {
             return x.id === tr.dataset.holder;
           });
-          tr.classList.toggle("stale", !h);
           if (h) {
             setField(tr, "holder-count", num(h.count));
+          } else if (all(tr.parentNode, "tr[data-holder]").length > 1 || hs.length === 0) {
+            // A past holder leaves the table (the timeline has it): a
+            // row without a hold must not offer a force-unlock. The last
+            // row stays as the template of the next holder's, hidden.
+            if (all(tr.parentNode, "tr[data-holder]").length > 1) {
+              tr.parentNode.removeChild(tr);
+            } else {
+              tr.hidden = true;
+            }
           }
+        });
+        all(el, '[data-field="holders-empty"]').forEach(function (p) {
+          p.hidden = hs.length > 0;
         });
       }
       if (own(f.locks, name)) {
@@ -155,8 +166,9 @@
         }
       });
       if (div === null && parts.length > 0) {
-        div = make("div", { className: "muted", data: { testid: "lock-holders-who" } });
-        cell.appendChild(div);
+        // Names before ids, as views.lockRow.
+        div = make("div", { className: "holder-who", data: { testid: "lock-holders-who" } });
+        cell.insertBefore(div, span);
       }
       if (div !== null) {
         LW.setText(div, parts.join("; "));
@@ -192,6 +204,7 @@
     var tr = proto.cloneNode(true);
     tr.dataset.holder = h.id;
     tr.classList.remove("stale");
+    tr.hidden = false;
     all(tr, '[data-testid="holder-id"]').forEach(function (c) {
       c.textContent = h.id;
     });
@@ -206,7 +219,7 @@
     });
     var idCell = all(tr, '[data-testid="holder-id"]')[0];
     if (idCell && all(tr, '[data-testid="holder-who"]').length === 0) {
-      idCell.parentNode.appendChild(make("div", { className: "muted", data: { testid: "holder-who" } }));
+      idCell.parentNode.insertBefore(make("div", { className: "holder-who", data: { testid: "holder-who" } }), idCell);
     }
     return tr;
   }

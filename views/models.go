@@ -301,7 +301,10 @@ type ForceUnlockConfirmPage struct {
 	Name   string
 	Kind   string
 	Holder string
-	Count  int64 // the holder's reentry count, all of which is dropped
+	// HolderWho names the holder's client (application, host, pid,
+	// owner); "" when the console knows no name for it.
+	HolderWho string
+	Count     int64 // the holder's reentry count, all of which is dropped
 	// The plan: what the force-unlock does to Redis, from the lock's kind.
 	// Channel "" means nothing is published.
 	Channel string
@@ -408,6 +411,11 @@ type RollingRow struct {
 type EventsPage struct {
 	Layout
 	Events []EventRow // newest first
+	// Q (a part of the lock's name) and Type filter them; Types are the
+	// types there are; Empty says what an empty list searched.
+	Q, Type string
+	Types   []string
+	Empty   string
 }
 
 // EventRow is one lock event; Type is "unlock", "force-unlock" or "expired".
@@ -476,9 +484,13 @@ type AuditRow struct {
 	Remote      string
 	Action      string
 	Target      string
-	Before      string
-	After       string
-	Outcome     string
-	Reason      string
-	Detail      string
+	// TargetWho is the target's name when it is a client the registry
+	// knows (a release-all's); Before and After carry such names before
+	// the ids they mention.
+	TargetWho string
+	Before    string
+	After     string
+	Outcome   string
+	Reason    string
+	Detail    string
 }

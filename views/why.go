@@ -69,3 +69,11 @@ func emptyOr(s, alt string) string {
 	}
 	return s
 }
+
+// holderName is who a holder is, or its id when nothing more is known.
+func holderName(who, id string) string {
+	if who != "" {
+		return who
+	}
+	return id
+}

@@ -293,17 +293,26 @@ func (s *Server) renderConfirm(c echo.Context, status int, name, holder, reason,
 	if i < 0 {
 		return withHolders(inspect.ObjectError("lock", name, inspect.ErrHolderChanged), l.Holders)
 	}
-	page := confirmPage(l, l.Holders[i])
+	page := confirmPage(l, s.annotated(*l).Holders[i])
 	page.Layout = s.layout(c, "Force unlock "+name, views.NavLocks)
 	page.Reason, page.ReasonError = reason, reasonErr
 	return s.render(c, status, views.ForceUnlockConfirm(page))
+}
+
+// whoOf is a holder's name when the registry gave it one beyond its id
+// (inspect.DescribeHolder returns a token itself).
+func whoOf(h inspect.Holder) string {
+	if h.Who == h.ID {
+		return ""
+	}
+	return h.Who
 }
 
 // confirmPage turns the store's force-unlock plan into the confirmation
 // page's steps.
 func confirmPage(l *inspect.LockInfo, h inspect.Holder) views.ForceUnlockConfirmPage {
 	plan := l.ForceUnlockPlan(h.ID)
-	m := views.ForceUnlockConfirmPage{Name: l.Name, Kind: string(l.Kind), Holder: h.ID, Count: h.Count,
+	m := views.ForceUnlockConfirmPage{Name: l.Name, Kind: string(l.Kind), Holder: h.ID, Count: h.Count, HolderWho: whoOf(h),
 		Channel: plan.Channel, Message: plan.Message, RemovesField: plan.RemovesField != "",
 		Keeps: plan.Keeps, Summary: plan.Summary}
 	for _, k := range plan.Deletes {
