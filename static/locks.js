@@ -69,15 +69,15 @@
     var link = make("a", { data: { testid: "lock-link" } }, [name]);
     link.href = LW.lockURL(name);
     return make("tr", { data: { testid: "lock-row", lock: name } }, [
-      make("td", {}, [link]),
-      make("td", { className: "kind", data: { field: "kind" } }, [kind]),
-      make("td", {}, [make("span", { data: { field: "holders", testid: "lock-holders" } })]),
-      make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters" } }, ["0"]),
-      make("td", { className: "num", data: { field: "longest-wait", testid: "lock-longest-wait", waitingSince: "0" } }, ["–"]),
-      make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended" } }, ["–"]),
-      make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99" } }, ["–"]),
-      make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1" } }),
-      make("td", { data: { field: "age", firstSeen: String(seen) }, spaced: true }, [
+      make("td", { className: "stack-head" }, [link]),
+      make("td", { className: "kind", data: { field: "kind", label: "Kind" } }, [kind]),
+      make("td", { data: { label: "Held by" } }, [make("span", { className: "holder-ids", data: { field: "holders", testid: "lock-holders" } })]),
+      make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters", label: "Waiters" } }, ["0"]),
+      make("td", { className: "num", data: { field: "longest-wait", testid: "lock-longest-wait", waitingSince: "0", label: "Longest wait" } }, ["–"]),
+      make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended", label: "Waited (10 s)" } }, ["–"]),
+      make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99", label: "p99 wait" } }, ["–"]),
+      make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1", label: "Lease left" } }),
+      make("td", { data: { field: "age", firstSeen: String(seen), label: "First seen" }, spaced: true }, [
         LW.timeEl(new Date(seen)),
         make("span", { className: "muted", data: { field: "age-text" } }, [LW.ageText(Date.now() + LW.serverSkew - seen)])
       ])

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -234,17 +235,22 @@ func clientWords(c clientJSON) string {
 	return fmt.Sprintf("%s on %s (pid %d)", c.App, c.Host, c.PID)
 }
 
-// holdWords says what a client does on a lock, as the Clients page does.
+// holdWords says what a client does on a lock, by the owner (thread,
+// task) of the client that holds or waits: the page names the client.
 func holdWords(h inspect.Hold) string {
+	who := h.Holder
+	if inspect.ClientIDOf(h.Holder) != "" {
+		who = "owner " + strings.TrimSuffix(h.Holder[37:], ":write")
+	}
 	switch h.What {
 	case "waits":
 		return fmt.Sprintf("waits in the fair queue, place %d", h.Place)
 	case "queued":
-		return fmt.Sprintf("waits in store's queue, place %d, as %s", h.Place, h.Holder)
+		return fmt.Sprintf("waits in store's queue, place %d (%s)", h.Place, who)
 	case "read", "write":
-		return fmt.Sprintf("holds the %s lock, %d level(s), as %s", h.What, h.Count, h.Holder)
+		return fmt.Sprintf("holds the %s lock, %d level(s) (%s)", h.What, h.Count, who)
 	}
-	return fmt.Sprintf("holds it ×%d as %s", h.Count, h.Holder)
+	return fmt.Sprintf("holds it ×%d (%s)", h.Count, who)
 }
 
 // handleReleaseAllForm is the confirmation's button: it releases, then

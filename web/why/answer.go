@@ -140,7 +140,7 @@ func limiterURL(name string) string { return "/limiters/" + url.PathEscape(name)
 
 // forceUnlockAction is the holder-checked force-unlock of holder on lock.
 func forceUnlockAction(lock, holder, who, does string) Action {
-	return Action{Action: "force-unlock", Label: "Force unlock " + who + "'s hold", Holder: holder, Admin: true,
+	return Action{Action: "force-unlock", Label: "Force-unlock the hold of " + who, Holder: holder, Admin: true,
 		URL:     lockURL(lock) + "/force-unlock?" + url.Values{"holder": {holder}}.Encode(),
 		Command: "lockwarden unlock " + shellWord(lock) + " --holder " + shellWord(holder) + " --reason '…'",
 		Does:    does}
