@@ -122,8 +122,9 @@ func (b *builder) done() Answer {
 	return b.a
 }
 
-// shellWord quotes s for a POSIX shell when it needs it.
-func shellWord(s string) string {
+// ShellWord quotes s for a POSIX shell when it needs it: a command in an
+// answer can be copied whole.
+func ShellWord(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r == '-' || r == '_' || r == '.' || r == ':' || r == '/' || r == '{' || r == '}' ||
 			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
@@ -142,6 +143,6 @@ func limiterURL(name string) string { return "/limiters/" + url.PathEscape(name)
 func forceUnlockAction(lock, holder, who, does string) Action {
 	return Action{Action: "force-unlock", Label: "Force-unlock the hold of " + who, Holder: holder, Admin: true,
 		URL:     lockURL(lock) + "/force-unlock?" + url.Values{"holder": {holder}}.Encode(),
-		Command: "lockwarden unlock " + shellWord(lock) + " --holder " + shellWord(holder) + " --reason '…'",
+		Command: "lockwarden unlock " + ShellWord(lock) + " --holder " + ShellWord(holder) + " --reason '…'",
 		Does:    does}
 }

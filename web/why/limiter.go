@@ -306,7 +306,7 @@ func limiterActions(b *builder, l *inspect.LimiterInfo) {
 		flags, label = "--rate CAPACITY --interval REFILL", "Change its capacity or refill (what-if first)"
 	}
 	b.act(Action{Action: "edit", Label: label, URL: limiterURL(l.Name) + "#edit", Admin: true,
-		Command: "lockwarden edit " + shellWord(l.Name) + " " + flags + " --reason '…'",
+		Command: "lockwarden edit " + ShellWord(l.Name) + " " + flags + " --reason '…'",
 		Does:    "replays the last hour at the new rule, then changes it through the limiter's own script, audited with the reason"})
 }
 

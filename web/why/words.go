@@ -12,8 +12,10 @@ import (
 // instants as UTC clock times (viewers sit in several time zones), counts
 // with separators.
 
-// dur is ms in words: "850 ms", "4.2 s", "3 min 12 s", "2 h 5 min", "3 d 4 h".
-func dur(ms int64) string {
+// Duration is ms in words, to the unit that matters: "850 ms", "4.2 s",
+// "3 min 12 s", "2 h 5 min", "3 d 4 h"; "–" for a negative ms (unknown).
+// The terminal's words (cmd/lockwarden/internal/present) are these.
+func Duration(ms int64) string {
 	const (
 		second = 1000
 		minute = 60 * second
@@ -28,7 +30,7 @@ func dur(ms int64) string {
 	}
 	switch {
 	case ms < 0:
-		return "0 ms"
+		return "–"
 	case ms < second:
 		return fmt.Sprintf("%d ms", ms)
 	case ms < 10*second:
@@ -52,8 +54,8 @@ func clock(t, now time.Time) string {
 	return t.Format("2006-01-02 15:04:05") + " UTC"
 }
 
-// count is n with thousands separators: "1,204,000".
-func count(n int64) string {
+// Count is n with thousands separators: "1,204,000".
+func Count(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -76,10 +78,10 @@ func number(f float64) string {
 		return "–"
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return count(int64(f))
+		return Count(int64(f))
 	}
 	if math.Abs(f) >= 100 {
-		return count(int64(math.Round(f)))
+		return Count(int64(math.Round(f)))
 	}
 	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
 }
@@ -101,7 +103,7 @@ func plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return count(n) + " " + many
+	return Count(n) + " " + many
 }
 
 // interval says a limiter's interval in words: "second", "10 s", "100 ms".
@@ -114,7 +116,7 @@ func interval(ms float64) string {
 	case ms == 3_600_000:
 		return "hour"
 	case ms >= 1000 && ms == math.Trunc(ms):
-		return dur(int64(ms))
+		return Duration(int64(ms))
 	}
 	return number(ms) + " ms"
 }
@@ -126,14 +128,14 @@ func interval(ms float64) string {
 func Rule(kind string, rate int64, intervalMS, perSecond float64, limit int64, limitKnown bool) string {
 	switch kind {
 	case "token-bucket":
-		return number(perSecond) + " per second, bursts up to " + count(rate)
+		return number(perSecond) + " per second, bursts up to " + Count(rate)
 	case "counter":
 		if !limitKnown {
 			return "no limit (no rule registers one for it: it only counts)"
 		}
-		return "at most " + count(limit) + " per window"
+		return "at most " + Count(limit) + " per window"
 	}
-	return count(rate) + " per " + interval(intervalMS)
+	return Count(rate) + " per " + interval(intervalMS)
 }
 
 // upper is s with its first letter capital.
@@ -143,3 +145,8 @@ func upper(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// dur and count are the paragraph's Duration and Count.
+func dur(ms int64) string { return Duration(max(0, ms)) }
+
+func count(n int64) string { return Count(n) }
