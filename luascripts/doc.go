@@ -232,7 +232,7 @@
 // returned), deleting records silent for an hour, and drops names not
 // announced for ten minutes.
 //
-// # The console's own scripts (audit_append, auth_*, history_hold_*, counter_reset)
+// # The console's own scripts (audit_append, auth_*, history_hold_*, counter_reset, hash_read)
 //
 // The audit stream is kept by age, not length: no burst of newer entries
 // trims an entry younger than the retention. auth_fail_record's waits
@@ -243,4 +243,8 @@
 // running hold first with history_hold_mark, and that mark wins over the
 // writer's own verdict, whichever replica writes. counter_reset deletes an
 // access counter only while it is still a string holding a whole number.
+// hash_read is how the console reads one key a request names: the key may
+// be any application's hash, so it is sized first and transferred only
+// when small enough to be an object, in one script so that nothing grows
+// it in between.
 package luascripts

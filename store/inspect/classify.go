@@ -133,7 +133,7 @@ func parseTokenBucket(name string, fields map[string]string, nowMS int64) (Limit
 		Kind:       KindTokenBucket,
 		Rate:       clampInt64(math.Floor(maxPermits)),
 		IntervalMS: interval,
-		PerSecond:  1000 / interval,
+		PerSecond:  math.Min(1000/interval, math.MaxFloat64), // a subnormal interval overflows to +Inf
 		Available:  clampInt64(math.Max(0, avail)),
 		App:        app,
 	}, true

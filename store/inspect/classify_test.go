@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"testing"
@@ -160,5 +161,12 @@ func TestClassifyHugeNumbersDoNotOverflow(t *testing.T) {
 	got, ok := parseTokenBucket("rl", clsBucketFields("0", "1e300", "1e300", "1", "x"), 1)
 	if !ok || got.Rate != math.MaxInt64 || got.Available != math.MaxInt64 {
 		t.Fatalf("got %+v ok=%v, want Rate and Available clamped to MaxInt64", got, ok)
+	}
+	// An interval so small that 1000/interval overflows: the rate per
+	// second is the largest finite number, so the limiter still encodes as
+	// JSON (+Inf made every list that held it a 500).
+	got, ok = parseTokenBucket("rl", clsBucketFields("0", "1", "10", "1e-310", "x"), 1)
+	if _, err := json.Marshal(got); !ok || got.PerSecond != math.MaxFloat64 || err != nil {
+		t.Fatalf("got %+v ok=%v (JSON: %v), want PerSecond clamped to MaxFloat64", got, ok, err)
 	}
 }

@@ -29,7 +29,7 @@ func TestHoldTimesEveryKind(t *testing.T) {
 	p := redistest.Prefix(t)
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
-	insp := New(rdb, &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
+	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
 	// Watchdogs renew every lease/3; the lease is short so a renewal
 	// comes soon, and long enough that no hold runs out under load.
 	const lease = 900 * time.Millisecond
@@ -157,7 +157,7 @@ func TestHoldTimesPerReadHolder(t *testing.T) {
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
-	insp := New(rdb, nil)
+	insp := New(redistest.UniversalFor(t, rdb), nil)
 	opts := &store.LockOptions{Lease: time.Minute, NoWatchdog: true}
 	a := app.NewRWLock(name, opts).Reader()
 	b := app.NewRWLock(name, opts).Reader()
@@ -205,7 +205,7 @@ func TestDeadlineForceUnlockDeletesHoldTimes(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := t.Context()
 	p := redistest.Prefix(t)
-	insp := New(rdb, &Options{Patterns: ObjectPatterns{DeadlineLocks: []string{p + "dl:*"}}})
+	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{DeadlineLocks: []string{p + "dl:*"}}})
 	name := p + "dl:job"
 	seen := strconv.FormatInt(time.Now().Add(time.Minute).UnixMilli(), 10)
 	rdb.Set(ctx, name, seen, 0)
@@ -228,7 +228,7 @@ func TestTokenForceUnlockWakesWaiter(t *testing.T) {
 	p := redistest.Prefix(t)
 	name := p + "token:w"
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
-	insp := New(rdb, &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
+	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
 	stuck := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute})

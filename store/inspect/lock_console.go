@@ -11,7 +11,6 @@ import (
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/redis/go-redis/v9"
 )
 
 // The force-unlock scripts change state, so they are sent once
@@ -31,58 +30,72 @@ var (
 // between the page load and the click the lock may have been released and
 // taken by someone healthy.
 
-// GetLock reads the lock at name: its hash (or, for a name matching a
-// token-lock pattern, its string) atomically, then its side keys (fair
-// queue, fencing token, read-level leases). store.ErrNotFound when there is no
-// key; store.ErrWrongKind when the key exists but is not a lock of a known kind
-// (any other type, or a hash that is not in a lock layout).
+// GetLock reads the lock at name: its hash (hash_read.lua, which reads a
+// hash only while it is small enough to be a lock) or, for a name matching
+// a token-lock pattern, its string (a bounded read), atomically, then its
+// side keys (fair queue, fencing token, read-level leases). store.ErrNotFound
+// when there is no key; store.ErrWrongKind when the key exists but is not a
+// lock of a known kind (any other type, a hash that is not in a lock layout,
+// or one too large to be a lock, which is left unread).
 func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
 	patterns := c.ObjectPatterns()
-	pipe := c.rdb.TxPipeline()
-	typ := pipe.Type(ctx, name)
-	now := pipe.Time(ctx)
-	var all *redis.MapStringStringCmd
-	var pttl *redis.DurationCmd
-	var str stringRead
-	token := patterns.isTokenLockName(name)
-	if token {
-		str = queueStringRead(ctx, pipe, name)
-	} else {
-		all = pipe.HGetAll(ctx, name)
-		pttl = pipe.PTTL(ctx, name)
-	}
-	if err := nodes.Exec(ctx, pipe); err != nil {
-		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
-	}
-	if err := typ.Err(); err != nil {
-		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
-	}
 	var info LockInfo
-	switch t := typ.Val(); {
-	case t == "none":
-		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
-	case t == "string" && token:
+	var nowMS int64
+	if patterns.isTokenLockName(name) {
+		typ, now, str, err := c.readString(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("store: get lock %q: %w", name, err)
+		}
+		if typ == "none" {
+			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
+		}
 		l, _ := str.classify(patterns, name)
-		if l == nil {
+		if typ != "string" || l == nil {
 			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 		}
-		info = *l // its hold times are a side read, as for hashes
-	case t == "hash" && all.Err() == nil:
+		info, nowMS = *l, now // its hold times are a side read, as for hashes
+	} else {
+		h, err := c.readHash(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("store: get lock %q: %w", name, err)
+		}
+		if h.size == 0 {
+			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
+		}
 		var ok bool
-		if info, ok = classifyLock(name, all.Val(), pttl.Val()); !ok {
-			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
+		if info, ok = classifyLock(name, h.fields, h.pttl); !ok {
+			return nil, h.wrongKind("lock", name)
 		}
-	default:
-		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
+		nowMS = h.nowMS
 	}
 	locks := []LockInfo{info}
-	if err := c.ReadSides(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
+	if err := c.ReadSides(ctx, c.rdb, locks, nil, nowMS); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	return &locks[0], nil
+}
+
+// readString reads the string at name (a token or deadline lock, a
+// counter) with its type and Redis time, in one MULTI: STRLEN and a bounded
+// GETRANGE, so a large value is never transferred whole.
+func (c *Inspector) readString(ctx context.Context, name string) (typ string, nowMS int64, str stringRead, err error) {
+	pipe := c.rdb.TxPipeline()
+	t := pipe.Type(ctx, name)
+	now := pipe.Time(ctx)
+	str = queueStringRead(ctx, pipe, name)
+	if err := nodes.Exec(ctx, pipe); err != nil {
+		return "", 0, str, err
+	}
+	if err := t.Err(); err != nil {
+		return "", 0, str, err
+	}
+	if err := now.Err(); err != nil {
+		return "", 0, str, err
+	}
+	return t.Val(), now.Val().UnixMilli(), str, nil
 }
 
 // ForceUnlock breaks the lock at name, only if holder (as GetLock listed

@@ -158,7 +158,7 @@ func TestLockConsoleValidationSendsNothing(t *testing.T) {
 	// Nothing listens here: a command sent would fail to dial instead.
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
-	c := New(rdb, nil)
+	c := New(redistest.UniversalFor(t, rdb), nil)
 	ctx := redistest.Context(t, 10*time.Second)
 	long := strings.Repeat("x", store.MaxNameLen+1)
 
