@@ -230,7 +230,7 @@ func TestAuditPagedChangeReachable(t *testing.T) {
 	ctx := t.Context()
 	rl := e.prefix + "rl"
 	e.makeBucket(rl, 100, "10")
-	e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10,"reason":"test"}`, 200, nil)
 	const newer = 600
 	for i := range newer {
 		if _, err := e.srv.admin.Trail().Append(ctx, inspect.AuditRecord{Role: "admin", Action: "reset",
