@@ -287,6 +287,9 @@ func DescribeHolder(reg *Registry, holder string) string {
 // seen (when the console first saw this holder; zero if never), as of now.
 func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	h.Who = DescribeHolder(reg, h.ID)
+	if len(h.Facts) > 0 && ClientIDOf(h.ID) == "" {
+		h.Who = describeFacts(h.Facts) // another library's holder says who it is
+	}
 	h.Client = holderClient(reg, h.ID)
 	switch {
 	case h.AcquiredMS > 0:

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
-
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -29,44 +27,16 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	patterns := c.ObjectPatterns()
-	_, counter := patterns.counterRule(name)
-	pipe := c.rdb.Pipeline()
-	typ := pipe.Type(ctx, name)
-	now := pipe.Time(ctx)
-	var fields *redis.MapStringStringCmd
-	var str stringRead
-	if counter {
-		str = queueStringRead(ctx, pipe, name)
-	} else {
-		fields = pipe.HGetAll(ctx, name)
-	}
-	if err := nodes.Exec(ctx, pipe); err != nil {
+	_, info, typ, nowMS, err := c.readByType(ctx, name)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if err := now.Err(); err != nil {
-		return nil, err
-	}
-	if err := typ.Err(); err != nil {
-		return nil, err
-	}
-	nowMS := now.Val().UnixMilli()
-	switch t := typ.Val(); {
-	case t == "none":
-		return nil, store.ErrNotFound
-	case t == "string" && counter:
-		if _, lim := str.classify(patterns, name); lim != nil {
-			return lim, nil
-		}
+	case info == nil:
 		return nil, store.ErrWrongKind
-	case t != "hash" || fields.Err() != nil:
-		return nil, store.ErrWrongKind
+	case typ != "hash" || IsConvention(info.Kind):
+		return info, nil
 	}
-	info, ok := classifyLimiter(name, fields.Val(), nowMS)
-	if !ok {
-		return nil, store.ErrWrongKind
-	}
-	lims := []LimiterInfo{info}
+	lims := []LimiterInfo{*info}
 	if err := c.ReadSides(ctx, c.rdb, nil, lims, nowMS); err != nil {
 		return nil, err
 	}
@@ -133,8 +103,10 @@ func (c *Inspector) ModifyLimiterWith(ctx context.Context, name string, e Limite
 		err = c.editRedisson(ctx, info, e)
 	case KindCounter:
 		return nil, invalid("rate", "an access counter's limit is enforced by the application's own script; reset the counter instead")
-	default:
+	case KindTokenBucket:
 		err = c.app.NewTokenBucket(name, nil).Modify(ctx, e.Rate, e.IntervalMS)
+	default:
+		return nil, invalid("rate", "a %s limiter's settings are the application's; lockwarden can only reset it", info.Kind)
 	}
 	if errors.Is(err, store.ErrModify) {
 		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, err)
@@ -262,8 +234,15 @@ func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	if err := validateName(name); err != nil {
 		return err
 	}
-	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
-		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
+	p := c.ObjectPatterns()
+	if _, ok := p.counterRule(name); !ok || p.claimsString(name) {
+		// Another library's limiter is reset as that library does.
+		if done, err := c.resetConvention(ctx, name); done || err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
+		}
 	}
 	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
 	if err != nil {

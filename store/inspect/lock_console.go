@@ -2,16 +2,14 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
-
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
-	"github.com/redis/go-redis/v9"
 )
 
 // The force-unlock scripts change state, so they are sent once
@@ -40,46 +38,18 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	patterns := c.ObjectPatterns()
-	pipe := c.rdb.TxPipeline()
-	typ := pipe.Type(ctx, name)
-	now := pipe.Time(ctx)
-	var all *redis.MapStringStringCmd
-	var pttl *redis.DurationCmd
-	var str stringRead
-	token := patterns.isTokenLockName(name)
-	if token {
-		str = queueStringRead(ctx, pipe, name)
-	} else {
-		all = pipe.HGetAll(ctx, name)
-		pttl = pipe.PTTL(ctx, name)
-	}
-	if err := nodes.Exec(ctx, pipe); err != nil {
-		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
-	}
-	if err := typ.Err(); err != nil {
-		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
-	}
-	var info LockInfo
-	switch t := typ.Val(); {
-	case t == "none":
+	lock, _, _, nowMS, err := c.readByType(ctx, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
-	case t == "string" && token:
-		l, _ := str.classify(patterns, name)
-		if l == nil {
-			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
-		}
-		info = *l // its hold times are a side read, as for hashes
-	case t == "hash" && all.Err() == nil:
-		var ok bool
-		if info, ok = classifyLock(name, all.Val(), pttl.Val()); !ok {
-			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
-		}
-	default:
+	case err != nil:
+		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
+	case lock == nil:
 		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
 	}
-	locks := []LockInfo{info}
-	if err := c.ReadSides(ctx, c.rdb, locks, nil, now.Val().UnixMilli()); err != nil {
+	// Its hold times and side keys are a side read, as for hashes.
+	locks := []LockInfo{*lock}
+	if err := c.ReadSides(ctx, c.rdb, locks, nil, nowMS); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	return &locks[0], nil
@@ -139,6 +109,9 @@ const rwCountChanged = -3
 // 2 both mean released).
 func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder string) (int64, error) {
 	name := info.Name
+	if cv := conventionOf(info.Kind, ""); cv != nil {
+		return cv.release(ctx, c, info, holder)
+	}
 	sharded, err := c.pubsubFlag(ctx)
 	if err != nil {
 		return 0, err
@@ -204,6 +177,9 @@ type ForceUnlockPlan struct {
 // Redis may change before the click; ForceUnlock then refuses rather than
 // doing something else (ErrHolderChanged).
 func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
+	if cv := conventionOf(l.Kind, ""); cv != nil {
+		return cv.plan(l, holder)
+	}
 	switch l.Kind {
 	case KindDeadlineLock:
 		return ForceUnlockPlan{Deletes: []string{l.Name},

@@ -3,6 +3,7 @@ package walk
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,7 +75,7 @@ func TestDiscoverMix(t *testing.T) {
 	}
 
 	l := d.Locks[1]
-	if l.Kind != inspect.KindReentrant || len(l.Holders) != 1 || l.Holders[0] != (inspect.Holder{ID: inspecttest.HolderUUID + ":worker-7", Count: 3}) {
+	if l.Kind != inspect.KindReentrant || len(l.Holders) != 1 || !reflect.DeepEqual(l.Holders[0], inspect.Holder{ID: inspecttest.HolderUUID + ":worker-7", Count: 3}) {
 		t.Errorf("lock = %+v", l)
 	}
 	if l.PTTL <= 0 || l.PTTL > time.Minute {
