@@ -31,6 +31,9 @@ type Candidates struct {
 	reads    []stringRead
 	zsets    []string
 	zreads   []zsetRead
+	// sides are the side reads of the conventions that claim each string
+	// (a BullMQ lock's job hash), which may also veto it.
+	sides [][]func(*convFound)
 }
 
 // CandidateKeys are keys of unknown kind by their Redis type.
@@ -62,8 +65,14 @@ func (p ObjectPatterns) QueueCandidateKeys(ctx context.Context, pipe redis.Pipel
 		c.gets[i] = pipe.HGetAll(ctx, k)
 		c.ttls[i] = pipe.PTTL(ctx, k)
 	}
+	c.sides = make([][]func(*convFound), len(keys.Strings))
 	for i, k := range keys.Strings {
 		c.reads[i] = queueStringRead(ctx, pipe, k)
+		for _, cv := range conventions {
+			if cv.keyType == "string" && cv.side != nil && cv.claims(p, k) {
+				c.sides[i] = append(c.sides[i], cv.side(ctx, pipe, k))
+			}
+		}
 	}
 	for i, k := range keys.Zsets {
 		c.zreads[i] = queueZsetRead(ctx, pipe, k)
@@ -92,7 +101,15 @@ func (c *Candidates) Classify(nowMS int64) (locks []LockInfo, lims []LimiterInfo
 		}
 	}
 	for i, k := range c.strs {
-		add(c.reads[i].classify(c.patterns, k, nowMS))
+		f := convFound{}
+		f.lock, f.lim = c.reads[i].classify(c.patterns, k, nowMS)
+		for _, apply := range c.sides[i] {
+			apply(&f)
+		}
+		if f.lock == nil && f.lim == nil {
+			c.patterns.conv.forget(k)
+		}
+		add(f.lock, f.lim)
 	}
 	for i, k := range c.zsets {
 		lock, lim := c.zreads[i].classify(c.patterns, k, nowMS)

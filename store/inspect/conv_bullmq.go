@@ -34,13 +34,20 @@ var bullmqConvention = &convention{
 		i := strings.LastIndexByte(job, ':')
 		facts := map[string]string{FactWorker: worker, FactJob: job[i+1:], FactQueue: job[:i]}
 		return convFound{lock: stringLock(k, KindBullMQJobLock,
-			"BullMQ: key <prefix>:<queue>:<job>:lock with a lease, value <worker uuid>:<n>", facts)}, true
+			"BullMQ: key <prefix>:<queue>:<job>:lock with a lease, value <worker uuid>:<n>, and the job's hash <prefix>:<queue>:<job> that began processing", facts)}, true
 	},
+	// The job's hash confirms the lock: a string of the same shape beside
+	// no job (a Redisson-like holder id under a name ending in ":lock") is
+	// not BullMQ's.
 	side: func(ctx context.Context, pipe redis.Pipeliner, name string) func(*convFound) {
 		job := pipe.HMGet(ctx, strings.TrimSuffix(name, ":lock"), "name", "processedOn", "pb", "ats")
 		return func(f *convFound) {
+			if f.lock == nil || f.lock.Kind != KindBullMQJobLock {
+				return
+			}
 			vals, err := job.Result()
-			if err != nil || f.lock == nil || len(f.lock.Holders) == 0 || len(vals) != 4 {
+			if err != nil || len(vals) != 4 || vals[1] == nil {
+				f.lock = nil // no job hash that began processing: not a BullMQ lock
 				return
 			}
 			h := &f.lock.Holders[0]

@@ -170,13 +170,18 @@ func (c *Inspector) readByType(ctx context.Context, name string) (lock *LockInfo
 	}
 	nowMS = now.Val().UnixMilli()
 	lock, lim = x.found(p, name, nowMS)
-	// A convention first met here has side reads of its own.
+	// A convention first met here has side reads of its own (which may
+	// find it is not that convention after all).
 	if cv := p.conv.of(name); cv != nil && cv != known && cv.side != nil {
 		pipe := c.rdb.Pipeline()
 		apply := cv.side(ctx, pipe, name)
-		if _, err := pipe.Exec(ctx); err == nil || err == redis.Nil {
-			f := convFound{lock: lock, lim: lim}
-			apply(&f)
+		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+			return nil, nil, typ, 0, err
+		}
+		f := convFound{lock: lock, lim: lim}
+		apply(&f)
+		if lock, lim = f.lock, f.lim; lock == nil && lim == nil {
+			p.conv.forget(name)
 		}
 	}
 	return lock, lim, typ, nowMS, nil

@@ -222,3 +222,10 @@ func (c *Inspector) Announce(name, kind string) { c.announced.set(name, kind) }
 
 // RetainAnnounced forgets the announced names keep rejects.
 func (c *Inspector) RetainAnnounced(keep func(name string) bool) { c.announced.retain(keep) }
+
+// ReadsString reports whether discovery reads the string key name to
+// classify it: a pattern lists it, or a framework convention claims its
+// name (conventions.go). Any other string is never transferred.
+func (p ObjectPatterns) ReadsString(name string) bool {
+	return p.ListsString(name) || p.claimsString(name)
+}
