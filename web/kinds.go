@@ -4,6 +4,8 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/feed"
+	"slices"
+	"strings"
 )
 
 // How each lock and limiter kind reaches the API and the pages. The store
@@ -34,6 +36,10 @@ type lockJSON struct {
 	FencingToken *int64 `json:"fencing_token,omitempty"`
 	// DeadlineMS is a deadline lock's deadline (epoch ms).
 	DeadlineMS *int64 `json:"deadline_ms,omitempty"`
+	// Recognised says what made the console take another library's key
+	// for this kind (a framework convention); absent for lockwarden's and
+	// Redisson's own layouts.
+	Recognised string `json:"recognised,omitempty"`
 	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
 	// lock only).
 	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
@@ -61,7 +67,8 @@ func holdersAcked(hs []inspect.Holder) *bool {
 
 func toLockJSON(l inspect.LockInfo) lockJSON {
 	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: feed.HoldersOf(l.Holders), PTTLMS: feed.LeaseMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode, Stale: feed.StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
+		Channel: l.Channel, Mode: l.Mode, Stale: feed.StaleOf(l.Stale), Acked: holdersAcked(l.Holders),
+		Recognised: l.Recognised}
 	out.Waiters, out.WaitersTotal, out.Subscribers = l.Waiters, l.WaitersTotal, l.Subscribers
 	if l.Kind == inspect.KindFairLock && out.Waiters == nil {
 		out.Waiters = []inspect.Waiter{}
@@ -127,6 +134,11 @@ type limiterJSON struct {
 	LimitKnown *bool  `json:"limit_known,omitempty"`
 	TTLMS      *int64 `json:"ttl_ms,omitempty"`
 
+	// Another library's limiter (a framework convention): what made the
+	// console take it for this kind, and what its value says.
+	Recognised string            `json:"recognised,omitempty"`
+	Facts      map[string]string `json:"facts,omitempty"`
+
 	// Stale: the limiter is shown as last read, its node not answering.
 	Stale *feed.Stale `json:"stale,omitempty"`
 }
@@ -136,17 +148,25 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 		PerSecond: l.PerSecond, Available: l.Available,
 		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
 		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: feed.StaleOf(l.Stale)}
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: feed.StaleOf(l.Stale),
+		Recognised: l.Recognised, Facts: l.Facts}
 	if !l.RejectionsHidden {
 		out.Window.Rejected = &w.Rejected
 	}
-	switch l.Kind {
-	case inspect.KindRedissonLimiter:
+	switch {
+	case inspect.IsConvention(l.Kind) && l.TTL != 0:
+		count, ttl := l.Count, feed.LeaseMS(l.TTL)
+		out.Count, out.TTLMS = &count, &ttl
+		if l.LimitKnown {
+			limit, known := l.Limit, true
+			out.Limit, out.LimitKnown = &limit, &known
+		}
+	case l.Kind == inspect.KindRedissonLimiter:
 		alg, perClient := l.Algorithm, l.PerClient
 		reset, next, keep := l.ResetIn.Milliseconds(), l.NextFreeIn.Milliseconds(), l.KeepAliveMS
 		out.Algorithm, out.PerClient = &alg, &perClient
 		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
-	case inspect.KindCounter:
+	case l.Kind == inspect.KindCounter:
 		count, known, ttl := l.Count, l.LimitKnown, feed.LeaseMS(l.TTL)
 		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
 		if known {
@@ -161,7 +181,7 @@ func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: feed.LeaseMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
-		Stale: staleMark(l.Stale)}
+		Stale: staleMark(l.Stale), Recognised: l.Recognised}
 	a := s.annotated(l)
 	row.Holders = holderRows(a.Holders)
 	row.Subscribers = l.Subscribers
@@ -199,7 +219,8 @@ func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.Limit
 		Algorithm: l.Algorithm, PerClient: l.PerClient, ResetInMS: l.ResetIn.Milliseconds(),
 		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
 		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: feed.LeaseMS(l.TTL),
-		Stale: staleMark(l.Stale)}
+		Stale: staleMark(l.Stale), Recognised: l.Recognised, Facts: factRows(l.Facts)}
+	row.ResetText, row.Resettable = l.DescribeReset()
 	for _, p := range s.live.History().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
 		row.Spark = append(row.Spark, counts(p))
 	}
@@ -235,4 +256,14 @@ func staleMark(st *inspect.StaleRead) *views.StaleMark {
 		return nil
 	}
 	return &views.StaleMark{Node: st.Node, LastRead: st.LastRead, ClusterDown: st.ClusterDown}
+}
+
+// factRows are a convention's facts in name order.
+func factRows(f map[string]string) []views.Fact {
+	out := make([]views.Fact, 0, len(f))
+	for k, v := range f {
+		out = append(out, views.Fact{Name: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b views.Fact) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -348,4 +349,25 @@ func scriptCode(cmd *redis.Cmd) (int64, error) {
 		return 0, wrongKindErr(err)
 	}
 	return n, nil
+}
+
+// DescribeReset says what the console's reset does to l, and whether it
+// has one: an access counter's hits are forgotten; another library's
+// limiter is reset as that library's own reset does. "" with ok true is an
+// access counter (the console's own words).
+func (l *LimiterInfo) DescribeReset() (text string, ok bool) {
+	if l.Kind == KindCounter {
+		return "", true
+	}
+	cv := conventionOf(l.Kind, "")
+	if cv == nil || cv.reset == nil {
+		return "", false
+	}
+	switch l.Kind {
+	case KindBottleneck:
+		return fmt.Sprintf("Refills the reservoir to its refresh amount (%s) now, as bottleneck's own refresh does, and publishes the capacity on %s so the clients' queued jobs run at once. Refused when the limiter has no reservoir refresh.", l.Facts["reservoirRefreshAmount"], l.Facts["channel"]), true
+	case KindLaravelThrottle:
+		return fmt.Sprintf("Deletes %s, as Laravel's DurationLimiter clear() does: the next attempt starts a new window.", l.Name), true
+	}
+	return fmt.Sprintf("Deletes %s, as the library's own reset does: the client it limits is admitted again at once and its next request starts a new window. The limit itself is the application's.", l.Name), true
 }

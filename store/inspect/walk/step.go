@@ -20,6 +20,10 @@ import (
 // are never read), classified by inspect.Candidates. A key's type is
 // checked once, by its TYPE; the reads after it are of that type.
 
+// ClassifiedAfter is how many ticks after the page that listed it a key
+// is classified: typed, sized (a hash), read.
+const ClassifiedAfter = 3
+
 // walkCommands counts the commands of the step that are the walk's own
 // (priced by the cost per key, not as sampling).
 func (s *scanStep) walkCommands() map[string]int {
