@@ -59,7 +59,8 @@ const scenarios = {
   },
 
   // BullMQ: a worker takes a job and hangs; once told, a second worker
-  // with a short stalled-job check takes the job over.
+  // takes the job over when a stalled-job check (every 300 ms, throttled
+  // queue-wide) finds it without a lock.
   async bullmq({ addr, prefix, queue }) {
     const { Queue, Worker } = require('bullmq');
     const connection = redisOptions(addr);
@@ -68,7 +69,7 @@ const scenarios = {
     const hung = new Worker(queue, async (job, token) => {
       emit('active', { id: job.id, token });
       await new Promise(() => {});
-    }, { connection, prefix, lockDuration: 60000 });
+    }, { connection, prefix, lockDuration: 60000, stalledInterval: 300, maxStalledCount: 5 });
     await next('rescue');
     const rescuer = new Worker(queue, async (job) => { emit('reprocessed', { id: job.id }); },
       { connection, prefix, stalledInterval: 300, maxStalledCount: 5 });
