@@ -40,6 +40,26 @@ func setTrains(c *Client, window, max time.Duration) {
 	h.mu.Unlock()
 }
 
+// nudgeFollowers makes c's waiters that follow a train on name stop
+// following, as their followMax passing does: follow ends its wait on the
+// hand-off signal as on its timer, and with no pass given the follower
+// queues itself behind the waiter it followed.
+func nudgeFollowers(c *Client, name string) {
+	h := &sharedFor(c).hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cw := h.channels[wire.UnlockChannel(name)]; cw != nil {
+		for w := range cw.members {
+			if w.train != nil && w.train.leader != w.token && w.parked {
+				select {
+				case w.H <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
 // following counts c's waiters on name that follow a train.
 func following(c *Client, name string) int {
 	h := &sharedFor(c).hub

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,9 +192,42 @@ func TestLockFollowerPassCommands(t *testing.T) {
 }
 
 // Many waiters of two Clients, most of them following: never two holders.
+// Waiters are seen following (a sampler reads the trains while the Clients
+// contend), so the run did test trains.
 func TestLockFollowersMutualExclusion(t *testing.T) {
-	clients := contendOnTwoClients(t, func(c *Client) { setTrains(c, 20*time.Millisecond, 200*time.Millisecond) })
-	t.Logf("%d of %d acquisitions were local passes", passes(clients[0])+passes(clients[1]), 2*6*40)
+	var mu sync.Mutex
+	var clients []*Client
+	var name string
+	stop, sampled := make(chan struct{}), make(chan int)
+	go func() {
+		most := 0
+		for {
+			select {
+			case <-stop:
+				sampled <- most
+				return
+			case <-time.After(time.Millisecond):
+			}
+			mu.Lock()
+			for _, c := range clients {
+				most = max(most, following(c, name))
+			}
+			mu.Unlock()
+		}
+	}()
+	got := contendOnTwoClients(t, func(c *Client, lock string) {
+		setTrains(c, 20*time.Millisecond, 200*time.Millisecond)
+		mu.Lock()
+		clients, name = append(clients, c), lock
+		mu.Unlock()
+	})
+	close(stop)
+	most := <-sampled
+	t.Logf("%d of %d acquisitions were local passes; up to %d waiters of one Client followed at once",
+		passes(got[0])+passes(got[1]), 2*6*40, most)
+	if most == 0 {
+		t.Fatal("no waiter was ever seen following a train: the run tested no train")
+	}
 }
 
 // A follower that queues itself while the waiter it followed is still
@@ -201,13 +235,18 @@ func TestLockFollowersMutualExclusion(t *testing.T) {
 // that came after it: it keeps the place it had in process.
 func TestLockFollowerQueuesBehindItsLeader(t *testing.T) {
 	ctx := redistest.Context(t, 30*time.Second)
-	c, name, holder, locks, gots := trainOf(t, ctx, 2, time.Minute, 300*time.Millisecond)
+	// The follower waits in process until the other Client's waiter is
+	// queued, however long that takes, then gives up following as at
+	// followMax (nudgeFollowers), not on a timer a loaded machine could
+	// beat.
+	c, name, holder, locks, gots := trainOf(t, ctx, 2, time.Minute, time.Hour)
 	rdb := redistest.Client(t)
 	other, gotOther := waiting(t, ctx, name, nil)
 	queuedEntries(t, ctx, rdb, name, 2)
-	if following(c, name) != 1 {
-		t.Skip("the follower queued itself before the other Client's waiter did (a loaded machine)")
+	if n := following(c, name); n != 1 {
+		t.Fatalf("%d waiters following with followMax an hour, want 1", n)
 	}
+	nudgeFollowers(c, name)
 	queuedEntries(t, ctx, rdb, name, 3)
 	order := rdb.ZRange(ctx, wire.LockQueueKey(name), 0, -1).Val()
 	want := []string{tokenOf(t, ctx, rdb, name, locks[0]), tokenOf(t, ctx, rdb, name, locks[1]), tokenOf(t, ctx, rdb, name, other)}

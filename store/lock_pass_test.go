@@ -239,7 +239,7 @@ func TestLockPassMutualExclusion(t *testing.T) {
 // contendOnTwoClients has 6 handles on each of two Clients (set up by
 // setup, when not nil) take one lock 40 times each, and fails the test on
 // any overlap.
-func contendOnTwoClients(t *testing.T, setup func(*Client)) []*Client {
+func contendOnTwoClients(t *testing.T, setup func(c *Client, name string)) []*Client {
 	t.Helper()
 	const perClient, iterations = 6, 40
 	name := redistest.Prefix(t) + "lock"
@@ -249,7 +249,7 @@ func contendOnTwoClients(t *testing.T, setup func(*Client)) []*Client {
 	for range 2 {
 		c, _ := lockTestClient(t)
 		if setup != nil {
-			setup(c)
+			setup(c, name)
 		}
 		clients = append(clients, c)
 		for range perClient {

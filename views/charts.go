@@ -252,17 +252,32 @@ func holdTitle(h TimelineHold) string {
 // WhatIf is the what-if of the edit form: the last hour's demand at the
 // typed rate and interval, beside what happened.
 type WhatIf struct {
-	Rate, IntervalMS  string // as typed
-	SpanS             float64
+	Rate, IntervalMS string // as typed
+	// SpanS is the time replayed, FineS the part of it from 200 ms buckets.
+	SpanS, FineS      float64
 	Attempts          int64
 	ActualAdmitted    int64
 	ActualRejected    int64
 	PredictedAdmitted int64
 	PredictedRejected int64
-	LowerBound        bool
-	Points            []WhatIfPoint
+	// PredictedLow and PredictedHigh bound the rejections predicted.
+	PredictedLow, PredictedHigh int64
+	// Check is the replay at today's settings; nil when they are not
+	// known (nothing to check against).
+	Check      *WhatIfCheck
+	LowerBound bool
+	Points     []WhatIfPoint
 	// Error says why there is no result (the limiter cannot be replayed).
 	Error string
+}
+
+// WhatIfCheck is the what-if's replay at today's settings beside what
+// they did: rejections recorded and replayed, the error in percent, and
+// whether it is small enough to present the prediction without a warning.
+type WhatIfCheck struct {
+	Recorded, Replayed int64
+	ErrorPct           float64
+	Trusted            bool
 }
 
 // WhatIfPoint is one minute of the what-if.
@@ -271,6 +286,33 @@ type WhatIfPoint struct {
 	Attempts                 int64
 	ActualRejected, Rejected int64 // what happened, what would have
 	ActualAdmitted, Admitted int64
+	Low, High                int64 // the band of Rejected
+}
+
+// band is the rejections' band as text ("0 to 12").
+func (w WhatIf) band() string {
+	return itoa(w.PredictedLow) + " to " + itoa(w.PredictedHigh)
+}
+
+// checkText says how the replay at today's settings compares with what
+// they did.
+func (c WhatIfCheck) text() string {
+	return fmt.Sprintf("Replayed at today's settings, the demand gives %s rejections; %s were recorded (%+.1f %%).",
+		itoa(c.Replayed), itoa(c.Recorded), c.ErrorPct)
+}
+
+// pct is the error as the page's data attribute carries it.
+func (c WhatIfCheck) pct() string { return strconv.FormatFloat(c.ErrorPct, 'f', 2, 64) }
+
+// fineText says how much of the span was replayed from 200 ms buckets.
+func (w WhatIf) fineText() string {
+	switch {
+	case w.FineS <= 0:
+		return "all of it in 10 s steps"
+	case w.FineS >= w.SpanS:
+		return "all of it in 200 ms buckets"
+	}
+	return fmt.Sprintf("the last %s s in 200 ms buckets, the rest in 10 s steps", num(w.FineS))
 }
 
 // whatIfBars lays the minutes out: actual rejections above the axis,
@@ -303,6 +345,6 @@ func (w WhatIf) bars() []whatIfBar {
 func whatIfViewBox() string { return fmt.Sprintf("0 0 %d %d", whatIfW, whatIfH) }
 
 func whatIfTitle(b whatIfBar) string {
-	return fmt.Sprintf("%s UTC: %d attempts; happened %d admitted, %d rejected; would have %d admitted, %d rejected",
-		b.P.T.UTC().Format("15:04"), b.P.Attempts, b.P.ActualAdmitted, b.P.ActualRejected, b.P.Admitted, b.P.Rejected)
+	return fmt.Sprintf("%s UTC: %d attempts; happened %d admitted, %d rejected; would have %d admitted, %d rejected (%d to %d)",
+		b.P.T.UTC().Format("15:04"), b.P.Attempts, b.P.ActualAdmitted, b.P.ActualRejected, b.P.Admitted, b.P.Rejected, b.P.Low, b.P.High)
 }

@@ -140,17 +140,42 @@ func TestViewLockTimeline(t *testing.T) {
 }
 
 func TestViewWhatIfResult(t *testing.T) {
-	w := WhatIf{Rate: "5", IntervalMS: "100", SpanS: 600, Attempts: 90, ActualAdmitted: 80, ActualRejected: 10,
-		PredictedAdmitted: 50, PredictedRejected: 40, LowerBound: true,
-		Points: []WhatIfPoint{{T: at, Attempts: 90, ActualAdmitted: 80, ActualRejected: 10, Admitted: 50, Rejected: 40}}}
+	w := WhatIf{Rate: "5", IntervalMS: "100", SpanS: 600, FineS: 180, Attempts: 90, ActualAdmitted: 80, ActualRejected: 10,
+		PredictedAdmitted: 50, PredictedRejected: 40, PredictedLow: 35, PredictedHigh: 48, LowerBound: true,
+		Check:  &WhatIfCheck{Recorded: 10, Replayed: 10, Trusted: true},
+		Points: []WhatIfPoint{{T: at, Attempts: 90, ActualAdmitted: 80, ActualRejected: 10, Admitted: 50, Rejected: 40, Low: 35, High: 48}}}
 	doc := render(t, whatIfResult(w))
 	if got := text(t, doc.Selection, "whatif-rejected"); got != "40" {
 		t.Errorf("predicted rejected %q, want 40", got)
+	}
+	if got := text(t, doc.Selection, "whatif-band"); got != "35 to 48" {
+		t.Errorf("band %q, want 35 to 48", got)
+	}
+	if got := text(t, doc.Selection, "whatif-check"); !strings.Contains(got, "10 rejections; 10 were recorded (+0.0 %)") {
+		t.Errorf("check %q", got)
+	}
+	if doc.Find(tid("whatif-untrusted")).Length()+doc.Find(tid("whatif-unchecked")).Length() != 0 {
+		t.Error("a warning over a replay that reproduced today's rejections")
 	}
 	one(t, doc.Selection, "whatif-lower-bound")
 	if n := doc.Find(tid("whatif-bar")).Length(); n != 1 {
 		t.Errorf("%d bars, want 1", n)
 	}
+
+	// An error at today's settings over 2 %: the warning comes before the
+	// numbers.
+	w.Check = &WhatIfCheck{Recorded: 100, Replayed: 93, ErrorPct: -7}
+	doc = render(t, whatIfResult(w))
+	warn := doc.Find(tid("whatif-untrusted"))
+	if warn.Length() != 1 || !strings.Contains(warn.Text(), "93 rejections; 100 were recorded (-7.0 %)") {
+		t.Fatalf("warning %q", warn.Text())
+	}
+	if warn.Nodes[0].Parent != doc.Find(tid("whatif-predicted")).Closest("section").Nodes[0] || warn.NextAllFiltered("table").Length() != 1 {
+		t.Error("the warning is not above the numbers")
+	}
+	w.Check = nil
+	one(t, render(t, whatIfResult(w)).Selection, "whatif-unchecked")
+
 	w.Attempts, w.LowerBound = 0, false
 	doc = render(t, whatIfResult(w))
 	one(t, doc.Selection, "whatif-empty")

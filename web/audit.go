@@ -1,18 +1,26 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/auth"
 )
 
-// The audit trail's pages. What goes into it: web/admin's actions record
-// themselves; auditMutations records the state-changing requests that
-// reached no action, and sign-ins record themselves.
+// The audit trail: its pages, and what goes into it besides web/admin's
+// actions, which record themselves: auditMutations records the
+// state-changing requests that reached no action (refusals, bad input),
+// sign-ins record themselves, and the failed sign-ins of each source are
+// summarised into the refused trail.
 
 // defaultAuditPage and maxAuditPage bound ?limit= on the audit views.
 const (
@@ -27,9 +35,29 @@ func auditLimit(c echo.Context) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxAuditPage {
-		return 0, badRequest("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxAuditPage))
+		return 0, inspect.Invalid("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxAuditPage))
 	}
 	return n, nil
+}
+
+// recentAudit is the newest n records of the trail ?trail= names: the
+// changes (default), the refused requests or the sign-in summaries.
+func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, error) {
+	switch c.QueryParam("trail") {
+	case "", "changes":
+		return s.admin.Recent(c.Request().Context(), n)
+	case "refused":
+		if l := s.admin.RefusedLog(); l != nil {
+			return l.Trail().Recent(c.Request().Context(), n)
+		}
+		return nil, nil
+	case "sign-ins":
+		if s.insp != nil {
+			return s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen).Recent(c.Request().Context(), n)
+		}
+		return nil, nil
+	}
+	return nil, inspect.Invalid("trail", `trail must be "changes", "refused" or "sign-ins"`)
 }
 
 func (s *Server) handleAPIAudit(c echo.Context) error {
@@ -60,4 +88,157 @@ func (s *Server) handleAuditPage(c echo.Context) error {
 			Outcome: r.Outcome, Reason: r.Reason, Detail: r.Detail})
 	}
 	return s.render(c, http.StatusOK, views.Audit(page))
+}
+
+// actor is who sent the request, as the audit trail names them.
+func (s *Server) actor(c echo.Context) admin.Actor {
+	id := identityOf(c)
+	return admin.Actor{Role: id.Role.String(), Fingerprint: id.Fingerprint, Remote: c.RealIP(), RequestID: requestID(c)}
+}
+
+// auditSlot is what a state-changing request tells the audit middleware:
+// that an admin action recorded it already, or what the client was told
+// when the handler answered without an error.
+type auditSlot struct {
+	recorded bool
+	detail   string
+	// audited is called once a record is in the trail (the history's
+	// change markers read it again).
+	audited func()
+}
+
+type auditSlotKey struct{}
+
+func slotOf(c echo.Context) *auditSlot {
+	if sl, ok := c.Request().Context().Value(auditSlotKey{}).(*auditSlot); ok {
+		return sl
+	}
+	return &auditSlot{}
+}
+
+// recorded marks the request as audited by the admin action it ran.
+func recorded(c echo.Context) {
+	sl := slotOf(c)
+	sl.recorded = true
+	if sl.audited != nil {
+		sl.audited()
+	}
+}
+
+// auditMutations records every state-changing request that no admin
+// action recorded: refusals (role, origin, bad input) and routes without
+// an action. Sign-in records itself (it knows success from failure better
+// than a status does). The action is the route's, as registered in routes.
+func (s *Server) auditMutations(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if auth.IsSafeMethod(r.Method) || c.Path() == "/login" || s.queries[r.Method+" "+c.Path()] {
+			return next(c)
+		}
+		slot := &auditSlot{audited: s.hcache.Changed}
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), auditSlotKey{}, slot)))
+		err := next(c)
+		if slot.recorded {
+			return err
+		}
+		rec := inspect.AuditRecord{Action: s.actionOf(r.Method, c.Path()), Detail: slot.detail}
+		if name, nerr := nameParam(c); nerr == nil {
+			rec.Target = name
+		}
+		status := c.Response().Status
+		if err != nil {
+			he := toHTTPError(err)
+			status = he.Status
+			rec.Detail = he.Message
+		}
+		rec.Outcome = outcomeFor(status)
+		// Only an admin's requests go to the change trail; everyone
+		// else's are refusals, kept apart so they cannot flush it.
+		if identityOf(c).Role == auth.RoleAdmin {
+			s.admin.Record(c.Request().Context(), s.actor(c), rec)
+			slot.audited()
+		} else {
+			s.admin.Refused(c.Request().Context(), s.actor(c), rec)
+		}
+		return err
+	}
+}
+
+// actionOf names what a route does, for the record: the action routes
+// registered for it, else its method and route.
+func (s *Server) actionOf(method, route string) string {
+	if a, ok := s.actions[method+" "+route]; ok {
+		return a
+	}
+	return strings.ToLower(method) + " " + route
+}
+
+func outcomeFor(status int) string {
+	switch {
+	case status < 400:
+		return inspect.OutcomeOK
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return inspect.OutcomeDenied
+	case status == http.StatusNotFound:
+		return inspect.OutcomeNotFound
+	case status == http.StatusConflict:
+		return inspect.OutcomeConflict
+	case status < 500:
+		return inspect.OutcomeInvalid
+	}
+	return inspect.OutcomeError
+}
+
+// authFailures are the failed sign-ins of each source since the last
+// call, as the refused trail's summary records.
+// runAuditSummaries writes, every auditSummaryEvery until ctx ends, what
+// the trails summarise rather than record one by one.
+func (s *Server) runAuditSummaries(ctx context.Context) {
+	t := time.NewTicker(auditSummaryEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.writeAuditSummaries(ctx)
+		}
+	}
+}
+
+// writeAuditSummaries writes the refused trail's summaries (what its
+// throttle held back, each source's failed sign-ins) and the sign-in
+// trail's: successful sign-ins per role, token and source.
+func (s *Server) writeAuditSummaries(ctx context.Context) {
+	s.admin.WriteSummaries(ctx, s.authFailures)
+	if s.insp == nil {
+		return
+	}
+	signIns := s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen)
+	for _, si := range s.auth.SignIns().Drain() {
+		rec := inspect.AuditRecord{Role: si.Role, Fingerprint: si.Fingerprint, Remote: si.Source, Action: admin.ActionSignIn,
+			Target: "session", After: si.Role, Outcome: inspect.OutcomeOK,
+			Detail: strconv.Itoa(si.Count) + " sign-ins as " + si.Role + " from " + si.Source +
+				" between " + si.First.UTC().Format(time.RFC3339) + " and " + si.Last.UTC().Format(time.RFC3339)}
+		if _, err := signIns.Append(ctx, rec); err != nil {
+			s.log.Warn("sign-in summary failed", "err", err)
+		}
+	}
+}
+
+func (s *Server) authFailures() []inspect.AuditRecord {
+	fs := s.auth.Failures().Drain()
+	out := make([]inspect.AuditRecord, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, inspect.AuditRecord{Remote: f.Source, Action: "auth-failures", Outcome: inspect.OutcomeDenied,
+			Detail: strconv.Itoa(f.Failed) + " wrong tokens and " + strconv.Itoa(f.Limited) + " attempts refused with 429 from " + f.Source +
+				" between " + f.First.UTC().Format(time.RFC3339) + " and " + f.Last.UTC().Format(time.RFC3339)})
+	}
+	return out
+}
+
+// auditRoutes adds the audit page and its API.
+func (s *Server) auditRoutes(e *echo.Echo) {
+	e.GET("/audit", s.handleAuditPage)
+	e.GET("/api/audit", s.handleAPIAudit)
 }

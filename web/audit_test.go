@@ -191,7 +191,7 @@ func TestAuditFailedSignInFloodThrottled(t *testing.T) {
 	if n := e.rdb.XLen(ctx, e.srv.cfg.refusedAuditKey()).Val(); n < 5 || n > 20 {
 		t.Errorf("%d refused records for 200 attempts from one address, want its burst and a few more", n)
 	}
-	e.srv.writeAuditSummaries(ctx)
+	e.srv.admin.WriteSummaries(ctx, e.srv.authFailures)
 	var refused auditList
 	_, _, b := e.do("GET", "/api/audit?trail=refused&limit=5", nil, nil)
 	if err := json.Unmarshal(b, &refused); err != nil {

@@ -15,9 +15,11 @@ import (
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
-// Who holds a lock and since when: live reads the client registry and
-// remembers when it first saw each holder; pages and the API join both
-// with the locks they show.
+// The clients screen: every store client the registry knows or a holder
+// names, what it holds and waits for, and release-all for a crashed one.
+// Who holds a lock and since when comes from live, which reads the
+// registry and remembers when it first saw each holder; annotated joins
+// both with the locks a page shows.
 
 // annotated returns l with its holders' and waiters' identities, hold and
 // wait times (copies of both slices: l may be the snapshot's).
@@ -109,7 +111,7 @@ func (s *Server) handleAPIClients(c echo.Context) error {
 func clientIDParam(c echo.Context) (string, error) {
 	id, err := url.PathUnescape(c.Param("id"))
 	if err != nil {
-		return "", badRequest("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
+		return "", inspect.Invalid("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
 	}
 	return id, nil
 }
@@ -118,11 +120,6 @@ func clientIDParam(c echo.Context) (string, error) {
 func (s *Server) releaseAll(c echo.Context, id, reason string) ([]admin.Released, error) {
 	out, err := s.admin.ReleaseAll(c.Request().Context(), s.actor(c), admin.ReleaseAll{Client: id, Reason: reason})
 	recorded(c)
-	for _, r := range out {
-		if r.Released {
-			s.historyEnded(c.Request().Context(), r.Lock, r.Holder)
-		}
-	}
 	return out, err
 }
 
@@ -185,4 +182,12 @@ func (s *Server) handleReleaseAllForm(c echo.Context) error {
 		page.Released = append(page.Released, views.ReleasedRow{Lock: r.Lock, Holder: r.Holder, Released: r.Released, Error: r.Error})
 	}
 	return s.render(c, http.StatusOK, views.Clients(page))
+}
+
+// clientRoutes adds the clients page, its API and release-all.
+func (s *Server) clientRoutes(e *echo.Echo) {
+	e.GET("/clients", s.handleClientsPage)
+	s.mutation(e.POST, "/clients/:id/release-all", admin.ActionReleaseAll, s.handleReleaseAllForm)
+	e.GET("/api/clients", s.handleAPIClients)
+	s.mutation(e.POST, "/api/clients/:id/release-all", admin.ActionReleaseAll, s.handleAPIReleaseAll)
 }

@@ -85,3 +85,9 @@ func shortHolder(st inspect.DeadlockStep) string {
 	}
 	return st.Client.App + " · " + owner
 }
+
+// deadlockRoutes adds the deadlocks page and its API.
+func (s *Server) deadlockRoutes(e *echo.Echo) {
+	e.GET("/deadlocks", s.handleDeadlocksPage)
+	e.GET("/api/deadlocks", s.handleAPIDeadlocks)
+}

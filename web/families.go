@@ -33,7 +33,7 @@ func familySpanParam(c echo.Context) (string, error) {
 	case "", "minute", "hour":
 		return sp, nil
 	}
-	return "", badRequest("span", `span must be "minute" or "hour"`)
+	return "", inspect.Invalid("span", `span must be "minute" or "hour"`)
 }
 
 func toFamilyJSON(r inspect.FamilyRow, span string) familyJSON {
@@ -75,7 +75,7 @@ func (s *Server) family(c echo.Context) (*inspect.FamilyRow, error) {
 	}
 	f := s.live.Latest().Family(id)
 	if f == nil {
-		return nil, notFound(fmt.Sprintf("no limiter family %q", id))
+		return nil, inspect.Errorf(inspect.CodeNotFound, "no limiter family %q", id)
 	}
 	return f, nil
 }
@@ -165,11 +165,11 @@ func (s *Server) resetMember(c echo.Context, key string) error {
 	}
 	switch {
 	case f.Kind != inspect.FamilyCounters:
-		return badRequest("key", "only a counter family's members can be reset; a per-client limiter's windows are edited with its rate")
+		return inspect.Invalid("key", "only a counter family's members can be reset; a per-client limiter's windows are edited with its rate")
 	case key == "":
-		return badRequest("key", "key is required")
+		return inspect.Invalid("key", "key is required")
 	case !inspect.GlobMatch(f.ID, key):
-		return badRequest("key", fmt.Sprintf("%q is not a member of family %q", key, f.ID))
+		return inspect.Invalid("key", fmt.Sprintf("%q is not a member of family %q", key, f.ID))
 	}
 	err = s.admin.ResetCounter(c.Request().Context(), s.actor(c), admin.ResetCounter{Name: key})
 	recorded(c)
@@ -194,4 +194,14 @@ func offenderViews(os []inspect.Offender) []views.Offender {
 		out = append(out, views.Offender{ID: o.ID, Key: o.Key, Admitted: o.Admitted, Rejected: o.Rejected, Fill: o.Fill})
 	}
 	return out
+}
+
+// familyRoutes adds the family pages, their API and member resets.
+func (s *Server) familyRoutes(e *echo.Echo) {
+	e.GET("/families", s.handleFamiliesPage)
+	e.GET("/families/:name", s.handleFamilyPage)
+	s.mutation(e.POST, "/families/:name/reset", admin.ActionReset, s.handleFamilyResetForm)
+	e.GET("/api/families", s.handleAPIFamilies)
+	e.GET("/api/families/:name", s.handleAPIFamily)
+	s.mutation(e.POST, "/api/families/:name/reset", admin.ActionReset, s.handleAPIFamilyReset)
 }

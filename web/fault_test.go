@@ -207,7 +207,7 @@ func TestFaultWebsocketCyclesNoLeak(t *testing.T) {
 		c.Close()
 	}
 	cycle(0)
-	settled := func() bool { return e.srv.wsSlots.active() == 0 && e.srv.feed.Counts().Clients == 0 }
+	settled := func() bool { return e.srv.wsSlots.Active() == 0 && e.srv.feed.Counts().Clients == 0 }
 	eventually(t, 5*time.Second, "the first viewer gone", settled)
 	baseG := runtime.NumGoroutine()
 	baseR := connectedClients(t, probe)

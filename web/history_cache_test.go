@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"regexp"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/history"
 )
 
 // historyReads counts the reads of history and audit keys on the
@@ -43,7 +42,7 @@ func (h *historyReads) count(cmds ...redis.Cmder) {
 			continue
 		}
 		key, _ := args[1].(string)
-		if key == h.audit || key == inspect.HistoryIndexKey || key == inspect.HistoryMetaKey || historyRing.MatchString(key) {
+		if key == h.audit || key == history.IndexKey || key == history.MetaKey || historyRing.MatchString(key) {
 			h.keys[key]++
 		}
 	}
@@ -93,7 +92,7 @@ func TestHistoryReadsOncePerStep(t *testing.T) {
 	name := e.prefix + "rl"
 	e.trafficOnBucket(name)
 	e.waitTotals(name, 5, 3)
-	h := e.srv.hist.Load()
+	h := e.srv.hist.History()
 
 	// A flush now: the requests below are the first at its time.
 	last := h.Stats().LastFlush
@@ -128,7 +127,7 @@ func TestHistoryReadsOncePerStep(t *testing.T) {
 	}
 	others := 0
 	for key, n := range got {
-		if key == inspect.HistoryMetaKey {
+		if key == history.MetaKey {
 			continue
 		}
 		others++
@@ -138,10 +137,10 @@ func TestHistoryReadsOncePerStep(t *testing.T) {
 	}
 	// Each refresh of a ring reads the flush time with it, and the cache
 	// asks for it at most twice a second when a step is due.
-	if n := got[inspect.HistoryMetaKey]; n > 2*steps*(others+1) {
+	if n := got[history.MetaKey]; n > 2*steps*(others+1) {
 		t.Errorf("the meta key read %d times by 20 requests over %d step(s)", n, steps)
 	}
-	for _, key := range []string{reads.audit, inspect.HistoryCoarseKey(name), inspect.HistoryFineKey(name)} {
+	for _, key := range []string{reads.audit, history.CoarseKey(name), history.FineKey(name)} {
 		if got[key] == 0 {
 			t.Errorf("%s not read after a flush: the test counts the wrong client or keys, or the cache missed the flush (%v)", key, got)
 		}
@@ -164,49 +163,5 @@ func TestHistoryReadsOncePerStep(t *testing.T) {
 	steps = int(h.Stats().Flushes-flushes) + 1
 	if n := reads.reset()[reads.audit]; n < 1 || n > steps {
 		t.Errorf("the audit trail read %d times by 5 requests after an edit over %d step(s), want once a step", n, steps)
-	}
-}
-
-// The cache holds what was asked for lately, and no more than
-// histCacheMax entries: names come from URLs.
-func TestHistoryCacheBounded(t *testing.T) {
-	var c histCache
-	t.Cleanup(func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.sweep != nil {
-			c.sweep.Stop()
-		}
-	})
-	key := func(i int) histKey { return histKey{histLimiter, strconv.Itoa(i), "1h"} }
-	now := time.Now().UnixMilli()
-	const over = 10
-	for i := range histCacheMax + over {
-		c.store(key(i), &histEntry{through: 2, val: i, used: now - int64(histCacheMax+over-i)})
-	}
-	if n := len(c.entries); n != histCacheMax {
-		t.Fatalf("%d entries, want the cap %d", n, histCacheMax)
-	}
-	for i := range histCacheMax + over {
-		if _, ok := c.lookup(key(i), 2, 0); ok != (i >= over) {
-			t.Errorf("entry %d kept %v: want the %d asked for least recently gone", i, ok, over)
-		}
-	}
-	// A read at an older flush time does not replace a newer one.
-	c.store(key(over), &histEntry{through: 1, val: -1, used: now})
-	if v, ok := c.lookup(key(over), 2, 0); !ok || v != over {
-		t.Errorf("entry at flush 2 after a store at flush 1: %v %v", v, ok)
-	}
-	// All but one go idle.
-	c.mu.Lock()
-	for k, e := range c.entries {
-		if k != key(over) {
-			e.used = now - histCacheIdle.Milliseconds()
-		}
-	}
-	c.mu.Unlock()
-	c.dropIdle()
-	if _, ok := c.lookup(key(over), 2, 0); !ok || len(c.entries) != 1 {
-		t.Errorf("%d entries after dropping the idle ones, want the one asked for", len(c.entries))
 	}
 }

@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/history"
-	"github.com/lockwarden/lockwarden/web/live"
 )
 
 // contend makes two applications' store.Clients take the lock at name in
@@ -113,49 +111,5 @@ func TestHistoryLockWaitAPI(t *testing.T) {
 	}
 	if st, _, b := e.do("GET", "/api/locks/"+esc(busy)+"/history?span=7d", nil, nil); st != 400 || !bytes.Contains(b, []byte("span")) {
 		t.Errorf("span=7d: %d %s, want a 400 naming span", st, b)
-	}
-}
-
-// The feed hands the history the difference of each lock's wait totals:
-// nothing from the first snapshot (its totals began before the console),
-// nothing twice when a snapshot repeats a bucket or leaves the lock out
-// between two holds, and totals begun again (store/inspect dropped them
-// after a minute idle) from zero.
-func TestHistoryFeedWaitTotals(t *testing.T) {
-	rdb, h, f := freshFeed(t)
-	name := redistest.Prefix(t) + "lock"
-	listed := []inspect.LockInfo{{Name: name, Kind: inspect.KindReentrant, PTTL: time.Minute,
-		Holders: []inspect.Holder{{ID: holderID("w1"), Count: 1}}}}
-	// Minute-aligned, so that every snapshot below falls in one minute.
-	at := redistest.NowMS(t, rdb)/60_000*60_000 + inspect.BucketMS
-	snap := func(locks []inspect.LockInfo, acq, contended int64) {
-		stats := map[string]inspect.Summary{}
-		if acq > 0 {
-			w := &inspect.WaitWindows{Total: inspect.WaitTotals{Acquired: acq, Count: contended, SumMS: 5 * contended}}
-			w.Total.Classes[2] = contended // up to 10 ms
-			w.Second.MaxMS = 7
-			stats[name] = inspect.Summary{Wait: w}
-		}
-		f.Observe(&live.Snapshot{At: at, RedisUp: true, Locks: locks, Stats: stats})
-		at += inspect.BucketMS
-	}
-	snap(listed, 100, 40) // the baseline
-	snap(listed, 103, 41)
-	at -= inspect.BucketMS
-	snap(listed, 103, 41) // the same bucket again: skipped
-	snap(nil, 0, 0)       // nobody holds it: not listed
-	snap(listed, 106, 42) // back: 3 and 1 more, not 106 and 42
-	snap(listed, 0, 0)    // listed without waits: its totals were dropped
-	snap(listed, 2, 1)    // begun again
-	if err := h.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	got, err := h.Lock(t.Context(), name, history.SpanHour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := history.WaitPoint{T: (at - 1) / 60_000 * 60, Acquired: 8, Contended: 3, TotalMS: 15, P50MS: 7, P99MS: 7, MaxMS: 7}
-	if len(got.Wait) != 1 || got.Wait[0] != want {
-		t.Fatalf("waits %+v, want %+v", got.Wait, want)
 	}
 }

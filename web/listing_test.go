@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/listing"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -127,7 +128,7 @@ func TestListingLocksPagedSortedFiltered(t *testing.T) {
 	checkOnce(t, "HTML pages", seen, e.prefix, n)
 
 	// The API, by every sort in both orders: each lock exactly once, in order.
-	for _, sort := range lockSorts {
+	for _, sort := range listing.LockSorts {
 		for _, order := range []string{"asc", "desc"} {
 			var all []apiLock
 			cursor := ""
@@ -219,9 +220,9 @@ func wantOrder(prefix string, n int, sort string, desc bool) []string {
 	slices.SortFunc(idx, func(a, b int) int {
 		c := 0
 		switch sort {
-		case sortHolder:
+		case listing.SortHolder:
 			c = strings.Compare(holderID(fmt.Sprintf("w%d", a%7)), holderID(fmt.Sprintf("w%d", b%7)))
-		case sortLease:
+		case listing.SortLease:
 			c = cmp.Compare(a*37%n, b*37%n)
 		}
 		if c == 0 {
@@ -260,50 +261,6 @@ func TestListingBadParameters(t *testing.T) {
 	e.getJSON("/api/limiters?sort=lease", 400, &body)
 	if body.Field != "sort" {
 		t.Errorf("limiters sort=lease: %+v", body)
-	}
-}
-
-// TestListingCursorSurvivesChanges pages while rows come and go between
-// pages: rows present throughout are listed exactly once.
-func TestListingCursorSurvivesChanges(t *testing.T) {
-	var items []inspect.LockInfo
-	for i := range 100 {
-		items = append(items, inspect.LockInfo{Name: fmt.Sprintf("l%03d", i), Kind: inspect.KindReentrant,
-			PTTL: time.Duration(i%10) * time.Second})
-	}
-	sn := &live.Snapshot{SampledAt: time.Now()}
-	q := listQuery{Sort: sortLease, Limit: 15}
-	seen := map[string]int{}
-	for round := 0; ; round++ {
-		sn := &live.Snapshot{SampledAt: sn.SampledAt}
-		p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
-		for _, l := range p.Rows {
-			seen[l.Name]++
-		}
-		if p.Next == "" {
-			break
-		}
-		k, err := decodeCursor(p.Next)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q.after = k
-		// Between pages: one row already sent and one not yet sent vanish,
-		// and a new row appears.
-		items = slices.DeleteFunc(items, func(l inspect.LockInfo) bool {
-			return l.Name == fmt.Sprintf("l%03d", round) || l.Name == fmt.Sprintf("l%03d", 99-round)
-		})
-		items = append(items, inspect.LockInfo{Name: fmt.Sprintf("new%02d", round), Kind: inspect.KindReentrant})
-	}
-	for _, l := range items {
-		if strings.HasPrefix(l.Name, "l") && seen[l.Name] != 1 {
-			t.Errorf("%s (present throughout) listed %d times", l.Name, seen[l.Name])
-		}
-	}
-	for name, c := range seen {
-		if c > 1 {
-			t.Errorf("%s listed %d times", name, c)
-		}
 	}
 }
 

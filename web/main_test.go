@@ -67,7 +67,7 @@ func newEnvOn(t *testing.T, rdb *redis.Client, mod func(*Config)) *testEnv {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey, cfg.refusedAuditKey()) })
+	t.Cleanup(func() { rdb.Del(context.Background(), cfg.AuditKey, cfg.refusedAuditKey(), cfg.signInAuditKey()) })
 	t.Cleanup(func() { delAuthKeys(rdb, cfg.AuthNamespace) })
 	// Lists come from the sampler's snapshot: wait for the first one.
 	eventually(t, 10*time.Second, "first snapshot", func() bool { return srv.live.Latest() != nil })

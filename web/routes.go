@@ -1,18 +1,32 @@
 package web
 
 import (
-	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/static"
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/history"
+	"github.com/lockwarden/lockwarden/web/listing"
+	"github.com/lockwarden/lockwarden/web/live"
 )
+
+// The route table (each screen adds its own routes) and what a handler
+// reads from a request: its path and query parameters, a JSON body, and
+// the latest snapshot.
 
 func (s *Server) routes() *echo.Echo {
 	e := echo.New()
@@ -29,59 +43,18 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(requestIDs, s.observe, recoverPanics, securityHeaders, noStore, s.checkHost,
 		middleware.BodyLimit(bodyLimit), s.authenticate, s.auditMutations, crossOrigin(s.cfg.AllowedHosts), s.authorize, s.scoped)
 
-	e.GET("/healthz", s.handleHealthz)
-	e.GET("/readyz", s.handleReadyz)
-	e.GET("/metrics", s.handleMetrics)
-	e.GET("/ws", s.handleWS)
-	e.GET("/favicon.ico", s.handleFavicon)
+	// Each screen adds its pages and their API.
+	s.statusRoutes(e)
 	s.staticRoutes(e)
-
-	e.GET("/login", s.handleLoginPage)
-	e.POST("/login", s.handleLogin)
-	s.mutation(e.POST, "/logout", admin.ActionSignOut, s.handleLogout)
-
-	e.GET("/", s.handleOverview)
-	e.GET("/locks", s.handleLocksPage)
-	e.GET("/locks/:name", s.handleLockPage)
-	e.GET("/locks/:name/force-unlock", s.handleForceUnlockConfirm)
-	s.mutation(e.POST, "/locks/:name/force-unlock", admin.ActionForceUnlock, s.handleForceUnlockForm)
-	e.GET("/limiters", s.handleLimitersPage)
-	e.GET("/limiters/:name", s.handleLimiterPage)
-	s.mutation(e.POST, "/limiters/:name", admin.ActionModify, s.handleLimiterForm)
-	s.mutation(e.POST, "/limiters/:name/reset", admin.ActionReset, s.handleResetCounterForm)
-	e.GET("/families", s.handleFamiliesPage)
-	e.GET("/families/:name", s.handleFamilyPage)
-	s.mutation(e.POST, "/families/:name/reset", admin.ActionReset, s.handleFamilyResetForm)
-	e.GET("/events", s.handleEventsPage)
-	e.GET("/audit", s.handleAuditPage)
-	e.GET("/clients", s.handleClientsPage)
-	e.GET("/deadlocks", s.handleDeadlocksPage)
-	s.mutation(e.POST, "/clients/:id/release-all", admin.ActionReleaseAll, s.handleReleaseAllForm)
-	e.GET("/wall", s.handleWall)
-	e.GET("/status", s.handleStatusPage)
-
-	api := e.Group("/api")
-	api.GET("/locks", s.handleAPILocks)
-	api.GET("/locks/:name", s.handleAPILock)
-	api.GET("/locks/:name/history", s.handleAPILockHistory)
-	s.mutation(e.POST, "/api/locks/:name/force-unlock", admin.ActionForceUnlock, s.handleAPIForceUnlock)
-	api.GET("/limiters", s.handleAPILimiters)
-	api.GET("/limiters/:name", s.handleAPILimiter)
-	api.GET("/limiters/:name/history", s.handleAPILimiterHistory)
-	s.query(e.POST, "/api/limiters/:name/what-if", s.handleAPIWhatIf)
-	s.mutation(e.PUT, "/api/limiters/:name", admin.ActionModify, s.handleAPIModifyLimiter)
-	s.mutation(e.POST, "/api/limiters/:name/reset", admin.ActionReset, s.handleAPIResetCounter)
-	api.GET("/families", s.handleAPIFamilies)
-	api.GET("/families/:name", s.handleAPIFamily)
-	s.mutation(e.POST, "/api/families/:name/reset", admin.ActionReset, s.handleAPIFamilyReset)
-	api.GET("/stats", s.handleAPIStats)
-	api.GET("/events", s.handleAPIEvents)
-	api.GET("/audit", s.handleAPIAudit)
-	api.GET("/alerts", s.handleAPIAlerts)
-	api.GET("/deadlocks", s.handleAPIDeadlocks)
-	api.GET("/status", s.handleAPIStatus)
-	api.GET("/clients", s.handleAPIClients)
-	s.mutation(e.POST, "/api/clients/:id/release-all", admin.ActionReleaseAll, s.handleAPIReleaseAll)
+	s.signInRoutes(e)
+	s.overviewRoutes(e)
+	s.eventRoutes(e)
+	s.lockRoutes(e)
+	s.limiterRoutes(e)
+	s.familyRoutes(e)
+	s.clientRoutes(e)
+	s.deadlockRoutes(e)
+	s.auditRoutes(e)
 	return e
 }
 
@@ -100,17 +73,6 @@ func (s *Server) query(add func(string, echo.HandlerFunc, ...echo.MiddlewareFunc
 	s.queries[r.Method+" "+path] = true
 }
 
-// recoverPanics is Echo's Recover, handing the panic and its stack back as
-// an error so observe logs it with the request ID and handleError answers
-// 500 (Echo's default would print through its own logger).
-var recoverPanics = middleware.RecoverWithConfig(middleware.RecoverConfig{
-	DisableErrorHandler: true,
-	LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-		return &httpError{Status: http.StatusInternalServerError, Message: "internal error",
-			Err: fmt.Errorf("panic: %w\n%s", err, stack)}
-	},
-})
-
 // nameParam is the object name of the route: one path segment, unescaped
 // exactly once. Echo matches on the raw path (and leaves the segment
 // escaped) only when the request path holds escapes that decoding would
@@ -123,27 +85,198 @@ func nameParam(c echo.Context) (string, error) {
 	}
 	name, err := url.PathUnescape(raw)
 	if err != nil {
-		return "", badRequest("name", "the name in the path is not valid percent-encoding")
+		return "", inspect.Invalid("name", "the name in the path is not valid percent-encoding")
 	}
 	return name, nil
 }
 
-func (s *Server) handleHealthz(c echo.Context) error {
-	return c.String(http.StatusOK, "ok")
+// matchParam is ?match=, compiled: at most inspect.MaxGlobLen bytes, and
+// matched in time linear in each name (inspect.Glob).
+func matchParam(c echo.Context) (string, *inspect.Glob, error) {
+	m := c.QueryParam("match")
+	if m == "" {
+		return "", nil, nil
+	}
+	g, err := inspect.CompileGlob(m)
+	if err != nil {
+		return "", nil, inspect.Invalid("match", fmt.Sprintf("match must be at most %d bytes", inspect.MaxGlobLen))
+	}
+	return m, g, nil
 }
 
-// handleReadyz answers 200 only when Redis answers PING within a second
-// and the last probe found every master up: with a master down the
-// console can neither show nor break that master's locks.
-func (s *Server) handleReadyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
-	defer cancel()
-	if err := s.insp.Redis().Ping(ctx).Err(); err != nil {
-		s.log.Warn("readiness: Redis ping failed", "err", err)
-		return c.String(http.StatusServiceUnavailable, "redis unavailable")
+// Paging bounds for list pages and list APIs.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 500
+)
+
+// parseListQuery reads ?match= ?kind= ?sort= ?order= ?limit= ?cursor=.
+// Every bad value is a 400 naming the parameter; nothing is guessed.
+func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listing.Query, error) {
+	q := listing.Query{Sort: listing.SortName, Limit: defaultPageSize}
+	var err error
+	if q.Match, q.Glob, err = matchParam(c); err != nil {
+		return q, err
 	}
-	if down := s.live.NodesDown(); len(down) > 0 {
-		return c.String(http.StatusServiceUnavailable, "redis node down: "+strings.Join(down, ", "))
+	if k := c.QueryParam("kind"); k != "" {
+		if !slices.Contains(kinds, inspect.Kind(k)) {
+			return q, inspect.Invalid("kind", fmt.Sprintf("kind must be one of %s", kindList(kinds)))
+		}
+		q.Kind = inspect.Kind(k)
 	}
-	return c.String(http.StatusOK, "ready")
+	if s := c.QueryParam("sort"); s != "" {
+		if !slices.Contains(sorts, s) {
+			return q, inspect.Invalid("sort", "sort must be one of "+strings.Join(sorts, ", "))
+		}
+		q.Sort = s
+	}
+	switch o := c.QueryParam("order"); o {
+	case "", "asc":
+	case "desc":
+		q.Desc = true
+	default:
+		return q, inspect.Invalid("order", `order must be "asc" or "desc"`)
+	}
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxPageSize {
+			return q, inspect.Invalid("limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxPageSize))
+		}
+		q.Limit = n
+	}
+	if cur := c.QueryParam("cursor"); cur != "" {
+		k, err := listing.DecodeCursor(cur)
+		if err != nil || len(cur) > 4*store.MaxNameLen {
+			return q, inspect.Invalid("cursor", "cursor is not one this console issued; start again from the first page")
+		}
+		q.Cursor, q.After = cur, k
+	}
+	return q, nil
+}
+
+// listOf is the page of a snapshot list the request asks for (?match=,
+// ?kind=, ?sort=, ?order=, ?limit=, ?cursor=), cut by page.
+func listOf[T any](s *Server, c echo.Context, sorts []string, kinds []inspect.Kind,
+	page func(*live.Snapshot, listing.Query) listing.Page[T]) (*live.Snapshot, listing.Query, listing.Page[T], error) {
+	q, err := parseListQuery(c, sorts, kinds)
+	if err != nil {
+		return nil, q, listing.Page[T]{}, err
+	}
+	sn, err := s.snapshotFor()
+	if err != nil {
+		return nil, q, listing.Page[T]{}, err
+	}
+	return sn, q, page(sn, q), nil
+}
+
+func kindList(kinds []inspect.Kind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// historySpanParam is ?span=, "1h" when absent; history checks the value.
+func historySpanParam(c echo.Context) string {
+	if v := c.QueryParam("span"); v != "" {
+		return v
+	}
+	return history.SpanHour
+}
+
+// decodeJSON reads one JSON object from the body into v. Unknown fields are
+// refused, so a misspelt field cannot be silently ignored.
+func decodeJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if dec.Decode(&struct{}{}) != io.EOF {
+			return inspect.Invalid("", "request body must hold exactly one JSON object")
+		}
+		return nil
+	}
+	var (
+		tooBig *echo.HTTPError // BodyLimit's, returned by the body's Read
+		se     *json.SyntaxError
+		te     *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &tooBig) && tooBig.Code == http.StatusRequestEntityTooLarge:
+		return err // toHTTPError's 413
+	case errors.Is(err, io.EOF):
+		return inspect.Invalid("", "request body is empty; expected a JSON object")
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
+		return inspect.Invalid("", "request body is not valid JSON")
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return inspect.Invalid("", "request body must be a JSON object")
+		}
+		return inspect.Invalid(te.Field, fmt.Sprintf("%s must be a %s", te.Field, jsonTypeName(te.Type.Kind().String())))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return inspect.Invalid(field, fmt.Sprintf("unknown field %q", field))
+	}
+	return inspect.Invalid("", "request body is not valid JSON")
+}
+
+func jsonTypeName(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "float"), strings.HasPrefix(kind, "int"):
+		return "number"
+	case kind == "string":
+		return "string"
+	}
+	return kind
+}
+
+// errSampleFailed is the cause logged for a list refused because the
+// sampler's last tick could not read Redis.
+var errSampleFailed = errors.New("web: the sampler's last tick failed")
+
+// snapshotFor is the sampler's snapshot for a list. Lists never read Redis
+// themselves: before the first tick there is nothing to show yet, and the
+// answer says so rather than scanning the keyspace per request.
+func (s *Server) snapshotFor() (*live.Snapshot, error) {
+	sn := s.live.Latest()
+	if sn == nil {
+		return nil, inspect.Errorf(inspect.CodeUnavailable, "the console is still discovering objects in Redis; try again in a moment")
+	}
+	if !sn.RedisUp {
+		// Stale rows would show leases counting down on locks that may be
+		// long gone; the page says why instead.
+		return nil, &inspect.Error{Code: inspect.CodeUnavailable,
+			Message: "Redis is not answering; the lists come back when it does", Err: errSampleFailed}
+	}
+	return sn, nil
+}
+
+// staticRoutes serves the embedded stylesheet and script (directory paths
+// are not listed) and the icon.
+func (s *Server) staticRoutes(e *echo.Echo) {
+	e.GET("/favicon.ico", s.handleFavicon)
+	e.GET(views.StaticPrefix+"*", func(c echo.Context) error {
+		p := c.Param("*")
+		if p == "" || strings.HasSuffix(p, "/") || strings.Contains(p, "..") {
+			return inspect.Errorf(inspect.CodeNotFound, "no such file")
+		}
+		if fi, err := fs.Stat(static.FS, p); err != nil || fi.IsDir() {
+			return inspect.Errorf(inspect.CodeNotFound, "no such file")
+		}
+		c.Response().Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(c.Response(), c.Request(), static.FS, p)
+		return nil
+	})
+}
+
+// handleFavicon answers the browser's automatic /favicon.ico request with
+// the embedded icon, so no page logs a 404 for it.
+func (s *Server) handleFavicon(c echo.Context) error {
+	b, err := fs.ReadFile(static.FS, "favicon.svg")
+	if err != nil {
+		return c.NoContent(http.StatusNoContent)
+	}
+	c.Response().Header().Set("Cache-Control", "max-age=86400")
+	return c.Blob(http.StatusOK, "image/svg+xml", b)
 }

@@ -1,17 +1,28 @@
-// Package web is lockwarden's console over HTTP: the routes, thin handleX
-// handlers, the presenters that turn the parts' state into views and JSON,
-// the one error -> HTTP status mapping (errors.go), and Server.Open/Close,
-// which wire the parts below and run them. Each part has one job and
-// imports only downwards; none imports web:
+// Package web is lockwarden's console over HTTP, one file per screen:
+// overview.go (/, /wall, alerts, stats), events.go (/events and the /ws
+// stream), locks.go, limiters.go (with the what-if), families.go,
+// clients.go, deadlocks.go, audit.go and status.go each register their
+// routes and hold their thin handleX handlers, HTML and JSON, and the
+// presenters that turn the parts' state into views and JSON. Beside them:
+// server.go (Config, Server.Open/Close, which wire the parts below and run
+// them), routes.go (the route table, request parameters), middleware.go
+// (request IDs and logging, hosts, identity and roles, sign-in), render.go
+// (pages, flash banners) and errors.go (the one error -> HTTP status
+// mapping). Each part has one job and imports only downwards; none
+// imports web:
 //
 //   - live: the 200 ms tick, walker -> immutable Snapshot, stale rows,
-//     window history, node health; hands each snapshot to metrics, alert,
+//     recent windows, node health; hands each snapshot to metrics, alert,
 //     history and feed, in that order.
 //   - events: the lock event log and the pub/sub relay feeding it.
 //   - alert: rules over snapshots, the firing set, the webhook.
-//   - feed: snapshots, events and alerts -> frames -> hub -> websockets.
+//   - feed: snapshots, events and alerts -> frames -> hub -> websockets,
+//     and the slots that admit them.
 //   - history: limiter rollups and lock holds kept in Redis by one
-//     elected replica, read by the charts and the what-if (history.go).
+//     elected replica, fed by a Recorder, read through a Cache by the
+//     charts and the what-if.
+//   - listing: the lock and limiter lists filtered, sorted and paged.
+//   - present: what the API and the frames both say of an object.
 //   - metrics: Prometheus collectors reading the parts when scraped.
 //   - auth: roles, tokens, sessions, the Host/Origin/CSP guard.
 //   - admin: force-unlock, release-all, edits, resets, each audited and
@@ -37,13 +48,13 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/net/netutil"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web/admin"
 	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/connlimit"
 	"github.com/lockwarden/lockwarden/web/events"
 	"github.com/lockwarden/lockwarden/web/feed"
 	"github.com/lockwarden/lockwarden/web/history"
@@ -92,7 +103,9 @@ type Config struct {
 	// session still lives (default 30 s); it is closed once it does not.
 	SessionRecheck time.Duration
 	// ReadTimeout bounds reading a whole request, body included (default
-	// 30 s); MaxConns caps open connections (default 1024).
+	// 30 s); MaxConns caps open connections (default 1024), one address
+	// (an IPv6 /64) at most a 16th of them, and a connection that has not
+	// carried a signed-in request closes after 5 s idle (web/connlimit).
 	ReadTimeout time.Duration
 	MaxConns    int
 	Logger      *slog.Logger
@@ -127,13 +140,6 @@ type Config struct {
 	HistoryTop                 int
 }
 
-func (c *Config) maxWSClients() int {
-	if c == nil || c.MaxWSClients <= 0 {
-		return feed.DefaultMaxClients
-	}
-	return c.MaxWSClients
-}
-
 func (c *Config) match() string {
 	if c == nil || c.Match == "" {
 		return "*"
@@ -146,6 +152,73 @@ func (c *Config) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return c.Logger
+}
+
+// Defaults of the connection limits.
+const (
+	defaultReadTimeout    = 30 * time.Second
+	defaultMaxConns       = 1024
+	defaultMaxWSPerSource = 8
+	// defaultSessionRecheck: how soon a browser's websocket notices that
+	// its session ended.
+	defaultSessionRecheck = 30 * time.Second
+	// auditSummaryEvery is how often held-back refusals and failed
+	// sign-ins are summarised into the refused trail.
+	auditSummaryEvery = 10 * time.Second
+)
+
+func (c *Config) readTimeout() time.Duration {
+	if c == nil || c.ReadTimeout <= 0 {
+		return defaultReadTimeout
+	}
+	return c.ReadTimeout
+}
+
+func (c *Config) maxConns() int {
+	if c == nil || c.MaxConns <= 0 {
+		return defaultMaxConns
+	}
+	return c.MaxConns
+}
+
+func (c *Config) sessionRecheck() time.Duration {
+	if c == nil || c.SessionRecheck <= 0 {
+		return defaultSessionRecheck
+	}
+	return c.SessionRecheck
+}
+
+func (c *Config) maxWSPerSource() int {
+	if c == nil || c.MaxWSPerSource <= 0 {
+		return defaultMaxWSPerSource
+	}
+	return c.MaxWSPerSource
+}
+
+// signInAuditKey is the trail of sign-in summaries beside AuditKey (same
+// hash tag): sign-ins are not changes, and a loop of them must not crowd
+// the change trail.
+func (c *Config) signInAuditKey() string {
+	if c.AuditKey == "" {
+		return inspect.AuditKey + ":sign-ins"
+	}
+	return c.AuditKey + ":sign-ins"
+}
+
+// refusedAuditKey is the trail of refused requests beside AuditKey (same
+// hash tag, so a test's or a deployment's trails stay together).
+func (c *Config) refusedAuditKey() string {
+	if c.AuditKey == "" {
+		return inspect.RefusedAuditKey
+	}
+	return c.AuditKey + ":refused"
+}
+
+// historyOff says Config turns the history off (a negative HistoryTop).
+func (c *Config) historyOff() bool { return c != nil && c.HistoryTop < 0 }
+
+func (c *Config) historyOptions() *history.Options {
+	return &history.Options{FineRetention: c.HistoryFine, CoarseRetention: c.HistoryCoarse, Top: c.HistoryTop}
 }
 
 // bodyLimit bounds request bodies (Echo's BodyLimit: 413 at once when the
@@ -167,7 +240,7 @@ type Server struct {
 	feed     *feed.Feed
 	live     *live.Sampler
 	events   *events.Log
-	relay    *events.Listener
+	relay    *events.Relay
 	metrics  *metrics.Metrics
 	requests requestCounts
 	auth     *auth.Authority
@@ -179,21 +252,20 @@ type Server struct {
 	// change nothing (query in routes.go).
 	queries map[string]bool
 
-	// hist is the history in Redis, nil until Open (and with HistoryTop
-	// negative); histFeed hands it the snapshots.
-	hist     atomic.Pointer[history.History]
-	histFeed *historyFeed
-	// histObs runs histFeed on a goroutine of its own: turning a snapshot
+	// hist runs the history in Redis (none until Open, and none with
+	// HistoryTop negative) and hands it the snapshots.
+	hist *history.Recorder
+	// histObs runs hist's Observe on a goroutine of its own: turning a snapshot
 	// of thousands of objects into a sample is no work for the tick's.
 	histObs *live.Detached
 	// hcache serves the history's reads to requests, once per flush.
-	hcache histCache
+	hcache *history.Cache
 
 	alerts  *alert.Engine
 	webhook *alert.Webhook // nil without Config.Alerts.Webhook
 	// hosts is the Host allow-list; replaced once Open knows the port.
 	hosts   atomic.Pointer[auth.HostPolicy]
-	wsSlots *wsSlots
+	wsSlots *feed.Slots
 
 	mu       sync.Mutex
 	baseCtx  context.Context // Open's ctx without its cancellation, for Close
@@ -216,31 +288,53 @@ func New(cfg Config) *Server {
 		queries: map[string]bool{},
 	}
 	s.auth = s.newAuthority()
-	s.wsSlots = newWSSlots(cfg.maxWSClients(), cfg.maxWSPerSource())
+	s.wsSlots = feed.NewSlots(cfg.MaxWSClients, cfg.maxWSPerSource())
 	s.hosts.Store(auth.BuildHostPolicy("", nil, cfg.AllowedHosts))
 	s.feed = feed.New(feed.Config{CheckOrigin: auth.SameOrigin, Logger: s.log})
 	s.events = events.NewLog(events.LogSize, s.feed)
 	s.live = live.New(live.Config{Inspector: cfg.Inspector, Match: cfg.Match, TickInterval: cfg.TickInterval,
 		DiscoverInterval: cfg.DiscoverInterval, DiscoveryBudget: cfg.DiscoveryBudget, KeyspaceEvents: cfg.KeyspaceEvents,
 		Events: s.events, Logger: s.log})
-	s.relay = events.NewListener(cfg.Inspector, s.events, s.liveLocks, s.log)
+	s.relay = events.NewRelay(cfg.Inspector, s.events, s.liveLocks, s.log)
+	s.hist = history.NewRecorder(s.log)
 	s.admin = s.newAdmin()
+	s.hcache = history.NewCache(s.hist, s.snapshotAt, s.admin.Recent)
 	listeners := []alert.Listener{s.feed}
 	if cfg.Alerts.Webhook != "" {
 		s.webhook = alert.NewWebhook(cfg.Alerts.Webhook, s.log)
 		listeners = append(listeners, s.webhook)
 	}
-	s.alerts = alert.New(cfg.Alerts, s.live.NodeStatuses, s.live.History(), listeners...)
+	s.alerts = alert.New(cfg.Alerts, s.live.NodeStatuses, s.live.Windows(), listeners...)
 	s.alerts.AuthFailures(s.auth.Failures().Recent)
 	// The order the parts see each snapshot in: the viewers' frames last,
 	// so the alerts they carry are the snapshot's.
 	s.metrics = metrics.New(metrics.Config{Live: s.live, Alerts: s.alerts, Counts: s.counts,
 		Match: cfg.MetricsMatch, Top: cfg.MetricsTop})
-	s.histFeed = &historyFeed{}
-	s.histObs = live.Detach(s.histFeed)
+	s.histObs = live.Detach(s.hist)
 	s.live.PublishTo(s.metrics, s.alerts, s.histObs, s.feed)
 	s.echo = s.routes()
 	return s
+}
+
+func (s *Server) newAuthority() *auth.Authority {
+	opts := auth.Options{Namespace: s.cfg.AuthNamespace,
+		Sessions: &auth.SessionOptions{Idle: s.cfg.SessionIdle, MaxAge: s.cfg.SessionMaxAge}}
+	if s.insp != nil {
+		opts.Redis = s.insp.Redis()
+	}
+	return auth.New(s.cfg.AdminToken, s.cfg.ViewerToken, opts)
+}
+
+func (s *Server) newAdmin() *admin.Service {
+	// What a broken hold changes besides the lock: the event log (and so
+	// every viewer) and the history's record of how the hold ended.
+	cfg := admin.Config{Inspector: s.insp, Live: s.live, Listeners: []admin.Listener{s.events, s.hist},
+		Logger: s.log, InScope: s.inScope}
+	if s.insp != nil {
+		cfg.Audit = s.insp.AuditTrail(s.cfg.AuditKey, s.cfg.AuditRetention)
+		cfg.Refused = admin.NewRefusedLog(s.insp.Audit(s.cfg.refusedAuditKey(), s.cfg.AuditMaxLen))
+	}
+	return admin.New(cfg)
 }
 
 // Handler serves the console without listening (httptest, embedding).
@@ -273,7 +367,8 @@ func (s *Server) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("web: listen %q: %w", s.cfg.Listen, err)
 	}
-	ln = netutil.LimitListener(ln, s.cfg.maxConns())
+	conns := connlimit.New(&connlimit.Options{Max: s.cfg.maxConns()})
+	ln = conns.Listener(ln)
 	s.opened = true
 	s.addr = ln.Addr()
 	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
@@ -295,6 +390,8 @@ func (s *Server) Open(ctx context.Context) error {
 		// must not hold a connection (websockets clear it on upgrade).
 		ReadTimeout: s.cfg.readTimeout(),
 		IdleTimeout: 2 * time.Minute,
+		ConnState:   conns.ConnState,
+		ConnContext: conns.ConnContext,
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 
@@ -310,8 +407,8 @@ func (s *Server) Open(ctx context.Context) error {
 	go func() { defer s.bg.Done(); s.live.ProbeNodes(runCtx) }()
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.histObs.Run(runCtx) }()
-	go func() { defer s.bg.Done(); s.auditSummaries(runCtx) }()
-	go func() { defer s.bg.Done(); s.stopHistory(runCtx) }()
+	go func() { defer s.bg.Done(); s.runAuditSummaries(runCtx) }()
+	go func() { defer s.bg.Done(); s.hist.Run(runCtx) }()
 	go func() {
 		defer s.bg.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -320,6 +417,16 @@ func (s *Server) Open(ctx context.Context) error {
 	}()
 	s.log.Info("console listening", "url", s.urlLocked())
 	return nil
+}
+
+// openHistory starts the history on the console's Redis, unless Config
+// turns it off. It outlives ctx's cancellation: the Recorder's Run closes
+// it when the console stops, handing the writer lock back.
+func (s *Server) openHistory(ctx context.Context) error {
+	if s.cfg.historyOff() {
+		return nil
+	}
+	return s.hist.Open(ctx, s.insp.Redis(), s.cfg.historyOptions())
 }
 
 // URL is the base URL of the running server, e.g. "http://127.0.0.1:43121".
@@ -376,6 +483,12 @@ func CheckExposure(ctx context.Context, listen, adminToken, viewerToken string) 
 	return auth.CheckExposure(ctx, listen, adminToken, viewerToken)
 }
 
+// CheckTokens refuses tokens too short to resist guessing (see
+// auth.CheckTokens); the binary checks its flags with it.
+func CheckTokens(adminToken, viewerToken string) error {
+	return auth.CheckTokens(adminToken, viewerToken)
+}
+
 // liveLocks is the locks of the latest snapshot (the event listener's
 // sharded subscriptions follow them).
 func (s *Server) liveLocks() []inspect.LockInfo {
@@ -383,6 +496,14 @@ func (s *Server) liveLocks() []inspect.LockInfo {
 		return sn.Locks
 	}
 	return nil
+}
+
+// snapshotAt is the latest snapshot's Redis time (ms), 0 before the first.
+func (s *Server) snapshotAt() int64 {
+	if sn := s.live.Latest(); sn != nil {
+		return sn.At
+	}
+	return 0
 }
 
 func deadlineOf(ctx context.Context) time.Time {

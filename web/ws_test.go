@@ -277,9 +277,9 @@ func TestWSSlowClientDropped(t *testing.T) {
 	// Frames far larger than stats frames fill the slow client's socket
 	// buffers within a few dozen; the normal client reads each one before
 	// the next is sent, so it is never behind.
-	big := events.Event{Type: inspect.EventExpired, Name: strings.Repeat("x", 256<<10)}
+	big := events.Entry{Type: inspect.EventExpired, Name: strings.Repeat("x", 256<<10)}
 	for i := 0; i < 1000 && e.srv.feed.Counts().Dropped == 0; i++ {
-		e.srv.feed.Event(big)
+		e.srv.feed.Logged(big)
 		if !readUntilType(t, normal, string(inspect.EventExpired), 10*time.Second) {
 			t.Fatalf("normal client stopped receiving after %d big frames", i)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/web"
 	"github.com/lockwarden/lockwarden/web/feed"
+	"github.com/lockwarden/lockwarden/web/history"
 )
 
 // The console cases (5-8) run the real web.Server on its own go-redis
@@ -132,7 +133,7 @@ func (h *rtHook) historySent() map[string]int64 {
 func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 	spans := func(c redis.Cmder) bool {
 		return slices.ContainsFunc(c.Args(), func(a any) bool {
-			return a == inspect.HistoryMetaKey || a == inspect.HistoryWriterLock
+			return a == history.MetaKey || a == history.WriterLock
 		})
 	}
 	if len(cmds) == 0 {
@@ -143,7 +144,7 @@ func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 	replicaCheck := single && cmds[0].Name() == "info" && slices.Contains(args, any("replication"))
 	topology := single && cmds[0].Name() == "info" && len(args) == 1
 	src, _ := argAt(args, 2).(string)
-	scriptLoad := single && cmds[0].Name() == "script" && argAt(args, 1) == "load" && strings.HasPrefix(src, "-- history_")
+	scriptLoad := single && cmds[0].Name() == "script" && argAt(args, 1) == "load" && historyScripts[src]
 	if !spans(cmds[len(cmds)-1]) && !spans(cmds[0]) && !replicaCheck && !topology && !scriptLoad {
 		return false
 	}
@@ -154,6 +155,12 @@ func (h *rtHook) countHistory(cmds []redis.Cmder) bool {
 		h.histByName[c.Name()]++
 	}
 	return true
+}
+
+// historyScripts are the texts of the scripts the history's writer loads.
+var historyScripts = map[string]bool{
+	luascripts.Source("history_hold_write"): true,
+	luascripts.Source("history_hold_mark"):  true,
 }
 
 // argAt is args[i], or nil past the end.

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web"
 	"github.com/lockwarden/lockwarden/web/history"
 )
@@ -267,21 +266,21 @@ func historyTraffic(ctx context.Context, addr string, limiters int, l historyLoa
 }
 
 // historyMemoryOf sums MEMORY USAGE over the history's keys: the three
-// that span objects and each indexed object's (inspect's key builders).
+// that span objects and each indexed object's (web/history's key builders).
 func historyMemoryOf(ctx context.Context, rdb *redis.Client) (historyMemory, error) {
 	var m historyMemory
-	members, err := rdb.ZRange(ctx, inspect.HistoryIndexKey, 0, -1).Result()
+	members, err := rdb.ZRange(ctx, history.IndexKey, 0, -1).Result()
 	if err != nil {
 		return m, err
 	}
-	keys := []string{inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock}
+	keys := []string{history.MetaKey, history.IndexKey, history.WriterLock}
 	for _, mem := range members {
 		if name, ok := strings.CutPrefix(mem, "limiter:"); ok {
 			m.limiters++
-			keys = append(keys, inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name))
+			keys = append(keys, history.FineKey(name), history.CoarseKey(name))
 		} else if name, ok := strings.CutPrefix(mem, "lock:"); ok {
 			m.locks++
-			keys = append(keys, inspect.HistoryHoldsKey(name), inspect.HistoryOpenKey(name), inspect.HistoryWaitKey(name))
+			keys = append(keys, history.HoldsKey(name), history.OpenKey(name), history.WaitKey(name))
 		}
 	}
 	p := rdb.Pipeline()

@@ -1,7 +1,8 @@
 -- history_hold_mark: the console ended a running hold (a force-unlock) and
 -- marks it so, for whichever replica writes the history.
 --
--- KEYS[1] -> running holds (HASH), as in history_hold_write.lua
+-- KEYS[1] -> running holds (HASH, web/history/keys.go's OpenKey), as in
+--            history_hold_write.lua
 -- ARGV[1] -> holder
 -- ARGV[2] -> how it ended ("force-unlocked")
 --

@@ -1,10 +1,10 @@
 -- history_hold_write: one lock's hold changes since the last flush, written
 -- by the history's writer.
 --
--- KEYS[1] -> running holds (HASH): holder -> "<from> <client>",
---            "x:<holder>" -> how the console ended it (history_hold_mark.lua),
---            which wins over the writer's own verdict
--- KEYS[2] -> ended holds (LIST), newest first
+-- KEYS[1] -> running holds (HASH, web/history/keys.go's OpenKey): holder ->
+--            "<from> <client>", "x:<holder>" -> how the console ended it
+--            (history_hold_mark.lua), which wins over the writer's own verdict
+-- KEYS[2] -> ended holds (LIST, HoldsKey there), newest first
 -- ARGV[1] -> holds to keep in KEYS[2]
 -- ARGV[2] -> expiry of both keys, ms
 -- ARGV[3] -> "1": KEYS[1] is replaced by the running holds given (a new

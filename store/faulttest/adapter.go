@@ -3,6 +3,7 @@ package faulttest
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -78,13 +79,13 @@ var lockKinds = []lockKind{
 	}},
 }
 
-// leaseOf is the lease each acquire (or renewal) of kind sets, and whether
-// the handle renews it while held.
-func leaseOf(kind string) (time.Duration, bool) {
+// leaseOf is the lease each acquire of kind sets (the spin lock renews
+// it while held; the checker does not count on that).
+func leaseOf(kind string) time.Duration {
 	if kind == "spin" {
-		return spinLease, true
+		return spinLease
 	}
-	return lease, false
+	return lease
 }
 
 // token is the fencing token of l's latest grant, 0 for unfenced kinds.
@@ -100,6 +101,17 @@ var documented = []error{
 	store.ErrUncertain, store.ErrNotObtained, store.ErrNotHeld, store.ErrNotFound, store.ErrRateLimited, store.ErrRedissonMode,
 	store.ErrNotConfigured, store.ErrModify, store.ErrWrongKind, store.ErrInvalid,
 	context.Canceled, context.DeadlineExceeded,
+}
+
+// documentedKind names the first documented error err matches, "" for
+// none.
+func documentedKind(err error) string {
+	for _, d := range documented {
+		if errors.Is(err, d) {
+			return strings.TrimPrefix(d.Error(), "store: ")
+		}
+	}
+	return ""
 }
 
 func isDocumented(err error) bool {

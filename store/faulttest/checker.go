@@ -13,15 +13,18 @@ import (
 // process, so one clock orders all grants and releases without Redis TIME
 // round trips, which the faults would delay.
 
-// grant is one holding as its worker saw it.
+// grant is one holding as its worker saw it. Redis ran the acquire
+// somewhere in [called, granted] and the release after release: a worker
+// that the scheduler leaves waiting (a loaded machine, -race) sees its
+// reply late, so granted may come long after the hold began in Redis, and
+// the lease may already have run out by then.
 type grant struct {
 	holder  string
 	shared  bool          // read side: may overlap other shared grants
 	called  time.Time     // before the Lock call
 	granted time.Time     // Lock returned nil
 	release time.Time     // before the Unlock call
-	lease   time.Duration // the lease set by each acquire or renewal
-	renewed bool          // renewed while held (spin lock): runs out only if Redis loses it
+	lease   time.Duration // the lease set by the acquire
 	token   int64         // fencing token, 0 when the kind has none
 }
 
@@ -39,21 +42,21 @@ func (c *checker) killed(t time.Time) {
 	c.mu.Unlock()
 }
 
-// expiry is the latest g's lease can have ended: a fixed lease from when
-// the grant was seen (the acquire ran somewhere in [called, granted], and a
-// Lock that waited may have started long before; only the latest bound
-// makes "lease ran out" certain); a renewed one a lease after Redis lost it
-// (no renewal can extend a key that is gone), or never.
-func (c *checker) expiry(g grant) (time.Time, bool) {
-	if !g.renewed {
-		return g.granted.Add(g.lease), true
+// heldUntil is the end of the span in which g's hold is certain: it
+// began by granted and lasts until the release was sent, unless its lease
+// ran out first (at the earliest a lease after the call: renewals are not
+// counted on, since a starved process renews late) or Redis lost it.
+func (c *checker) heldUntil(g grant) time.Time {
+	end := g.release
+	if exp := g.called.Add(g.lease); exp.Before(end) {
+		end = exp
 	}
 	for _, k := range c.kills {
-		if !k.Before(g.granted) && k.Before(g.release) {
-			return k.Add(g.lease), true
+		if !k.Before(g.called) && k.Before(end) {
+			end = k
 		}
 	}
-	return time.Time{}, false
+	return end
 }
 
 // killedBetween says whether Redis lost its data between a and b.
@@ -75,14 +78,18 @@ func (c *checker) record(g grant) {
 // verdict is what the checker found.
 type verdict struct {
 	grants     int
-	violations []string // two holders at once while both leases ran
-	leaseOut   []string // overlaps after the earlier holder's lease ran out
+	violations []string // two holders certainly at once
+	leaseOut   []string // overlaps as the workers saw them that a lease running out (or Redis losing the key) explains
 	tokens     []string // fencing tokens that did not increase
 	tokenReset []string // ... across a restart that lost the token key
 }
 
 // check compares every pair of grants of different holders whose
-// [granted, release] intervals overlap.
+// [granted, release] intervals, as their workers saw them, overlap. Two
+// holds certainly overlapped when both had begun (the later grant) before
+// either certainly ended (heldUntil): a double grant. Any other overlap a
+// lease running out explains: the earlier holder, or the later one's
+// acquire, may have been left waiting by the scheduler past a lease.
 func (c *checker) check() verdict {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -96,13 +103,13 @@ func (c *checker) check() verdict {
 			if a.holder == b.holder || (a.shared && b.shared) {
 				continue
 			}
-			msg := fmt.Sprintf("%s (granted %s, released %s) and %s (granted %s)",
-				a.holder, a.granted.Format(time.StampMicro), a.release.Format(time.StampMicro),
-				b.holder, b.granted.Format(time.StampMicro))
-			if exp, ok := c.expiry(a); ok && !b.granted.Before(exp) {
-				v.leaseOut = append(v.leaseOut, msg)
-			} else {
+			msg := fmt.Sprintf("%s (called %s, granted %s, released %s) and %s (called %s, granted %s)",
+				a.holder, a.called.Format(time.StampMicro), a.granted.Format(time.StampMicro), a.release.Format(time.StampMicro),
+				b.holder, b.called.Format(time.StampMicro), b.granted.Format(time.StampMicro))
+			if b.granted.Before(c.heldUntil(a)) && b.granted.Before(c.heldUntil(b)) {
 				v.violations = append(v.violations, msg)
+			} else {
+				v.leaseOut = append(v.leaseOut, msg)
 			}
 		}
 	}

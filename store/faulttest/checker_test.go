@@ -15,8 +15,8 @@ func TestCheckerFindsOverlaps(t *testing.T) {
 	c.record(grant{holder: "b", called: at(10), granted: at(20), release: at(60), lease: time.Second, token: 2})     // overlaps a: violation
 	c.record(grant{holder: "c", called: at(100), granted: at(100), release: at(1500), lease: time.Second, token: 3}) // held past its lease
 	c.record(grant{holder: "d", called: at(1200), granted: at(1200), release: at(1210), lease: time.Second, token: 3})
-	c.record(grant{holder: "r1", shared: true, granted: at(2000), release: at(2100), lease: time.Second})
-	c.record(grant{holder: "r2", shared: true, granted: at(2050), release: at(2150), lease: time.Second})
+	c.record(grant{holder: "r1", shared: true, called: at(2000), granted: at(2000), release: at(2100), lease: time.Second})
+	c.record(grant{holder: "r2", shared: true, called: at(2050), granted: at(2050), release: at(2150), lease: time.Second})
 	v := c.check()
 	if len(v.violations) != 1 {
 		t.Errorf("violations %q, want a/b only", v.violations)
@@ -29,12 +29,36 @@ func TestCheckerFindsOverlaps(t *testing.T) {
 	}
 }
 
-func TestCheckerRenewedLeaseRunsOutOnlyAfterAKill(t *testing.T) {
+// A worker left waiting by the scheduler sees its grant late: the hold
+// began in Redis somewhere after the call, and its lease may have run out
+// before the worker saw the reply. Such an overlap is no double grant;
+// the same overlap within a lease of the call is.
+func TestCheckerLateReplyIsNoDoubleGrant(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var late checker
+	late.record(grant{holder: "a", called: at(0), granted: at(900), release: at(1340), lease: time.Second, token: 1})
+	late.record(grant{holder: "b", called: at(100), granted: at(1131), release: at(1140), lease: time.Second, token: 2})
+	if v := late.check(); len(v.violations) != 0 || len(v.leaseOut) != 1 {
+		t.Fatalf("a grant seen 900 ms after its call, the next 1,031 ms after the call: %+v, want a lease that may have run out", v)
+	}
+	var prompt checker
+	prompt.record(grant{holder: "a", called: at(880), granted: at(900), release: at(1340), lease: time.Second, token: 1})
+	prompt.record(grant{holder: "b", called: at(890), granted: at(1131), release: at(1140), lease: time.Second, token: 2})
+	if v := prompt.check(); len(v.violations) != 1 {
+		t.Fatalf("a grant seen 20 ms after its call, the next 251 ms later: %+v, want a double grant", v)
+	}
+}
+
+// A restart that loses the lock ends every hold at the kill: a grant
+// after it overlaps the holds before only as their workers saw them, and
+// the fencing token starts again.
+func TestCheckerKillEndsHolds(t *testing.T) {
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	var c checker
-	c.record(grant{holder: "a", granted: at(0), release: at(5000), lease: time.Second, renewed: true, token: 9})
-	c.record(grant{holder: "b", granted: at(3000), release: at(3010), lease: time.Second, renewed: true, token: 1})
+	c.record(grant{holder: "a", called: at(0), granted: at(0), release: at(1400), lease: 1500 * time.Millisecond, token: 9})
+	c.record(grant{holder: "b", called: at(100), granted: at(1300), release: at(1310), lease: 1500 * time.Millisecond, token: 1})
 	if v := c.check(); len(v.violations) != 1 || len(v.tokens) != 1 {
 		t.Fatalf("without a kill: %+v, want one violation and one token", v)
 	}

@@ -12,16 +12,11 @@ import (
 	"time"
 )
 
-// waitingFor lists invariants (by the prefix of their failure) that fail
-// only because a fix in store has not landed yet; a case whose every
-// failure is listed here is skipped with the reason, never passed. Empty
-// once the fixes are in.
-var waitingFor = map[string]string{}
-
 // errTally counts the errors callers saw, by documented or not.
 type errTally struct {
 	mu      sync.Mutex
 	total   int
+	byKind  map[string]int // documented errors by the first one they match
 	undoc   map[string]int
 	samples []string
 }
@@ -30,7 +25,11 @@ func (e *errTally) saw(op string, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.total++
-	if isDocumented(err) {
+	if k := documentedKind(err); k != "" {
+		if e.byKind == nil {
+			e.byKind = map[string]int{}
+		}
+		e.byKind[op+" "+k]++
 		return
 	}
 	if e.undoc == nil {
@@ -41,6 +40,20 @@ func (e *errTally) saw(op string, err error) {
 		msg = msg[i+2:] // the cause, without names that differ per call
 	}
 	e.undoc[op+": "+msg]++
+}
+
+// kinds lists the documented errors seen, most frequent first.
+func (e *errTally) kinds() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var parts []string
+	for k, n := range e.byKind {
+		parts = append(parts, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		return e.byKind[parts[i][:strings.LastIndex(parts[i], " ")]] > e.byKind[parts[j][:strings.LastIndex(parts[j], " ")]]
+	})
+	return strings.Join(parts, ", ")
 }
 
 func (e *errTally) undocumented() string {
@@ -54,8 +67,8 @@ func (e *errTally) undocumented() string {
 	return strings.Join(parts, ", ")
 }
 
-// failures collects a case's broken invariants so the case can decide at
-// the end between failing and skipping for a missing fix.
+// failures collects a case's broken invariants; the case fails with every
+// one of them.
 type failures struct{ list []string }
 
 func (f *failures) add(format string, args ...any) {
@@ -64,29 +77,9 @@ func (f *failures) add(format string, args ...any) {
 
 func (f *failures) finish(t *testing.T) {
 	t.Helper()
-	if len(f.list) == 0 {
-		return
-	}
-	var reasons []string
-	for _, msg := range f.list {
-		reason := ""
-		for prefix, r := range waitingFor {
-			if strings.HasPrefix(msg, prefix) {
-				reason = r
-			}
-		}
-		if reason == "" {
-			for _, m := range f.list {
-				t.Error(m)
-			}
-			return
-		}
-		reasons = append(reasons, reason)
-	}
 	for _, m := range f.list {
-		t.Log(m)
+		t.Error(m)
 	}
-	t.Skip("waiting for fix: " + strings.Join(reasons, "; "))
 }
 
 // TestLocksUnderFaults is the anchor test (16 clients × 100 unguarded
@@ -214,8 +207,8 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault) (failures, string
 	for _, lo := range v.leaseOut {
 		t.Logf("lease ran out: %s", lo)
 	}
-	detail := fmt.Sprintf("%d/%d increments%s, %d grants, %d errors, lease ran out %d, delayed %d, reset %d",
-		r.counter.Load(), workers*increments, prog.since(r.completed.Load()), v.grants, r.errs.total, len(v.leaseOut),
+	detail := fmt.Sprintf("%d/%d increments%s, %d grants, %d errors (%s), lease ran out %d, delayed %d, reset %d",
+		r.counter.Load(), workers*increments, prog.since(r.completed.Load()), v.grants, r.errs.total, r.errs.kinds(), len(v.leaseOut),
 		e.proxy.Delayed.Load(), e.proxy.Reset.Load())
 	if kind.clients > 0 {
 		detail += fmt.Sprintf(", passed in process %d", passes)
@@ -227,13 +220,13 @@ func runLockCase(t *testing.T, e *env, kind lockKind, f fault) (failures, string
 // inside; reentrant kinds take and release a second level first.
 func (r *lockRun) writer(ctx context.Context, id int, l locker) {
 	holder := fmt.Sprintf("writer-%d", id)
-	ls, renewed := leaseOf(r.kind.name)
+	ls := leaseOf(r.kind.name)
 	for done := 0; done < increments && ctx.Err() == nil; {
 		called := time.Now()
 		if err := r.lock(ctx, l); err != nil {
 			continue // not acquired: the worker must not believe it holds
 		}
-		g := grant{holder: holder, called: called, granted: time.Now(), lease: ls, renewed: renewed, token: token(l)}
+		g := grant{holder: holder, called: called, granted: time.Now(), lease: ls, token: token(l)}
 		if r.kind.reentrant {
 			if err := r.lock(ctx, l); err == nil {
 				r.unlock(ctx, l)
@@ -265,7 +258,7 @@ func (r *lockRun) writer(ctx context.Context, id int, l locker) {
 // counter does not move while it holds it.
 func (r *lockRun) reader(ctx context.Context, id int, l locker, writersDone <-chan struct{}) {
 	holder := fmt.Sprintf("reader-%d", id)
-	ls, renewed := leaseOf(r.kind.name)
+	ls := leaseOf(r.kind.name)
 	for range increments {
 		select {
 		case <-writersDone:
@@ -276,7 +269,7 @@ func (r *lockRun) reader(ctx context.Context, id int, l locker, writersDone <-ch
 		if err := r.lock(ctx, l); err != nil {
 			continue
 		}
-		g := grant{holder: holder, shared: true, called: called, granted: time.Now(), lease: ls, renewed: renewed}
+		g := grant{holder: holder, shared: true, called: called, granted: time.Now(), lease: ls}
 		before := r.counter.Load()
 		time.Sleep(200 * time.Microsecond)
 		if r.counter.Load() != before {

@@ -87,46 +87,17 @@ func Open(ctx context.Context, rawURL string, opts *Options) (redis.UniversalCli
 	pctx, cancel := context.WithTimeout(ctx, o.PingTimeout)
 	defer cancel()
 
-	scheme, _, _ := strings.Cut(rawURL, "://")
-	switch strings.ToLower(scheme) {
-	case "redis+sentinel", "rediss+sentinel":
-		fo, err := ParseSentinelURL(rawURL)
-		if err != nil {
-			return nil, Info{}, err
-		}
-		fo.ClientName = firstNonEmpty(fo.ClientName, o.ClientName)
-		fo.ContextTimeoutEnabled = true
-		if fo.PoolSize == 0 {
-			fo.PoolSize = o.PoolSize
-		}
-		return openSentinel(pctx, rawURL, fo)
-	case "redis", "rediss":
-	default:
-		return nil, Info{}, badURL(rawURL, "scheme must be redis, rediss, redis+sentinel or rediss+sentinel")
-	}
-
-	u, err := url.Parse(rawURL)
+	t, err := parseTarget(rawURL, o)
 	if err != nil {
-		return nil, Info{}, badURL(rawURL, parseErrText(err))
+		return nil, Info{}, err
 	}
-	if u.Query().Has("addr") { // seeds: only a Cluster has more than one node to start from
-		co, err := clusterOptions(rawURL, u)
-		if err != nil {
-			return nil, Info{}, err
-		}
-		applyCluster(co, o)
-		return openCluster(pctx, rawURL, co)
+	switch {
+	case t.sentinel != nil:
+		return openSentinel(pctx, rawURL, t.sentinel)
+	case t.cluster != nil:
+		return openCluster(pctx, rawURL, t.cluster)
 	}
-
-	so, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, Info{}, badURL(rawURL, parseErrText(err))
-	}
-	so.ClientName = firstNonEmpty(so.ClientName, o.ClientName)
-	so.ContextTimeoutEnabled = true
-	if so.PoolSize == 0 {
-		so.PoolSize = o.PoolSize
-	}
+	so, u := t.single, t.u
 	// The probe stays on database 0: a Cluster node refuses SELECT, and
 	// that refusal must become "a Cluster has only database 0".
 	probeOpts := *so
@@ -157,6 +128,62 @@ func Open(ctx context.Context, rawURL string, opts *Options) (redis.UniversalCli
 	}
 	applyCluster(co, o)
 	return openCluster(pctx, rawURL, co)
+}
+
+// target is what a URL names, parsed with the Options applied, before
+// anything is dialled: the sentinel form, a Cluster given by its seeds
+// (?addr=), or one node that may still turn out to be a Cluster's.
+type target struct {
+	sentinel *redis.FailoverOptions
+	cluster  *redis.ClusterOptions
+	single   *redis.Options
+	u        *url.URL // of single, for the cluster form if it is one
+}
+
+// parseTarget parses rawURL without any network traffic; its errors are
+// ErrBadURL and contain no password of the URL.
+func parseTarget(rawURL string, o Options) (target, error) {
+	scheme, _, _ := strings.Cut(rawURL, "://")
+	switch strings.ToLower(scheme) {
+	case "redis+sentinel", "rediss+sentinel":
+		fo, err := ParseSentinelURL(rawURL)
+		if err != nil {
+			return target{}, err
+		}
+		fo.ClientName = firstNonEmpty(fo.ClientName, o.ClientName)
+		fo.ContextTimeoutEnabled = true
+		if fo.PoolSize == 0 {
+			fo.PoolSize = o.PoolSize
+		}
+		return target{sentinel: fo}, nil
+	case "redis", "rediss":
+	default:
+		return target{}, badURL(rawURL, "scheme must be redis, rediss, redis+sentinel or rediss+sentinel")
+	}
+
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return target{}, badURL(rawURL, parseErrText(err))
+	}
+	if u.Query().Has("addr") { // seeds: only a Cluster has more than one node to start from
+		co, err := clusterOptions(rawURL, u)
+		if err != nil {
+			return target{}, err
+		}
+		applyCluster(co, o)
+		return target{cluster: co}, nil
+	}
+
+	so, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return target{}, badURL(rawURL, parseErrText(err))
+	}
+	so.ClientName = firstNonEmpty(so.ClientName, o.ClientName)
+	so.ContextTimeoutEnabled = true
+	if so.PoolSize == 0 {
+		so.PoolSize = o.PoolSize
+	}
+	return target{single: so, u: u}, nil
 }
 
 // clusterOptions parses a redis:// URL as go-redis's cluster form. The path

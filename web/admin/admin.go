@@ -4,14 +4,12 @@
 // and after, and handed to the live view so the next read shows it.
 //
 // It is a plain Go API: every action takes a context, the Actor who asks
-// and a typed request, and returns a result or an error (InputError for
-// bad input, ObjectError for a named object that is missing or changed);
-// nothing in it knows HTTP. It imports store and store/inspect only.
+// and a typed request, and returns a result or an *inspect.Error
+// (errors.go); nothing in it knows HTTP. It imports store/inspect only.
 package admin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -55,9 +53,11 @@ type Live interface {
 	Refresh(ctx context.Context, locks, limiters []string)
 }
 
-// Events hears of the locks the console broke (the event log, viewers).
-type Events interface {
-	ForceUnlocked(name, holder string, at time.Time)
+// Listener hears of every hold the console broke, once it is broken and
+// before the action returns: the event log (and so the viewers), the
+// history's mark of how the hold ended.
+type Listener interface {
+	ForceUnlocked(ctx context.Context, name, holder string, at time.Time)
 }
 
 // Config is what a Service needs; Inspector and Audit are required.
@@ -70,24 +70,21 @@ type Config struct {
 	// InScope says which names the console may act on (its --match);
 	// an action on any other name is a missing object. nil: every name.
 	InScope func(name string) bool
-	Live    Live   // nil: no read-your-writes (tests of one action)
-	Events  Events // nil: nobody is told
-	Logger  *slog.Logger
+	Live    Live // nil: no read-your-writes (tests of one action)
+	// Listeners are told of each broken hold, in order.
+	Listeners []Listener
+	Logger    *slog.Logger
 }
-
-// ErrAuditUnavailable: the intent record of a change could not be
-// written, so the change was not made.
-var ErrAuditUnavailable = errors.New("admin: the audit trail cannot be written; nothing was changed")
 
 // Service runs the console's actions.
 type Service struct {
-	insp    *inspect.Inspector
-	audit   *inspect.Audit
-	refused *RefusedLog
-	inScope func(string) bool
-	live    Live
-	events  Events
-	log     *slog.Logger
+	insp      *inspect.Inspector
+	audit     *inspect.Audit
+	refused   *RefusedLog
+	inScope   func(string) bool
+	live      Live
+	listeners []Listener
+	log       *slog.Logger
 
 	auditErrors atomic.Int64
 }
@@ -99,7 +96,7 @@ func New(cfg Config) *Service {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{insp: cfg.Inspector, audit: cfg.Audit, refused: cfg.Refused, inScope: cfg.InScope,
-		live: cfg.Live, events: cfg.Events, log: log}
+		live: cfg.Live, listeners: cfg.Listeners, log: log}
 }
 
 // Record appends rec, stamped with actor, to the change trail. A failed
@@ -149,7 +146,8 @@ func (s *Service) intend(ctx context.Context, a Actor, rec *inspect.AuditRecord)
 	r.Outcome = inspect.OutcomeIntent
 	id, err := s.append(ctx, a, r)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrAuditUnavailable, err)
+		return &inspect.Error{Code: inspect.CodeUnavailable, Message: ErrAuditUnavailable.Error(),
+			Err: fmt.Errorf("%w: %w", ErrAuditUnavailable, err)}
 	}
 	rec.Intent = id
 	return nil
@@ -159,7 +157,7 @@ func (s *Service) intend(ctx context.Context, a Actor, rec *inspect.AuditRecord)
 // console neither shows nor changes it.
 func (s *Service) scoped(what, name string) error {
 	if s.inScope != nil && !s.inScope(name) {
-		return &ObjectError{What: what, Name: name, Err: store.ErrNotFound}
+		return inspect.ObjectError(what, name, store.ErrNotFound)
 	}
 	return nil
 }
@@ -181,9 +179,10 @@ func (s *Service) refresh(ctx context.Context, locks, limiters []string) {
 	}
 }
 
-func (s *Service) unlocked(name, holder string) {
-	if s.events != nil {
-		s.events.ForceUnlocked(name, holder, time.Now())
+func (s *Service) unlocked(ctx context.Context, name, holder string) {
+	at := time.Now()
+	for _, l := range s.listeners {
+		l.ForceUnlocked(ctx, name, holder, at)
 	}
 }
 

@@ -32,19 +32,19 @@ type LimiterEdit struct {
 func CheckEdit(rate, intervalMS float64) (LimiterEdit, error) {
 	switch {
 	case math.IsNaN(rate) || math.IsInf(rate, 0):
-		return LimiterEdit{}, invalid("rate", "rate must be a finite number")
+		return LimiterEdit{}, inspect.Invalid("rate", "rate must be a finite number")
 	case rate != math.Trunc(rate):
-		return LimiterEdit{}, invalid("rate", "rate must be a whole number of permits")
+		return LimiterEdit{}, inspect.Invalid("rate", "rate must be a whole number of permits")
 	case rate < 1:
-		return LimiterEdit{}, invalid("rate", "rate must be at least 1")
+		return LimiterEdit{}, inspect.Invalid("rate", "rate must be at least 1")
 	case rate > maxRate:
-		return LimiterEdit{}, invalid("rate", fmt.Sprintf("rate must be at most %d", int64(maxRate)))
+		return LimiterEdit{}, inspect.Invalid("rate", fmt.Sprintf("rate must be at most %d", int64(maxRate)))
 	case math.IsNaN(intervalMS) || math.IsInf(intervalMS, 0):
-		return LimiterEdit{}, invalid("interval_ms", "interval_ms must be a finite number")
+		return LimiterEdit{}, inspect.Invalid("interval_ms", "interval_ms must be a finite number")
 	case intervalMS <= 0:
-		return LimiterEdit{}, invalid("interval_ms", "interval_ms must be greater than 0")
+		return LimiterEdit{}, inspect.Invalid("interval_ms", "interval_ms must be greater than 0")
 	case intervalMS > maxIntervalMS:
-		return LimiterEdit{}, invalid("interval_ms", fmt.Sprintf("interval_ms must be at most %d (one day)", int64(maxIntervalMS)))
+		return LimiterEdit{}, inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms must be at most %d (one day)", int64(maxIntervalMS)))
 	}
 	return LimiterEdit{Rate: int64(rate), IntervalMS: intervalMS}, nil
 }
@@ -66,7 +66,7 @@ func (s *Service) ModifyLimiter(ctx context.Context, a Actor, edit LimiterEdit) 
 	}
 	l, err = s.insp.ModifyLimiterWith(ctx, name, inspect.LimiterEdit{Rate: edit.Rate, IntervalMS: edit.IntervalMS, KeepState: edit.KeepState})
 	if err != nil {
-		return nil, &ObjectError{What: "limiter", Name: name, Err: err}
+		return nil, inspect.ObjectError("limiter", name, err)
 	}
 	rec.After = limiterState(l)
 	if l.Kind == inspect.KindRedissonLimiter {
@@ -96,7 +96,7 @@ func (s *Service) ResetCounter(ctx context.Context, a Actor, req ResetCounter) (
 		return err
 	}
 	if err := s.insp.ResetCounter(ctx, name); err != nil {
-		return &ObjectError{What: "counter", Name: name, Err: err}
+		return inspect.ObjectError("counter", name, err)
 	}
 	s.refresh(ctx, nil, []string{name})
 	rec.After = "reset (key deleted)"

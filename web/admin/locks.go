@@ -15,7 +15,7 @@ import (
 // MaxReasonLen bounds the reason an admin gives for breaking a lock.
 const MaxReasonLen = 500
 
-// FieldReason names the reason in InputErrors (and in the console's forms).
+// FieldReason names the reason in CodeInvalid errors (and in the console's forms).
 const FieldReason = "reason"
 
 // CheckReason validates the reason an admin gives for breaking a lock and
@@ -24,11 +24,11 @@ func CheckReason(r string) (string, error) {
 	r = strings.TrimSpace(r)
 	switch {
 	case r == "":
-		return "", invalid(FieldReason, "reason is required: say why the lock must be broken (it is recorded in the audit trail)")
+		return "", inspect.Invalid(FieldReason, "reason is required: say why the lock must be broken (it is recorded in the audit trail)")
 	case len(r) > MaxReasonLen:
-		return "", invalid(FieldReason, fmt.Sprintf("reason must be at most %d bytes", MaxReasonLen))
+		return "", inspect.Invalid(FieldReason, fmt.Sprintf("reason must be at most %d bytes", MaxReasonLen))
 	case !utf8.ValidString(r):
-		return "", invalid(FieldReason, "reason must be text (UTF-8)")
+		return "", inspect.Invalid(FieldReason, "reason must be text (UTF-8)")
 	}
 	return r, nil
 }
@@ -38,50 +38,56 @@ type ForceUnlock struct {
 	Name, Holder, Reason string
 }
 
-// ForceUnlock breaks the lock if the holder still holds it and returns
-// what was done (the plan as of just before). On a lost race the
-// ObjectError carries the current holders. The audit record gets the
-// state before and after.
-func (s *Service) ForceUnlock(ctx context.Context, a Actor, req ForceUnlock) (plan inspect.ForceUnlockPlan, err error) {
+// Unlocked is what ForceUnlock did: the plan as of just before, and
+// after a lost race (CodeConflict) the lock's holders now.
+type Unlocked struct {
+	Plan    inspect.ForceUnlockPlan
+	Holders []inspect.Holder
+}
+
+// ForceUnlock breaks the lock if the holder still holds it. The audit
+// record gets the state before and after.
+func (s *Service) ForceUnlock(ctx context.Context, a Actor, req ForceUnlock) (out Unlocked, err error) {
 	rec := inspect.AuditRecord{Action: ActionForceUnlock, Target: req.Name}
 	defer func() { s.finish(ctx, a, &rec, err) }()
 	if req.Holder == "" {
-		return plan, invalid("holder", "holder is required: the holder id shown for the lock")
+		return out, inspect.Invalid("holder", "holder is required: the holder id shown for the lock")
 	}
 	if rec.Reason, err = CheckReason(req.Reason); err != nil {
-		return plan, err
+		return out, err
 	}
 	name, holder := req.Name, req.Holder
 	if err := s.scoped("lock", name); err != nil {
-		return plan, err
+		return out, err
 	}
 	if before, err := s.insp.GetLock(ctx, name); err == nil {
 		rec.Before = holdersState(before)
-		plan = before.ForceUnlockPlan(holder)
+		out.Plan = before.ForceUnlockPlan(holder)
 	}
 	if err := s.intend(ctx, a, &rec); err != nil {
-		return plan, err
+		return out, err
 	}
 	err = s.insp.ForceUnlock(ctx, name, holder)
 	if errors.Is(err, inspect.ErrHolderChanged) {
 		cur, gerr := s.insp.GetLock(ctx, name)
 		if gerr != nil {
-			return plan, &ObjectError{What: "lock", Name: name, Err: gerr}
+			return out, inspect.ObjectError("lock", name, gerr)
 		}
 		rec.After = holdersState(cur)
-		return plan, &ObjectError{What: "lock", Name: name, Holders: nonNil(cur.Holders), Err: err}
+		out.Holders = nonNil(cur.Holders)
+		return out, inspect.ObjectError("lock", name, err)
 	}
 	if err != nil {
-		return plan, &ObjectError{What: "lock", Name: name, Err: err}
+		return out, inspect.ObjectError("lock", name, err)
 	}
 	s.refresh(ctx, []string{name}, nil)
 	rec.After = "released (holder " + holder + ")"
-	if plan.RemovesField != "" {
+	if out.Plan.RemovesField != "" {
 		rec.After = "removed holder " + holder + "; the other holders keep the lock"
 	}
 	s.logger(a).Info("lock force-unlocked", "name", name, "holder", holder, "reason", rec.Reason, "remote", a.Remote)
-	s.unlocked(name, holder)
-	return plan, nil
+	s.unlocked(ctx, name, holder)
+	return out, nil
 }
 
 // ReleaseAll asks to break every hold of one client.
@@ -108,7 +114,7 @@ func (s *Service) ReleaseAll(ctx context.Context, a Actor, req ReleaseAll) (out 
 	rec := inspect.AuditRecord{Action: ActionReleaseAll, Target: id}
 	defer func() { s.finish(ctx, a, &rec, err) }()
 	if inspect.ClientIDOf(id+":x") != id {
-		return nil, invalid("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
+		return nil, inspect.Invalid("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
 	}
 	reason, err := CheckReason(req.Reason)
 	if err != nil {
@@ -147,7 +153,7 @@ func (s *Service) ReleaseAll(ctx context.Context, a Actor, req ReleaseAll) (out 
 		case r.Err == nil:
 			released++
 			one.After, one.Outcome = "released (holder "+r.Holder+")", inspect.OutcomeOK
-			s.unlocked(r.Lock, r.Holder)
+			s.unlocked(ctx, r.Lock, r.Holder)
 		case errors.Is(r.Err, inspect.ErrHolderChanged):
 			one.Outcome, rj.Error = inspect.OutcomeConflict, "no longer held by that holder; nothing was changed"
 		case errors.Is(r.Err, store.ErrNotFound):

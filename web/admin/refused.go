@@ -177,3 +177,38 @@ func (b *refusedBucket) full(now time.Time) bool {
 	b.refill(now)
 	return b.tokens >= b.burst
 }
+
+// RunSummaries writes into the refused trail, every `every` until ctx
+// ends, what its throttle held back (Flush) and the records summaries
+// returns (the failed sign-ins of each source since the last call). A
+// Service without a refused trail writes nothing.
+func (s *Service) RunSummaries(ctx context.Context, every time.Duration, summaries func() []inspect.AuditRecord) {
+	if s.refused == nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.WriteSummaries(ctx, summaries)
+		}
+	}
+}
+
+// WriteSummaries writes now what RunSummaries writes on its ticks.
+func (s *Service) WriteSummaries(ctx context.Context, summaries func() []inspect.AuditRecord) {
+	if s.refused == nil {
+		return
+	}
+	if err := s.refused.Flush(ctx); err != nil {
+		s.log.Warn("refused-request summary failed", "err", err)
+	}
+	for _, rec := range summaries() {
+		if err := s.refused.Summary(ctx, rec); err != nil {
+			s.log.Warn("sign-in failure summary failed", "err", err)
+		}
+	}
+}

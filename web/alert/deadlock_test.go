@@ -40,7 +40,7 @@ func TestAlertDeadlock(t *testing.T) {
 	rcv := newReceiver(t, 0)
 	w := NewWebhook(rcv.URL, slog.New(slog.DiscardHandler))
 	go w.Run(t.Context())
-	a := New(Config{}, func(*live.Snapshot) []live.NodeStatus { return nil }, live.New(live.Config{}).History(), w)
+	a := New(Config{}, func(*live.Snapshot) []live.NodeStatus { return nil }, live.New(live.Config{}).Windows(), w)
 	a.evaluate(deadlockSnap(t), t0)
 	f := firingRule(a, RuleLockDeadlock)
 	if f == nil || f.Severity != SeverityCritical || f.Name != "cart → stock → cart" {

@@ -3,7 +3,7 @@
 // by gone clients, limiters rejecting or failing, Redis or a node down),
 // keeps which alerts are pending and firing, and tells its listeners (the
 // Alertmanager-style webhook, the feed) of every change. It never reads
-// Redis: everything comes from live's snapshot and window history.
+// Redis: everything comes from live's snapshot and recent windows.
 //
 // It imports store, store/inspect and web/live.
 package alert
@@ -183,9 +183,9 @@ type Engine struct {
 	listeners []Listener
 	nodes     func(sn *live.Snapshot) []live.NodeStatus
 
-	// hist is live's window history, which limiter-reject-ratio sums
-	// over rejectSpan.
-	hist *live.History
+	// windows are live's recent windows, which limiter-reject-ratio
+	// sums over rejectSpan.
+	windows *live.Windows
 	// authFailures is the count of wrong tokens over the last minute
 	// (auth.Failures.Recent); nil: the rule has nothing to judge.
 	authFailures func(now time.Time) int
@@ -199,11 +199,11 @@ type Engine struct {
 }
 
 // New is an engine over cfg's rules (copied: the caller's maps are its
-// own). nodes says which Redis nodes are up as of a snapshot; hist is the
-// limiters' window history; listeners hear each change, in this order.
-func New(cfg Config, nodes func(*live.Snapshot) []live.NodeStatus, hist *live.History, listeners ...Listener) *Engine {
+// own). nodes says which Redis nodes are up as of a snapshot; windows are
+// the limiters' recent windows; listeners hear each change, in this order.
+func New(cfg Config, nodes func(*live.Snapshot) []live.NodeStatus, windows *live.Windows, listeners ...Listener) *Engine {
 	cfg.Off, cfg.For = maps.Clone(cfg.Off), maps.Clone(cfg.For)
-	return &Engine{cfg: &cfg, nodes: nodes, hist: hist, listeners: listeners, states: make(map[alertKey]*alertState)}
+	return &Engine{cfg: &cfg, nodes: nodes, windows: windows, listeners: listeners, states: make(map[alertKey]*alertState)}
 }
 
 // AuthFailures gives auth-failures its count of wrong tokens over the last
@@ -370,7 +370,7 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 	ratio := a.cfg.rejectRatio()
 	for _, l := range sn.Limiters {
 		w := sn.Window(l.Name)
-		span, covered := a.hist.SumSpan(l.Name, rejectSpan)
+		span, covered := a.windows.SumSpan(l.Name, rejectSpan)
 		// Redisson limiters' rejections happen in clients' own scripts and
 		// are not counted, so their ratio would be made up.
 		if attempts := span.Acquired + span.Rejected; ratioOn && covered && !l.RejectionsHidden && attempts > 0 &&

@@ -25,7 +25,7 @@ func testAlerter(cfg *Config, nodes func(*live.Snapshot) []live.NodeStatus) (*En
 		cfg = &Config{}
 	}
 	r := &recorder{}
-	return New(*cfg, nodes, live.New(live.Config{}).History(), r), r
+	return New(*cfg, nodes, live.New(live.Config{}).Windows(), r), r
 }
 
 func lockSnap(pttl time.Duration, first time.Time) *live.Snapshot {
@@ -97,7 +97,7 @@ func limiterSnap(w inspect.Counts, hidden bool) *live.Snapshot {
 // sampler's history would, and evaluates the rules on it.
 func evalLimiter(a *Engine, w inspect.Counts, hidden bool, at time.Time) {
 	sn := limiterSnap(w, hidden)
-	a.hist.PushTick(at.UnixMilli(), sn.Limiters, sn.Stats)
+	a.windows.PushTick(at.UnixMilli(), sn.Limiters, sn.Stats)
 	a.evaluate(sn, at)
 }
 

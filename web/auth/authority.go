@@ -30,6 +30,7 @@ type Authority struct {
 	keys                    Keys
 	sessionOpts             *SessionOptions
 	failures                *Failures
+	signIns                 SignIns
 
 	mu       sync.Mutex
 	ring     *Keyring // loaded from Redis on first need
@@ -61,6 +62,9 @@ func (a *Authority) LocalMode() bool { return a.adminToken == "" && a.viewerToke
 // Failures is the guessing limiter, for /metrics, alerts and the audit
 // trail's summaries.
 func (a *Authority) Failures() *Failures { return a.failures }
+
+// SignIns is the summary of successful sign-ins, for the audit trail.
+func (a *Authority) SignIns() *SignIns { return &a.signIns }
 
 // RoleOf compares tok with both configured tokens in constant time; both
 // comparisons always run so timing does not tell which one came close.
@@ -145,7 +149,7 @@ func sourceOf(r *http.Request) string {
 }
 
 // checkToken runs tok past the guessing limits and returns its identity:
-// a Refusal with RetryAfter while the source waits, ErrUnauthenticated for
+// a CodeLimited refusal with RetryAfter while the source waits, ErrUnauthenticated for
 // a wrong token (counted).
 func (a *Authority) checkToken(ctx context.Context, r *http.Request, tok string, via Via, now time.Time) (Identity, error) {
 	src := sourceOf(r)
@@ -171,8 +175,9 @@ func (a *Authority) checkToken(ctx context.Context, r *http.Request, tok string,
 }
 
 // SignIn checks a token submitted on the sign-in page and starts a
-// session. A wrong token is ErrUnauthenticated; a source that has guessed
-// too often gets a Refusal with RetryAfter, the right token included.
+// session, counted in SignIns. A wrong token is ErrUnauthenticated; a
+// source that has guessed too often gets a CodeLimited refusal with
+// RetryAfter, the right token included.
 func (a *Authority) SignIn(ctx context.Context, r *http.Request, tok string, now time.Time) (*http.Cookie, Identity, error) {
 	id, err := a.checkToken(ctx, r, tok, ViaSignIn, now)
 	if err != nil {
@@ -186,6 +191,7 @@ func (a *Authority) SignIn(ctx context.Context, r *http.Request, tok string, now
 	if err != nil {
 		return nil, Identity{}, unavailable(err)
 	}
+	a.signIns.note(id, sourceOf(r), now)
 	return SessionCookieOf(v, int(sessions.MaxAge()/time.Second), SecureRequest(r)), id, nil
 }
 

@@ -15,12 +15,18 @@ import (
 
 // Failures limits token guessing. Every wrong token (on the sign-in page
 // or as a Bearer header) is counted in Redis per source address and for
-// all sources together, so every replica enforces the same limits; past a
-// few free failures each further one doubles the wait before that source
-// (or, past a larger allowance, anyone) may have a token checked again.
-// While a wait runs the console answers 429 with Retry-After and checks no
-// token at all, so guessing cannot go on at full speed even with the
-// right answer in the batch. Sessions already signed in are not affected.
+// all sources together, so every replica enforces the same limits. Past a
+// few free failures each further one of a source doubles the wait before
+// that source may have a token checked again. Past a larger allowance of
+// all sources together, each further failure anywhere doubles an overall
+// wait, which every source that then fails must sit out before its next
+// check: a flood from many addresses slows each of them from its first
+// wrong token. While a source waits the console answers it 429 with
+// Retry-After and checks none of its tokens, so one address cannot go on
+// guessing at full speed even with the right answer in the batch; a
+// source that has not failed (the admin's) has its token checked at once
+// however many others guess (auth_fail_wait.lua reads the source's wait
+// only). Sessions already signed in are not affected.
 //
 // When Redis does not answer, each replica counts alone, in memory, by the
 // same rules (local), so a Bearer token, a Prometheus scrape of /metrics
@@ -37,10 +43,11 @@ type Failures struct {
 	failed  [2]atomic.Uint64 // by Via
 	limited atomic.Uint64
 
-	mu      sync.Mutex
-	blocked map[string]time.Time   // source -> end of its wait, as last told by Redis
-	local   map[string]*localCount // failures counted while Redis did not answer
-	summary map[string]*FailureSummary
+	mu       sync.Mutex
+	blocked  map[string]time.Time   // source -> end of its wait, as last told by Redis
+	local    map[string]*localCount // failures counted while Redis did not answer
+	localAll localCount             // ... of every source together
+	summary  map[string]*FailureSummary
 	// recent counts this replica's wrong tokens and limited attempts per
 	// second over the last RecentSpan (ring indexed by Unix second), for the alert.
 	recent [recentSeconds]struct {
@@ -57,14 +64,16 @@ const recentSeconds = 60
 // FailureOptions adjust Failures; nil or zero fields are the defaults.
 type FailureOptions struct {
 	// FreePerSource failures of one source wait for nothing (default 5);
-	// FreeTotal of all sources together (default 100).
+	// FreeTotal of all sources together (default 100): past it every
+	// failing source waits at least the overall wait.
 	FreePerSource, FreeTotal int
 	// FirstWait is the wait after the first failure past the free ones;
 	// it doubles with each further one (default 1 s).
 	FirstWait time.Duration
-	// MaxWaitSource and MaxWaitTotal cap the waits (defaults 15 min and
-	// 1 min: a flood from many addresses delays everyone's sign-in by at
-	// most a minute at a time).
+	// MaxWaitSource caps the wait a source's own failures impose (default
+	// 15 min); MaxWaitTotal caps the overall wait (default 1 min: during
+	// a flood from many addresses, a legitimate user who mistypes waits
+	// at most a minute; one who does not is never held up).
 	MaxWaitSource, MaxWaitTotal time.Duration
 	// ForgetSource and ForgetTotal: counts start again this long after
 	// the last failure (defaults 15 min and 5 min).
@@ -169,7 +178,7 @@ func (f *Failures) Wait(ctx context.Context, source string, now time.Time) (time
 		// Known here: a flood from a waiting source costs no Redis call.
 		wait = until.Sub(now)
 	} else {
-		ms, err := failWaitScript.Run(ctx, f.rdb, []string{f.keys.Failures(source), f.keys.AllFailures()}).Int64()
+		ms, err := failWaitScript.Run(ctx, f.rdb, []string{f.keys.Failures(source)}).Int64()
 		if err == nil {
 			wait = time.Duration(ms) * time.Millisecond
 		}
@@ -216,15 +225,12 @@ func (f *Failures) Fail(ctx context.Context, source string, via Via, now time.Ti
 }
 
 // failLocally counts a failure in memory, as auth_fail_record.lua counts
-// it for one source, and returns the wait it imposes.
+// it, and returns the wait it imposes.
 func (f *Failures) failLocally(source string, now time.Time) time.Duration {
 	o := f.opts
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.local[source]
-	if ok && now.Sub(c.last) > o.ForgetSource {
-		c.n = 0
-	}
 	if !ok {
 		if len(f.local) >= maxBlocked {
 			for s, lc := range f.local {
@@ -241,16 +247,27 @@ func (f *Failures) failLocally(source string, now time.Time) time.Duration {
 			f.local[source] = c
 		}
 	}
+	return max(c.add(now, o.ForgetSource, o.FreePerSource, o.FirstWait, o.MaxWaitSource),
+		f.localAll.add(now, o.ForgetTotal, o.FreeTotal, o.FirstWait, o.MaxWaitTotal))
+}
+
+// add counts one failure at now (after forgetting those older than
+// forget) and returns the wait it imposes: none for the free ones, then
+// first, doubling up to longest.
+func (c *localCount) add(now time.Time, forget time.Duration, free int, first, longest time.Duration) time.Duration {
+	if now.Sub(c.last) > forget {
+		c.n = 0
+	}
 	c.n++
 	c.last = now
-	if c.n <= o.FreePerSource {
+	if c.n <= free {
 		return 0
 	}
-	wait := o.FirstWait
-	for i := o.FreePerSource + 1; i < c.n && wait < o.MaxWaitSource; i++ {
+	wait := first
+	for i := free + 1; i < c.n && wait < longest; i++ {
 		wait *= 2
 	}
-	return min(wait, o.MaxWaitSource)
+	return min(wait, longest)
 }
 
 // note updates source's summary. Sources past maxSummary share one
@@ -300,11 +317,16 @@ func (f *Failures) Recent(now time.Time) int {
 func (f *Failures) Drain() []FailureSummary {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]FailureSummary, 0, len(f.summary))
-	for _, s := range f.summary {
-		out = append(out, *s)
+	return drain(f.summary)
+}
+
+// drain empties m and returns copies of what it held.
+func drain[K comparable, V any](m map[K]*V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
 	}
-	clear(f.summary)
+	clear(m)
 	return out
 }
 

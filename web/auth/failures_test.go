@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
@@ -46,8 +48,11 @@ func TestFailuresBackOffPerSourceAndShareAcrossReplicas(t *testing.T) {
 	}
 }
 
-// Guessing from many addresses, each within its free failures, still
-// makes everyone wait once all of them together pass theirs.
+// Guessing from many addresses, each within its free failures, slows
+// every guesser once all of them together pass theirs: from then on each
+// wrong token, a new source's first included, makes its source wait. A
+// source that has not failed is never held up by the flood: its token is
+// checked at once, so the admin's correct token still gets in.
 func TestFailuresLimitEverySourceTogether(t *testing.T) {
 	rdb := redistest.Client(t)
 	keys := testKeys(t, rdb)
@@ -62,8 +67,42 @@ func TestFailuresLimitEverySourceTogether(t *testing.T) {
 	if w, _ := f.Fail(ctx, src(20), ViaSignIn, now); w != time.Second {
 		t.Fatalf("the 21st failure overall, a new source's first: wait %v, want 1s", w)
 	}
-	if w, _ := NewFailures(rdb, keys, nil).Wait(ctx, Source("198.51.100.1"), now); w <= 0 {
-		t.Fatal("a source with no failures of its own is not held up by the flood")
+	if w, _ := f.Fail(ctx, src(21), ViaSignIn, now); w != 2*time.Second {
+		t.Fatalf("the 22nd failure overall: wait %v, want 2s", w)
+	}
+	if w, _ := NewFailures(rdb, keys, nil).Wait(ctx, src(21), now); w <= time.Second {
+		t.Fatalf("another replica: the 22nd failure's source waits %v, want about 2s", w)
+	}
+	for _, clean := range []string{Source("198.51.100.1"), src(0)} {
+		if w, _ := NewFailures(rdb, keys, nil).Wait(ctx, clean, now); w != 0 {
+			t.Fatalf("%s, within its own free failures, waits %v for the flood of others", clean, w)
+		}
+	}
+}
+
+// With Redis down each replica counts alone by the same rules: per
+// source, and every source together.
+func TestFailuresLocallyWhileRedisDown(t *testing.T) {
+	f := NewFailures(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}), NewKeys("down"),
+		&FailureOptions{FreePerSource: 2, FreeTotal: 4, FirstWait: time.Second})
+	ctx, now := t.Context(), time.Now()
+	var waits []time.Duration
+	for _, s := range []string{"192.0.2.1", "192.0.2.1", "192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"} {
+		w, err := f.Fail(ctx, s, ViaBearer, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, w)
+	}
+	want := []time.Duration{0, 0, time.Second, 0, time.Second, 2 * time.Second}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+	if w, _ := f.Wait(ctx, "192.0.2.9", now); w != 0 {
+		t.Fatalf("a source that never failed waits %v", w)
+	}
+	if w, _ := f.Wait(ctx, "192.0.2.4", now); w != 2*time.Second {
+		t.Fatalf("the last failing source waits %v, want 2s", w)
 	}
 }
 

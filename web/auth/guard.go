@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Browser-facing defences that do not depend on who is signed in: the Host
@@ -189,7 +191,7 @@ func isLoopbackListen(ctx context.Context, listen string) (bool, error) {
 // in local mode too. Origins of --allowed-host names are trusted, for old
 // browsers (no Sec-Fetch-Site) behind a proxy that rewrites Host.
 //
-// It is http.CrossOriginProtection's Check, returned as a Refusal, so the
+// It is http.CrossOriginProtection's Check, returned as an *inspect.Error, so the
 // console's one error mapping (HTML or JSON), the audit outcome and the
 // request log see it; the protection's own handler would write a plain
 // 403 that bypasses all three.
@@ -209,7 +211,7 @@ func NewCrossOrigin(allowedHosts []string) *CrossOrigin {
 // Check refuses r (ErrForbidden) when it is a cross-origin state change.
 func (o *CrossOrigin) Check(r *http.Request) error {
 	if err := o.cop.Check(r); err != nil {
-		return &Refusal{Kind: ErrForbidden, Err: err,
+		return &inspect.Error{Code: inspect.CodeForbidden, Err: fmt.Errorf("%w: %w", ErrForbidden, err),
 			Message: "cross-origin request refused: " + err.Error() + "; use the console's own pages, or send no Origin (scripts)"}
 	}
 	return nil

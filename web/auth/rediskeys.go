@@ -28,8 +28,12 @@ func (k Keys) Secret() string { return k.tag + "secret" }
 // Session: one session (HASH role, fp, created, seen) by its stored id.
 func (k Keys) Session(id string) string { return k.tag + "session:" + id }
 
+// RoleSessions: the sessions of one role (ZSET session id -> created, Redis
+// µs), the newest SessionOptions.MaxPerRole of them.
+func (k Keys) RoleSessions(role string) string { return k.tag + "sessions:" + role }
+
 // Failures: one source's failed token checks (HASH n, until).
 func (k Keys) Failures(source string) string { return k.tag + "fail:" + source }
 
-// AllFailures: every source's failed token checks together (HASH n, until).
+// AllFailures: every source's failed token checks together (HASH n).
 func (k Keys) AllFailures() string { return k.tag + "fail-all" }

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-// The kinds of refusal, for errors.Is: the web package answers
-// ErrUnauthenticated with 401, ErrForbidden with 403, ErrTooManyFailures
-// with 429 and Retry-After, ErrUnavailable with 503.
+// Every refusal is an *inspect.Error whose cause matches one of these with
+// errors.Is: ErrUnauthenticated (CodeUnauthorized), ErrForbidden
+// (CodeForbidden), ErrTooManyFailures (CodeLimited, with RetryAfter),
+// ErrUnavailable (CodeUnavailable).
 var (
 	ErrUnauthenticated = errors.New("auth: not signed in")
 	ErrForbidden       = errors.New("auth: refused")
@@ -20,34 +23,21 @@ var (
 	ErrUnavailable = errors.New("auth: sign-in state unavailable")
 )
 
-// Refusal is a request the console will not serve, with the words the
-// client is shown.
-type Refusal struct {
-	Kind    error // ErrUnauthenticated or ErrForbidden
-	Message string
-	Err     error // the cause, if any; never shown
-	// RetryAfter is how long to wait, for ErrTooManyFailures.
-	RetryAfter time.Duration
+func unauthenticated(msg string) *inspect.Error {
+	return &inspect.Error{Code: inspect.CodeUnauthorized, Message: msg, Err: ErrUnauthenticated}
 }
 
-func (r *Refusal) Error() string { return r.Message }
+func forbidden(msg string) *inspect.Error {
+	return &inspect.Error{Code: inspect.CodeForbidden, Message: msg, Err: ErrForbidden}
+}
 
-// Is matches the refusal's kind.
-func (r *Refusal) Is(target error) bool { return target == r.Kind }
-
-func (r *Refusal) Unwrap() error { return r.Err }
-
-func unauthenticated(msg string) *Refusal { return &Refusal{Kind: ErrUnauthenticated, Message: msg} }
-
-func forbidden(msg string) *Refusal { return &Refusal{Kind: ErrForbidden, Message: msg} }
-
-func tooManyFailures(wait time.Duration) *Refusal {
+func tooManyFailures(wait time.Duration) *inspect.Error {
 	secs := int64((wait + time.Second - 1) / time.Second)
-	return &Refusal{Kind: ErrTooManyFailures, RetryAfter: time.Duration(secs) * time.Second,
+	return &inspect.Error{Code: inspect.CodeLimited, RetryAfter: time.Duration(secs) * time.Second, Err: ErrTooManyFailures,
 		Message: fmt.Sprintf("too many wrong tokens from this address; try again in %d s", secs)}
 }
 
-func unavailable(err error) *Refusal {
-	return &Refusal{Kind: ErrUnavailable, Err: err,
+func unavailable(err error) *inspect.Error {
+	return &inspect.Error{Code: inspect.CodeUnavailable, Err: fmt.Errorf("%w: %w", ErrUnavailable, err),
 		Message: "the console cannot read its sign-in state from Redis; try again when Redis answers"}
 }

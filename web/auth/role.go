@@ -7,8 +7,9 @@
 //
 // It works on net/http requests and headers and keeps its state in Redis
 // (Keys): the web package's middleware calls it and maps its refusals
-// (Refusal) to responses. Of lockwarden it imports only store (to send
-// scripts once) and luascripts.
+// (*inspect.Error, refusal.go) to responses. Of lockwarden it imports only
+// store (to send scripts once), store/inspect (the error type) and
+// luascripts.
 package auth
 
 import (

@@ -22,13 +22,16 @@ import (
 // keyed fingerprint of the token signed in with, creation and last use)
 // stays in Redis under Keys.Session. A session ends on sign-out, after
 // its idle timeout, at its maximum age, or on first use after its role's
-// token changed.
+// token changed. Each role keeps at most MaxPerRole sessions (an index
+// per role, Keys.RoleSessions): a sign-in past that ends the role's oldest,
+// so signing in in a loop cannot fill Redis with sessions.
 type Sessions struct {
-	rdb    redis.UniversalClient
-	keys   Keys
-	ring   *Keyring
-	idle   time.Duration
-	maxAge time.Duration
+	rdb        redis.UniversalClient
+	keys       Keys
+	ring       *Keyring
+	idle       time.Duration
+	maxAge     time.Duration
+	maxPerRole int
 }
 
 // SessionOptions adjust Sessions; nil or zero fields are the defaults.
@@ -38,6 +41,10 @@ type SessionOptions struct {
 	// MaxAge ends a session this long after sign-in, however busy
 	// (default 12 h).
 	MaxAge time.Duration
+	// MaxPerRole is how many sessions each role (so each token) keeps;
+	// a sign-in past it ends that role's oldest session (default
+	// DefaultMaxSessionsPerRole).
+	MaxPerRole int
 }
 
 // DefaultSessionIdle and DefaultSessionMaxAge are the defaults of
@@ -45,6 +52,9 @@ type SessionOptions struct {
 const (
 	DefaultSessionIdle   = 12 * time.Hour
 	DefaultSessionMaxAge = 12 * time.Hour
+	// DefaultMaxSessionsPerRole: a team's browsers and wall displays
+	// signed in with one token, with room to spare.
+	DefaultMaxSessionsPerRole = 100
 )
 
 // ErrNoSession: the cookie names no live session (forged, from another
@@ -54,16 +64,24 @@ var ErrNoSession = errors.New("auth: no such session")
 var (
 	sessionOpenScript  = store.NewScript(luascripts.Source("auth_session_open"))
 	sessionTouchScript = store.NewScript(luascripts.Source("auth_session_touch"))
+	sessionEndScript   = store.NewScript(luascripts.Source("auth_session_end"))
 )
+
+// sessionRoles are the roles whose sessions are indexed.
+var sessionRoles = []string{RoleAdmin.String(), RoleViewer.String()}
 
 // NewSessions keeps sessions in rdb under keys, signed with ring.
 func NewSessions(rdb redis.UniversalClient, keys Keys, ring *Keyring, opts *SessionOptions) *Sessions {
-	s := &Sessions{rdb: rdb, keys: keys, ring: ring, idle: DefaultSessionIdle, maxAge: DefaultSessionMaxAge}
+	s := &Sessions{rdb: rdb, keys: keys, ring: ring, idle: DefaultSessionIdle, maxAge: DefaultSessionMaxAge,
+		maxPerRole: DefaultMaxSessionsPerRole}
 	if opts != nil && opts.Idle > 0 {
 		s.idle = opts.Idle
 	}
 	if opts != nil && opts.MaxAge > 0 {
 		s.maxAge = opts.MaxAge
+	}
+	if opts != nil && opts.MaxPerRole > 0 {
+		s.maxPerRole = opts.MaxPerRole
 	}
 	return s
 }
@@ -93,13 +111,26 @@ func (s *Sessions) Open(ctx context.Context, role, tokenFP string) (string, erro
 		return "", fmt.Errorf("auth: random session id: %w", err)
 	}
 	id := b64.EncodeToString(raw)
-	n, err := sessionOpenScript.Run(ctx, s.rdb, []string{s.keys.Session(id)},
-		role, tokenFP, s.idle.Milliseconds(), s.maxAge.Milliseconds()).Int64()
+	v, err := sessionOpenScript.Run(ctx, s.rdb, []string{s.keys.Session(id), s.keys.RoleSessions(role)},
+		role, tokenFP, s.idle.Milliseconds(), s.maxAge.Milliseconds(), id, s.maxPerRole).Result()
 	if err != nil {
 		return "", fmt.Errorf("auth: opening a session: %w", err)
 	}
-	if n == 0 {
+	row, ok := v.([]any)
+	if !ok || len(row) == 0 {
 		return "", errors.New("auth: session id already in use") // 2^-256: a broken random source
+	}
+	if len(row) > 1 {
+		// The sessions this one pushed out of the role's index are over;
+		// their hashes are only garbage now. A failure leaves them to
+		// their expiry.
+		ended := make([]string, 0, len(row)-1)
+		for _, e := range row[1:] {
+			if eid, ok := e.(string); ok {
+				ended = append(ended, s.keys.Session(eid))
+			}
+		}
+		_ = s.rdb.Del(ctx, ended...).Err()
 	}
 	return id + "." + b64.EncodeToString(s.sign(id)), nil
 }
@@ -116,8 +147,10 @@ func (s *Sessions) idOf(cookie string) (string, bool) {
 	if !ok || id == "" {
 		return "", false
 	}
-	sig, err := b64.DecodeString(sig64)
-	if err != nil || !hmac.Equal(sig, s.sign(id)) {
+	// The encoded forms are compared: base64 decoding skips CR and LF and
+	// accepts stray trailing bits, so decoding first would let cookies
+	// other than the issued one through.
+	if !hmac.Equal([]byte(sig64), []byte(b64.EncodeToString(s.sign(id)))) {
 		return "", false
 	}
 	return id, true
@@ -132,13 +165,15 @@ func (s *Sessions) Check(ctx context.Context, cookie string, current map[string]
 	if !ok {
 		return Session{}, ErrNoSession
 	}
-	argv := []any{s.idle.Milliseconds(), s.maxAge.Milliseconds()}
+	keys := []string{s.keys.Session(id)}
+	argv := []any{s.idle.Milliseconds(), s.maxAge.Milliseconds(), id}
 	for role, fp := range current {
 		if fp != "" {
+			keys = append(keys, s.keys.RoleSessions(role))
 			argv = append(argv, role, fp)
 		}
 	}
-	v, err := sessionTouchScript.Run(ctx, s.rdb, []string{s.keys.Session(id)}, argv...).Result()
+	v, err := sessionTouchScript.Run(ctx, s.rdb, keys, argv...).Result()
 	if err != nil {
 		return Session{}, fmt.Errorf("auth: checking a session: %w", err)
 	}
@@ -158,7 +193,11 @@ func (s *Sessions) End(ctx context.Context, cookie string) error {
 	if !ok {
 		return nil
 	}
-	if err := s.rdb.Del(ctx, s.keys.Session(id)).Err(); err != nil {
+	keys := []string{s.keys.Session(id)}
+	for _, role := range sessionRoles {
+		keys = append(keys, s.keys.RoleSessions(role))
+	}
+	if err := sessionEndScript.Run(ctx, s.rdb, keys, id).Err(); err != nil {
 		return fmt.Errorf("auth: ending a session: %w", err)
 	}
 	return nil

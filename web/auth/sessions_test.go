@@ -197,3 +197,73 @@ func TestForgedAndForeignCookiesRefused(t *testing.T) {
 		t.Fatalf("the real cookie: %v", err)
 	}
 }
+
+// Each role keeps its newest MaxPerRole sessions: a sign-in past them ends
+// that role's oldest, on every replica, and no other role's. A signed-out
+// session no longer counts.
+func TestSessionsCappedPerRole(t *testing.T) {
+	rdb := redistest.Client(t)
+	keys := testKeys(t, rdb)
+	opts := &SessionOptions{MaxPerRole: 5}
+	s, other := newSessions(t, rdb, keys, opts), newSessions(t, rdb, keys, opts)
+	ctx := t.Context()
+	admin, err := s.Open(ctx, "admin", "fp-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var viewers []string
+	for range 8 {
+		ck, err := s.Open(ctx, "viewer", "fp-viewer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		viewers = append(viewers, ck)
+	}
+	for i, ck := range viewers {
+		if n := rdb.Exists(ctx, sessionKey(keys, ck)).Val(); n != map[bool]int64{true: 0, false: 1}[i < 3] {
+			t.Fatalf("viewer session %d of 8, cap 5: its key exists %d", i, n)
+		}
+	}
+	for i, ck := range viewers {
+		_, err := other.Check(ctx, ck, tokensNow)
+		if ended := errors.Is(err, ErrNoSession); ended != (i < 3) {
+			t.Fatalf("viewer session %d of 8, cap 5: err %v", i, err)
+		}
+	}
+	if _, err := other.Check(ctx, admin, tokensNow); err != nil {
+		t.Fatalf("the admin's session after the viewer's sign-ins: %v", err)
+	}
+	if n := rdb.ZCard(ctx, keys.RoleSessions("viewer")).Val(); n != 5 {
+		t.Fatalf("viewer index holds %d sessions, want 5", n)
+	}
+	if err := s.End(ctx, viewers[7]); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.ZCard(ctx, keys.RoleSessions("viewer")).Val(); n != 4 {
+		t.Fatalf("after a sign-out the index holds %d, want 4", n)
+	}
+	if _, err := s.Open(ctx, "viewer", "fp-viewer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Check(ctx, viewers[3], tokensNow); err != nil {
+		t.Fatalf("the oldest live session, with room after a sign-out: %v", err)
+	}
+}
+
+// A session opened before sessions were indexed (no "ix" field) is not
+// ended for missing from its role's index.
+func TestSessionWithoutIndexStillValid(t *testing.T) {
+	rdb := redistest.Client(t)
+	keys := testKeys(t, rdb)
+	s := newSessions(t, rdb, keys, nil)
+	ck, err := s.Open(t.Context(), "viewer", "fp-viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, _ := strings.Cut(ck, ".")
+	rdb.HDel(t.Context(), keys.Session(id), "ix")
+	rdb.ZRem(t.Context(), keys.RoleSessions("viewer"), id)
+	if _, err := s.Check(t.Context(), ck, tokensNow); err != nil {
+		t.Fatalf("an unindexed session: %v", err)
+	}
+}

@@ -1,6 +1,6 @@
 // Package events is the console's record of lock events: the unlock
 // messages Redis publishes (classic and sharded pub/sub, relayed by
-// Listen), the expiries live infers and the force-unlocks admin makes. Log
+// Relay), the expiries live infers and the force-unlocks admin makes. Log
 // keeps the newest and when each lock was last heard of, and hands every
 // event to one Sink (the feed) as it is published.
 //
@@ -21,9 +21,11 @@ import (
 // LogSize is how many events the console remembers for /events.
 const LogSize = 200
 
-// Event is one lock event as the websocket and /api/events carry it.
+// Entry is one entry of the console's event log, as the websocket and
+// /api/events carry it: an unlock Redis published (an inspect.Event
+// relayed), an expiry live inferred, or a force-unlock the console made.
 // Each type has its own field set (see MarshalJSON).
-type Event struct {
+type Entry struct {
 	Type    inspect.EventType
 	Name    string
 	Channel string // unlock
@@ -34,7 +36,7 @@ type Event struct {
 
 // MarshalJSON writes exactly the fields of the frame's type, so a viewer
 // can tell "no holder" from "holder not part of this event".
-func (e Event) MarshalJSON() ([]byte, error) {
+func (e Entry) MarshalJSON() ([]byte, error) {
 	at := e.At.UnixMilli()
 	switch e.Type {
 	case inspect.EventUnlock:
@@ -61,9 +63,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 }
 
-// Sink hears every event Log publishes, in order.
+// Sink hears every entry Log publishes, in order.
 type Sink interface {
-	Event(e Event)
+	Logged(e Entry)
 }
 
 // Log keeps the newest events and, per lock, when the console last
@@ -73,7 +75,7 @@ type Log struct {
 	sink Sink
 
 	mu     sync.Mutex
-	buf    []Event // ring, len <= size
+	buf    []Entry // ring, len <= size
 	next   int
 	size   int
 	lastAt map[string]time.Time // local receive time by lock name
@@ -86,14 +88,14 @@ func NewLog(size int, sink Sink) *Log {
 }
 
 // Publish records e and hands it to the sink.
-func (l *Log) Publish(e Event) {
+func (l *Log) Publish(e Entry) {
 	l.add(e, time.Now())
 	if l.sink != nil {
-		l.sink.Event(e)
+		l.sink.Logged(e)
 	}
 }
 
-func (l *Log) add(e Event, received time.Time) {
+func (l *Log) add(e Entry, received time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buf) < l.size {
@@ -117,13 +119,13 @@ func (l *Log) add(e Event, received time.Time) {
 }
 
 // Recent returns up to n events, newest first.
-func (l *Log) Recent(n int) []Event {
+func (l *Log) Recent(n int) []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n > len(l.buf) || n < 0 {
 		n = len(l.buf)
 	}
-	out := make([]Event, 0, n)
+	out := make([]Entry, 0, n)
 	for i := 1; i <= n; i++ {
 		out = append(out, l.buf[(l.next-i+len(l.buf))%len(l.buf)])
 	}
@@ -138,6 +140,12 @@ func (l *Log) HeardSince(name string, t time.Time) bool {
 	return ok && at.After(t)
 }
 
+// ForceUnlocked publishes a force-unlock the console made (one of
+// web/admin's listeners).
+func (l *Log) ForceUnlocked(_ context.Context, name, holder string, at time.Time) {
+	l.Publish(Entry{Type: inspect.EventForceUnlock, Name: name, Holder: holder, At: at})
+}
+
 // Count is how many events were ever published.
 func (l *Log) Count() int64 {
 	l.mu.Lock()
@@ -145,8 +153,8 @@ func (l *Log) Count() int64 {
 	return l.total
 }
 
-// Listener relays the lock events Redis publishes into a Log.
-type Listener struct {
+// Relay relays the lock events Redis publishes into a Log.
+type Relay struct {
 	insp *inspect.Inspector
 	log  *Log
 	logs *slog.Logger
@@ -157,18 +165,18 @@ type Listener struct {
 	redisErrors atomic.Int64
 }
 
-// NewListener relays insp's lock events into log; locks returns the
+// NewRelay relays insp's lock events into log; locks returns the
 // locks the console knows (for sharded channels, see watchShardedLocks).
-func NewListener(insp *inspect.Inspector, log *Log, locks func() []inspect.LockInfo, logger *slog.Logger) *Listener {
-	return &Listener{insp: insp, log: log, locks: locks, logs: logger}
+func NewRelay(insp *inspect.Inspector, log *Log, locks func() []inspect.LockInfo, logger *slog.Logger) *Relay {
+	return &Relay{insp: insp, log: log, locks: locks, logs: logger}
 }
 
 // RedisErrors counts failed subscriptions.
-func (s *Listener) RedisErrors() int64 { return s.redisErrors.Load() }
+func (s *Relay) RedisErrors() int64 { return s.redisErrors.Load() }
 
 // Run relays the store's lock events until ctx ends, resubscribing with
 // backoff when the subscription fails or ends (Redis restarts).
-func (s *Listener) Run(ctx context.Context) {
+func (s *Relay) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		stream, err := s.insp.SubscribeEvents(ctx)
@@ -203,7 +211,7 @@ func (s *Listener) Run(ctx context.Context) {
 	}
 }
 
-func (s *Listener) relayEvents(ctx context.Context, stream *inspect.EventStream) {
+func (s *Relay) relayEvents(ctx context.Context, stream *inspect.EventStream) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -216,7 +224,7 @@ func (s *Listener) relayEvents(ctx context.Context, stream *inspect.EventStream)
 			if at.IsZero() {
 				at = time.Now()
 			}
-			s.log.Publish(Event{Type: ev.Type, Name: ev.Name, Channel: ev.Channel, Message: ev.Message, At: at})
+			s.log.Publish(Entry{Type: ev.Type, Name: ev.Name, Channel: ev.Channel, Message: ev.Message, At: at})
 		}
 	}
 }
@@ -230,7 +238,7 @@ const shardWatchEvery = 500 * time.Millisecond
 // of the locks the console knows (on a Cluster of Redis >= 7 sharded
 // channels cannot be covered by a pattern). It runs beside the relay, so a
 // slow master delays no event.
-func (s *Listener) watchShardedLocks(ctx context.Context, stream *inspect.EventStream) {
+func (s *Relay) watchShardedLocks(ctx context.Context, stream *inspect.EventStream) {
 	if !stream.Sharded() {
 		return
 	}

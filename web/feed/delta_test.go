@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/present"
 )
 
 // A delta carries a lock's holders' identities only when they changed:
@@ -111,7 +112,7 @@ func TestMetaEqualMatchesJSON(t *testing.T) {
 		"grants unknown": func(m *statsMeta) { m.LimiterInfo["l"] = limiterInfo{Kind: "bucket", Rate: 10} },
 		"new lock":       func(m *statsMeta) { m.Kinds["b"] = "lock" },
 		"first seen":     func(m *statsMeta) { m.FirstSeen["a"] = 2 },
-		"node down":      func(m *statsMeta) { m.Stale = map[string]Stale{"a": {Node: "n:1", LastReadMS: 1}} },
+		"node down":      func(m *statsMeta) { m.Stale = map[string]present.Stale{"a": {Node: "n:1", LastReadMS: 1}} },
 	}
 	for name, change := range cases {
 		a, b := base(), base()

@@ -24,8 +24,8 @@ import (
 )
 
 // DefaultMaxClients: each viewer costs two goroutines and a 64-frame
-// buffer; a console with more viewers than this is being abused. The web
-// layer admits viewers (per address, admins apart) before Connect.
+// buffer; a console with more viewers than this is being abused. Slots
+// admits viewers (per address, admins apart) before Connect.
 const DefaultMaxClients = 500
 
 // Feed turns the console's snapshots, events and alerts into frames for
@@ -103,8 +103,8 @@ func (f *Feed) setRedis(up bool) {
 	f.hub.broadcastStatus(frame)
 }
 
-// Event sends one lock event to every viewer.
-func (f *Feed) Event(e events.Event) {
+// Logged sends one entry of the event log to every viewer.
+func (f *Feed) Logged(e events.Entry) {
 	frame, err := json.Marshal(e)
 	if err != nil {
 		f.log.Error("encoding event frame", "err", err)

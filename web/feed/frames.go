@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/present"
 )
 
 // pttlSlackMS is how far a lease may stray from the countdown a viewer
@@ -335,7 +336,7 @@ type statsMeta struct {
 	// Stale names the objects shown as last read because their node did
 	// not answer (its reason is left out: it would change every tick and
 	// resend the meta).
-	Stale map[string]Stale `json:"stale"`
+	Stale map[string]present.Stale `json:"stale"`
 }
 
 type statusFrame struct {
@@ -364,7 +365,7 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 		FirstSeen:   make(map[string]int64, len(sn.Locks)),
 		LimiterInfo: make(map[string]limiterInfo, len(sn.Limiters)),
 		Holders:     make(map[string][]inspect.Holder, len(sn.Locks)),
-		Stale:       map[string]Stale{},
+		Stale:       map[string]present.Stale{},
 	}}
 	if !sn.Discovered.IsZero() {
 		f.DiscoveredAt = sn.Discovered.UnixMilli()
@@ -380,8 +381,8 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 	}
 	for _, l := range sn.Locks {
 		f.Locks[l.Name] = sn.Window(l.Name)
-		f.PTTLMS[l.Name] = LeaseMS(l.PTTL)
-		f.Holders[l.Name] = HoldersOf(l.Holders)
+		f.PTTLMS[l.Name] = present.LeaseMS(l.PTTL)
+		f.Holders[l.Name] = present.HoldersOf(l.Holders)
 		if l.WaitersTotal > 0 {
 			f.Waiters[l.Name] = l.WaitersTotal
 		}

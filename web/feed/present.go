@@ -1,34 +1,15 @@
 package feed
 
 import (
-	"time"
-
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/present"
 )
 
-// What the frames say of an object beside its numbers; the API says the
-// same (Stale, LeaseMS, HoldersOf), so web presents it with these.
-
-// Stale marks, in the API and the frames, an object shown as last read:
-// its node and the Redis time of that read.
-type Stale struct {
-	Node       string `json:"node"`
-	LastReadMS int64  `json:"last_read_ms"`
-	Reason     string `json:"reason,omitempty"`
-	// ClusterDown: the node answers but the Cluster refuses every key.
-	ClusterDown bool `json:"cluster_down,omitempty"`
-}
-
-// StaleOf is st as the API and the frames carry it; nil when fresh.
-func StaleOf(st *inspect.StaleRead) *Stale {
-	if st == nil {
-		return nil
-	}
-	return &Stale{Node: st.Node, LastReadMS: st.LastRead.UnixMilli(), Reason: st.Reason, ClusterDown: st.ClusterDown}
-}
+// What the frames say of an object beside its numbers, in the words the
+// API uses too (web/present).
 
 func (f *statsFrame) markStale(name string, st *inspect.StaleRead) {
-	if j := StaleOf(st); j != nil {
+	if j := present.StaleOf(st); j != nil {
 		j.Reason = ""
 		f.Stale[name] = *j
 	}
@@ -59,20 +40,4 @@ func toLimiterInfo(l inspect.LimiterInfo) limiterInfo {
 		out.Grants = &g
 	}
 	return out
-}
-
-// LeaseMS is a lease in ms, -1 for a key without expiry.
-func LeaseMS(d time.Duration) int64 {
-	if d < 0 {
-		return -1
-	}
-	return d.Milliseconds()
-}
-
-// HoldersOf is h, empty rather than null in JSON.
-func HoldersOf(h []inspect.Holder) []inspect.Holder {
-	if h == nil {
-		return []inspect.Holder{}
-	}
-	return h
 }

@@ -2,13 +2,18 @@
 // in Redis, under the console's own keys, so that a console restart keeps it
 // and every replica shows the same past.
 //
-// The console's tick hands each sample to Observe: per limiter the
+// The console runs it through a Recorder (recorder.go), one of live's
+// observers, which turns each snapshot into a Sample, and one of admin's
+// listeners, which marks a force-unlocked hold; requests read it through a
+// Cache (cache.go), once per flush whatever the number of viewers.
+//
+// The Recorder hands each sample to Observe: per limiter the
 // attempts counted since the previous sample, per lock its holders and the
 // acquisitions and waits its scripts recorded since then. One
 // goroutine owns all state; it rolls limiter counts into 10 s and 1 min
 // steps, follows each lock's holds (who, from, to, and how the hold ended)
 // and sums its waits per minute, and once per 10 s step the replica that holds the writer lock
-// (inspect.HistoryWriterLock, a store.Lock with a lease kept alive by the
+// (WriterLock, a store.Lock with a lease kept alive by the
 // watchdog) writes what changed in one pipeline. The other replicas follow
 // the same samples without writing, so whichever takes over the lock has
 // the recent steps the last writer may not have flushed.
@@ -24,12 +29,13 @@
 // the next sample), expired (the lock vanished once its last seen lease had
 // run out) or force-unlocked (Ended, from whichever replica ran the
 // force-unlock: the mark is kept beside the running hold in Redis).
+// Invalid read parameters are CodeInvalid *inspect.Errors naming them.
 //
 // Reads (Limiter, Lock) cost one round trip and end at the newest sample
 // the writer flushed, so every replica answers the same JSON; Stats is
 // for /status and reads no Redis.
 //
-// Keys (builders in store/internal/wire, history_keys.go), all of one
+// Keys (keys.go, the console's own, as web/auth's are), all of one
 // object in its hash slot:
 //
 //	lw:{<tag>}:h10s:<name>    limiter, 10 s ring (string of 16-byte records)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/history"
 )
@@ -21,7 +20,7 @@ func TestOneWriterTakeoverOnClose(t *testing.T) {
 	if !a.Stats().Writer || b.Stats().Writer {
 		t.Fatalf("a writer %v, b writer %v; want a only", a.Stats().Writer, b.Stats().Writer)
 	}
-	if n, err := rdb.Exists(t.Context(), inspect.HistoryFineKey(onlyB)).Result(); err != nil || n != 0 {
+	if n, err := rdb.Exists(t.Context(), history.FineKey(onlyB)).Result(); err != nil || n != 0 {
 		t.Fatalf("a reader wrote (%d, %v)", n, err)
 	}
 	if err := a.Close(t.Context()); err != nil {
@@ -36,7 +35,7 @@ func TestOneWriterTakeoverOnClose(t *testing.T) {
 	if err != nil || !got.Kept {
 		t.Fatalf("b's own steps not written after the takeover: %+v, %v", got, err)
 	}
-	if w, err := rdb.HGet(t.Context(), inspect.HistoryMetaKey, "writer").Result(); err != nil || w != "b" {
+	if w, err := rdb.HGet(t.Context(), history.MetaKey, "writer").Result(); err != nil || w != "b" {
 		t.Fatalf("meta writer %q (%v), want b", w, err)
 	}
 }
@@ -68,7 +67,7 @@ func TestTakeoverAfterWriterCrash(t *testing.T) {
 			t.Fatalf("b did not take over within %v", 20*lease)
 		}
 		// Wait for the lease Redis reports, then try again.
-		if left, err := rdb.PTTL(t.Context(), inspect.HistoryWriterLock).Result(); err == nil && left > 0 {
+		if left, err := rdb.PTTL(t.Context(), history.WriterLock).Result(); err == nil && left > 0 {
 			time.Sleep(left)
 		}
 		feed(t, []*history.History{b})

@@ -6,15 +6,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // Flushed reads the Redis time of the newest sample the writer flushed
 // (the meta key's "through"): where every read ends, and so what a cache
 // of the reads is keyed by. Zero before any flush.
 func (h *History) Flushed(ctx context.Context) (time.Time, error) {
-	ms, err := h.rdb.HGet(ctx, inspect.HistoryMetaKey, "through").Int64()
+	ms, err := h.rdb.HGet(ctx, MetaKey, "through").Int64()
 	if errors.Is(err, redis.Nil) || (err == nil && ms <= 0) {
 		return time.Time{}, nil
 	}

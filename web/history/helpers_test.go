@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/history"
 )
@@ -17,7 +16,7 @@ import (
 // from none and leaves none.
 func clean(t testing.TB, rdb redis.UniversalClient) {
 	t.Helper()
-	keys := []string{inspect.HistoryMetaKey, inspect.HistoryIndexKey, inspect.HistoryWriterLock}
+	keys := []string{history.MetaKey, history.IndexKey, history.WriterLock}
 	// One DEL: the keys share the {lw-history} tag.
 	if err := rdb.Del(t.Context(), keys...).Err(); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // History records and reads the console's history. Observe, Ended, Flush
@@ -79,7 +78,7 @@ func Open(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Histo
 	h.stats.ID = opt.id
 	sc := store.New(rdb, &store.Options{NoRegistry: true})
 	w := &worker{h: h, t: newTracker(opt), sc: sc,
-		lock: sc.NewLock(inspect.HistoryWriterLock, &store.LockOptions{Lease: opt.lease, Owner: "history-" + opt.id})}
+		lock: sc.NewLock(WriterLock, &store.LockOptions{Lease: opt.lease, Owner: "history-" + opt.id})}
 	go w.run(ctx)
 	return h, nil
 }
@@ -104,9 +103,9 @@ func (h *History) Ended(ctx context.Context, name, holder, how string) error {
 	switch how {
 	case EndForceUnlocked, EndReleased, EndExpired, EndHandedOff:
 	default:
-		return &ParamError{Param: "how", Value: how, Want: EndForceUnlocked}
+		return badParam("how", how, EndForceUnlocked)
 	}
-	err := holdMark.Run(ctx, h.rdb, []string{inspect.HistoryOpenKey(name)}, holder, how).Err()
+	err := holdMark.Run(ctx, h.rdb, []string{OpenKey(name)}, holder, how).Err()
 	select {
 	case h.msgs <- msg{ended: &endedReq{name, holder, how}}:
 	case <-h.done:

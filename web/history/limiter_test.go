@@ -149,15 +149,15 @@ func TestRetentionTrims(t *testing.T) {
 		}
 	}
 	checkPoints(t, hour, 10*time.Second, 6, last)
-	n, err := rdb.StrLen(t.Context(), inspect.HistoryFineKey(lim)).Result()
+	n, err := rdb.StrLen(t.Context(), history.FineKey(lim)).Result()
 	if err != nil || n != 6*16+1 {
 		t.Fatalf("fine ring is %d bytes (%v), want 6 records and the pad byte", n, err)
 	}
-	n, err = rdb.StrLen(t.Context(), inspect.HistoryCoarseKey(lim)).Result()
+	n, err = rdb.StrLen(t.Context(), history.CoarseKey(lim)).Result()
 	if err != nil || n != 5*16+1 {
 		t.Fatalf("coarse ring is %d bytes (%v), want 5 records and the pad byte", n, err)
 	}
-	ttl, err := rdb.PTTL(t.Context(), inspect.HistoryCoarseKey(lim)).Result()
+	ttl, err := rdb.PTTL(t.Context(), history.CoarseKey(lim)).Result()
 	if err != nil || ttl <= 0 || ttl > 6*time.Minute {
 		t.Fatalf("coarse ring expires in %v (%v), want within its retention and an eighth", ttl, err)
 	}
@@ -168,11 +168,10 @@ func TestBadSpan(t *testing.T) {
 	h := open(t, rdb, nil)
 	for _, span := range []string{"", "2h", "1H", "60m"} {
 		_, err := h.Limiter(t.Context(), "x", span)
-		var pe *history.ParamError
-		if !errors.As(err, &pe) || pe.Param != "span" || !errors.Is(err, history.ErrParam) {
-			t.Fatalf("span %q: %v, want a ParamError naming span", span, err)
+		if e := inspect.ErrorOf(err); e == nil || e.Code != inspect.CodeInvalid || e.Field != "span" || e.Message != "span must be 1h or 24h" {
+			t.Fatalf("span %q: %v, want an invalid span", span, err)
 		}
-		if _, err := h.Lock(t.Context(), "x", span); !errors.As(err, &pe) || pe.Param != "span" {
+		if _, err := h.Lock(t.Context(), "x", span); inspect.CodeOf(err) != inspect.CodeInvalid || inspect.ErrorOf(err).Field != "span" {
 			t.Fatalf("lock span %q: %v", span, err)
 		}
 	}
@@ -205,9 +204,9 @@ func TestTopBound(t *testing.T) {
 	kept := func(wantLims, wantLocks []string) {
 		t.Helper()
 		for _, n := range append(lims, locks...) {
-			key, want := inspect.HistoryFineKey(n), contains(wantLims, n)
+			key, want := history.FineKey(n), contains(wantLims, n)
 			if contains(locks, n) {
-				key, want = inspect.HistoryHoldsKey(n), contains(wantLocks, n)
+				key, want = history.HoldsKey(n), contains(wantLocks, n)
 			}
 			exists, err := rdb.Exists(t.Context(), key).Result()
 			if err != nil {
@@ -217,7 +216,7 @@ func TestTopBound(t *testing.T) {
 				t.Fatalf("%s kept: %v, want kept %v and %v", n, exists == 1, wantLims, wantLocks)
 			}
 		}
-		members, err := rdb.ZCard(t.Context(), inspect.HistoryIndexKey).Result()
+		members, err := rdb.ZCard(t.Context(), history.IndexKey).Result()
 		if err != nil || members != int64(len(wantLims)+len(wantLocks)) {
 			t.Fatalf("index holds %d (%v), want %d", members, err, len(wantLims)+len(wantLocks))
 		}
@@ -257,15 +256,14 @@ func TestBadOptionsAndEnded(t *testing.T) {
 	}
 	h := open(t, rdb, nil)
 	lk := name(t, "job")
-	var pe *history.ParamError
-	if err := h.Ended(t.Context(), lk, "x", "stolen"); !errors.As(err, &pe) || pe.Param != "how" {
-		t.Fatalf("Ended with a bad how: %v, want a ParamError naming how", err)
+	if err := h.Ended(t.Context(), lk, "x", "stolen"); inspect.CodeOf(err) != inspect.CodeInvalid || inspect.ErrorOf(err).Field != "how" {
+		t.Fatalf("Ended with a bad how: %v, want an invalid how", err)
 	}
 	// A lock whose history is not kept gets no key from Ended.
 	if err := h.Ended(t.Context(), lk, "x", history.EndForceUnlocked); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := rdb.Exists(t.Context(), inspect.HistoryOpenKey(lk)).Result(); err != nil || n != 0 {
+	if n, err := rdb.Exists(t.Context(), history.OpenKey(lk)).Result(); err != nil || n != 0 {
 		t.Fatalf("Ended created a key for a lock not kept (%d, %v)", n, err)
 	}
 }

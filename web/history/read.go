@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
@@ -23,12 +21,12 @@ func (h *History) Limiter(ctx context.Context, name, span string) (LimiterHistor
 	if err != nil {
 		return LimiterHistory{}, err
 	}
-	key := inspect.HistoryFineKey(name)
+	key := FineKey(name)
 	if step == CoarseStep {
-		key = inspect.HistoryCoarseKey(name)
+		key = CoarseKey(name)
 	}
 	pipe := h.rdb.Pipeline()
-	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
+	through := pipe.HGet(ctx, MetaKey, "through")
 	ring := pipe.Get(ctx, key)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return LimiterHistory{}, err
@@ -61,10 +59,10 @@ func (h *History) Lock(ctx context.Context, name, span string) (LockHistory, err
 	}
 	length := time.Duration(n) * step
 	pipe := h.rdb.Pipeline()
-	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
-	ended := pipe.LRange(ctx, inspect.HistoryHoldsKey(name), 0, -1)
-	running := pipe.HGetAll(ctx, inspect.HistoryOpenKey(name))
-	waits := pipe.Get(ctx, inspect.HistoryWaitKey(name))
+	through := pipe.HGet(ctx, MetaKey, "through")
+	ended := pipe.LRange(ctx, HoldsKey(name), 0, -1)
+	running := pipe.HGetAll(ctx, OpenKey(name))
+	waits := pipe.Get(ctx, WaitKey(name))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return LockHistory{}, err
 	}
@@ -120,7 +118,7 @@ func (h *History) MostContended(ctx context.Context, n int, span string) ([]Lock
 		return nil, err
 	}
 	// The index holds at most Top limiters and Top locks.
-	members, err := h.rdb.ZRevRange(ctx, inspect.HistoryIndexKey, 0, int64(2*h.opt.top)).Result()
+	members, err := h.rdb.ZRevRange(ctx, IndexKey, 0, int64(2*h.opt.top)).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +132,10 @@ func (h *History) MostContended(ctx context.Context, n int, span string) ([]Lock
 		return nil, nil
 	}
 	pipe := h.rdb.Pipeline()
-	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
+	through := pipe.HGet(ctx, MetaKey, "through")
 	rings := make([]*redis.StringCmd, len(names))
 	for i, name := range names {
-		rings[i] = pipe.Get(ctx, inspect.HistoryWaitKey(name))
+		rings[i] = pipe.Get(ctx, WaitKey(name))
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 )
 
 // A ring record is four little-endian uint32s: step index, then three
-// counts (see wire.HistoryFineKey).
+// counts (see FineKey).
 const recordSize = 16
 
 func sat32(v int64) uint32 {

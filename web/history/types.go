@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/whatif"
 )
 
 // Sample is what the console's tick hands to Observe. Observe takes
@@ -76,6 +77,24 @@ type LimiterHistory struct {
 	Kept   bool    `json:"kept"`
 }
 
+// Demand is the steps with attempts as a what-if demand series: what the
+// limiter was asked for, replayed at other settings. A step counts the
+// stats buckets complete at its last sample, a bucket behind the sample
+// (Recorder.limiterSamples), so it lags them by one, or two when a tick came
+// late.
+func (lh LimiterHistory) Demand() whatif.Series {
+	d := whatif.Series{StepMS: lh.StepS * 1000, Points: make([]whatif.Point, 0, len(lh.Points)),
+		LagMS: inspect.BucketMS, EdgeMS: inspect.BucketMS}
+	for _, p := range lh.Points {
+		if p.Acquired+p.Rejected+p.Errors == 0 {
+			continue
+		}
+		d.Points = append(d.Points, whatif.Point{T: time.Unix(p.T, 0).UTC(),
+			Counts: inspect.Counts{Acquired: p.Acquired, Rejected: p.Rejected, Errors: p.Errors}})
+	}
+	return d
+}
+
 // Client is the application a holder belongs to.
 type Client struct {
 	App  string `json:"app"`
@@ -135,20 +154,11 @@ const (
 	SpanDay  = "24h" // CoarseStep points
 )
 
-// ErrParam is matched by every *ParamError.
-var ErrParam = errors.New("history: bad parameter")
-
-// ParamError names the read parameter that was refused.
-type ParamError struct {
-	Param, Value, Want string
+// badParam is a read parameter refused (CodeInvalid naming it).
+func badParam(param, value, want string) *inspect.Error {
+	return &inspect.Error{Code: inspect.CodeInvalid, Field: param, Message: param + " must be " + want,
+		Err: fmt.Errorf("history: %s %q", param, value)}
 }
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("history: %s %q: want %s", e.Param, e.Value, e.Want)
-}
-
-// Is makes a *ParamError match ErrParam.
-func (e *ParamError) Is(target error) bool { return target == ErrParam }
 
 // ErrClosed: the History was closed.
 var ErrClosed = errors.New("history: closed")
@@ -161,5 +171,5 @@ func (r resolved) spanStep(span string) (step time.Duration, n int, err error) {
 	case SpanDay:
 		return CoarseStep, min(int(24*time.Hour/CoarseStep), r.nCoarse), nil
 	}
-	return 0, 0, &ParamError{Param: "span", Value: span, Want: SpanHour + " or " + SpanDay}
+	return 0, 0, badParam("span", span, SpanHour+" or "+SpanDay)
 }

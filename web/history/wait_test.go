@@ -137,7 +137,7 @@ func TestLockWaitsPerMinute(t *testing.T) {
 	}
 	restarted := open(t, rdb, nil)
 	checkWaits(t, "restarted", readLock(t, restarted, lk, history.SpanDay), want)
-	n, err := rdb.StrLen(t.Context(), inspect.HistoryWaitKey(lk)).Result()
+	n, err := rdb.StrLen(t.Context(), history.WaitKey(lk)).Result()
 	if err != nil || n != 24*60*17+1 {
 		t.Fatalf("wait ring is %d bytes (%v), want its full length allocated at once", n, err)
 	}
@@ -154,7 +154,7 @@ func TestLockWithoutWaitsHasNoRing(t *testing.T) {
 	if got := readLock(t, h, lk, history.SpanDay); len(got.Wait) != 0 || !got.Kept {
 		t.Fatalf("waits %+v, kept %v", got.Wait, got.Kept)
 	}
-	if n, _ := rdb.Exists(t.Context(), inspect.HistoryWaitKey(lk)).Result(); n != 0 {
+	if n, _ := rdb.Exists(t.Context(), history.WaitKey(lk)).Result(); n != 0 {
 		t.Fatal("a lock without acquisitions got a wait ring")
 	}
 	if st := h.Stats(); st.LocksKept != 1 || st.Keys != 3+2 || st.BytesEstimate > 24*60*17 {
@@ -220,7 +220,7 @@ func TestWaitRingBackAfterLeavingTop(t *testing.T) {
 		return out
 	}
 	ringLen := func(lk string) int64 {
-		n, err := rdb.StrLen(t.Context(), inspect.HistoryWaitKey(lk)).Result()
+		n, err := rdb.StrLen(t.Context(), history.WaitKey(lk)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
-// A lock's waits per minute (wire.HistoryWaitKey): the tracker sums each
+// A lock's waits per minute (WaitKey): the tracker sums each
 // minute's WaitSamples, the writer writes each minute touched since its
 // last flush as one absolute record, Lock reads them back.
 //

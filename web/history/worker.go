@@ -9,7 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 // worker is the History's goroutine and everything it owns.
@@ -95,7 +94,7 @@ func (w *worker) flush(ctx context.Context, force bool) error {
 	if err == nil && !w.writer {
 		// A reader shows how far the writer has written.
 		var ms int64
-		if ms, err = w.h.rdb.HGet(ctx, inspect.HistoryMetaKey, "through").Int64(); err == nil {
+		if ms, err = w.h.rdb.HGet(ctx, MetaKey, "through").Int64(); err == nil {
 			readerSaw = time.UnixMilli(ms)
 		} else if errors.Is(err, redis.Nil) {
 			err = nil
@@ -133,8 +132,8 @@ func (w *worker) takeover(ctx context.Context) error {
 	w.writer = true
 	w.index, w.touched, w.opened = map[string]bool{}, map[string]int64{}, map[string]bool{}
 	pipe := w.h.rdb.Pipeline()
-	through := pipe.HGet(ctx, inspect.HistoryMetaKey, "through")
-	members := pipe.ZRangeWithScores(ctx, inspect.HistoryIndexKey, 0, -1)
+	through := pipe.HGet(ctx, MetaKey, "through")
+	members := pipe.ZRangeWithScores(ctx, IndexKey, 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		w.writer = false
 		_ = w.lock.Unlock(ctx)

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
-	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
 const (
@@ -42,7 +41,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 		kept[member] = true
 		l := w.t.limiters[name]
 		var minutes []int64
-		fine, coarse := inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name)
+		fine, coarse := FineKey(name), CoarseKey(name)
 		for _, s := range l.recent {
 			if s.e < fromE || s.e == 0 || s.c.zero() || partly(s.e, FineStep) {
 				continue
@@ -82,7 +81,7 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 			}
 			continue
 		}
-		keys := []string{inspect.HistoryOpenKey(name), inspect.HistoryHoldsKey(name)}
+		keys := []string{OpenKey(name), HoldsKey(name)}
 		lockCmds = append(lockCmds, holdWrite.Queue(ctx, pipe, keys, args...))
 		w.opened[name] = true
 		l.openDirty = false
@@ -97,22 +96,22 @@ func (w *worker) write(ctx context.Context, now int64, limTop, lockTop []ranking
 		zrem = append(zrem, member)
 		// A ring deleted is allocated again if the object comes back.
 		if name, ok := strings.CutPrefix(member, memberLimiter); ok {
-			pipe.Del(ctx, inspect.HistoryFineKey(name), inspect.HistoryCoarseKey(name))
-			delete(w.touched, inspect.HistoryFineKey(name))
-			delete(w.touched, inspect.HistoryCoarseKey(name))
+			pipe.Del(ctx, FineKey(name), CoarseKey(name))
+			delete(w.touched, FineKey(name))
+			delete(w.touched, CoarseKey(name))
 		} else if name, ok := strings.CutPrefix(member, memberLock); ok {
-			pipe.Del(ctx, inspect.HistoryOpenKey(name), inspect.HistoryHoldsKey(name), inspect.HistoryWaitKey(name))
+			pipe.Del(ctx, OpenKey(name), HoldsKey(name), WaitKey(name))
 			delete(w.opened, name)
-			delete(w.touched, inspect.HistoryWaitKey(name))
+			delete(w.touched, WaitKey(name))
 		}
 	}
 	if len(zrem) > 0 {
-		pipe.ZRem(ctx, inspect.HistoryIndexKey, zrem...)
+		pipe.ZRem(ctx, IndexKey, zrem...)
 	}
 	if len(zadd) > 0 {
-		pipe.ZAdd(ctx, inspect.HistoryIndexKey, zadd...)
+		pipe.ZAdd(ctx, IndexKey, zadd...)
 	}
-	pipe.HSet(ctx, inspect.HistoryMetaKey, "through", now, "writer", w.opt().id)
+	pipe.HSet(ctx, MetaKey, "through", now, "writer", w.opt().id)
 
 	cmds := pipe.Cmds()
 	_, err := pipe.Exec(ctx)
@@ -184,7 +183,7 @@ func (w *worker) holdArgs(l *lock, ttl string, replace bool) []any {
 func (w *worker) writeWaits(ctx context.Context, pipe redis.Pipeliner, name string, l *lock, fromM, now int64,
 	partly func(int64, time.Duration) bool) bool {
 	o := w.opt()
-	key := inspect.HistoryWaitKey(name)
+	key := WaitKey(name)
 	wrote := false
 	for i := range l.waits {
 		s := &l.waits[i]

@@ -15,7 +15,7 @@ import (
 
 type noSink struct{}
 
-func (noSink) Event(events.Event) {}
+func (noSink) Logged(events.Entry) {}
 
 // blocker is an observer stuck on its first snapshot until released.
 type blocker struct {

@@ -98,8 +98,8 @@ type Sampler struct {
 	nodes     nodeHealth
 	ticks     tickStats
 
-	snap atomic.Pointer[Snapshot]
-	hist *History
+	snap    atomic.Pointer[Snapshot]
+	windows *Windows
 	// touch holds objects a console change asked to be read next tick.
 	touch touched
 	// pubMu orders publishing a tick's snapshot against Refresh's
@@ -165,7 +165,7 @@ func New(cfg Config) *Sampler {
 		log:       log,
 		events:    cfg.Events,
 		redisUp:   true,
-		hist:      newHistory(historyTicks),
+		windows:   newWindows(windowTicks),
 		firstSeen: make(map[string]time.Time),
 		present:   make(map[string]time.Time),
 		pending:   make(map[string]pendingExpiry),
@@ -179,8 +179,8 @@ func (sm *Sampler) PublishTo(obs ...Observer) { sm.observers = append(sm.observe
 // Latest is the newest snapshot; nil before the first tick.
 func (sm *Sampler) Latest() *Snapshot { return sm.snap.Load() }
 
-// History is the limiters' window history.
-func (sm *Sampler) History() *History { return sm.hist }
+// Windows is the limiters' recent windows, tick by tick.
+func (sm *Sampler) Windows() *Windows { return sm.windows }
 
 // Run ticks until ctx ends.
 func (sm *Sampler) Run(ctx context.Context) {
@@ -335,7 +335,7 @@ func (sm *Sampler) forgetUnlisted() {
 	for _, n := range sm.limiters {
 		lims[n] = true
 	}
-	sm.hist.retain(lims)
+	sm.windows.retain(lims)
 }
 
 func (sm *Sampler) fail(runCtx context.Context, err error) {
@@ -394,7 +394,7 @@ func (sm *Sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
 			delete(sm.pending, name)
 		case p.ticks >= expiryGrace:
 			delete(sm.pending, name)
-			sm.events.Publish(events.Event{Type: inspect.EventExpired, Name: name, At: time.Now()})
+			sm.events.Publish(events.Entry{Type: inspect.EventExpired, Name: name, At: time.Now()})
 		default:
 			p.ticks++
 			sm.pending[name] = p
@@ -427,7 +427,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}
 	}
-	sm.hist.PushTick(sn.At, smp.Limiters, sn.Stats)
+	sm.windows.PushTick(sn.At, smp.Limiters, sn.Stats)
 	sm.pubMu.Lock()
 	sn = sm.patched(sn)
 	sn.Deadlocks = deadlocksOf(sn.Locks, sm.snap.Load().deadlocks(), start)

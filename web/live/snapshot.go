@@ -52,6 +52,18 @@ func (sn *Snapshot) Family(id string) *inspect.FamilyRow {
 	return nil
 }
 
+// Waits is the wait windows of the lock at name: zero windows (1 s, 10 s,
+// 1 min) when it had no acquisition in the last minute.
+func (sn *Snapshot) Waits(name string) inspect.WaitWindows {
+	if sn != nil {
+		if w := sn.Stats[name].Wait; w != nil {
+			return *w
+		}
+	}
+	return inspect.WaitWindows{Second: inspect.WaitStats{WindowS: 1},
+		TenSeconds: inspect.WaitStats{WindowS: 10}, Minute: inspect.WaitStats{WindowS: 60}}
+}
+
 // Window returns the last complete 1 s window of name.
 func (sn *Snapshot) Window(name string) inspect.Counts {
 	if sn == nil {

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -53,5 +54,70 @@ func BenchmarkReplayDay(b *testing.B) {
 			b.ReportMetric(float64(res.Attempts), "attempts/op")
 			b.ReportMetric(float64(res.Predicted.Admitted), "admitted/op")
 		})
+	}
+}
+
+// demoHour is an hour of 10 s points of the demo's demand:bucket: about
+// 650 attempts a second at a bucket of 500 permits, one every 2 ms.
+func demoHour() Series {
+	s := Series{StepMS: 10_000, Points: make([]Point, 0, 360)}
+	for i := range 360 {
+		s.Points = append(s.Points, Point{T: t0.Add(time.Duration(i) * 10 * time.Second),
+			Counts: inspect.Counts{Acquired: 5000, Rejected: 1500 + int64(i%7)*10}})
+	}
+	return s
+}
+
+// BenchmarkReplayBusyHour is one what-if of a busy hour (the demo's bucket
+// at its own rate): what a viewer's request cost the console before any
+// cache.
+func BenchmarkReplayBusyHour(b *testing.B) {
+	req := Request{Limiter: Limiter{Kind: inspect.KindTokenBucket, Current: Settings{Rate: 500, IntervalMS: 2}},
+		Proposed: Settings{Rate: 500, IntervalMS: 2}, Demand: demoHour()}
+	var res *Result
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if res, err = Replay(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(res.Attempts), "attempts/op")
+}
+
+// BenchmarkFittedReplayBusyHour is one more proposal on a busy hour already
+// fitted: what each further what-if of the same flush costs (Runner).
+func BenchmarkFittedReplayBusyHour(b *testing.B) {
+	lim := Limiter{Kind: inspect.KindTokenBucket, Current: Settings{Rate: 500, IntervalMS: 2}}
+	fitted, err := Fit(lim, demoHour(), Series{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fitted.Replay(Settings{Rate: 400, IntervalMS: 2.5}, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFitNoisyWindows fits the worst the fit meets: a counter's
+// three minutes of 200 ms buckets whose outcomes no arrivals reproduce
+// (admissions drawn at random), so every step goes back over the window.
+func BenchmarkFitNoisyWindows(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	counts := make([]inspect.Counts, 900)
+	for i := range counts {
+		n := 5 + rng.Int64N(10)
+		a := rng.Int64N(n + 1)
+		counts[i] = inspect.Counts{Acquired: a, Rejected: n - a}
+	}
+	demand := BucketSeries(t0.UnixMilli()/inspect.BucketMS, counts)
+	lim := Limiter{Kind: inspect.KindCounter, Current: Settings{Rate: 20, IntervalMS: 1000}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Fit(lim, demand, Series{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -25,36 +25,69 @@
 //     were made in the last IntervalMS, a grant at t returning at
 //     t + IntervalMS (ZRANGEBYSCORE 0 now-interval).
 //
-// Time is whole milliseconds, as the scripts see Redis TIME, and the
-// token bucket's arithmetic is the script's float64 arithmetic on absolute
-// Unix milliseconds, so the same arrivals give the same decisions.
+// Decided attempt by attempt (see Cost), time is whole milliseconds, as
+// the scripts see Redis TIME, and the token bucket's arithmetic is the
+// script's float64 arithmetic on absolute Unix milliseconds, so the same
+// arrivals give the same decisions (TestReplayMatchesLiteralScripts).
 //
 // Errors (counted "e") decided nothing and are not demand.
 //
-// # Arrival model
+// # Demand
 //
-// The series says how many attempts a step had, not when within the step
-// they came. Replay spreads a step's n attempts evenly over it: attempt j of
-// a step starting at s of width w arrives at s + floor((2j+1)·w / 2n) ms, the
-// middle of its 1/n share. At the start of the series the limiter is idle:
-// a token bucket is full, no window is open, no grant is out.
+// The console hands Replay the finest demand it has: the 200 ms stats
+// buckets it still holds (Request.Fine; web/live keeps three minutes of
+// them) and before them the hour's 10 s history steps (Request.Demand; a
+// history step lags the buckets by one, Series.LagMS, and its newest step
+// ends at the flush, Series.EndMS). The history step the buckets begin in
+// keeps what they do not hold of it.
+//
+// # Arrival models
+//
+// A step says how many attempts it had and what the limiter did to them,
+// not when within the step they came, and the rejections of a limiter
+// depend on it: bursts meet an empty bucket or a full window more often
+// than evenly spread attempts. Both outcomes say how bursty a step was:
+// what today's settings admitted is what the arrivals must make them
+// admit. So each step's attempts are fitted, step by step from the state
+// the steps before left, to what was recorded: a base share of the step's
+// mean rate all along (0, 25, 50 or 75 %) and the rest bunched into the
+// loosest (or the tightest) fraction of the step at its end or its start
+// that keeps the replay's running error within the step's tolerance (half
+// a rounding, and half what a late tick moving a bucket between history
+// steps would move, Series.EdgeMS). Where a step cannot be fitted, the
+// fit goes back over the steps within the limiter's memory (a window, or
+// the time a bucket takes to fill), pushing one step's attempts to its
+// very start or end, as when an attempt opened a window just before
+// another ended. At the start of the series the limiter is idle: a token
+// bucket is full, no window is open, no grant is out; the fit of the
+// first steps makes up for it.
+//
+// # Answer, band and check
+//
+// Every model is replayed at the proposed settings. The answer is the
+// mean of the models whose replay at today's settings comes within
+// MaxTrustedErrorPct of the rejections recorded (all of them when none
+// does); Result.Check is that mean replayed at today's settings beside
+// what was recorded. The band (Prediction.Low, High) spans those models,
+// and the unfitted evenly spread replay too when the buckets replayed on
+// their own are further off than that (the time of attempts within a
+// bucket still moves the outcome), widened by the larger of the two
+// errors. A prediction is as good as its check: over 2 % the console
+// says so above the numbers.
 //
 // # What it gets wrong
 //
-//   - Bursts inside a step are smoothed. Real traffic that arrives in
-//     clumps meets an empty bucket or a full window more often than evenly
-//     spread traffic, so with coarse steps (10 s, 60 s) and a small capacity
-//     the replay under-estimates rejections; the finer the step (the 200 ms
-//     stats buckets), the closer it is. Bursts that span whole steps are
-//     kept.
+//   - The arrivals that fit today's settings are not the only ones that
+//     do; at other settings they part, which is what the band shows. It
+//     is narrow where 200 ms buckets pin the arrivals down and wide over
+//     10 s steps of bursty demand at rates far from today's.
 //   - Retries are counted as demand. A client that retries after a
 //     rejection (store's Acquire, Redisson's acquire) makes several
 //     attempts for one request: at a higher rate the replay admits retries
 //     that would never have been sent, at a lower rate it misses retries
 //     that would have been.
-//   - The limiter's state when the series starts is unknown (it is taken
-//     as idle), and settings edited inside the span are not replayed: every
-//     step is replayed at the proposed settings.
+//   - Settings edited inside the span are not replayed: every step is
+//     fitted to today's settings and replayed at the proposed ones.
 //   - Where rejections are not recorded (Limiter.RejectionsHidden:
 //     Redisson's own Java clients and hand-written INCR+EXPIRE counters
 //     decide in scripts that count nothing), the demand is only what was
@@ -66,14 +99,14 @@
 //
 // # Cost
 //
-// Runs of rejections are skipped with arithmetic (to the next refill,
-// window or returning grant), attempts in one millisecond are decided
-// together, and the rest of a step is admitted at once when the limiter is
-// sure to admit it: a token bucket one short of full whose attempts come an
-// interval or more apart, a sliding window with room for all of them, or
-// one holding only this step's grants whose spacing cannot fill it. A fixed
-// window costs a decision per window. What remains costs a decision per
-// admitted attempt, so a limiter that admits at its rate all along costs
-// the most. A sliding window keeps one entry per run of grants in the last
-// IntervalMS. BenchmarkReplayDay measures a day of 10 s points.
+// Up to DiscreteMax attempts, attempts are decided one by one by a
+// transcription of the script (runs of rejections skipped with
+// arithmetic); above it each run of arrivals is decided in closed form
+// as a fluid (fluid.go), so a replay costs a bounded amount per step
+// whatever the attempts: an hour of a busy limiter is a few hundred
+// steps and a millisecond or two. A Runner fits a limiter's demand once
+// per history flush, replays each proposal once per flush, and runs at
+// most Runner.Slots of them at once: a crowd of viewers waits for, or is
+// refused with ErrBusy by, one core's worth of replays, and never slows
+// the console's tick. BenchmarkReplayBusyHour measures one what-if.
 package whatif

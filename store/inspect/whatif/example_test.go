@@ -39,5 +39,5 @@ func ExampleReplay() {
 	fmt.Println(err)
 	// Output:
 	// 3 s, 30 attempts: rejected 12, would have rejected 21
-	// store: invalid interval_ms: must be a whole number of milliseconds between 1 and a year, got 0.5
+	// interval_ms must be a whole number of milliseconds between 1 and a year, got 0.5
 }

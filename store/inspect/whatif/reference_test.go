@@ -105,7 +105,11 @@ func TestReplayMatchesLiteralScripts(t *testing.T) {
 			}
 			demand.Points = append(demand.Points, Point{T: at, Counts: inspect.Counts{Acquired: n / 2, Rejected: n - n/2}})
 		}
-		res, err := Replay(Request{Limiter: lim, Proposed: set, Demand: demand, PointMS: step})
+		fitted, err := fitIn(lim, demand, Series{}, discrete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := fitted.Replay(set, step)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,6 +127,47 @@ func TestReplayMatchesLiteralScripts(t *testing.T) {
 				t.Fatalf("round %d, %s at %+v, step %d ms: point %d (%d attempts) admitted %d, the scripts %d",
 					round, lim.Kind+inspect.Kind(lim.Algorithm), set, step, i, n, got, want)
 			}
+		}
+	}
+}
+
+// TestFluidFollowsTheScripts replays random busy series both ways: the
+// fluid models (what a busy limiter's what-if runs) must admit what the
+// scripts do, attempt by attempt, within 2 % over the series.
+func TestFluidFollowsTheScripts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 2))
+	lims := []Limiter{bucket, counter, redissonFixed, sliding}
+	for round := range 400 {
+		lim := lims[round%len(lims)]
+		step := []int64{200, 1000, 10_000}[rng.IntN(3)]
+		set := Settings{Rate: 20 + rng.Int64N(200), IntervalMS: float64(100 + rng.Int64N(2*step))}
+		if lim.Kind == inspect.KindTokenBucket {
+			set.IntervalMS = 0.5 + rng.Float64()*20
+		}
+		demand := Series{StepMS: step}
+		at := t0
+		for range 10 + rng.IntN(30) {
+			at = at.Add(time.Duration(step*(1+rng.Int64N(2)*rng.Int64N(2))) * time.Millisecond)
+			// Around the limiter's rate, from a tenth of it to ten times.
+			perMS := float64(set.Rate) / set.IntervalMS * math.Pow(10, 2*rng.Float64()-1)
+			n := int64(perMS * float64(step))
+			demand.Points = append(demand.Points, Point{T: at, Counts: inspect.Counts{Acquired: n}})
+		}
+		var got [2]int64
+		for i, mode := range []int{discrete, fluid} {
+			fitted, err := fitIn(lim, demand, Series{}, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := fitted.Replay(set, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = res.Predicted.Admitted
+		}
+		if d := math.Abs(float64(got[1] - got[0])); d > 0.02*float64(got[0])+2 {
+			t.Errorf("round %d, %s at %+v, %d ms steps: the scripts admit %d, the fluid %d",
+				round, lim.Kind+inspect.Kind(lim.Algorithm), set, step, got[0], got[1])
 		}
 	}
 }

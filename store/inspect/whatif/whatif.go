@@ -34,7 +34,8 @@ type Limiter struct {
 	// inspect.AlgorithmSlidingWindow; "" (no acquire seen yet) replays the
 	// sliding window of current Redisson versions. Ignored for other kinds.
 	Algorithm string
-	// Current are today's settings.
+	// Current are today's settings: the recorded demand is fitted to what
+	// they did (see the package doc).
 	Current Settings
 	// PerClient: a Redisson limiter of type 1 (a window per client).
 	PerClient bool
@@ -68,6 +69,22 @@ type Series struct {
 	// Points in time order, each covering [T, T+StepMS); steps without a
 	// point had no demand.
 	Points []Point
+	// EndMS, when not 0, is where the series ends (Unix ms, on the points'
+	// clock): the last step is cut there. web/history flushes its newest
+	// 10 s step while it fills.
+	EndMS int64
+	// FromMS, when not 0, is where the series begins (Unix ms, on the
+	// points' clock), so a series that starts with empty steps says so.
+	FromMS int64
+	// LagMS: a step at T holds what happened in [T-LagMS, T+StepMS-LagMS).
+	// web/history counts a stats bucket once the bucket after it is
+	// complete, so its steps lag the buckets by one.
+	LagMS int64
+	// EdgeMS is how far a step's edges may be off the time they say: a
+	// late tick moves a bucket into the next history step. 0 for stats
+	// buckets, whose edges are exact. It is the slack the fit at today's
+	// settings allows each step (see the package doc).
+	EdgeMS int64
 }
 
 // Bounds on a series, so that the arrival arithmetic stays in int64.
@@ -82,25 +99,61 @@ type Outcome struct {
 	Rejected int64 `json:"rejected"`
 }
 
+// Prediction is what the proposed settings would have done: the replay's
+// answer, and the rejections it may be off by. Low and High span the
+// arrival models that fit what today's settings did (attempts bunched at
+// the end of each step or at its start), widened by the replay's error at
+// today's settings (Check).
+type Prediction struct {
+	Admitted int64 `json:"admitted"`
+	Rejected int64 `json:"rejected"`
+	Low      int64 `json:"low"`
+	High     int64 `json:"high"`
+}
+
+// Check is the replay at today's settings beside what they did: the
+// rejections recorded, the rejections the replay gives, and its error in
+// percent of the recorded (of one rejection when none were recorded).
+type Check struct {
+	Recorded int64   `json:"recorded"`
+	Replayed int64   `json:"replayed"`
+	ErrorPct float64 `json:"error_pct"`
+}
+
+// MaxTrustedErrorPct is the largest error at today's settings (Check) at
+// which the console presents a prediction without a warning.
+const MaxTrustedErrorPct = 2.0
+
+// Trusted says the replay reproduced today's rejections within
+// MaxTrustedErrorPct.
+func (c Check) Trusted() bool {
+	return c.ErrorPct >= -MaxTrustedErrorPct && c.ErrorPct <= MaxTrustedErrorPct
+}
+
 // ResultPoint is one output point (a minute unless Request.PointMS says
 // otherwise): the demand in it, what happened, and what the proposed
 // settings would have done.
 type ResultPoint struct {
-	T         time.Time `json:"t"`
-	Attempts  int64     `json:"attempts"`
-	Actual    Outcome   `json:"actual"`
-	Predicted Outcome   `json:"predicted"`
+	T         time.Time  `json:"t"`
+	Attempts  int64      `json:"attempts"`
+	Actual    Outcome    `json:"actual"`
+	Predicted Prediction `json:"predicted"`
 }
 
 // Result is the answer of POST /api/limiters/{name}/what-if.
 type Result struct {
 	// SpanS is the time the series covers, first step's start to last
-	// step's end, in seconds.
-	SpanS     float64       `json:"span_s"`
-	Attempts  int64         `json:"attempts"`
-	Actual    Outcome       `json:"actual"`
-	Predicted Outcome       `json:"predicted"`
-	Points    []ResultPoint `json:"points"`
+	// step's end, in seconds; FineS the part of it replayed from 200 ms
+	// stats buckets rather than 10 s steps.
+	SpanS     float64    `json:"span_s"`
+	FineS     float64    `json:"fine_s"`
+	Attempts  int64      `json:"attempts"`
+	Actual    Outcome    `json:"actual"`
+	Predicted Prediction `json:"predicted"`
+	// Check is nil when today's settings are not known (an access
+	// counter registered without its limit): nothing to check against.
+	Check  *Check        `json:"check"`
+	Points []ResultPoint `json:"points"`
 	// LowerBound: rejections are not visible for this limiter, so the
 	// demand replayed is only what was recorded (see the package doc).
 	LowerBound bool `json:"lower_bound"`
@@ -114,75 +167,36 @@ type Request struct {
 	Limiter  Limiter
 	Proposed Settings
 	Demand   Series
+	// Fine, when it has a step, is finer demand (the 200 ms stats buckets
+	// the console still holds) that replaces Demand's steps from the first
+	// one it covers whole to Demand's end.
+	Fine Series
 	// PointMS is the width of the output points, aligned to multiples of
 	// it since the epoch; 0 means DefaultPointMS. A step counts in the
 	// point its start falls in.
 	PointMS int64
 }
 
-// Replay replays req.Demand through the limiter's algorithm at
+// Replay replays req's demand through the limiter's algorithm at
 // req.Proposed (see the package doc). A proposed rate or interval the
-// limiter would refuse is a *store.ValidationError naming "rate" or
-// "interval_ms" (errors.Is(err, store.ErrInvalid)); a limiter that cannot be
-// replayed is ErrUnsupported, a malformed series ErrSeries.
+// limiter would refuse is a CodeInvalid *inspect.Error naming "rate" or
+// "interval_ms"; a limiter that cannot be replayed is CodeUnsupported
+// (matching ErrUnsupported); a malformed series is ErrSeries.
 func Replay(req Request) (*Result, error) {
-	sim, err := req.Limiter.replayer(req.Proposed)
+	fit, err := Fit(req.Limiter, req.Demand, req.Fine)
 	if err != nil {
 		return nil, err
 	}
-	d := req.Demand
-	if err := d.check(); err != nil {
-		return nil, err
-	}
-	pointMS := req.PointMS
-	if pointMS == 0 {
-		pointMS = DefaultPointMS
-	}
-	if pointMS < 0 {
-		return nil, fmt.Errorf("whatif: point width of %d ms", pointMS)
-	}
-	res := &Result{LowerBound: req.Limiter.RejectionsHidden, Points: []ResultPoint{}}
-	if len(d.Points) == 0 {
-		return res, nil
-	}
-	first := d.Points[0].T.UnixMilli()
-	spanMS := d.Points[len(d.Points)-1].T.UnixMilli() + d.StepMS - first
-	res.SpanS = float64(spanMS) / 1000
-	res.Points = make([]ResultPoint, 0, min(int64(len(d.Points)), spanMS/pointMS+2))
-	sim.start(first)
-	pointAt := int64(-1)
-	for _, p := range d.Points {
-		start := p.T.UnixMilli()
-		n := p.Acquired + p.Rejected
-		var admitted int64
-		if n > 0 {
-			admitted = sim.step(arrivals{start: start, width: d.StepMS, n: n})
-		}
-		if at := start / pointMS * pointMS; at != pointAt {
-			pointAt = at
-			res.Points = append(res.Points, ResultPoint{T: time.UnixMilli(at).UTC()})
-		}
-		rp := &res.Points[len(res.Points)-1]
-		rp.Attempts += n
-		rp.Actual.Admitted += p.Acquired
-		rp.Actual.Rejected += p.Rejected
-		rp.Predicted.Admitted += admitted
-		rp.Predicted.Rejected += n - admitted
-	}
-	for _, rp := range res.Points {
-		res.Attempts += rp.Attempts
-		res.Actual.Admitted += rp.Actual.Admitted
-		res.Actual.Rejected += rp.Actual.Rejected
-		res.Predicted.Admitted += rp.Predicted.Admitted
-		res.Predicted.Rejected += rp.Predicted.Rejected
-	}
-	return res, nil
+	return fit.Replay(req.Proposed, req.PointMS)
 }
 
 // check says why s cannot be replayed, wrapping ErrSeries.
 func (s Series) check() error {
 	if s.StepMS < 1 || s.StepMS > MaxStepMS {
 		return fmt.Errorf("%w: step of %d ms, want 1..%d", ErrSeries, s.StepMS, int64(MaxStepMS))
+	}
+	if s.LagMS < 0 || s.LagMS > s.StepMS || s.EdgeMS < 0 || s.EdgeMS > s.StepMS {
+		return fmt.Errorf("%w: lag %d ms or edge %d ms outside the %d ms step", ErrSeries, s.LagMS, s.EdgeMS, s.StepMS)
 	}
 	var prev int64
 	for i, p := range s.Points {
@@ -200,6 +214,14 @@ func (s Series) check() error {
 			return fmt.Errorf("%w: point %d has more than %d attempts", ErrSeries, i, int64(MaxPointAttempts))
 		}
 		prev = t
+	}
+	if n := len(s.Points); n > 0 {
+		if s.EndMS != 0 && s.EndMS <= s.Points[n-1].T.UnixMilli() {
+			return fmt.Errorf("%w: the series ends at %d ms, before its last point", ErrSeries, s.EndMS)
+		}
+		if s.FromMS != 0 && s.FromMS > s.Points[0].T.UnixMilli() {
+			return fmt.Errorf("%w: the series begins at %d ms, after its first point", ErrSeries, s.FromMS)
+		}
 	}
 	return nil
 }
@@ -226,4 +248,45 @@ func FoldBuckets(buckets map[int64]inspect.Counts, stepMS int64) (Series, error)
 	}
 	slices.SortFunc(s.Points, func(a, b Point) int { return a.T.Compare(b.T) })
 	return s, nil
+}
+
+// BucketSeries is a run of consecutive stats buckets, first being the
+// number of counts[0] (an empty bucket had no demand), as a series of
+// inspect.BucketMS steps covering exactly their time.
+func BucketSeries(first int64, counts []inspect.Counts) Series {
+	s := Series{StepMS: inspect.BucketMS}
+	if len(counts) == 0 || first < 0 {
+		return s
+	}
+	s.FromMS, s.EndMS = first*inspect.BucketMS, (first+int64(len(counts)))*inspect.BucketMS
+	for i, c := range counts {
+		if c.Acquired+c.Rejected+c.Errors > 0 {
+			s.Points = append(s.Points, Point{T: time.UnixMilli((first + int64(i)) * inspect.BucketMS).UTC(), Counts: c})
+		}
+	}
+	return s
+}
+
+// HistorySeries is a run of consecutive stats buckets (as BucketSeries)
+// folded the way web/history records them: steps of stepMS (a multiple of
+// inspect.BucketMS) from the epoch, a step at T holding the buckets a
+// sample at T+stepMS had complete, so lagging one bucket, the newest step
+// flushed while it fills; like the history, it does not say when within
+// its first step the buckets begin. Tests use it to hold the replay of a history's
+// steps against what the buckets say.
+func HistorySeries(first int64, counts []inspect.Counts, stepMS int64) Series {
+	s := Series{StepMS: stepMS, LagMS: inspect.BucketMS, EdgeMS: inspect.BucketMS}
+	if len(counts) == 0 || first < 0 || stepMS < inspect.BucketMS || stepMS%inspect.BucketMS != 0 {
+		return s
+	}
+	for i, c := range counts {
+		raw := (first+int64(i))*inspect.BucketMS + s.LagMS
+		at := raw / stepMS * stepMS
+		if n := len(s.Points); n == 0 || s.Points[n-1].T.UnixMilli() != at {
+			s.Points = append(s.Points, Point{T: time.UnixMilli(at).UTC()})
+		}
+		s.Points[len(s.Points)-1].Counts = s.Points[len(s.Points)-1].Counts.Add(c)
+	}
+	s.EndMS = (first+int64(len(counts)))*inspect.BucketMS + s.LagMS
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,7 +109,7 @@ func TestReplayHandComputed(t *testing.T) {
 			if !slices.Equal(got, tc.admitted) {
 				t.Fatalf("admitted per point %v, want %v (rejected %v)", got, tc.admitted, wantRejected)
 			}
-			if res.Attempts != attempts || res.Predicted != (Outcome{admitted, attempts - admitted}) {
+			if res.Attempts != attempts || res.Predicted.Admitted != admitted || res.Predicted.Rejected != attempts-admitted || res.Predicted.Low > attempts-admitted || res.Predicted.High < attempts-admitted {
 				t.Errorf("totals %d attempts, predicted %+v; want %d, {%d %d}", res.Attempts, res.Predicted, attempts, admitted, attempts-admitted)
 			}
 		})
@@ -131,13 +132,13 @@ func TestReplayPointsAndTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []ResultPoint{
-		{T: minute, Attempts: 9, Actual: Outcome{8, 1}, Predicted: Outcome{9, 0}},
-		{T: at(180), Attempts: 6, Actual: Outcome{2, 4}, Predicted: Outcome{6, 0}},
+		{T: minute, Attempts: 9, Actual: Outcome{8, 1}, Predicted: Prediction{9, 0, 0, 0}},
+		{T: at(180), Attempts: 6, Actual: Outcome{2, 4}, Predicted: Prediction{6, 0, 0, 0}},
 	}
 	if !slices.Equal(res.Points, want) {
 		t.Fatalf("points %+v, want %+v", res.Points, want)
 	}
-	if res.SpanS != 190 || res.Attempts != 15 || res.Actual != (Outcome{10, 5}) || res.Predicted != (Outcome{15, 0}) || res.LowerBound {
+	if res.SpanS != 190 || res.Attempts != 15 || res.Actual != (Outcome{10, 5}) || res.Predicted != (Prediction{15, 0, 0, 0}) || res.LowerBound {
 		t.Fatalf("result %+v", res)
 	}
 	raw, err := json.Marshal(res)
@@ -168,7 +169,7 @@ func TestReplayLowerBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.LowerBound || res.Predicted != (Outcome{1, 2}) {
+	if !res.LowerBound || res.Predicted != (Prediction{1, 2, 2, 2}) {
 		t.Fatalf("result %+v, want a lower bound admitting 1 of 3", res)
 	}
 	empty, err := Replay(Request{Limiter: lim, Proposed: Settings{1, 1000}, Demand: Series{StepMS: 10_000}})
@@ -178,8 +179,9 @@ func TestReplayLowerBound(t *testing.T) {
 }
 
 // TestReplayRefusesWhatTheLimiterRefuses: settings the limiter's own edit
-// would refuse are a *store.ValidationError naming the parameter, so the
-// console answers 400 naming it; other failures are not validation errors.
+// would refuse are CodeInvalid naming the parameter, so the console
+// answers 400 naming it; a limiter that cannot be replayed is
+// CodeUnsupported.
 func TestReplayRefusesWhatTheLimiterRefuses(t *testing.T) {
 	perClient := sliding
 	perClient.PerClient = true
@@ -188,32 +190,35 @@ func TestReplayRefusesWhatTheLimiterRefuses(t *testing.T) {
 		lim   Limiter
 		set   Settings
 		field string // "" when the error must not be a validation error
-		is    error
+		code  inspect.Code
 	}{
-		{"bucket rate 0", bucket, Settings{0, 10}, "rate", store.ErrInvalid},
-		{"bucket rate above 2^53", bucket, Settings{store.MaxBucketCapacity + 1, 10}, "rate", store.ErrInvalid},
-		{"bucket interval 0", bucket, Settings{10, 0}, "interval_ms", store.ErrInvalid},
-		{"bucket interval below a microsecond", bucket, Settings{10, 0.0001}, "interval_ms", store.ErrInvalid},
-		{"bucket interval NaN", bucket, Settings{10, math.NaN()}, "interval_ms", store.ErrInvalid},
-		{"bucket interval infinite", bucket, Settings{10, math.Inf(1)}, "interval_ms", store.ErrInvalid},
-		{"counter rate 0", counter, Settings{0, 1000}, "rate", store.ErrInvalid},
-		{"counter fractional window", counter, Settings{5, 1.5}, "interval_ms", store.ErrInvalid},
-		{"counter window 0", counter, Settings{5, 0}, "interval_ms", store.ErrInvalid},
-		{"redisson rate above uint32", sliding, Settings{1 << 32, 1000}, "rate", store.ErrInvalid},
-		{"redisson fractional interval", redissonFixed, Settings{5, 0.5}, "interval_ms", store.ErrInvalid},
-		{"redisson interval over a year", sliding, Settings{5, 366 * 24 * 3600 * 1000}, "interval_ms", store.ErrInvalid},
-		{"per-client redisson", perClient, Settings{5, 1000}, "", ErrUnsupported},
-		{"a lock", Limiter{Kind: inspect.KindReentrant}, Settings{5, 1000}, "", ErrUnsupported},
+		{"bucket rate 0", bucket, Settings{0, 10}, "rate", inspect.CodeInvalid},
+		{"bucket rate above 2^53", bucket, Settings{store.MaxBucketCapacity + 1, 10}, "rate", inspect.CodeInvalid},
+		{"bucket interval 0", bucket, Settings{10, 0}, "interval_ms", inspect.CodeInvalid},
+		{"bucket interval below a microsecond", bucket, Settings{10, 0.0001}, "interval_ms", inspect.CodeInvalid},
+		{"bucket interval NaN", bucket, Settings{10, math.NaN()}, "interval_ms", inspect.CodeInvalid},
+		{"bucket interval infinite", bucket, Settings{10, math.Inf(1)}, "interval_ms", inspect.CodeInvalid},
+		{"counter rate 0", counter, Settings{0, 1000}, "rate", inspect.CodeInvalid},
+		{"counter fractional window", counter, Settings{5, 1.5}, "interval_ms", inspect.CodeInvalid},
+		{"counter window 0", counter, Settings{5, 0}, "interval_ms", inspect.CodeInvalid},
+		{"redisson rate above uint32", sliding, Settings{1 << 32, 1000}, "rate", inspect.CodeInvalid},
+		{"redisson fractional interval", redissonFixed, Settings{5, 0.5}, "interval_ms", inspect.CodeInvalid},
+		{"redisson interval over a year", sliding, Settings{5, 366 * 24 * 3600 * 1000}, "interval_ms", inspect.CodeInvalid},
+		{"per-client redisson", perClient, Settings{5, 1000}, "", inspect.CodeUnsupported},
+		{"a lock", Limiter{Kind: inspect.KindReentrant}, Settings{5, 1000}, "", inspect.CodeUnsupported},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Replay(Request{Limiter: tc.lim, Proposed: tc.set, Demand: perSecond(1)})
-			if !errors.Is(err, tc.is) {
-				t.Fatalf("error %v, want one matching %v", err, tc.is)
+			e := inspect.ErrorOf(err)
+			if e == nil || e.Code != tc.code || e.Field != tc.field {
+				t.Fatalf("error %v (%#v), want code %q naming field %q", err, e, tc.code, tc.field)
 			}
-			var ve *store.ValidationError
-			if errors.As(err, &ve) != (tc.field != "") || ve != nil && ve.Field != tc.field {
-				t.Fatalf("error %v (%#v), want a validation error of field %q", err, ve, tc.field)
+			if tc.field != "" && !strings.HasPrefix(e.Message, tc.field+" ") {
+				t.Errorf("message %q does not start with the field %q", e.Message, tc.field)
+			}
+			if tc.code == inspect.CodeUnsupported && !errors.Is(err, ErrUnsupported) {
+				t.Errorf("error %v does not match ErrUnsupported", err)
 			}
 		})
 	}
@@ -245,7 +250,7 @@ func TestReplayRefusesBadSeries(t *testing.T) {
 		"too many":    tooMany,
 		"before 1970": {StepMS: 1000, Points: []Point{{T: time.UnixMilli(-1000)}}},
 	} {
-		if _, err := Replay(Request{Limiter: bucket, Proposed: Settings{1, 1}, Demand: s}); !errors.Is(err, ErrSeries) || errors.Is(err, store.ErrInvalid) {
+		if _, err := Replay(Request{Limiter: bucket, Proposed: Settings{1, 1}, Demand: s}); !errors.Is(err, ErrSeries) || inspect.CodeOf(err) == inspect.CodeInvalid {
 			t.Errorf("%s: error %v, want ErrSeries", name, err)
 		}
 	}
@@ -273,5 +278,75 @@ func TestFoldBuckets(t *testing.T) {
 	}
 	if _, err := FoldBuckets(buckets, 300); !errors.Is(err, ErrSeries) {
 		t.Fatalf("a 300 ms step: %v, want ErrSeries", err)
+	}
+}
+
+// TestSplice: finer demand replaces the steps it covers; the step it
+// begins in keeps what the buckets do not hold of it, unless its counts
+// say the two disagree; nothing past the coarse series' end is replayed.
+func TestSplice(t *testing.T) {
+	at := func(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	coarse := Series{StepMS: 10_000, LagMS: 200, EndMS: t0.UnixMilli() + 25_000, Points: []Point{
+		{T: at(0), Counts: inspect.Counts{Acquired: 100, Rejected: 10}},
+		{T: at(10_000), Counts: inspect.Counts{Acquired: 50, Rejected: 40}},
+		{T: at(20_000), Counts: inspect.Counts{Acquired: 5}},
+	}}
+	// Buckets from 14.8 s (true time) to 30 s: 1 acquired, 1 rejected each.
+	var counts []inspect.Counts
+	for range (30_000 - 14_800) / inspect.BucketMS {
+		counts = append(counts, inspect.Counts{Acquired: 1, Rejected: 1})
+	}
+	fine := BucketSeries((t0.UnixMilli()+14_800)/inspect.BucketMS, counts)
+	type got struct{ start, width, n, acquired int64 }
+	var steps []got
+	for _, s := range splice(coarse, fine) {
+		steps = append(steps, got{s.start - t0.UnixMilli(), s.width, s.n, s.acquired})
+	}
+	// The second step [9.8 s, 19.8 s) keeps 90 - 2*25 attempts over its
+	// first 5 s; buckets to 24.8 s, where the coarse series ends.
+	want := []got{{-200, 10_000, 110, 100}, {9_800, 5_000, 40, 25}}
+	for ms := int64(14_800); ms < 24_800; ms += inspect.BucketMS {
+		want = append(want, got{ms, inspect.BucketMS, 2, 1})
+	}
+	if !slices.Equal(steps, want) {
+		t.Fatalf("steps %v\nwant %v", steps, want)
+	}
+	// Buckets holding more than the step they begin in: from its end.
+	for i := range counts {
+		counts[i] = inspect.Counts{Acquired: 5, Rejected: 5}
+	}
+	steps = steps[:0]
+	for _, s := range splice(coarse, BucketSeries((t0.UnixMilli()+14_800)/inspect.BucketMS, counts)) {
+		steps = append(steps, got{s.start - t0.UnixMilli(), s.width, s.n, s.acquired})
+	}
+	if len(steps) != 2+25 || steps[1] != (got{9_800, 10_000, 90, 50}) || steps[2].start != 19_800 {
+		t.Fatalf("steps %v, want the second whole and buckets from 19.8 s", steps)
+	}
+}
+
+// TestFitSpliceKeepsTheStateOfTheSteps: five minutes of a bucket kept
+// empty by demand above its rate, the last minute in 200 ms buckets. The
+// buckets begin with the bucket empty, as the steps before left it: their
+// even replay from there is what happened, so the band stays as narrow as
+// the models within 2 % make it (a replay of the buckets alone from an
+// idle, full bucket is 500 permits, 5.5 % of their rejections, off, and
+// would widen it by that on each side).
+func TestFitSpliceKeepsTheStateOfTheSteps(t *testing.T) {
+	const n = 5 * 60 * 1000 / inspect.BucketMS
+	counts := make([]inspect.Counts, n)
+	for i := range counts {
+		counts[i] = inspect.Counts{Acquired: 100, Rejected: 30} // 500 a second admitted of 650
+	}
+	first := t0.UnixMilli() / inspect.BucketMS
+	coarse := HistorySeries(first, counts, 10_000)
+	fine := BucketSeries(first+n-300, counts[n-300:])
+	lim := Limiter{Kind: inspect.KindTokenBucket, Current: Settings{Rate: 500, IntervalMS: 2}}
+	res, err := Replay(Request{Limiter: lim, Proposed: lim.Current, Demand: coarse, Fine: fine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, c := res.Predicted, res.Check
+	if res.FineS < 59 || !c.Trusted() || float64(p.High-p.Low) > 0.04*float64(p.Rejected) {
+		t.Fatalf("fine %v s, predicted %+v, check %+v: want the last minute from buckets, the check within 2 %% and a band within 4 %%", res.FineS, p, c)
 	}
 }

@@ -1,0 +1,105 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/auth"
+	"github.com/lockwarden/lockwarden/web/events"
+	"github.com/lockwarden/lockwarden/web/feed"
+)
+
+// The lock event stream (web/events): its page and API, and /ws, where
+// the feed (web/feed) sends every viewer the events, the stats frames and
+// the alerts as they happen.
+
+// eventRows are events as the overview, the wall and the events page list
+// them.
+func eventRows(evs []events.Entry) []views.EventRow {
+	out := make([]views.EventRow, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, views.EventRow{Type: string(e.Type), Name: e.Name, Channel: e.Channel,
+			Message: e.Message, Holder: e.Holder, At: e.At})
+	}
+	return out
+}
+
+func (s *Server) handleEventsPage(c echo.Context) error {
+	return s.render(c, http.StatusOK, views.Events(views.EventsPage{
+		Layout: s.layout(c, "Events", views.NavEvents),
+		Events: eventRows(s.events.Recent(views.EventRows)),
+	}))
+}
+
+func (s *Server) handleAPIEvents(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"events": s.events.Recent(events.LogSize)})
+}
+
+// handleWS hands a websocket viewer to the feed.
+func (s *Server) handleWS(c echo.Context) error {
+	if !websocket.IsWebSocketUpgrade(c.Request()) {
+		return inspect.Invalid("", "websocket upgrade required")
+	}
+	if !auth.SameOrigin(c.Request()) {
+		return inspect.Errorf(inspect.CodeForbidden, "cross-origin websocket refused")
+	}
+	// The slot is taken before the upgrade, so a flood of connections is
+	// refused with a plain 503 and costs no goroutines.
+	release, err := s.wsSlots.Take(identityOf(c).Role == auth.RoleAdmin && !s.auth.LocalMode(), c.RealIP())
+	if err != nil {
+		s.requests.wsRejected.Add(1)
+		return err
+	}
+	att := feed.Attach{Release: release}
+	// A browser's connection lives only as long as its session.
+	if _, cerr := c.Request().Cookie(auth.SessionCookie); cerr == nil && !identityOf(c).Bearer && !s.auth.LocalMode() {
+		att.Watch = s.sessionWatch(c.Request(), identityOf(c).Role)
+	}
+	return s.feed.Connect(c.Response(), c.Request(), att)
+}
+
+// sessionWatch is the watch of a browser's websocket: every
+// sessionRecheck it checks the session behind r, and it asks the feed to
+// close the connection (1008) once the session has ended (signed out,
+// timed out, its token changed) or changed role. The check counts as a use
+// of the session: a wall display that is watching is in use.
+func (s *Server) sessionWatch(req *http.Request, role auth.Role) func(done <-chan struct{}) string {
+	// The watch outlives the handler: it keeps its own copy of the request
+	// (its cookie and address), never the one the server may recycle.
+	r := req.Clone(s.baseCtx)
+	return func(done <-chan struct{}) string {
+		t := time.NewTicker(s.cfg.sessionRecheck())
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return ""
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(s.baseCtx, 5*time.Second)
+				id, err := s.auth.Identify(ctx, r, time.Now())
+				cancel()
+				if err == nil && id.Role == role {
+					continue
+				}
+				if errors.Is(err, auth.ErrUnavailable) {
+					continue // Redis is down: the console says so; keep watching
+				}
+				return "session ended; sign in again"
+			}
+		}
+	}
+}
+
+// eventRoutes adds the events page, /api/events and /ws.
+func (s *Server) eventRoutes(e *echo.Echo) {
+	e.GET("/events", s.handleEventsPage)
+	e.GET("/api/events", s.handleAPIEvents)
+	e.GET("/ws", s.handleWS)
+}

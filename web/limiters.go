@@ -1,0 +1,622 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/whatif"
+	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/admin"
+	"github.com/lockwarden/lockwarden/web/history"
+	"github.com/lockwarden/lockwarden/web/listing"
+	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/present"
+)
+
+// The limiter screens: the list, a limiter's page (its windows, chart and
+// audited changes), the edit form with its what-if replay, the counter
+// reset, and the same under /api/limiters.
+
+// windowJSON is a 1 s window. Rejected is null for limiters whose
+// rejections Redis does not record: a 0 there would be made up.
+type windowJSON struct {
+	Acquired int64  `json:"acquired"`
+	Rejected *int64 `json:"rejected"`
+	Errors   int64  `json:"errors"`
+}
+
+type limiterJSON struct {
+	Name       string       `json:"name"`
+	Kind       inspect.Kind `json:"kind"`
+	Rate       int64        `json:"rate"`
+	IntervalMS float64      `json:"interval_ms"`
+	PerSecond  float64      `json:"per_second"`
+	Available  int64        `json:"available"`
+	Window     windowJSON   `json:"window"`
+	// AvailableUnknown: Redis keeps no single number (one per client).
+	AvailableUnknown bool `json:"available_unknown"`
+	// RejectionsHidden: the window's rejected is unknown (null); Grants is
+	// what Redis reveals instead.
+	RejectionsHidden bool  `json:"rejections_hidden"`
+	Grants           int64 `json:"grants"`
+	GrantsKnown      bool  `json:"grants_known"`
+
+	// Redisson rate limiter only.
+	Algorithm    *string                `json:"algorithm,omitempty"`
+	PerClient    *bool                  `json:"per_client,omitempty"`
+	ResetInMS    *int64                 `json:"reset_in_ms,omitempty"`
+	NextFreeInMS *int64                 `json:"next_free_in_ms,omitempty"`
+	KeepAliveMS  *int64                 `json:"keep_alive_ms,omitempty"`
+	Clients      []inspect.ClientWindow `json:"clients,omitempty"`
+
+	// Access counter only. Limit is absent when no rule registers one.
+	Count      *int64 `json:"count,omitempty"`
+	Limit      *int64 `json:"limit,omitempty"`
+	LimitKnown *bool  `json:"limit_known,omitempty"`
+	TTLMS      *int64 `json:"ttl_ms,omitempty"`
+
+	// Another library's limiter (a framework convention): what made the
+	// console take it for this kind, and what its value says.
+	Recognised string            `json:"recognised,omitempty"`
+	Facts      map[string]string `json:"facts,omitempty"`
+
+	// Stale: the limiter is shown as last read, its node not answering.
+	Stale *present.Stale `json:"stale,omitempty"`
+}
+
+func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
+	out := limiterJSON{Name: l.Name, Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS,
+		PerSecond: l.PerSecond, Available: l.Available,
+		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
+		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: present.StaleOf(l.Stale),
+		Recognised: l.Recognised, Facts: l.Facts}
+	if !l.RejectionsHidden {
+		out.Window.Rejected = &w.Rejected
+	}
+	switch {
+	case inspect.IsConvention(l.Kind) && l.TTL != 0:
+		count, ttl := l.Count, present.LeaseMS(l.TTL)
+		out.Count, out.TTLMS = &count, &ttl
+		if l.LimitKnown {
+			limit, known := l.Limit, true
+			out.Limit, out.LimitKnown = &limit, &known
+		}
+	case l.Kind == inspect.KindRedissonLimiter:
+		alg, perClient := l.Algorithm, l.PerClient
+		reset, next, keep := l.ResetIn.Milliseconds(), l.NextFreeIn.Milliseconds(), l.KeepAliveMS
+		out.Algorithm, out.PerClient = &alg, &perClient
+		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
+	case l.Kind == inspect.KindCounter:
+		count, known, ttl := l.Count, l.LimitKnown, present.LeaseMS(l.TTL)
+		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
+		if known {
+			limit := l.Limit
+			out.Limit = &limit
+		}
+	}
+	return out
+}
+
+// limiterRow is a limiter as the tables, tiles and detail page show it.
+func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.LimiterRow {
+	row := views.LimiterRow{Name: l.Name, Kind: string(l.Kind), Rate: l.Rate, IntervalMS: l.IntervalMS,
+		PerSecond: l.PerSecond, Available: l.Available, Window: counts(w),
+		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown,
+		Algorithm: l.Algorithm, PerClient: l.PerClient, ResetInMS: l.ResetIn.Milliseconds(),
+		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
+		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: present.LeaseMS(l.TTL),
+		Stale: staleMark(l.Stale), Recognised: l.Recognised, Facts: factRows(l.Facts)}
+	row.ResetText, row.Resettable = l.DescribeReset()
+	for _, p := range s.live.Windows().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
+		row.Spark = append(row.Spark, counts(p))
+	}
+	return row
+}
+
+// limiterRows are the pages' rows for ls, with the snapshot's windows.
+func (s *Server) limiterRows(sn *live.Snapshot, ls []inspect.LimiterInfo) []views.LimiterRow {
+	rows := make([]views.LimiterRow, 0, len(ls))
+	for _, l := range ls {
+		rows = append(rows, s.limiterRow(l, sn.Window(l.Name)))
+	}
+	return rows
+}
+
+// limiterList is the page of the snapshot's limiters the request asks for.
+func (s *Server) limiterList(c echo.Context) (*live.Snapshot, listing.Query, listing.Page[inspect.LimiterInfo], error) {
+	return listOf(s, c, listing.LimiterSorts, listing.LimiterKinds, listing.Limiters)
+}
+
+func (s *Server) handleLimitersPage(c echo.Context) error {
+	sn, q, p, err := s.limiterList(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.Limiters(views.LimitersPage{
+		Layout:   s.layout(c, "Limiters", views.NavLimiters),
+		Limiters: s.limiterRows(sn, p.Rows),
+		Nav:      listNav("/limiters", q, listing.LimiterSorts, listing.LimiterKinds, p.Total, len(p.Rows), p.Next),
+	}))
+}
+
+// handleAPILimiters is one page of the snapshot's limiters, shaped like
+// handleAPILocks.
+func (s *Server) handleAPILimiters(c echo.Context) error {
+	sn, _, p, err := s.limiterList(c)
+	if err != nil {
+		return err
+	}
+	out := make([]limiterJSON, 0, len(p.Rows))
+	for _, l := range p.Rows {
+		out = append(out, toLimiterJSON(l, sn.Window(l.Name)))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "next_cursor": p.Next})
+}
+
+// limiterWithWindow reads one limiter and its current window.
+func (s *Server) limiterWithWindow(c echo.Context, name string) (*inspect.LimiterInfo, inspect.Counts, error) {
+	ctx := c.Request().Context()
+	l, err := s.insp.GetLimiter(ctx, name)
+	if err != nil {
+		return nil, inspect.Counts{}, inspect.ObjectError("limiter", name, err)
+	}
+	smp, err := s.insp.Sample(ctx, nil, []string{name})
+	if err != nil {
+		return nil, inspect.Counts{}, err
+	}
+	return l, smp.Stats[name].Window, nil
+}
+
+// limiterPage builds the detail page around form, which is empty for a
+// plain GET and the submitted values for a rejected POST.
+func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.Counts, form views.EditForm) (views.LimiterDetailPage, error) {
+	page := views.LimiterDetailPage{
+		Layout:  s.layout(c, l.Name, views.NavLimiters),
+		Limiter: s.limiterRow(*l, w),
+		Form:    form,
+	}
+	for _, p := range s.live.Windows().Recent(l.Name, views.RollingRows) {
+		page.Rolling = append(page.Rolling, views.RollingRow{At: time.UnixMilli(p.At).UTC(),
+			Acquired: p.Window.Acquired, Rejected: p.Window.Rejected, Errors: p.Window.Errors})
+	}
+	chart, err := s.limiterChart(c.Request().Context(), l, historySpanParam(c), false)
+	if err != nil {
+		return page, err
+	}
+	page.Chart = chart
+	if l.Kind != inspect.KindRedissonLimiter {
+		return page, nil
+	}
+	// Both of Redisson's behaviours, described for the rate in the form
+	// (the current one until the admin types another), so the page says
+	// what will happen before it happens.
+	edit := inspect.LimiterEdit{Rate: l.Rate, IntervalMS: l.IntervalMS}
+	if e, err := parseLimiterForm(form); err == nil && form.Rate != "" {
+		edit.Rate, edit.IntervalMS = e.Rate, e.IntervalMS
+	}
+	edit.KeepState = true
+	page.KeepText = l.DescribeEdit(edit)
+	edit.KeepState = false
+	page.ResetText = l.DescribeEdit(edit)
+	if l.PerClient {
+		clients, err := s.insp.RedissonClients(c.Request().Context(), l.Name)
+		if err != nil {
+			return page, err
+		}
+		for _, cl := range clients {
+			page.Clients = append(page.Clients, views.ClientRow{ClientID: cl.ClientID, Available: cl.Available,
+				Used: cl.Used, ResetInMS: cl.ResetInMS})
+		}
+	}
+	return page, nil
+}
+
+func (s *Server) handleLimiterPage(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	l, w, err := s.limiterWithWindow(c, name)
+	if err != nil {
+		return err
+	}
+	form, status := views.EditForm{}, http.StatusOK
+	var wi *views.WhatIf
+	if c.QueryParam("whatif") != "" {
+		form, wi, status = s.whatIfForm(c, l)
+	}
+	page, err := s.limiterPage(c, l, w, form)
+	if err != nil {
+		return err
+	}
+	page.WhatIf = wi
+	return s.render(c, status, views.LimiterDetail(page))
+}
+
+func (s *Server) handleAPILimiter(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	l, w, err := s.limiterWithWindow(c, name)
+	if err != nil {
+		return err
+	}
+	out := toLimiterJSON(*l, w)
+	if l.Kind == inspect.KindRedissonLimiter && l.PerClient {
+		if out.Clients, err = s.insp.RedissonClients(c.Request().Context(), name); err != nil {
+			return err
+		}
+		if out.Clients == nil {
+			out.Clients = []inspect.ClientWindow{}
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// handleLimiterForm applies the edit form. Bad input re-renders the page
+// with 400, the typed values and the message under the field; Redis is
+// not touched.
+func (s *Server) handleLimiterForm(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	form := views.EditForm{
+		Rate:       strings.TrimSpace(c.FormValue(views.FieldRate)),
+		IntervalMS: strings.TrimSpace(c.FormValue(views.FieldIntervalMS)),
+		KeepState:  c.FormValue(views.FieldKeepState),
+	}
+	edit, verr := parseLimiterForm(form)
+	if verr == nil {
+		verr = s.checkKeepState(c, name, form.KeepState, &edit)
+	}
+	if verr == nil {
+		edit.Name = name
+		_, err := s.admin.ModifyLimiter(c.Request().Context(), s.actor(c), edit)
+		recorded(c)
+		if err == nil {
+			q := s.flashQuery(c, "saved", name)
+			return c.Redirect(http.StatusSeeOther, views.LimiterURL(name)+"?"+q.Encode())
+		}
+		if verr = inspect.ErrorOf(err); verr.Code != inspect.CodeInvalid {
+			return err
+		}
+	}
+	l, w, err := s.limiterWithWindow(c, name)
+	if err != nil {
+		return err
+	}
+	field := verr.Field
+	if field != views.FieldRate && field != views.FieldIntervalMS && field != views.FieldKeepState {
+		field = ""
+	}
+	form.Errors = map[string]string{field: verr.Message}
+	page, err := s.limiterPage(c, l, w, form)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusBadRequest, views.LimiterDetail(page))
+}
+
+// checkKeepState reads the form's keep/reset choice into edit. A Redisson
+// limiter's form must say which: the two differ in how many permits are
+// handed out right after, and the page describes both.
+func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *admin.LimiterEdit) *inspect.Error {
+	switch choice {
+	case views.KeepStateKeep:
+		edit.KeepState = true
+		return nil
+	case views.KeepStateReset:
+		return nil
+	case "":
+	default:
+		return inspect.Invalid(views.FieldKeepState, "keep_state must be \"keep\" or \"reset\"")
+	}
+	l, err := s.insp.GetLimiter(c.Request().Context(), name)
+	if err == nil && l.Kind == inspect.KindRedissonLimiter {
+		return inspect.Invalid(views.FieldKeepState, "choose whether the running windows are kept or reset")
+	}
+	return nil // other kinds have no choice; errors surface in modifyLimiter
+}
+
+// parseLimiterForm reads the form's text fields with the API's rules.
+func parseLimiterForm(f views.EditForm) (admin.LimiterEdit, *inspect.Error) {
+	if f.Rate == "" {
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldRate, "rate is required")
+	}
+	rate, err := strconv.ParseFloat(f.Rate, 64)
+	if err != nil {
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldRate, "rate must be a whole number, e.g. 500")
+	}
+	if f.IntervalMS == "" {
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldIntervalMS, "interval_ms is required")
+	}
+	interval, err := strconv.ParseFloat(f.IntervalMS, 64)
+	if err != nil {
+		return admin.LimiterEdit{}, inspect.Invalid(views.FieldIntervalMS, "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
+	}
+	edit, err := admin.CheckEdit(rate, interval)
+	if err != nil {
+		return admin.LimiterEdit{}, inspect.ErrorOf(err)
+	}
+	return edit, nil
+}
+
+func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Rate       *float64 `json:"rate"`
+		IntervalMS *float64 `json:"interval_ms"`
+		// KeepState applies to Redisson limiters: false (the default, as
+		// Redisson's setRate) restarts the windows, true keeps the grants.
+		KeepState *bool `json:"keep_state"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	edit, err := rateBody{Rate: body.Rate, IntervalMS: body.IntervalMS}.check()
+	if err != nil {
+		return err
+	}
+	edit.Name, edit.KeepState = name, body.KeepState != nil && *body.KeepState
+	l, err := s.admin.ModifyLimiter(c.Request().Context(), s.actor(c), edit)
+	recorded(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.live.Latest().Window(name)))
+}
+
+// rateBody is the rate and interval a limiter edit and a what-if take.
+type rateBody struct {
+	Rate       *float64 `json:"rate"`
+	IntervalMS *float64 `json:"interval_ms"`
+}
+
+// check says which field is missing or wrong, as admin.CheckEdit does.
+func (b rateBody) check() (admin.LimiterEdit, error) {
+	if b.Rate == nil {
+		return admin.LimiterEdit{}, inspect.Invalid("rate", "rate is required")
+	}
+	if b.IntervalMS == nil {
+		return admin.LimiterEdit{}, inspect.Invalid("interval_ms", "interval_ms is required")
+	}
+	return admin.CheckEdit(*b.Rate, *b.IntervalMS)
+}
+
+// handleResetCounterForm resets an access counter and goes back to its page.
+func (s *Server) handleResetCounterForm(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	err = s.admin.ResetCounter(c.Request().Context(), s.actor(c), admin.ResetCounter{Name: name})
+	recorded(c)
+	if err != nil {
+		return err
+	}
+	q := s.flashQuery(c, "reset", name)
+	return c.Redirect(http.StatusSeeOther, "/limiters?"+q.Encode())
+}
+
+// handleAPIResetCounter takes no body (an empty JSON object is accepted).
+func (s *Server) handleAPIResetCounter(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	if c.Request().ContentLength > 0 {
+		var body struct{}
+		if err := decodeJSON(c, &body); err != nil {
+			return err
+		}
+	}
+	err = s.admin.ResetCounter(c.Request().Context(), s.actor(c), admin.ResetCounter{Name: name})
+	recorded(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]bool{"reset": true})
+}
+
+// limiterHistoryJSON is GET /api/limiters/{name}/history.
+type limiterHistoryJSON struct {
+	history.LimiterHistory
+	// Changes are the audited changes of the limiter in the span, oldest
+	// first: rate edits, resets.
+	Changes []inspect.AuditRecord `json:"changes"`
+	through int64
+}
+
+// limiterHistory is name's steps over span and the changes audited in
+// it, at the newest flush (history.Cache: no Redis read between two flushes).
+func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiterHistoryJSON, error) {
+	lh, through, err := s.hcache.Limiter(ctx, name, span)
+	if err != nil {
+		return limiterHistoryJSON{}, err
+	}
+	out := limiterHistoryJSON{LimiterHistory: lh, Changes: []inspect.AuditRecord{}, through: through}
+	if len(lh.Points) == 0 {
+		return out, nil
+	}
+	// Rate edits and resets change what a limiter does.
+	out.Changes, err = s.hcache.Changes(ctx, name, time.Unix(lh.Points[0].T, 0), through, admin.ActionModify, admin.ActionReset)
+	return out, err
+}
+
+func (s *Server) handleAPILimiterHistory(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	out, err := s.limiterHistory(ctx, name, historySpanParam(c))
+	if err != nil {
+		return err
+	}
+	if !out.Kept {
+		// Without a history, a name Redis does not know is no limiter.
+		if _, err := s.insp.GetLimiter(ctx, name); err != nil {
+			return inspect.ObjectError("limiter", name, err)
+		}
+	}
+	setHistoryThrough(c, out.through)
+	return c.JSON(http.StatusOK, out)
+}
+
+// limiterChart is l's history over span as the chart shows it.
+func (s *Server) limiterChart(ctx context.Context, l *inspect.LimiterInfo, span string, small bool) (views.LimiterChart, error) {
+	ch := views.LimiterChart{Name: l.Name, Span: span, RejectionsHidden: l.RejectionsHidden, Small: small}
+	lh, err := s.limiterHistory(ctx, l.Name, span)
+	if errors.Is(err, history.ErrOff) {
+		ch.Off = true
+		return ch, nil
+	}
+	if err != nil {
+		return ch, err
+	}
+	ch.StepS, ch.Kept = lh.StepS, lh.Kept
+	ch.Points = make([]views.HistoryPoint, 0, len(lh.Points))
+	for _, p := range lh.Points {
+		ch.Points = append(ch.Points, views.HistoryPoint{T: time.Unix(p.T, 0).UTC(), Acquired: p.Acquired,
+			Rejected: p.Rejected, Errors: p.Errors})
+	}
+	if n := len(lh.Points); n > 0 {
+		ch.From, ch.To = time.Unix(lh.Points[0].T, 0).UTC(), time.Unix(lh.Points[n-1].T+lh.StepS, 0).UTC()
+	}
+	for _, r := range lh.Changes {
+		ch.Markers = append(ch.Markers, views.ChartMarker{T: r.Time, Label: changeLabel(r)})
+	}
+	return ch, nil
+}
+
+// changeLabel says what an audited change did, in a marker's title.
+func changeLabel(r inspect.AuditRecord) string {
+	var b strings.Builder
+	b.WriteString(r.Action)
+	if r.Role != "" {
+		b.WriteString(" by " + r.Role)
+	}
+	if r.Before != "" || r.After != "" {
+		fmt.Fprintf(&b, ": %s → %s", r.Before, r.After)
+	}
+	if r.Reason != "" {
+		b.WriteString(" (" + r.Reason + ")")
+	}
+	return b.String()
+}
+
+// handleAPIWhatIf is POST /api/limiters/{name}/what-if: it changes
+// nothing, so a viewer may send it (routes registers it as a query).
+func (s *Server) handleAPIWhatIf(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	var body rateBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	edit, err := body.check()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	l, err := s.insp.GetLimiter(ctx, name)
+	if err != nil {
+		return inspect.ObjectError("limiter", name, err)
+	}
+	res, err := s.hcache.WhatIf(ctx, l, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS}, s.fineDemand(l.Name))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+// fineDemand reads name's 200 ms stats buckets the live windows still
+// hold, for a what-if.
+func (s *Server) fineDemand(name string) func() whatif.Series {
+	return func() whatif.Series { return whatif.BucketSeries(s.live.Windows().Buckets(name)) }
+}
+
+// whatIfForm reads the what-if of the limiter page's GET form (the edit
+// form's "What if?" button, or a viewer's own form): the form as typed
+// with a message under a bad field (status 400), else the result.
+func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditForm, *views.WhatIf, int) {
+	form := views.EditForm{
+		Rate:       strings.TrimSpace(c.QueryParam(views.FieldRate)),
+		IntervalMS: strings.TrimSpace(c.QueryParam(views.FieldIntervalMS)),
+		KeepState:  c.QueryParam(views.FieldKeepState),
+	}
+	edit, verr := parseLimiterForm(form)
+	var res *whatif.Result
+	if verr == nil {
+		var err error
+		res, err = s.hcache.WhatIf(c.Request().Context(), l, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS}, s.fineDemand(l.Name))
+		switch e := inspect.ErrorOf(err); {
+		case err == nil:
+		case e.Code == inspect.CodeInvalid && (e.Field == views.FieldRate || e.Field == views.FieldIntervalMS):
+			verr = e
+		default:
+			he := toHTTPError(err)
+			return form, &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, Error: he.Message}, he.Status
+		}
+	}
+	if verr != nil {
+		form.Errors = map[string]string{verr.Field: verr.Message}
+		return form, nil, http.StatusBadRequest
+	}
+	wi := &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, SpanS: res.SpanS, FineS: res.FineS, Attempts: res.Attempts,
+		ActualAdmitted: res.Actual.Admitted, ActualRejected: res.Actual.Rejected,
+		PredictedAdmitted: res.Predicted.Admitted, PredictedRejected: res.Predicted.Rejected,
+		PredictedLow: res.Predicted.Low, PredictedHigh: res.Predicted.High, LowerBound: res.LowerBound}
+	if c := res.Check; c != nil {
+		wi.Check = &views.WhatIfCheck{Recorded: c.Recorded, Replayed: c.Replayed, ErrorPct: c.ErrorPct, Trusted: c.Trusted()}
+	}
+	for _, p := range res.Points {
+		wi.Points = append(wi.Points, views.WhatIfPoint{T: p.T, Attempts: p.Attempts,
+			ActualAdmitted: p.Actual.Admitted, ActualRejected: p.Actual.Rejected,
+			Admitted: p.Predicted.Admitted, Rejected: p.Predicted.Rejected, Low: p.Predicted.Low, High: p.Predicted.High})
+	}
+	return form, wi, http.StatusOK
+}
+
+// limiterRoutes adds the limiter pages, their API, edits, resets and
+// the what-if.
+func (s *Server) limiterRoutes(e *echo.Echo) {
+	e.GET("/limiters", s.handleLimitersPage)
+	e.GET("/limiters/:name", s.handleLimiterPage)
+	s.mutation(e.POST, "/limiters/:name", admin.ActionModify, s.handleLimiterForm)
+	s.mutation(e.POST, "/limiters/:name/reset", admin.ActionReset, s.handleResetCounterForm)
+	e.GET("/api/limiters", s.handleAPILimiters)
+	e.GET("/api/limiters/:name", s.handleAPILimiter)
+	e.GET("/api/limiters/:name/history", s.handleAPILimiterHistory)
+	s.query(e.POST, "/api/limiters/:name/what-if", s.handleAPIWhatIf)
+	s.mutation(e.PUT, "/api/limiters/:name", admin.ActionModify, s.handleAPIModifyLimiter)
+	s.mutation(e.POST, "/api/limiters/:name/reset", admin.ActionReset, s.handleAPIResetCounter)
+}
+
+// factRows are a convention's facts in name order.
+func factRows(f map[string]string) []views.Fact {
+	out := make([]views.Fact, 0, len(f))
+	for k, v := range f {
+		out = append(out, views.Fact{Name: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b views.Fact) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
