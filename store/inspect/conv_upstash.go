@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"strings"
 
@@ -72,18 +71,21 @@ var upstashConvention = &convention{
 }
 
 // upstashWindow is the window length (ms) that makes window the number of
-// the window holding nowMS or the one before it, rounded to a whole second
-// when above one; 0 when none does.
+// the window holding nowMS or the one before it: of the lengths in that
+// range, the one in the largest whole unit (day, hour, minute, second,
+// ms), as applications write "1 h" or "10 s"; 0 when none fits.
 func upstashWindow(nowMS, window int64) int64 {
 	if window <= 0 || nowMS <= 0 {
 		return 0
 	}
-	// now in window w+1 at most: w*L <= now < (w+2)*L.
-	lo, hi := float64(nowMS)/float64(window+2), float64(nowMS)/float64(window)
-	if hi-lo >= 1000 {
-		return int64(math.Round(hi/1000) * 1000)
+	// now in this window or the next: window*L <= now < (window+2)*L.
+	lo, hi := nowMS/(window+2)+1, nowMS/window
+	for _, unit := range []int64{86_400_000, 3_600_000, 60_000, 1000, 1} {
+		if m := (lo + unit - 1) / unit * unit; m <= hi {
+			return m
+		}
 	}
-	return int64(math.Round(hi))
+	return 0
 }
 
 // upstashBucketConvention is @upstash/ratelimit's token bucket hash.
