@@ -80,7 +80,6 @@ func TestConventionParsers(t *testing.T) {
 	}
 }
 
-
 // Upstash's window length comes from the window number and Redis time.
 func TestUpstashWindow(t *testing.T) {
 	now := int64(1_790_000_123_456)
