@@ -9,15 +9,25 @@
 --    the reservoir after the refill (a number), or
 --    0 -> no such key
 --   -2 -> not a bottleneck limiter with a reservoir refresh; nothing changed
+-- of_type(key, want) is the release code of a key that is not want's type:
+-- 0 when it does not exist, -2 when it holds another type; nil when it is
+-- a want.
+local function of_type(key, want)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then
+    return 0
+  end
+  if kind ~= want then
+    return -2
+  end
+  return nil
+end
 local settings = KEYS[1]
 local id = ARGV[1]
 
-local kind = redis.call('TYPE', settings)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return -2
+local wrong = of_type(settings, 'hash')
+if wrong then
+  return wrong
 end
 local s = redis.call('HMGET', settings, 'id', 'reservoirRefreshAmount', 'maxConcurrent', 'running')
 local amount = tonumber(s[2])

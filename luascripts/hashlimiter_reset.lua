@@ -9,14 +9,24 @@
 --    1 -> deleted
 --    0 -> no such key
 --   -2 -> the key is not that layout (another type, or a field missing); kept
+-- of_type(key, want) is the release code of a key that is not want's type:
+-- 0 when it does not exist, -2 when it holds another type; nil when it is
+-- a want.
+local function of_type(key, want)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then
+    return 0
+  end
+  if kind ~= want then
+    return -2
+  end
+  return nil
+end
 local limiter = KEYS[1]
 
-local kind = redis.call('TYPE', limiter)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return -2
+local wrong = of_type(limiter, 'hash')
+if wrong then
+  return wrong
 end
 for i = 1, #ARGV do
   if redis.call('HEXISTS', limiter, ARGV[i]) == 0 then

@@ -18,6 +18,19 @@
 --    0 -> no such key
 --   -1 -> that job does not hold it; nothing changed
 --   -2 -> the key is not a hash; nothing changed
+-- of_type(key, want) is the release code of a key that is not want's type:
+-- 0 when it does not exist, -2 when it holds another type; nil when it is
+-- a want.
+local function of_type(key, want)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then
+    return 0
+  end
+  if kind ~= want then
+    return -2
+  end
+  return nil
+end
 local locked = KEYS[1]
 local digests = KEYS[2]
 local expiring = KEYS[3]
@@ -29,12 +42,9 @@ local jid = ARGV[1]
 local digest = ARGV[2]
 local lists = ARGV[3] == '1'
 
-local kind = redis.call('TYPE', locked)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return -2
+local wrong = of_type(locked, 'hash')
+if wrong then
+  return wrong
 end
 if redis.call('HEXISTS', locked, jid) == 0 then
   return -1

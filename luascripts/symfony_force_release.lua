@@ -10,15 +10,25 @@
 --    0 -> no such key
 --   -1 -> that token does not hold it; nothing changed
 --   -2 -> the key is not a sorted set; nothing changed
+-- of_type(key, want) is the release code of a key that is not want's type:
+-- 0 when it does not exist, -2 when it holds another type; nil when it is
+-- a want.
+local function of_type(key, want)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then
+    return 0
+  end
+  if kind ~= want then
+    return -2
+  end
+  return nil
+end
 local lock = KEYS[1]
 local token = ARGV[1]
 
-local kind = redis.call('TYPE', lock)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'zset' then
-  return -2
+local wrong = of_type(lock, 'zset')
+if wrong then
+  return wrong
 end
 if not redis.call('ZSCORE', lock, token) then
   return -1

@@ -8,15 +8,13 @@
 --    the reservoir after the refill (a number), or
 --    0 -> no such key
 --   -2 -> not a bottleneck limiter with a reservoir refresh; nothing changed
+--#include lib/of_type.lua
 local settings = KEYS[1]
 local id = ARGV[1]
 
-local kind = redis.call('TYPE', settings)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return -2
+local wrong = of_type(settings, 'hash')
+if wrong then
+  return wrong
 end
 local s = redis.call('HMGET', settings, 'id', 'reservoirRefreshAmount', 'maxConcurrent', 'running')
 local amount = tonumber(s[2])

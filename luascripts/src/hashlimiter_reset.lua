@@ -8,14 +8,12 @@
 --    1 -> deleted
 --    0 -> no such key
 --   -2 -> the key is not that layout (another type, or a field missing); kept
+--#include lib/of_type.lua
 local limiter = KEYS[1]
 
-local kind = redis.call('TYPE', limiter)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return -2
+local wrong = of_type(limiter, 'hash')
+if wrong then
+  return wrong
 end
 for i = 1, #ARGV do
   if redis.call('HEXISTS', limiter, ARGV[i]) == 0 then

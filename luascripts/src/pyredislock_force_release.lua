@@ -11,17 +11,15 @@
 --    0 -> no such key
 --   -1 -> the key holds another id; nothing changed
 --   -2 -> the key is not a string; nothing changed
+--#include lib/of_type.lua
 local lock = KEYS[1]
 local signal = KEYS[2]
 local id = ARGV[1]
 local signal_ms = ARGV[2]
 
-local kind = redis.call('TYPE', lock)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'string' then
-  return -2
+local wrong = of_type(lock, 'string')
+if wrong then
+  return wrong
 end
 if redis.call('GET', lock) ~= id then
   return -1

@@ -17,6 +17,7 @@
 --    0 -> no such key
 --   -1 -> that job does not hold it; nothing changed
 --   -2 -> the key is not a hash; nothing changed
+--#include lib/of_type.lua
 local locked = KEYS[1]
 local digests = KEYS[2]
 local expiring = KEYS[3]
@@ -28,12 +29,9 @@ local jid = ARGV[1]
 local digest = ARGV[2]
 local lists = ARGV[3] == '1'
 
-local kind = redis.call('TYPE', locked)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'hash' then
-  return -2
+local wrong = of_type(locked, 'hash')
+if wrong then
+  return wrong
 end
 if redis.call('HEXISTS', locked, jid) == 0 then
   return -1

@@ -11,16 +11,14 @@
 --    0 -> no such key
 --   -1 -> the key holds another client's id; nothing changed
 --   -2 -> the key is not a string; nothing changed
+--#include lib/of_type.lua
 local lock = KEYS[1]
 local client = ARGV[1]
 local channel = ARGV[2]
 
-local kind = redis.call('TYPE', lock)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'string' then
-  return -2
+local wrong = of_type(lock, 'string')
+if wrong then
+  return wrong
 end
 if redis.call('GET', lock) ~= client then
   return -1

@@ -9,15 +9,13 @@
 --    0 -> no such key
 --   -1 -> that token does not hold it; nothing changed
 --   -2 -> the key is not a sorted set; nothing changed
+--#include lib/of_type.lua
 local lock = KEYS[1]
 local token = ARGV[1]
 
-local kind = redis.call('TYPE', lock)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'zset' then
-  return -2
+local wrong = of_type(lock, 'zset')
+if wrong then
+  return wrong
 end
 if not redis.call('ZSCORE', lock, token) then
   return -1
