@@ -34,6 +34,9 @@ type Candidates struct {
 	// sides are the side reads of the conventions that claim each string
 	// (a BullMQ lock's job hash), which may also veto it.
 	sides [][]func(*convFound)
+	// members: the keys are a family's members (package family), kept
+	// even when their kind is read as a family (an Envoy window).
+	members bool
 }
 
 // CandidateKeys are keys of unknown kind by their Redis type.
@@ -54,6 +57,15 @@ type CandidateKeys struct {
 // CandidateKeys).
 func (p ObjectPatterns) QueueCandidates(ctx context.Context, pipe redis.Pipeliner, hashes, strs []string) *Candidates {
 	return p.QueueCandidateKeys(ctx, pipe, CandidateKeys{Hashes: hashes, Strings: strs})
+}
+
+// QueueFamilyMembers queues the reads of strings a family's page lists:
+// as QueueCandidates, but the members of families (Envoy's windows) are
+// classified too, where discovery leaves them out.
+func (p ObjectPatterns) QueueFamilyMembers(ctx context.Context, pipe redis.Pipeliner, strs []string) *Candidates {
+	c := p.QueueCandidateKeys(ctx, pipe, CandidateKeys{Strings: strs})
+	c.members = true
+	return c
 }
 
 // QueueCandidateKeys queues in pipe the reads of keys.
@@ -108,6 +120,11 @@ func (c *Candidates) Classify(nowMS int64) (locks []LockInfo, lims []LimiterInfo
 		}
 		if f.lock == nil && f.lim == nil {
 			c.patterns.conv.forget(k)
+		}
+		if f.lim != nil && f.lim.Kind == KindEnvoyRatelimit && !c.members {
+			// Read as its domain's family, not listed one window a row.
+			c.patterns.conv.noteEnvoyDomain(f.lim.Facts[FactDomain])
+			continue
 		}
 		add(f.lock, f.lim)
 	}

@@ -279,7 +279,7 @@ func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl tim
 	if wire.IsInternalKey(name) || strlen == 0 || strlen > wire.MaxStringValue || int64(len(value)) != strlen {
 		return nil, nil
 	}
-	if p.announced.kind(name) == "" {
+	if p.announced.kind(name) == "" && !p.Grouped(name) {
 		if f, ok := classifyConvention(p, "string", convKey{name: name, value: value, pttl: pttl, nowMS: nowMS}); ok {
 			return f.lock, f.lim
 		}

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +14,9 @@ import (
 // hit to the unit's seconds plus up to EXPIRATION_JITTER_MAX_SECONDS (300
 // by default). The window start is epoch seconds rounded down to the unit
 // (second, minute, hour, day, week, 30 days, 365 days). The limits are in
-// the service's configuration.
+// the service's configuration. A domain's windows are one family
+// (FamilyEnvoy): discovery notes the domain and leaves its keys out of the
+// limiters, and package family reads them in bounded pages.
 const KindEnvoyRatelimit Kind = "envoy-ratelimit"
 
 // envoyUnits are the units' lengths in seconds, largest first.
@@ -75,4 +78,36 @@ var envoyConvention = &convention{
 	reset: func(ctx context.Context, c *Inspector, l *LimiterInfo) (int64, error) {
 		return scriptCode(counterResetScript.Run(ctx, c.rdb, []string{l.Name}))
 	},
+}
+
+// EnvoyDomain is the domain of an Envoy rate limit window's key (with the
+// service's key prefix, which its keys do not tell apart).
+func EnvoyDomain(key string) (string, bool) {
+	d, _, _, ok := envoyKey(key)
+	return d, ok
+}
+
+// noteEnvoyDomain remembers a domain discovery met: its windows are read
+// as a family (families.go), not listed one key a row.
+func (m *convMemo) noteEnvoyDomain(domain string) {
+	if m == nil {
+		return
+	}
+	if _, loaded := m.domains.Load(domain); loaded || m.nDomains.Load() >= MaxFamilies {
+		return
+	}
+	if _, loaded := m.domains.LoadOrStore(domain, struct{}{}); !loaded {
+		m.nDomains.Add(1)
+	}
+}
+
+// envoyDomains are the domains met, sorted.
+func (m *convMemo) envoyDomains() []string {
+	var out []string
+	m.domains.Range(func(k, _ any) bool {
+		out = append(out, k.(string))
+		return true
+	})
+	sort.Strings(out)
+	return out
 }

@@ -177,6 +177,9 @@ type convMemo struct {
 	n atomic.Int64
 	// expiry is what ShedLock's state needs of the last read.
 	expiry sync.Map // name -> value and expiry seen
+	// domains are the Envoy domains discovery met (conv_envoy.go).
+	domains  sync.Map // domain -> struct{}
+	nDomains atomic.Int64
 }
 
 const maxConvMemo = 100_000

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/family"
 	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
@@ -479,25 +480,59 @@ func TestConventionUpstash(t *testing.T) {
 
 // Envoy's ratelimit service (src/limiter/cache_key.go GenerateCacheKey:
 // "<prefix><domain>_<key>_<value>_..._<now/divider*divider>";
-// src/redis/fixed_cache_impl.go: INCRBY, EXPIRE divider plus jitter).
+// src/redis/fixed_cache_impl.go: INCRBY, EXPIRE divider plus jitter). A
+// domain's windows are one family, not a limiter a window.
 func TestConventionEnvoy(t *testing.T) {
 	insp, rdb, prefix := convEnv(t, inspect.ObjectPatterns{})
 	ctx := t.Context()
 	nowS := redistest.NowMS(t, rdb) / 1000
 	minute := prefix + "edge_remote_address_10.0.0.7_" + strconv.FormatInt(nowS/60*60, 10)
+	other := prefix + "edge_remote_address_10.0.0.8_" + strconv.FormatInt(nowS/60*60, 10)
 	text, forever := prefix+"session_user_42_"+strconv.FormatInt(nowS, 10), prefix+"stats_page_home_"+strconv.FormatInt(nowS/60*60, 10)
-	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), minute, text, forever) })
+	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), minute, other, text, forever) })
 	must(t, rdb.IncrBy(ctx, minute, 7).Err())
 	must(t, rdb.Expire(ctx, minute, (60+17)*time.Second).Err())
+	must(t, rdb.IncrBy(ctx, other, 2).Err())
+	must(t, rdb.Expire(ctx, other, 60*time.Second).Err())
 	must(t, rdb.Set(ctx, text, "abc", time.Minute).Err())
 	must(t, rdb.Set(ctx, forever, "12", 0).Err())
 
 	f := walkFind(t, insp, prefix+"*")
-	l := f.limiter(t, minute, inspect.KindEnvoyRatelimit)
-	if l.Count != 7 || l.IntervalMS != 60000 || l.Facts[inspect.FactDomain] != prefix+"edge" || l.Facts["unit"] != "minute" {
-		t.Errorf("window %+v", l)
+	f.none(t, minute, other, text, forever) // windows are read as their domain's family
+	var fam *inspect.Family
+	for _, fm := range insp.Families(nil) {
+		if fm.ID == prefix+"edge" {
+			fam = &fm
+		}
 	}
-	f.none(t, text, forever)
+	if fam == nil || fam.Kind != inspect.FamilyEnvoy || !fam.Member(minute) || fam.Member(text) {
+		t.Fatalf("families %+v, want the domain %sedge", insp.Families(nil), prefix)
+	}
+	reader := family.NewReader(insp, prefix+"*")
+	w, err := walk.New(insp, prefix+"*", &walk.Options{NoScan: true})
+	must(t, err)
+	read := map[string]inspect.FamilyReading{}
+	at := time.Now()
+	for tick := 0; len(read) < 2; tick++ {
+		if tick > 20 {
+			t.Fatalf("the family read %v in %d ticks", read, tick)
+		}
+		at = at.Add(200 * time.Millisecond)
+		w.Carry(reader.Page([]inspect.Family{*fam}, at))
+		s, err := w.Tick(ctx, nil, nil)
+		must(t, err)
+		for _, rd := range s.Families {
+			read[rd.Key] = rd
+		}
+	}
+	if rd := read[minute]; rd.Count != 7 || rd.ID != "remote_address_10.0.0.7_"+strconv.FormatInt(nowS/60*60, 10) || rd.TTL <= 0 {
+		t.Errorf("member %+v", rd)
+	}
+	l, err := insp.GetLimiter(ctx, minute)
+	must(t, err)
+	if l.Kind != inspect.KindEnvoyRatelimit || l.Count != 7 || l.IntervalMS != 60000 || l.Facts["unit"] != "minute" || l.Recognised == "" {
+		t.Errorf("GetLimiter = %+v", l)
+	}
 	must(t, insp.ResetCounter(ctx, minute))
 	if rdb.Exists(ctx, minute).Val() != 0 {
 		t.Error("the reset left the window")
