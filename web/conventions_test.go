@@ -17,7 +17,9 @@ import (
 func TestConventionsListedLikeEveryKind(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	job := e.prefix + "bull:mail:17"
+	// BullMQ on a Cluster needs its prefix hash-tagged, so a job's lock and
+	// hash share a slot: {bull} here.
+	job := e.prefix + "{bull}:mail:17"
 	lockKey := job + ":lock"
 	throttle := e.prefix + "app-database-throttle"
 	e.t.Cleanup(func() { e.rdb.Del(context.Background(), job, lockKey, throttle) })
