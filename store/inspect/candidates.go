@@ -121,10 +121,18 @@ func (c *Candidates) Classify(nowMS int64) (locks []LockInfo, lims []LimiterInfo
 		if f.lock == nil && f.lim == nil {
 			c.patterns.conv.forget(k)
 		}
-		if f.lim != nil && f.lim.Kind == KindEnvoyRatelimit && !c.members {
-			// Read as its domain's family, not listed one window a row.
-			c.patterns.conv.noteEnvoyDomain(f.lim.Facts[FactDomain])
-			continue
+		if f.lim != nil && !c.members {
+			// Read as a family, not listed one key a row.
+			switch f.lim.Kind {
+			case KindEnvoyRatelimit:
+				c.patterns.conv.noteEnvoyDomain(f.lim.Facts[FactDomain])
+				continue
+			case KindExpressRateLimit:
+				if c.patterns.conv != nil {
+					c.patterns.conv.expressSeen.Store(true)
+				}
+				continue
+			}
 		}
 		add(f.lock, f.lim)
 	}

@@ -10,7 +10,9 @@ import (
 // default) counting its hits, set to 1 with PX windowMs on the first hit
 // of a window and INCRemented after. The limit is the application's:
 // ObjectPatterns.Counters gives it when a counter rule matches the key.
-// resetKey deletes the key.
+// resetKey deletes the key. The counters are one family (FamilyExpress,
+// one key per client, 100,000 of them as easily as 3): discovery leaves
+// them out of the limiters and package family reads them in bounded pages.
 const KindExpressRateLimit Kind = "express-rate-limit"
 
 const expressPrefix = "rl:"

@@ -180,6 +180,8 @@ type convMemo struct {
 	// domains are the Envoy domains discovery met (conv_envoy.go).
 	domains  sync.Map // domain -> struct{}
 	nDomains atomic.Int64
+	// expressSeen: discovery met express-rate-limit's counters (conv_express.go).
+	expressSeen atomic.Bool
 }
 
 const maxConvMemo = 100_000

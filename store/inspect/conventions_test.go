@@ -508,23 +508,7 @@ func TestConventionEnvoy(t *testing.T) {
 	if fam == nil || fam.Kind != inspect.FamilyEnvoy || !fam.Member(minute) || fam.Member(text) {
 		t.Fatalf("families %+v, want the domain %sedge", insp.Families(nil), prefix)
 	}
-	reader := family.NewReader(insp, prefix+"*")
-	w, err := walk.New(insp, prefix+"*", &walk.Options{NoScan: true})
-	must(t, err)
-	read := map[string]inspect.FamilyReading{}
-	at := time.Now()
-	for tick := 0; len(read) < 2; tick++ {
-		if tick > 20 {
-			t.Fatalf("the family read %v in %d ticks", read, tick)
-		}
-		at = at.Add(200 * time.Millisecond)
-		w.Carry(reader.Page([]inspect.Family{*fam}, at))
-		s, err := w.Tick(ctx, nil, nil)
-		must(t, err)
-		for _, rd := range s.Families {
-			read[rd.Key] = rd
-		}
-	}
+	read := readFamily(t, insp, prefix+"*", *fam)
 	if rd := read[minute]; rd.Count != 7 || rd.ID != "remote_address_10.0.0.7_"+strconv.FormatInt(nowS/60*60, 10) || rd.TTL <= 0 {
 		t.Errorf("member %+v", rd)
 	}
@@ -560,4 +544,29 @@ func TestConventionForceUnlockRefusals(t *testing.T) {
 	if err := insp.ForceUnlock(ctx, name, id); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("gone: %v", err)
 	}
+}
+
+// readFamily reads fam's members through a walk carrying a family.Reader's
+// pages, as the console does, until a pass over them ended (bounded).
+func readFamily(t *testing.T, insp *inspect.Inspector, match string, fam inspect.Family) map[string]inspect.FamilyReading {
+	t.Helper()
+	reader := family.NewReader(insp, match)
+	w, err := walk.New(insp, match, &walk.Options{NoScan: true})
+	must(t, err)
+	read := map[string]inspect.FamilyReading{}
+	at := time.Now()
+	for tick := 0; reader.Sizes()[fam.ID].Passes == 0; tick++ {
+		if tick > 50 {
+			t.Fatalf("no pass over family %s in %d ticks: %v", fam.ID, tick, read)
+		}
+		at = at.Add(200 * time.Millisecond)
+		w.Carry(reader.Page([]inspect.Family{fam}, at))
+		s, err := w.Tick(t.Context(), nil, nil)
+		must(t, err)
+		must(t, s.FamiliesErr)
+		for _, rd := range s.Families {
+			read[rd.Key] = rd
+		}
+	}
+	return read
 }

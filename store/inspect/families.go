@@ -25,7 +25,13 @@ const (
 	// FamilyEnvoy are the windows of one domain of Envoy's rate limit
 	// service (KindEnvoyRatelimit): a key per descriptor and window.
 	FamilyEnvoy FamilyKind = "envoy-ratelimit"
+	// FamilyExpress are express-rate-limit's per-client counters
+	// (KindExpressRateLimit), "rl:<client>": one family, ExpressFamilyID.
+	FamilyExpress FamilyKind = "express-rate-limit"
 )
+
+// ExpressFamilyID names the family of express-rate-limit's counters.
+const ExpressFamilyID = expressPrefix + "*"
 
 // MaxFamilies bounds the families read and kept: counter patterns first
 // (at most MaxPatterns), then per-client limiters by name.
@@ -53,6 +59,9 @@ func (c *Inspector) Families(lims []LimiterInfo) []Family {
 			out = append(out, Family{ID: r.Pattern, Kind: FamilyCounters, Limit: r.Limit, Window: r.Window})
 		}
 	}
+	if c.conv.expressSeen.Load() {
+		out = append(out, Family{ID: ExpressFamilyID, Kind: FamilyExpress})
+	}
 	for _, d := range c.conv.envoyDomains() {
 		out = append(out, Family{ID: d, Kind: FamilyEnvoy})
 	}
@@ -77,6 +86,8 @@ func (f Family) Member(key string) bool {
 	case FamilyEnvoy:
 		d, ok := EnvoyDomain(key)
 		return ok && d == f.ID
+	case FamilyExpress:
+		return GlobMatch(f.ID, key)
 	}
 	return false
 }

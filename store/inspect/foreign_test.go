@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +100,8 @@ func TestForeignBottleneck(t *testing.T) {
 }
 
 // express-rate-limit with rate-limit-redis: an app admitting two requests a
-// minute; the console lists the client's counter and resets it, and the
+// minute; the console reads the client's counter as a member of the
+// express-rate-limit family, shows it on its own and resets it, and the
 // client is admitted again.
 func TestForeignExpressRateLimit(t *testing.T) {
 	node := inspecttest.Node(t)
@@ -127,8 +129,18 @@ func TestForeignExpressRateLimit(t *testing.T) {
 	}
 
 	f := walkFind(t, insp, "rl:"+prefix+"*")
-	l := f.limiter(t, "rl:"+key, inspect.KindExpressRateLimit)
-	if l.Count != 3 || !l.LimitKnown || l.Limit != 2 || l.Available != 0 || l.TTL <= 0 || l.TTL > time.Minute {
+	f.none(t, "rl:"+key) // a family's member, not a limiter a client
+	fam := inspect.Family{ID: inspect.ExpressFamilyID, Kind: inspect.FamilyExpress}
+	if fams := insp.Families(nil); !slices.Contains(fams, fam) || !fam.Member("rl:"+key) {
+		t.Fatalf("families %+v, want %+v", fams, fam)
+	}
+	rd := readFamily(t, insp, "rl:"+prefix+"*", fam)["rl:"+key]
+	if rd.Count != 3 || rd.ID != key || rd.TTL <= 0 {
+		t.Errorf("member %+v", rd)
+	}
+	l, err := insp.GetLimiter(ctx, "rl:"+key)
+	must(t, err)
+	if l.Kind != inspect.KindExpressRateLimit || l.Count != 3 || !l.LimitKnown || l.Limit != 2 || l.Available != 0 || l.TTL <= 0 || l.TTL > time.Minute {
 		t.Errorf("limiter %+v", l)
 	}
 	must(t, insp.ResetCounter(ctx, "rl:"+key))

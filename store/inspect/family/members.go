@@ -20,6 +20,8 @@ func memberPrefix(f inspect.Family) string {
 		return wire.RedissonValueKey(f.ID, "") + ":"
 	case inspect.FamilyEnvoy:
 		return f.ID + "_"
+	case inspect.FamilyExpress:
+		return strings.TrimSuffix(f.ID, "*")
 	}
 	return ""
 }
@@ -47,7 +49,7 @@ func memberID(f inspect.Family, key string) string {
 // matches, so a key of an earlier pattern is another family's.
 func holds(f inspect.Family, p inspect.ObjectPatterns, key string) bool {
 	switch f.Kind {
-	case inspect.FamilyEnvoy:
+	case inspect.FamilyEnvoy, inspect.FamilyExpress:
 		return f.Member(key)
 	case inspect.FamilyPerClient:
 		return true

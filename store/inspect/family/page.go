@@ -283,4 +283,5 @@ func (pg *Page) Collect(ctx context.Context) ([]inspect.FamilyReading, error) {
 var memberKind = map[inspect.FamilyKind]inspect.Kind{
 	inspect.FamilyCounters: inspect.KindCounter,
 	inspect.FamilyEnvoy:    inspect.KindEnvoyRatelimit,
+	inspect.FamilyExpress:  inspect.KindExpressRateLimit,
 }
