@@ -821,7 +821,7 @@ func LimiterDetail(m LimiterDetailPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if m.Limiter.Resettable {
+				if m.Limiter.Kind == KindCounter || m.Limiter.Resettable {
 					templ_7745c5c3_Err = resetCounterForm(m).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -842,7 +842,7 @@ func LimiterDetail(m LimiterDetailPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			} else if !m.Limiter.Resettable {
+			} else if m.Limiter.Kind != KindCounter && !m.Limiter.Resettable {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "<section><h2>What if</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

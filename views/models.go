@@ -202,9 +202,9 @@ type LimiterRow struct {
 	Spark []Counts
 	// Stale is set when the row shows the limiter as last read.
 	Stale *StaleMark
-	// Resettable: the console resets it (an access counter, another
-	// library's limiter), and ResetText says what a reset does; it has no
-	// rate of its own to edit.
+	// Resettable: the console resets it (another library's limiter; an
+	// access counter always is), and ResetText says what a reset does; it
+	// has no rate of its own to edit.
 	Resettable bool
 	ResetText  string
 	// Recognised and Facts are another library's limiter's: what made the
