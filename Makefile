@@ -35,19 +35,19 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps deps-redis deps-browser deps-foreign deps-faults run test test-go test-cluster test-e2e test-faults bench generate lint check-generated clean help
+.PHONY: all deps deps-redis deps-browser deps-foreign deps-faults deps-uplot install-uplot check-uplot run test test-go test-cluster test-e2e test-faults bench generate lint check-generated clean help
 
 all: test
 
 help:
 	@echo "make run    - start lockwarden on a private redis-server with demo traffic"
 	@echo "make test   - install what is missing and run every test (Go, Cluster, then browser)"
-	@echo "make test-cluster - the store and web suites again on a private Redis Cluster"
+	@echo "make test-cluster - the store, store/inspect and web suites again on a private Redis Cluster"
 	@echo "make test-faults - the fault matrix and the network partitions (namespaces, root only)"
 	@echo "make bench  - benchmarks (not part of make test)"
 	@echo "make lint   - gofmt, go vet, generated code up to date"
 
-deps: deps-redis deps-browser deps-foreign
+deps: deps-redis deps-browser deps-uplot deps-foreign
 
 deps-redis:
 	$(call apt_install,redis-server,redis-server)
@@ -85,6 +85,40 @@ deps-foreign:
 	fi
 
 run: deps-redis
+# uPlot draws the console's charts (static/charts.js). It comes from npm at
+# a pinned version: install-uplot fetches the tarball with `npm pack`,
+# checks it against the registry's sha512 (UPLOT_INTEGRITY), and writes its
+# dist files into static/vendor/uplot/, where go:embed finds them. Only
+# their SHA256SUMS are committed (the files are git-ignored), so a checkout
+# without them still builds and vets; make run, make test (deps) and CI
+# install them, and check-uplot (make lint) and static's tests refuse files
+# that differ from the sums. After changing UPLOT_VERSION and
+# UPLOT_INTEGRITY, `make install-uplot UPLOT_PIN=1` writes new sums.
+UPLOT_VERSION   := 1.6.32
+UPLOT_INTEGRITY := sha512-KIMVnG68zvu5XXUbC4LQEPnhwOxBuLyW1AHtpm6IKTXImkbLgkMy+jabjLgSLMasNuGGzQm/ep3tOkyTxpiQIw==
+UPLOT_DIR       := static/vendor/uplot
+UPLOT_FILES     := uPlot.iife.min.js uPlot.min.css LICENSE
+
+deps-uplot:
+	@(cd $(UPLOT_DIR) 2>/dev/null && sha256sum --quiet --strict -c SHA256SUMS >/dev/null 2>&1) || $(MAKE) --no-print-directory install-uplot
+
+install-uplot:
+	@command -v npm >/dev/null || { echo "deps: npm is required to install uPlot (apt-get install npm)"; exit 1; }
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	echo "deps: installing uPlot $(UPLOT_VERSION) (npm) into $(UPLOT_DIR)" && \
+	(cd "$$tmp" && npm pack --silent "uplot@$(UPLOT_VERSION)" >/dev/null) && \
+	tgz="$$tmp/uplot-$(UPLOT_VERSION).tgz" && \
+	got=$$(node -e 'const c=require("crypto"),f=require("fs");process.stdout.write("sha512-"+c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$$tgz") && \
+	{ [ "$$got" = "$(UPLOT_INTEGRITY)" ] || { echo "deps: uplot-$(UPLOT_VERSION).tgz has integrity $$got, want $(UPLOT_INTEGRITY)"; exit 1; }; } && \
+	tar -xzf "$$tgz" -C "$$tmp" && mkdir -p $(UPLOT_DIR) && \
+	cp "$$tmp/package/dist/uPlot.iife.min.js" "$$tmp/package/dist/uPlot.min.css" "$$tmp/package/LICENSE" $(UPLOT_DIR)/ && \
+	if [ -n "$(UPLOT_PIN)" ]; then (cd $(UPLOT_DIR) && sha256sum $(UPLOT_FILES) > SHA256SUMS); fi && \
+	(cd $(UPLOT_DIR) && sha256sum --quiet --strict -c SHA256SUMS)
+
+check-uplot:
+	@(cd $(UPLOT_DIR) && sha256sum --quiet --strict -c SHA256SUMS) || { echo "lint: $(UPLOT_DIR) differs from uPlot $(UPLOT_VERSION)'s pinned sums: run 'make install-uplot'"; exit 1; }
+
+run: deps-redis deps-uplot
 	$(GO) run ./cmd/lockwarden demo
 
 # The Cluster suites and the browser journeys run side by side: both spend
@@ -114,13 +148,30 @@ CLUSTER_STORE_SKIP := Example.*|TestLateReply.*|TestScriptQueueLostReplyNotResen
 # builds it over a ClusterClient, as serve does), except the tests that
 # build their console over a topology of their own: TestCluster* and
 # TestSentinel* (a private Cluster or Sentinel), and those on a private
-# single redis-server (redistest.StartT + newEnvOn), which the Cluster run
-# would only repeat.
-CLUSTER_WEB_SKIP := TestCluster.*|TestSentinel.*|TestFaultRedisDownAndBack|TestFaultStructuredLogs|TestFaultWebsocketCyclesNoLeak|TestListingLocksPagedSortedFiltered|TestNodeProbeRidesOnTicksOnOneNode|TestSecHostileNames|TestStatusDiscoveryOfAnnouncedLock|TestStatusListsFullPassFinds|TestStatusSampleAfterASlowFullPass
-# Both suites in one go test, so store and web run side by side: one -skip
-# holds both lists (no name in either list is a test of the other package).
+# single redis-server (redistest.StartT + newEnvOn, or openMarked for the
+# TestViewer* tests, which count a request's commands), which the Cluster
+# run would only repeat.
+CLUSTER_WEB_SKIP := TestCluster.*|TestSentinel.*|TestFaultRedisDownAndBack|TestFaultStructuredLogs|TestFaultWebsocketCyclesNoLeak|TestListingLocksPagedSortedFiltered|TestNodeProbeRidesOnTicksOnOneNode|TestSecHostileNames|TestStatusDiscoveryOfAnnouncedLock|TestStatusListsFullPassFinds|TestStatusSampleAfterASlowFullPass|TestViewerByNameNeverReadsALargeHash|TestViewerPerClientLimiterPageNeverScans
+# Then the console's view of Redis (store/inspect and its rooms), its
+# Inspectors over a ClusterClient as serve builds them
+# (redistest.UniversalFor), except the tests that build a topology of their
+# own: a private Cluster (TestEventsShardedOnCluster, TestNodesHung*,
+# TestSampleHungMasterLeavesOthersLive, TestSampleClusterDownKeepsSampling,
+# TestDiscoverCluster, TestWalkClusterKeyEventsPerMaster), a private
+# server they stop, pause or restart (TestEventsSurviveRestart,
+# TestEventsSubscribeFailsWhenRedisIsDown, TestSampleSingleNodeDownFails,
+# TestDiscoverFailsWhenRedisIsDown, TestNodeFailureTellsNodeFromKey), or a
+# private server whose whole keyspace or command counts they read
+# (inspecttest.Private, redistest.StartT: TestGetByName*, TestStats-
+# OneCommandPerCount, TestGlobMatchAgreesWithRedisKeys, the family and walk
+# tests on newEnv and newWalkEnv, TestWalkerIncrementalDiscovery, whose
+# walker SCANs in the sample only on one server, and TestSamplingCost-
+# IdleObjects): the Cluster run would only repeat them.
+CLUSTER_INSPECT_SKIP := TestEvents(ShardedOnCluster|SurviveRestart|SubscribeFailsWhenRedisIsDown)|TestNodesHung.*|TestSample(HungMasterLeavesOthersLive|ClusterDownKeepsSampling|SingleNodeDownFails)|TestDiscover(Cluster|FailsWhenRedisIsDown|RemembersRejectsAcrossPasses)|TestNodeFailureTellsNodeFromKey|TestGetByName.*|TestStatsOneCommandPerCount|TestGlobMatchAgreesWithRedisKeys|TestFamily(ClientsFromReadings|ManyCountersOneRowBoundedReads|PageRidesTheTickPipeline)|TestWalk[A-Z].*|TestWalkerIncrementalDiscovery|TestSamplingCostIdleObjects
+# All three suites in one go test, so they run side by side: one -skip
+# holds the lists (no name in one list is a test of another package).
 test-cluster: deps-redis
-	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -p 4 -timeout 5m -skip '^($(CLUSTER_STORE_SKIP)|$(CLUSTER_WEB_SKIP))$$' ./store/ ./web/...
+	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -p 4 -timeout 5m -skip '^($(CLUSTER_STORE_SKIP)|$(CLUSTER_WEB_SKIP)|$(CLUSTER_INSPECT_SKIP))$$' ./store/ ./store/inspect/... ./web/...
 
 # Four packages at once: most of their time is spent waiting on
 # redis-server processes and timers, not on the two cores.
@@ -166,7 +217,7 @@ check-generated: generate
 	@git diff --exit-code -- '*_templ.go' || { echo "lint: run 'make generate' and commit the *_templ.go files"; exit 1; }
 	@test -z "$$(git status --porcelain -- ':(glob)luascripts/*.lua')" || { git status --short -- ':(glob)luascripts/*.lua'; echo "lint: run 'make generate' and commit luascripts/*.lua"; exit 1; }
 
-lint: check-generated
+lint: check-generated check-uplot
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt needed"; exit 1; }
 	$(GO) vet ./...
 

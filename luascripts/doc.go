@@ -29,7 +29,9 @@
 //
 //   - Keys travel only in KEYS, all in one hash slot; channels travel in
 //     ARGV, since they are not keys (Cluster would reject them as
-//     CROSSSLOT).
+//     CROSSSLOT), or the lock scripts build them from their keys
+//     (lib/channels.lua, checked against wire by store's
+//     TestLockScriptChannelsAreWires), so the hot calls carry less.
 //   - Time is Redis TIME, the one clock every client shares.
 //   - A number reaches redis.call as a string formatted with %d (or %.17g
 //     for fractions): Redis 7.0 formats a Lua number argument with %.17g,
@@ -66,20 +68,33 @@
 // with lock_renew. A waiter whose message was lost takes its hold on its
 // next timed attempt, which finds the "=" mark naming its token.
 //
+// The holder's hold record and the queued mark are fields of the lock's
+// own hash (wire.HoldField): Redisson's scripts read only their holder
+// field, and the lock's PEXPIRE, DEL and expiry cover them, so a hold costs
+// no key of its own. While lockwarden holds the lock the hash is exactly
+// the holder field, its hold record and, while waiters queue, the mark;
+// so a handle alone on its holder field releases its last level with one
+// HDEL of the three, whose count says whether the holder was there (2 or
+// 3) and whether waiters queue (3). That HDEL also takes the mark of a
+// hold that is not the caller's (1), which goes back.
+//
 // Costs, in commands inside Redis: a free lock nobody waits for is found
 // with one EXISTS of the lock and its queue, and taken with TIME, EXISTS,
-// HSET, PEXPIRE and the stats HINCRBY, plus HSET and PEXPIRE of the hold
-// times. A waiter's attempt on a held lock reads PTTL and HEXISTS, queues
-// with ZADD, HSET and two PEXPIRE, and counts its "r": 8 with TIME, and a
-// ZRANGE of the newest entries when it queues a grouped token for the
-// first time. The common release, the last level with nobody queued, is
-// HGET, DEL (of the lock and its hold times), an empty ZPOPMIN and PUBLISH.
-// A hand-off is HGET, DEL, ZPOPMIN, TIME, HGET and HDEL of the entry, the
-// lock's HSET and PEXPIRE, the HSET of the hold times and the mark and
-// their PEXPIRE, the ZRANGE that names the next waiter, two PUBLISH and
-// the stats' HMGET and HSET: 15, and the stats hash's PEXPIRE and clean-up
-// once per bucket. A local pass (store/lock_pass.go) costs the same, with
-// ZREM for ZPOPMIN and without the entry's HGET.
+// one HSET of the holder field and its hold record, PEXPIRE and the stats
+// HINCRBY. The common release, the last level with nobody queued, is that
+// HDEL and PUBLISH: 7 a pair. A release that reads
+// the count first (a holder field several handles share) is HMGET, DEL and
+// PUBLISH. A waiter's attempt on a held lock reads PTTL and HMGET, queues
+// with ZADD, HSET and two PEXPIRE, and counts its "r": 8 with TIME, plus a
+// ZRANGE of the newest entries and the queued mark's HSET when it queues
+// for the first time. A hand-off is the HDEL, ZPOPMIN, TIME, HGET and HDEL
+// of the entry, the ZRANGE that names the next waiter, the lock's HSET
+// (holder, hold record with the hand-off mark, queued mark when others
+// wait) and PEXPIRE, two PUBLISH and the stats' HMGET and HSET: 12, and
+// the stats hash's PEXPIRE and clean-up once per bucket. A local pass
+// (store/lock_pass.go) is HGET, TIME, ZREM and HDEL of the entry, DEL,
+// then as a hand-off from the ZRANGE on: 12, and 10 to a follower, which
+// has no entry.
 //
 // lock_force_release acts only if the holder the admin saw still has the
 // lock, so a lock that changed hands since is left alone.
@@ -160,7 +175,11 @@
 // only in KEYS here, so the lock keeps its expiry while others hold it:
 // each remaining holder's own renewal keeps it alive, and a reader that
 // died holds it at most one lease longer. Every script raises the lock's
-// expiry and never lowers it: other readers may hold longer leases.
+// expiry and never lowers it: other readers may hold longer leases. The
+// hold times live beside the hash (wire.HeldKey), not in it: Redisson's
+// read unlock reads every field of the hash (HLEN, HKEYS and each value)
+// to find the lease the other readers still need, so this hash keeps
+// Redisson's fields alone.
 //
 // # Token lock and deadline lock (tokenlock_*, deadlinelock_force_release)
 //
@@ -232,7 +251,7 @@
 // returned), deleting records silent for an hour, and drops names not
 // announced for ten minutes.
 //
-// # The console's own scripts (audit_append, auth_*, history_hold_*, counter_reset)
+// # The console's own scripts (audit_append, auth_*, history_hold_*, counter_reset, hash_read)
 //
 // The audit stream is kept by age, not length: no burst of newer entries
 // trims an entry younger than the retention. auth_fail_record's waits
@@ -243,6 +262,10 @@
 // running hold first with history_hold_mark, and that mark wins over the
 // writer's own verdict, whichever replica writes. counter_reset deletes an
 // access counter only while it is still a string holding a whole number.
+// hash_read is how the console reads one key a request names: the key may
+// be any application's hash, so it is sized first and transferred only
+// when small enough to be an object, in one script so that nothing grows
+// it in between.
 //
 // # Other libraries' releases (pyredislock_force_release, springlock_force_release, sidekiq_force_release, symfony_force_release, bottleneck_reset, hashlimiter_reset)
 //

@@ -2,14 +2,13 @@
 -- fairlock_acquire: take or re-enter a Redisson RFairLock, queueing the
 -- caller when it must wait, and count the attempt in the lock's stats.
 --
--- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
+-- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count, and the
+--            holder's hold record (wire.HoldField): a new hold records
+--            "<now> <now>", a re-entry keeps "acquired" and moves "renewed"
 -- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name): waiter ids in order
 -- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name): waiter id ->
 --            deadline, ms since the epoch (Redis time)
 -- KEYS[4] -> stats of the lock (HASH), wire.StatsKey(name)
--- KEYS[5] -> (optional) hold times (HASH), wire.HeldKey(name): holder ->
---            "<acquired ms> <renewed ms>" (Redis time), expiring with the
---            lock; a re-entry keeps "acquired" and moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field and waiter id "<uuid>:<owner>"
 -- ARGV[3] -> thread wait time in milliseconds (Redisson's threadWaitTime)
@@ -35,30 +34,34 @@ local lease = ARGV[1]
 local holder = ARGV[2]
 local wait = tonumber(ARGV[3])
 local enqueue = ARGV[4] == '1'
-local held = KEYS[5]
 local waited = tonumber(ARGV[5] or '') or 0
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
--- hold(field, fresh, first) records a holder's times in the hold times
--- hash (the script's locals held, now and lease), one field per holder:
--- a fresh hold records its acquisition, a re-entry its renewal ("0"
--- acquired when none was kept). The hash expires with the lock: first
--- sets its expiry to lease (the lock's first holder, or a kind with one
--- holder at a time); otherwise, as a read-write lock's, it is only raised.
-local function hold(field, fresh, first)
-  if held then
-    local since = now
-    if not fresh then
-      local v = redis.call('HGET', held, field)
-      since = v and string.match(v, '^(%d+) ') or '0'
-    end
-    redis.call('HSET', held, field, since .. ' ' .. now)
-    if first or redis.call('PTTL', held) < lease then
-      redis.call('PEXPIRE', held, lease)
-    end
-  end
+-- stamp() is "<now> <now>", a hold's times when it starts, formatted with
+-- %d (see record).
+local function stamp()
+  local s = string.format('%d', now)
+  return s .. ' ' .. s
+end
+-- A hold record is a field of the lock's own hash, hold_field(holder)
+-- (layout: the doc of wire.HoldField): "<acquired ms> <renewed ms>", and
+-- " <token>" when a hand-off to that waiter token granted the hold. The
+-- field queued_field says store waiters may be queued.
+local queued_field = 'lw:queued'
+local function hold_field(who)
+  return 'lw:held:' .. who
+end
+-- renewed(v) is hold record v with its renewal at the script's local now
+-- ("0" acquired when v is absent); mark_of(v) is the token v was marked
+-- with, or nil.
+local function mark_of(v)
+  return v and string.match(v, '^%d+ %d+ (.+)$')
+end
+local function renewed(v)
+  local since, rest = string.match(v or '', '^(%d+) %d+(.*)$')
+  return (since or '0') .. ' ' .. string.format('%d', now) .. (rest or '')
 end
 
 -- record(outcome) counts one attempt in the stats hash (the script's local
@@ -140,15 +143,16 @@ local function count_grant()
   end
 end
 
-local mine = redis.pcall('HEXISTS', lock, holder)
-if type(mine) == 'table' then
+-- The caller's field and hold record in one read.
+local mine = redis.pcall('HMGET', lock, holder, hold_field(holder))
+if mine.err then
   record('e')
   return mine
 end
-if mine == 1 then
+if mine[1] then
   redis.call('HINCRBY', lock, holder, '1')
+  redis.call('HSET', lock, hold_field(holder), renewed(mine[2]))
   redis.call('PEXPIRE', lock, lease)
-  hold(holder, false, true)
   count_grant()
   return nil
 end
@@ -170,9 +174,8 @@ if pttl == -2 and (not head or head == holder) then
     end
   end
   redis.call('ZREM', timeouts, holder)
-  redis.call('HSET', lock, holder, '1')
+  redis.call('HSET', lock, holder, '1', hold_field(holder), stamp())
   redis.call('PEXPIRE', lock, lease)
-  hold(holder, true, true)
   count_grant()
   return nil
 end

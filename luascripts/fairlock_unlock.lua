@@ -2,12 +2,10 @@
 -- fairlock_unlock: give back one level of a Redisson RFairLock; the last
 -- deletes the lock and wakes only the live waiter at the queue's head.
 --
--- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
+-- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count, and the
+--            holder's hold record (wire.HoldField), which goes with it
 -- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name)
 -- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name)
--- KEYS[4] -> (optional) hold times (HASH), wire.HeldKey(name): "<acquired
---            ms> <renewed ms>" per holder; re-armed with the lock, deleted
---            with it
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<uuid>:<owner>"
 -- ARGV[3] -> channel prefix, wire.UnlockChannel(name); a waiter's channel
@@ -29,7 +27,6 @@ local holder = ARGV[2]
 local prefix = ARGV[3]
 local message = ARGV[4]
 local sharded = ARGV[5] == '1'
-local held = KEYS[4]
 
 -- announce(ch, msg) publishes msg on ch, and with SPUBLISH as well when the
 -- script's local sharded says the deployment needs it (a Cluster of Redis
@@ -68,15 +65,8 @@ if type(count) ~= 'string' then
 end
 if redis.call('HINCRBY', lock, holder, '-1') > 0 then
   redis.call('PEXPIRE', lock, lease)
-  if held then
-    redis.call('PEXPIRE', held, lease)
-  end
   return 0
 end
-if held then
-  redis.call('DEL', lock, held)
-else
-  redis.call('DEL', lock)
-end
+redis.call('DEL', lock)
 wake_head()
 return 1

@@ -8,45 +8,38 @@
 --            time in microseconds
 -- KEYS[4] -> waiter entries (HASH), wire.LockEntriesKey(name): token ->
 --            "<deadline ms> <lease ms> <holder>"
--- KEYS[5] -> (optional) hold times (HASH), wire.HeldKey(name): holder ->
---            "<acquired ms> <renewed ms>" (Redis time), expiring with the
---            lock, and "=" -> the token the lock was handed to, gone with
---            its hold. Without KEYS[5] the "=" mark is kept in KEYS[4]
--- KEYS[6] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
+-- KEYS[5] -> (optional) poll waiters (HASH), wire.PollWaitersKey(name):
 --            id -> "<since ms> <deadline ms> <holder>"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
--- ARGV[3] -> unlock channel, wire.UnlockChannel(name)
--- ARGV[4] -> unlock message (Redisson's "0")
--- ARGV[5] -> hand-off channel, wire.LockWakeChannel(name): a waiter's
---            token is published on it
--- ARGV[6] -> "1" to SPUBLISH the unlock message of a hand-off as well,
---            else "0"
--- ARGV[7] -> waiter token; absent or "" when the caller does not wait
+-- ARGV[3] -> "1" to SPUBLISH the unlock message of a hand-off as well,
+--            else "0" (its channels are built from KEYS, lib/channels.lua)
+-- ARGV[4] -> waiter token; absent or "" when the caller does not wait
 --            (TryLock, or the first attempt of Lock), which is never queued
--- ARGV[8] -> (with a token) waiter entry lifetime in ms: an entry not
+-- ARGV[5] -> (with a token) waiter entry lifetime in ms: an entry not
 --            refreshed by a new attempt within it is dropped, so a dead
 --            waiter never gets the lock
--- ARGV[9] -> (with a token) lease in ms to set when the lock is handed to
+-- ARGV[6] -> (with a token) lease in ms to set when the lock is handed to
 --            this waiter: its own lease, or with replica acknowledgement
 --            a short claim it confirms (lock_renew, or its next attempt)
--- ARGV[10] -> (with a token) "1" when an earlier attempt of the same wait
+-- ARGV[7] -> (with a token) "1" when an earlier attempt of the same wait
 --            queued this token
--- ARGV[11] -> (optional) ms the caller has waited so far, measured by its
+-- ARGV[8] -> (optional) ms the caller has waited so far, measured by its
 --            client since the first attempt of this wait; "0" or absent
 --            for a first attempt. A grant with a wait records it.
--- ARGV[12] -> (optional, with KEYS[6]) poll-waiter id of a caller that
+-- ARGV[9] -> (optional, with KEYS[5]) poll-waiter id of a caller that
 --            waits without the queue (the spin lock): a failed attempt
---            writes its entry in KEYS[6], its grant deletes it
--- ARGV[13] -> (with ARGV[12]) lifetime of that entry in ms
--- ARGV[14] -> (optional, with a token) the token of the waiter this one
+--            writes its entry in KEYS[5], its grant deletes it
+-- ARGV[10] -> (with ARGV[9]) lifetime of that entry in ms
+-- ARGV[11] -> (optional, with a token) the token of the waiter this one
 --            followed in process (store/lock_follow.go): its first
 --            queueing stands right behind that token while it is queued
 --
 -- Returns:
---   "OK"     -> (a string) taken: a new hold (count 1), a re-entry
---               (count + 1), or a hand-off to this token found already
---               done. Counted "a", with ARGV[11]'s wait when it is above 0
+--   "OK"     -> (a string) taken: a new hold (count 1, its hold record in
+--               KEYS[1], wire.HoldField), a re-entry (count + 1, its
+--               renewal recorded), or a hand-off to this token found already
+--               done. Counted "a", with ARGV[8]'s wait when it is above 0
 --               (a hand-off's wait was recorded when it was made). For the
 --               hand-off found done, "OK <next>": next is the token first
 --               in the queue ("" when none), as the hand-off's message
@@ -60,18 +53,13 @@ local lock = KEYS[1]
 local stats = KEYS[2]
 local queue = KEYS[3]
 local entries = KEYS[4]
+local polls = KEYS[5]
 local lease = ARGV[1]
 local holder = ARGV[2]
-local unlock_channel = ARGV[3]
-local unlock_message = ARGV[4]
-local wake_channel = ARGV[5]
-local sharded = ARGV[6] == '1'
-local token = ARGV[7] or ''
-local held = KEYS[5]
-local marks = held or entries -- where "=" names the token handed the lock
-local waited = tonumber(ARGV[11] or '') or 0
-local poll_id = ARGV[12] or ''
-local polls = KEYS[6]
+local sharded = ARGV[3] == '1'
+local token = ARGV[4] or ''
+local waited = tonumber(ARGV[8] or '') or 0
+local poll_id = ARGV[9] or ''
 local follow_us = 3000 -- see place
 
 -- A grant answers "OK" rather than Redisson's nil: a client library
@@ -90,24 +78,14 @@ local function stamp()
   local s = string.format('%d', now)
   return s .. ' ' .. s
 end
-
--- Hold times, beside the lock and expiring with it: a new hold records its
--- acquisition, a re-entry or confirmation its renewal.
-local function hold_started(who, ms)
-  if held then
-    redis.call('HSET', held, who, stamp())
-    redis.call('PEXPIRE', held, ms)
-  end
+-- A hold record is a field of the lock's own hash, hold_field(holder)
+-- (layout: the doc of wire.HoldField): "<acquired ms> <renewed ms>", and
+-- " <token>" when a hand-off to that waiter token granted the hold. The
+-- field queued_field says store waiters may be queued.
+local queued_field = 'lw:queued'
+local function hold_field(who)
+  return 'lw:held:' .. who
 end
-local function hold_renewed(who, ms)
-  if held then
-    local v = redis.call('HGET', held, who)
-    local since = v and string.match(v, '^(%d+) ') or '0'
-    redis.call('HSET', held, who, since .. ' ' .. string.format('%d', now))
-    redis.call('PEXPIRE', held, ms)
-  end
-end
-
 -- record(outcome) counts one attempt in the stats hash (the script's local
 -- stats, with now in Redis ms): one HINCRBY of "<outcome><bucket>" (layout:
 -- the doc above wire.BucketMS). The first count of a field restarts the hash's
@@ -133,6 +111,34 @@ local function record(outcome)
       end
     end
   end
+end
+
+-- Without a token the lock is mostly free: one EXISTS of the lock and its
+-- queue says so, and nobody is passed over. The hold record rides in the
+-- same HSET, and the lock's PEXPIRE covers it. A first attempt (nothing
+-- waited, no poll-waiter entry left) is done here, before the helpers only
+-- the other paths use: Lua makes a closure for each local function it
+-- reaches, about 25 ns apiece on every call.
+local free
+if token == '' then
+  free = redis.call('EXISTS', lock, queue) == 0
+  if free and waited == 0 then
+    redis.call('HSET', lock, holder, '1', hold_field(holder), stamp())
+    redis.call('PEXPIRE', lock, lease)
+    record('a')
+    return taken
+  end
+end
+
+-- renewed(v) is hold record v with its renewal at the script's local now
+-- ("0" acquired when v is absent); mark_of(v) is the token v was marked
+-- with, or nil.
+local function mark_of(v)
+  return v and string.match(v, '^%d+ %d+ (.+)$')
+end
+local function renewed(v)
+  local since, rest = string.match(v or '', '^(%d+) %d+(.*)$')
+  return (since or '0') .. ' ' .. string.format('%d', now) .. (rest or '')
 end
 -- record_wait(ms) counts a grant that waited ms into its bucket (layout:
 -- the doc above wire.WaitClassBoundsMS): its "a", one histogram class
@@ -175,40 +181,72 @@ local function granted()
     record('a')
   end
 end
+-- unlock_channel() is Redisson's unlock channel of the script's local lock
+-- (wire.UnlockChannel) and unlock_message Redisson's message on it
+-- (wire.UnlockMessage); wake_channel() is the lock's hand-off channel
+-- (wire.LockWakeChannel), named as its queue key (the local queue) with
+-- "handoff" for "queue". Built here rather than sent: a call carries only
+-- what its script cannot know, and these are needed only on a release.
+local unlock_message = '0'
+local function unlock_channel()
+  if string.find(lock, '{', 1, true) then
+    return 'redisson_lock__channel:' .. lock
+  end
+  return 'redisson_lock__channel:{' .. lock .. '}'
+end
+local function wake_channel()
+  return string.sub(queue, 1, #queue - #lock - #'queue:') .. 'handoff:' .. lock
+end
+-- announce(ch, msg) publishes msg on ch, and with SPUBLISH as well when the
+-- script's local sharded says the deployment needs it (a Cluster of Redis
+-- >= 7, where Redisson >= 3.22 waits with SSUBSCRIBE).
+local function announce(ch, msg)
+  redis.call('PUBLISH', ch, msg)
+  if sharded then
+    redis.call('SPUBLISH', ch, msg)
+  end
+end
+-- handed(who, token, others, ms) makes the script's lock who's for ms, a
+-- hand-off to waiter token: holder field at count 1, its hold record
+-- marked with token, and the queued mark when others still wait.
+local function handed(who, token, others, ms)
+  if others then
+    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token, queued_field, '1')
+  else
+    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token)
+  end
+  redis.call('PEXPIRE', lock, ms)
+end
 
 -- A caller that waits (a token) mostly finds the lock held: its PTTL is
--- read first, and a key that is absent needs neither the EXISTS below nor
--- an HEXISTS. Without a token the lock is mostly free: one EXISTS of the
--- lock and its queue finds that.
+-- read first, and a key that is absent needs no HMGET.
 local pttl
 if token ~= '' then
   pttl = redis.call('PTTL', lock)
+  free = pttl == -2 and redis.call('EXISTS', queue) == 0
 end
-
--- Free, and no queue: nobody to pass over.
-if pttl == -2 and redis.call('EXISTS', queue) == 0 or not pttl and redis.call('EXISTS', lock, queue) == 0 then
-  redis.call('HSET', lock, holder, '1')
+if free then
+  redis.call('HSET', lock, holder, '1', hold_field(holder), stamp())
   redis.call('PEXPIRE', lock, lease)
-  -- A release deletes the hold times with the lock and an expiry expires
-  -- them together, so there is nothing older to clear here.
-  hold_started(holder, lease)
   granted()
   return taken
 end
 
-local mine = 0
+-- The caller's field and hold record in one read.
+local mine
 if pttl ~= -2 then
-  mine = redis.pcall('HEXISTS', lock, holder)
-end
-if type(mine) == 'table' then
-  record('e')
-  return mine
+  mine = redis.pcall('HMGET', lock, holder, hold_field(holder))
+  if mine.err then
+    record('e')
+    return mine
+  end
 end
 
-if mine == 1 then
+if mine and mine[1] then
+  local own = mine[2]
   if token ~= '' then
     redis.call('ZREM', queue, token)
-    if ARGV[10] == '1' and redis.call('HGET', marks, '=') == token then
+    if ARGV[7] == '1' and mark_of(own) == token then
       -- The hand-off to this very token reached us before its message did:
       -- that level is ours already (counted when it was made). Our field
       -- alone proves nothing: another goroutine of the same holder may hold
@@ -222,23 +260,24 @@ if mine == 1 then
       -- mark stays until the hold ends, so a pass re-sent after a lost
       -- reply still finds itself made.
       redis.call('PEXPIRE', lock, lease)
-      hold_renewed(holder, lease)
+      redis.call('HSET', lock, hold_field(holder), renewed(own))
       return 'OK ' .. (redis.call('ZRANGE', queue, '0', '0')[1] or '')
     end
     redis.call('HDEL', entries, token)
   end
   redis.call('HINCRBY', lock, holder, '1')
+  redis.call('HSET', lock, hold_field(holder), renewed(own))
   redis.call('PEXPIRE', lock, lease)
-  hold_renewed(holder, lease)
   granted()
   return taken
 end
 
 -- The first live waiter, dropping expired ones met on the way (at most 16
--- per call, so the script stays O(log N); the next call drops more).
+-- per call, so the script stays O(log N); the next call drops more), and
+-- whether another entry stands behind it.
 local function live_head()
   for _ = 1, 16 do
-    local first = redis.call('ZRANGE', queue, '0', '0', 'WITHSCORES')
+    local first = redis.call('ZRANGE', queue, '0', '1', 'WITHSCORES')
     local head = first[1]
     if not head then
       return nil
@@ -247,7 +286,7 @@ local function live_head()
     if entry then
       local deadline, hlease, hholder = string.match(entry, '^(%d+) (%d+) (.*)$')
       if deadline and tonumber(deadline) >= now then
-        return head, hlease, hholder, tonumber(first[2])
+        return head, hlease, hholder, tonumber(first[2]), first[3] ~= nil
       end
     end
     redis.call('ZREM', queue, head)
@@ -262,16 +301,16 @@ end
 -- 32 newest entries scored less than follow_us before this arrival, else
 -- at its arrival. A group's waiters then stand together, so most hand-offs
 -- stay inside one Client, and nobody is passed by a waiter that arrived
--- follow_us or more after it. A refresh (ARGV[10]) keeps its score (NX).
+-- follow_us or more after it. A refresh (ARGV[7]) keeps its score (NX).
 local function place(arrival)
-  local group = ARGV[10] ~= '1' and string.match(token, '^(%w+)%.')
+  local group = ARGV[7] ~= '1' and string.match(token, '^(%w+)%.')
   if not group then
     return arrival
   end
   -- A follower that queues itself (store/lock_follow.go) names the waiter
   -- it followed: while that one is queued, it stands right behind it.
-  if (ARGV[14] or '') ~= '' then
-    local led = redis.call('ZSCORE', queue, ARGV[14])
+  if (ARGV[11] or '') ~= '' then
+    local led = redis.call('ZSCORE', queue, ARGV[11])
     if led then
       return tonumber(led) + 1
     end
@@ -290,51 +329,56 @@ end
 if not pttl then
   pttl = redis.call('PTTL', lock)
 end
+-- Whether this script wrote the queued mark: a hand-off it made below, or
+-- its own first queueing.
+local marked = false
 if pttl == -2 then
-  local head, hlease, hholder, arrival = live_head()
+  local head, hlease, hholder, arrival, more = live_head()
   if not head or head == token then
     if head then
       redis.call('ZREM', queue, head)
       redis.call('HDEL', entries, head)
     end
-    redis.call('HSET', lock, holder, '1')
+    if more then
+      redis.call('HSET', lock, holder, '1', hold_field(holder), stamp(), queued_field, '1')
+    else
+      redis.call('HSET', lock, holder, '1', hold_field(holder), stamp())
+    end
     redis.call('PEXPIRE', lock, lease)
-    hold_started(holder, lease)
     granted()
     return taken
   end
   -- Free, but an earlier waiter is queued (its release came from a client
-  -- that does not hand off, or the lease ran out): it is theirs.
-  redis.call('HSET', lock, hholder, '1')
-  redis.call('PEXPIRE', lock, hlease)
-  if held then
-    redis.call('HSET', held, hholder, stamp(), '=', head)
-    redis.call('PEXPIRE', held, hlease)
-  else
-    redis.call('HSET', entries, '=', head)
-  end
+  -- that does not hand off, or the lease ran out): it is theirs, with the
+  -- mark naming its token, and the queued mark when others stand behind
+  -- it (this caller among them when it waits).
+  marked = more or token ~= ''
+  handed(hholder, head, marked, hlease)
   redis.call('ZREM', queue, head)
   redis.call('HDEL', entries, head)
-  redis.call('PUBLISH', wake_channel, head)
-  redis.call('PUBLISH', unlock_channel, unlock_message)
-  if sharded then
-    redis.call('SPUBLISH', unlock_channel, unlock_message)
-  end
+  redis.call('PUBLISH', wake_channel(), head)
+  announce(unlock_channel(), unlock_message)
   record_wait(now - math.floor(arrival / 1000))
   pttl = tonumber(hlease)
 end
 
 if token ~= '' then
-  local entry_ttl = tonumber(ARGV[8])
+  local entry_ttl = tonumber(ARGV[5])
   redis.call('ZADD', queue, 'NX', string.format('%d', place(tonumber(t[1]) * 1000000 + tonumber(t[2]))), token)
-  redis.call('HSET', entries, token, string.format('%d', now + entry_ttl) .. ' ' .. ARGV[9] .. ' ' .. holder)
-  redis.call('PEXPIRE', queue, ARGV[8])
-  redis.call('PEXPIRE', entries, ARGV[8])
+  redis.call('HSET', entries, token, string.format('%d', now + entry_ttl) .. ' ' .. ARGV[6] .. ' ' .. holder)
+  redis.call('PEXPIRE', queue, ARGV[5])
+  redis.call('PEXPIRE', entries, ARGV[5])
+  -- The holder's release reads the mark to know it has a queue to serve.
+  -- A hash made later by a hand-off or a grant carries it when waiters
+  -- stand behind, so a waiter's first queueing is the one that writes it.
+  if ARGV[7] ~= '1' and not marked then
+    redis.call('HSET', lock, queued_field, '1')
+  end
 end
 if polls and poll_id ~= '' then
-  local entry_ttl = tonumber(ARGV[13])
+  local entry_ttl = tonumber(ARGV[10])
   redis.call('HSET', polls, poll_id, string.format('%d %d ', now - waited, now + entry_ttl) .. holder)
-  redis.call('PEXPIRE', polls, ARGV[13])
+  redis.call('PEXPIRE', polls, ARGV[10])
 end
 record('r')
 return pttl

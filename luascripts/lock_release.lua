@@ -2,35 +2,35 @@
 -- lock_release: give back one level of a reentrant lock (Redisson RLock
 -- layout); the last hands the lock to the longest-queued live waiter.
 --
--- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
+-- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count,
+--            and lockwarden's hold record and queued mark (wire.HoldField)
 -- KEYS[2] -> stats of the lock (HASH), wire.StatsKey(name)
 -- KEYS[3] -> waiter queue (ZSET): token -> arrival time in microseconds
 -- KEYS[4] -> waiter entries (HASH): token -> "<deadline ms> <lease ms> <holder>"
--- KEYS[5] -> (optional) hold times (HASH), as in lock_acquire: deleted with
---            the lock, re-recorded for the waiter a hand-off picks with the
---            "=" mark naming its token (in KEYS[4] when KEYS[5] is absent)
--- ARGV[1] -> lease in milliseconds, re-armed while levels remain
--- ARGV[2] -> holder field "<client-uuid>:<owner>"
--- ARGV[3] -> unlock channel, wire.UnlockChannel(name)
--- ARGV[4] -> unlock message (Redisson's "0")
--- ARGV[5] -> hand-off channel of the lock
--- ARGV[6] -> "1" to SPUBLISH the unlock message as well as PUBLISH it,
---            else "0" (announce)
--- ARGV[7] -> absent or "" for a release; a waiter token to withdraw a waiter
---            that gave up: its entry is removed, and if the lock was already
---            handed to it, that hold is released like any other
--- ARGV[8] -> (optional) a local pass (store/lock_pass.go): the token of the
---            waiter this release must hand the lock to, whatever the queue
---            says; when the releaser no longer holds the lock, nothing
---            changes
--- ARGV[9] -> (with ARGV[8]) that waiter's holder field
--- ARGV[10] -> (with ARGV[8]) that waiter's lease in ms
--- ARGV[11] -> (with ARGV[8]) that waiter's wait in ms, measured by its
---            Client (the releaser's) since its first attempt, recorded as
---            the grant's wait
--- ARGV[12] -> (with ARGV[8]) "1" when that waiter follows a train
+-- ARGV[1] -> holder field "<client-uuid>:<owner>"
+-- ARGV[2] -> what to do; absent or "": release one level (Redisson's
+--            unlock). "last": release the caller's last level without
+--            reading its count: the caller is the only handle on its
+--            holder field and counts one level, so levels Redis holds
+--            beyond it (a re-entry whose reply was lost) go too.
+--            "withdraw": take out a waiter that gave up (ARGV[5]); if the
+--            lock was already handed to it, that hold is released like any
+--            other. "pass": a local pass (store/lock_pass.go) to ARGV[5],
+--            whatever the queue says; when the releaser no longer holds
+--            the lock, nothing changes
+-- ARGV[3] -> "1" to SPUBLISH the unlock message as well as PUBLISH it,
+--            else "0" (announce; the channels are built from KEYS,
+--            lib/channels.lua)
+-- ARGV[4] -> (release of one level, withdraw) lease in milliseconds,
+--            re-armed while levels remain
+-- ARGV[5] -> (withdraw, pass) the waiter's token
+-- ARGV[6] -> (pass) that waiter's holder field
+-- ARGV[7] -> (pass) that waiter's lease in ms
+-- ARGV[8] -> (pass) that waiter's wait in ms, measured by its Client (the
+--            releaser's) since its first attempt, recorded as the grant's
+--            wait
+-- ARGV[9] -> (pass) "1" when that waiter follows a train
 --            (store/lock_follow.go): it has no queue entry to remove
--- (ARGV[1..6] are lock_acquire's, so a handle sends the same list to both.)
 --
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, or the
@@ -45,7 +45,7 @@
 --   3   -> withdraw: the token was still queued and is removed; nothing else
 --   4   -> withdraw: the token was neither queued nor handed the lock (its
 --          entry expired); nothing else
---   {5, next} -> pass: handed to ARGV[8] as a hand-off is (counted, the
+--   {5, next} -> pass: handed to ARGV[5] as a hand-off is (counted, the
 --          same messages); next as in 2
 --   {6, next} -> pass already made (a re-sent pass whose reply was lost):
 --          nothing changed
@@ -55,25 +55,35 @@ local lock = KEYS[1]
 local stats = KEYS[2]
 local queue = KEYS[3]
 local entries = KEYS[4]
-local lease = ARGV[1]
-local holder = ARGV[2]
-local unlock_channel = ARGV[3]
-local unlock_message = ARGV[4]
-local wake_channel = ARGV[5]
-local sharded = ARGV[6] == '1'
-local withdraw = ARGV[7] or ''
-local pass = ARGV[8] or ''
-local pass_holder = ARGV[9]
-local pass_lease = ARGV[10]
-local held = KEYS[5] -- optional: hold times, as in lock_acquire
-local marks = held or entries -- where "=" names the token handed the lock
+local holder = ARGV[1]
+local op = ARGV[2] or ''
+local sharded = ARGV[3] == '1'
+local lease = ARGV[4]
 local now -- Redis time in ms, read only for a hand-off
 
--- stamp() is "<now> <now>", a hold's times when it starts, formatted with
--- %d (see record).
-local function stamp()
-  local s = string.format('%d', now)
-  return s .. ' ' .. s
+-- A hold record is a field of the lock's own hash, hold_field(holder)
+-- (layout: the doc of wire.HoldField): "<acquired ms> <renewed ms>", and
+-- " <token>" when a hand-off to that waiter token granted the hold. The
+-- field queued_field says store waiters may be queued.
+local queued_field = 'lw:queued'
+local function hold_field(who)
+  return 'lw:held:' .. who
+end
+-- unlock_channel() is Redisson's unlock channel of the script's local lock
+-- (wire.UnlockChannel) and unlock_message Redisson's message on it
+-- (wire.UnlockMessage); wake_channel() is the lock's hand-off channel
+-- (wire.LockWakeChannel), named as its queue key (the local queue) with
+-- "handoff" for "queue". Built here rather than sent: a call carries only
+-- what its script cannot know, and these are needed only on a release.
+local unlock_message = '0'
+local function unlock_channel()
+  if string.find(lock, '{', 1, true) then
+    return 'redisson_lock__channel:' .. lock
+  end
+  return 'redisson_lock__channel:{' .. lock .. '}'
+end
+local function wake_channel()
+  return string.sub(queue, 1, #queue - #lock - #'queue:') .. 'handoff:' .. lock
 end
 -- announce(ch, msg) publishes msg on ch, and with SPUBLISH as well when the
 -- script's local sharded says the deployment needs it (a Cluster of Redis
@@ -83,6 +93,50 @@ local function announce(ch, msg)
   if sharded then
     redis.call('SPUBLISH', ch, msg)
   end
+end
+
+-- The last level of a handle alone on its holder field, the common
+-- release, comes before the helpers only the others use (each local
+-- function Lua reaches costs a closure). The holder field, its hold record
+-- and the queued mark are all the hash holds while this holder has it, so
+-- one HDEL releases the lock and its count tells what was there: 2 or 3
+-- fields, this holder's (3: with waiters queued); 1, another holder's
+-- queued mark, which goes back; 0, not held by this holder.
+local queued
+if op == 'last' then
+  local gone = redis.pcall('HDEL', lock, holder, hold_field(holder), queued_field)
+  if type(gone) ~= 'number' or gone == 0 then
+    return nil
+  end
+  if gone == 1 and redis.call('EXISTS', lock) == 1 then
+    -- The hash is still there: another holder's, whose queued mark the
+    -- HDEL took. (A 1 whose hash is gone was this holder's field alone, a
+    -- hold taken without a record: released below.)
+    redis.call('HSET', lock, queued_field, '1')
+    return nil
+  end
+  if gone < 3 then
+    announce(unlock_channel(), unlock_message)
+    return 1
+  end
+  queued = true
+end
+
+-- stamp() is "<now> <now>", a hold's times when it starts, formatted with
+-- %d (see record).
+local function stamp()
+  local s = string.format('%d', now)
+  return s .. ' ' .. s
+end
+-- renewed(v) is hold record v with its renewal at the script's local now
+-- ("0" acquired when v is absent); mark_of(v) is the token v was marked
+-- with, or nil.
+local function mark_of(v)
+  return v and string.match(v, '^%d+ %d+ (.+)$')
+end
+local function renewed(v)
+  local since, rest = string.match(v or '', '^(%d+) %d+(.*)$')
+  return (since or '0') .. ' ' .. string.format('%d', now) .. (rest or '')
 end
 -- record(outcome) counts one attempt in the stats hash (the script's local
 -- stats, with now in Redis ms): one HINCRBY of "<outcome><bucket>" (layout:
@@ -138,84 +192,91 @@ local function record_wait(ms)
     record('a')
   end
 end
-
-if withdraw ~= '' then
-  local handed = redis.call('HGET', marks, '=') == withdraw
-  if handed then
-    redis.call('HDEL', marks, '=')
+-- handed(who, token, others, ms) makes the script's lock who's for ms, a
+-- hand-off to waiter token: holder field at count 1, its hold record
+-- marked with token, and the queued mark when others still wait.
+local function handed(who, token, others, ms)
+  if others then
+    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token, queued_field, '1')
+  else
+    redis.call('HSET', lock, who, '1', hold_field(who), stamp() .. ' ' .. token)
   end
-  redis.call('HDEL', entries, withdraw)
-  if redis.call('ZREM', queue, withdraw) == 1 then
+  redis.call('PEXPIRE', lock, ms)
+end
+
+if op == 'withdraw' then
+  local token = ARGV[5]
+  local own = redis.pcall('HGET', lock, hold_field(holder))
+  local was_handed = type(own) == 'string' and mark_of(own) == token
+  if was_handed then
+    -- The mark names the token only while it may still find its hold.
+    redis.call('HSET', lock, hold_field(holder), string.match(own, '^%d+ %d+'))
+  end
+  redis.call('HDEL', entries, token)
+  if redis.call('ZREM', queue, token) == 1 then
     return 3
   end
-  if not handed then
+  if not was_handed then
     -- Its entry expired unserved: the holder's field, if present, is not a
     -- hand-off to this waiter.
     return 4
   end
 end
 
-local count = redis.pcall('HGET', lock, holder)
-if pass ~= '' then
+if op == 'pass' then
+  local pass, pass_holder, pass_lease = ARGV[5], ARGV[6], ARGV[7]
   -- More than one level: levels the releaser's handle does not count, from
   -- a re-entry Redis ran twice (its reply was lost and the call re-sent).
   -- A pass comes only from a handle whose holder field is its own alone,
   -- holding one level, so they are stale and go with the pass; refusing
   -- would leave them to a later re-entry of that handle while the waiter
   -- it let go on runs.
+  local count = redis.pcall('HGET', lock, holder)
   if type(count) ~= 'string' or (tonumber(count) or 0) < 1 then
-    if redis.call('HGET', marks, '=') == pass and redis.pcall('HEXISTS', lock, pass_holder) == 1 then
+    local theirs = redis.pcall('HMGET', lock, pass_holder, hold_field(pass_holder))
+    if not theirs.err and theirs[1] and mark_of(theirs[2]) == pass then
       return {6, redis.call('ZRANGE', queue, '0', '0')[1] or ''}
     end
     return 7
   end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  if ARGV[12] ~= '1' then
+  if ARGV[9] ~= '1' then
     redis.call('ZREM', queue, pass)
     redis.call('HDEL', entries, pass)
   end
-  if held then
-    redis.call('DEL', lock, held)
-    redis.call('HSET', held, pass_holder, stamp(), '=', pass)
-    redis.call('PEXPIRE', held, pass_lease)
-  else
-    redis.call('DEL', lock)
-    redis.call('HSET', entries, '=', pass)
-  end
-  redis.call('HSET', lock, pass_holder, '1')
-  redis.call('PEXPIRE', lock, pass_lease)
+  redis.call('DEL', lock)
   local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
-  redis.call('PUBLISH', wake_channel, pass .. ' ' .. following)
-  announce(unlock_channel, unlock_message)
+  handed(pass_holder, pass, following ~= '', pass_lease)
+  redis.call('PUBLISH', wake_channel(), pass .. ' ' .. following)
+  announce(unlock_channel(), unlock_message)
   -- The Client's own measure: the waiter's score can be up to
   -- lock_acquire's follow window earlier than its arrival.
-  record_wait(tonumber(ARGV[11]) or 0)
+  record_wait(tonumber(ARGV[8]) or 0)
   return {5, following}
 end
-if type(count) ~= 'string' then
-  return nil -- no such field (false), or not a hash (an error table)
-end
-local n = tonumber(count)
-if not n or n > 1 then
-  -- HINCRBY refuses a count that is not an integer, as it always did.
-  if redis.call('HINCRBY', lock, holder, '-1') > 0 then
-    redis.call('PEXPIRE', lock, lease)
-    if held then
-      redis.call('PEXPIRE', held, lease)
-    end
-    return 0
+
+if op ~= 'last' then
+  local got = redis.pcall('HMGET', lock, holder, queued_field)
+  if got.err or not got[1] then
+    return nil -- no such field, or not a hash
   end
-end
-if held then
-  redis.call('DEL', lock, held)
-else
+  local n = tonumber(got[1])
+  if not n or n > 1 then
+    -- HINCRBY refuses a count that is not an integer, as it always did.
+    if redis.call('HINCRBY', lock, holder, '-1') > 0 then
+      redis.call('PEXPIRE', lock, lease)
+      return 0
+    end
+  end
   redis.call('DEL', lock)
+  queued = got[2]
 end
 
--- The longest-queued waiter whose entry is still fresh, dropping expired
--- ones met on the way (bounded; a later call drops more).
-for _ = 1, 16 do
+-- Nobody queued by the mark: the release is done. Else the
+-- longest-queued waiter whose entry is still fresh, dropping expired ones
+-- met on the way (bounded; a later call drops more).
+for _ = 1, queued and 16 or 0 do
   local popped = redis.call('ZPOPMIN', queue)
   local head = popped[1]
   if not head then
@@ -234,17 +295,10 @@ for _ = 1, 16 do
     -- One mark names the token handed the lock, so handed waiters leave
     -- no entry behind.
     redis.call('HDEL', entries, head)
-    redis.call('HSET', lock, hholder, '1')
-    redis.call('PEXPIRE', lock, hlease)
-    if held then
-      redis.call('HSET', held, hholder, stamp(), '=', head)
-      redis.call('PEXPIRE', held, hlease)
-    else
-      redis.call('HSET', entries, '=', head)
-    end
     local following = redis.call('ZRANGE', queue, '0', '0')[1] or ''
-    redis.call('PUBLISH', wake_channel, head .. ' ' .. following)
-    announce(unlock_channel, unlock_message)
+    handed(hholder, head, following ~= '', hlease)
+    redis.call('PUBLISH', wake_channel(), head .. ' ' .. following)
+    announce(unlock_channel(), unlock_message)
     -- The score is the waiter's arrival in Redis time (microseconds), or
     -- up to lock_acquire's follow window before it for a waiter placed
     -- behind its Client's; those are mostly passed to in process (with
@@ -255,5 +309,5 @@ for _ = 1, 16 do
   redis.call('HDEL', entries, head)
 end
 
-announce(unlock_channel, unlock_message)
+announce(unlock_channel(), unlock_message)
 return 1

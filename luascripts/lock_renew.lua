@@ -2,12 +2,13 @@
 -- lock_renew: the watchdog's lease extension, only while the caller's
 -- holder field is present, so a lost lock is never resurrected.
 --
--- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
--- KEYS[2] -> (optional) hold times (HASH), as in lock_acquire: the
---            holder's renewal time is recorded ("0 <now>" when its
---            acquisition was not)
+-- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count,
+--            and the holder's hold record (wire.HoldField)
 -- ARGV[1] -> lease in milliseconds
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
+-- ARGV[3] -> (optional) "1" to record the renewal in the hold record
+--            ("0 <now>" when it had none); absent when the grant being
+--            confirmed recorded it a moment ago
 --
 -- Returns:
 --   1 -> renewed: PEXPIRE lease
@@ -16,18 +17,35 @@
 local lock = KEYS[1]
 local lease = ARGV[1]
 local holder = ARGV[2]
+local now -- Redis time in ms, read only to record the renewal
 
-if redis.pcall('HEXISTS', lock, holder) ~= 1 then
+-- A hold record is a field of the lock's own hash, hold_field(holder)
+-- (layout: the doc of wire.HoldField): "<acquired ms> <renewed ms>", and
+-- " <token>" when a hand-off to that waiter token granted the hold. The
+-- field queued_field says store waiters may be queued.
+local queued_field = 'lw:queued'
+local function hold_field(who)
+  return 'lw:held:' .. who
+end
+-- renewed(v) is hold record v with its renewal at the script's local now
+-- ("0" acquired when v is absent); mark_of(v) is the token v was marked
+-- with, or nil.
+local function mark_of(v)
+  return v and string.match(v, '^%d+ %d+ (.+)$')
+end
+local function renewed(v)
+  local since, rest = string.match(v or '', '^(%d+) %d+(.*)$')
+  return (since or '0') .. ' ' .. string.format('%d', now) .. (rest or '')
+end
+
+local got = redis.pcall('HMGET', lock, holder, hold_field(holder))
+if got.err or not got[1] then
   return 0
 end
 redis.call('PEXPIRE', lock, lease)
-local held = KEYS[2]
-if held then
+if ARGV[3] == '1' then
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local v = redis.call('HGET', held, holder)
-  local since = v and string.match(v, '^(%d+) ') or '0'
-  redis.call('HSET', held, holder, since .. ' ' .. string.format('%d', now))
-  redis.call('PEXPIRE', held, lease)
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', lock, hold_field(holder), renewed(got[2]))
 end
 return 1

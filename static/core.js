@@ -1,4 +1,4 @@
-// lockwarden live client, part 1 of 7: shared helpers. The parts are loaded
+// lockwarden live client, part 1 of 11: shared helpers. The parts are loaded
 // in order by the layout (core, limiters, locks, events, live) and meet in
 // one namespace, window.lockwarden. Elements are found by data attributes
 // and matched to names by comparing dataset values, never by building

@@ -1,4 +1,4 @@
-// lockwarden live client, part 6 of 7: the event lists (events page,
+// lockwarden live client, part 6 of 11: the event lists (events page,
 // overview, wall), newest first, and the firing alerts (overview, wall).
 (function () {
   "use strict";
@@ -20,13 +20,13 @@
   }
 
   function newEventItem(f) {
-    var link = make("a", { className: "event-name", data: { testid: "event-name" } }, [String(f.name)]);
+    var link = make("a", { className: "event-name", attrs: { title: String(f.name) }, data: { testid: "event-name" } }, [String(f.name)]);
     link.href = LW.lockURL(String(f.name));
     return make("li", { className: "event event-" + f.type, data: { testid: "event-row", eventType: f.type }, spaced: true }, [
       LW.timeEl(LW.toDate(f.at), "event-time"),
       make("span", { className: "event-type", data: { testid: "event-type" } }, [f.type]),
       link,
-      make("span", { className: "event-detail", data: { testid: "event-detail" } }, [eventDetail(f)])
+      make("span", { className: "event-detail", attrs: { title: eventDetail(f) }, data: { testid: "event-detail" } }, [eventDetail(f)])
     ]);
   }
 
@@ -74,8 +74,14 @@
     LW.all(document, "[data-alerts-box]").forEach(function (box) {
       var children = [];
       if (alerts.length > 0) {
-        children.push(make("section", { className: "alerts", data: { testid: "alerts" }, attrs: { "aria-label": "Alerts" } },
-          alerts.map(newAlert)));
+        // The wall (quiet) lists the first data-limit and counts the rest.
+        var limit = box.dataset.quiet === "true" ? Number(box.dataset.limit) || alerts.length : alerts.length;
+        var items = alerts.slice(0, limit).map(newAlert);
+        if (alerts.length > limit) {
+          items.push(make("p", { className: "alerts-more", data: { testid: "alerts-more" } },
+            ["and " + (alerts.length - limit) + (alerts.length - limit === 1 ? " more alert" : " more alerts") + " firing"]));
+        }
+        children.push(make("section", { className: "alerts", data: { testid: "alerts" }, attrs: { "aria-label": "Alerts" } }, items));
       } else if (box.dataset.quiet !== "true") {
         children.push(make("p", { className: "empty", data: { testid: "alerts-empty" } }, ["No alerts firing."]));
       }

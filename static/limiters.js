@@ -1,4 +1,4 @@
-// lockwarden live client, part 2 of 7: limiters (tables, wall tiles, the
+// lockwarden live client, part 2 of 11: limiters (tables, wall tiles, the
 // detail page's numbers, sparklines and rolling summaries).
 (function () {
   "use strict";

@@ -1,4 +1,4 @@
-// lockwarden live client, part 7 of 7: the websocket. One connection per
+// lockwarden live client, part 11 of 11: the websocket. One connection per
 // page, frames as documented in the console contract, dispatched to the
 // handlers the other parts registered; reconnects with backoff.
 (function () {

@@ -1,4 +1,4 @@
-// lockwarden live client, part 3 of 7: locks (the table, a lock's page,
+// lockwarden live client, part 3 of 11: locks (the table, a lock's page,
 // lease countdowns and first-seen ages between frames).
 (function () {
   "use strict";

@@ -1,8 +1,11 @@
 package static
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,5 +82,35 @@ func TestStaticFavicon(t *testing.T) {
 	b, err := fs.ReadFile(FS, "favicon.svg")
 	if err != nil || !strings.HasPrefix(string(b), "<svg") {
 		t.Fatalf("favicon.svg: %v %q", err, b)
+	}
+}
+
+// The installed uPlot is what `make install-uplot` wrote from npm: each
+// embedded file has the SHA-256 its SHA256SUMS records, and the page loads
+// it before the client's parts.
+func TestStaticVendoredMatchesSums(t *testing.T) {
+	sums, err := fs.ReadFile(FS, "vendor/uplot/SHA256SUMS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		want, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", line)
+		}
+		b, err := fs.ReadFile(FS, "vendor/uplot/"+name)
+		if err != nil {
+			t.Fatalf("%s not embedded (make deps installs it): %v", name, err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
+			t.Errorf("vendor/uplot/%s has SHA-256 %s, SHA256SUMS says %s: run 'make install-uplot'", name, got, want)
+		}
+		seen[name] = true
+	}
+	for _, name := range append(slices.Clone(VendorScripts), VendorStyles...) {
+		if !seen[strings.TrimPrefix(name, "vendor/uplot/")] {
+			t.Errorf("%s is loaded but not in SHA256SUMS", name)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-// lockwarden live client, part 4 of 7: waiters and deadlocks. Frames count
+// lockwarden live client, part 4 of 11: waiters and deadlocks. Frames count
 // each lock's waiters (a delta sends 0 once the last one left) and the
 // wait-for cycles; a lock's page reads its queue again from the API when
 // the count changes, and the deadlock banner follows the cycle count.

@@ -1,4 +1,4 @@
-// lockwarden live client, part 5 of 7: wait statistics. Frames carry each
+// lockwarden live client, part 5 of 11: wait statistics. Frames carry each
 // contended lock's wait summary over the last 10 s (live.js keeps the
 // whole map across deltas); the /locks rows and the wall show it, the wall
 // keeps its locks in the order its data-sort names, and a lock's page
@@ -152,7 +152,7 @@
   // newWallRow mirrors views.wallLockRow.
   function newWallRow(name) {
     return make("tr", { data: { testid: "wall-lock", lock: name } }, [
-      make("td", { className: "name", data: { testid: "wall-lock-name" } }, [name]),
+      make("td", { className: "name", attrs: { title: name }, data: { testid: "wall-lock-name" } }, [name]),
       make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters" } }, ["0"]),
       make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended" } }, ["–"]),
       make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99" } }, ["–"])

@@ -56,9 +56,13 @@
 //
 // Beside each object store's scripts keep keys of their own, which other
 // clients of the layout never read: the outcome of every attempt in a
-// stats hash of 200 ms buckets, a lock's hold times and its waiter queue.
+// stats hash of 200 ms buckets, a lock's waiter queue, and the hold times
+// of the kinds whose layout has no room for them (read-write, token).
 // Their names start with "lw:{", carry the object's hash tag, and expire
-// on their own.
+// on their own. A lock in Redisson's RLock hash keeps its holder's hold
+// record, and a mark saying waiters queue, as fields of that hash
+// (prefixed "lw:"), which Redisson's scripts never read and its DEL and
+// expiry take along.
 // A Client also registers itself (application, host, pid, version,
 // heartbeat) and announces the names it uses, so the console lists them
 // without SCAN (registry.go; Options.NoRegistry turns it off).

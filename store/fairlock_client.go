@@ -56,8 +56,8 @@ type FairLock struct {
 	retryCap time.Duration
 	err      error
 
-	keys    []string            // lock, queue, deadlines, stats, hold times
-	relKeys []string            // lock, queue, deadlines, hold times (fairlock_unlock)
+	keys    []string            // lock, queue, deadlines, stats
+	relKeys []string            // lock, queue, deadlines (fairlock_unlock)
 	prefix  string              // waiters' channel prefix, wire.UnlockChannel(name)
 	channel string              // this holder's own channel
 	owners  *byOwner[*FairLock] // see Lock.owners
@@ -87,8 +87,8 @@ func (c *Client) NewFairLock(name string, opts *FairLockOptions) *FairLock {
 				return c.NewFairLock(name, &o)
 			}}
 	}
-	f.keys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.StatsKey(name), wire.HeldKey(name)}
-	f.relKeys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)}
+	f.keys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.StatsKey(name)}
+	f.relKeys = f.keys[:3]
 	switch {
 	case inner.err != nil:
 		f.err = inner.err

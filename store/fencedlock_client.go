@@ -41,7 +41,7 @@ type FencedLock struct {
 	inner  *Lock // the RLock hold: lease, holder, release, watchdog
 	name   string
 	err    error
-	keys   []string // lock, token, stats, hold times
+	keys   []string // lock, token, stats
 	token  atomic.Int64
 	owners *byOwner[*FencedLock] // see Lock.owners
 }
@@ -53,8 +53,11 @@ func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
 	c.reg.announce(name)
 	inner := c.NewLock(name, &LockOptions{Lease: opts.getLease(), Owner: opts.getOwner(),
 		RetryInterval: opts.getRetryInterval(), NoWatchdog: !opts.watchdog()})
+	// A random owner is this handle's alone, as for a Lock without one:
+	// its last level goes with one HDEL (Lock.release).
+	inner.unique = opts == nil || opts.Owner == ""
 	f := &FencedLock{c: c, inner: inner, name: name,
-		keys: []string{name, wire.FencingTokenKey(name), wire.StatsKey(name), wire.HeldKey(name)}}
+		keys: []string{name, wire.FencingTokenKey(name), wire.StatsKey(name)}}
 	if opts == nil || opts.Owner == "" {
 		f.owners = &byOwner[*FencedLock]{idle: func(h *FencedLock) bool { return h.inner.levels.Load() == 0 },
 			make: func(owner string) *FencedLock { return c.NewFencedLock(name, withOwner(opts, owner)) }}

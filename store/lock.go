@@ -117,18 +117,22 @@ type Lock struct {
 	err      error // invalid input; every method returns it before any I/O
 
 	// Derived once: every acquire and release names them.
-	keys     []string // lock, stats, waiter queue, waiter entries, hold times
+	keys     []string // lock, stats, waiter queue, waiter entries
 	unlockCh string
 	wakeCh   string
-	// argv is ARGV[1..6], shared by lock_acquire and lock_release; the
+	// argv is lock_acquire's ARGV[1..3] (lease, holder, sharded); the
 	// calls that need no more (an attempt that does not queue, a release, a
 	// renewal) are prepared once.
 	argv                []any
 	tryCall, unlockCall preparedCall
-	renewCall           preparedCall
+	// lastCall releases the last level of a handle that is the only one
+	// on its holder field (unique) without reading the count first
+	// (lock_release's "last").
+	lastCall  preparedCall
+	renewCall preparedCall
 	// confirmCall is the renewal that confirms a hand-off's short claim
-	// (replica acknowledgement required): the lock key only, as the
-	// hand-off has just recorded the hold times.
+	// (replica acknowledgement required): no record of it, as the
+	// hand-off has just recorded the hold.
 	confirmCall preparedCall
 	// owners are the handles of the owners calls name in ctx (owner.go);
 	// nil for a handle with an explicit Owner.
@@ -158,13 +162,14 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)
-	l.keys = []string{name, wire.StatsKey(name), wire.LockQueueKey(name), wire.LockEntriesKey(name), wire.HeldKey(name)}
+	l.keys = []string{name, wire.StatsKey(name), wire.LockQueueKey(name), wire.LockEntriesKey(name)}
 	l.unlockCh, l.wakeCh = wire.UnlockChannel(name), wire.LockWakeChannel(name)
-	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, l.unlockCh, unlockMessage, l.wakeCh, c.pubsub}
+	l.argv = []any{strconv.FormatInt(l.lease.Milliseconds(), 10), l.holder, c.pubsub}
 	l.tryCall = lockAcquireScript.prepare(l.keys, l.argv...)
-	l.unlockCall = lockReleaseScript.prepare(l.keys, l.argv...)
-	l.renewCall = lockRenewScript.prepare([]string{l.keys[0], l.keys[4]}, l.argv[:2]...)
-	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[:2]...)
+	l.unlockCall = lockReleaseScript.prepare(l.keys, l.releaseArgs(releaseOne)...)
+	l.lastCall = lockReleaseScript.prepare(l.keys, l.holder, releaseLast, c.pubsub)
+	l.renewCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder, "1")
+	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder)
 	if opts == nil || opts.Owner == "" {
 		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
 			make: func(owner string) *Lock { return c.NewLock(name, withOwner(opts, owner)) }}
@@ -234,15 +239,19 @@ func (l *Lock) Lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotObtained, err)
 	}
-	clock := &waitClock{start: time.Now()}
+	start := time.Now()
 	// When this Client already listens on the lock, others of its waiters
 	// are queued: go straight to the queue rather than spend an attempt.
+	failed := false
 	if !l.shared.hub.hot(l.unlockCh) {
-		if _, ok, err := l.tryAcquire(ctx, nil); err != nil || ok {
+		if _, ok, err := l.tryAcquireAt(ctx, nil, start); err != nil || ok {
 			return err
 		}
-		clock.failed = true
+		failed = true
 	}
+	// Made only for a wait: a first attempt that takes the lock, the
+	// common case, allocates nothing and reads the clock once.
+	clock := &waitClock{start: start, failed: failed}
 	turn := &waitTurn{token: l.shared.group + "." + randomHex(), clock: clock}
 	w, err := l.shared.hub.join(ctx, turn.token, l.unlockCh, l.wakeCh)
 	if err != nil {
@@ -424,7 +433,7 @@ func (l *Lock) withdraw(ctx context.Context, turn *waitTurn) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Err()
+	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, l.releaseArgs(releaseWithdraw, turn.token)...).Err()
 }
 
 // withdrawUncertain undoes an acquire attempt whose reply was lost, when
@@ -441,7 +450,7 @@ func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
 		return
 	}
 	turn.queued = false // the entry goes too
-	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, append(l.argv[:len(l.argv):len(l.argv)], turn.token)...).Int64()
+	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, l.releaseArgs(releaseWithdraw, turn.token)...).Int64()
 	if err == nil && res == 4 {
 		// Neither queued nor handed: the attempt may have found the lock
 		// free and taken it itself.
@@ -469,7 +478,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if passed, err := l.tryPass(ctx); passed {
 		return err
 	}
-	cmd, ack := l.c.callAcked(ctx, &l.unlockCall)
+	cmd, ack := l.release(ctx)
 	res, err := cmd.Int64()
 	if err != nil || res >= 1 {
 		l.dropTrain()
@@ -499,6 +508,38 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("store: lock unlock %q: released on the master: %w", l.name, ack)
 	}
 	return nil
+}
+
+// What lock_release does (its ARGV[2]).
+const (
+	releaseOne      = ""
+	releaseLast     = "last"
+	releaseWithdraw = "withdraw"
+	releasePass     = "pass"
+)
+
+// releaseArgs is lock_release's ARGV for op, then more.
+func (l *Lock) releaseArgs(op string, more ...any) []any {
+	return append([]any{l.holder, op, l.c.pubsub, l.argv[0]}, more...)
+}
+
+// release sends the release of one level. A handle that is the only one
+// on its holder field and counts one level sends lock_release's "last":
+// one HDEL of its field, hold record and queued mark is the whole release
+// when nobody is queued, and levels Redis holds beyond the handle's count
+// (a re-entry whose reply was lost) go with it, as they go with a local
+// pass. Acquires of the handle wait meanwhile (passMu), so the count it
+// reads is not raced by a re-entry on the wire.
+func (l *Lock) release(ctx context.Context) (*redis.Cmd, error) {
+	if !l.unique || l.levels.Load() != 1 {
+		return l.c.callAcked(ctx, &l.unlockCall)
+	}
+	l.passMu.Lock()
+	defer l.passMu.Unlock()
+	if l.levels.Load() != 1 {
+		return l.c.callAcked(ctx, &l.unlockCall)
+	}
+	return l.c.callAcked(ctx, &l.lastCall)
 }
 
 // releaseUnknown follows an Unlock whose outcome is unknown: the last
@@ -537,13 +578,18 @@ func (l *Lock) Refresh(ctx context.Context) error {
 // tryAcquire runs one attempt: ok, or the holder's remaining lease. With a
 // turn the caller is queued when it fails.
 func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duration, ok bool, err error) {
+	return l.tryAcquireAt(ctx, turn, time.Now())
+}
+
+// tryAcquireAt is tryAcquire whose call is sent after sent (a grant's
+// lease then runs at least until sent plus the lease).
+func (l *Lock) tryAcquireAt(ctx context.Context, turn *waitTurn, sent time.Time) (ttl time.Duration, ok bool, err error) {
 	// A re-entry goes after the pass that granted the hold, if any (a
 	// failed pass leaves nothing held: the attempt then starts afresh),
 	// and no pass of this handle's hold runs while it is on the wire.
 	_ = l.settle(ctx)
 	l.passMu.RLock()
 	defer l.passMu.RUnlock()
-	sent := time.Now()
 	var cmd *redis.Cmd
 	var ack error
 	if turn == nil {
@@ -563,7 +609,7 @@ func (l *Lock) tryAcquire(ctx context.Context, turn *waitTurn) (ttl time.Duratio
 		}
 		argv := append(l.argv[:len(l.argv):len(l.argv)], turn.token, waitEntryTTL.Milliseconds(), handoff.Milliseconds(), queued, turn.clock.waitedMS())
 		if turn.behind != "" && !turn.queued {
-			argv = append(argv, "", 0, turn.behind) // ARGV[12..13] are the spin lock's
+			argv = append(argv, "", 0, turn.behind) // ARGV[9..10] are the spin lock's
 		}
 		if l.c.ack == nil {
 			cmd = l.c.runScript(ctx, lockAcquireScript, l.keys, argv...)

@@ -11,7 +11,7 @@ import (
 
 // A local pass: when the waiter the Redis queue would serve next belongs to
 // the releasing Client, the release lets it go on at once, in process, and
-// the release script (lock_release.lua, ARGV[8]) hands it the lock in Redis
+// the release script (lock_release.lua, "pass") hands it the lock in Redis
 // during the same round trip, instead of after it.
 //
 // The queue stays the one order: the new holder learns which token is
@@ -173,8 +173,11 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 	l.hold.mu.Lock()
 	next, from, tr := l.hold.next, l.hold.from, l.hold.train
 	l.hold.mu.Unlock()
+	if next == "" && tr == nil { // nobody to pass to: no clock read
+		return false, nil
+	}
 	now := time.Now()
-	if (next == "" && tr == nil) || now.Sub(from) > l.lease/2 || l.c.acksNeeded(ctx, l.keys[0]) {
+	if now.Sub(from) > l.lease/2 || l.c.acksNeeded(ctx, l.keys[0]) {
 		return false, nil
 	}
 	l.passMu.Lock()
@@ -201,7 +204,7 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 		}
 	}
 	p, to := w.pass, w.lock
-	argv := append(l.argv[:len(l.argv):len(l.argv)], "", next, to.holder, to.lease.Milliseconds(), p.waited, follower)
+	argv := l.releaseArgs(releasePass, next, to.holder, to.lease.Milliseconds(), p.waited, follower)
 	deadline := from.Add(l.lease)
 	var own error
 	refusedPass, unknown := false, false

@@ -34,10 +34,14 @@ import (
 //     the lock's hash slot and expire with their newest entry.
 //   - A waiter queues itself in an attempt that fails (lock_acquire.lua with
 //     a token), after its Client confirmed the subscription to the lock's
-//     channels, so no hand-off can be published before it listens.
+//     channels, so no hand-off can be published before it listens. Its
+//     first queueing sets the queued mark in the lock's hash
+//     (wire.QueuedField): a release that finds no mark has no queue to
+//     look at, and a hand-off that leaves waiters behind sets it again.
 //   - The release of the last level (lock_release.lua) pops the first live
 //     entry, writes that waiter's holder field with count 1 and the lease
-//     its entry carries, and publishes "<token> <next>" on
+//     its entry carries, and its hold record with the hand-off mark naming
+//     its token (wire.HoldField), and publishes "<token> <next>" on
 //     wire.LockWakeChannel(name) (next: the token now first in the queue),
 //     then "0" on the Redisson unlock channel. When that waiter is one of
 //     the releaser's own Client, it is passed the lock in process instead,
@@ -72,8 +76,8 @@ import (
 //   - A lost message (pub/sub delivers at most once; a redial drops what
 //     was sent meanwhile) costs a short delay, not the holder's lease: the
 //     waiter's next attempt comes at most min(RetryInterval,
-//     waitEntryTTL/3) later, finds the hand-off mark "=" naming its token
-//     and returns held. A waiter that gives up withdraws its token, and
+//     waitEntryTTL/3) later, finds the hand-off mark naming its token in
+//     its hold record and returns held. A waiter that gives up withdraws its token, and
 //     releases the hold if the lock was handed to it meanwhile.
 //   - Each Client shares one PubSub for all its waiters: a lock's unlock and
 //     hand-off channels are subscribed when its first waiter arrives and

@@ -367,7 +367,9 @@ func TestReplicaAckHandOffIsConfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := diffCalls(before, redistest.CommandCalls(t, r.rdb))
-	if calls["evalsha"] != 2 || calls["hexists"] != 1 || calls["wait"]+calls["waitaof"] != 2 {
+	// HMGET: the hand-off's of its wait stats, and the confirmation's of
+	// the waiter's field (lock_renew.lua).
+	if calls["evalsha"] != 2 || calls["hmget"] != 2 || calls["wait"]+calls["waitaof"] != 2 {
 		t.Errorf("want the release and the waiter's confirmation, each with its WAIT: %v", calls)
 	}
 	if pttl := r.rdb.PTTL(ctx, name).Val(); pttl <= handoffLease {

@@ -26,13 +26,16 @@ type pubsubMode struct {
 }
 
 // MarshalBinary is the script's flag: "1" to SPUBLISH as well. Undecided
-// sends "0" (classic only, what every Redis understands).
+// sends "0" (classic only, what every Redis understands). go-redis only
+// copies the bytes into its write buffer, so every call shares them.
 func (m *pubsubMode) MarshalBinary() ([]byte, error) {
 	if m.state.Load() == 2 {
-		return []byte("1"), nil
+		return flagSharded, nil
 	}
-	return []byte("0"), nil
+	return flagClassic, nil
 }
+
+var flagSharded, flagClassic = []byte("1"), []byte("0")
 
 // sharded reports the decision (false while undecided).
 func (m *pubsubMode) sharded() bool { return m.state.Load() == 2 }

@@ -124,10 +124,10 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 	lease := s.lease.Milliseconds()
 	keys := s.keys()
 	// No waiter token: a spin lock never queues.
-	argv := []any{lease, s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name)}
+	argv := []any{lease, s.holder, s.c.pubsub}
 	if clock != nil {
 		keys = append(keys, wire.PollWaitersKey(s.name))
-		argv = append(argv, s.c.pubsub, "", "", "", "")
+		argv = append(argv, "", "", "", "")
 		argv = append(argv, clock.pollArgs()...)
 	}
 	ttl, taken, _, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
@@ -153,8 +153,7 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Err()
+	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Err()
 }
 
 func (s *SpinLock) levels() int { return s.renewal.count() }
@@ -208,8 +207,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	if err := s.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(),
-		s.lease.Milliseconds(), s.holder, wire.UnlockChannel(s.name), unlockMessage, wire.LockWakeChannel(s.name), s.c.pubsub).Int64()
+	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.renewal.released(true)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
@@ -224,10 +222,10 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	return nil
 }
 
-// keys are the reentrant lock's: the hash, its stats ring, its waiter
-// queue and entries (see lock_wait.go) and its hold times.
+// keys are the reentrant lock's: the hash, its stats ring, and its waiter
+// queue and entries (see lock_wait.go).
 func (s *SpinLock) keys() []string {
-	return []string{s.name, wire.StatsKey(s.name), wire.LockQueueKey(s.name), wire.LockEntriesKey(s.name), wire.HeldKey(s.name)}
+	return []string{s.name, wire.StatsKey(s.name), wire.LockQueueKey(s.name), wire.LockEntriesKey(s.name)}
 }
 
 // held counts a level and starts the renewal on the first one.
@@ -247,7 +245,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name, wire.HeldKey(s.name)}, s.lease.Milliseconds(), s.holder).Int64()
+		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
 		cancel()
 		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
 			s.renewal.lost(stop)

@@ -64,15 +64,17 @@ func waitClass(ms int64) int {
 }
 
 // acquiredMS reads the acquisition time the lock scripts recorded for
-// holder (wire.HeldKey), in Redis time.
+// holder (wire.HoldField), in Redis time.
 func acquiredMS(t *testing.T, rdb redis.Cmdable, name, holder string) int64 {
 	t.Helper()
-	v, err := rdb.HGet(t.Context(), wire.HeldKey(name), holder).Result()
+	v, err := rdb.HGet(t.Context(), name, wire.HoldField(holder)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	since, _, _ := strings.Cut(v, " ")
-	ms, _ := strconv.ParseInt(since, 10, 64)
+	ms, _, ok := wire.ParseHoldRecord(v)
+	if !ok {
+		t.Fatalf("hold record of %s = %q", holder, v)
+	}
 	return ms
 }
 

@@ -39,3 +39,26 @@ func TestViewAlerts(t *testing.T) {
 		t.Error("the wall shows an alerts section without alerts")
 	}
 }
+
+// The wall lists the most urgent alerts in full and counts the rest, so
+// its tiles stay on the screen; the overview lists them all.
+func TestViewWallAlertsBounded(t *testing.T) {
+	var alerts []AlertRow
+	for i := range WallAlerts + 2 {
+		alerts = append(alerts, AlertRow{Rule: "lock-held-too-long", Name: "lock" + intStr(i), Severity: "warning", Message: "held", Since: at})
+	}
+	wall := render(t, Wall(WallPage{Layout: layout(NavWall), Alerts: alerts}))
+	if n := wall.Find(tid("alert")).Length(); n != WallAlerts {
+		t.Errorf("the wall lists %d alerts, want %d", n, WallAlerts)
+	}
+	if got := text(t, wall.Selection, "alerts-more"); got != "and 2 more alerts firing" {
+		t.Errorf("the wall's count of the rest %q", got)
+	}
+	if got := text(t, render(t, Wall(WallPage{Layout: layout(NavWall), Alerts: alerts[:WallAlerts+1]})).Selection, "alerts-more"); got != "and 1 more alert firing" {
+		t.Errorf("one alert more: %q", got)
+	}
+	over := render(t, Overview(OverviewPage{Layout: layout(NavOverview), Alerts: alerts}))
+	if n := over.Find(tid("alert")).Length(); n != len(alerts) || over.Find(tid("alerts-more")).Length() != 0 {
+		t.Errorf("the overview lists %d alerts, want all %d", n, len(alerts))
+	}
+}

@@ -1,16 +1,25 @@
 package views
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
-// View models and geometry of the history charts (history.templ): a
-// limiter's steps with its audited changes, a lock's holds, and the
-// what-if beside what happened. Drawn in Go as SVG, like the sparklines,
-// so they show without JS; every bar and hold carries a <title> with its
-// exact values.
+// View models of the history charts (history.templ): a limiter's steps
+// with its audited changes, a lock's holds and waits, and the what-if
+// beside what happened. A page carries each chart's frame: caption,
+// legend, and a summary in words of what the chart shows (what a screen
+// reader reads, and what a browser without scripts gets). static/charts.js
+// draws the chart itself, with uPlot, from the history API the figure
+// names (data-src), and draws it again after each history flush while the
+// page is live.
 
 // Spans a chart offers, as ?span= takes them.
 const (
@@ -26,8 +35,12 @@ type HistoryPoint struct {
 
 // ChartMarker is one audited change at T.
 type ChartMarker struct {
-	T     time.Time
-	Label string // e.g. "modify by admin: rate=10 interval=100 → rate=20 interval=100"
+	T time.Time
+	// Label is drawn beside the marker: who, and what changed
+	// ("admin: rate 20 → 40").
+	Label string
+	// Detail is the whole audit record in words, for the tooltip.
+	Detail string
 }
 
 // LimiterChart is a limiter's history over one span.
@@ -49,115 +62,13 @@ type LimiterChart struct {
 	Small bool
 }
 
-// Chart geometry in SVG user units (CSS stretches the box).
-const (
-	chartW, chartH   = 720, 140
-	thumbW, thumbH   = 240, 40
-	chartMaxBars     = 360
-	thumbMaxBars     = 96
-	timelineW        = 720
-	timelineRowH     = 22
-	timelineMaxHolds = 200
-)
+// SpanURL is the limiter page showing span.
+func (c LimiterChart) SpanURL(span string) string { return LimiterURL(c.Name) + "?span=" + span }
 
-// ChartBar is one drawn bar: the sum of one or more steps.
-type ChartBar struct {
-	X, W                       float64
-	AcqY, AcqH, RejY, RejH     float64
-	ErrY, ErrH                 float64
-	From                       time.Time
-	Acquired, Rejected, Errors int64
+// DataURL is the history API the chart is drawn from.
+func (c LimiterChart) DataURL() string {
+	return "/api" + LimiterURL(c.Name) + "/history?span=" + c.Span
 }
-
-// chartSize is a chart's box and its most bars: the overview's thumbnail
-// (thumbnail height th) or the page's chart (width w, height h).
-func chartSize(small bool, w, h, th float64) (float64, float64, int) {
-	if small {
-		return thumbW, th, thumbMaxBars
-	}
-	return w, h, chartMaxBars
-}
-
-func (c LimiterChart) size() (w, h float64, maxBars int) {
-	return chartSize(c.Small, chartW, chartH, thumbH)
-}
-
-func (c LimiterChart) viewBox() string {
-	w, h, _ := c.size()
-	return fmt.Sprintf("0 0 %g %g", w, h)
-}
-
-// bars groups the points into at most maxBars bars, scaled to the largest.
-func (c LimiterChart) bars() []ChartBar {
-	w, h, maxBars := c.size()
-	n := len(c.Points)
-	if n == 0 {
-		return nil
-	}
-	per := (n + maxBars - 1) / maxBars
-	bars := make([]ChartBar, 0, (n+per-1)/per)
-	var top int64 = 1
-	for i := 0; i < n; i += per {
-		b := ChartBar{From: c.Points[i].T}
-		for _, p := range c.Points[i:min(i+per, n)] {
-			b.Acquired += p.Acquired
-			b.Rejected += p.Rejected
-			b.Errors += p.Errors
-		}
-		top = max(top, b.Acquired+b.Rejected+b.Errors)
-		bars = append(bars, b)
-	}
-	bw := w / float64(len(bars))
-	scale := (h - 2) / float64(top)
-	for i := range bars {
-		b := &bars[i]
-		b.X, b.W = float64(i)*bw, max(bw-0.5, 0.5)
-		b.AcqH = float64(b.Acquired) * scale
-		b.RejH = float64(b.Rejected) * scale
-		b.ErrH = float64(b.Errors) * scale
-		b.AcqY = h - b.AcqH
-		b.RejY = b.AcqY - b.RejH
-		b.ErrY = b.RejY - b.ErrH
-	}
-	return slicesNonEmpty(bars)
-}
-
-// slicesNonEmpty drops bars without attempts: only they need a <g>.
-func slicesNonEmpty(bars []ChartBar) []ChartBar {
-	out := bars[:0]
-	for _, b := range bars {
-		if b.Acquired+b.Rejected+b.Errors > 0 {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// barTitle is a bar's exact values, shown on hover.
-func (c LimiterChart) barTitle(b ChartBar) string {
-	rej := itoa(b.Rejected) + " rejected"
-	if c.RejectionsHidden {
-		rej = "rejected not visible"
-	}
-	return fmt.Sprintf("%s UTC: %d acquired, %s, %d errors", b.From.UTC().Format("Jan 2 15:04:05"), b.Acquired, rej, b.Errors)
-}
-
-// xAt places t on a w-wide axis from..to (clamped).
-func xAt(t, from, to time.Time, w float64) float64 {
-	span := to.Sub(from)
-	if span <= 0 {
-		return 0
-	}
-	x := float64(t.Sub(from)) / float64(span) * w
-	return min(max(x, 0), w)
-}
-
-func (c LimiterChart) markerX(m ChartMarker) string {
-	w, _, _ := c.size()
-	return fmtF(xAt(m.T, c.From, c.To, w))
-}
-
-func (c LimiterChart) height() string { _, h, _ := c.size(); return fmtF(h) }
 
 func (c LimiterChart) empty() bool {
 	for _, p := range c.Points {
@@ -168,20 +79,128 @@ func (c LimiterChart) empty() bool {
 	return true
 }
 
-// SpanURL is the limiter page showing span.
-func (c LimiterChart) SpanURL(span string) string { return LimiterURL(c.Name) + "?span=" + span }
+// chartID is an element id for a chart's parts: names are any bytes, ids
+// of one page must differ, so it is a hash of what the chart shows.
+func chartID(kind, name, span string) string {
+	h := fnv.New64a()
+	h.Write([]byte(kind + "\x00" + name + "\x00" + span))
+	return kind + "-" + strconv.FormatUint(h.Sum64(), 36)
+}
 
-func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+func (c LimiterChart) summaryID() string { return chartID("limiter-summary", c.Name, c.Span) }
 
-// bytesText is a size in B, KiB or MiB.
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+// spanWords names a span in a summary.
+func spanWords(span string) string {
+	if span == SpanDay {
+		return "Last 24 h"
 	}
-	return fmt.Sprintf("%d B", n)
+	return "Last hour"
+}
+
+// chartClock is a time in a summary: to the second over an hour, to the
+// minute over a day.
+func chartClock(t time.Time, span string) string {
+	if span == SpanDay {
+		return t.UTC().Format("15:04")
+	}
+	return t.UTC().Format("15:04:05")
+}
+
+var printer = message.NewPrinter(language.English)
+
+// grouped is a count with thousands separators ("3,120").
+func grouped(n int64) string { return printer.Sprintf("%d", n) }
+
+// rateWords is a per-second rate with as many decimals as it needs.
+func rateWords(perS float64) string {
+	if perS >= 10 {
+		return printer.Sprintf("%.0f", perS)
+	}
+	return num(perS)
+}
+
+// Summary says what the chart shows in a few sentences: the span's
+// totals, its busiest step, since when it rejects, and its changes.
+func (c LimiterChart) Summary() string {
+	var b strings.Builder
+	var acq, rej, errs, peak int64
+	var peakAt time.Time
+	for _, p := range c.Points {
+		acq, rej, errs = acq+p.Acquired, rej+p.Rejected, errs+p.Errors
+		if t := p.Acquired + p.Rejected + p.Errors; t > peak {
+			peak, peakAt = t, p.T
+		}
+	}
+	total := acq + rej + errs
+	if total == 0 {
+		b.WriteString(spanWords(c.Span) + ": no attempts recorded.")
+	} else {
+		fmt.Fprintf(&b, "%s: %s acquired, ", spanWords(c.Span), grouped(acq))
+		if c.RejectionsHidden {
+			b.WriteString("rejections not visible, ")
+		} else {
+			fmt.Fprintf(&b, "%s rejected (%s %%), ", grouped(rej), strconv.FormatFloat(float64(rej)*100/float64(total), 'f', 1, 64))
+		}
+		fmt.Fprintf(&b, "%s errors.", grouped(errs))
+		if step := max(c.StepS, 1); len(c.Points) > 1 {
+			fmt.Fprintf(&b, " Busiest %s: %s UTC, %s attempts per second.", stepWords(step), chartClock(peakAt, c.Span),
+				rateWords(float64(peak)/float64(step)))
+		}
+		if !c.RejectionsHidden && rej > 0 {
+			b.WriteString(" " + c.rejectionWords())
+		}
+	}
+	switch n := len(c.Markers); {
+	case n == 1:
+		m := c.Markers[0]
+		fmt.Fprintf(&b, " 1 change: %s UTC, %s.", chartClock(m.T, c.Span), m.Label)
+	case n > 1:
+		m := c.Markers[n-1]
+		fmt.Fprintf(&b, " %d changes, the last %s UTC, %s.", n, chartClock(m.T, c.Span), m.Label)
+	}
+	return b.String()
+}
+
+// stepWords names a step: "10 s", "minute".
+func stepWords(s int64) string {
+	if s == 60 {
+		return "minute"
+	}
+	return strconv.FormatInt(s, 10) + " s"
+}
+
+// rejectionWords says since when the limiter rejects, if its last steps
+// with attempts rejected, or when it last did.
+func (c LimiterChart) rejectionWords() string {
+	last, lastActive := -1, -1
+	for i, p := range c.Points {
+		if p.Rejected > 0 {
+			last = i
+		}
+		if p.Acquired+p.Rejected+p.Errors > 0 {
+			lastActive = i
+		}
+	}
+	if last < 0 {
+		return ""
+	}
+	if last != lastActive {
+		return "Last rejection " + chartClock(c.Points[last].T, c.Span) + " UTC."
+	}
+	// The run goes back over steps that rejected, and over idle gaps of
+	// at most two steps; a step that admitted all it was asked ends it.
+	first, idle := last, 0
+	for i := last - 1; i >= 0 && idle <= 2; i-- {
+		switch p := c.Points[i]; {
+		case p.Rejected > 0:
+			first, idle = i, 0
+		case p.Acquired+p.Errors > 0:
+			idle = 3
+		default:
+			idle++
+		}
+	}
+	return "Rejecting since " + chartClock(c.Points[first].T, c.Span) + " UTC."
 }
 
 // LockTimeline is a lock's holds over one span.
@@ -213,40 +232,60 @@ type TimelineClient struct {
 	Color int
 }
 
-// timelineColors is how many client colours app.css defines (tl-c0...).
-const timelineColors = 8
+// TimelineColors is how many client colours app.css defines (tl-c0...);
+// static/charts.js reads them from there in the same order.
+const TimelineColors = 8
 
-func (t LockTimeline) viewBox() string {
-	return fmt.Sprintf("0 0 %d %d", timelineW, timelineRowH)
-}
+// DataURL is the history API the timeline is drawn from.
+func (t LockTimeline) DataURL() string { return "/api" + LockURL(t.Name) + "/history?span=" + t.Span }
 
-func (t LockTimeline) holdX(h TimelineHold) string {
-	return fmtF(xAt(h.From, t.From, t.To, timelineW))
-}
-
-func (t LockTimeline) holdW(h TimelineHold) string {
-	x0, x1 := xAt(h.From, t.From, t.To, timelineW), xAt(h.To, t.From, t.To, timelineW)
-	return fmtF(max(x1-x0, 1))
-}
-
-func holdClass(h TimelineHold) string {
-	c := "tl-hold tl-c" + strconv.Itoa(h.Color%timelineColors)
-	if h.Ended == "force-unlocked" || h.Ended == "expired" {
-		c += " tl-broken"
-	}
-	return c
-}
+func (t LockTimeline) summaryID() string { return chartID("lock-summary", t.Name, t.Span) }
 
 func clientClass(c TimelineClient) string {
-	return "tl-key tl-c" + strconv.Itoa(c.Color%timelineColors)
+	return "tl-key tl-c" + strconv.Itoa(c.Color%TimelineColors)
 }
 
-func holdTitle(h TimelineHold) string {
-	end := "still held"
-	if !h.Running {
-		end = h.To.UTC().Format("15:04:05") + " UTC, " + h.Ended
+// Summary says who held the lock over the span, who holds it now, how
+// many holds ended without their holder's release, and how long
+// acquisitions waited.
+func (t LockTimeline) Summary() string {
+	var b strings.Builder
+	if len(t.Holds) == 0 {
+		b.WriteString(spanWords(t.Span) + ": no holds recorded.")
+	} else {
+		fmt.Fprintf(&b, "%s: %s by %s.", spanWords(t.Span), plural(len(t.Holds), "hold", "holds"),
+			plural(len(t.Clients), "client", "clients"))
+		for _, h := range t.Holds {
+			if h.Running {
+				fmt.Fprintf(&b, " Held now by %s since %s UTC.", h.Client, chartClock(h.From, t.Span))
+			}
+		}
+		if last := t.Holds[0]; !last.Running { // ended holds come newest first
+			fmt.Fprintf(&b, " Free since %s UTC, last held by %s (%s).", chartClock(last.To, t.Span), last.Client, last.Ended)
+		}
+		broken := map[string]int{}
+		for _, h := range t.Holds {
+			if h.Ended == "expired" || h.Ended == "force-unlocked" {
+				broken[h.Ended]++
+			}
+		}
+		if n := broken["expired"] + broken["force-unlocked"]; n > 0 {
+			fmt.Fprintf(&b, " %s without a release (%d expired, %d force-unlocked).", plural(n, "hold ended", "holds ended"),
+				broken["expired"], broken["force-unlocked"])
+		}
 	}
-	return fmt.Sprintf("%s (%s): from %s UTC to %s", h.Holder, h.Client, h.From.UTC().Format("15:04:05"), end)
+	if s := t.Waits.summary(t.Span); s != "" {
+		b.WriteString(" " + s)
+	}
+	return b.String()
+}
+
+// plural is "1 hold", "3 holds".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return grouped(int64(n)) + " " + many
 }
 
 // WhatIf is the what-if of the edit form: the last hour's demand at the
@@ -315,36 +354,61 @@ func (w WhatIf) fineText() string {
 	return fmt.Sprintf("the last %s s in 200 ms buckets, the rest in 10 s steps", num(w.FineS))
 }
 
-// whatIfBars lays the minutes out: actual rejections above the axis,
-// predicted below, on one scale.
-type whatIfBar struct {
-	X, W, ActH, PredH float64
-	P                 WhatIfPoint
+// whatIfPointJSON is a minute of the what-if as static/charts.js draws it.
+type whatIfPointJSON struct {
+	T              int64 `json:"t"` // Unix seconds
+	Attempts       int64 `json:"attempts"`
+	ActualAdmitted int64 `json:"actual_admitted"`
+	ActualRejected int64 `json:"actual_rejected"`
+	Admitted       int64 `json:"admitted"`
+	Rejected       int64 `json:"rejected"`
+	Low            int64 `json:"low"`
+	High           int64 `json:"high"`
 }
 
-const whatIfW, whatIfH = 360, 80
-
-func (w WhatIf) bars() []whatIfBar {
-	if len(w.Points) == 0 {
-		return nil
-	}
-	var top int64 = 1
+// pointsJSON is the minutes for the chart's data-points.
+func (w WhatIf) pointsJSON() string {
+	out := make([]whatIfPointJSON, 0, len(w.Points))
 	for _, p := range w.Points {
-		top = max(top, p.ActualRejected, p.Rejected)
+		out = append(out, whatIfPointJSON{T: p.T.Unix(), Attempts: p.Attempts, ActualAdmitted: p.ActualAdmitted,
+			ActualRejected: p.ActualRejected, Admitted: p.Admitted, Rejected: p.Rejected, Low: p.Low, High: p.High})
 	}
-	bw := float64(whatIfW) / float64(len(w.Points))
-	half := float64(whatIfH)/2 - 1
-	out := make([]whatIfBar, 0, len(w.Points))
-	for i, p := range w.Points {
-		out = append(out, whatIfBar{X: float64(i) * bw, W: max(bw-0.5, 0.5), P: p,
-			ActH: float64(p.ActualRejected) / float64(top) * half, PredH: float64(p.Rejected) / float64(top) * half})
-	}
-	return out
+	b, _ := json.Marshal(out) // plain ints: cannot fail
+	return string(b)
 }
 
-func whatIfViewBox() string { return fmt.Sprintf("0 0 %d %d", whatIfW, whatIfH) }
+// Summary says what the chart shows: the rejections at these settings
+// beside those that happened, and the worst minute of each.
+func (w WhatIf) Summary() string {
+	var worst, worstActual WhatIfPoint
+	for _, p := range w.Points {
+		if p.Rejected > worst.Rejected {
+			worst = p
+		}
+		if p.ActualRejected > worstActual.ActualRejected {
+			worstActual = p
+		}
+	}
+	s := fmt.Sprintf("At these settings the last hour's demand gives %s rejections (could be %s to %s); %s happened.",
+		grouped(w.PredictedRejected), grouped(w.PredictedLow), grouped(w.PredictedHigh), grouped(w.ActualRejected))
+	if worst.Rejected > 0 {
+		s += fmt.Sprintf(" The worst minute would be %s UTC with %s.", chartClock(worst.T, SpanDay), grouped(worst.Rejected))
+	} else {
+		s += " No minute would reject."
+	}
+	if worstActual.ActualRejected > 0 {
+		s += fmt.Sprintf(" The worst that happened: %s UTC with %s.", chartClock(worstActual.T, SpanDay), grouped(worstActual.ActualRejected))
+	}
+	return s
+}
 
-func whatIfTitle(b whatIfBar) string {
-	return fmt.Sprintf("%s UTC: %d attempts; happened %d admitted, %d rejected; would have %d admitted, %d rejected (%d to %d)",
-		b.P.T.UTC().Format("15:04"), b.P.Attempts, b.P.ActualAdmitted, b.P.ActualRejected, b.P.Admitted, b.P.Rejected, b.P.Low, b.P.High)
+// bytesText is a size in B, KiB or MiB.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

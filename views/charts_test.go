@@ -1,12 +1,10 @@
 package views
 
 import (
-	"strconv"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/PuerkitoBio/goquery"
 )
 
 // hourChart is an hour of 10 s steps ending at `at`, with attempts in
@@ -24,10 +22,13 @@ func hourChart() LimiterChart {
 		}
 		c.Points = append(c.Points, p)
 	}
-	c.Markers = []ChartMarker{{T: from.Add(30 * time.Minute), Label: "modify by admin: rate=5 → rate=7"}}
+	c.Markers = []ChartMarker{{T: from.Add(30 * time.Minute), Label: "admin: rate 5 → 7", Detail: "modify by admin: rate=5 → rate=7"}}
 	return c
 }
 
+// The chart's frame names the history it is drawn from, and says in
+// words what the chart shows: totals, the busiest step, since when it
+// rejects, and the change, labelled with who changed what.
 func TestViewHistoryChart(t *testing.T) {
 	c := hourChart()
 	doc := render(t, historyChart(c))
@@ -35,105 +36,97 @@ func TestViewHistoryChart(t *testing.T) {
 	if attr(t, fig, "data-span") != SpanHour {
 		t.Errorf("data-span = %q", attr(t, fig, "data-span"))
 	}
-	bars := fig.Find(tid("chart-bar"))
-	if bars.Length() != 2 {
-		t.Fatalf("%d bars, want one per step with attempts (2)", bars.Length())
+	plot := one(t, fig, "chart-plot")
+	if src := attr(t, plot, "data-src"); src != "/api/limiters/api/history?span=1h" || attr(t, plot, "data-chart") != "limiter" ||
+		attr(t, plot, "data-step-s") != "10" {
+		t.Errorf("plot data-src %q data-chart %q data-step-s %q", src, attr(t, plot, "data-chart"), attr(t, plot, "data-step-s"))
 	}
-	first := strings.TrimSpace(bars.First().Find("title").Text())
-	if !strings.Contains(first, "40 acquired, 2 rejected, 0 errors") {
-		t.Errorf("first bar's title %q lacks its exact values", first)
+	sum := one(t, fig, "chart-summary")
+	if attr(t, plot, "aria-describedby") != attr(t, sum, "id") || attr(t, sum, "id") == "" {
+		t.Errorf("the plot is not described by its summary: %q, %q", attr(t, plot, "aria-describedby"), attr(t, sum, "id"))
 	}
-	// 360 steps over 720 units: a bar is 2 wide, step 10 starts at x=20.
-	if x := attr(t, bars.First().Find("rect.bar-acquired"), "x"); x != "20.0" {
-		t.Errorf("first bar at x=%s, want 20.0", x)
+	from := c.From
+	want := "Last hour: 47 acquired, 2 rejected (4.0 %), 1 errors. Busiest 10 s: " + from.Add(100*time.Second).Format("15:04:05") +
+		" UTC, 4.2 attempts per second. Last rejection " + from.Add(100*time.Second).Format("15:04:05") +
+		" UTC. 1 change: " + from.Add(30*time.Minute).Format("15:04:05") + " UTC, admin: rate 5 → 7."
+	if got := sum.Text(); got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}
-	if bars.Eq(1).Find("rect.bar-errors").Length() != 1 || bars.Eq(1).Find("rect.bar-rejected").Length() != 0 {
-		t.Errorf("second bar: want an errors rect and no rejected one")
-	}
-	mk := one(t, fig, "chart-marker")
-	if x := attr(t, mk.Find("line"), "x1"); x != "360.0" {
-		t.Errorf("marker at x=%s, want 360.0 (half-way)", x)
-	}
-	if title := mk.Find("title").Text(); !strings.Contains(title, "rate=5 → rate=7") {
-		t.Errorf("marker title %q", title)
+	legend := one(t, fig, "chart-legend").Text()
+	for _, w := range []string{"acquired", "rejected", "errors", "settings changed", "per second"} {
+		if !strings.Contains(legend, w) {
+			t.Errorf("legend %q lacks %q", legend, w)
+		}
 	}
 	// Hidden rejections are not shown as zero.
 	c.RejectionsHidden = true
 	doc = render(t, historyChart(c))
-	if title := doc.Find(tid("chart-bar")).First().Find("title").Text(); !strings.Contains(title, "rejected not visible") {
-		t.Errorf("hidden rejections: title %q", title)
+	if s := text(t, doc.Selection, "chart-summary"); !strings.Contains(s, "rejections not visible") || strings.Contains(s, "2 rejected") {
+		t.Errorf("hidden rejections: summary %q", s)
 	}
-}
-
-// A day of minutes is drawn as at most chartMaxBars bars whose titles add
-// up the steps they hold; the overview's thumbnail as fewer.
-func TestViewHistoryChartGroupsSteps(t *testing.T) {
-	from := at.Truncate(time.Minute).Add(-24 * time.Hour)
-	c := LimiterChart{Name: "api", Span: SpanDay, StepS: 60, From: from, To: from.Add(24 * time.Hour), Kept: true}
-	var want int64
-	for i := range 1440 {
-		c.Points = append(c.Points, HistoryPoint{T: from.Add(time.Duration(i) * time.Minute), Acquired: int64(i % 7)})
-		want += int64(i % 7)
+	if l := text(t, doc.Selection, "chart-legend"); !strings.Contains(l, "not visible") {
+		t.Errorf("hidden rejections: legend %q", l)
 	}
-	for _, small := range []bool{false, true} {
-		c.Small = small
-		doc := render(t, historyChart(c))
-		bars := doc.Find(tid("chart-bar"))
-		limit := chartMaxBars
-		if small {
-			limit = thumbMaxBars
-		}
-		if bars.Length() == 0 || bars.Length() > limit {
-			t.Fatalf("small=%v: %d bars, want 1..%d", small, bars.Length(), limit)
-		}
-		var sum int64
-		bars.Each(func(_ int, b *goquery.Selection) {
-			title := b.Find("title").Text()
-			n, err := strconv.ParseInt(strings.Fields(strings.SplitN(title, "UTC: ", 2)[1])[0], 10, 64)
-			if err != nil {
-				t.Fatalf("title %q: %v", title, err)
-			}
-			sum += n
-		})
-		if sum != want {
-			t.Errorf("small=%v: the bars' titles add up to %d acquired, want %d", small, sum, want)
-		}
-	}
-	c.Points, c.Kept, c.Small = nil, false, false
+	c.Points, c.Kept = nil, false
 	one(t, render(t, historyChart(c)).Selection, "history-empty")
 	one(t, render(t, historyChart(LimiterChart{Off: true})).Selection, "history-off")
 }
 
+// A limiter still rejecting at its last attempts says since when: the
+// start of its run of rejecting steps, idle steps inside the run included.
+func TestViewHistoryChartRejectingSince(t *testing.T) {
+	from := at.Truncate(time.Minute).Add(-24 * time.Hour)
+	c := LimiterChart{Name: "api", Span: SpanDay, StepS: 60, Kept: true}
+	for i := range 1440 {
+		p := HistoryPoint{T: from.Add(time.Duration(i) * time.Minute)}
+		switch {
+		case i == 100:
+			p.Acquired, p.Rejected = 5, 1 // an earlier run
+		case i >= 1000 && i < 1400 && i%3 != 0:
+			p.Acquired, p.Rejected = 9, 4
+		}
+		c.Points = append(c.Points, p)
+	}
+	got := c.Summary()
+	if want := "Rejecting since " + from.Add(1000*time.Minute).Format("15:04") + " UTC."; !strings.Contains(got, want) {
+		t.Errorf("summary %q lacks %q", got, want)
+	}
+	c.Points[1001].Rejected = 0 // admitted all it was asked: the run starts after it (1002 is idle)
+	if want := "Rejecting since " + from.Add(1003*time.Minute).Format("15:04") + " UTC."; !strings.Contains(c.Summary(), want) {
+		t.Errorf("summary %q lacks %q", c.Summary(), want)
+	}
+}
+
+// The timeline's frame names the lock's history, keys each client's colour,
+// and says who held the lock, who holds it now, and what ended badly.
 func TestViewLockTimeline(t *testing.T) {
 	to := at
 	from := to.Add(-time.Hour)
-	tl := LockTimeline{Name: "job", Span: SpanHour, From: from, To: to, Kept: true,
+	tl := LockTimeline{Name: "jobs/nightly", Span: SpanHour, From: from, To: to, Kept: true,
 		Clients: []TimelineClient{{Label: "orders@h1 pid 7", Color: 0}, {Label: "billing@h2 pid 9", Color: 1}},
 		Holds: []TimelineHold{
 			{Holder: "u1:t1", Client: "orders@h1 pid 7", From: to.Add(-15 * time.Minute), To: to, Running: true, Color: 0},
 			{Holder: "u2:t2", Client: "billing@h2 pid 9", From: from.Add(15 * time.Minute), To: from.Add(30 * time.Minute), Ended: "force-unlocked", Color: 1},
 			{Holder: "u1:t3", Client: "orders@h1 pid 7", From: from, To: from.Add(15 * time.Minute), Ended: "handed-off", Color: 0},
 		}}
-	doc := render(t, lockTimeline(tl))
-	root := one(t, doc.Selection, "lock-timeline")
-	holds := root.Find(tid("timeline-hold"))
-	if holds.Length() != 3 {
-		t.Fatalf("%d holds, want 3", holds.Length())
+	root := one(t, render(t, lockTimeline(tl)).Selection, "lock-timeline")
+	plot := one(t, root, "chart-plot")
+	if src := attr(t, plot, "data-src"); src != "/api/locks/jobs%2Fnightly/history?span=1h" || attr(t, plot, "data-chart") != "lock" {
+		t.Errorf("plot data-src %q data-chart %q", src, attr(t, plot, "data-chart"))
 	}
-	want := []struct{ x, w, color string }{{"540.0", "180.0", "tl-c0"}, {"180.0", "180.0", "tl-c1"}, {"0.0", "180.0", "tl-c0"}}
-	holds.Each(func(i int, h *goquery.Selection) {
-		if x, w, class := attr(t, h, "x"), attr(t, h, "width"), attr(t, h, "class"); x != want[i].x || w != want[i].w || !strings.Contains(class, want[i].color) {
-			t.Errorf("hold %d: x=%s width=%s class %q, want x=%s width=%s %s", i, x, w, class, want[i].x, want[i].w, want[i].color)
-		}
-	})
-	if c := attr(t, holds.Eq(1), "class"); !strings.Contains(c, "tl-broken") {
-		t.Errorf("a force-unlocked hold is not marked: %q", c)
+	keys := root.Find(tid("timeline-client"))
+	if keys.Length() != 2 || !strings.Contains(attr(t, keys.Eq(1).Find("span"), "class"), "tl-c1") {
+		t.Errorf("%d clients in the key; the second's swatch %q", keys.Length(), keys.Eq(1).Find("span").AttrOr("class", ""))
 	}
-	if title := holds.Eq(1).Find("title").Text(); !strings.Contains(title, "u2:t2 (billing@h2 pid 9)") || !strings.Contains(title, "force-unlocked") {
-		t.Errorf("title %q", title)
+	want := "Last hour: 3 holds by 2 clients. Held now by orders@h1 pid 7 since " + to.Add(-15*time.Minute).Format("15:04:05") +
+		" UTC. 1 hold ended without a release (0 expired, 1 force-unlocked)."
+	if got := text(t, root, "chart-summary"); got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}
-	if n := root.Find(tid("timeline-client")).Length(); n != 2 {
-		t.Errorf("%d clients in the key, want 2", n)
+	tl.Holds = tl.Holds[1:]
+	if got := text(t, render(t, lockTimeline(tl)).Selection, "chart-summary"); !strings.Contains(got,
+		" Free since "+from.Add(30*time.Minute).Format("15:04:05")+" UTC, last held by billing@h2 pid 9 (force-unlocked).") {
+		t.Errorf("summary of a free lock %q, want since when and who held it last", got)
 	}
 	tl.Holds = nil
 	one(t, render(t, lockTimeline(tl)).Selection, "timeline-empty")
@@ -158,8 +151,15 @@ func TestViewWhatIfResult(t *testing.T) {
 		t.Error("a warning over a replay that reproduced today's rejections")
 	}
 	one(t, doc.Selection, "whatif-lower-bound")
-	if n := doc.Find(tid("whatif-bar")).Length(); n != 1 {
-		t.Errorf("%d bars, want 1", n)
+	// The chart's minutes are on the page, and its summary says them.
+	var pts []map[string]int64
+	if err := json.Unmarshal([]byte(attr(t, one(t, doc.Selection, "chart-plot"), "data-points")), &pts); err != nil || len(pts) != 1 ||
+		pts[0]["t"] != at.Unix() || pts[0]["actual_rejected"] != 10 || pts[0]["rejected"] != 40 || pts[0]["low"] != 35 || pts[0]["high"] != 48 {
+		t.Errorf("data-points %v (%v)", pts, err)
+	}
+	if got, want := text(t, doc.Selection, "chart-summary"), "At these settings the last hour's demand gives 40 rejections (could be 35 to 48); 10 happened. The worst minute would be "+
+		at.Format("15:04")+" UTC with 40. The worst that happened: "+at.Format("15:04")+" UTC with 10."; got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}
 
 	// An error at today's settings over 2 %: the warning comes before the

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,9 +195,9 @@ func TestViewKindsLayoutAssets(t *testing.T) {
 			t.Errorf("%s is not deferred: order would not be kept", s.AttrOr("src", ""))
 		}
 	})
-	want := make([]string, len(Scripts))
-	for i, s := range Scripts {
-		want[i] = StaticPrefix + s
+	var want []string
+	for _, s := range append(slices.Clone(VendorScripts), Scripts...) {
+		want = append(want, StaticPrefix+s)
 	}
 	if strings.Join(srcs, ",") != strings.Join(want, ",") {
 		t.Errorf("scripts %v, want %v", srcs, want)

@@ -238,6 +238,9 @@ type LocksPage struct {
 // ListNav is a list page's filters, sort links and paging links; every
 // link is a plain URL so paging works without JavaScript.
 type ListNav struct {
+	// List is what the page lists ("locks", "limiters"): static/lists.js
+	// keeps the footer's counts true from the frames' objects of that list.
+	List     string
 	Total    int // rows passing the filters, on every page
 	Shown    int // rows on this page
 	Match    string
@@ -465,6 +468,9 @@ type LoginPage struct {
 type AuditPage struct {
 	Layout
 	Records []AuditRow // newest first
+	// OlderURL is the page of the records older than these ("" when none
+	// are); NewestURL goes back to the newest, on an older page.
+	OlderURL, NewestURL string
 }
 
 // AuditRow is one audit record.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -40,44 +41,49 @@ func auditLimit(c echo.Context) (int, error) {
 	return n, nil
 }
 
-// recentAudit is the newest n records of the trail ?trail= names: the
-// changes (default), the refused requests or the sign-in summaries.
-func (s *Server) recentAudit(c echo.Context, n int) ([]inspect.AuditRecord, error) {
-	switch c.QueryParam("trail") {
-	case "", "changes":
-		return s.admin.Recent(c.Request().Context(), n)
-	case "refused":
-		if l := s.admin.RefusedLog(); l != nil {
-			return l.Trail().Recent(c.Request().Context(), n)
-		}
-		return nil, nil
-	case "sign-ins":
-		if s.insp != nil {
-			return s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen).Recent(c.Request().Context(), n)
-		}
-		return nil, nil
-	}
-	return nil, inspect.Invalid("trail", `trail must be "changes", "refused" or "sign-ins"`)
-}
-
-func (s *Server) handleAPIAudit(c echo.Context) error {
+// auditPage is one page of the trail ?trail= names (the changes, the
+// refused requests or the sign-in summaries): ?limit= records older than
+// ?before= (an id a page gave as next_before; none: the newest), newest
+// first, and the next page's before ("" on the last page).
+func (s *Server) auditPage(c echo.Context) (trail string, recs []inspect.AuditRecord, next string, err error) {
 	n, err := auditLimit(c)
 	if err != nil {
-		return err
+		return "", nil, "", err
 	}
-	recs, err := s.recentAudit(c, n)
+	var a *inspect.Audit
+	switch trail = c.QueryParam("trail"); trail {
+	case "", "changes":
+		a = s.admin.Trail()
+	case "refused":
+		if l := s.admin.RefusedLog(); l != nil {
+			a = l.Trail()
+		}
+	case "sign-ins":
+		if s.insp != nil {
+			a = s.insp.Audit(s.cfg.signInAuditKey(), s.cfg.AuditMaxLen)
+		}
+	default:
+		return "", nil, "", inspect.Invalid("trail", `trail must be "changes", "refused" or "sign-ins"`)
+	}
+	if a == nil {
+		return trail, []inspect.AuditRecord{}, "", nil
+	}
+	recs, next, err = a.Page(c.Request().Context(), c.QueryParam("before"), n)
+	return trail, recs, next, err
+}
+
+// handleAPIAudit is {"records": [...], "next_before": "<id>"}: pass
+// next_before as ?before= for the older page ("" on the last page).
+func (s *Server) handleAPIAudit(c echo.Context) error {
+	_, recs, next, err := s.auditPage(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"records": recs})
+	return c.JSON(http.StatusOK, map[string]any{"records": recs, "next_before": next})
 }
 
 func (s *Server) handleAuditPage(c echo.Context) error {
-	n, err := auditLimit(c)
-	if err != nil {
-		return err
-	}
-	recs, err := s.recentAudit(c, n)
+	trail, recs, next, err := s.auditPage(c)
 	if err != nil {
 		return err
 	}
@@ -87,7 +93,29 @@ func (s *Server) handleAuditPage(c echo.Context) error {
 			Remote: r.Remote, Action: r.Action, Target: r.Target, Before: r.Before, After: r.After,
 			Outcome: r.Outcome, Reason: r.Reason, Detail: r.Detail})
 	}
+	q := url.Values{}
+	if trail != "" {
+		q.Set("trail", trail)
+	}
+	if l := c.QueryParam("limit"); l != "" {
+		q.Set("limit", l)
+	}
+	if c.QueryParam("before") != "" {
+		page.NewestURL = "/audit" + queryString(q)
+	}
+	if next != "" {
+		q.Set("before", next)
+		page.OlderURL = "/audit" + queryString(q)
+	}
 	return s.render(c, http.StatusOK, views.Audit(page))
+}
+
+// queryString is "?"+q.Encode(), or "" when q is empty.
+func queryString(q url.Values) string {
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
 }
 
 // actor is who sent the request, as the audit trail names them.

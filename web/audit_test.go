@@ -7,11 +7,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/admin"
 )
 
 type auditList struct {
@@ -215,5 +219,84 @@ func (e *testEnv) sendJSONAuth(method, path, body, tok string, want int) {
 	st, _, b := e.do(method, path, strings.NewReader(body), bearerOf(tok))
 	if st != want {
 		e.t.Fatalf("%s %s as %.6s: %d, want %d (%s)", method, path, tok, st, want, b)
+	}
+}
+
+// The trail is paged: with more records than one page holds (500 at
+// most), an admin's change stays reachable through next_before in the
+// API and the "older" links of the page.
+func TestAuditPagedChangeReachable(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := t.Context()
+	rl := e.prefix + "rl"
+	e.makeBucket(rl, 100, "10")
+	e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10}`, 200, nil)
+	const newer = 600
+	for i := range newer {
+		if _, err := e.srv.admin.Trail().Append(ctx, inspect.AuditRecord{Role: "admin", Action: "reset",
+			Target: e.prefix + "other-" + strconv.Itoa(i), Outcome: inspect.OutcomeOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	isChange := func(r inspect.AuditRecord) bool {
+		return r.Target == rl && r.Action == admin.ActionModify && r.Outcome == inspect.OutcomeOK
+	}
+
+	var page struct {
+		Records    []inspect.AuditRecord `json:"records"`
+		NextBefore string                `json:"next_before"`
+	}
+	path, pages, found := "/api/audit?limit=500", 0, false
+	for !found {
+		if pages++; pages > 3 {
+			t.Fatalf("the change is not in the first %d pages", pages-1)
+		}
+		e.getJSON(path, 200, &page)
+		if pages == 1 && len(page.Records) != 500 {
+			t.Fatalf("the first page has %d records, want 500", len(page.Records))
+		}
+		for _, r := range page.Records {
+			found = found || isChange(r)
+		}
+		if !found && page.NextBefore == "" {
+			t.Fatalf("page %d (%d records) has no next_before and no change", pages, len(page.Records))
+		}
+		path = "/api/audit?limit=500&before=" + url.QueryEscape(page.NextBefore)
+	}
+	if pages != 2 {
+		t.Errorf("the change was on page %d, want 2 (%d newer records)", pages, newer)
+	}
+
+	// The page: "Older records" until the change's row.
+	path, found = "/audit?limit=500", false
+	for range 3 {
+		st, _, b := e.do("GET", path, nil, nil)
+		if st != 200 {
+			t.Fatalf("GET %s: %d", path, st)
+		}
+		doc := parseHTML(t, b)
+		doc.Find(`[data-testid="audit-row"]`).Each(func(_ int, s *goquery.Selection) {
+			found = found || (strings.TrimSpace(s.Find(`[data-testid="audit-target"]`).Text()) == rl && s.AttrOr("data-action", "") == admin.ActionModify)
+		})
+		if found {
+			if doc.Find(`[data-testid="audit-newest"]`).Length() != 1 {
+				t.Error("an older page has no link back to the newest")
+			}
+			break
+		}
+		path = doc.Find(`[data-testid="audit-older"]`).AttrOr("href", "")
+		if path == "" {
+			t.Fatal("the audit page has no link to older records and no change")
+		}
+	}
+	if !found {
+		t.Fatal("the change is not reachable through the audit page's older links")
+	}
+
+	// A cursor that is no record id is refused, naming the field.
+	for _, p := range []string{"/api/audit?before=yesterday", "/audit?before=1-x"} {
+		if st, _, b := e.do("GET", p, nil, nil); st != 400 || !strings.Contains(string(b), "before") {
+			t.Errorf("GET %s: %d %s, want 400 naming before", p, st, b)
+		}
 	}
 }

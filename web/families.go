@@ -80,6 +80,16 @@ func (s *Server) family(c echo.Context) (*inspect.FamilyRow, error) {
 	return f, nil
 }
 
+// limiterClients are the clients of the per-client Redisson limiter name
+// as the tick's reads of its family last found them (a request never
+// walks the keyspace for them): empty until the family's first reading.
+func (s *Server) limiterClients(name string) []inspect.ClientWindow {
+	if f := s.live.Latest().Family(name); f != nil && f.Kind == inspect.FamilyPerClient && f.Clients != nil {
+		return f.Clients
+	}
+	return []inspect.ClientWindow{}
+}
+
 // handleAPIFamilies is {"families": [...]}.
 func (s *Server) handleAPIFamilies(c echo.Context) error {
 	span, err := familySpanParam(c)

@@ -29,7 +29,12 @@ type apiLimiterHistory struct {
 	StepS   int64                 `json:"step_s"`
 	Points  []apiPoint            `json:"points"`
 	Changes []inspect.AuditRecord `json:"changes"`
-	Kept    bool                  `json:"kept"`
+	Markers []struct {
+		T             int64
+		Label, Detail string
+	} `json:"markers"`
+	Summary string `json:"summary"`
+	Kept    bool   `json:"kept"`
 }
 
 func (h apiLimiterHistory) totals() (acq, rej int64) {
@@ -213,6 +218,14 @@ func TestHistoryLimiterAPI(t *testing.T) {
 	})
 	if c := h.Changes; len(c) != 1 || c[0].Action != "modify" || c[0].Target != name || !strings.Contains(c[0].After, "rate=7") {
 		t.Errorf("changes = %+v, want the one modify to rate 7", c)
+	}
+	// The chart labels it with who changed what, and says so in words.
+	if m := h.Markers; len(m) != 1 || m[0].T != h.Changes[0].Time.UnixMilli() || !strings.HasPrefix(m[0].Label, "admin: rate ") ||
+		!strings.Contains(m[0].Label, " → 7") || !strings.Contains(m[0].Detail, "modify by admin") {
+		t.Errorf("markers = %+v, want the edit labelled admin: rate … → 7", m)
+	}
+	if !strings.Contains(h.Summary, "5 acquired, 3 rejected") || !strings.Contains(h.Summary, "1 change: ") {
+		t.Errorf("summary %q, want the totals and the change", h.Summary)
 	}
 
 	for _, tc := range []struct{ path, field string }{
@@ -406,7 +419,7 @@ func TestHistorySharedAndRestart(t *testing.T) {
 	}
 	// Its page, with nobody holding it, shows who did.
 	code, _, b := e.do("GET", "/locks/"+esc(lock), nil, nil)
-	if code != 200 || !bytes.Contains(b, []byte(`data-testid="lock-not-held"`)) || !bytes.Contains(b, []byte(`data-ended="force-unlocked"`)) {
+	if code != 200 || !bytes.Contains(b, []byte(`data-testid="lock-not-held"`)) || !bytes.Contains(b, []byte(`(force-unlocked).`)) {
 		t.Errorf("GET /locks/%s after the force-unlock: %d, want the timeline of the ended hold", lock, code)
 	}
 
@@ -452,8 +465,9 @@ func TestHistoryPages(t *testing.T) {
 	page := "/limiters/" + esc(name)
 
 	st, _, b := e.do("GET", page, nil, nil)
-	if st != 200 || !bytes.Contains(b, []byte(`data-testid="history-chart"`)) || !bytes.Contains(b, []byte(`5 acquired, 3 rejected, 0 errors`)) {
-		t.Errorf("GET %s: %d, want the chart with a bar of 5 acquired, 3 rejected", page, st)
+	if st != 200 || !bytes.Contains(b, []byte(`data-testid="history-chart"`)) || !bytes.Contains(b, []byte(`: 5 acquired, 3 rejected (37.5 %), 0 errors.`)) ||
+		!bytes.Contains(b, []byte(`data-src="/api/limiters/`+esc(name)+`/history?span=1h"`)) {
+		t.Errorf("GET %s: %d, want the chart drawn from the hour's history, its summary 5 acquired, 3 rejected", page, st)
 	}
 	st, _, b = e.do("GET", page+"?whatif=1&rate=1&interval_ms=86400000", nil, nil)
 	if st != 200 || !bytes.Contains(b, []byte(`data-testid="whatif-rejected">7<`)) {

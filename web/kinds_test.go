@@ -445,7 +445,8 @@ func TestKindsConsoleStatsFrameAndFavicon(t *testing.T) {
 	if st != 200 || h.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(string(b), "<svg") {
 		t.Errorf("favicon: %d %s", st, h.Get("Content-Type"))
 	}
-	if !slices.Equal(views.Scripts, static.Scripts) {
-		t.Errorf("the layout loads %v; static orders them %v", views.Scripts, static.Scripts)
+	if !slices.Equal(views.Scripts, static.Scripts) || !slices.Equal(views.VendorScripts, static.VendorScripts) || !slices.Equal(views.VendorStyles, static.VendorStyles) {
+		t.Errorf("the layout loads %v %v %v; static has %v %v %v", views.VendorScripts, views.Scripts, views.VendorStyles,
+			static.VendorScripts, static.Scripts, static.VendorStyles)
 	}
 }

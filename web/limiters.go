@@ -210,11 +210,7 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 	edit.KeepState = false
 	page.ResetText = l.DescribeEdit(edit)
 	if l.PerClient {
-		clients, err := s.insp.RedissonClients(c.Request().Context(), l.Name)
-		if err != nil {
-			return page, err
-		}
-		for _, cl := range clients {
+		for _, cl := range s.limiterClients(l.Name) {
 			page.Clients = append(page.Clients, views.ClientRow{ClientID: cl.ClientID, Available: cl.Available,
 				Used: cl.Used, ResetInMS: cl.ResetInMS})
 		}
@@ -255,12 +251,7 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 	}
 	out := toLimiterJSON(*l, w)
 	if l.Kind == inspect.KindRedissonLimiter && l.PerClient {
-		if out.Clients, err = s.insp.RedissonClients(c.Request().Context(), name); err != nil {
-			return err
-		}
-		if out.Clients == nil {
-			out.Clients = []inspect.ClientWindow{}
-		}
+		out.Clients = s.limiterClients(name)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -440,23 +431,68 @@ type limiterHistoryJSON struct {
 	// Changes are the audited changes of the limiter in the span, oldest
 	// first: rate edits, resets.
 	Changes []inspect.AuditRecord `json:"changes"`
+	// Markers are the changes as the chart labels them, and Summary the
+	// chart in words: what static/charts.js shows when it redraws.
+	Markers []markerJSON `json:"markers"`
+	Summary string       `json:"summary"`
 	through int64
 }
 
+// markerJSON is one change on a chart: T in Unix ms, Label beside its
+// line (who: what), Detail the whole record.
+type markerJSON struct {
+	T      int64  `json:"t"`
+	Label  string `json:"label"`
+	Detail string `json:"detail"`
+}
+
 // limiterHistory is name's steps over span and the changes audited in
-// it, at the newest flush (history.Cache: no Redis read between two flushes).
-func (s *Server) limiterHistory(ctx context.Context, name, span string) (limiterHistoryJSON, error) {
+// it, at the newest flush (history.Cache: no Redis read between two
+// flushes), with the chart they make (hidden: the limiter's rejections
+// are not recorded).
+func (s *Server) limiterHistory(ctx context.Context, name, span string, hidden bool) (limiterHistoryJSON, views.LimiterChart, error) {
+	ch := views.LimiterChart{Name: name, Span: span, RejectionsHidden: hidden}
 	lh, through, err := s.hcache.Limiter(ctx, name, span)
 	if err != nil {
-		return limiterHistoryJSON{}, err
+		return limiterHistoryJSON{}, ch, err
 	}
-	out := limiterHistoryJSON{LimiterHistory: lh, Changes: []inspect.AuditRecord{}, through: through}
-	if len(lh.Points) == 0 {
-		return out, nil
+	out := limiterHistoryJSON{LimiterHistory: lh, Changes: []inspect.AuditRecord{}, Markers: []markerJSON{}, through: through}
+	if len(lh.Points) > 0 {
+		// Rate edits and resets change what a limiter does.
+		out.Changes, err = s.hcache.Changes(ctx, name, time.Unix(lh.Points[0].T, 0), through, admin.ActionModify, admin.ActionReset)
+		if err != nil {
+			return out, ch, err
+		}
 	}
-	// Rate edits and resets change what a limiter does.
-	out.Changes, err = s.hcache.Changes(ctx, name, time.Unix(lh.Points[0].T, 0), through, admin.ActionModify, admin.ActionReset)
-	return out, err
+	ch.StepS, ch.Kept = lh.StepS, lh.Kept
+	ch.Points = make([]views.HistoryPoint, 0, len(lh.Points))
+	for _, p := range lh.Points {
+		ch.Points = append(ch.Points, views.HistoryPoint{T: time.Unix(p.T, 0).UTC(), Acquired: p.Acquired,
+			Rejected: p.Rejected, Errors: p.Errors})
+	}
+	if n := len(lh.Points); n > 0 {
+		ch.From, ch.To = time.Unix(lh.Points[0].T, 0).UTC(), time.Unix(lh.Points[n-1].T+lh.StepS, 0).UTC()
+	}
+	for _, r := range out.Changes {
+		m := changeMarker(r)
+		ch.Markers = append(ch.Markers, m)
+		out.Markers = append(out.Markers, markerJSON{T: m.T.UnixMilli(), Label: m.Label, Detail: m.Detail})
+	}
+	out.Summary = ch.Summary()
+	return out, ch, nil
+}
+
+// rejectionsHidden reports whether the snapshot's limiter name keeps no
+// rejections (false for a name it does not know).
+func (s *Server) rejectionsHidden(name string) bool {
+	if sn := s.live.Latest(); sn != nil {
+		for i := range sn.Limiters {
+			if sn.Limiters[i].Name == name {
+				return sn.Limiters[i].RejectionsHidden
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) handleAPILimiterHistory(c echo.Context) error {
@@ -465,7 +501,7 @@ func (s *Server) handleAPILimiterHistory(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	out, err := s.limiterHistory(ctx, name, historySpanParam(c))
+	out, _, err := s.limiterHistory(ctx, name, historySpanParam(c), s.rejectionsHidden(name))
 	if err != nil {
 		return err
 	}
@@ -481,42 +517,80 @@ func (s *Server) handleAPILimiterHistory(c echo.Context) error {
 
 // limiterChart is l's history over span as the chart shows it.
 func (s *Server) limiterChart(ctx context.Context, l *inspect.LimiterInfo, span string, small bool) (views.LimiterChart, error) {
-	ch := views.LimiterChart{Name: l.Name, Span: span, RejectionsHidden: l.RejectionsHidden, Small: small}
-	lh, err := s.limiterHistory(ctx, l.Name, span)
+	_, ch, err := s.limiterHistory(ctx, l.Name, span, l.RejectionsHidden)
+	ch.Small = small
 	if errors.Is(err, history.ErrOff) {
-		ch.Off = true
-		return ch, nil
+		return views.LimiterChart{Name: l.Name, Span: span, Small: small, Off: true}, nil
 	}
-	if err != nil {
-		return ch, err
-	}
-	ch.StepS, ch.Kept = lh.StepS, lh.Kept
-	ch.Points = make([]views.HistoryPoint, 0, len(lh.Points))
-	for _, p := range lh.Points {
-		ch.Points = append(ch.Points, views.HistoryPoint{T: time.Unix(p.T, 0).UTC(), Acquired: p.Acquired,
-			Rejected: p.Rejected, Errors: p.Errors})
-	}
-	if n := len(lh.Points); n > 0 {
-		ch.From, ch.To = time.Unix(lh.Points[0].T, 0).UTC(), time.Unix(lh.Points[n-1].T+lh.StepS, 0).UTC()
-	}
-	for _, r := range lh.Changes {
-		ch.Markers = append(ch.Markers, views.ChartMarker{T: r.Time, Label: changeLabel(r)})
-	}
-	return ch, nil
+	return ch, err
 }
 
-// changeLabel says what an audited change did, in a marker's title.
+// changeMarker is an audited change as a chart marks it.
+func changeMarker(r inspect.AuditRecord) views.ChartMarker {
+	who := r.Role
+	if who == "" {
+		who = "anonymous"
+	}
+	return views.ChartMarker{T: r.Time, Label: who + ": " + changeWhat(r), Detail: changeLabel(r)}
+}
+
+// changeWhat is what a change did, short: the settings that differ
+// between the audit's before and after ("rate 20 → 40"), "reset" for a
+// counter's reset.
+func changeWhat(r inspect.AuditRecord) string {
+	if r.Action == admin.ActionReset {
+		return "reset"
+	}
+	before, after := settings(r.Before), settings(r.After)
+	var parts []string
+	for _, kv := range after {
+		was := ""
+		for _, b := range before {
+			if b[0] == kv[0] {
+				was = b[1]
+			}
+		}
+		if was != kv[1] {
+			name, unit := kv[0], ""
+			if n, ok := strings.CutSuffix(name, "_ms"); ok {
+				name, unit = n, " ms"
+			}
+			parts = append(parts, name+" "+was+" → "+kv[1]+unit)
+		}
+	}
+	if len(parts) == 0 {
+		return r.Action
+	}
+	return strings.Join(parts, ", ")
+}
+
+// settings reads an audit state such as "rate=20 interval_ms=100" as
+// key-value pairs in order; words without "=" are left out.
+func settings(state string) [][2]string {
+	var out [][2]string
+	for _, f := range strings.Fields(state) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
+}
+
+// changeLabel says what an audited change did, all of it, in words.
 func changeLabel(r inspect.AuditRecord) string {
 	var b strings.Builder
-	b.WriteString(r.Action)
+	b.WriteString(r.Time.UTC().Format("Jan 2 15:04:05") + " UTC " + r.Action)
 	if r.Role != "" {
 		b.WriteString(" by " + r.Role)
+	}
+	if r.Fingerprint != "" {
+		b.WriteString(" (token " + r.Fingerprint + ")")
 	}
 	if r.Before != "" || r.After != "" {
 		fmt.Fprintf(&b, ": %s → %s", r.Before, r.After)
 	}
 	if r.Reason != "" {
-		b.WriteString(" (" + r.Reason + ")")
+		b.WriteString("; reason: " + r.Reason)
 	}
 	return b.String()
 }

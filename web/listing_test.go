@@ -73,17 +73,29 @@ func bigEnv(t *testing.T, n int) (*testEnv, *scanCounter) {
 	}
 	scans := &scanCounter{}
 	rdb.AddHook(scans)
-	srv := New(Config{Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0", Match: prefix + "*",
-		AuditKey: "lw:{audit}:" + prefix})
-	if err := srv.Open(context.WithValue(ctx, samplerMark{}, true)); err != nil {
+	e := openMarked(t, rdb, prefix, nil)
+	e.synced()
+	return e, scans
+}
+
+// openMarked starts a console over the Redis behind rdb (a private
+// server) that sees only prefix, its background work's context carrying
+// samplerMark, so a hook on rdb can tell a request's commands from it.
+func openMarked(t *testing.T, rdb *redis.Client, prefix string, mod func(*Config)) *testEnv {
+	t.Helper()
+	cfg := Config{Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0", Match: prefix + "*",
+		AuditKey: "lw:{audit}:" + prefix}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv := New(cfg)
+	if err := srv.Open(context.WithValue(t.Context(), samplerMark{}, true)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	jar, _ := cookiejar.New(nil)
-	e := &testEnv{t: t, srv: srv, rdb: rdb, prefix: prefix, http: &http.Client{Jar: jar, Timeout: 10 * time.Second,
+	return &testEnv{t: t, srv: srv, rdb: rdb, prefix: prefix, http: &http.Client{Jar: jar, Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	e.synced()
-	return e, scans
 }
 
 type lockPageJSON struct {

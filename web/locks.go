@@ -359,38 +359,51 @@ func unlockFlash(plan inspect.ForceUnlockPlan) string {
 	return "unlocked"
 }
 
+// lockHistoryJSON is GET /api/locks/{name}/history: the holds and waits,
+// and the timeline in words (what static/charts.js shows when it redraws).
+type lockHistoryJSON struct {
+	history.LockHistory
+	Summary string `json:"summary"`
+}
+
 func (s *Server) handleAPILockHistory(c echo.Context) error {
 	name, err := nameParam(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	out, through, err := s.hcache.Lock(ctx, name, historySpanParam(c))
+	span := historySpanParam(c)
+	lh, through, err := s.hcache.Lock(ctx, name, span)
 	if err != nil {
 		return err
 	}
-	if !out.Kept {
+	if !lh.Kept {
 		// A lock nobody holds has no key: without a history it is unknown.
 		if _, err := s.insp.GetLock(ctx, name); err != nil {
 			return inspect.ObjectError("lock", name, err)
 		}
 	}
 	setHistoryThrough(c, through)
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, lockHistoryJSON{LockHistory: lh, Summary: timelineOf(name, span, lh).Summary()})
 }
 
 // lockTimeline is name's holds over span, one colour per client.
 func (s *Server) lockTimeline(ctx context.Context, name, span string) (views.LockTimeline, error) {
-	tl := views.LockTimeline{Name: name, Span: span}
 	lh, _, err := s.hcache.Lock(ctx, name, span)
 	if errors.Is(err, history.ErrOff) {
-		tl.Off = true
-		return tl, nil
+		return views.LockTimeline{Name: name, Span: span, Off: true}, nil
 	}
 	if err != nil {
-		return tl, err
+		return views.LockTimeline{Name: name, Span: span}, err
 	}
-	tl.Kept = lh.Kept
+	return timelineOf(name, span, lh), nil
+}
+
+// timelineOf is lh as the timeline shows it, over span up to now. A
+// client's colour is its order of first appearance in lh.Holds, as in
+// static/charts.js.
+func timelineOf(name, span string, lh history.LockHistory) views.LockTimeline {
+	tl := views.LockTimeline{Name: name, Span: span, Kept: lh.Kept}
 	tl.To = time.Now().UTC()
 	if span == history.SpanDay {
 		tl.From = tl.To.Add(-24 * time.Hour)
@@ -414,7 +427,7 @@ func (s *Server) lockTimeline(ctx context.Context, name, span string) (views.Loc
 		tl.Holds = append(tl.Holds, th)
 	}
 	tl.Waits = waitStrip(name, tl.From, tl.To, lh.Wait, false)
-	return tl, nil
+	return tl
 }
 
 // waitStrip is a lock's waits per minute from..to as the strip draws them.

@@ -134,7 +134,7 @@ func listNav(path string, q listing.Query, sorts []string, kinds []inspect.Kind,
 		}
 		return path + "?" + v.Encode()
 	}
-	n := views.ListNav{Total: total, Shown: shown, Match: q.Match, Kind: string(q.Kind),
+	n := views.ListNav{List: strings.TrimPrefix(path, "/"), Total: total, Shown: shown, Match: q.Match, Kind: string(q.Kind),
 		Sort: q.Sort, Desc: q.Desc, Paged: q.Cursor != ""}
 	if next != "" {
 		n.NextURL = base(func(v url.Values) { v.Set("cursor", next) })

@@ -145,8 +145,13 @@ func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listi
 		q.Limit = n
 	}
 	if cur := c.QueryParam("cursor"); cur != "" {
-		k, err := listing.DecodeCursor(cur)
-		if err != nil || len(cur) > 4*store.MaxNameLen {
+		// A cursor is a name's worth of text: a longer one is not decoded.
+		var k *listing.Key
+		err := errors.New("too long")
+		if len(cur) <= 4*store.MaxNameLen {
+			k, err = listing.DecodeCursor(cur)
+		}
+		if err != nil {
 			return q, inspect.Invalid("cursor", "cursor is not one this console issued; start again from the first page")
 		}
 		q.Cursor, q.After = cur, k

@@ -55,11 +55,13 @@ func startConsole(ctx context.Context, addr string, o consoleOpts) (*consoleRig,
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
 	rdb.AddHook(h)
 	// Every viewer of a benchmark connects from loopback: one address may
-	// hold as many as the console admits in all.
+	// hold as many as the console admits in all, and as many connections
+	// (one address's share of MaxConns is a 16th, web/connlimit).
 	perSource := cmp.Or(o.maxWS, feed.DefaultMaxClients)
 	srv := web.New(web.Config{
 		Inspector: inspect.New(rdb, nil), Listen: "127.0.0.1:0", Match: o.match,
 		MaxWSClients: o.maxWS, MaxWSPerSource: perSource, DiscoverInterval: o.discoverEvery, KeyspaceEvents: o.keyEvents,
+		MaxConns: 16 * (perSource + 64),
 	})
 	if err := srv.Open(ctx); err != nil {
 		rdb.Close()

@@ -16,7 +16,17 @@ import (
 type cpuSplit struct {
 	redisUS, appUS float64 // µs per pair
 	idleCores      float64 // idle CPUs averaged over the run
+	// executed is the commands Redis ran per pair (commandstats, INFO
+	// apart), scripts' own included; inside is those run by scripts, not
+	// sent by the client (every command but the calls themselves).
+	executed, inside float64
 }
+
+// sentCommands are the commands an implementation of case 1 sends itself
+// (the script calls, a client's handshake; redislock's SET runs inside its
+// obtain script); every other command Redis counts ran inside a script.
+var sentCommands = map[string]bool{"evalsha": true, "eval": true, "hello": true, "client|setinfo": true,
+	"script|load": true, "info": true}
 
 // measuredPairs is uncontendedPairs with the CPU split of the run.
 func measuredPairs(ctx context.Context, e *env, p lockPeer, conc int, d time.Duration) (float64, cpuSplit, error) {
@@ -37,10 +47,18 @@ func measuredPairs(ctx context.Context, e *env, p lockPeer, conc int, d time.Dur
 		return 0, cpuSplit{}, fmt.Errorf("read Redis CPU (pairs %d): %v", n, err)
 	}
 	pairs := float64(n)
+	var inside int64
+	for k, v := range u1.calls {
+		if !sentCommands[k] {
+			inside += v - u0.calls[k]
+		}
+	}
 	return rate, cpuSplit{
 		redisUS:   (u1.cpu - u0.cpu) * 1e6 / pairs,
 		appUS:     (app1 - app0).Seconds() * 1e6 / pairs,
 		idleCores: (idle1 - idle0) / wall.Seconds(),
+		executed:  float64(totalCalls(u1, u0)) / pairs,
+		inside:    float64(inside) / pairs,
 	}, nil
 }
 

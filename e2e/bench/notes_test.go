@@ -85,12 +85,14 @@ timing. lockwarden advances last_mill_second by whole intervals only, so neither
 
 const speedGaps = `## Cases 1–3: where the time goes, and batching
 
-Inside Redis, a lock + unlock pair of a free lock runs 11 commands (TIME, one EXISTS of the lock and its queue,
-HSET, PEXPIRE, the stats HINCRBY, HSET and PEXPIRE of the hold times; HGET, one DEL of the lock and its hold
-times, an empty ZPOPMIN of the queue, PUBLISH of Redisson's ` + "`0`" + `), and a
+Inside Redis, a lock + unlock pair of a free lock runs 7 commands (TIME, one EXISTS of the lock and its queue,
+one HSET of the holder field and its hold record, which is a field of the lock's own hash, PEXPIRE, the stats
+HINCRBY; one HDEL of the holder field, its hold record and the queued mark, whose count says the release is done,
+PUBLISH of Redisson's ` + "`0`" + `), and a
 rejected limiter decision runs 3 (TIME, HMGET, HINCRBY). bsm/redislock runs 3 commands per pair and redis_rate 2 per
 rejection: the difference is the work the peers skip (re-entrancy, the hand-off queue check, the unlock message,
-the stats count). With one round trip per call that work cannot be won back, so store batches: calls that arrive
+the stats count). Before the hold record moved into the lock's hash a pair ran 11 (the record's own HSET and
+PEXPIRE, an HGET before the DEL, an empty ZPOPMIN). With one round trip per call that work cannot be won back, so store batches: calls that arrive
 while others are on the wire join one pipeline (store/batch.go), and Redis and the client pay one read and one
 write per batch instead of per call. A call alone goes out alone, so C=1 does not gain (and stays at the
 peers' level); at C=64 batching is what puts lockwarden ahead, at C=16 not yet (see below). Batched commands are marked not retryable: go-redis
@@ -101,12 +103,13 @@ would (one Client per key would never batch). Case 2 does not gain from batching
 (release, the pub/sub message, the waiter waking) while a 200 µs busy critical section holds one of the 2 CPUs.
 Case 2, weighed: a contended acquisition runs the queueing attempt (10 commands with its EVALSHA: a waiter reads
 PTTL first and skips the EXISTS of a free lock; the first queueing also reads the newest entries to stand behind its
-Client's) and the release that hands off or passes (16 with its EVALSHA, 15 for a pass: the grant and its wait go
-into the stats bucket with one HMGET and one HSET, the mark naming the token handed the lock rides in the new
-holder's hold-record HSET, and one ZRANGE names the next waiter), 25–26 in all. A waiter that arrives less than
+Client's, and sets the lock's queued mark) and the release that hands off or passes (13 with its EVALSHA: the grant
+and its wait go into the stats bucket with one HMGET and one HSET, the new holder's field, its hold record with the
+mark naming the token handed the lock and the queued mark ride in one HSET of the lock, and one ZRANGE names the
+next waiter), 23–25 in all. A waiter that arrives less than
 2.5 ms after a queued waiter of its Client was sent writes no entry: it follows that waiter in process
 (store/lock_follow.go), where lock_acquire.lua's placement would have put its entry anyway, and its acquisition is
-the pass alone (13 with its EVALSHA). In case 2 most waiters follow, so an acquisition averages about 15; the
+the pass alone (11 with its EVALSHA). In case 2 most waiters follow, so an acquisition averages about 15; the
 waiter's confirmation (3 more, and a round trip between two holders) is sent only when replicas must acknowledge the
 grant, and then nobody follows.
 Case 2's instances are processes of their own. They used to be two store.Clients in one process, and there a
@@ -130,9 +133,9 @@ it (Redis CPU per acquisition 78 → 67 µs, acquisitions within the runs' sprea
 hand-offs). What 16 took: every attempt counts its outcome and a granted waiter its wait in the same
 script, scripts record when a holder acquired, waiters are read from the queue that holds them, and Redisson's
 layout and unlock message stay as they are (DESIGN.md). Counted from those alone, a contended acquisition runs about
-20 commands: the queueing attempt's EVALSHA, TIME, a read of the lock, the entry with its expiry and the "r" (6),
-and the hand-off's EVALSHA, TIME, the holder's check, the queue's pop, the lock's DEL, HSET and PEXPIRE, the hold
-record's HSET and PEXPIRE, the ` + "`0`" + ` and the hand-off message, the grant's count and its wait (14). Below 20 a
+18 commands: the queueing attempt's EVALSHA, TIME, a read of the lock, the entry with its expiry and the "r" (6),
+and the hand-off's EVALSHA, TIME, the holder's check and release, the queue's pop, the lock's HSET (with the hold
+record) and PEXPIRE, the ` + "`0`" + ` and the hand-off message, the grant's count and its wait (12). Below 18 a
 Client's waiters must stop writing one entry each, and followers do that: a follower is not in the queue for its
 first second (then it queues itself, so the console and deadlock detection see waits that last), and it makes no
 attempt of its own, so it adds no "r".
@@ -148,11 +151,14 @@ of case 1 alone (three runs of 10 rounds, both ways in every round) that moved C
 redislock, Redis's CPU per pair from 18.2 to 16.2 µs, and case 3 at C=16 by 19–20 %; C=64 stayed within its
 spread. What did not move it: 3 to 8 calls or batches on the wire at once (store/batch.go's maxInFlight; more in
 flight makes batches smaller and Redis's cost per pair rises, 18 → 22 µs at 8), a yield only when the queue is
-empty, or GOMAXPROCS 4. Without batching the ratio is 0.65–0.71. What is left inside Redis: the scripts are 10–11
-µs of a pair against redislock's 3–4 µs. Each command called from a script costs Redis about 0.5 µs besides its
-own work; of the uncontended pair's 11, the hold times (HSET, PEXPIRE and the DEL's second key, what the console's
-"held since" reads) take 2.2 µs, the stats count 1.7 µs and the unlock message 0.4 µs, and a script's argument
-about 65 ns (redis-benchmark, pipelined EVALSHA of an empty script with 0 and 16 arguments). At C=1 (one round
-trip per call, Redis's part in series) that puts lockwarden at the peers' level, within the spread; at C=64
-batches are large and Redis's cost per pair falls below redislock's.
+empty, or GOMAXPROCS 4. Without batching the ratio is 0.65–0.71. What is left inside Redis: the scripts are about 7 µs
+of a pair against redislock's 3.5–4 µs (INFO commandstats over store's calls replayed at C=1, 9 µs before the hold
+record moved into the lock's hash). Each command called from a script costs Redis about 0.25–0.5 µs besides its own
+work, TIME 0.7 µs (its reply becomes a Lua table of two strings); the stats count is about 0.9 µs (its HINCRBY
+scans a listpack of up to 64 fields), the unlock message 0.3–0.5 µs, a script's argument about 55 ns, and a local
+function Lua reaches about 25 ns, so the common paths come before the helpers only the others use and the calls
+carry no argument the script can build (lib/channels.lua). At C=1 (one round trip per call, Redis's part in series)
+that leaves lockwarden about 3.5 µs a pair behind redislock inside Redis, with store's own code under 1 µs a pair
+beside go-redis's (runs of the same scripts through go-redis's own EvalSha); at C=64 batches are large and Redis's
+cost per pair falls below redislock's.
 `

@@ -1,14 +1,13 @@
 -- fairlock_acquire: take or re-enter a Redisson RFairLock, queueing the
 -- caller when it must wait, and count the attempt in the lock's stats.
 --
--- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
+-- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count, and the
+--            holder's hold record (wire.HoldField): a new hold records
+--            "<now> <now>", a re-entry keeps "acquired" and moves "renewed"
 -- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name): waiter ids in order
 -- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name): waiter id ->
 --            deadline, ms since the epoch (Redis time)
 -- KEYS[4] -> stats of the lock (HASH), wire.StatsKey(name)
--- KEYS[5] -> (optional) hold times (HASH), wire.HeldKey(name): holder ->
---            "<acquired ms> <renewed ms>" (Redis time), expiring with the
---            lock; a re-entry keeps "acquired" and moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field and waiter id "<uuid>:<owner>"
 -- ARGV[3] -> thread wait time in milliseconds (Redisson's threadWaitTime)
@@ -34,13 +33,13 @@ local lease = ARGV[1]
 local holder = ARGV[2]
 local wait = tonumber(ARGV[3])
 local enqueue = ARGV[4] == '1'
-local held = KEYS[5]
 local waited = tonumber(ARGV[5] or '') or 0
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
---#include lib/hold.lua
+--#include lib/stamp.lua
+--#include lib/renewed.lua
 
 --#include lib/record.lua
 
@@ -69,15 +68,16 @@ local function count_grant()
   end
 end
 
-local mine = redis.pcall('HEXISTS', lock, holder)
-if type(mine) == 'table' then
+-- The caller's field and hold record in one read.
+local mine = redis.pcall('HMGET', lock, holder, hold_field(holder))
+if mine.err then
   record('e')
   return mine
 end
-if mine == 1 then
+if mine[1] then
   redis.call('HINCRBY', lock, holder, '1')
+  redis.call('HSET', lock, hold_field(holder), renewed(mine[2]))
   redis.call('PEXPIRE', lock, lease)
-  hold(holder, false, true)
   count_grant()
   return nil
 end
@@ -99,9 +99,8 @@ if pttl == -2 and (not head or head == holder) then
     end
   end
   redis.call('ZREM', timeouts, holder)
-  redis.call('HSET', lock, holder, '1')
+  redis.call('HSET', lock, holder, '1', hold_field(holder), stamp())
   redis.call('PEXPIRE', lock, lease)
-  hold(holder, true, true)
   count_grant()
   return nil
 end

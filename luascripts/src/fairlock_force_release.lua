@@ -1,12 +1,11 @@
 -- fairlock_force_release: the console breaks a Redisson RFairLock held by
 -- the holder the admin saw, and wakes the live waiter at the queue's head.
 --
--- KEYS[1] -> the lock (HASH): "<uuid>:<thread>" -> reentry count
+-- KEYS[1] -> the lock (HASH): "<uuid>:<thread>" -> reentry count, and
+--            lockwarden's hold record (wire.HoldField), deleted with it
 -- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name): waiter ids in order
 -- KEYS[3] -> timeouts (ZSET), wire.FairLockTimeoutKey(name): waiter ->
 --            deadline ms
--- KEYS[4] -> (optional) hold times (HASH), wire.HeldKey(name): deleted with
---            the lock
 -- ARGV[1] -> channel prefix, wire.UnlockChannel(name); a waiter's channel
 --            is the prefix, ':' and its id
 -- ARGV[2] -> message (Redisson's UNLOCK_MESSAGE "0")
@@ -26,7 +25,6 @@ local prefix = ARGV[1]
 local message = ARGV[2]
 local holder = ARGV[3]
 local sharded = ARGV[4] == '1'
-local held = KEYS[4]
 
 --#include lib/announce.lua
 
@@ -58,9 +56,6 @@ while true do
 end
 
 redis.call('DEL', lock)
-if held then
-  redis.call('DEL', held)
-end
 local next_waiter = redis.call('LINDEX', queue, '0')
 if next_waiter then
   announce(prefix .. ':' .. next_waiter, message)

@@ -1,12 +1,12 @@
 -- fencedlock_acquire: take or re-enter a Redisson RFencedLock, hand out its
 -- next fencing token, and count the attempt in the lock's stats.
 --
--- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count
+-- KEYS[1] -> lock (HASH): "<uuid>:<owner>" -> reentry count, and the
+--            holder's hold record (wire.HoldField), as in lock_acquire.lua:
+--            a new hold records "<now> <now>", a re-entry keeps "acquired"
+--            and moves "renewed"
 -- KEYS[2] -> fencing token (STRING counter), wire.FencingTokenKey(name)
 -- KEYS[3] -> stats of the lock (HASH), wire.StatsKey(name)
--- KEYS[4] -> (optional) hold times (HASH), wire.HeldKey(name), as in
---            lock_acquire.lua: a new hold records "<now> <now>", a re-entry
---            keeps "acquired" and moves "renewed"
 -- ARGV[1] -> lease in milliseconds (the lock's PEXPIRE)
 -- ARGV[2] -> holder field "<uuid>:<owner>"
 -- ARGV[3] -> (optional) ms this call has waited before this attempt, "0"
@@ -27,20 +27,23 @@ local token_key = KEYS[2]
 local stats = KEYS[3]
 local lease = ARGV[1]
 local holder = ARGV[2]
-local held = KEYS[4]
 local waited = tonumber(ARGV[3]) or 0
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
+--#include lib/stamp.lua
+--#include lib/renewed.lua
 --#include lib/record.lua
 --#include lib/record_wait.lua
 
-local mine = redis.pcall('HEXISTS', lock, holder)
-if type(mine) == 'table' then
+-- The caller's field and hold record in one read.
+local got = redis.pcall('HMGET', lock, holder, hold_field(holder))
+if got.err then
   record('e')
-  return mine
+  return got
 end
+local mine = got[1] and 1 or 0
 if mine == 0 and redis.call('EXISTS', lock) == 1 then
   record('r')
   return {0, redis.call('PTTL', lock)}
@@ -57,17 +60,13 @@ if type(token) == 'table' then
   record('e')
   return redis.error_reply('WRONGTYPE fencing token key does not hold a counter')
 end
-redis.call('HINCRBY', lock, holder, '1')
-redis.call('PEXPIRE', lock, lease)
-if held then
-  local since = now
-  if mine == 1 then
-    local v = redis.call('HGET', held, holder)
-    since = v and string.match(v, '^(%d+) ') or '0'
-  end
-  redis.call('HSET', held, holder, since .. ' ' .. now)
-  redis.call('PEXPIRE', held, lease)
+if mine == 1 then
+  redis.call('HINCRBY', lock, holder, '1')
+  redis.call('HSET', lock, hold_field(holder), renewed(got[2]))
+else
+  redis.call('HSET', lock, holder, '1', hold_field(holder), stamp())
 end
+redis.call('PEXPIRE', lock, lease)
 if waited > 0 then
   record_wait(waited)
 else

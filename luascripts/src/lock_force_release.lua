@@ -1,9 +1,8 @@
 -- lock_force_release: the console breaks a stuck reentrant lock if the
 -- holder the admin saw still has it, and tells waiters as a release does.
 --
--- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
--- KEYS[2] -> (optional) hold times (HASH), wire.HeldKey(name): deleted with
---            the lock
+-- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count,
+--            and lockwarden's hold record (wire.HoldField), deleted with it
 -- ARGV[1] -> unlock channel, wire.UnlockChannel(name)
 -- ARGV[2] -> unlock message (Redisson's "0")
 -- ARGV[3] -> holder field the admin saw, "<client-uuid>:<owner>"
@@ -20,7 +19,6 @@ local channel = ARGV[1]
 local message = ARGV[2]
 local holder = ARGV[3]
 local sharded = ARGV[4] == '1'
-local held = KEYS[2]
 
 --#include lib/announce.lua
 
@@ -35,8 +33,5 @@ if redis.call('HEXISTS', lock, holder) == 0 then
   return -1
 end
 redis.call('DEL', lock)
-if held then
-  redis.call('DEL', held)
-end
 announce(channel, message)
 return 1

@@ -1,12 +1,13 @@
 -- lock_renew: the watchdog's lease extension, only while the caller's
 -- holder field is present, so a lost lock is never resurrected.
 --
--- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count
--- KEYS[2] -> (optional) hold times (HASH), as in lock_acquire: the
---            holder's renewal time is recorded ("0 <now>" when its
---            acquisition was not)
+-- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count,
+--            and the holder's hold record (wire.HoldField)
 -- ARGV[1] -> lease in milliseconds
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
+-- ARGV[3] -> (optional) "1" to record the renewal in the hold record
+--            ("0 <now>" when it had none); absent when the grant being
+--            confirmed recorded it a moment ago
 --
 -- Returns:
 --   1 -> renewed: PEXPIRE lease
@@ -15,18 +16,18 @@
 local lock = KEYS[1]
 local lease = ARGV[1]
 local holder = ARGV[2]
+local now -- Redis time in ms, read only to record the renewal
 
-if redis.pcall('HEXISTS', lock, holder) ~= 1 then
+--#include lib/renewed.lua
+
+local got = redis.pcall('HMGET', lock, holder, hold_field(holder))
+if got.err or not got[1] then
   return 0
 end
 redis.call('PEXPIRE', lock, lease)
-local held = KEYS[2]
-if held then
+if ARGV[3] == '1' then
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local v = redis.call('HGET', held, holder)
-  local since = v and string.match(v, '^(%d+) ') or '0'
-  redis.call('HSET', held, holder, since .. ' ' .. string.format('%d', now))
-  redis.call('PEXPIRE', held, lease)
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('HSET', lock, hold_field(holder), renewed(got[2]))
 end
 return 1

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -184,19 +185,67 @@ func (a *Audit) Append(ctx context.Context, rec AuditRecord) (string, error) {
 // Recent returns up to n records, newest first. n is clamped to
 // [1, MaxAuditRead].
 func (a *Audit) Recent(ctx context.Context, n int) ([]AuditRecord, error) {
+	recs, _, err := a.Page(ctx, "", n)
+	return recs, err
+}
+
+// Page returns up to n records older than the record with ID before ("":
+// the newest), newest first, and the ID to pass as before for the page
+// after them ("" when no record is older). n is clamped to [1,
+// MaxAuditRead]. A before that is no stream entry ID is a
+// *store.ValidationError (Field "before"); one that names no record pages
+// from where it would be, so a record trimmed meanwhile loses no page.
+func (a *Audit) Page(ctx context.Context, before string, n int) ([]AuditRecord, string, error) {
 	n = min(max(n, 1), MaxAuditRead)
-	msgs, err := a.c.rdb.XRevRangeN(ctx, a.key, "+", "-", int64(n)).Result()
+	end := "+"
+	if before != "" {
+		var err error
+		if end, err = idBefore(before); err != nil {
+			return nil, "", err
+		}
+	}
+	if end == "" { // before is the smallest ID: nothing is older
+		return []AuditRecord{}, "", nil
+	}
+	// One more than asked says whether an older page exists.
+	msgs, err := a.c.rdb.XRevRangeN(ctx, a.key, end, "-", int64(n)+1).Result()
 	if isWrongType(err) {
-		return nil, fmt.Errorf("store: audit stream %q: %w", a.key, store.ErrWrongKind)
+		return nil, "", fmt.Errorf("store: audit stream %q: %w", a.key, store.ErrWrongKind)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: audit read: %w", err)
+		return nil, "", fmt.Errorf("store: audit read: %w", err)
+	}
+	next := ""
+	if len(msgs) > n {
+		msgs = msgs[:n]
+		next = msgs[n-1].ID
 	}
 	out := make([]AuditRecord, 0, len(msgs))
 	for _, m := range msgs {
 		out = append(out, auditFromMessage(m))
 	}
-	return out, nil
+	return out, next, nil
+}
+
+// idBefore is the largest stream entry ID below id ("<ms>-<seq>", both
+// whole numbers), the inclusive end of XREVRANGE that leaves id out on
+// every Redis version (the exclusive "(" form needs Redis 6.2); "" when id
+// is 0-0.
+func idBefore(id string) (string, error) {
+	bad := invalid("before", "must be an audit record's id, <ms>-<seq> (e.g. 1700000000000-0), as next_before gives it")
+	msStr, seqStr, _ := strings.Cut(id, "-")
+	// ParseUint takes no sign, no spaces and nothing empty.
+	ms, err1 := strconv.ParseUint(msStr, 10, 64)
+	seq, err2 := strconv.ParseUint(seqStr, 10, 64)
+	switch {
+	case err1 != nil || err2 != nil:
+		return "", bad
+	case seq > 0:
+		return strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq-1, 10), nil
+	case ms > 0:
+		return strconv.FormatUint(ms-1, 10) + "-" + strconv.FormatUint(math.MaxUint64, 10), nil
+	}
+	return "", nil
 }
 
 func auditFromMessage(m redis.XMessage) AuditRecord {

@@ -17,7 +17,7 @@ import (
 func TestAuditAppendRecentNewestFirst(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(rdb, nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 
 	before := time.Now().Add(-time.Minute)
@@ -57,7 +57,7 @@ func TestAuditAppendRecentNewestFirst(t *testing.T) {
 func TestAuditCappedAndClipped(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(rdb, nil).Audit("lw:{audit}:"+redistest.Prefix(t), 100)
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 100)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	huge := strings.Repeat("é", 10000)
 	for range 1000 {
@@ -91,11 +91,11 @@ func TestAuditWrongType(t *testing.T) {
 	ctx := context.Background()
 	key := redistest.Prefix(t) + "notastream"
 	rdb.Set(ctx, key, "x", time.Minute)
-	a := New(rdb, nil).Audit(key, 0)
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit(key, 0)
 	if _, err := a.Recent(ctx, 5); !errors.Is(err, store.ErrWrongKind) {
 		t.Errorf("Recent on a string: %v, want store.ErrWrongKind", err)
 	}
-	if recs, err := New(rdb, nil).Audit(redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
+	if recs, err := New(redistest.UniversalFor(t, rdb), nil).Audit(redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
 		t.Errorf("Recent on a missing stream: %v %v", recs, err)
 	}
 }
@@ -107,7 +107,7 @@ func TestAuditWrongType(t *testing.T) {
 func TestAuditTrailKeptByAge(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(rdb, nil).AuditTrail("lw:{audit}:"+redistest.Prefix(t), time.Hour)
+	a := New(redistest.UniversalFor(t, rdb), nil).AuditTrail("lw:{audit}:"+redistest.Prefix(t), time.Hour)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	now := redistest.NowMS(t, rdb)
 	// Enough old entries to fill whole stream nodes, which is what
@@ -134,5 +134,73 @@ func TestAuditTrailKeptByAge(t *testing.T) {
 	}
 	if last := recs[len(recs)-1]; last.ID != first || last.Outcome != OutcomeIntent || recs[0].Intent != first {
 		t.Fatalf("oldest kept %+v, newest %+v", last, recs[0])
+	}
+}
+
+// Pages of the trail follow one another with no record twice or missing,
+// however many share a millisecond, and a before that is no record's id
+// is refused naming the field.
+func TestAuditPages(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
+	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
+	const total = 25
+	pipe := rdb.Pipeline() // one pipeline: many records share a millisecond
+	for i := range total {
+		pipe.XAdd(ctx, &redis.XAddArgs{Stream: a.Key(), ID: "*", Values: []any{"target", strconv.Itoa(i)}})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	before, pages := "", 0
+	for {
+		recs, next, err := a.Page(ctx, before, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, r := range recs {
+			got = append(got, r.Target)
+		}
+		if next == "" {
+			break
+		}
+		if next != recs[len(recs)-1].ID {
+			t.Fatalf("next %q is not the page's last id %q", next, recs[len(recs)-1].ID)
+		}
+		before = next
+	}
+	if pages != 3 || len(got) != total {
+		t.Fatalf("%d pages, %d records %v; want 3 pages of 10, 10 and 5", pages, len(got), got)
+	}
+	for i, target := range got {
+		if target != strconv.Itoa(total-1-i) {
+			t.Fatalf("record %d is %s: pages %v are not newest first without gaps", i, target, got)
+		}
+	}
+
+	// A page of exactly what is left says there is nothing older.
+	all, next, err := a.Page(ctx, "", total)
+	if err != nil || len(all) != total || next != "" {
+		t.Fatalf("Page(\"\", %d) = %d records, next %q, %v", total, len(all), next, err)
+	}
+	// Before the oldest record, and before 0-0, nothing is left.
+	for _, b := range []string{all[total-1].ID, "0-0"} {
+		if recs, next, err := a.Page(ctx, b, 10); err != nil || len(recs) != 0 || next != "" {
+			t.Errorf("Page(%q) = %v, %q, %v; want nothing", b, recs, next, err)
+		}
+	}
+	// A before between records (one trimmed meanwhile) pages on from there.
+	ms, _, _ := strings.Cut(all[0].ID, "-")
+	if recs, _, err := a.Page(ctx, ms+"-18446744073709551615", 1); err != nil || len(recs) != 1 || recs[0].ID != all[0].ID {
+		t.Errorf("Page before the newest record's millisecond's end = %v, %v", recs, err)
+	}
+	for _, b := range []string{"x", "1-", "-1", "1-2-3", "+1-0", " 1-0", "1-0 ", "99999999999999999999-0", "1-99999999999999999999", "+", "-"} {
+		var ve *store.ValidationError
+		if _, _, err := a.Page(ctx, b, 10); !errors.As(err, &ve) || ve.Field != "before" {
+			t.Errorf("Page(%q) = %v, want a ValidationError of field before", b, err)
+		}
 	}
 }

@@ -61,30 +61,44 @@ func classifyLimiter(name string, fields map[string]string, nowMS int64) (Limite
 // parseLock classifies a hash as a Redisson RLock: exactly one field
 // "<uuid>:<owner>" holding a positive reentry count, and a lease. Redisson
 // always sets the lease (a watchdog renews it), so a hash without one is an
-// application's counter that merely looks like a lock.
+// application's counter that merely looks like a lock. Besides it the hash
+// may hold lockwarden's own fields (wire.HoldField): the holder's hold
+// record, read here, and the queued mark.
 func parseLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	if wire.IsInternalKey(name) || len(fields) != 1 || pttl <= 0 {
+	if wire.IsInternalKey(name) || len(fields) == 0 || len(fields) > 3 || pttl <= 0 {
 		return LockInfo{}, false
 	}
+	var h Holder
 	for field, value := range fields {
-		if !wire.IsHolderField(field) {
-			return LockInfo{}, false
+		if wire.IsLockwardenField(field) {
+			continue
 		}
 		count, ok := parseCanonicalInt(value)
-		if !ok || count <= 0 {
+		if h.ID != "" || !wire.IsHolderField(field) || !ok || count <= 0 {
 			return LockInfo{}, false
 		}
-		// Fair and fenced locks share this hash; their side keys, read by
-		// queueLockSides, tell them apart.
-		return LockInfo{
-			Name:    name,
-			Kind:    KindReentrant,
-			Holders: []Holder{{ID: field, Count: count}},
-			PTTL:    pttl,
-			Channel: wire.UnlockChannel(name),
-		}, true
+		h = Holder{ID: field, Count: count}
 	}
-	return LockInfo{}, false
+	if h.ID == "" {
+		return LockInfo{}, false
+	}
+	for field := range fields {
+		if wire.IsLockwardenField(field) && field != wire.QueuedField && field != wire.HoldField(h.ID) {
+			return LockInfo{}, false // a hold record of another holder: not this layout
+		}
+	}
+	if acq, ren, ok := wire.ParseHoldRecord(fields[wire.HoldField(h.ID)]); ok {
+		h.AcquiredMS, h.RenewedMS = acq, ren
+	}
+	// Fair and fenced locks share this hash; their side keys, read by
+	// queueLockSides, tell them apart.
+	return LockInfo{
+		Name:    name,
+		Kind:    KindReentrant,
+		Holders: []Holder{h},
+		PTTL:    pttl,
+		Channel: wire.UnlockChannel(name),
+	}, true
 }
 
 // parseCanonicalInt accepts only what HINCRBY writes: no sign other than a
@@ -136,7 +150,7 @@ func parseTokenBucket(name string, fields map[string]string, nowMS int64) (Limit
 		Kind:       KindTokenBucket,
 		Rate:       clampInt64(math.Floor(maxPermits)),
 		IntervalMS: interval,
-		PerSecond:  1000 / interval,
+		PerSecond:  math.Min(1000/interval, math.MaxFloat64), // a subnormal interval overflows to +Inf
 		Available:  clampInt64(math.Max(0, avail)),
 		App:        app,
 	}, true

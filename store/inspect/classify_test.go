@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"testing"
@@ -24,6 +25,12 @@ func TestClassifyLock(t *testing.T) {
 		{"reentered three times", "orders", map[string]string{clsUUID + ":57": "3"}, lease, true},
 		{"owner with colons and unicode", "锁", map[string]string{clsUUID + ":worker:7:线程": "2"}, time.Millisecond, true},
 		{"upper-case uuid", "x", map[string]string{"3F2A6C1E-8B4D-4E2F-9A1B-0C5D7E9F1A2B:9": "1"}, lease, true},
+		{"lockwarden holder with its hold record", "orders", map[string]string{clsUUID + ":ab": "1", wire.HoldField(clsUUID + ":ab"): "100 200"}, lease, true},
+		{"hold record with a hand-off mark, waiters queued", "orders",
+			map[string]string{clsUUID + ":ab": "2", wire.HoldField(clsUUID + ":ab"): "100 200 g.t", wire.QueuedField: "1"}, lease, true},
+		{"queued mark and no holder", "orders", map[string]string{wire.QueuedField: "1"}, lease, false},
+		{"hold record of another holder", "orders", map[string]string{clsUUID + ":ab": "1", wire.HoldField(clsUUID + ":cd"): "100 200"}, lease, false},
+		{"hold record and no holder", "orders", map[string]string{wire.HoldField(clsUUID + ":ab"): "100 200"}, lease, false},
 
 		{"no ttl (application counter)", "orders", map[string]string{clsUUID + ":1": "1"}, -1, false},
 		{"missing key pttl", "orders", map[string]string{clsUUID + ":1": "1"}, -2, false},
@@ -62,9 +69,16 @@ func TestClassifyLock(t *testing.T) {
 				t.Fatalf("parseLock = %+v", got)
 			}
 			for f, v := range tc.fields {
+				if wire.IsLockwardenField(f) {
+					continue
+				}
 				if got.Holders[0].ID != f || v != clsItoa(got.Holders[0].Count) {
 					t.Errorf("holder = %+v, want %s=%s", got.Holders[0], f, v)
 				}
+			}
+			// The hold record, when there is one, is the holder's times.
+			if _, ok := tc.fields[wire.HoldField(got.Holders[0].ID)]; ok && (got.Holders[0].AcquiredMS != 100 || got.Holders[0].RenewedMS != 200) {
+				t.Errorf("holder %+v, want acquired 100 and renewed 200 from its hold record", got.Holders[0])
 			}
 		})
 	}
@@ -160,5 +174,12 @@ func TestClassifyHugeNumbersDoNotOverflow(t *testing.T) {
 	got, ok := parseTokenBucket("rl", clsBucketFields("0", "1e300", "1e300", "1", "x"), 1)
 	if !ok || got.Rate != math.MaxInt64 || got.Available != math.MaxInt64 {
 		t.Fatalf("got %+v ok=%v, want Rate and Available clamped to MaxInt64", got, ok)
+	}
+	// An interval so small that 1000/interval overflows: the rate per
+	// second is the largest finite number, so the limiter still encodes as
+	// JSON (+Inf made every list that held it a 500).
+	got, ok = parseTokenBucket("rl", clsBucketFields("0", "1", "10", "1e-310", "x"), 1)
+	if _, err := json.Marshal(got); !ok || got.PerSecond != math.MaxFloat64 || err != nil {
+		t.Fatalf("got %+v ok=%v (JSON: %v), want PerSecond clamped to MaxFloat64", got, ok, err)
 	}
 }

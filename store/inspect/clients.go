@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -317,8 +316,9 @@ func holderClient(reg *Registry, holder string) *HolderClient {
 		HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
 }
 
-// queueHoldTimes queues the read of the hold times lockwarden's lock
-// scripts keep beside a lock (wire.HeldKey).
+// queueHoldTimes queues the read of the hold times lockwarden's scripts
+// keep beside a read-write, token or deadline lock (wire.HeldKey); a lock
+// in Redisson's RLock hash keeps them in the hash (parseLock).
 func queueHoldTimes(ctx context.Context, pipe redis.Pipeliner, name string) *redis.MapStringStringCmd {
 	return pipe.HGetAll(ctx, wire.HeldKey(name))
 }
@@ -331,17 +331,7 @@ func applyHoldTimes(info *LockInfo, cmd *redis.MapStringStringCmd) {
 	}
 	times := cmd.Val()
 	for i := range info.Holders {
-		v, ok := times[info.Holders[i].ID]
-		if !ok {
-			continue
-		}
-		acq, ren, ok := strings.Cut(v, " ")
-		if !ok {
-			continue
-		}
-		a, errA := strconv.ParseInt(acq, 10, 64)
-		r, errR := strconv.ParseInt(ren, 10, 64)
-		if errA == nil && errR == nil && a >= 0 && r > 0 {
+		if a, r, ok := wire.ParseHoldRecord(times[info.Holders[i].ID]); ok {
 			info.Holders[i].AcquiredMS, info.Holders[i].RenewedMS = a, r
 		}
 	}

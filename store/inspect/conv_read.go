@@ -134,67 +134,111 @@ func (x *convSampleRead) parse(r *sampleRead, name string, _ *redis.MapStringStr
 	}
 }
 
-// readByType reads the key at name by its type, as GetLock and GetLimiter
-// do: TYPE first, then the read of that type (a string only when a
-// convention or a pattern claims it) with Redis time, and the side reads
-// of the convention it turns out to be. typ is the key's type.
-func (c *Inspector) readByType(ctx context.Context, name string) (lock *LockInfo, lim *LimiterInfo, typ string, nowMS int64, err error) {
-	typ, err = c.rdb.Type(ctx, name).Result()
-	if err != nil {
-		return nil, nil, "", 0, err
+// keyRead is what readByType found at a name.
+type keyRead struct {
+	typ   string // the key's type; "none" when it does not exist
+	lock  *LockInfo
+	lim   *LimiterInfo
+	nowMS int64
+	hash  hashRead // a hash's read (typ "hash")
+}
+
+// wrongKind is store.ErrWrongKind for a key that is no object of what's
+// kind, saying why when it was a hash too large to read.
+func (r keyRead) wrongKind(what, name string) error {
+	if r.typ == "hash" {
+		return r.hash.wrongKind(what, name)
 	}
+	return fmt.Errorf("store: %s %q: %w", what, name, store.ErrWrongKind)
+}
+
+// readByType reads the key at name as GetLock and GetLimiter do, whatever
+// it holds: a string a pattern or a convention claims with readString, any
+// other name with hash_read.lua (which sizes a hash before it transfers
+// it), and, when that finds no hash, a sorted set with a bounded read. The
+// convention it turns out to be adds its side reads (which may find it is
+// not that convention after all). store.ErrNotFound when there is no key.
+func (c *Inspector) readByType(ctx context.Context, name string) (keyRead, error) {
 	p := c.ObjectPatterns()
-	switch typ {
-	case "none":
-		return nil, nil, typ, 0, store.ErrNotFound
-	case "string":
-		if _, counter := p.counterRule(name); !counter && !p.isTokenLockName(name) && !p.claimsString(name) {
-			return nil, nil, typ, 0, nil
+	var r keyRead
+	if _, counter := p.counterRule(name); counter || p.isTokenLockName(name) || p.claimsString(name) {
+		typ, now, str, err := c.readString(ctx, name)
+		if err != nil {
+			return r, err
 		}
-	case "hash", "zset":
-	default:
-		return nil, nil, typ, 0, nil
+		r.typ, r.nowMS = typ, now
+		if typ == "string" {
+			r.lock, r.lim = str.classify(p, name, now)
+		}
 	}
-	pipe := c.rdb.TxPipeline()
-	now := pipe.Time(ctx)
-	known := p.conv.of(name)
-	if known != nil && known.keyType != typ {
-		known = nil
+	if r.typ == "" || r.typ == "hash" {
+		h, err := c.readHash(ctx, name)
+		if err != nil {
+			return r, err
+		}
+		r.hash, r.nowMS = h, h.nowMS
+		switch {
+		case h.size == 0:
+			r.typ = "none"
+		case h.size > 0:
+			r.typ = "hash"
+			if l, ok := classifyLock(name, h.fields, h.pttl); ok {
+				r.lock = &l
+			} else if l, ok := classifyLimiter(name, h.fields, h.nowMS); ok {
+				r.lim = &l
+			}
+			switch { // a convention's hash is read as one from now on
+			case r.lock != nil:
+				p.rememberConvention(name, r.lock.Kind, "hash")
+			case r.lim != nil:
+				p.rememberConvention(name, r.lim.Kind, "hash")
+			}
+		default:
+			r.typ = ""
+		}
 	}
-	x := queueConvRead(ctx, pipe, name, typ, known)
-	if err := nodes.Exec(ctx, pipe); err != nil && !isWrongType(err) {
-		return nil, nil, typ, 0, err
+	if r.typ == "" { // neither a claimed string nor a hash: a sorted set?
+		pipe := c.rdb.TxPipeline()
+		t, now := pipe.Type(ctx, name), pipe.Time(ctx)
+		z := queueZsetRead(ctx, pipe, name)
+		if err := nodes.Exec(ctx, pipe); err != nil && !isWrongType(err) {
+			return r, err
+		}
+		if err := now.Err(); err != nil {
+			return r, err
+		}
+		r.typ, r.nowMS = t.Val(), now.Val().UnixMilli()
+		if r.typ == "zset" {
+			r.lock, r.lim = z.classify(p, name, r.nowMS)
+		}
 	}
-	if err := now.Err(); err != nil {
-		return nil, nil, typ, 0, err
+	if r.typ == "none" {
+		return r, store.ErrNotFound
 	}
-	nowMS = now.Val().UnixMilli()
-	lock, lim = x.found(p, name, nowMS)
-	// A convention first met here has side reads of its own (which may
-	// find it is not that convention after all).
-	if cv := p.conv.of(name); cv != nil && cv != known && cv.side != nil {
+	if cv := p.conv.of(name); cv != nil && cv.side != nil && cv.keyType == r.typ && (r.lock != nil || r.lim != nil) {
 		pipe := c.rdb.Pipeline()
 		apply := cv.side(ctx, pipe, name)
 		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return nil, nil, typ, 0, err
+			return r, err
 		}
-		f := convFound{lock: lock, lim: lim}
+		f := convFound{lock: r.lock, lim: r.lim}
 		apply(&f)
-		if lock, lim = f.lock, f.lim; lock == nil && lim == nil {
+		if r.lock, r.lim = f.lock, f.lim; r.lock == nil && r.lim == nil {
 			p.conv.forget(name)
 		}
 	}
-	return lock, lim, typ, nowMS, nil
+	return r, nil
 }
 
 // resetConvention resets the convention limiter at name as its library
 // does; ok false when name holds no convention limiter.
 func (c *Inspector) resetConvention(ctx context.Context, name string) (ok bool, err error) {
-	_, lim, typ, _, err := c.readByType(ctx, name)
-	if err != nil || lim == nil {
+	r, err := c.readByType(ctx, name)
+	if err != nil || r.lim == nil {
 		return false, err
 	}
-	cv := conventionOf(lim.Kind, typ)
+	lim := r.lim
+	cv := conventionOf(lim.Kind, r.typ)
 	if cv == nil || cv.reset == nil {
 		return false, nil
 	}

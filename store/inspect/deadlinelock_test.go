@@ -14,7 +14,7 @@ func TestDeadlineLockClassifiedAndForceUnlockedByValue(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := t.Context()
 	p := redistest.Prefix(t)
-	insp := New(rdb, &Options{Patterns: ObjectPatterns{DeadlineLocks: []string{p + "dl:*"}}})
+	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{DeadlineLocks: []string{p + "dl:*"}}})
 	name, junk := p+"dl:job", p+"dl:cache"
 	deadline := time.Now().Add(-time.Second).UnixMilli()
 	seen := strconv.FormatInt(deadline, 10)

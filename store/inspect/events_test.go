@@ -51,7 +51,7 @@ func TestEventsUnlockMessages(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	s, err := New(rdb, nil).SubscribeEvents(ctx)
+	s, err := New(redistest.UniversalFor(t, rdb), nil).SubscribeEvents(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestEventsSlowReaderDrops(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	s, err := New(rdb, nil).SubscribeEvents(ctx)
+	s, err := New(redistest.UniversalFor(t, rdb), nil).SubscribeEvents(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 	srv := redistest.StartT(t)
 	rdb := redistest.NewClient(t, srv)
 	ctx := context.Background()
-	s, err := New(rdb, nil).SubscribeEvents(ctx)
+	s, err := New(redistest.UniversalFor(t, rdb), nil).SubscribeEvents(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestEventsCloseNoLeak(t *testing.T) {
 	runtime.GC()
 	baseline := runtime.NumGoroutine()
 
-	c := New(rdb, nil)
+	c := New(redistest.UniversalFor(t, rdb), nil)
 	for round := 0; round < 3; round++ {
 		s, err := c.SubscribeEvents(ctx)
 		if err != nil {
@@ -217,7 +217,7 @@ func TestEventsCloseNoLeak(t *testing.T) {
 func TestEventsEndWithContext(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := New(rdb, nil).SubscribeEvents(ctx)
+	s, err := New(redistest.UniversalFor(t, rdb), nil).SubscribeEvents(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestEventsSubscribeFailsWhenRedisIsDown(t *testing.T) {
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if s, err := New(rdb, nil).SubscribeEvents(ctx); err == nil {
+	if s, err := New(redistest.UniversalFor(t, rdb), nil).SubscribeEvents(ctx); err == nil {
 		s.Close()
 		t.Fatal("SubscribeEvents against a stopped server returned no error")
 	}

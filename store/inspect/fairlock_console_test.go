@@ -140,7 +140,7 @@ func TestFairOrder(t *testing.T) {
 		// Alternate Clients: order must hold across application instances.
 		app := c
 		if i%2 == 0 {
-			app = newPair(rdb)
+			app = newPair(t, rdb)
 		}
 		// A long retry cap: only the wake-up on its own channel (or a
 		// queue-freshness retry) brings a waiter back early.

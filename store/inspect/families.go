@@ -186,4 +186,8 @@ type FamilyRow struct {
 	Passes int64      `json:"passes"`
 	Minute FamilySpan `json:"minute"`
 	Hour   FamilySpan `json:"hour"`
+	// Clients are a per-client limiter's clients as the family's readings
+	// last found them, at most MaxClientsShown, sorted by client id
+	// (package family's Reader.Clients); nil for counters.
+	Clients []ClientWindow `json:"clients,omitempty"`
 }

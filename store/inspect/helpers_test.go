@@ -16,28 +16,31 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// testPair is an application's client and the console on one connection, so
-// a test can take an object with one and look at it with the other.
-// Selectors both have (Redis) must be spelled out.
+// testPair is an application's client and the console over the same
+// Redis, so a test can take an object with one and look at it with the
+// other. Selectors both have (Redis) must be spelled out.
 type testPair struct {
 	*store.Client
 	*Inspector
 }
 
-func newPair(rdb redis.UniversalClient) testPair {
-	return testPair{store.New(rdb, nil), New(rdb, nil)}
+// newPair is an application on rdb and a console on the client serve
+// would give it (redistest.UniversalFor: a ClusterClient on the shared
+// Cluster).
+func newPair(t testing.TB, rdb *redis.Client) testPair {
+	return testPair{store.New(rdb, nil), New(redistest.UniversalFor(t, rdb), nil)}
 }
 
 func lockTestClient(t *testing.T) (testPair, *redis.Client) {
 	t.Helper()
 	rdb := redistest.Client(t)
-	return newPair(rdb), rdb
+	return newPair(t, rdb), rdb
 }
 
 func tbNewBucket(t *testing.T) (testPair, *redis.Client, string) {
 	t.Helper()
 	rdb := redistest.Client(t)
-	return newPair(rdb), rdb, redistest.Prefix(t) + "ratelimit:b"
+	return newPair(t, rdb), rdb, redistest.Prefix(t) + "ratelimit:b"
 }
 
 func queueLen(rdb *redis.Client, name string) int64 {

@@ -9,6 +9,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // holdCase is one lock kind driven through a store handle: take it, make
@@ -18,6 +19,19 @@ type holdCase struct {
 	holder        string
 	// renew refreshes the lease; nil when a watchdog does it on its own.
 	renew func(ctx context.Context) error
+	// inHash says the record is a field of the lock's own hash
+	// (wire.HoldField: the kinds in Redisson's RLock hash), not of the
+	// hash beside it (wire.HeldKey).
+	inHash bool
+}
+
+// recorded reports whether c's hold record is in Redis, and whether what
+// keeps it expires.
+func (c holdCase) recorded(ctx context.Context, rdb redis.Cmdable, name string) (found, expires bool) {
+	if c.inHash {
+		return rdb.HExists(ctx, name, wire.HoldField(c.holder)).Val(), rdb.PTTL(ctx, name).Val() > 0
+	}
+	return rdb.HExists(ctx, wire.HeldKey(name), c.holder).Val(), rdb.PTTL(ctx, wire.HeldKey(name)).Val() > 0
 }
 
 // Every lock kind lockwarden takes records its holders' hold times: the
@@ -29,22 +43,26 @@ func TestHoldTimesEveryKind(t *testing.T) {
 	p := redistest.Prefix(t)
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
-	insp := New(rdb, &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
+	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
 	// Watchdogs renew every lease/3; the lease is short so a renewal
 	// comes soon, and long enough that no hold runs out under load.
 	const lease = 900 * time.Millisecond
 	kinds := map[string]func(name string) holdCase{
+		"reentrant": func(name string) holdCase {
+			l := app.NewLock(name, &store.LockOptions{Lease: lease})
+			return holdCase{take: l.TryLock, release: l.Unlock, holder: l.HolderID(), inHash: true}
+		},
 		"spin": func(name string) holdCase {
 			s := app.NewSpinLock(name, &store.SpinLockOptions{Lease: lease})
-			return holdCase{take: s.TryLock, release: s.Unlock, holder: s.HolderID()}
+			return holdCase{take: s.TryLock, release: s.Unlock, holder: s.HolderID(), inHash: true}
 		},
 		"fair": func(name string) holdCase {
 			f := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: lease}})
-			return holdCase{take: f.TryLock, release: f.Unlock, holder: f.HolderID()}
+			return holdCase{take: f.TryLock, release: f.Unlock, holder: f.HolderID(), inHash: true}
 		},
 		"fenced": func(name string) holdCase {
 			f := app.NewFencedLock(name, &store.LockOptions{Lease: lease})
-			return holdCase{take: f.TryLock, release: f.Unlock, holder: f.HolderID()}
+			return holdCase{take: f.TryLock, release: f.Unlock, holder: f.HolderID(), inHash: true}
 		},
 		"read": func(name string) holdCase {
 			r := app.NewRWLock(name, &store.LockOptions{Lease: lease}).Reader()
@@ -89,8 +107,8 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			if annotated.HeldMS != 3000 || annotated.HeldSinceSeen {
 				t.Fatalf("annotated: %+v", annotated)
 			}
-			if rdb.PTTL(ctx, wire.HeldKey(name)).Val() <= 0 {
-				t.Fatal("hold times do not expire with the lock")
+			if found, expires := c.recorded(ctx, rdb, name); !found || !expires {
+				t.Fatalf("hold record found %v, expiring %v: want it kept, expiring with the lock", found, expires)
 			}
 
 			renewed := first
@@ -110,20 +128,20 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			if err := c.release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if rdb.HExists(ctx, wire.HeldKey(name), c.holder).Val() {
+			if found, _ := c.recorded(ctx, rdb, name); found {
 				t.Fatal("hold time outlives the unlock")
 			}
 
 			if err := c.take(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if !rdb.HExists(ctx, wire.HeldKey(name), c.holder).Val() {
+			if found, _ := c.recorded(ctx, rdb, name); !found {
 				t.Fatal("no hold time after taking it again")
 			}
 			if err := insp.ForceUnlock(ctx, name, c.holder); err != nil {
 				t.Fatal(err)
 			}
-			if rdb.HExists(ctx, wire.HeldKey(name), c.holder).Val() {
+			if found, _ := c.recorded(ctx, rdb, name); found {
 				t.Fatal("hold time outlives the force-unlock")
 			}
 			_ = c.release(ctx) // stops the watchdog; the lock is gone already
@@ -157,7 +175,7 @@ func TestHoldTimesPerReadHolder(t *testing.T) {
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
-	insp := New(rdb, nil)
+	insp := New(redistest.UniversalFor(t, rdb), nil)
 	opts := &store.LockOptions{Lease: time.Minute, NoWatchdog: true}
 	a := app.NewRWLock(name, opts).Reader()
 	b := app.NewRWLock(name, opts).Reader()
@@ -205,7 +223,7 @@ func TestDeadlineForceUnlockDeletesHoldTimes(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := t.Context()
 	p := redistest.Prefix(t)
-	insp := New(rdb, &Options{Patterns: ObjectPatterns{DeadlineLocks: []string{p + "dl:*"}}})
+	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{DeadlineLocks: []string{p + "dl:*"}}})
 	name := p + "dl:job"
 	seen := strconv.FormatInt(time.Now().Add(time.Minute).UnixMilli(), 10)
 	rdb.Set(ctx, name, seen, 0)
@@ -228,7 +246,7 @@ func TestTokenForceUnlockWakesWaiter(t *testing.T) {
 	p := redistest.Prefix(t)
 	name := p + "token:w"
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
-	insp := New(rdb, &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
+	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
 	stuck := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute})

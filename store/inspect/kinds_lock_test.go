@@ -22,7 +22,7 @@ func kindSetup(t *testing.T) (context.Context, testPair, *redis.Client, string) 
 	inspecttest.Cleanup(t, rdb, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	return ctx, newPair(rdb), rdb, p
+	return ctx, newPair(t, rdb), rdb, p
 }
 
 func kindSubscribe(t *testing.T, ctx context.Context, rdb *redis.Client, pattern string) *redis.PubSub {

@@ -21,23 +21,28 @@ var counterResetScript = store.NewScript(luascripts.Source("counter_reset"))
 
 // GetLimiter reads one limiter with the Redis time of the read, so Available
 // includes the refill (token bucket) or the returned grants (Redisson
-// sliding window) up to now. store.ErrNotFound when there is no key at name,
-// store.ErrWrongKind when the key holds something that is not a limiter.
+// sliding window) up to now. Its hash is read by hash_read.lua, which
+// leaves a hash too large to be a limiter unread. store.ErrNotFound when
+// there is no key at name, store.ErrWrongKind when the key holds something
+// that is not a limiter.
 func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	_, info, typ, nowMS, err := c.readByType(ctx, name)
+	r, err := c.readByType(ctx, name)
 	switch {
 	case err != nil:
 		return nil, err
-	case info == nil:
+	case r.lim == nil:
+		if r.typ == "hash" && r.hash.tooLarge() {
+			return nil, r.wrongKind("limiter", name)
+		}
 		return nil, store.ErrWrongKind
-	case typ != "hash" || IsConvention(info.Kind):
-		return info, nil
+	case r.typ != "hash" || IsConvention(r.lim.Kind):
+		return r.lim, nil
 	}
-	lims := []LimiterInfo{*info}
-	if err := c.ReadSides(ctx, c.rdb, nil, lims, nowMS); err != nil {
+	lims := []LimiterInfo{*r.lim}
+	if err := c.ReadSides(ctx, c.rdb, nil, lims, r.nowMS); err != nil {
 		return nil, err
 	}
 	return &lims[0], nil

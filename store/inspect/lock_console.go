@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
@@ -29,30 +31,52 @@ var (
 // between the page load and the click the lock may have been released and
 // taken by someone healthy.
 
-// GetLock reads the lock at name: its hash (or, for a name matching a
-// token-lock pattern, its string) atomically, then its side keys (fair
-// queue, fencing token, read-level leases). store.ErrNotFound when there is no
-// key; store.ErrWrongKind when the key exists but is not a lock of a known kind
-// (any other type, or a hash that is not in a lock layout).
+// GetLock reads the lock at name: its hash (hash_read.lua, which reads a
+// hash only while it is small enough to be a lock) or, for a name matching
+// a token-lock pattern, its string (a bounded read), atomically, then its
+// side keys (fair queue, fencing token, read-level leases). store.ErrNotFound
+// when there is no key; store.ErrWrongKind when the key exists but is not a
+// lock of a known kind (any other type, a hash that is not in a lock layout,
+// or one too large to be a lock, which is left unread).
 func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error) {
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	lock, _, _, nowMS, err := c.readByType(ctx, name)
+	r, err := c.readByType(ctx, name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
 	case err != nil:
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
-	case lock == nil:
-		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
+	case r.lock == nil:
+		return nil, r.wrongKind("lock", name)
 	}
-	// Its hold times and side keys are a side read, as for hashes.
-	locks := []LockInfo{*lock}
-	if err := c.ReadSides(ctx, c.rdb, locks, nil, nowMS); err != nil {
+	// Its hold times and side keys are a side read, for strings as for hashes.
+	locks := []LockInfo{*r.lock}
+	if err := c.ReadSides(ctx, c.rdb, locks, nil, r.nowMS); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	return &locks[0], nil
+}
+
+// readString reads the string at name (a token or deadline lock, a
+// counter) with its type and Redis time, in one MULTI: STRLEN and a bounded
+// GETRANGE, so a large value is never transferred whole.
+func (c *Inspector) readString(ctx context.Context, name string) (typ string, nowMS int64, str stringRead, err error) {
+	pipe := c.rdb.TxPipeline()
+	t := pipe.Type(ctx, name)
+	now := pipe.Time(ctx)
+	str = queueStringRead(ctx, pipe, name)
+	if err := nodes.Exec(ctx, pipe); err != nil {
+		return "", 0, str, err
+	}
+	if err := t.Err(); err != nil {
+		return "", 0, str, err
+	}
+	if err := now.Err(); err != nil {
+		return "", 0, str, err
+	}
+	return t.Val(), now.Val().UnixMilli(), str, nil
 }
 
 // ForceUnlock breaks the lock at name, only if holder (as GetLock listed
@@ -119,7 +143,7 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	switch info.Kind {
 	case KindFairLock:
 		return fairForceReleaseScript.Run(ctx, c.rdb,
-			[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.HeldKey(name)},
+			[]string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name)},
 			wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 	case KindRWLock:
 		keys := []string{name, wire.HeldKey(name)}
@@ -145,7 +169,7 @@ func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder str
 	}
 	// Reentrant and fenced: Redisson's RLock force-unlock (the fenced lock's
 	// token key is not passed, so it cannot be touched).
-	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name, wire.HeldKey(name)},
+	return lockForceReleaseScript.Run(ctx, c.rdb, []string{name},
 		wire.UnlockChannel(name), wire.UnlockMessage, holder, sharded).Int64()
 }
 

@@ -239,8 +239,8 @@ type LimiterInfo struct {
 	App string
 
 	// AvailableUnknown says Available could not be read: a per-client
-	// Redisson limiter has one value per client (RedissonClients lists
-	// them).
+	// Redisson limiter has one value per client (its family's readings
+	// list them: package family).
 	AvailableUnknown bool
 	// RejectionsHidden is set for limiters whose decisions other clients
 	// make in their own scripts (Redisson's): Redis keeps their grants but
@@ -284,7 +284,8 @@ type LimiterInfo struct {
 	Stale *StaleRead
 }
 
-// MaxClientsShown bounds the per-client windows RedissonClients reads.
+// MaxClientsShown bounds the client windows a per-client limiter shows
+// (package family keeps at most this many per limiter).
 const MaxClientsShown = 100
 
 // Counts are outcomes of acquire attempts.

@@ -48,13 +48,4 @@ func TestModifyRedissonPerClientReachesEveryClient(t *testing.T) {
 		}
 	}
 
-	// The console's list of clients stays bounded.
-	rdb.Set(ctx, wire.RedissonValueKey(name, "late"), 1, time.Minute)
-	for i := range 150 {
-		rdb.Set(ctx, wire.RedissonValueKey(name, "more-"+strconv.Itoa(i)), 1, time.Minute)
-	}
-	got, err := c.RedissonClients(ctx, name)
-	if err != nil || len(got) != MaxClientsShown {
-		t.Fatalf("RedissonClients = %d clients, %v; want %d", len(got), err, MaxClientsShown)
-	}
 }

@@ -2,15 +2,12 @@ package inspect
 
 import (
 	"context"
-	"errors"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/glob"
-	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -19,9 +16,8 @@ import (
 // config hash ({<name>}:value and {<name>}:permits, per client with a
 // ":<client-id>" suffix), and the console reads a window as the next
 // acquire would see it with redisson_limiter_state.lua: for a sampled
-// limiter (sample_kinds.go), GetLimiter, the per-client windows of a
-// limiter's page (RedissonClients) and a family page (package family,
-// through ClientWindowRead).
+// limiter (sample_kinds.go), GetLimiter, and the clients of a per-client
+// limiter, read by its family (package family, through ClientWindowRead).
 
 // redissonLimiterStateScript reads a limiter window without moving it. It runs in
 // every sampler pipeline, so it goes as EVALSHA: sending the text with EVAL
@@ -54,7 +50,7 @@ const maxGrantsDecoded = 10000
 
 // queueLimiterState queues the state read of a Redisson limiter's overall
 // window; nil for other kinds and for per-client limiters (one window per
-// client: RedissonClients reads those).
+// client: its family reads those, package family).
 func queueLimiterState(ctx context.Context, pipe redis.Pipeliner, info *LimiterInfo) *redis.Cmd {
 	if info.Kind != KindRedissonLimiter || info.PerClient {
 		return nil
@@ -136,55 +132,6 @@ func applyWindowCmd(info *LimiterInfo, cmd *redis.Cmd) {
 	}
 }
 
-// RedissonClients lists the per-client windows of a per-client (type 1)
-// Redisson limiter, at most MaxClientsShown, sorted by client id. The keys
-// are found by SCAN (MATCH on the limiter's value prefix) on the node that
-// holds them.
-func (c *Inspector) RedissonClients(ctx context.Context, name string) ([]ClientWindow, error) {
-	if err := validateName(name); err != nil {
-		return nil, err
-	}
-	var ids []string
-	err := c.redissonClientIDs(ctx, name, func(page []string) error {
-		ids = append(ids, page[:min(len(page), MaxClientsShown-len(ids))]...)
-		if len(ids) >= MaxClientsShown {
-			return errEnoughClients
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errEnoughClients) {
-		return nil, err
-	}
-	sort.Strings(ids)
-	var rateCmd *redis.StringCmd
-	var reads []ClientWindowRead
-	for attempt := 0; ; attempt++ {
-		pipe := c.rdb.Pipeline()
-		rateCmd = pipe.HGet(ctx, name, rlRate)
-		reads = make([]ClientWindowRead, len(ids))
-		for i, id := range ids {
-			reads[i] = QueueClientWindow(ctx, pipe, name, id)
-		}
-		if err := nodes.Exec(ctx, pipe); err != nil {
-			return nil, err
-		}
-		if attempt > 0 || len(reads) == 0 || !reads[0].NoScript() {
-			break
-		}
-		if err := c.LoadScripts(ctx); err != nil {
-			return nil, err
-		}
-	}
-	rate, _ := rateCmd.Int64()
-	out := make([]ClientWindow, 0, len(ids))
-	for _, r := range reads {
-		if cw, ok := r.Window(rate); ok {
-			out = append(out, cw)
-		}
-	}
-	return out, nil
-}
-
 // ClientWindowRead is the pending read of one client's window of a
 // per-client Redisson limiter.
 type ClientWindowRead struct {
@@ -222,9 +169,6 @@ func (r ClientWindowRead) NoScript() bool { return noScript([]*redis.Cmd{r.cmd})
 
 // clientScanCount is the SCAN COUNT of a walk over a limiter's clients.
 const clientScanCount = 1000
-
-// errEnoughClients stops a client walk early; never returned to callers.
-var errEnoughClients = errors.New("inspect: enough clients")
 
 // redissonClientIDs walks the per-client state keys of the Redisson limiter
 // at name ("{name}:value:<client-id>") with SCAN on every master and hands

@@ -13,10 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// lateReplyClient is a client through a loopback proxy that, once armed,
-// holds back the next reply past the client's ReadTimeout: the command ran,
-// the caller hears nothing, and go-redis's own retry would send it again.
-func lateReplyClient(t *testing.T) (*redis.Client, *atomic.Bool) {
+// lateReplyClient is a client through a loopback proxy to the server at
+// addr that, once armed, holds back the next reply past the client's
+// ReadTimeout: the command ran, the caller hears nothing, and go-redis's
+// own retry would send it again.
+func lateReplyClient(t *testing.T, addr string) (*redis.Client, *atomic.Bool) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -30,7 +31,7 @@ func lateReplyClient(t *testing.T) (*redis.Client, *atomic.Bool) {
 			if err != nil {
 				return
 			}
-			srv, err := net.Dial("tcp", redistest.Addr())
+			srv, err := net.Dial("tcp", addr)
 			if err != nil {
 				cli.Close()
 				continue
@@ -70,9 +71,11 @@ func lateReplyClient(t *testing.T) (*redis.Client, *atomic.Bool) {
 // found" about a reset that had happened.
 func TestResetCounterLateReplyIsUncertain(t *testing.T) {
 	ctx, _, rdb, p := kindSetup(t)
-	slow, armed := lateReplyClient(t)
-	c := New(slow, &Options{Patterns: ObjectPatterns{Counters: []CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: 10 * time.Second}}}})
 	ip := p + "ip:10.0.0.1"
+	// Through the server that holds the counter (a Cluster's master of its
+	// slot).
+	slow, armed := lateReplyClient(t, redistest.NodeFor(t, rdb, ip).Options().Addr)
+	c := New(slow, &Options{Patterns: ObjectPatterns{Counters: []CounterRule{{Pattern: p + "ip:*", Limit: 3, Window: 10 * time.Second}}}})
 	rdb.Set(ctx, ip, 4, 10*time.Second)
 	if err := counterResetScript.Load(ctx, rdb).Err(); err != nil { // so the late reply is the reset's own
 		t.Fatal(err)

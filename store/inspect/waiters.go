@@ -15,9 +15,8 @@ import (
 // microseconds; a token that follows its Client's within 3 ms is scored
 // right behind it, store/lock_wait.go), and keeps an entry under the same token in
 // wire.LockEntriesKey(name): "<deadline ms> <lease ms> <holder>", the
-// holder field it takes when the release hands it the lock. A field "="
-// names the token handed the lock when its writer kept no hold times
-// (luascripts/lock_acquire.lua; store's Lock keeps it in wire.HeldKey).
+// holder field it takes when the release hands it the lock (the token
+// handed the lock is marked in that holder's hold record, wire.HoldField).
 // A store Client's waiters that follow another of its waiters in process
 // (store/lock_follow.go) have no entry for their first second. The queue
 // gives the order and the wait; the entry gives who waits and until when.

@@ -110,7 +110,7 @@ func TestSampleShowsLockWaits(t *testing.T) {
 	p, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"
 	ctx := redistest.Context(t, 20*time.Second)
-	holder, waiter := p.NewLock(name, nil), newPair(rdb).NewLock(name, nil)
+	holder, waiter := p.NewLock(name, nil), newPair(t, rdb).NewLock(name, nil)
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,37 @@ func Universal(t testing.TB) redis.UniversalClient {
 	return NewClient(t, shared)
 }
 
+// UniversalFor returns the client a console over the shared Redis is
+// given, as serve gives it: rdb itself on one server (or when rdb is not
+// the shared Redis's); on the shared Cluster a new ClusterClient (closed
+// when t ends). Code that finds the
+// masters from its client's type (an inspect.Inspector, a family reader)
+// needs it: rdb (Client's, routing each command by slot) would send a
+// keyless SCAN to one master at random.
+func UniversalFor(t testing.TB, rdb *redis.Client) redis.UniversalClient {
+	t.Helper()
+	if sharedCluster == nil || shared == nil || rdb.Options().Addr != shared.Addr {
+		return rdb
+	}
+	return NewClusterClient(t, sharedCluster)
+}
+
+// NodeFor returns a client of the one server that holds key: rdb on one
+// server; on the shared Cluster the master serving key's slot. Counts a
+// server keeps (INFO commandstats) are per node.
+func NodeFor(t testing.TB, rdb *redis.Client, key string) *redis.Client {
+	t.Helper()
+	cc, ok := UniversalFor(t, rdb).(*redis.ClusterClient)
+	if !ok {
+		return rdb
+	}
+	node, err := cc.MasterForKey(t.Context(), key)
+	if err != nil {
+		t.Fatalf("redistest: the master of %q: %v", key, err)
+	}
+	return node
+}
+
 func startShared() (*Server, error) {
 	if os.Getenv(TopologyEnv) != "cluster" {
 		return Start()

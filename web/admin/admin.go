@@ -167,6 +167,9 @@ func (s *Service) Recent(ctx context.Context, n int) ([]inspect.AuditRecord, err
 	return s.audit.Recent(ctx, n)
 }
 
+// Trail is the change trail, for reading it a page at a time.
+func (s *Service) Trail() *inspect.Audit { return s.audit }
+
 // AuditKey is the audit stream's key.
 func (s *Service) AuditKey() string { return s.audit.Key() }
 

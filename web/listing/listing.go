@@ -38,9 +38,9 @@ type Query struct {
 // between ticks (a lease sorts by its deadline, an age by the first-seen
 // instant), so only a row whose key itself changes can move across it.
 type Key struct {
-	Num  float64 `json:"n,omitempty"`
-	Str  string  `json:"s,omitempty"`
-	Name string  `json:"k"`
+	Num  float64
+	Str  string
+	Name string
 }
 
 func (a Key) compare(b Key) int {
@@ -53,26 +53,39 @@ func (a Key) compare(b Key) int {
 	return strings.Compare(a.Name, b.Name)
 }
 
+// cursorJSON is a cursor's text: a Key whose strings travel as bytes
+// (base64 in the JSON), since names are Redis keys, any bytes, and a JSON
+// string would replace what is not UTF-8, naming another row.
+type cursorJSON struct {
+	Num  float64 `json:"n,omitempty"`
+	Str  []byte  `json:"s,omitempty"`
+	Name []byte  `json:"k"`
+}
+
 // encodeCursor is the cursor of the page after the row at k.
 func encodeCursor(k Key) string {
-	b, _ := json.Marshal(k)
+	b, _ := json.Marshal(cursorJSON{Num: k.Num, Str: []byte(k.Str), Name: []byte(k.Name)})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodeCursor is encodeCursor's key; an error for anything else.
+// errCursor is what DecodeCursor says of a string that is no cursor.
+var errCursor = errors.New("not a cursor of this list (take next_cursor from a page)")
+
+// DecodeCursor is encodeCursor's key; an error for anything else: only
+// the exact text encodeCursor writes decodes, so no two cursors name one
+// row and nothing a client crafts reaches the order but a key.
 func DecodeCursor(s string) (*Key, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return nil, err
+		return nil, errCursor
 	}
-	var k Key
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&k); err != nil {
-		return nil, err
+	var c cursorJSON
+	if err := json.Unmarshal(b, &c); err != nil || len(c.Name) == 0 {
+		return nil, errCursor
 	}
-	if k.Name == "" {
-		return nil, errors.New("cursor names no row")
+	k := Key{Num: c.Num, Str: string(c.Str), Name: string(c.Name)}
+	if encodeCursor(k) != s {
+		return nil, errCursor
 	}
 	return &k, nil
 }

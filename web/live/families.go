@@ -19,6 +19,8 @@ type families struct {
 	// counter patterns and the per-client limiters of the sample before
 	// (a new per-client limiter's family starts a tick after it is found).
 	fams []inspect.Family
+	// start is the tick's start (local time), the reader's clock.
+	start time.Time
 	// failing says the last read failed (logged once until one succeeds).
 	failing bool
 }
@@ -32,7 +34,7 @@ func (f *families) carry(sm *Sampler, start time.Time) {
 	if sn := sm.Latest(); sn != nil {
 		lims = sn.Limiters
 	}
-	f.fams = sm.insp.Families(lims)
+	f.fams, f.start = sm.insp.Families(lims), start
 	f.book.Retain(f.fams)
 	sm.walker.Carry(f.reader.Page(f.fams, start))
 }
@@ -52,6 +54,7 @@ func (f *families) tick(sm *Sampler, smp *inspect.Sample) []inspect.FamilyRow {
 	out := rows[:0]
 	for _, r := range rows {
 		if r.Keys > 0 {
+			r.Clients = f.reader.Clients(r.ID, f.start)
 			out = append(out, r)
 		}
 	}

@@ -31,19 +31,16 @@ func newEnv(t *testing.T) env {
 	return env{rdb: rdb, insp: inspect.New(console, nil), counted: h}
 }
 
-// setup is an Inspector on the shared Redis and a prefix of the test's own.
+// setup is an Inspector on the shared Redis as serve reaches it (a
+// ClusterClient on a Cluster: a Reader finds the masters it SCANs from
+// its client's type), a writer and a prefix of the test's own.
 func setup(t *testing.T) (context.Context, *inspect.Inspector, *redis.Client, string) {
 	t.Helper()
 	rdb, p := redistest.Client(t), redistest.Prefix(t)
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(t.Context())
-		for iter := rdb.Scan(ctx, 0, p+"*", 1000).Iterator(); iter.Next(ctx); {
-			rdb.Del(ctx, iter.Val())
-		}
-	})
+	inspecttest.Cleanup(t, rdb, p)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
-	return ctx, inspect.New(rdb, nil), rdb, p
+	return ctx, inspect.New(redistest.UniversalFor(t, rdb), nil), rdb, p
 }
 
 // 20,000 per-IP counters are one family: discovery lists none of them,
@@ -328,5 +325,76 @@ func TestFamilyWindowCountedOnce(t *testing.T) {
 	rdb.Set(ctx, ip, 1, 10*time.Second) // a new window
 	if rd := next(); rd.NewAdmitted != 1 || rd.NewRejected != 0 {
 		t.Fatalf("a new window = %+v", rd)
+	}
+}
+
+// A per-client limiter's client list comes from the family's readings:
+// at most MaxClientsShown clients, those with the smallest ids, sorted; a
+// fixed window counts down from its reading and leaves the list once it
+// ends; a client whose key is gone leaves it once a whole pass did not
+// read it.
+func TestFamilyClientsFromReadings(t *testing.T) {
+	const clients = inspect.MaxClientsShown + 50
+	e := newEnv(t)
+	ctx := t.Context()
+	name := "per-client"
+	e.rdb.HSet(ctx, name, "rate", 10, "interval", 60000, "type", 1)
+	id := func(i int) string { return fmt.Sprintf("c-%04d", i) }
+	pipe := e.rdb.Pipeline()
+	for i := range clients {
+		// Reverse order of ids, so the smallest are not the first written.
+		pipe.Set(ctx, wire.RedissonValueKey(name, id(clients-1-i)), 4, time.Hour) // 6 of 10 taken
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lim, err := e.insp.GetLimiter(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := e.insp.Families([]inspect.LimiterInfo{*lim})
+	r := NewReader(e.insp, "*")
+	at := time.Now()
+	pass := func() {
+		t.Helper()
+		for p := r.Sizes()[name].Passes; r.Sizes()[name].Passes == p; {
+			if _, err := r.tick(ctx, fams, at); err != nil {
+				t.Fatal(err)
+			}
+			at = at.Add(200 * time.Millisecond)
+		}
+	}
+	pass()
+	got := r.Clients(name, at)
+	if len(got) != inspect.MaxClientsShown {
+		t.Fatalf("%d clients listed, want %d", len(got), inspect.MaxClientsShown)
+	}
+	for i, w := range got {
+		if w.ClientID != id(i) || w.Available != 4 || w.Used != 6 || w.ResetInMS <= 0 || w.ResetInMS > time.Hour.Milliseconds() {
+			t.Fatalf("client %d = %+v, want %s with 4 available, 6 used, its window ending within the hour", i, w, id(i))
+		}
+	}
+	if r.Clients("hits:*", at) != nil || r.Clients("other", at) != nil {
+		t.Error("clients listed for a name that is no per-client family")
+	}
+
+	// A deleted client is dropped after a pass that did not read it, and
+	// the next smallest id takes its place.
+	e.rdb.Del(ctx, wire.RedissonValueKey(name, id(0)))
+	pass()
+	pass()
+	got = r.Clients(name, at)
+	if len(got) != inspect.MaxClientsShown || got[0].ClientID != id(1) || got[len(got)-1].ClientID != id(inspect.MaxClientsShown) {
+		t.Fatalf("after c-0000's key went: %d clients, %s..%s", len(got), got[0].ClientID, got[len(got)-1].ClientID)
+	}
+
+	// The window counts down from its reading, and leaves once ended.
+	first := got[0]
+	later := r.Clients(name, at.Add(time.Minute))
+	if later[0].ClientID != first.ClientID || first.ResetInMS-later[0].ResetInMS != time.Minute.Milliseconds() {
+		t.Errorf("a minute later the first client = %+v (was %+v)", later[0], first)
+	}
+	if n := len(r.Clients(name, at.Add(2*time.Hour))); n != 0 {
+		t.Errorf("%d clients listed after their windows ended", n)
 	}
 }

@@ -246,6 +246,7 @@ func (pg *Page) Collect(ctx context.Context) ([]inspect.FamilyReading, error) {
 				if !ok {
 					continue
 				}
+				s.keepClient(w, pg.now)
 				rd.Count, rd.TTL = w.Used, -1
 				fixed := w.ResetInMS > 0
 				if fixed {

@@ -72,6 +72,8 @@ type familyScan struct {
 	size    Size
 	// memo is what earlier readings of running windows saw (memo.go).
 	memo map[uint64]windowMark
+	// clients are a per-client family's latest client windows (clients.go).
+	clients map[string]clientSeen
 }
 
 // NewReader reads through src the members matching match ("" or "*":
@@ -103,6 +105,7 @@ func (r *Reader) startPass(s *familyScan, now time.Time) {
 		s.size = Size{Keys: s.found, Passes: s.size.Passes + 1}
 		s.cursors, s.ended, s.found = nil, nil, 0
 		r.sweep(s, now)
+		s.sweepClients()
 	}
 	if s.cursors == nil {
 		s.cursors, s.ended = map[string]uint64{}, map[string]bool{}

@@ -22,7 +22,7 @@ func TestDiscoverMix(t *testing.T) {
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
 	inspecttest.Cleanup(t, rdb, p)
-	c := inspect.New(rdb, nil)
+	c := inspect.New(redistest.UniversalFor(t, rdb), nil)
 	now := redistest.NowMS(t, rdb)
 
 	// What must be found.
@@ -123,7 +123,7 @@ func TestDiscoverSkipsInternalKeys(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
-	c := inspect.New(rdb, nil)
+	c := inspect.New(redistest.UniversalFor(t, rdb), nil)
 	key := wire.StatsKey(p + "orders")
 	t.Cleanup(func() { rdb.Del(context.Background(), key) })
 	inspecttest.Lock(t, rdb, key, "1", 1)
@@ -136,9 +136,8 @@ func TestDiscoverSkipsInternalKeys(t *testing.T) {
 		t.Fatalf("internal key listed: %+v", d)
 	}
 	// The key does match that pattern, so the test would see it otherwise.
-	keys, _, err := rdb.Scan(ctx, 0, "lw:{*"+p+"*", 100000).Result()
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("sanity: SCAN found %v, %v", keys, err)
+	if keys := inspecttest.Scan(t, rdb, "lw:{*"+p+"*"); len(keys) != 1 {
+		t.Fatalf("sanity: SCAN found %v", keys)
 	}
 }
 
@@ -148,7 +147,7 @@ func TestDiscoverManyKeysInBatches(t *testing.T) {
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
 	inspecttest.Cleanup(t, rdb, p)
-	c := inspect.New(rdb, nil)
+	c := inspect.New(redistest.UniversalFor(t, rdb), nil)
 
 	const nLocks, nBuckets, nNoise = 1300, 1100, 900
 	pipe := rdb.Pipeline()
@@ -189,7 +188,7 @@ func TestDiscoverTruncates(t *testing.T) {
 	rdb := redistest.Client(t)
 	p := redistest.Prefix(t)
 	inspecttest.Cleanup(t, rdb, p)
-	c := inspect.New(rdb, nil)
+	c := inspect.New(redistest.UniversalFor(t, rdb), nil)
 
 	pipe := rdb.Pipeline()
 	for i := 0; i < MaxDiscovered+5; i++ {

@@ -111,10 +111,11 @@ func StatsOwner(key string) (name string, ok bool) {
 	return name, ok && IsInternalKey(key)
 }
 
-// HeldKey is the hash beside a lock where lockwarden's lock scripts record
-// each holder's hold times, "<acquired ms> <renewed ms>" (Redis time; an
-// acquisition of 0 means it was not recorded), expiring with the lock.
-// Redisson's own layout is untouched; Redisson holders have no entry.
+// HeldKey is the hash beside a read-write, token or deadline lock where
+// lockwarden's scripts record each holder's hold times, "<acquired ms>
+// <renewed ms>" (Redis time; an acquisition of 0 means it was not
+// recorded), expiring with the lock. Locks in Redisson's RLock hash keep
+// theirs in the hash itself (HoldField). Redisson holders have no entry.
 func HeldKey(name string) string { return internalKey("held", name) }
 
 // LockQueueKey, LockEntriesKey and LockWakeChannel are a reentrant lock's

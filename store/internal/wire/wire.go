@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
@@ -100,6 +101,50 @@ var WaitClassBoundsMS = [...]int64{1, 3, 10, 30, 100, 300, 1000, 3000, 10000}
 // WaitClassLetters name the classes in field names, "A<bucket>" for waits up
 // to 1 ms through "J<bucket>" for waits over 10 s.
 const WaitClassLetters = "ABCDEFGHIJ"
+
+// The hold record of a lock in Redisson's RLock hash (reentrant, fair,
+// fenced and spin locks) is a field of that hash: HoldField(holder) ->
+// "<acquired ms> <renewed ms>" (Redis time; an acquisition of 0 was not
+// recorded), followed by " <token>" when a hand-off to that waiter token
+// granted the hold (the mark its waiter's next attempt finds). QueuedField
+// -> "1" says store waiters may be queued (wire.LockQueueKey): set by a
+// waiter's first queueing attempt and by a hand-off that leaves waiters
+// behind, so a release that finds it absent skips the queue. Redisson's
+// scripts read only their own holder field (HEXISTS, HGET, HINCRBY), and
+// both fields go with the lock's DEL and expiry. One holder field at a
+// time, so a lockwarden-held hash is {holder, HoldField(holder)} and, while
+// waiters queue, QueuedField.
+const (
+	HoldFieldPrefix = "lw:held:"
+	QueuedField     = "lw:queued"
+)
+
+// HoldField is the field of a lock's hash holding holder's hold record.
+func HoldField(holder string) string { return HoldFieldPrefix + holder }
+
+// ParseHoldRecord reads a hold record (HoldField's value, or a HeldKey
+// entry): "<acquired ms> <renewed ms>", maybe followed by a hand-off mark.
+// ok is false for anything else, a missing record ("") included.
+func ParseHoldRecord(v string) (acquiredMS, renewedMS int64, ok bool) {
+	acq, rest, ok := strings.Cut(v, " ")
+	if !ok {
+		return 0, 0, false
+	}
+	ren, _, _ := strings.Cut(rest, " ")
+	a, errA := strconv.ParseInt(acq, 10, 64)
+	r, errR := strconv.ParseInt(ren, 10, 64)
+	if errA != nil || errR != nil || a < 0 || r <= 0 {
+		return 0, 0, false
+	}
+	return a, r, true
+}
+
+// IsLockwardenField reports whether field of a lock hash is one of
+// lockwarden's own (HoldField, QueuedField), which readers of the
+// holders skip.
+func IsLockwardenField(field string) bool {
+	return field == QueuedField || strings.HasPrefix(field, HoldFieldPrefix)
+}
 
 // IsHolderField reports whether field is "<uuid>:<owner>" with a canonical
 // 36-character UUID (8-4-4-4-12 hex digits) and a non-empty owner: the shape

@@ -10,7 +10,9 @@ import "strings"
 // ones SCAN MATCH and KEYS use): '*' any run of bytes, '?' one byte,
 // "[abc]", "[^a-z]" classes, '\' escapes. Matching is on bytes, as in
 // Redis, so discovery, the configured patterns and the console's ?match=
-// filter all agree with what Redis itself would select.
+// filter all agree with what Redis itself would select (a range's bounds
+// over bytes >= 0x80 go by byte order; Redis compares them as C chars,
+// signed on some builds).
 //
 // Every token but '*' consumes exactly one byte, so backtracking to the
 // last '*' alone is enough and the cost stays O(len(pattern)*len(s)).
@@ -77,7 +79,9 @@ func globClass(pattern string, p int, c byte) (int, bool) {
 				matched = true
 			}
 			j++
-		case j+2 < len(pattern) && pattern[j+1] == '-' && pattern[j+2] != ']':
+		case j+2 < len(pattern) && pattern[j+1] == '-':
+			// As in Redis, a range's end may be ']' ("[a-]" is ']'..'a'):
+			// the class goes on after it.
 			lo, hi := pattern[j], pattern[j+2]
 			if lo > hi {
 				lo, hi = hi, lo

@@ -23,6 +23,9 @@ func TestGlobMatchRedisRules(t *testing.T) {
 		{"[a-c]z", "bz", true},
 		{"[c-a]z", "bz", true},
 		{"[a-c]z", "dz", false},
+		{"[a-]", "^", true}, // a range up to ']', and the class goes on
+		{"[a-]", "-", false},
+		{"[a-]x", "x", true},
 		{`a\*b`, "a*b", true},
 		{`a\*b`, "axb", false},
 		{"orders:*:x", "orders:1:2:x", true},

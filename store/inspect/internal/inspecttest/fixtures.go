@@ -2,9 +2,11 @@ package inspecttest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,13 +37,41 @@ func Bucket(t testing.TB, rdb redis.Cmdable, name string, last int64, stored, ma
 	}
 }
 
-// Cleanup deletes the keys under prefix when the test ends.
+// Cleanup deletes the keys under prefix when the test ends, on every
+// master of the shared Cluster when rdb is its client.
 func Cleanup(t testing.TB, rdb *redis.Client, prefix string) {
+	all := redistest.UniversalFor(t, rdb)
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(t.Context())
-		iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
+		for _, k := range scanAll(ctx, all, prefix+"*") {
+			all.Del(ctx, k)
 		}
 	})
+}
+
+// Scan lists the keys matching match on every master of rdb's Redis
+// (redistest.UniversalFor): a SCAN through rdb alone reaches one master of
+// a Cluster.
+func Scan(t testing.TB, rdb *redis.Client, match string) []string {
+	t.Helper()
+	return scanAll(t.Context(), redistest.UniversalFor(t, rdb), match)
+}
+
+func scanAll(ctx context.Context, rdb redis.UniversalClient, match string) []string {
+	var mu sync.Mutex
+	var out []string
+	scan := func(ctx context.Context, node *redis.Client) error {
+		for iter := node.Scan(ctx, 0, match, 1000).Iterator(); iter.Next(ctx); {
+			mu.Lock()
+			out = append(out, iter.Val())
+			mu.Unlock()
+		}
+		return nil
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		_ = cc.ForEachMaster(ctx, scan)
+	} else if c, ok := rdb.(*redis.Client); ok {
+		_ = scan(ctx, c)
+	}
+	return out
 }
