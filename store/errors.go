@@ -3,7 +3,10 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the console maps them to
@@ -144,3 +147,10 @@ func (e *ReplicationError) Error() string {
 func (e *ReplicationError) Is(target error) bool { return target == ErrNotReplicated }
 
 func (e *ReplicationError) Unwrap() error { return e.Err }
+
+// isWrongType reports a WRONGTYPE reply, also as Redis before 7 wraps it
+// when a script's redis.call hits it ("ERR Error running script ...").
+func isWrongType(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(re.Error(), "WRONGTYPE")
+}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,79 +28,6 @@ var (
 
 // unlockMessage is what Redisson's LockPubSub reads as "unlocked".
 const unlockMessage = wire.UnlockMessage
-
-const (
-	// DefaultLockLease is Redisson's lockWatchdogTimeout: how long a lock
-	// outlives a holder that stopped renewing (crashed, partitioned).
-	DefaultLockLease = 30 * time.Second
-	// DefaultLockRetryInterval bounds the sleep between two attempts of a
-	// waiter when no unlock message arrives, in case one is lost (a redial
-	// of the PubSub connection, a lock without expiry, a client that
-	// releases without publishing).
-	DefaultLockRetryInterval = 5 * time.Second
-	// MaxOwnerLen bounds LockOptions.Owner.
-	MaxOwnerLen = 256
-)
-
-// LockOptions tunes a lock handle. A nil *LockOptions, and zero fields, mean
-// the defaults.
-type LockOptions struct {
-	// Lease is the PEXPIRE set on every acquire. While a handle holds the
-	// lock a watchdog renews it every Lease/3, so Lease is really the time
-	// a crashed holder blocks others. Default DefaultLockLease; must not be
-	// negative, and at least a millisecond when set.
-	Lease time.Duration
-	// Owner is the second half of the holder field. Handles with the same
-	// Owner on the same Client are one holder (they re-enter each other's
-	// lock, like one Java thread). Default: random per handle.
-	Owner string
-	// RetryInterval is the longest a waiter in Lock sleeps without a
-	// message before trying again. Default DefaultLockRetryInterval.
-	RetryInterval time.Duration
-	// NoWatchdog keeps the lease fixed: the lock expires Lease after the
-	// last acquire unless released first (Redisson's lock(leaseTime)).
-	NoWatchdog bool
-}
-
-func (o *LockOptions) getLease() time.Duration {
-	if o == nil || o.Lease == 0 {
-		return DefaultLockLease
-	}
-	return o.Lease
-}
-
-func (o *LockOptions) getOwner() string {
-	if o == nil || o.Owner == "" {
-		return randomHex()
-	}
-	return o.Owner
-}
-
-func (o *LockOptions) getRetryInterval() time.Duration {
-	if o == nil || o.RetryInterval == 0 {
-		return DefaultLockRetryInterval
-	}
-	return o.RetryInterval
-}
-
-func (o *LockOptions) watchdog() bool { return o == nil || !o.NoWatchdog }
-
-func (o *LockOptions) validate() error {
-	if o == nil {
-		return nil
-	}
-	switch {
-	case o.Lease < 0:
-		return invalid("lease", "must not be negative, got %v", o.Lease)
-	case o.Lease > 0 && o.Lease < time.Millisecond:
-		return invalid("lease", "must be at least 1ms, got %v", o.Lease)
-	case len(o.Owner) > MaxOwnerLen:
-		return invalid("owner", "must be at most %d bytes, got %d", MaxOwnerLen, len(o.Owner))
-	case o.RetryInterval < 0:
-		return invalid("retry interval", "must not be negative, got %v", o.RetryInterval)
-	}
-	return nil
-}
 
 // Lock is a handle on one reentrant lock for one owner. A handle may be used
 // from several goroutines, but they then act as one holder.
@@ -175,16 +100,6 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 			make: func(owner string) *Lock { return c.NewLock(name, withOwner(opts, owner)) }}
 	}
 	return l
-}
-
-// withOwner is opts with Owner set.
-func withOwner(opts *LockOptions, owner string) *LockOptions {
-	o := LockOptions{Owner: owner}
-	if opts != nil {
-		o = *opts
-		o.Owner = owner
-	}
-	return &o
 }
 
 // Name is the key of the lock.
@@ -341,41 +256,6 @@ func (l *Lock) Lock(ctx context.Context) error {
 			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
 		}
 	}
-}
-
-// Why a parked waiter woke.
-const (
-	wokeHandedOff = iota
-	wokeMessage
-	wokeTimer
-	wokeDone
-)
-
-// waitTurn is one waiting Lock call's place in the queue.
-type waitTurn struct {
-	token  string
-	queued bool // an attempt with token was answered "queued"
-	// queuedAt is when the latest such attempt was sent: the entry lives
-	// at least waitEntryTTL from then, and a hand-off to it sets the lease
-	// after it.
-	queuedAt time.Time
-	// claimed is set once an attempt queued the token with the short claim
-	// lease (replica acknowledgement required): a hand-off to it must then
-	// be confirmed.
-	claimed bool
-	clock   *waitClock
-	// behind is the token of the waiter this one followed in process
-	// before it queued itself (lock_follow.go).
-	behind string
-}
-
-func newWaitToken() string { return randomHex() }
-
-// randomHex returns 8 random bytes in hex: default owners and wait tokens.
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-	return hex.EncodeToString(b[:])
 }
 
 // handedOff takes the hold a release gave this waiter. When no replica has
@@ -707,11 +587,4 @@ func (l *Lock) scriptErr(op string, err error) error {
 		return fmt.Errorf("%w: store: lock %s %q: %w", ErrNotObtained, op, l.name, err)
 	}
 	return fmt.Errorf("store: lock %s %q: %w", op, l.name, err)
-}
-
-// isWrongType reports a WRONGTYPE reply, also as Redis before 7 wraps it
-// when a script's redis.call hits it ("ERR Error running script ...").
-func isWrongType(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && strings.Contains(re.Error(), "WRONGTYPE")
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 )
 
@@ -88,4 +90,13 @@ func actor[H comparable](ctx context.Context, owners *byOwner[H]) H {
 		return self
 	}
 	return owners.pick(ctx, self)
+}
+
+func newWaitToken() string { return randomHex() }
+
+// randomHex returns 8 random bytes in hex: default owners and wait tokens.
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
 }
