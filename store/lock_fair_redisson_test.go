@@ -38,7 +38,7 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 		}
 		return n, false
 	}
-	holder := c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{NoWatchdog: true}})
+	holder := c.NewFairLock(name, &LockOptions{NoWatchdog: true})
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 	if _, ok := foreign("java-2"); ok {
 		t.Fatal("java-2 took a held lock")
 	}
-	mine := c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{NoWatchdog: true}})
+	mine := c.NewFairLock(name, &LockOptions{NoWatchdog: true})
 	if _, ok, err := mine.attempt(ctx, true, nil); err != nil || ok {
 		t.Fatalf("lockwarden waiter: ok=%v err=%v, want queued", ok, err)
 	}

@@ -62,7 +62,12 @@ func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
 		f.owners = &byOwner[*FencedLock]{idle: func(h *FencedLock) bool { return h.inner.levels.Load() == 0 },
 			make: func(owner string) *FencedLock { return c.NewFencedLock(name, withOwner(opts, owner)) }}
 	}
-	if f.err = inner.err; f.err == nil {
+	switch {
+	case inner.err != nil:
+		f.err = inner.err
+	case opts.validate(MaxOwnerLen) != nil:
+		f.err = opts.validate(MaxOwnerLen)
+	default:
 		f.err = c.redissonSlotCheck(name, wire.FencingTokenKey(name))
 	}
 	return f
@@ -138,6 +143,20 @@ func (f *FencedLock) Lock(ctx context.Context) error {
 		func(ctx context.Context, _ bool, clock *waitClock) (time.Duration, bool, error) {
 			return f.attempt(ctx, clock)
 		}, nil)
+}
+
+// Refresh restarts the lease now, as the watchdog's renewal does (waiting
+// for replicas like it): for handles made with NoWatchdog, or to extend the
+// lease at once. The token stays. ErrNotHeld when this handle's holder does
+// not hold the lock.
+func (f *FencedLock) Refresh(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.Refresh(ctx)
+	}
+	if f.err != nil {
+		return f.err
+	}
+	return f.inner.Refresh(ctx)
 }
 
 // Unlock releases one level; the last deletes the lock (never the token)

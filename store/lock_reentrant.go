@@ -83,7 +83,7 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryInterval(), watchdog: opts.watchdog(),
 		unique: opts == nil || opts.Owner == ""}
 	if l.err = validateName(name); l.err == nil {
-		l.err = opts.validate()
+		l.err = opts.validate(MaxOwnerLen)
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)

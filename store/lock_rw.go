@@ -92,8 +92,8 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 	switch {
 	case validateName(name) != nil:
 		rw.err = validateName(name)
-	case opts.validate() != nil:
-		rw.err = opts.validate()
+	case opts.validate(MaxOwnerLen) != nil:
+		rw.err = opts.validate(MaxOwnerLen)
 	case strings.HasSuffix(rw.readField, wire.RWWriteSuffix):
 		rw.err = invalid("owner", "must not end in %q", wire.RWWriteSuffix)
 	default:
@@ -243,6 +243,27 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("store: rwlock unlock %q: the read count of %s keeps changing", rw.name, rw.readField)
+}
+
+// Refresh restarts the lease of what the owner holds of the lock, as the
+// watchdog's renewal does: both sides, and every read level's lease key,
+// share one lease. For handles made with NoWatchdog, or to extend the lease
+// at once. ErrNotHeld when the owner holds neither side.
+func (s *RWLockSide) Refresh(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).Refresh(ctx)
+	}
+	if s.rw.err != nil {
+		return s.rw.err
+	}
+	ok, err := s.rw.renew(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.rw.name, s.HolderID())
+	}
+	return nil
 }
 
 // attempt runs one acquire of this side: ok, or the holder's remaining

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -23,30 +21,6 @@ var (
 	tokenLockReleaseScript = newScript("tokenlock_release")
 )
 
-// Defaults of TokenLockOptions.
-const (
-	DefaultTokenLease         = 30 * time.Second      // Lease
-	DefaultTokenRetryInterval = 50 * time.Millisecond // RetryInterval
-)
-
-// TokenLockOptions tunes a token lock. A nil pointer and zero fields mean
-// the defaults.
-type TokenLockOptions struct {
-	// Token is the value held while the handle has the lock; default 16
-	// random bytes, URL-safe base64 (like bsm/redislock). Pass another
-	// process's token to release a lock it shared.
-	Token string
-	// Lease is the lock's expiry after TryLock, Lock and Refresh; default
-	// DefaultTokenLease.
-	Lease time.Duration
-	// RetryInterval is the longest Lock waits between attempts when no
-	// release is announced (a holder of another library, a lost message);
-	// default DefaultTokenRetryInterval.
-	RetryInterval time.Duration
-	// Attempts bounds Lock's attempts; 0 means no bound but ctx.
-	Attempts int
-}
-
 // TokenLock is one holding of a token lock.
 type TokenLock struct {
 	c        *Client
@@ -58,36 +32,25 @@ type TokenLock struct {
 	err      error
 }
 
-// NewTokenLock returns a handle; invalid input is reported by its first
-// call.
-func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
+// NewTokenLock returns a handle on the token lock stored at name, holding
+// opts.Owner (default: a random token) while it has the lock. Invalid input
+// is reported by the handle's first call, with nothing sent to Redis.
+func (c *Client) NewTokenLock(name string, opts *LockOptions) *TokenLock {
 	c.reg.announceAs(name, wire.AnnounceTokenLock)
-	t := &TokenLock{c: c, name: name, lease: DefaultTokenLease, retry: DefaultTokenRetryInterval}
+	t := &TokenLock{c: c, name: name, token: opts.tokenValue(), lease: opts.getLease(),
+		retry: opts.retryInterval(DefaultTokenRetryInterval)}
 	if opts != nil {
-		t.token, t.attempts = opts.Token, opts.Attempts
-		if opts.Lease != 0 {
-			t.lease = opts.Lease
-		}
-		if opts.RetryInterval != 0 {
-			t.retry = opts.RetryInterval
-		}
-	}
-	if t.token == "" {
-		var b [16]byte
-		_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-		t.token = base64.RawURLEncoding.EncodeToString(b[:])
+		t.attempts = opts.Attempts
 	}
 	switch {
 	case validateName(name) != nil:
 		t.err = validateName(name)
-	case t.lease < time.Millisecond:
-		t.err = invalid("lease", "must be at least 1ms, got %v", t.lease)
+	case opts.validate(maxTokenLen) != nil:
+		t.err = opts.validate(maxTokenLen)
+	case len(t.token) > maxTokenLen:
+		t.err = invalid("owner", "must be 1 to %d bytes, got %d", maxTokenLen, len(t.token))
 	case t.retry < time.Millisecond:
 		t.err = invalid("retry interval", "must be at least 1ms, got %v", t.retry)
-	case t.attempts < 0:
-		t.err = invalid("attempts", "must be 0 (no bound) or more, got %d", t.attempts)
-	case len(t.token) > wire.MaxStringValue:
-		t.err = invalid("token", "must be 1 to %d bytes, got %d", wire.MaxStringValue, len(t.token))
 	}
 	return t
 }
@@ -95,8 +58,11 @@ func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
 // Name is the lock's key.
 func (t *TokenLock) Name() string { return t.name }
 
-// Token is the value the lock holds while this handle has it.
-func (t *TokenLock) Token() string { return t.token }
+// HolderID is the value the lock holds while this handle has it: its
+// Owner, or the random token it was made with. The console shows it as the
+// holder; a handle made with it as Owner refreshes and releases the lock
+// too.
+func (t *TokenLock) HolderID() string { return t.token }
 
 // TryLock takes the lock for the lease if it is free (or already this
 // token's: the lease restarts). When another token holds it the error is a

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/admin"
@@ -167,7 +166,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 		return err
 	}
 	l, err := s.insp.GetLock(c.Request().Context(), name)
-	if errors.Is(err, store.ErrNotFound) && tl.Kept {
+	if errors.Is(err, inspect.ErrNotFound) && tl.Kept {
 		// Nobody holds it now, but its past is kept: show that.
 		return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 			Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true}))
