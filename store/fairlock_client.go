@@ -170,7 +170,9 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if err := f.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := f.c.runScript(ctx, fairUnlockScript, f.relKeys,
+	// With the stats key, a release of a hold that already ended is
+	// recorded as late.
+	res, err := f.c.runScript(ctx, fairUnlockScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Store(0)

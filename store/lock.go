@@ -170,7 +170,8 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.tryCall = lockAcquireScript.prepare(l.keys, l.argv...)
 	l.unlockCall = lockReleaseScript.prepare(l.keys, l.releaseArgs(releaseOne)...)
 	l.lastCall = lockReleaseScript.prepare(l.keys, l.holder, releaseLast, c.pubsub)
-	l.renewCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder, "1")
+	// A renewal the script refuses is recorded as late (stats, KEYS[2]).
+	l.renewCall = lockRenewScript.prepare(l.keys[:2], l.argv[0], l.holder, "1")
 	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder)
 	if opts == nil || opts.Owner == "" {
 		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },

@@ -257,7 +257,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
 		sent := time.Now()
-		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
+		n, err := s.c.runScript(rctx, spinRenewScript, s.keys()[:2], s.lease.Milliseconds(), s.holder, "1").Int64()
 		cancel()
 		switch {
 		case err == nil && n == 1:

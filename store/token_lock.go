@@ -168,7 +168,8 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name)}, t.token, wire.TokenLockChannel(t.name)).Int64()
+	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
+		t.token, wire.TokenLockChannel(t.name)).Int64()
 	if err != nil {
 		// The caller meant to end the hold: if it ends with its lease,
 		// that is no loss to report.
@@ -190,7 +191,8 @@ func (t *TokenLock) Refresh(ctx context.Context) error {
 		return t.err
 	}
 	sent := time.Now()
-	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
+	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
+		t.token, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
