@@ -65,10 +65,21 @@ func TestJourneyClientsReleaseAll(t *testing.T) {
 		t.Errorf("Redisson client title %q", title)
 	}
 
-	j.fill(crow+` [data-testid=release-all-reason]`, "e2e: orders-api pod crashed")
-	j.clickTo(crow + ` [data-testid=release-all-submit]`)
-	if n := j.count(`[data-testid=released-row][data-released=true]`); n != 2 {
-		t.Fatalf("%d locks shown released, want 2", n)
+	// The client is alive: the link to release it says so.
+	if j.count(crow+` [data-testid=release-all-alive]`) != 1 {
+		t.Error("no warning beside the release-all of a live client")
+	}
+	j.clickTo(crow + ` [data-testid=release-all-link]`)
+	if title := j.text(`[data-testid=release-all-title]`); !strings.HasPrefix(title, "Release everything orders-api on ") {
+		t.Errorf("confirmation title %q; want the client by name", title)
+	}
+	if n := j.count(`[data-testid=release-all-step]`); n != 2 {
+		t.Errorf("the confirmation lists %d locks, want 2", n)
+	}
+	j.fill(`[data-testid=release-all-reason]`, "e2e: orders-api pod crashed")
+	j.clickTo(`[data-testid=release-all-submit]`)
+	if j.pathOf() != "/clients" || !strings.Contains(j.text(`[data-testid=flash]`), "2 of 2") {
+		t.Fatalf("after the release-all: %s, flash %q", j.tab.URL(), j.text(`[data-testid=flash]`))
 	}
 	for _, name := range []string{a, b} {
 		if j.rdb.Exists(j.ctx, name).Val() != 0 {

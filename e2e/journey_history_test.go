@@ -139,7 +139,9 @@ func TestJourneyHistory(t *testing.T) {
 	// A rate edit is a labelled marker on the chart.
 	j.fill(`[data-testid=input-rate]`, "8")
 	j.fill(`[data-testid=input-interval_ms]`, "200")
+	j.fill(`[data-testid=input-reason]`, "e2e: slower")
 	j.clickTo(`[data-testid=limiter-save]`)
+	j.clickTo(`[data-testid=limiter-confirm]`)
 	redistest.EventuallyWithin(t, 30*time.Second, "a marker at the edit", func() bool {
 		j.open(page)
 		c, ok := j.drewChart(plot)
@@ -150,7 +152,11 @@ func TestJourneyHistory(t *testing.T) {
 	if !strings.Contains(m.Label, "admin: rate 5 → 8") || m.W < 50 || m.H < 10 {
 		t.Errorf("marker %+v, want it labelled admin: rate 5 → 8", m)
 	}
-	// Hovering its line shows the whole audit record.
+	// Hovering its line shows the whole audit record (the plot in view
+	// first: the mouse moves in the viewport).
+	if err := j.tab.Locator(plot).ScrollIntoViewIfNeeded(); err != nil {
+		t.Fatal(err)
+	}
 	box, err := j.tab.Locator(plot + ` .u-over`).BoundingBox()
 	if err != nil || box == nil {
 		t.Fatalf("plot area: %v", err)

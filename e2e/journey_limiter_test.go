@@ -42,6 +42,7 @@ func TestJourney5EditLimiter(t *testing.T) {
 		{"50", "0", "interval_ms", "rate", "greater than 0"},
 		{"50", "soon", "interval_ms", "rate", "milliseconds"},
 	}
+	j.fill(`[data-testid=input-reason]`, "e2e: a valid reason, so only the field at fault complains")
 	for _, c := range invalid {
 		j.fill(`[data-testid=input-rate]`, c.rate)
 		j.fill(`[data-testid=input-interval_ms]`, c.interval)
@@ -80,7 +81,19 @@ func TestJourney5EditLimiter(t *testing.T) {
 	clicked := j.redisNowMS()
 	j.fill(`[data-testid=input-rate]`, "40")
 	j.fill(`[data-testid=input-interval_ms]`, "25")
-	resp := j.clickTo(`[data-testid=limiter-save]`)
+	j.fill(`[data-testid=input-reason]`, "e2e: partner launch")
+	// The first step confirms, what-if first; nothing changes yet.
+	j.clickTo(`[data-testid=limiter-save]`)
+	if got := j.text(`[data-testid=limiter-confirm-to]`); got != "capacity 40, refill one every 25 ms (40 per second)" {
+		t.Errorf("the confirmation says the new rule is %q", got)
+	}
+	if j.count(`[data-testid=limiter-confirm-page] [data-testid=whatif-result]`) != 1 {
+		t.Error("the confirmation does not show the what-if")
+	}
+	if got := j.hgetall(name); !maps.Equal(got, initial) {
+		t.Fatalf("the confirmation step changed Redis: %v -> %v", initial, got)
+	}
+	resp := j.clickTo(`[data-testid=limiter-confirm]`)
 	if resp.Status() != 200 || j.pathOf() != path {
 		t.Fatalf("saving led to %s (%d), want the limiter page", j.tab.URL(), resp.Status())
 	}

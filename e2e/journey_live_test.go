@@ -96,8 +96,13 @@ func TestJourneyLiveHolderChange(t *testing.T) {
 	if v := j.eval(`sel => document.querySelector(sel + ' input[name=holder]').value`, hrow); v != appA.ID()+":33" {
 		t.Errorf("the new row's force-unlock form names holder %v", v)
 	}
-	if n := j.count(`[data-testid=holder-row][data-holder="` + appB.ID() + `:22"].stale`); n != 1 {
-		t.Errorf("billing-api's row is not marked as gone (%d stale rows)", n)
+	// billing-api no longer holds it: its row leaves the table (with its
+	// force-unlock button); the timeline is where past holders are.
+	if n := j.count(`[data-testid=holder-row][data-holder="` + appB.ID() + `:22"]`); n != 0 {
+		t.Errorf("billing-api's row is still in the holders table (%d rows)", n)
+	}
+	if n := j.count(`[data-testid=holder-row]:visible [data-testid=force-unlock-button]`); n != 1 {
+		t.Errorf("%d force-unlock buttons, want one: orders-api's", n)
 	}
 	j.checkNotReloaded()
 }

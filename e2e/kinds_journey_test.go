@@ -116,7 +116,9 @@ func TestJourneyKindsSlidingWindowLimiter(t *testing.T) {
 	if err := j.tab.Locator(`[data-testid=keep-state-keep]`).Check(); err != nil {
 		t.Fatal(err)
 	}
+	j.fill(`[data-testid=input-reason]`, "e2e: fewer")
 	j.clickTo(`[data-testid=limiter-save]`)
+	j.clickTo(`[data-testid=limiter-confirm]`)
 	if got := j.words(`[data-testid=flash]`); !strings.Contains(got, "was updated") {
 		t.Fatalf("flash %q", got)
 	}

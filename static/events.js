@@ -35,6 +35,12 @@
       return;
     }
     LW.all(document, "[data-events]").forEach(function (list) {
+      // The events page's filter (views.eventList): a part of the name,
+      // any case, and a type.
+      var q = (list.dataset.q || "").toLowerCase();
+      if ((q !== "" && String(f.name).toLowerCase().indexOf(q) < 0) || (list.dataset.type && list.dataset.type !== f.type)) {
+        return;
+      }
       LW.all(list, "[data-empty]").forEach(function (e) {
         list.removeChild(e);
       });
@@ -51,6 +57,29 @@
     return a.severity === "critical" ? "banner banner-error alert alert-critical" : "banner warn alert alert-warning";
   }
 
+  // alertLink mirrors views.alertURL: the rule and message link to what
+  // the alert is about.
+  function alertLink(a) {
+    var rule = String(a.rule);
+    var name = typeof a.name === "string" ? a.name : "";
+    var href = "/status";
+    if (rule === "lock-deadlock") {
+      href = "/deadlocks";
+    } else if (rule.indexOf("lock-") === 0 && name !== "") {
+      href = LW.lockURL(name);
+    } else if (rule.indexOf("limiter-") === 0 && name !== "") {
+      href = LW.limiterURL(name);
+    } else if (rule === "auth-failures") {
+      href = "/audit";
+    }
+    var link = make("a", { className: "alert-link", data: { testid: "alert-link" }, spaced: true }, [
+      make("strong", { className: "alert-rule" }, [rule]),
+      make("span", { className: "alert-message" }, [String(a.message || "")])
+    ]);
+    link.href = href;
+    return link;
+  }
+
   // newAlert mirrors one alert of views.Alerts.
   function newAlert(a) {
     var since = LW.toDate(a.since);
@@ -60,8 +89,7 @@
       attrs: { role: "alert" },
       spaced: true
     }, [
-      make("strong", { className: "alert-rule" }, [String(a.rule)]),
-      make("span", { className: "alert-message" }, [String(a.message || "")]),
+      alertLink(a),
       make("time", { className: "alert-since", attrs: { datetime: since.toISOString().slice(0, 19) + "Z" } },
         ["· since " + since.toISOString().slice(11, 19) + " UTC"])
     ]);

@@ -201,8 +201,14 @@
     return make("tr", { data: { testid: "limiter-row", limiter: name, kind: String(i.kind) } }, [
       make("td", {}, [link]),
       make("td", { className: "kind", data: { field: "kind" } }, [String(i.kind)]),
-      make("td", { className: "num", data: { testid: "limiter-rate" } }, [rate]),
-      make("td", { className: "num", data: { testid: "limiter-interval" } }, [LW.numText(i.interval_ms)]),
+      make("td", { className: "num" }, [
+        make("span", { className: "muted" }, [i.kind === "token-bucket" ? "capacity " : ""]),
+        make("span", { data: { testid: "limiter-rate" } }, [rate])
+      ]),
+      make("td", { className: "num" }, [
+        make("span", { className: "muted" }, [i.kind === "token-bucket" ? "refill " : ""]),
+        make("span", { data: { testid: "limiter-interval" } }, [LW.numText(i.interval_ms)])
+      ]),
       make("td", { className: "num", data: { testid: "limiter-per-second" } }, [LW.numText(i.per_second)]),
       avail,
       make("td", { className: "num ok", data: { field: "acquired", testid: "acquired" } }, ["0"]),

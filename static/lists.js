@@ -43,6 +43,11 @@
       return;
     }
     all(document, "[data-pager]").forEach(function (nav) {
+      // A search (?q=) looks at who holds and waits, which the frames do
+      // not say of every object: its page keeps the server's counts.
+      if (nav.dataset.q) {
+        return;
+      }
       var list = listNames(f, nav.dataset.pager);
       var tbody = document.querySelector(nav.dataset.pager === "locks" ? "tbody[data-locks]" : "tbody[data-limiters]");
       if (list === null || tbody === null) {

@@ -24,7 +24,9 @@
   // waiters (each lock's count) too, a 0 in a delta meaning none left, and
   // waits (each contended lock's 10 s wait summary), a summary with no
   // contended acquisition meaning its contention left the window.
-  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms", "who", "waiters", "waits"];
+  // waiting_since (when each lock's longest current waiter queued) as
+  // waiters, a 0 meaning nobody waits any more.
+  var NUMBER_FIELDS = ["limiters", "locks", "available", "pttl_ms", "who", "waiters", "waits", "waiting_since"];
   var numbers = null;
 
   var frames = 0;
@@ -158,15 +160,17 @@
         Object.assign(numbers[k], f[k]);
       }
     });
-    if (f.waiters !== null && typeof f.waiters === "object") {
-      Object.keys(f.waiters).forEach(function (name) {
-        if (f.waiters[name] === 0) {
-          delete numbers.waiters[name];
-        } else {
-          numbers.waiters[name] = f.waiters[name];
-        }
-      });
-    }
+    ["waiters", "waiting_since"].forEach(function (k) {
+      if (f[k] !== null && typeof f[k] === "object") {
+        Object.keys(f[k]).forEach(function (name) {
+          if (f[k][name] === 0) {
+            delete numbers[k][name];
+          } else {
+            numbers[k][name] = f[k][name];
+          }
+        });
+      }
+    });
     if (f.waits !== null && typeof f.waits === "object") {
       Object.keys(f.waits).forEach(function (name) {
         var w = f.waits[name];
@@ -193,6 +197,7 @@
     f.available = Object.assign({}, numbers.available);
     f.who = Object.assign({}, numbers.who);
     f.waiters = Object.assign({}, numbers.waiters);
+    f.waiting_since = Object.assign({}, numbers.waiting_since);
     f.waits = Object.assign({}, numbers.waits);
     f.pttl_ms = pttl;
     return true;

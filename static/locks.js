@@ -69,14 +69,15 @@
     var link = make("a", { data: { testid: "lock-link" } }, [name]);
     link.href = LW.lockURL(name);
     return make("tr", { data: { testid: "lock-row", lock: name } }, [
-      make("td", {}, [link]),
-      make("td", { className: "kind", data: { field: "kind" } }, [kind]),
-      make("td", {}, [make("span", { data: { field: "holders", testid: "lock-holders" } })]),
-      make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters" } }, ["0"]),
-      make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended" } }, ["–"]),
-      make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99" } }, ["–"]),
-      make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1" } }),
-      make("td", { data: { field: "age", firstSeen: String(seen) }, spaced: true }, [
+      make("td", { className: "stack-head" }, [link]),
+      make("td", { className: "kind", data: { field: "kind", label: "Kind" } }, [kind]),
+      make("td", { data: { label: "Held by" } }, [make("span", { className: "holder-ids", data: { field: "holders", testid: "lock-holders" } })]),
+      make("td", { className: "num", data: { field: "waiters", testid: "lock-waiters", label: "Waiters" } }, ["0"]),
+      make("td", { className: "num", data: { field: "longest-wait", testid: "lock-longest-wait", waitingSince: "0", label: "Longest wait" } }, ["–"]),
+      make("td", { className: "num", data: { field: "wait10-contended", testid: "lock-wait-contended", label: "Waited (10 s)" } }, ["–"]),
+      make("td", { className: "num", data: { field: "wait10-p99", testid: "lock-wait-p99", label: "p99 wait" } }, ["–"]),
+      make("td", { className: "num", data: { field: "pttl", testid: "lock-pttl", pttlMs: "-1", label: "Lease left" } }),
+      make("td", { data: { field: "age", firstSeen: String(seen), label: "First seen" }, spaced: true }, [
         LW.timeEl(new Date(seen)),
         make("span", { className: "muted", data: { field: "age-text" } }, [LW.ageText(Date.now() + LW.serverSkew - seen)])
       ])
@@ -111,10 +112,21 @@
           var h = hs.find(function (x) {
             return x.id === tr.dataset.holder;
           });
-          tr.classList.toggle("stale", !h);
           if (h) {
             setField(tr, "holder-count", num(h.count));
+          } else if (all(tr.parentNode, "tr[data-holder]").length > 1 || hs.length === 0) {
+            // A past holder leaves the table (the timeline has it): a
+            // row without a hold must not offer a force-unlock. The last
+            // row stays as the template of the next holder's, hidden.
+            if (all(tr.parentNode, "tr[data-holder]").length > 1) {
+              tr.parentNode.removeChild(tr);
+            } else {
+              tr.hidden = true;
+            }
           }
+        });
+        all(el, '[data-field="holders-empty"]').forEach(function (p) {
+          p.hidden = hs.length > 0;
         });
       }
       if (own(f.locks, name)) {
@@ -154,8 +166,9 @@
         }
       });
       if (div === null && parts.length > 0) {
-        div = make("div", { className: "muted", data: { testid: "lock-holders-who" } });
-        cell.appendChild(div);
+        // Names before ids, as views.lockRow.
+        div = make("div", { className: "holder-who", data: { testid: "lock-holders-who" } });
+        cell.insertBefore(div, span);
       }
       if (div !== null) {
         LW.setText(div, parts.join("; "));
@@ -191,6 +204,7 @@
     var tr = proto.cloneNode(true);
     tr.dataset.holder = h.id;
     tr.classList.remove("stale");
+    tr.hidden = false;
     all(tr, '[data-testid="holder-id"]').forEach(function (c) {
       c.textContent = h.id;
     });
@@ -205,7 +219,7 @@
     });
     var idCell = all(tr, '[data-testid="holder-id"]')[0];
     if (idCell && all(tr, '[data-testid="holder-who"]').length === 0) {
-      idCell.parentNode.appendChild(make("div", { className: "muted", data: { testid: "holder-who" } }));
+      idCell.parentNode.insertBefore(make("div", { className: "holder-who", data: { testid: "holder-who" } }), idCell);
     }
     return tr;
   }

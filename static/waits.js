@@ -99,6 +99,7 @@
       }
       var w = summaryOf(f, name);
       setWaitCells(el, w);
+      setLongestWait(el, f, name);
       all(el, "table[data-wait-windows]").forEach(function (table) {
         // The 10 s row at once from the frame; all three windows from the
         // API whenever the summary changed (also when contention left).
@@ -118,14 +119,50 @@
     return a < b ? -1 : a > b ? 1 : 0;
   }
 
-  // byContention mirrors web.wallLocks: the most contended acquisitions
-  // first, then the highest p99 wait, then by name.
+  // sinceOf is when lock name's longest current waiter queued, 0 when
+  // nobody waits (or none says since when).
+  function sinceOf(f, name) {
+    var s = f.waiting_since !== null && typeof f.waiting_since === "object" && own(f.waiting_since, name) ? num(f.waiting_since[name]) : 0;
+    return s > 0 ? s : 0;
+  }
+
+  // tierOf places a lock in the contention order: 0 in a deadlock, 1 with
+  // a current waiter, 2 the rest (web/listing's contentionKey).
+  function tierOf(f, name, dead) {
+    return dead.has(name) ? 0 : sinceOf(f, name) > 0 ? 1 : 2;
+  }
+
+  // byContention mirrors web/listing's contention order: deadlocked locks
+  // first, then those with a current waiter, the longest waiting first;
+  // then the most contended acquisitions over 10 s, the highest p99 wait,
+  // and by name.
   function byContention(f) {
+    var dead = new Set(Array.isArray(f.deadlocked) ? f.deadlocked : []);
     return function (a, b) {
+      var ta = tierOf(f, a, dead);
+      var tb = tierOf(f, b, dead);
+      if (ta !== tb) {
+        return ta - tb;
+      }
+      if (ta < 2 && sinceOf(f, a) !== sinceOf(f, b)) {
+        return (sinceOf(f, a) || Infinity) - (sinceOf(f, b) || Infinity);
+      }
       var wa = summaryOf(f, a);
       var wb = summaryOf(f, b);
       return num(wb.contended) - num(wa.contended) || num(wb.p99_ms) - num(wa.p99_ms) || byName(a, b);
     };
+  }
+
+  // setLongestWait writes how long lock name's longest current waiter has
+  // waited at the frame's time (views.longestWaitText).
+  function setLongestWait(el, f, name) {
+    var since = sinceOf(f, name);
+    all(el, '[data-field="longest-wait"]').forEach(function (c) {
+      c.dataset.waitingSince = String(since);
+      var ms = since > 0 && typeof f.at === "number" ? Math.max(0, f.at - since) : -1;
+      LW.setText(c, ms < 0 ? "–" : LW.ageText(ms));
+      c.classList.toggle("bad", ms >= 60000);
+    });
   }
 
   // firstOf is the first k of names in cmp's order, without sorting them

@@ -139,3 +139,44 @@ func TestStaticClientWaitColumnsLive(t *testing.T) {
 	tb.frames(3)
 	tb.until(`() => document.querySelector('[data-wait-windows]').dataset.reloads === "2"`, nil)
 }
+
+// The wall by contention puts the locks of a cycle first, then those with
+// a current waiter (the longest waiting first), then the finished waits'
+// order; the /locks rows count the longest current wait from the frames'
+// waiting_since until a delta says nobody waits.
+func TestStaticClientStuckLocksLead(t *testing.T) {
+	rows := []views.LockRow{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
+	wall := views.Wall(views.WallPage{Layout: views.Layout{Title: "Wall"}, LockSort: "contention", Locks: rows})
+	list := views.Locks(views.LocksPage{Layout: views.Layout{Title: "Locks", Now: t0}, Locks: rows})
+	fs := newFakeServer(t, map[string]templ.Component{"wall": wall, "list": list})
+	at := t0.UnixMilli()
+	full := stats(at, map[string]any{"pttl_ms": map[string]any{"a": -1, "b": -1, "c": -1, "d": -1}, "lock_count": 4,
+		"waits":         map[string]any{"a": summary(10, 9, 3000)},
+		"waiting_since": map[string]any{"b": at - 5000, "c": at - 90000, "d": at - 1000},
+		"deadlocked":    []any{"d"}})
+
+	tb := open(t, fs, "/p/wall")
+	c := fs.conn(t)
+	send(t, c, full)
+	tb.frames(1)
+	names := `() => [...document.querySelectorAll('[data-testid="wall-lock"]')].map(r => r.dataset.lock).join(",")`
+	if got := tb.eval(names); got != "d,c,b,a" {
+		t.Errorf("wall by contention: %v, want the deadlocked d, then c and b by their longest wait, then a", got)
+	}
+
+	tb = open(t, fs, "/p/list")
+	c = fs.conn(t)
+	send(t, c, full)
+	tb.frames(1)
+	cell := `() => document.querySelector('[data-lock="c"] [data-field="longest-wait"]').textContent`
+	if got := tb.eval(cell); got != "1m 30s" {
+		t.Errorf("c's longest wait %v, want 1m 30s", got)
+	}
+	d := waitsDelta(at+200, map[string]any{})
+	d["waiting_since"] = map[string]any{"c": 0}
+	send(t, c, d)
+	tb.frames(2)
+	if got := tb.eval(cell); got != "–" {
+		t.Errorf("c's longest wait after its waiters left: %v", got)
+	}
+}

@@ -217,4 +217,42 @@
 //     Modify(ctx, n, ms): SetRate(ctx, Limit{Capacity: n, IntervalMS: ms}).
 //   - DefaultSpinLease, DefaultTokenLease: DefaultLockLease.
 //   - ErrNotFound: inspect.ErrNotFound; no call of store returns it.
+//
+// # Lost holds
+//
+// A lease protects nothing once it runs out while its holder still works
+// (a pause, a slow disk, a renewal that could not get through): the next
+// holder goes in beside it. Every lock handle has Lost, a channel closed
+// when its hold ends without its own Unlock, LostContext, a ctx cancelled
+// then (context.Cause matches ErrLeaseLost and says why), and LostCause;
+// a late Unlock still answers ErrNotHeld and changes nothing (lost.go).
+// Nothing is sent or started for them unless asked: the first Lost of a
+// hold arms one timer. What each kind can tell:
+//
+//   - Lock, FencedLock, FairLock (the Client's watchdog) and SpinLock (its
+//     renewal timer): a renewal, every lease/3, that finds the holder
+//     field gone or another's (the lease ran out, a force-unlock, an
+//     eviction, a failover that lost the grant), or no renewal confirmed
+//     for a whole lease counted from the send time of the last one that
+//     was. A force-unlock or an eviction is told at the next renewal, up
+//     to a third of the lease after it.
+//   - With NoWatchdog: the lease counted from the send time of the call
+//     that set it (grant, re-entry, Refresh), so Lost closes no later than
+//     Redis expires the lock, before anyone else can take it. A hand-off
+//     sets the lease at a moment the waiter knows only from below; when
+//     that bound passes the handle reads the lease left (HEXISTS and PTTL)
+//     rather than report a hold it still has. A force-unlock is told at
+//     the lease's end or by the next Unlock or Refresh. Handles sharing an
+//     Owner each count from their own grants.
+//   - RWLock: one signal for both sides of the owner, from its watchdog
+//     (or, with NoWatchdog, the lease of its latest grant).
+//   - TokenLock: no watchdog, so the lease from the send time of TryLock,
+//     Lock or Refresh; Unlock or Refresh finding another token.
+//
+// None of them can tell that another holder actually went in, or see a
+// hold lost while the process itself is paused (the signal comes when it
+// runs again). The console sees the other side: its lease violations
+// join hold ends with the next grant and the client registry, and the
+// release scripts record a release or renewal that comes after its hold
+// ended, in the same call that refuses it.
 package store

@@ -163,17 +163,22 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if err := f.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := f.c.runScript(ctx, fairUnlockScript, f.relKeys,
+	// With the stats key, a release of a hold that already ended is
+	// recorded as late.
+	res, err := f.c.runScript(ctx, fairUnlockScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Store(0)
+		f.inner.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
 	}
 	if err != nil {
 		f.inner.releaseUnknown()
 		return f.inner.scriptErr("unlock", err)
 	}
-	f.inner.levels.Add(-1)
+	if f.inner.levels.Add(-1) <= 0 || res == 1 {
+		f.inner.watch.released()
+	}
 	if f.inner.watchdog {
 		f.inner.shared.released(f.inner, res == 1)
 	}
@@ -187,9 +192,11 @@ func (f *FairLock) attempt(ctx context.Context, queue bool, clock *waitClock) (t
 	if queue {
 		q = "1"
 	}
+	sent := time.Now()
 	ms, err := f.c.runScript(ctx, fairAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q, clock.waitedMS()).Int64()
 	if errors.Is(err, redis.Nil) {
+		f.inner.watch.granted(ctx, leaseEnd(sent, f.inner.lease), nil)
 		f.inner.levels.Add(1)
 		if f.inner.watchdog {
 			f.inner.shared.acquired(ctx, f.inner)

@@ -177,6 +177,7 @@ func (f *FencedLock) Unlock(ctx context.Context) error {
 // records its wait in the lock's stats, as Lock's does.
 func (f *FencedLock) attempt(ctx context.Context, clock *waitClock) (time.Duration, bool, error) {
 	p := fencedAcquireScript.prepare(f.keys, f.inner.lease.Milliseconds(), f.inner.holder, clock.waitedMS())
+	sent := time.Now()
 	cmd, ack := f.c.callAcked(ctx, &p)
 	res, err := cmd.Int64Slice()
 	if err != nil {
@@ -196,6 +197,7 @@ func (f *FencedLock) attempt(ctx context.Context, clock *waitClock) (time.Durati
 	}
 	if res[0] == 1 {
 		f.token.Store(res[1])
+		f.inner.watch.granted(ctx, leaseEnd(sent, f.inner.lease), nil)
 		f.inner.levels.Add(1)
 		if f.inner.watchdog {
 			f.inner.shared.acquired(ctx, f.inner)

@@ -74,6 +74,8 @@ type Lock struct {
 	unique bool
 	passMu sync.RWMutex
 	hold   holdState
+	// watch tells the caller when a hold ends without its release (lost.go).
+	watch leaseWatch
 }
 
 // NewLock returns a handle on the lock stored at name. Invalid input is
@@ -93,7 +95,8 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.tryCall = lockAcquireScript.prepare(l.keys, l.argv...)
 	l.unlockCall = lockReleaseScript.prepare(l.keys, l.releaseArgs(releaseOne)...)
 	l.lastCall = lockReleaseScript.prepare(l.keys, l.holder, releaseLast, c.pubsub)
-	l.renewCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder, "1")
+	// A renewal the script refuses is recorded as late (stats, KEYS[2]).
+	l.renewCall = lockRenewScript.prepare(l.keys[:2], l.argv[0], l.holder, "1")
 	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder)
 	if opts == nil || opts.Owner == "" {
 		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
@@ -268,9 +271,13 @@ func (l *Lock) Lock(ctx context.Context) error {
 func (l *Lock) handedOff(ctx context.Context, turn *waitTurn, next string) (ok bool, err error) {
 	if !turn.claimed && !l.c.acksNeeded(ctx, l.keys[0]) {
 		l.setHold(next, turn.queuedAt)
+		// The release set the lease at some time after the waiter's last
+		// attempt was sent: its end is known from below only.
+		l.watch.granted(ctx, leaseEnd(turn.queuedAt, l.lease), pttlCheck(l.c.rdb, l.name, l.holder))
 		l.took(ctx)
 		return true, nil
 	}
+	sent := time.Now()
 	ok, err = l.renewWith(ctx, &l.confirmCall)
 	if ok && errors.Is(err, ErrNotReplicated) {
 		l.giveBack(ctx)
@@ -291,6 +298,7 @@ func (l *Lock) handedOff(ctx context.Context, turn *waitTurn, next string) (ok b
 		return false, nil
 	}
 	l.setHold("", turn.queuedAt)
+	l.watch.granted(ctx, leaseEnd(sent, l.lease), nil)
 	l.took(ctx)
 	return true, nil
 }
@@ -367,6 +375,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		// The holder holds nothing (lease ran out, force-unlock): a later
 		// uncertain acquire has nothing of the caller's to spare.
 		l.levels.Store(0)
+		l.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
 	if err != nil {
@@ -377,7 +386,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		l.releaseUnknown()
 		return l.scriptErr("unlock", err)
 	}
-	l.levels.Add(-1)
+	if l.levels.Add(-1) <= 0 || res >= 1 {
+		l.watch.released()
+	}
 	if res >= 1 {
 		l.setHold("", time.Time{})
 	}
@@ -428,7 +439,13 @@ func (l *Lock) release(ctx context.Context) (*redis.Cmd, error) {
 // (Redisson's unlock also cancels the renewal whatever the reply). The
 // level stays counted: Unlock again still releases it meanwhile.
 func (l *Lock) releaseUnknown() {
-	if l.watchdog && l.levels.Load() == 1 {
+	if l.levels.Load() != 1 {
+		return
+	}
+	// The caller meant to end the hold: if it ends with its lease, that
+	// is no loss to report.
+	l.watch.released()
+	if l.watchdog {
 		l.shared.released(l, true)
 	}
 }
@@ -445,13 +462,16 @@ func (l *Lock) Refresh(ctx context.Context) error {
 	if err := l.settle(ctx); err != nil {
 		return err
 	}
+	sent := time.Now()
 	ok, err := l.renew(ctx)
 	if err != nil {
 		return err
 	}
 	if !ok {
+		l.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
+	l.watch.renewed(leaseEnd(sent, l.lease))
 	return nil
 }
 
@@ -518,6 +538,7 @@ func (l *Lock) tryAcquireAt(ctx context.Context, turn *waitTurn, sent time.Time)
 		} else {
 			l.setHold(next, sent)
 		}
+		l.watch.granted(ctx, leaseEnd(sent, l.lease), nil)
 		l.took(ctx)
 		return 0, true, nil
 	}

@@ -65,6 +65,9 @@ type RWLock struct {
 	// renewal counts the levels of both sides taken through this handle,
 	// and renews them (with a watchdog).
 	renewal renewer
+	// watch tells the caller when a hold of either side ends without its
+	// release (lost.go).
+	watch leaseWatch
 }
 
 // RWLockSide is the read or the write side of an RWLock.
@@ -222,11 +225,17 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		if errors.Is(err, redis.Nil) {
 			// The watchdog finds out on its own if the hold was lost.
 			rw.clearLevels(s.write)
+			if rw.addLevels(!s.write, 0) == 0 {
+				rw.watch.lose(lostNotHeld)
+			}
 			return fmt.Errorf("%w: %q by %s", ErrNotHeld, rw.name, s.HolderID())
 		}
 		if err != nil {
 			// As Lock.releaseUnknown: the owner's last level, whose release is
 			// unknown, is no longer renewed.
+			if rw.addLevels(s.write, 0)+rw.addLevels(!s.write, 0) == 1 {
+				rw.watch.released()
+			}
 			rw.renewal.releasedUncertain()
 			return rw.scriptErr("unlock", err)
 		}
@@ -238,7 +247,9 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		if !s.write {
 			rw.setGuess(guess - 1)
 		}
-		rw.addLevels(s.write, -1)
+		if rw.addLevels(s.write, -1) == 0 && (code == 1 || rw.addLevels(!s.write, 0) == 0) {
+			rw.watch.released()
+		}
 		rw.released(code == 1)
 		return nil
 	}
@@ -274,6 +285,7 @@ func (s *RWLockSide) attempt(ctx context.Context, clock *waitClock) (time.Durati
 	for range rwCountRetries {
 		var cmd *redis.Cmd
 		var guess int64
+		sent := time.Now()
 		if s.write {
 			keys, argv := []string{rw.name, wire.StatsKey(rw.name), wire.HeldKey(rw.name)}, []any{lease, rw.writeField}
 			if clock != nil {
@@ -294,6 +306,7 @@ func (s *RWLockSide) attempt(ctx context.Context, clock *waitClock) (time.Durati
 		}
 		res, err := cmd.Result()
 		if errors.Is(err, redis.Nil) {
+			rw.watch.granted(ctx, leaseEnd(sent, rw.lease), nil)
 			if !s.write {
 				rw.setGuess(guess + 1)
 			}
@@ -411,16 +424,25 @@ func (rw *RWLock) renewLoop(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, every)
+		sent := time.Now()
 		ok, err := rw.renew(rctx)
 		cancel()
 		switch {
 		case err == nil && ok:
-			lastOK = time.Now()
+			lastOK = sent
+			rw.watch.renewed(leaseEnd(sent, rw.lease))
 			continue
 		case err == nil, errors.Is(err, redis.ErrClosed), time.Since(lastOK) >= rw.lease:
 			// Lost (expired, force-unlocked), or unreachable for a whole
 			// lease: nothing left to keep.
 			rw.renewal.lost(stop)
+			why := lostGone
+			if errors.Is(err, redis.ErrClosed) {
+				why = lostClosed
+			} else if err != nil {
+				why = lostUnrenewed
+			}
+			rw.watch.lose(why)
 			return
 		}
 		// A transient error: the next tick retries.

@@ -45,6 +45,8 @@ type SpinLock struct {
 	// renewal counts the levels taken through this handle and not
 	// released, and renews them.
 	renewal renewer
+	// watch tells the caller when a hold ends without its release (lost.go).
+	watch leaseWatch
 }
 
 // NewSpinLock returns a handle on the spin lock stored at name. Invalid
@@ -100,9 +102,11 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 		argv = append(argv, "", "", "", "")
 		argv = append(argv, clock.pollArgs()...)
 	}
+	sent := time.Now()
 	ttl, taken, _, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
 	switch {
 	case taken:
+		s.watch.granted(ctx, leaseEnd(sent, s.lease), nil)
 		s.held(ctx)
 		return nil
 	case err == nil:
@@ -180,15 +184,22 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.renewal.released(true)
+		s.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
 	}
 	if err != nil {
 		// As Lock.releaseUnknown: a last level whose release is unknown is no
 		// longer renewed.
+		if s.levels() == 1 {
+			s.watch.released()
+		}
 		s.renewal.releasedUncertain()
 		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
 	}
 	s.renewal.released(res >= 1) // 1 deleted, 2 handed to a queued waiter
+	if res >= 1 || s.levels() == 0 {
+		s.watch.released()
+	}
 	return nil
 }
 
@@ -240,10 +251,19 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
+		sent := time.Now()
+		n, err := s.c.runScript(rctx, spinRenewScript, s.keys()[:2], s.lease.Milliseconds(), s.holder, "1").Int64()
 		cancel()
-		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
+		switch {
+		case err == nil && n == 1:
+			s.watch.renewed(leaseEnd(sent, s.lease))
+		case err == nil && n == 0:
 			s.renewal.lost(stop)
+			s.watch.lose(lostGone)
+			return
+		case errors.Is(err, redis.ErrClosed):
+			s.renewal.lost(stop)
+			s.watch.lose(lostClosed)
 			return
 		}
 	}

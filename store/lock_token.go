@@ -30,6 +30,8 @@ type TokenLock struct {
 	retry    time.Duration
 	attempts int
 	err      error
+	// watch tells the caller when a hold ends without its release (lost.go).
+	watch leaseWatch
 }
 
 // NewTokenLock returns a handle on the token lock stored at name, holding
@@ -79,6 +81,7 @@ func (t *TokenLock) try(ctx context.Context, clock *waitClock) error {
 	if clock != nil {
 		keys, argv = append(keys, wire.PollWaitersKey(t.name)), append(argv, clock.pollArgs()...)
 	}
+	sent := time.Now()
 	res, err := t.c.runScript(ctx, tokenLockObtainScript, keys, argv...).Int64Slice()
 	if refused(err) {
 		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
@@ -87,6 +90,7 @@ func (t *TokenLock) try(ctx context.Context, clock *waitClock) error {
 		return fmt.Errorf("store: token lock %q: %w", t.name, bucketRedisErr(err))
 	}
 	if len(res) == 2 && res[0] == 1 {
+		t.watch.granted(ctx, leaseEnd(sent, t.lease), nil)
 		return nil
 	}
 	ttl := time.Duration(-1)
@@ -130,13 +134,19 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name)}, t.token, wire.TokenLockChannel(t.name)).Int64()
+	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
+		t.token, wire.TokenLockChannel(t.name)).Int64()
 	if err != nil {
+		// The caller meant to end the hold: if it ends with its lease,
+		// that is no loss to report.
+		t.watch.released()
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
 	if code != 1 {
+		t.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by token %s", ErrNotHeld, t.name, t.token)
 	}
+	t.watch.released()
 	return nil
 }
 
@@ -146,12 +156,16 @@ func (t *TokenLock) Refresh(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
+	sent := time.Now()
+	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
+		t.token, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
 	if n != 1 {
+		t.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by token %s", ErrNotHeld, t.name, t.token)
 	}
+	t.watch.renewed(leaseEnd(sent, t.lease))
 	return nil
 }

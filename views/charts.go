@@ -292,6 +292,9 @@ func plural(n int, one, many string) string {
 // typed rate and interval, beside what happened.
 type WhatIf struct {
 	Rate, IntervalMS string // as typed
+	// Rule says them in the kind's words (ProposedRule): a token bucket's
+	// capacity and refill with the rate they make.
+	Rule string
 	// SpanS is the time replayed, FineS the part of it from 200 ms buckets.
 	SpanS, FineS      float64
 	Attempts          int64

@@ -361,13 +361,6 @@ func algorithmText(a string) string {
 	return "not known yet: nobody has acquired"
 }
 
-func intervalLabel(l LimiterRow) string {
-	if l.Kind == KindRedissonLimiter {
-		return "Interval (whole ms)"
-	}
-	return "Interval (ms)"
-}
-
 // nodesDownText is the banner naming the Redis masters that are down.
 func nodesDownText(addrs []string) string {
 	if len(addrs) == 1 {

@@ -150,6 +150,10 @@ type LockRow struct {
 	Stale *StaleMark
 	// Wait is the lock's acquisitions and waits over the last 10 s.
 	Wait WaitRow
+	// WaitingSince is when its longest current waiter queued (epoch ms,
+	// 0: nobody waits, or none says since when); pages count the wait
+	// from it.
+	WaitingSince int64
 }
 
 // StaleMark is an object shown as last read because its Redis node did
@@ -224,9 +228,14 @@ type LocksPage struct {
 type ListNav struct {
 	// List is what the page lists ("locks", "limiters"): static/lists.js
 	// keeps the footer's counts true from the frames' objects of that list.
-	List     string
-	Total    int // rows passing the filters, on every page
-	Shown    int // rows on this page
+	List  string
+	Total int // rows passing the filters, on every page
+	Shown int // rows on this page
+	// All counts the list before its filters; Empty is what the page
+	// says when no row passes them (what was searched, among how many).
+	All      int
+	Empty    string
+	Q        string // the search (?q=)
 	Match    string
 	Kind     string
 	Kinds    []string // the kinds ?kind= accepts
@@ -265,6 +274,8 @@ type LockDetailPage struct {
 	Gone bool
 	// Deadlocks are the wait-for cycles this lock is part of.
 	Deadlocks []DeadlockView
+	// Why answers what the page is opened for, before any table.
+	Why *WhyPanel
 }
 
 // The kinds the views render in their own way, as the rows carry them
@@ -293,7 +304,10 @@ type ForceUnlockConfirmPage struct {
 	Name   string
 	Kind   string
 	Holder string
-	Count  int64 // the holder's reentry count, all of which is dropped
+	// HolderWho names the holder's client (application, host, pid,
+	// owner); "" when the console knows no name for it.
+	HolderWho string
+	Count     int64 // the holder's reentry count, all of which is dropped
 	// The plan: what the force-unlock does to Redis, from the lock's kind.
 	// Channel "" means nothing is published.
 	Channel string
@@ -346,6 +360,7 @@ type EditForm struct {
 	Rate       string
 	IntervalMS string
 	KeepState  string // "", KeepStateKeep or KeepStateReset
+	Reason     string
 	// Errors maps a field name (FieldRate, FieldIntervalMS) to its message;
 	// the "" key holds a message about the form as a whole.
 	Errors map[string]string
@@ -368,6 +383,11 @@ type LimiterDetailPage struct {
 	// WhatIf is the what-if for the rates typed in Form; nil when none
 	// was asked for.
 	WhatIf *WhatIf
+	// Why answers what the page is opened for, before any table.
+	Why *WhyPanel
+	// Confirm is an edit waiting for its confirmation (the form's second
+	// step); nil shows the form.
+	Confirm *EditConfirm
 }
 
 // ClientRow is one client's window of a per-client Redisson limiter.
@@ -394,6 +414,11 @@ type RollingRow struct {
 type EventsPage struct {
 	Layout
 	Events []EventRow // newest first
+	// Q (a part of the lock's name) and Type filter them; Types are the
+	// types there are; Empty says what an empty list searched.
+	Q, Type string
+	Types   []string
+	Empty   string
 }
 
 // EventRow is one lock event; Type is "unlock", "force-unlock" or "expired".
@@ -465,9 +490,13 @@ type AuditRow struct {
 	Remote      string
 	Action      string
 	Target      string
-	Before      string
-	After       string
-	Outcome     string
-	Reason      string
-	Detail      string
+	// TargetWho is the target's name when it is a client the registry
+	// knows (a release-all's); Before and After carry such names before
+	// the ids they mention.
+	TargetWho string
+	Before    string
+	After     string
+	Outcome   string
+	Reason    string
+	Detail    string
 }

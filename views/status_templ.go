@@ -140,7 +140,7 @@ func Status(m StatusPage) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Status</h1><p class=\"muted\">How the console finds locks and limiters, and what that costs Redis.</p><dl class=\"status\" data-testid=\"discovery-status\"><dt>Keyspace notifications</dt><dd data-testid=\"status-keyspace-events\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Status</h1><p class=\"muted\">How the console finds locks and limiters, and what that costs Redis.</p><dl class=\"facts status\" data-testid=\"discovery-status\"><dt>Keyspace notifications</dt><dd data-testid=\"status-keyspace-events\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -348,7 +348,7 @@ func Status(m StatusPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<dl class=\"status\" data-testid=\"history-status\"><dt>Writer</dt><dd data-testid=\"history-writer\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<dl class=\"facts status\" data-testid=\"history-status\"><dt>Writer</dt><dd data-testid=\"history-writer\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -509,7 +509,7 @@ func Status(m StatusPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<table class=\"recent\" data-testid=\"status-recent\"><thead><tr><th>Name</th><th>Kind</th><th>Found by</th><th>At</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<table class=\"table recent\" data-testid=\"status-recent\"><thead><tr><th>Name</th><th>Kind</th><th>Found by</th><th>At</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,7 +227,7 @@ func TestAPIModifyLimiter(t *testing.T) {
 	path := "/api/limiters/" + esc(name)
 
 	var l apiLimiter
-	e.sendJSON("PUT", path, `{"rate":250,"interval_ms":4}`, 200, &l)
+	e.sendJSON("PUT", path, `{"rate":250,"interval_ms":4,"reason":"test"}`, 200, &l)
 	if l.Rate != 250 || l.IntervalMS != 4 || l.PerSecond != 250 {
 		t.Errorf("after PUT: %+v", l)
 	}
@@ -271,9 +272,35 @@ func TestAPIModifyLimiter(t *testing.T) {
 		t.Errorf("rejected PUTs changed the bucket:\nbefore %v\nafter  %v", before, after)
 	}
 
-	e.sendJSON("PUT", "/api/limiters/"+esc(e.prefix+"none"), `{"rate":10,"interval_ms":4}`, 404, nil)
+	// Without a reason, or past the kind's bounds: 400 saying so, nothing changed.
+	for _, b := range []struct{ body, field, says string }{
+		{`{"rate":10,"interval_ms":4}`, "reason", "reason is required"},
+		{`{"rate":10,"interval_ms":4,"reason":"  "}`, "reason", "reason is required"},
+		{`{"rate":1e12,"interval_ms":4,"reason":"typo"}`, "rate", "capacity (its largest burst) and must be from 1 to 1,000,000"},
+		{`{"rate":10,"interval_ms":0.0001,"reason":"typo"}`, "interval_ms", "from 0.001 (1,000,000 a second) to 86,400,000 (one a day)"},
+	} {
+		var er apiErr
+		e.sendJSON("PUT", path, b.body, 400, &er)
+		if er.Field != b.field || !strings.Contains(er.Error, b.says) {
+			t.Errorf("%s: %+v; want %s refused, saying %q", b.body, er, b.field, b.says)
+		}
+	}
+	if after := e.hgetall(name); !maps.Equal(before, after) {
+		t.Errorf("refused PUTs changed the bucket:\nbefore %v\nafter  %v", before, after)
+	}
+	recs, err := e.srv.admin.Recent(t.Context(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(recs, func(r inspect.AuditRecord) bool {
+		return r.Action == "modify" && r.Outcome == inspect.OutcomeOK
+	}); i < 0 || recs[i].Reason != "test" {
+		t.Errorf("the audit trail's edit: %+v; want it with its reason", recs)
+	}
+
+	e.sendJSON("PUT", "/api/limiters/"+esc(e.prefix+"none"), `{"rate":10,"interval_ms":4,"reason":"test"}`, 404, nil)
 	e.makeLock(e.prefix+"lock", "w", 1, time.Minute)
-	e.sendJSON("PUT", "/api/limiters/"+esc(e.prefix+"lock"), `{"rate":10,"interval_ms":4}`, 404, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(e.prefix+"lock"), `{"rate":10,"interval_ms":4,"reason":"test"}`, 404, nil)
 	if h := e.hgetall(e.prefix + "lock"); len(h) != 1 {
 		t.Errorf("PUT on a lock changed it: %v", h)
 	}

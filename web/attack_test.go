@@ -31,7 +31,7 @@ func TestAttackRefusedFloodKeepsAdminRecords(t *testing.T) {
 	e := newEnv(t, func(c *Config) { withTokens(c); c.AuditMaxLen = 50 })
 	rl := e.prefix + "rl"
 	e.makeBucket(rl, 100, "10")
-	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10}`, adminTok, 200)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10,"reason":"test"}`, adminTok, 200)
 
 	junk := "/api/locks/" + esc(e.prefix+"junk-1") + "/force-unlock"
 	for i := range 400 {
@@ -168,12 +168,12 @@ func TestAttackViewerForgesAdminSessionOffline(t *testing.T) {
 	rl := e.prefix + "rl"
 	e.makeBucket(rl, 100, "10")
 	forged := oldSessionCookie(adminTok, viewerTok)
-	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`),
+	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1,"reason":"test"}`),
 		map[string]string{"Cookie": auth.SessionCookie + "=" + forged, "Content-Type": "application/json"})
 	if st == 200 || e.hgetall(rl)["max_permits"] != "100" {
 		t.Fatalf("a cookie forged offline changed a limiter: %d %s", st, b)
 	}
-	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":9,"interval_ms":10}`, adminTok, 200)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":9,"interval_ms":10,"reason":"test"}`, adminTok, 200)
 	sum := sha256.Sum256([]byte(adminTok))
 	for _, r := range e.auditRecords(bearerOf(viewerTok)) {
 		if r.Role == "admin" && strings.HasPrefix(hex.EncodeToString(sum[:]), r.Fingerprint) {
@@ -333,7 +333,7 @@ func TestAttackMatchBoundsActions(t *testing.T) {
 	for _, m := range []struct{ method, path, body string }{
 		{"GET", "/api/locks/" + esc(outside), ""},
 		{"POST", "/api/locks/" + esc(outside) + "/force-unlock", `{"holder":"` + holderID("w1") + `","reason":"x"}`},
-		{"PUT", "/api/limiters/" + esc(bucket), `{"rate":5,"interval_ms":1}`},
+		{"PUT", "/api/limiters/" + esc(bucket), `{"rate":5,"interval_ms":1,"reason":"test"}`},
 		{"POST", "/api/limiters/" + esc(counter) + "/reset", `{}`},
 	} {
 		if st, _, b := e.do(m.method, m.path, strings.NewReader(m.body), bearerOf(adminTok)); st != http.StatusNotFound {
@@ -359,7 +359,7 @@ func TestAttackFlashShowsOnlyServerText(t *testing.T) {
 	// with another name (signature kept) names nothing.
 	rl := e.prefix + "rl"
 	e.makeBucket(rl, 100, "10")
-	body, hdr := form("rate", "5", "interval_ms", "1")
+	body, hdr := form("rate", "5", "interval_ms", "1", "reason", "test", "confirm", "yes")
 	_, h, _ := e.do("POST", "/limiters/"+esc(rl), body, hdr)
 	loc := h.Get("Location")
 	if _, _, b := e.do("GET", loc, nil, nil); !strings.Contains(string(b), rl) {
@@ -382,7 +382,7 @@ func TestAttackUnauditableChangeNotMade(t *testing.T) {
 	if err := e.rdb.Set(ctx, e.srv.cfg.AuditKey, "not a stream", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`), bearerOf(adminTok))
+	st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1,"reason":"test"}`), bearerOf(adminTok))
 	if st < 500 || e.hgetall(rl)["max_permits"] != "100" {
 		t.Fatalf("with the trail unwritable: %d %s, limiter %v; want 5xx and no change", st, b, e.hgetall(rl))
 	}

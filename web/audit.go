@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -88,9 +89,14 @@ func (s *Server) handleAuditPage(c echo.Context) error {
 		return err
 	}
 	page := views.AuditPage{Layout: s.layout(c, "Audit", views.NavAudit)}
+	var reg *inspect.Registry
+	if sn := s.live.Latest(); sn != nil {
+		reg = sn.Registry
+	}
 	for _, r := range recs {
 		page.Records = append(page.Records, views.AuditRow{At: r.Time, Role: r.Role, Fingerprint: r.Fingerprint,
-			Remote: r.Remote, Action: r.Action, Target: r.Target, Before: r.Before, After: r.After,
+			Remote: r.Remote, Action: r.Action, Target: r.Target, TargetWho: clientName(reg, r.Target),
+			Before: humanNames(reg, r.Before), After: humanNames(reg, r.After),
 			Outcome: r.Outcome, Reason: r.Reason, Detail: r.Detail})
 	}
 	q := url.Values{}
@@ -108,6 +114,45 @@ func (s *Server) handleAuditPage(c echo.Context) error {
 		page.OlderURL = "/audit" + queryString(q)
 	}
 	return s.render(c, http.StatusOK, views.Audit(page))
+}
+
+// clientIDs finds client ids in audit text, with the owner of a holder
+// field ("<uuid>:<owner>") when one follows.
+var clientIDs = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(:[^\s,;×()]+)?`)
+
+// humanNames puts the registered name before each client id or holder
+// field in text ("orders-api on host-7 (pid 42), owner 77 (<id>)"); ids
+// the registry does not know (unregistered, or gone for an hour) stay as
+// they are.
+func humanNames(reg *inspect.Registry, text string) string {
+	return clientIDs.ReplaceAllStringFunc(text, func(id string) string {
+		if w := holderOrClient(reg, id); w != "" {
+			return w + " (" + id + ")"
+		}
+		return id
+	})
+}
+
+// clientName is what the registry calls a client id or holder field, ""
+// when it does not know it.
+func clientName(reg *inspect.Registry, id string) string {
+	if !clientIDs.MatchString(id) {
+		return ""
+	}
+	return holderOrClient(reg, id)
+}
+
+func holderOrClient(reg *inspect.Registry, id string) string {
+	if strings.Contains(id, ":") {
+		if _, ok := reg.Lookup(id); ok {
+			return inspect.DescribeHolder(reg, id)
+		}
+		return ""
+	}
+	if ci, ok := reg.Lookup(id + ":x"); ok {
+		return fmt.Sprintf("%s on %s (pid %d)", ci.App, ci.Host, ci.PID)
+	}
+	return ""
 }
 
 // queryString is "?"+q.Encode(), or "" when q is empty.
@@ -152,6 +197,11 @@ func recorded(c echo.Context) {
 		sl.audited()
 	}
 }
+
+// previewed marks a state-changing request that only showed what a change
+// would do (an edit's confirmation): nothing changed, so nothing is
+// recorded.
+func previewed(c echo.Context) { slotOf(c).recorded = true }
 
 // auditMutations records every state-changing request that no admin
 // action recorded: refusals (role, origin, bad input) and routes without

@@ -93,10 +93,10 @@ func TestAuditActorsAndOutcomes(t *testing.T) {
 	lock := e.prefix + "lock"
 	e.makeLock(lock, "w1", 1, time.Minute)
 
-	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":20,"interval_ms":5}`, adminTok, 200)
-	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":1,"interval_ms":1}`, viewerTok, 403)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":20,"interval_ms":5,"reason":"test"}`, adminTok, 200)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":1,"interval_ms":1,"reason":"test"}`, viewerTok, 403)
 	e.sendJSONAuth("POST", "/api/locks/"+esc(lock)+"/force-unlock", `{"holder":"`+holderID("w9")+`","reason":"r"}`, adminTok, 409)
-	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":0,"interval_ms":1}`, adminTok, 400)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":0,"interval_ms":1,"reason":"test"}`, adminTok, 400)
 	e.sendJSONAuth("GET", "/api/locks", "", "guessed-token", 401)
 	e.signIn("guessed-again", "/", nil)
 
@@ -230,7 +230,7 @@ func TestAuditPagedChangeReachable(t *testing.T) {
 	ctx := t.Context()
 	rl := e.prefix + "rl"
 	e.makeBucket(rl, 100, "10")
-	e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10,"reason":"test"}`, 200, nil)
 	const newer = 600
 	for i := range newer {
 		if _, err := e.srv.admin.Trail().Append(ctx, inspect.AuditRecord{Role: "admin", Action: "reset",

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -128,6 +130,9 @@ func (s *Server) handleAPIReleaseAll(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, _, err := s.knownClient(id); err != nil {
+		return err
+	}
 	var body struct {
 		Reason string `json:"reason"`
 	}
@@ -166,27 +171,124 @@ func (s *Server) handleClientsPage(c echo.Context) error {
 	}))
 }
 
-// handleReleaseAllForm is the Clients page's release-all button.
+// knownClient is client id as the latest snapshot knows it: registered,
+// or holding or waiting. A malformed id is a 400; an id the console does
+// not know a 404, before any release: a release-all of it would release
+// nothing, and say so only afterwards.
+func (s *Server) knownClient(id string) (*live.Snapshot, clientJSON, error) {
+	if inspect.ClientIDOf(id+":x") != id {
+		return nil, clientJSON{}, inspect.Invalid("id", "the client id must be a UUID (36 characters, 8-4-4-4-12 hex digits)")
+	}
+	sn, err := s.snapshotFor()
+	if err != nil {
+		return nil, clientJSON{}, err
+	}
+	for _, c := range clientList(sn) {
+		if c.ID == id {
+			return sn, c, nil
+		}
+	}
+	return nil, clientJSON{}, inspect.Errorf(inspect.CodeNotFound,
+		"no client %s is registered or holds or waits for a lock the console sees", id)
+}
+
+// handleReleaseAllConfirm says what releasing a client's holds will do,
+// lock by lock, naming the client by application, host and pid and
+// warning when it is alive.
+func (s *Server) handleReleaseAllConfirm(c echo.Context) error {
+	id, err := clientIDParam(c)
+	if err != nil {
+		return err
+	}
+	return s.renderReleaseAll(c, http.StatusOK, id, "", "")
+}
+
+// renderReleaseAll renders the confirmation of id's release-all.
+func (s *Server) renderReleaseAll(c echo.Context, status int, id, reason, reasonErr string) error {
+	sn, cl, err := s.knownClient(id)
+	if err != nil {
+		return err
+	}
+	page := views.ReleaseAllConfirmPage{Client: clientRows([]clientJSON{cl})[0], Reason: reason, ReasonError: reasonErr}
+	page.Layout = s.layout(c, "Release everything "+clientWords(cl)+" holds", views.NavClients)
+	for _, h := range cl.Holds {
+		st := views.ReleaseStep{Lock: h.Lock, Kind: string(h.Kind), What: holdWords(h)}
+		switch i := slices.IndexFunc(sn.Locks, func(l inspect.LockInfo) bool { return l.Name == h.Lock }); {
+		case h.What == "waits" || h.What == "queued":
+			st.Does = "its place is dropped from the queue, so the lock goes to the next in line"
+		case i >= 0:
+			st.Does = sn.Locks[i].ForceUnlockPlan(h.Holder).Summary
+		default:
+			st.Does = "the lock is force-unlocked, holder-checked"
+		}
+		page.Steps = append(page.Steps, st)
+	}
+	return s.render(c, status, views.ReleaseAllConfirm(page))
+}
+
+// clientWords names a client by application, host and pid (its id when
+// it does not register).
+func clientWords(c clientJSON) string {
+	if !c.Registered {
+		return "unregistered client " + c.ID
+	}
+	return fmt.Sprintf("%s on %s (pid %d)", c.App, c.Host, c.PID)
+}
+
+// holdWords says what a client does on a lock, by the owner (thread,
+// task) of the client that holds or waits: the page names the client.
+func holdWords(h inspect.Hold) string {
+	who := h.Holder
+	if inspect.ClientIDOf(h.Holder) != "" {
+		who = "owner " + strings.TrimSuffix(h.Holder[37:], ":write")
+	}
+	switch h.What {
+	case "waits":
+		return fmt.Sprintf("waits in the fair queue, place %d", h.Place)
+	case "queued":
+		return fmt.Sprintf("waits in store's queue, place %d (%s)", h.Place, who)
+	case "read", "write":
+		return fmt.Sprintf("holds the %s lock, %d level(s) (%s)", h.What, h.Count, who)
+	}
+	return fmt.Sprintf("holds it ×%d (%s)", h.Count, who)
+}
+
+// handleReleaseAllForm is the confirmation's button: it releases, then
+// goes back to the Clients page (post/redirect/get) with what it did in
+// the banner; each hold's outcome is in the audit trail.
 func (s *Server) handleReleaseAllForm(c echo.Context) error {
 	id, err := clientIDParam(c)
 	if err != nil {
 		return err
 	}
-	out, err := s.releaseAll(c, id, c.FormValue(views.FieldReason))
+	_, cl, err := s.knownClient(id)
 	if err != nil {
 		return err
 	}
-	page := views.ClientsPage{Layout: s.layout(c, "Clients", views.NavClients),
-		Clients: clientRows(clientList(s.live.Latest())), ReleasedFor: id}
-	for _, r := range out {
-		page.Released = append(page.Released, views.ReleasedRow{Lock: r.Lock, Holder: r.Holder, Released: r.Released, Error: r.Error})
+	reason := c.FormValue(views.FieldReason)
+	if _, rerr := admin.CheckReason(reason); rerr != nil {
+		msg := rerr.Error()
+		slotOf(c).detail = msg
+		return s.renderReleaseAll(c, http.StatusBadRequest, id, clipText(reason, views.MaxReasonLen), msg)
 	}
-	return s.render(c, http.StatusOK, views.Clients(page))
+	out, err := s.releaseAll(c, id, reason)
+	if err != nil {
+		return err
+	}
+	released := 0
+	for _, r := range out {
+		if r.Released {
+			released++
+		}
+	}
+	what := fmt.Sprintf("%s: %d of %d", clientWords(cl), released, len(out))
+	return c.Redirect(http.StatusSeeOther, "/clients?"+s.flashQuery(c, "released-all", what).Encode())
 }
 
 // clientRoutes adds the clients page, its API and release-all.
 func (s *Server) clientRoutes(e *echo.Echo) {
 	e.GET("/clients", s.handleClientsPage)
+	e.GET("/clients/:id/release-all", s.handleReleaseAllConfirm)
 	s.mutation(e.POST, "/clients/:id/release-all", admin.ActionReleaseAll, s.handleReleaseAllForm)
 	e.GET("/api/clients", s.handleAPIClients)
 	s.mutation(e.POST, "/api/clients/:id/release-all", admin.ActionReleaseAll, s.handleAPIReleaseAll)

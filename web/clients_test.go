@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views"
 )
 
 type apiClient struct {
@@ -131,6 +132,7 @@ func TestAPIReleaseAll(t *testing.T) {
 		{admin, path, `{"reason":"  "}`, http.StatusBadRequest},
 		{admin, path, `{}`, http.StatusBadRequest},
 		{admin, "/api/clients/not-a-uuid/release-all", `{"reason":"x"}`, http.StatusBadRequest},
+		{admin, "/api/clients/" + testUUID2 + "/release-all", `{"reason":"x"}`, http.StatusNotFound},
 	} {
 		if st, _, b := e.do("POST", tc.path, strings.NewReader(tc.body), tc.hdr); st != tc.want {
 			t.Errorf("POST %s %s: %d, want %d (%s)", tc.path, tc.body, st, tc.want, b)
@@ -165,5 +167,71 @@ func TestAPIReleaseAll(t *testing.T) {
 	}
 	if unlocks != 2 || alls != 1 {
 		t.Fatalf("audit: %d force-unlock records, %d release-all, want 2 and 1", unlocks, alls)
+	}
+}
+
+// testUUID2 is a client id nobody registers or holds with.
+const testUUID2 = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+// Release-all from the page is a confirmation like force-unlock's: the
+// client named by application, host and pid, each lock and what its
+// release does, a warning while the client is alive, a reason, then
+// post/redirect/get. An unknown client is a 404, as a page and as JSON.
+func TestPageReleaseAllConfirmation(t *testing.T) {
+	e := newEnv(t, nil)
+	app, names := clientsSetup(t, e)
+	page := views.ReleaseAllURL(app.ID())
+	st, _, b := e.do("GET", page, nil, nil)
+	doc := parseHTML(t, b)
+	title := doc.Find(`[data-testid=release-all-title]`).Text()
+	if st != 200 || !strings.HasPrefix(title, "Release everything orders-api on ") || !strings.Contains(title, "(pid ") ||
+		strings.Contains(title, app.ID()) {
+		t.Fatalf("confirmation: %d, title %q; want the client by app, host and pid", st, title)
+	}
+	if n := doc.Find(`[data-testid=release-all-step]`).Length(); n != 2 ||
+		!strings.Contains(doc.Find(`[data-testid=release-all-step]`).First().Text(), "deletes") {
+		t.Errorf("steps %q; want both locks with what their release does", doc.Find(`ol.steps`).Text())
+	}
+	if !strings.Contains(doc.Find(`[data-testid=release-all-alive-warning]`).Text(), "alive") {
+		t.Error("no warning that the client is alive")
+	}
+	// The Clients page links to it, with the warning beside the link.
+	_, _, b = e.do("GET", "/clients", nil, nil)
+	row := parseHTML(t, b).Find(`[data-testid=client-row][data-client="` + app.ID() + `"]`)
+	if href, _ := row.Find(`[data-testid=release-all-link]`).Attr("href"); href != page || row.Find(`[data-testid=release-all-alive]`).Length() != 1 ||
+		row.Find(`form`).Length() != 0 {
+		t.Errorf("the client's row: link %q, warning %d, forms %d; want a link to the confirmation with a warning, no button",
+			href, row.Find(`[data-testid=release-all-alive]`).Length(), row.Find(`form`).Length())
+	}
+
+	// Without a reason: the confirmation again, 400, nothing released.
+	body, hdr := form("reason", " ")
+	st, _, b = e.do("POST", page, body, hdr)
+	if st != 400 || parseHTML(t, b).Find(`[data-testid=error-reason]`).Length() != 1 || e.rdb.Exists(t.Context(), names[0]).Val() != 1 {
+		t.Fatalf("POST without a reason: %d", st)
+	}
+	body, hdr = form("reason", "pod hung")
+	st, h, _ := e.do("POST", page, body, hdr)
+	if st != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/clients?") {
+		t.Fatalf("POST: %d to %q, want 303 to /clients", st, h.Get("Location"))
+	}
+	for _, n := range names {
+		if e.rdb.Exists(t.Context(), n).Val() != 0 {
+			t.Errorf("%s still held", n)
+		}
+	}
+	_, _, b = e.do("GET", h.Get("Location"), nil, nil)
+	if got := parseHTML(t, b).Find(`[data-testid=flash]`).Text(); !strings.Contains(got, "orders-api on ") || !strings.Contains(got, "2 of 2") {
+		t.Errorf("flash after release-all %q", got)
+	}
+
+	unknown := views.ReleaseAllURL(testUUID2)
+	st, hd, b := e.do("GET", unknown, nil, nil)
+	if st != 404 || !strings.HasPrefix(hd.Get("Content-Type"), "text/html") || !strings.Contains(string(b), "no client "+testUUID2) {
+		t.Errorf("GET an unknown client's release-all: %d %s", st, hd.Get("Content-Type"))
+	}
+	body, hdr = form("reason", "x")
+	if st, _, _ := e.do("POST", unknown, body, hdr); st != 404 {
+		t.Errorf("POST an unknown client's release-all: %d, want 404", st)
 	}
 }

@@ -157,11 +157,11 @@ func TestClusterAPI(t *testing.T) {
 			return st == 200
 		})
 		var l apiLimiter
-		e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":250,"interval_ms":4}`, 200, &l)
+		e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":250,"interval_ms":4,"reason":"test"}`, 200, &l)
 		if h := e.hgetall(rl); h["max_permits"] != "250" || h["interval"] != "4" {
 			t.Errorf("hash after PUT: %v", h)
 		}
-		e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":0,"interval_ms":4}`, 400, nil)
+		e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":0,"interval_ms":4,"reason":"test"}`, 400, nil)
 	})
 
 	t.Run("sharded unlock event once", func(t *testing.T) {

@@ -3,7 +3,10 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -31,15 +34,58 @@ func eventRows(evs []events.Entry) []views.EventRow {
 	return out
 }
 
-func (s *Server) handleEventsPage(c echo.Context) error {
-	return s.render(c, http.StatusOK, views.Events(views.EventsPage{
-		Layout: s.layout(c, "Events", views.NavEvents),
-		Events: eventRows(s.events.Recent(views.EventRows)),
-	}))
+// eventTypes are the types ?type= takes.
+var eventTypes = []string{string(inspect.EventUnlock), string(inspect.EventForceUnlock), string(inspect.EventExpired)}
+
+// filteredEvents are the console's newest events (up to n) whose lock
+// name holds ?q= (any case) and whose type is ?type=, newest first.
+func (s *Server) filteredEvents(c echo.Context, n int) (q, typ string, out []events.Entry, err error) {
+	q, typ = strings.TrimSpace(c.QueryParam("q")), c.QueryParam("type")
+	if len(q) > maxSearchLen {
+		return q, typ, nil, inspect.Invalid("q", fmt.Sprintf("q must be at most %d bytes", maxSearchLen))
+	}
+	if typ != "" && !slices.Contains(eventTypes, typ) {
+		return q, typ, nil, inspect.Invalid("type", "type must be one of "+strings.Join(eventTypes, ", "))
+	}
+	lq := strings.ToLower(q)
+	out = []events.Entry{}
+	for _, e := range s.events.Recent(events.LogSize) {
+		if len(out) == n {
+			break
+		}
+		if (typ == "" || string(e.Type) == typ) && strings.Contains(strings.ToLower(e.Name), lq) {
+			out = append(out, e)
+		}
+	}
+	return q, typ, out, nil
 }
 
+func (s *Server) handleEventsPage(c echo.Context) error {
+	q, typ, evs, err := s.filteredEvents(c, views.EventRows)
+	if err != nil {
+		return err
+	}
+	page := views.EventsPage{Layout: s.layout(c, "Events", views.NavEvents), Events: eventRows(evs),
+		Q: q, Type: typ, Types: eventTypes, Empty: "No events yet."}
+	if q != "" || typ != "" {
+		what := "No " + strings.TrimSpace(typ+" event")
+		if q != "" {
+			what += fmt.Sprintf(" on a lock whose name holds %q", q)
+		}
+		page.Empty = fmt.Sprintf("%s among the %d the console remembers; new ones that match appear here.",
+			what, len(s.events.Recent(events.LogSize)))
+	}
+	return s.render(c, http.StatusOK, views.Events(page))
+}
+
+// handleAPIEvents is {"events": [...]}, newest first, filtered by ?q=
+// (a part of the lock's name) and ?type= as the page is.
 func (s *Server) handleAPIEvents(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{"events": s.events.Recent(events.LogSize)})
+	_, _, evs, err := s.filteredEvents(c, events.LogSize)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"events": evs})
 }
 
 // handleWS hands a websocket viewer to the feed.

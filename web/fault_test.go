@@ -126,9 +126,9 @@ func TestFaultBoundedInputs(t *testing.T) {
 		{"GET", "/api/locks/" + long, "", 400},
 		{"GET", "/api/limiters/" + long, "", 400},
 		{"GET", "/api/locks?match=" + long, "", 400},
-		{"PUT", "/api/limiters/" + esc(rl), `{"rate":1e300,"interval_ms":1}`, 400},
-		{"PUT", "/api/limiters/" + esc(rl), `{"rate":10,"interval_ms":1e12}`, 400},
-		{"PUT", "/api/limiters/" + esc(rl), `{"rate":-1,"interval_ms":1}`, 400},
+		{"PUT", "/api/limiters/" + esc(rl), `{"rate":1e300,"interval_ms":1,"reason":"test"}`, 400},
+		{"PUT", "/api/limiters/" + esc(rl), `{"rate":10,"interval_ms":1e12,"reason":"test"}`, 400},
+		{"PUT", "/api/limiters/" + esc(rl), `{"rate":-1,"interval_ms":1,"reason":"test"}`, 400},
 		{"PUT", "/api/limiters/" + esc(rl), `{"rate":10,"interval_ms":1,"x":` + strings.Repeat("1", 70<<10) + `}`, 413},
 		{"GET", "/api/audit?limit=100000", "", 400},
 	}

@@ -179,7 +179,7 @@ func TestAttackSignInLoop(t *testing.T) {
 	e := newEnv(t, withTokens)
 	rl := e.prefix + "rl"
 	e.makeBucket(rl, 100, "10")
-	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10}`, adminTok, 200)
+	e.sendJSONAuth("PUT", "/api/limiters/"+esc(rl), `{"rate":7,"interval_ms":10,"reason":"test"}`, adminTok, 200)
 	if st, _, _ := e.signIn(adminTok, "/", nil); st != http.StatusSeeOther {
 		t.Fatalf("the admin's sign-in: %d", st)
 	}

@@ -150,7 +150,7 @@ func TestHistoryReadsOncePerStep(t *testing.T) {
 
 	// An edit made on this console is on the chart at once, a flush or
 	// not: the audit trail is read again, once.
-	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":7,"interval_ms":1000}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":7,"interval_ms":1000,"reason":"test"}`, 200, nil)
 	flushes = h.Stats().Flushes
 	reads.reset()
 	for range 5 {

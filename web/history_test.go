@@ -210,8 +210,8 @@ func TestHistoryLimiterAPI(t *testing.T) {
 	}
 
 	// An audited edit is a change of the span; a refused one is not.
-	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":7,"interval_ms":1000}`, 200, nil)
-	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":0,"interval_ms":1000}`, 400, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":7,"interval_ms":1000,"reason":"test"}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":0,"interval_ms":1000,"reason":"test"}`, 400, nil)
 	eventually(t, 20*time.Second, "the edit among the changes", func() bool {
 		h = e.limiterHistory(name, "1h")
 		return len(h.Changes) > 0

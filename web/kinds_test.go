@@ -307,7 +307,7 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 	if st != 400 || parseHTML(t, b).Find(`[data-testid="error-keep_state"]`).Length() != 1 || e.hgetall(name)["rate"] != "10" {
 		t.Fatalf("POST without keep_state: %d", st)
 	}
-	body, hdr = form("rate", "5", "interval_ms", "60000", "keep_state", "keep")
+	body, hdr = form("rate", "5", "interval_ms", "60000", "keep_state", "keep", "reason", "test", "confirm", "yes")
 	if st, _, _ = e.do("POST", "/limiters/"+esc(name), body, hdr); st != 303 {
 		t.Fatalf("POST keep: %d", st)
 	}
@@ -317,7 +317,7 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 			e.hgetall(name), e.rdb.Get(ctx, value).Val(), e.rdb.ZCard(ctx, permits).Val())
 	}
 	// The API resets by default, as Redisson's setRate does.
-	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1000}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1000,"reason":"test"}`, 200, nil)
 	if e.rdb.Exists(ctx, value, permits).Val() != 0 || e.hgetall(name)["rate"] != "8" {
 		t.Fatal("PUT without keep_state kept the state")
 	}
@@ -326,11 +326,11 @@ func TestKindsConsoleRedissonLimiterEdit(t *testing.T) {
 	if r, err := h.TryAcquire(ctx, 3); err != nil || !r.Allowed {
 		t.Fatalf("acquire after the reset: %+v %v", r, err)
 	}
-	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1000,"keep_state":true}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1000,"keep_state":true,"reason":"test"}`, 200, nil)
 	if v := e.rdb.Get(ctx, value).Val(); v != "5" {
 		t.Fatalf("PUT keep_state true: value %q, want 8-3", v)
 	}
-	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1.5,"keep_state":true}`, 400, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(name), `{"rate":8,"interval_ms":1.5,"keep_state":true,"reason":"test"}`, 400, nil)
 	recs := e.changeRecords(bearer)
 	if len(recs) < 4 || recs[0].Outcome != inspect.OutcomeInvalid || recs[1].After != "rate=8 interval_ms=1000 (state kept)" ||
 		recs[2].After != "rate=8 interval_ms=1000 (state reset)" || recs[3].After != "rate=5 interval_ms=60000 (state kept)" {
@@ -363,7 +363,7 @@ func TestKindsConsoleCounterReset(t *testing.T) {
 		l["grants"] != 3.0 || l["ttl_ms"].(float64) <= 0 {
 		t.Fatalf("counter = %v", l)
 	}
-	e.sendJSON("PUT", "/api/limiters/"+esc(ip), `{"rate":8,"interval_ms":1000}`, 400, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(ip), `{"rate":8,"interval_ms":1000,"reason":"test"}`, 400, nil)
 
 	st, _, b := e.do("GET", "/limiters/"+esc(ip), nil, nil)
 	doc := parseHTML(t, b)

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,79 +20,12 @@ import (
 	"github.com/lockwarden/lockwarden/web/listing"
 	"github.com/lockwarden/lockwarden/web/live"
 	"github.com/lockwarden/lockwarden/web/present"
+	"github.com/lockwarden/lockwarden/web/why"
 )
 
 // The limiter screens: the list, a limiter's page (its windows, chart and
 // audited changes), the edit form with its what-if replay, the counter
 // reset, and the same under /api/limiters.
-
-// windowJSON is a 1 s window. Rejected is null for limiters whose
-// rejections Redis does not record: a 0 there would be made up.
-type windowJSON struct {
-	Acquired int64  `json:"acquired"`
-	Rejected *int64 `json:"rejected"`
-	Errors   int64  `json:"errors"`
-}
-
-type limiterJSON struct {
-	Name       string       `json:"name"`
-	Kind       inspect.Kind `json:"kind"`
-	Rate       int64        `json:"rate"`
-	IntervalMS float64      `json:"interval_ms"`
-	PerSecond  float64      `json:"per_second"`
-	Available  int64        `json:"available"`
-	Window     windowJSON   `json:"window"`
-	// AvailableUnknown: Redis keeps no single number (one per client).
-	AvailableUnknown bool `json:"available_unknown"`
-	// RejectionsHidden: the window's rejected is unknown (null); Grants is
-	// what Redis reveals instead.
-	RejectionsHidden bool  `json:"rejections_hidden"`
-	Grants           int64 `json:"grants"`
-	GrantsKnown      bool  `json:"grants_known"`
-
-	// Redisson rate limiter only.
-	Algorithm    *string                `json:"algorithm,omitempty"`
-	PerClient    *bool                  `json:"per_client,omitempty"`
-	ResetInMS    *int64                 `json:"reset_in_ms,omitempty"`
-	NextFreeInMS *int64                 `json:"next_free_in_ms,omitempty"`
-	KeepAliveMS  *int64                 `json:"keep_alive_ms,omitempty"`
-	Clients      []inspect.ClientWindow `json:"clients,omitempty"`
-
-	// Access counter only. Limit is absent when no rule registers one.
-	Count      *int64 `json:"count,omitempty"`
-	Limit      *int64 `json:"limit,omitempty"`
-	LimitKnown *bool  `json:"limit_known,omitempty"`
-	TTLMS      *int64 `json:"ttl_ms,omitempty"`
-
-	// Stale: the limiter is shown as last read, its node not answering.
-	Stale *present.Stale `json:"stale,omitempty"`
-}
-
-func toLimiterJSON(l inspect.LimiterInfo, w inspect.Counts) limiterJSON {
-	out := limiterJSON{Name: l.Name, Kind: l.Kind, Rate: l.Rate, IntervalMS: l.IntervalMS,
-		PerSecond: l.PerSecond, Available: l.Available,
-		Window:           windowJSON{Acquired: w.Acquired, Errors: w.Errors},
-		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: present.StaleOf(l.Stale)}
-	if !l.RejectionsHidden {
-		out.Window.Rejected = &w.Rejected
-	}
-	switch l.Kind {
-	case inspect.KindRedissonLimiter:
-		alg, perClient := l.Algorithm, l.PerClient
-		reset, next, keep := l.ResetIn.Milliseconds(), l.NextFreeIn.Milliseconds(), l.KeepAliveMS
-		out.Algorithm, out.PerClient = &alg, &perClient
-		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
-	case inspect.KindCounter:
-		count, known, ttl := l.Count, l.LimitKnown, present.LeaseMS(l.TTL)
-		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
-		if known {
-			limit := l.Limit
-			out.Limit = &limit
-		}
-	}
-	return out
-}
 
 // limiterRow is a limiter as the tables, tiles and detail page show it.
 func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.LimiterRow {
@@ -128,11 +62,13 @@ func (s *Server) handleLimitersPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.Limiters(views.LimitersPage{
+	page := views.LimitersPage{
 		Layout:   s.layout(c, "Limiters", views.NavLimiters),
 		Limiters: s.limiterRows(sn, p.Rows),
-		Nav:      listNav("/limiters", q, listing.LimiterSorts, listing.LimiterKinds, p.Total, len(p.Rows), p.Next),
-	}))
+		Nav:      listNav("/limiters", q, listing.LimiterSorts, listing.LimiterKinds, p.Total, len(p.Rows), len(sn.Limiters), p.Next),
+	}
+	page.Nav.Empty = emptyText(q, len(sn.Limiters), "limiter", "limiters", "known")
+	return s.render(c, http.StatusOK, views.Limiters(page))
 }
 
 // handleAPILimiters is one page of the snapshot's limiters, shaped like
@@ -142,11 +78,11 @@ func (s *Server) handleAPILimiters(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]limiterJSON, 0, len(p.Rows))
+	out := make([]present.Limiter, 0, len(p.Rows))
 	for _, l := range p.Rows {
-		out = append(out, toLimiterJSON(l, sn.Window(l.Name)))
+		out = append(out, present.LimiterOf(l, sn.Window(l.Name)))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "next_cursor": p.Next})
+	return c.JSON(http.StatusOK, map[string]any{"limiters": out, "total": p.Total, "all": len(sn.Limiters), "next_cursor": p.Next})
 }
 
 // limiterWithWindow reads one limiter and its current window.
@@ -161,6 +97,30 @@ func (s *Server) limiterWithWindow(c echo.Context, name string) (*inspect.Limite
 		return nil, inspect.Counts{}, err
 	}
 	return l, smp.Stats[name].Window, nil
+}
+
+// whyWindows is how many live windows a limiter's answer reads: all
+// the console keeps (three minutes of ticks), for the last minute and the
+// start of a run of rejections.
+const whyWindows = 900
+
+// limiterWhy is the answer for l with its last 1 s window w: the live
+// windows, the last hour's history (as the page's chart reads it) and
+// the audited changes of the limiter.
+func (s *Server) limiterWhy(ctx context.Context, l *inspect.LimiterInfo, w inspect.Counts) (why.Answer, error) {
+	in := why.LimiterInput{Limiter: *l, Now: time.Now(), Second: w, Recent: s.live.Windows().Recent(l.Name, whyWindows)}
+	lh, through, err := s.hcache.Limiter(ctx, l.Name, history.SpanHour)
+	switch {
+	case errors.Is(err, history.ErrOff):
+	case err != nil:
+		return why.Answer{}, err
+	case lh.Kept:
+		in.History = &lh
+	}
+	if in.Changes, err = s.hcache.Changes(ctx, l.Name, time.Time{}, through, admin.ActionModify, admin.ActionReset); err != nil {
+		return why.Answer{}, err
+	}
+	return why.Limiter(in), nil
 }
 
 // limiterPage builds the detail page around form, which is empty for a
@@ -180,6 +140,11 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 		return page, err
 	}
 	page.Chart = chart
+	a, err := s.limiterWhy(c.Request().Context(), l, w)
+	if err != nil {
+		return page, err
+	}
+	page.Why = why.Panel(a, time.Now())
 	if l.Kind != inspect.KindRedissonLimiter {
 		return page, nil
 	}
@@ -187,7 +152,7 @@ func (s *Server) limiterPage(c echo.Context, l *inspect.LimiterInfo, w inspect.C
 	// (the current one until the admin types another), so the page says
 	// what will happen before it happens.
 	edit := inspect.LimiterEdit{Rate: l.Rate, IntervalMS: l.IntervalMS}
-	if e, err := parseLimiterForm(form); err == nil && form.Rate != "" {
+	if e, err := admin.ParseEdit(form.Rate, form.IntervalMS); err == nil && form.Rate != "" {
 		edit.Rate, edit.IntervalMS = e.Rate, e.IntervalMS
 	}
 	edit.KeepState = true
@@ -234,16 +199,19 @@ func (s *Server) handleAPILimiter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := toLimiterJSON(*l, w)
+	out := present.LimiterOf(*l, w)
 	if l.Kind == inspect.KindRedissonLimiter && l.PerClient {
 		out.Clients = s.limiterClients(name)
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-// handleLimiterForm applies the edit form. Bad input re-renders the page
-// with 400, the typed values and the message under the field; Redis is
-// not touched.
+// handleLimiterForm takes the edit form in two steps. The first answers
+// with the page and the confirmation: what the new settings would have
+// done to the last hour, and the reason; it changes and records nothing.
+// The second (confirm=yes) applies them and goes back to the page
+// (post/redirect/get). Bad input, a missing reason included, re-renders
+// the form with 400, the typed values and each message under its field.
 func (s *Server) handleLimiterForm(c echo.Context) error {
 	name, err := nameParam(c)
 	if err != nil {
@@ -253,12 +221,14 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 		Rate:       strings.TrimSpace(c.FormValue(views.FieldRate)),
 		IntervalMS: strings.TrimSpace(c.FormValue(views.FieldIntervalMS)),
 		KeepState:  c.FormValue(views.FieldKeepState),
+		Reason:     clipText(strings.TrimSpace(c.FormValue(views.FieldReason)), views.MaxReasonLen),
 	}
-	edit, verr := parseLimiterForm(form)
-	if verr == nil {
-		verr = s.checkKeepState(c, name, form.KeepState, &edit)
+	l, w, err := s.limiterWithWindow(c, name)
+	if err != nil {
+		return err
 	}
-	if verr == nil {
+	edit, errs := checkEditForm(l, form)
+	if len(errs) == 0 && c.FormValue(views.FieldConfirm) == views.ConfirmYes {
 		edit.Name = name
 		_, err := s.admin.ModifyLimiter(c.Request().Context(), s.actor(c), edit)
 		recorded(c)
@@ -266,68 +236,71 @@ func (s *Server) handleLimiterForm(c echo.Context) error {
 			q := s.flashQuery(c, "saved", name)
 			return c.Redirect(http.StatusSeeOther, views.LimiterURL(name)+"?"+q.Encode())
 		}
-		if verr = inspect.ErrorOf(err); verr.Code != inspect.CodeInvalid {
+		if e := inspect.ErrorOf(err); e.Code == inspect.CodeInvalid {
+			errs = map[string]string{formField(e.Field): e.Message}
+		} else {
 			return err
 		}
 	}
-	l, w, err := s.limiterWithWindow(c, name)
-	if err != nil {
-		return err
+	status := http.StatusOK
+	if len(errs) > 0 {
+		form.Errors, status = errs, http.StatusBadRequest
+		slotOf(c).detail = strings.Join(slices.Sorted(maps.Values(errs)), "; ")
+	} else {
+		previewed(c)
 	}
-	field := verr.Field
-	if field != views.FieldRate && field != views.FieldIntervalMS && field != views.FieldKeepState {
-		field = ""
-	}
-	form.Errors = map[string]string{field: verr.Message}
 	page, err := s.limiterPage(c, l, w, form)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusBadRequest, views.LimiterDetail(page))
+	if status == http.StatusOK {
+		page.Confirm = &views.EditConfirm{Rate: form.Rate, IntervalMS: form.IntervalMS, KeepState: form.KeepState, Reason: form.Reason,
+			From: views.Rule(string(l.Kind), l.Rate, l.IntervalMS, l.PerSecond), To: views.ProposedRule(string(l.Kind), form.Rate, form.IntervalMS)}
+		_, page.Confirm.WhatIf, _ = s.whatIfFor(c, l, form)
+	}
+	return s.render(c, status, views.LimiterDetail(page))
 }
 
-// checkKeepState reads the form's keep/reset choice into edit. A Redisson
-// limiter's form must say which: the two differ in how many permits are
-// handed out right after, and the page describes both.
-func (s *Server) checkKeepState(c echo.Context, name, choice string, edit *admin.LimiterEdit) *inspect.Error {
-	switch choice {
+// checkEditForm reads the form with the API's rules and l's bounds, and
+// says what is wrong with each field (a Redisson limiter's form must say
+// whether its running windows are kept: the two differ in how many
+// permits are handed out right after, and the page describes both).
+func checkEditForm(l *inspect.LimiterInfo, f views.EditForm) (admin.LimiterEdit, map[string]string) {
+	errs := map[string]string{}
+	edit, err := admin.ParseEdit(f.Rate, f.IntervalMS)
+	if err == nil {
+		err = admin.CheckBounds(l.Kind, edit)
+	}
+	if err != nil {
+		e := inspect.ErrorOf(err)
+		errs[formField(e.Field)] = e.Message
+	}
+	switch f.KeepState {
 	case views.KeepStateKeep:
 		edit.KeepState = true
-		return nil
 	case views.KeepStateReset:
-		return nil
 	case "":
+		if l.Kind == inspect.KindRedissonLimiter {
+			errs[views.FieldKeepState] = "choose whether the running windows are kept or reset"
+		}
 	default:
-		return inspect.Invalid(views.FieldKeepState, "keep_state must be \"keep\" or \"reset\"")
+		errs[views.FieldKeepState] = `keep_state must be "keep" or "reset"`
 	}
-	l, err := s.insp.GetLimiter(c.Request().Context(), name)
-	if err == nil && l.Kind == inspect.KindRedissonLimiter {
-		return inspect.Invalid(views.FieldKeepState, "choose whether the running windows are kept or reset")
+	var rerr error
+	if edit.Reason, rerr = admin.CheckEditReason(f.Reason); rerr != nil {
+		errs[views.FieldReason] = inspect.ErrorOf(rerr).Message
 	}
-	return nil // other kinds have no choice; errors surface in modifyLimiter
+	return edit, errs
 }
 
-// parseLimiterForm reads the form's text fields with the API's rules.
-func parseLimiterForm(f views.EditForm) (admin.LimiterEdit, *inspect.Error) {
-	if f.Rate == "" {
-		return admin.LimiterEdit{}, inspect.Invalid(views.FieldRate, "rate is required")
+// formField is where the form shows a message about field: under it, or
+// above the form for a field it does not have.
+func formField(field string) string {
+	switch field {
+	case views.FieldRate, views.FieldIntervalMS, views.FieldKeepState, views.FieldReason:
+		return field
 	}
-	rate, err := strconv.ParseFloat(f.Rate, 64)
-	if err != nil {
-		return admin.LimiterEdit{}, inspect.Invalid(views.FieldRate, "rate must be a whole number, e.g. 500")
-	}
-	if f.IntervalMS == "" {
-		return admin.LimiterEdit{}, inspect.Invalid(views.FieldIntervalMS, "interval_ms is required")
-	}
-	interval, err := strconv.ParseFloat(f.IntervalMS, 64)
-	if err != nil {
-		return admin.LimiterEdit{}, inspect.Invalid(views.FieldIntervalMS, "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
-	}
-	edit, err := admin.CheckEdit(rate, interval)
-	if err != nil {
-		return admin.LimiterEdit{}, inspect.ErrorOf(err)
-	}
-	return edit, nil
+	return ""
 }
 
 func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
@@ -341,6 +314,8 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 		// KeepState applies to Redisson limiters: false (the default, as
 		// Redisson's setRate) restarts the windows, true keeps the grants.
 		KeepState *bool `json:"keep_state"`
+		// Reason is required: the audit trail keeps it.
+		Reason string `json:"reason"`
 	}
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -349,13 +324,13 @@ func (s *Server) handleAPIModifyLimiter(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	edit.Name, edit.KeepState = name, body.KeepState != nil && *body.KeepState
+	edit.Name, edit.KeepState, edit.Reason = name, body.KeepState != nil && *body.KeepState, body.Reason
 	l, err := s.admin.ModifyLimiter(c.Request().Context(), s.actor(c), edit)
 	recorded(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toLimiterJSON(*l, s.live.Latest().Window(name)))
+	return c.JSON(http.StatusOK, present.LimiterOf(*l, s.live.Latest().Window(name)))
 }
 
 // rateBody is the rate and interval a limiter edit and a what-if take.
@@ -600,6 +575,9 @@ func (s *Server) handleAPIWhatIf(c echo.Context) error {
 	if err != nil {
 		return inspect.ObjectError("limiter", name, err)
 	}
+	if err := admin.CheckBounds(l.Kind, edit); err != nil {
+		return err
+	}
 	res, err := s.hcache.WhatIf(ctx, l, whatif.Settings{Rate: edit.Rate, IntervalMS: edit.IntervalMS}, s.fineDemand(l.Name))
 	if err != nil {
 		return err
@@ -617,12 +595,25 @@ func (s *Server) fineDemand(name string) func() whatif.Series {
 // form's "What if?" button, or a viewer's own form): the form as typed
 // with a message under a bad field (status 400), else the result.
 func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditForm, *views.WhatIf, int) {
-	form := views.EditForm{
+	return s.whatIfFor(c, l, views.EditForm{
 		Rate:       strings.TrimSpace(c.QueryParam(views.FieldRate)),
 		IntervalMS: strings.TrimSpace(c.QueryParam(views.FieldIntervalMS)),
 		KeepState:  c.QueryParam(views.FieldKeepState),
+	})
+}
+
+// whatIfFor is the what-if of form's settings for l (the GET form's, or
+// the edit's confirmation).
+func (s *Server) whatIfFor(c echo.Context, l *inspect.LimiterInfo, form views.EditForm) (views.EditForm, *views.WhatIf, int) {
+	edit, err := admin.ParseEdit(form.Rate, form.IntervalMS)
+	if err == nil {
+		err = admin.CheckBounds(l.Kind, edit)
 	}
-	edit, verr := parseLimiterForm(form)
+	var verr *inspect.Error
+	if err != nil {
+		verr = inspect.ErrorOf(err)
+	}
+	rule := views.ProposedRule(string(l.Kind), form.Rate, form.IntervalMS)
 	var res *whatif.Result
 	if verr == nil {
 		var err error
@@ -633,14 +624,14 @@ func (s *Server) whatIfForm(c echo.Context, l *inspect.LimiterInfo) (views.EditF
 			verr = e
 		default:
 			he := toHTTPError(err)
-			return form, &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, Error: he.Message}, he.Status
+			return form, &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, Rule: rule, Error: he.Message}, he.Status
 		}
 	}
 	if verr != nil {
 		form.Errors = map[string]string{verr.Field: verr.Message}
 		return form, nil, http.StatusBadRequest
 	}
-	wi := &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, SpanS: res.SpanS, FineS: res.FineS, Attempts: res.Attempts,
+	wi := &views.WhatIf{Rate: form.Rate, IntervalMS: form.IntervalMS, Rule: rule, SpanS: res.SpanS, FineS: res.FineS, Attempts: res.Attempts,
 		ActualAdmitted: res.Actual.Admitted, ActualRejected: res.Actual.Rejected,
 		PredictedAdmitted: res.Predicted.Admitted, PredictedRejected: res.Predicted.Rejected,
 		PredictedLow: res.Predicted.Low, PredictedHigh: res.Predicted.High, LowerBound: res.LowerBound}

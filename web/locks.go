@@ -17,90 +17,17 @@ import (
 	"github.com/lockwarden/lockwarden/web/listing"
 	"github.com/lockwarden/lockwarden/web/live"
 	"github.com/lockwarden/lockwarden/web/present"
+	"github.com/lockwarden/lockwarden/web/why"
 )
 
 // The lock screens: the list, a lock's page (holders, waiters, waits,
 // timeline, deadlocks), the force-unlock confirmation and form, and the
-// same under /api/locks. lockJSON decides which of a kind's state a client
-// sees, so kind-specific fields appear only on the kinds that have them (a
-// fencing token of 0 on a reentrant lock would read as a real token).
+// same under /api/locks, in present.Lock's words.
 
+// lockJSON is a lock and its waits, as /api/locks says them.
 type lockJSON struct {
-	Name    string           `json:"name"`
-	Kind    inspect.Kind     `json:"kind"`
-	Holders []inspect.Holder `json:"holders"`
-	PTTLMS  int64            `json:"pttl_ms"`
-	// Channel is the Redisson-style channel a release is announced on; ""
-	// for token locks, whose releases wake only lockwarden's own waiters
-	// (TokenLockChannel in store/internal/wire) and are not in the event stream.
-	Channel string `json:"channel"`
-	// Mode is a read-write lock's "read" or "write".
-	Mode string `json:"mode,omitempty"`
-	// Waiters are the lock's queue (a fair lock's, store's hand-off
-	// queue), always a list in GET of one lock, left out of list rows
-	// without waiters; WaitersTotal counts them all. Subscribers counts a
-	// held Redisson lock's waiters when they can only be counted (the
-	// clients subscribed to its unlock channel), when counted.
-	Waiters      []inspect.Waiter `json:"waiters,omitempty"`
-	WaitersTotal int64            `json:"waiters_total"`
-	Subscribers  *int64           `json:"subscribers,omitempty"`
-	// FencingToken is a fenced lock's current token.
-	FencingToken *int64 `json:"fencing_token,omitempty"`
-	// DeadlineMS is a deadline lock's deadline (epoch ms).
-	DeadlineMS *int64 `json:"deadline_ms,omitempty"`
-	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
-	// lock only).
-	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
-	// Stale: the lock is shown as last read, its node not answering.
-	Stale *present.Stale `json:"stale,omitempty"`
-	// Acked: every holder's grant was confirmed by replicas (false when
-	// one holder's client does not wait for them); absent when no holder's
-	// client says. Per holder in holders[].client.acked.
-	Acked *bool `json:"acked,omitempty"`
+	present.Lock
 	lockWaitJSON
-}
-
-// holdersAcked is lockJSON.Acked.
-func holdersAcked(hs []inspect.Holder) *bool {
-	var out *bool
-	for _, h := range hs {
-		if h.Client == nil || h.Client.Acked == nil {
-			continue
-		}
-		v := *h.Client.Acked && (out == nil || *out)
-		out = &v
-	}
-	return out
-}
-
-func toLockJSON(l inspect.LockInfo) lockJSON {
-	out := lockJSON{Name: l.Name, Kind: l.Kind, Holders: present.HoldersOf(l.Holders), PTTLMS: present.LeaseMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode, Stale: present.StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
-	out.Waiters, out.WaitersTotal, out.Subscribers = l.Waiters, l.WaitersTotal, l.Subscribers
-	if l.Kind == inspect.KindFairLock && out.Waiters == nil {
-		out.Waiters = []inspect.Waiter{}
-	}
-	if l.Kind == inspect.KindFencedLock {
-		out.FencingToken = &l.FencingToken
-	}
-	if l.Kind == inspect.KindDeadlineLock {
-		ms := l.Deadline.UnixMilli()
-		out.DeadlineMS = &ms
-	}
-	return out
-}
-
-// toLockDetailJSON adds the force-unlock plans to one lock.
-func toLockDetailJSON(l inspect.LockInfo) lockJSON {
-	out := toLockJSON(l)
-	if out.Waiters == nil {
-		out.Waiters = []inspect.Waiter{}
-	}
-	out.ForceUnlock = make(map[string]inspect.ForceUnlockPlan, len(l.Holders))
-	for _, h := range l.Holders {
-		out.ForceUnlock[h.ID] = l.ForceUnlockPlan(h.ID)
-	}
-	return out
 }
 
 // lockWaitJSON is what lockJSON says about a lock's waits: "wait" over the
@@ -127,12 +54,13 @@ func (s *Server) lockList(c echo.Context) (*live.Snapshot, listing.Query, listin
 }
 
 func (s *Server) handleLocksPage(c echo.Context) error {
-	_, q, p, err := s.lockList(c)
+	sn, q, p, err := s.lockList(c)
 	if err != nil {
 		return err
 	}
 	page := views.LocksPage{Layout: s.layout(c, "Locks", views.NavLocks), Match: q.Match,
-		Nav: listNav("/locks", q, listing.LockSorts, listing.LockKinds, p.Total, len(p.Rows), p.Next)}
+		Nav: listNav("/locks", q, listing.LockSorts, listing.LockKinds, p.Total, len(p.Rows), len(sn.Locks), p.Next)}
+	page.Nav.Empty = emptyText(q, len(sn.Locks), "lock", "locks", "held")
 	page.Locks = make([]views.LockRow, 0, len(p.Rows))
 	for _, l := range p.Rows {
 		page.Locks = append(page.Locks, s.lockRow(l))
@@ -141,7 +69,8 @@ func (s *Server) handleLocksPage(c echo.Context) error {
 }
 
 // handleAPILocks is one page of the snapshot's locks:
-// {"locks": [...], "total": N, "next_cursor": "..."} ("" on the last page).
+// {"locks": [...], "total": N, "all": M, "next_cursor": "..."} ("" on the
+// last page); total counts the rows the filters pass, all every lock.
 func (s *Server) handleAPILocks(c echo.Context) error {
 	sn, _, p, err := s.lockList(c)
 	if err != nil {
@@ -149,11 +78,11 @@ func (s *Server) handleAPILocks(c echo.Context) error {
 	}
 	out := make([]lockJSON, 0, len(p.Rows))
 	for _, l := range p.Rows {
-		j := toLockJSON(s.annotated(l))
+		j := lockJSON{Lock: present.LockOf(s.annotated(l), time.Now())}
 		j.lockWaitJSON = lockWaitFor(sn, l.Name, false)
 		out = append(out, j)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"locks": out, "total": p.Total, "next_cursor": p.Next})
+	return c.JSON(http.StatusOK, map[string]any{"locks": out, "total": p.Total, "all": len(sn.Locks), "next_cursor": p.Next})
 }
 
 func (s *Server) handleLockPage(c echo.Context) error {
@@ -161,29 +90,121 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tl, err := s.lockTimeline(c.Request().Context(), name, historySpanParam(c))
+	ctx := c.Request().Context()
+	tl, err := s.lockTimeline(ctx, name, historySpanParam(c))
 	if err != nil {
 		return err
 	}
-	l, err := s.insp.GetLock(c.Request().Context(), name)
-	if errors.Is(err, inspect.ErrNotFound) && tl.Kept {
-		// Nobody holds it now, but its past is kept: show that.
-		return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
-			Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true}))
+	l, err := s.insp.GetLock(ctx, name)
+	if errors.Is(err, inspect.ErrNotFound) {
+		// Nobody holds it now: when the console listed it within the hour
+		// or its past is kept, the page says since when and who held it.
+		in, gerr := s.goneInput(ctx, name)
+		if gerr != nil {
+			return gerr
+		}
+		known := in.Known() && (in.Gone == nil || in.Gone.Lock)
+		if tl.Kept || known {
+			return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
+				Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true,
+				Why: s.whyPanel(known, func() why.Answer { return why.Gone(in) })}))
+		}
 	}
 	if err != nil {
 		return inspect.ObjectError("lock", name, err)
 	}
-	l.Subscribers = s.live.Latest().Subscribers(name)
+	sn := s.live.Latest()
+	l.Subscribers = sn.Subscribers(name)
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 		Layout:    s.layout(c, name, views.NavLocks),
 		Lock:      s.lockRow(*l),
 		Channel:   l.Channel,
-		Stats:     counts(s.live.Latest().Window(name)),
-		Waits:     waitRows(s.live.Latest(), name),
+		Stats:     counts(sn.Window(name)),
+		Waits:     waitRows(sn, name),
 		Timeline:  tl,
-		Deadlocks: deadlockViews(s.live.Latest(), name),
+		Deadlocks: deadlockViews(sn, name),
+		Why:       s.whyPanel(true, func() why.Answer { return s.lockWhy(sn, *l) }),
 	}))
+}
+
+// whyPanel is the page's panel for the answer answer gives, when ok.
+func (s *Server) whyPanel(ok bool, answer func() why.Answer) *views.WhyPanel {
+	if !ok {
+		return nil
+	}
+	return why.Panel(answer(), time.Now())
+}
+
+// handleAPIWhy is GET /api/why/{name}: why a lock or a limiter is as it
+// is, or since when a name the console listed within the hour is gone
+// (why.Answer). It reads the snapshot, the live windows and the history
+// cache, as the object's page does; never Redis on its own.
+func (s *Server) handleAPIWhy(c echo.Context) error {
+	name, err := nameParam(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.whyOf(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, a)
+}
+
+// whyOf answers for name: a lock or a limiter of the snapshot, else what
+// the console remembers of it; a 404 for a name it never listed.
+func (s *Server) whyOf(ctx context.Context, name string) (why.Answer, error) {
+	sn, err := s.snapshotFor()
+	if err != nil {
+		return why.Answer{}, err
+	}
+	if i := slices.IndexFunc(sn.Locks, func(l inspect.LockInfo) bool { return l.Name == name }); i >= 0 {
+		return s.lockWhy(sn, sn.Locks[i]), nil
+	}
+	if i := slices.IndexFunc(sn.Limiters, func(l inspect.LimiterInfo) bool { return l.Name == name }); i >= 0 {
+		return s.limiterWhy(ctx, &sn.Limiters[i], sn.Window(name))
+	}
+	in, err := s.goneInput(ctx, name)
+	if err != nil {
+		return why.Answer{}, err
+	}
+	if !in.Known() {
+		return why.Answer{}, inspect.Errorf(inspect.CodeNotFound,
+			"no lock or limiter named %q is held or known to the console now, nor was one in the last hour (it lists names matching --match %q)",
+			name, s.cfg.match())
+	}
+	return why.Gone(in), nil
+}
+
+// lockWhy is the answer for l as of sn: its holders and waiters with who
+// they are, its cycles, its waits over 10 s.
+func (s *Server) lockWhy(sn *live.Snapshot, l inspect.LockInfo) why.Answer {
+	ds := sn.DeadlocksOf(l.Name)
+	for i := range ds {
+		// The steps are the snapshot's: annotate copies.
+		ds[i].Cycle = slices.Clone(ds[i].Cycle)
+		inspect.AnnotateDeadlock(sn.Registry, &ds[i].Deadlock)
+	}
+	return why.Lock(why.LockInput{Lock: s.annotated(l), Now: time.Now(), Deadlocks: ds, Wait: sn.Waits(l.Name).TenSeconds})
+}
+
+// goneInput is what the console remembers of name, a lock or limiter it
+// no longer lists: the live layer's memory (the last hour) and the
+// history's holds of the last hour.
+func (s *Server) goneInput(ctx context.Context, name string) (why.GoneInput, error) {
+	in := why.GoneInput{Name: name, Now: time.Now()}
+	if g, ok := s.live.Gone(name); ok {
+		in.Gone = &g
+	}
+	lh, _, err := s.hcache.Lock(ctx, name, history.SpanHour)
+	switch {
+	case errors.Is(err, history.ErrOff):
+	case err != nil:
+		return in, err
+	default:
+		in.Holds = lh.Holds
+	}
+	return in, nil
 }
 
 func (s *Server) handleAPILock(c echo.Context) error {
@@ -196,7 +217,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 		return inspect.ObjectError("lock", name, err)
 	}
 	l.Subscribers = s.live.Latest().Subscribers(name)
-	j := toLockDetailJSON(s.annotated(*l))
+	j := lockJSON{Lock: present.LockDetailOf(s.annotated(*l), time.Now())}
 	j.lockWaitJSON = lockWaitFor(s.live.Latest(), name, true)
 	return c.JSON(http.StatusOK, j)
 }
@@ -205,7 +226,7 @@ func (s *Server) handleAPILock(c echo.Context) error {
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: present.LeaseMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
-		Stale: staleMark(l.Stale)}
+		Stale: staleMark(l.Stale), WaitingSince: present.WaitingSince(&l)}
 	a := s.annotated(l)
 	row.Holders = holderRows(a.Holders)
 	row.Subscribers = l.Subscribers
@@ -271,17 +292,26 @@ func (s *Server) renderConfirm(c echo.Context, status int, name, holder, reason,
 	if i < 0 {
 		return withHolders(inspect.ObjectError("lock", name, inspect.ErrHolderChanged), l.Holders)
 	}
-	page := confirmPage(l, l.Holders[i])
+	page := confirmPage(l, s.annotated(*l).Holders[i])
 	page.Layout = s.layout(c, "Force unlock "+name, views.NavLocks)
 	page.Reason, page.ReasonError = reason, reasonErr
 	return s.render(c, status, views.ForceUnlockConfirm(page))
+}
+
+// whoOf is a holder's name when the registry gave it one beyond its id
+// (inspect.DescribeHolder returns a token itself).
+func whoOf(h inspect.Holder) string {
+	if h.Who == h.ID {
+		return ""
+	}
+	return h.Who
 }
 
 // confirmPage turns the store's force-unlock plan into the confirmation
 // page's steps.
 func confirmPage(l *inspect.LockInfo, h inspect.Holder) views.ForceUnlockConfirmPage {
 	plan := l.ForceUnlockPlan(h.ID)
-	m := views.ForceUnlockConfirmPage{Name: l.Name, Kind: string(l.Kind), Holder: h.ID, Count: h.Count,
+	m := views.ForceUnlockConfirmPage{Name: l.Name, Kind: string(l.Kind), Holder: h.ID, Count: h.Count, HolderWho: whoOf(h),
 		Channel: plan.Channel, Message: plan.Message, RemovesField: plan.RemovesField != "",
 		Keeps: plan.Keeps, Summary: plan.Summary}
 	for _, k := range plan.Deletes {
@@ -452,5 +482,8 @@ func (s *Server) lockRoutes(e *echo.Echo) {
 	e.GET("/api/locks", s.handleAPILocks)
 	e.GET("/api/locks/:name", s.handleAPILock)
 	e.GET("/api/locks/:name/history", s.handleAPILockHistory)
+	// Why answers for limiters too; it lives with the locks because most
+	// of what it says is about holders and waiters.
+	e.GET("/api/why/:name", s.handleAPIWhy)
 	s.mutation(e.POST, "/api/locks/:name/force-unlock", admin.ActionForceUnlock, s.handleAPIForceUnlock)
 }

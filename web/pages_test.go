@@ -211,7 +211,7 @@ func TestPageLimiterForm(t *testing.T) {
 	}
 
 	// Bad input: 400, the page again with the message under the field.
-	body, hdr = form("rate", "0", "interval_ms", "5")
+	body, hdr = form("rate", "0", "interval_ms", "5", "reason", "r")
 	st, _, b = e.do("POST", page, body, hdr)
 	if st != 400 {
 		t.Fatalf("POST rate=0: %d, want 400", st)
@@ -223,18 +223,45 @@ func TestPageLimiterForm(t *testing.T) {
 	if !strings.Contains(doc.Find("form").Text(), "rate must be at least 1") {
 		t.Errorf("no field message in the form: %q", doc.Find("form").Text())
 	}
-	for _, bad := range [][]string{{"abc", "5"}, {"10", "NaN"}, {"10", "-1"}, {"10", "Inf"}, {"", "5"}} {
-		body, hdr = form("rate", bad[0], "interval_ms", bad[1])
+	for _, bad := range [][]string{{"abc", "5"}, {"10", "NaN"}, {"10", "-1"}, {"10", "Inf"}, {"", "5"}, {"1000000000000", "5"}, {"10", "0.00001"}} {
+		body, hdr = form("rate", bad[0], "interval_ms", bad[1], "reason", "r", "confirm", "yes")
 		if st, _, _ := e.do("POST", page, body, hdr); st != 400 {
 			t.Errorf("POST rate=%q interval_ms=%q: %d, want 400", bad[0], bad[1], st)
 		}
+	}
+	// Without a reason: 400, saying so under the reason, with the
+	// message about a bad rate too.
+	body, hdr = form("rate", "1000000000000", "interval_ms", "5", "confirm", "yes")
+	st, _, b = e.do("POST", page, body, hdr)
+	doc = parseHTML(t, b)
+	if st != 400 || !strings.Contains(doc.Find(`[data-testid="error-reason"]`).Text(), "reason is required") ||
+		!strings.Contains(doc.Find(`[data-testid="error-rate"]`).Text(), "from 1 to 1,000,000") {
+		t.Errorf("POST without a reason: %d; reason says %q, rate says %q", st, doc.Find(`[data-testid="error-reason"]`).Text(),
+			doc.Find(`[data-testid="error-rate"]`).Text())
 	}
 	if h := e.hgetall(name); h["max_permits"] != "100" || h["interval"] != "10" {
 		t.Fatalf("bad input changed the bucket: %v", h)
 	}
 
-	// From the page itself: 303 back to the page, and the bucket changed.
-	body, hdr = form("rate", "200", "interval_ms", "5")
+	// The form's first step: the confirmation, with the rule in words and
+	// the what-if, and nothing changed or audited.
+	audited := len(e.changeRecords(bearer))
+	body, hdr = form("rate", "200", "interval_ms", "5", "reason", "launch day")
+	st, _, b = e.do("POST", page, body, hdr)
+	doc = parseHTML(t, b)
+	cf := doc.Find(`[data-testid="limiter-confirm-page"]`)
+	if st != 200 || cf.Length() != 1 || cf.Find(`[data-testid="whatif-result"]`).Length() != 1 ||
+		cf.Find(`[data-testid="limiter-confirm-to"]`).Text() != "capacity 200, refill one every 5 ms (200 per second)" ||
+		cf.Find(`[data-testid="limiter-confirm-from"]`).Text() != "capacity 100, refill one every 10 ms (100 per second)" ||
+		cf.Find(`[data-testid="limiter-confirm-reason"]`).Text() != "launch day" {
+		t.Fatalf("first step: %d, confirmation %q", st, cf.Text())
+	}
+	if h := e.hgetall(name); h["max_permits"] != "100" || len(e.changeRecords(bearer)) != audited {
+		t.Fatalf("the confirmation step changed the bucket (%v) or the audit trail", h)
+	}
+
+	// Confirmed: 303 back to the page, the bucket changed, the reason kept.
+	body, hdr = form("rate", "200", "interval_ms", "5", "reason", "launch day", "confirm", "yes")
 	st, h, _ := e.do("POST", page, body, hdr)
 	if st != http.StatusSeeOther {
 		t.Fatalf("POST: %d, want 303", st)
@@ -244,6 +271,9 @@ func TestPageLimiterForm(t *testing.T) {
 	}
 	if h := e.hgetall(name); h["max_permits"] != "200" || h["interval"] != "5" {
 		t.Errorf("bucket after the form: %v", h)
+	}
+	if recs := e.changeRecords(bearer); len(recs) == 0 || recs[0].Action != "modify" || recs[0].Reason != "launch day" {
+		t.Errorf("audit after the edit: %+v; want the modify with its reason", recs)
 	}
 	st, _, b = e.do("GET", h.Get("Location"), nil, nil)
 	if st != 200 || !bytes.Contains(b, []byte("was updated")) {

@@ -37,7 +37,7 @@ func TestAPIChangesVisibleOnNextRequest(t *testing.T) {
 	}
 
 	e.sendJSON("POST", "/api/locks/"+esc(lock)+"/force-unlock", `{"holder":"`+holderID("w1")+`","reason":"r"}`, 200, nil)
-	e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":20,"interval_ms":5}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/"+esc(rl), `{"rate":20,"interval_ms":5,"reason":"test"}`, 200, nil)
 	locks, rates := listed()
 	if locks[lock] {
 		t.Errorf("GET /api/locks right after force-unlock still lists %s", lock)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -70,6 +71,12 @@ func flashFor(code, name string) (string, string) {
 		return the("counter") + " was reset.", views.FlashOK
 	case "saved":
 		return the("limiter") + " was updated.", views.FlashOK
+	case "released-all":
+		// name is "<client>: <released> of <tried>".
+		if name == "" {
+			return "The client's holds were released; the audit trail has each one and what became of it.", views.FlashOK
+		}
+		return "Released the holds of " + name + "; the audit trail has each one and what became of it.", views.FlashOK
 	}
 	return "", ""
 }
@@ -109,10 +116,14 @@ func staleMark(st *inspect.StaleRead) *views.StaleMark {
 }
 
 // listNav is the paging and sorting links of a server-rendered list; they
-// keep the filters and work without JavaScript.
-func listNav(path string, q listing.Query, sorts []string, kinds []inspect.Kind, total, shown int, next string) views.ListNav {
+// keep the filters and work without JavaScript. all is every object of
+// the list before the filters, which an empty answer counts.
+func listNav(path string, q listing.Query, sorts []string, kinds []inspect.Kind, total, shown, all int, next string) views.ListNav {
 	base := func(mod func(url.Values)) string {
 		v := url.Values{}
+		if q.Q != "" {
+			v.Set("q", q.Q)
+		}
 		if q.Match != "" {
 			v.Set("match", q.Match)
 		}
@@ -134,7 +145,7 @@ func listNav(path string, q listing.Query, sorts []string, kinds []inspect.Kind,
 		}
 		return path + "?" + v.Encode()
 	}
-	n := views.ListNav{List: strings.TrimPrefix(path, "/"), Total: total, Shown: shown, Match: q.Match, Kind: string(q.Kind),
+	n := views.ListNav{List: strings.TrimPrefix(path, "/"), Total: total, Shown: shown, All: all, Q: q.Q, Match: q.Match, Kind: string(q.Kind),
 		Sort: q.Sort, Desc: q.Desc, Paged: q.Cursor != ""}
 	if next != "" {
 		n.NextURL = base(func(v url.Values) { v.Set("cursor", next) })
@@ -144,7 +155,8 @@ func listNav(path string, q listing.Query, sorts []string, kinds []inspect.Kind,
 	}
 	// Live rows may be added only where the page is the whole list in the
 	// order the script inserts them (by name).
-	n.Partial = q.Cursor != "" || next != "" || q.Sort != listing.SortName || q.Desc || q.Kind != ""
+	// A search looks at holders the script does not match: its rows stay.
+	n.Partial = q.Cursor != "" || next != "" || q.Sort != listing.SortName || q.Desc || q.Kind != "" || q.Q != ""
 	for _, s := range sorts {
 		desc := s == q.Sort && !q.Desc
 		n.Sorts = append(n.Sorts, views.SortLink{Name: s, Active: s == q.Sort, Desc: s == q.Sort && q.Desc,
@@ -163,6 +175,31 @@ func listNav(path string, q listing.Query, sorts []string, kinds []inspect.Kind,
 		n.Kinds = append(n.Kinds, string(k))
 	}
 	return n
+}
+
+// emptyText is what an empty list says: what was searched and how many
+// there are, so "nothing matches" never reads as "nothing exists". one
+// and many name the object ("lock", "locks"), state what all of them are
+// ("held", "known").
+func emptyText(q listing.Query, all int, one, many, state string) string {
+	var in []string
+	if q.Q != "" {
+		in = append(in, strconv.Quote(q.Q)+" (in "+listing.SearchedFields+")")
+	}
+	if q.Match != "" {
+		in = append(in, "the name pattern "+strconv.Quote(q.Match))
+	}
+	if q.Kind != "" {
+		in = append(in, "the kind "+string(q.Kind))
+	}
+	if len(in) == 0 {
+		return "No " + many + " " + state + " right now."
+	}
+	noun := many
+	if all == 1 {
+		noun = one
+	}
+	return fmt.Sprintf("No %s matches %s among the %d %s %s.", one, strings.Join(in, " and "), all, noun, state)
 }
 
 // historyThroughHeader carries the flush time (Redis Unix ms) a history

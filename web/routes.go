@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/apiref"
 	"github.com/lockwarden/lockwarden/web/history"
 	"github.com/lockwarden/lockwarden/web/listing"
 	"github.com/lockwarden/lockwarden/web/live"
@@ -55,7 +57,43 @@ func (s *Server) routes() *echo.Echo {
 	s.clientRoutes(e)
 	s.deadlockRoutes(e)
 	s.auditRoutes(e)
+	s.referenceRoutes(e)
 	return e
+}
+
+// referenceRoutes adds the API reference (web/apiref), which a test holds
+// to this table: a route added here without an entry there fails it.
+func (s *Server) referenceRoutes(e *echo.Echo) {
+	e.GET("/api", s.handleAPIReference)
+	e.GET("/api/openapi.json", s.handleOpenAPI)
+}
+
+// handleAPIReference is GET /api: the reference as a page, or as JSON for
+// a client that asks for it (?format=json, or Accept: application/json).
+func (s *Server) handleAPIReference(c echo.Context) error {
+	refs := apiref.Reference()
+	if c.QueryParam("format") == "json" || wantsJSON(c) {
+		return c.JSON(http.StatusOK, map[string]any{"routes": refs, "errors": apiref.Errors})
+	}
+	page := views.APIRefPage{Layout: s.layout(c, "API", ""), Errors: apiref.Errors}
+	for _, r := range refs {
+		v := views.APIRoute{Method: r.Method, Path: r.Path, Role: r.Role, Summary: r.Summary, Body: r.Body,
+			Answer: r.Answer, Errors: r.Errors, Page: r.Page}
+		for _, p := range r.Params {
+			v.Params = append(v.Params, views.APIParam{Name: p.Name, In: p.In, Says: p.Says, Required: p.Required})
+		}
+		page.Routes = append(page.Routes, v)
+	}
+	return s.render(c, http.StatusOK, views.APIRef(page))
+}
+
+// handleOpenAPI is GET /api/openapi.json.
+func (s *Server) handleOpenAPI(c echo.Context) error {
+	version := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	return c.JSON(http.StatusOK, apiref.OpenAPI(version))
 }
 
 // mutation adds a state-changing route and names the action the audit
@@ -110,13 +148,20 @@ const (
 	maxPageSize     = 500
 )
 
-// parseListQuery reads ?match= ?kind= ?sort= ?order= ?limit= ?cursor=.
+// maxSearchLen bounds ?q=, as inspect.MaxGlobLen bounds ?match=.
+const maxSearchLen = inspect.MaxGlobLen
+
+// parseListQuery reads ?q= ?match= ?kind= ?sort= ?order= ?limit= ?cursor=.
 // Every bad value is a 400 naming the parameter; nothing is guessed.
 func parseListQuery(c echo.Context, sorts []string, kinds []inspect.Kind) (listing.Query, error) {
 	q := listing.Query{Sort: listing.SortName, Limit: defaultPageSize}
 	var err error
 	if q.Match, q.Glob, err = matchParam(c); err != nil {
 		return q, err
+	}
+	q.Q = strings.TrimSpace(c.QueryParam("q"))
+	if len(q.Q) > maxSearchLen {
+		return q, inspect.Invalid("q", fmt.Sprintf("q must be at most %d bytes", maxSearchLen))
 	}
 	if k := c.QueryParam("kind"); k != "" {
 		if !slices.Contains(kinds, inspect.Kind(k)) {

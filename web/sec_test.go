@@ -58,7 +58,7 @@ func TestSecRolesViewerCannotMutate(t *testing.T) {
 	}
 
 	mutations := []struct{ method, path, body string }{
-		{"PUT", "/api/limiters/" + esc(rl), `{"rate":5,"interval_ms":1}`},
+		{"PUT", "/api/limiters/" + esc(rl), `{"rate":5,"interval_ms":1,"reason":"test"}`},
 		{"POST", "/api/locks/" + esc(lock) + "/force-unlock", `{"holder":"` + holderID("w1") + `","reason":"x"}`},
 	}
 	for _, m := range mutations {
@@ -78,7 +78,7 @@ func TestSecRolesViewerCannotMutate(t *testing.T) {
 	if n, _ := e.rdb.Exists(ctx, lock).Result(); n != 1 {
 		t.Fatal("refused requests broke the lock")
 	}
-	if st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1}`), bearerOf(adminTok)); st != 200 {
+	if st, _, b := e.do("PUT", "/api/limiters/"+esc(rl), strings.NewReader(`{"rate":5,"interval_ms":1,"reason":"test"}`), bearerOf(adminTok)); st != 200 {
 		t.Fatalf("admin PUT: %d %s", st, b)
 	}
 	if h := e.hgetall(rl); h["max_permits"] != "5" {
@@ -157,7 +157,7 @@ func TestSecLoginSessionCookie(t *testing.T) {
 		t.Fatal("admin sign-in failed")
 	}
 	_, _, b = e.do("GET", page, nil, nil)
-	body, hdr = form("rate", "5", "interval_ms", "1")
+	body, hdr = form("rate", "5", "interval_ms", "1", "reason", "test", "confirm", "yes")
 	if st, _, b := e.do("POST", page, body, hdr); st != 303 {
 		t.Fatalf("admin form POST: %d %s", st, b)
 	}
@@ -252,7 +252,7 @@ func TestSecCrossOriginRefusalFormat(t *testing.T) {
 	name := e.prefix + "rl"
 	e.makeBucket(name, 100, "10")
 	h := map[string]string{"Content-Type": "application/json", "Origin": "http://evil.example"}
-	st, hdr, b := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5}`), h)
+	st, hdr, b := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5,"reason":"test"}`), h)
 	var er apiErr
 	if st != 403 || json.Unmarshal(b, &er) != nil || !strings.Contains(er.Error, "Origin does not match Host") {
 		t.Errorf("API refusal: %d %s %s", st, hdr.Get("Content-Type"), b)
@@ -312,7 +312,7 @@ func TestSecScriptMutationWithoutOrigin(t *testing.T) {
 			e := newEnv(t, tc.opt)
 			name := e.prefix + "rl"
 			e.makeBucket(name, 100, "10")
-			st, _, b := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5}`), tc.hdr)
+			st, _, b := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5,"reason":"test"}`), tc.hdr)
 			if st != 200 {
 				t.Fatalf("PUT: %d %s, want 200", st, b)
 			}
@@ -331,7 +331,7 @@ func TestSecAllowedHostOriginTrusted(t *testing.T) {
 	name := e.prefix + "rl"
 	e.makeBucket(name, 100, "10")
 	put := func(origin string) int {
-		st, _, _ := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5}`),
+		st, _, _ := e.do("PUT", "/api/limiters/"+esc(name), strings.NewReader(`{"rate":20,"interval_ms":5,"reason":"test"}`),
 			map[string]string{"Content-Type": "application/json", "Origin": origin})
 		return st
 	}
@@ -475,7 +475,7 @@ func TestSecHostileNames(t *testing.T) {
 	// exists.
 	e.makeBucket("warm:rl", 10, "10")
 	e.makeLock("warm:lock", "w", 1, time.Minute)
-	e.sendJSON("PUT", "/api/limiters/warm:rl", `{"rate":11,"interval_ms":10}`, 200, nil)
+	e.sendJSON("PUT", "/api/limiters/warm:rl", `{"rate":11,"interval_ms":10,"reason":"test"}`, 200, nil)
 	e.sendJSON("POST", "/api/locks/warm:lock/force-unlock", `{"holder":"`+holderID("w")+`","reason":"warm"}`, 200, nil)
 	e.rdb.Del(ctx, "warm:rl", redistest.StatsKey("warm:rl"))
 	eventually(t, 10*time.Second, "stats keys to expire", func() bool {
@@ -499,7 +499,7 @@ func TestSecHostileNames(t *testing.T) {
 		hj, _ := json.Marshal(n)
 		for _, m := range []struct{ method, path, body string }{
 			{"POST", "/api/locks/" + p + "/force-unlock", `{"holder":` + string(hj) + `,"reason":` + string(hj) + `}`},
-			{"PUT", "/api/limiters/" + p, `{"rate":5,"interval_ms":1}`},
+			{"PUT", "/api/limiters/" + p, `{"rate":5,"interval_ms":1,"reason":"test"}`},
 		} {
 			if st, _, b := e.do(m.method, m.path, strings.NewReader(m.body), bearer); st >= 500 || st < 400 {
 				t.Errorf("%s %.60q: %d %s, want a 4xx", m.method, m.path, st, b)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
@@ -25,6 +26,84 @@ type LimiterEdit struct {
 	IntervalMS float64
 	// KeepState is a Redisson limiter's choice (see inspect.LimiterEdit).
 	KeepState bool
+	// Reason is why, in the admin's words: required, and kept in the
+	// audit trail with the settings before and after.
+	Reason string
+}
+
+// Bounds of an edit whatever the kind: no limiter admits more than a
+// million a second (more than one Redis node answers), holds more than a
+// million permits, or waits more than a day between permits. Past them a
+// value is a typo (a rate of 1e12), refused with the bounds in words.
+const (
+	MaxPermits    = 1_000_000
+	MaxPerSecond  = 1_000_000
+	MinIntervalMS = 1000.0 / MaxPerSecond // a token bucket's fastest refill
+)
+
+// CheckBounds refuses an edit no limiter of kind should get, saying the
+// bounds of that kind: a token bucket's capacity and refill, a Redisson
+// limiter's permits per whole-ms interval.
+func CheckBounds(kind inspect.Kind, e LimiterEdit) error {
+	switch kind {
+	case inspect.KindTokenBucket:
+		if e.Rate > MaxPermits {
+			return inspect.Invalid("rate", fmt.Sprintf("rate is a token bucket's capacity (its largest burst) and must be from 1 to %s", count(MaxPermits)))
+		}
+		if e.IntervalMS < MinIntervalMS {
+			return inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms is a token bucket's refill (one permit every interval_ms) and must be from %g (%s a second) to %s (one a day)",
+				MinIntervalMS, count(MaxPerSecond), count(maxIntervalMS)))
+		}
+	case inspect.KindRedissonLimiter:
+		if e.Rate > MaxPermits {
+			return inspect.Invalid("rate", fmt.Sprintf("rate is a Redisson rate limiter's permits per interval and must be from 1 to %s", count(MaxPermits)))
+		}
+		if e.IntervalMS < 1 || e.IntervalMS != math.Trunc(e.IntervalMS) {
+			return inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms of a Redisson rate limiter must be a whole number of ms from 1 to %s (a day)", count(maxIntervalMS)))
+		}
+		if ps := float64(e.Rate) * 1000 / e.IntervalMS; ps > MaxPerSecond {
+			return inspect.Invalid("rate", fmt.Sprintf("%d per %g ms is %s a second; a Redisson rate limiter takes at most %s a second",
+				e.Rate, e.IntervalMS, count(int64(ps)), count(MaxPerSecond)))
+		}
+	}
+	return nil
+}
+
+// count is n with thousands separators.
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// CheckEditReason is CheckReason in an edit's words.
+func CheckEditReason(r string) (string, error) {
+	if strings.TrimSpace(r) == "" {
+		return "", inspect.Invalid(FieldReason, "reason is required: say why the limiter changes (the audit trail keeps it beside the settings before and after)")
+	}
+	return CheckReason(r)
+}
+
+// ParseEdit reads an edit typed as text (a form) with CheckEdit's rules,
+// naming the field at fault.
+func ParseEdit(rate, intervalMS string) (LimiterEdit, error) {
+	if rate == "" {
+		return LimiterEdit{}, inspect.Invalid("rate", "rate is required")
+	}
+	r, err := strconv.ParseFloat(rate, 64)
+	if err != nil {
+		return LimiterEdit{}, inspect.Invalid("rate", "rate must be a whole number, e.g. 500")
+	}
+	if intervalMS == "" {
+		return LimiterEdit{}, inspect.Invalid("interval_ms", "interval_ms is required")
+	}
+	iv, err := strconv.ParseFloat(intervalMS, 64)
+	if err != nil {
+		return LimiterEdit{}, inspect.Invalid("interval_ms", "interval_ms must be a number of milliseconds, e.g. 2 or 0.5")
+	}
+	return CheckEdit(r, iv)
 }
 
 // CheckEdit checks what can be known without Redis: the store checks
@@ -55,11 +134,17 @@ func (s *Service) ModifyLimiter(ctx context.Context, a Actor, edit LimiterEdit) 
 	name := edit.Name
 	rec := inspect.AuditRecord{Action: ActionModify, Target: name}
 	defer func() { s.finish(ctx, a, &rec, err) }()
+	if rec.Reason, err = CheckEditReason(edit.Reason); err != nil {
+		return nil, err
+	}
 	if err := s.scoped("limiter", name); err != nil {
 		return nil, err
 	}
 	if before, err := s.insp.GetLimiter(ctx, name); err == nil {
 		rec.Before = limiterState(before)
+		if err := CheckBounds(before.Kind, edit); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.intend(ctx, a, &rec); err != nil {
 		return nil, err

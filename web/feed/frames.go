@@ -38,6 +38,7 @@ type deltaState struct {
 	locks     map[string]inspect.Counts
 	available map[string]int64
 	waiters   map[string]int64
+	since     map[string]int64 // waiting_since as last sent
 	waits     map[string]LockWait
 	pttl      map[string]int64 // as last sent
 	pttlAt    map[string]int64 // the frame's at when it was sent
@@ -55,6 +56,7 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 	out := statsDelta{statsCore: statsCore{Type: f.Type, BucketMS: f.BucketMS, WindowMS: f.WindowMS, At: f.At,
 		Limiters: map[string]inspect.Counts{}, Locks: map[string]inspect.Counts{}, Available: map[string]int64{},
 		PTTLMS: map[string]int64{}, Who: map[string]holdersWho{}, Waiters: map[string]int64{},
+		WaitingSince: map[string]int64{}, Deadlocked: f.Deadlocked,
 		Waits: map[string]LockWait{}, Deadlocks: f.Deadlocks,
 		LockCount: f.LockCount, LimiterCount: f.LimiterCount, DiscoveredAt: f.DiscoveredAt}, Delta: true, Removed: []string{}}
 	if d.limiters == nil {
@@ -93,6 +95,7 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 			out.Waiters[name] = 0 // its last waiter left
 		}
 	}
+	changedInts(d.since, f.WaitingSince, out.WaitingSince)
 	changedWaits(d.waits, f.Waits, out.Waits)
 	for name, w := range f.Who {
 		if old, ok := d.who[name]; !ok || !maps.Equal(old, w) {
@@ -115,12 +118,14 @@ func (d *deltaState) next(f statsCore) ([]byte, error) {
 	// f's maps are built afresh each tick and never modified afterwards,
 	// so they are kept, not copied (three 1,000-entry copies a tick).
 	d.limiters, d.locks, d.available, d.who, d.waiters, d.waits = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters, f.Waits
+	d.since = f.WaitingSince
 	return json.Marshal(out)
 }
 
 // reset makes f, sent whole, the state every viewer holds.
 func (d *deltaState) reset(f statsCore) {
 	d.limiters, d.locks, d.available, d.who, d.waiters, d.waits = f.Limiters, f.Locks, f.Available, f.Who, f.Waiters, f.Waits
+	d.since = f.WaitingSince
 	d.pttl = maps.Clone(f.PTTLMS)
 	d.seq = 0
 	d.pttlAt = make(map[string]int64, len(f.PTTLMS))
@@ -269,6 +274,33 @@ func (d *deltaState) holders(sn *live.Snapshot) map[string]holdersWho {
 	return out
 }
 
+// changedInts puts into out the entries of cur that differ from prev, and
+// 0 for each name of prev that cur leaves out.
+func changedInts(prev, cur, out map[string]int64) {
+	for name, v := range cur {
+		if old, ok := prev[name]; !ok || old != v {
+			out[name] = v
+		}
+	}
+	for name := range prev {
+		if _, ok := cur[name]; !ok {
+			out[name] = 0
+		}
+	}
+}
+
+// deadlockedLocks are the locks of sn's cycles, by name; nil for none.
+func deadlockedLocks(sn *live.Snapshot) []string {
+	var out []string
+	for _, d := range sn.Deadlocks {
+		for _, st := range d.Cycle {
+			out = append(out, st.Lock)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func changedCounts(prev, cur, out map[string]inspect.Counts) {
 	for name, c := range cur {
 		if old, ok := prev[name]; !ok || old != c {
@@ -311,6 +343,15 @@ type statsCore struct {
 	// wait-for cycles the snapshot holds (live.Snapshot.Deadlocks).
 	Waiters   map[string]int64 `json:"waiters"`
 	Deadlocks int              `json:"deadlocks"`
+	// WaitingSince is when the longest current waiter of each lock that
+	// has one queued (epoch ms, Redis time; present.WaitingSince): a
+	// viewer counts a stuck lock's wait on from it, so the entry changes
+	// only when that waiter does (a delta sends 0 once nobody waits).
+	WaitingSince map[string]int64 `json:"waiting_since"`
+	// Deadlocked names the locks in a wait-for cycle, whole in every
+	// frame (left out when there are none): with WaitingSince, the
+	// order the wall's contention view keeps.
+	Deadlocked []string `json:"deadlocked,omitempty"`
 	// Waits is the 10 s wait summary of each lock that had a contended
 	// acquisition in it (store/inspect/waits.go); a delta sends a zero
 	// summary for a lock whose contention left the window. Left out when
@@ -357,6 +398,7 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 		Available:    make(map[string]int64, len(sn.Limiters)),
 		PTTLMS:       make(map[string]int64, len(sn.Locks)),
 		Waiters:      map[string]int64{},
+		WaitingSince: map[string]int64{},
 		Waits:        map[string]LockWait{},
 		Deadlocks:    len(sn.Deadlocks),
 		LockCount:    len(sn.Locks),
@@ -371,6 +413,7 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 	if !sn.Discovered.IsZero() {
 		f.DiscoveredAt = sn.Discovered.UnixMilli()
 	}
+	f.Deadlocked = deadlockedLocks(sn)
 	for _, l := range sn.Limiters {
 		f.Limiters[l.Name] = sn.Window(l.Name)
 		if !l.AvailableUnknown {
@@ -386,6 +429,9 @@ func buildStatsFrame(sn *live.Snapshot) statsFrame {
 		f.Holders[l.Name] = present.HoldersOf(l.Holders)
 		if l.WaitersTotal > 0 {
 			f.Waiters[l.Name] = l.WaitersTotal
+		}
+		if since := present.WaitingSince(&l); since > 0 {
+			f.WaitingSince[l.Name] = since
 		}
 		if w := sn.Stats[l.Name].Wait; w != nil && w.TenSeconds.Contended > 0 {
 			f.Waits[l.Name] = lockWaitOf(w.TenSeconds)

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +87,36 @@ func TestWaitsLeftOutWhenEmpty(t *testing.T) {
 	sn.At = 1200
 	if b, _ = d.next(buildStatsFrame(sn).statsCore); strings.Contains(string(b), `"waits"`) {
 		t.Errorf("delta %s", b)
+	}
+}
+
+// A lock's longest current waiter goes out once as waiting_since, not
+// every tick as its wait grows; a delta sends 0 once nobody waits. The
+// locks of a cycle are in every frame.
+func TestFramesWaitingSince(t *testing.T) {
+	waiting := func(arrived ...int64) *live.Snapshot {
+		l := inspect.LockInfo{Name: "q", Holders: []inspect.Holder{{ID: "tok"}}}
+		for _, a := range arrived {
+			l.Waiters = append(l.Waiters, inspect.Waiter{ArrivedMS: a, RemainingMS: 5000})
+		}
+		l.WaitersTotal = int64(len(arrived))
+		return &live.Snapshot{Locks: []inspect.LockInfo{l}, Deadlocks: []live.SeenDeadlock{{Deadlock: inspect.Deadlock{
+			Cycle: []inspect.DeadlockStep{{Lock: "y"}, {Lock: "x"}}}}}}
+	}
+	var d deltaState
+	f := buildStatsFrame(waiting(7000, 6000))
+	if f.WaitingSince["q"] != 6000 || !slices.Equal(f.Deadlocked, []string{"x", "y"}) {
+		t.Fatalf("waiting_since %v, deadlocked %v: want the oldest arrival and the cycle's locks", f.WaitingSince, f.Deadlocked)
+	}
+	if b, _ := d.next(f.statsCore); b != nil {
+		t.Fatal("the first frame is whole")
+	}
+	b, _ := d.next(buildStatsFrame(waiting(7000, 6000)).statsCore)
+	if dl := decodeDelta(t, b); len(dl.WaitingSince) != 0 || len(dl.Deadlocked) != 2 {
+		t.Errorf("same waiters: delta %s; want no waiting_since, the cycle again", b)
+	}
+	b, _ = d.next(buildStatsFrame(waiting()).statsCore)
+	if dl := decodeDelta(t, b); dl.WaitingSince["q"] != 0 || len(dl.WaitingSince) != 1 {
+		t.Errorf("waiters gone: delta %s; want waiting_since q: 0", b)
 	}
 }

@@ -3,7 +3,7 @@
 // one order kept on the snapshot (live.Memo), and a cursor names the last
 // row sent, so paging through a list that changes between ticks repeats
 // and skips nothing. It knows no HTTP; web reads a Query from the request
-// and renders the Page. It imports store/inspect and web/live.
+// and renders the Page. It imports store/inspect, web/live and web/present.
 package listing
 
 import (
@@ -21,8 +21,11 @@ import (
 // Query is a list request: which rows (Match, Kind), in which order, and
 // where the page starts.
 type Query struct {
-	Match  string
-	Glob   *inspect.Glob // Match compiled; nil for none
+	Match string
+	Glob  *inspect.Glob // Match compiled; nil for none
+	// Q is a search, any case: part of the name or, for a lock, of who
+	// holds or waits for it (Searcher). "" searches nothing.
+	Q      string
 	Kind   inspect.Kind
 	Sort   string
 	Desc   bool
@@ -109,13 +112,14 @@ type Keyed struct {
 // is cut out of the unfiltered one in a single pass, so a new pattern
 // costs one linear scan of the names, never a sort: sweeping patterns
 // cannot get past the memo.
-func order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(*T) string, kind func(*T) inspect.Kind, key func(*T) Key) []Keyed {
-	ck := orderKey{list: list, match: q.Match, kind: q.Kind, sort: q.Sort, desc: q.Desc}
+func order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(*T) string, kind func(*T) inspect.Kind, key func(*T) Key,
+	search func(*T, string) bool) []Keyed {
+	ck := orderKey{list: list, match: q.Match, q: q.Q, kind: q.Kind, sort: q.Sort, desc: q.Desc}
 	memo := sn.Memo()
 	if v, ok := memo.Load(ck); ok {
 		return v.([]Keyed)
 	}
-	if q.Match == "" && q.Kind == "" {
+	if q.Match == "" && q.Kind == "" && q.Q == "" {
 		ks := make([]Keyed, 0, len(items))
 		for i := range items {
 			ks = append(ks, Keyed{i, key(&items[i])})
@@ -130,7 +134,8 @@ func order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(
 		memo.Keep(ck, ks)
 		return ks
 	}
-	all := order(sn, list, items, Query{Sort: q.Sort, Desc: q.Desc}, name, kind, key)
+	all := order(sn, list, items, Query{Sort: q.Sort, Desc: q.Desc}, name, kind, key, search)
+	lq := strings.ToLower(q.Q)
 	ks := make([]Keyed, 0, len(all))
 	for _, k := range all {
 		it := &items[k.I]
@@ -138,6 +143,9 @@ func order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(
 			continue
 		}
 		if q.Glob != nil && !q.Glob.Match(name(it)) {
+			continue
+		}
+		if lq != "" && !search(it, lq) {
 			continue
 		}
 		ks = append(ks, k)
@@ -150,9 +158,9 @@ func order[T any](sn *live.Snapshot, list string, items []T, q Query, name func(
 
 // orderKey names one filtered, sorted order of a snapshot's list.
 type orderKey struct {
-	list, match, sort string
-	kind              inspect.Kind
-	desc              bool
+	list, match, q, sort string
+	kind                 inspect.Kind
+	desc                 bool
 }
 
 // pageOf cuts the page q asks for out of a sorted order.

@@ -83,7 +83,7 @@ func TestListingCursorOfNamesNotUTF8(t *testing.T) {
 // its next cursor decodes to (nil on the last page).
 func lockPage(t *testing.T, sn *live.Snapshot, items []inspect.LockInfo, q Query) ([]string, *Key) {
 	t.Helper()
-	p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort)), q)
+	p := pageOf(items, order(sn, "locks", items, q, lockName, lockKind, lockKey(sn, q.Sort), lockSearch(sn.Registry)), q)
 	var names []string
 	for _, l := range p.Rows {
 		names = append(names, l.Name)

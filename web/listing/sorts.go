@@ -1,8 +1,11 @@
 package listing
 
 import (
+	"strings"
+
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/present"
 )
 
 // Sort columns of the lock and limiter lists. A list's default is by name.
@@ -16,8 +19,10 @@ const (
 	SortAcquired = "acquired"
 	SortRejected = "rejected"
 	SortRatio    = "ratio"
-	// SortContention orders locks by their contended acquisitions over
-	// the last 10 s, then by the p99 of those waits.
+	// SortContention orders locks stuck first: those in a deadlock, then
+	// those with a current waiter, the longest waiting first; then the
+	// rest by their contended acquisitions over the last 10 s and the p99
+	// of those waits.
 	SortContention = "contention"
 )
 
@@ -34,13 +39,13 @@ const noExpiryKey = 1 << 60
 
 // Locks is the page of sn's locks q asks for.
 func Locks(sn *live.Snapshot, q Query) Page[inspect.LockInfo] {
-	ks := order(sn, "locks", sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort))
+	ks := order(sn, "locks", sn.Locks, q, lockName, lockKind, lockKey(sn, q.Sort), lockSearch(sn.Registry))
 	return pageOf(sn.Locks, ks, q)
 }
 
 // Limiters is the page of sn's limiters q asks for.
 func Limiters(sn *live.Snapshot, q Query) Page[inspect.LimiterInfo] {
-	ks := order(sn, "limiters", sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort))
+	ks := order(sn, "limiters", sn.Limiters, q, limiterName, limiterKind, limiterKey(sn, q.Sort), limiterSearch)
 	return pageOf(sn.Limiters, ks, q)
 }
 
@@ -49,6 +54,7 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) Key {
 	// Redis's clock when the leases were read, so deadlines computed from
 	// different ticks agree to the millisecond.
 	taken := sn.SampledAt.UnixMilli()
+	stuckFirst := contentionKey(sn)
 	return func(l *inspect.LockInfo) Key {
 		k := Key{Name: l.Name}
 		switch sort {
@@ -70,8 +76,8 @@ func lockKey(sn *live.Snapshot, sort string) func(*inspect.LockInfo) Key {
 				k.Str = l.Holders[0].ID
 			}
 		case SortContention:
-			// Most contended first, as the wall orders it.
-			k.Num = -contention(sn, l.Name)
+			// Stuck first, as the wall orders it.
+			k.Num = stuckFirst(l)
 		case SortWaiters:
 			// Most waiters first, like youngest first for ages.
 			k.Num = -float64(l.WaitersTotal)
@@ -107,13 +113,49 @@ func limiterKey(sn *live.Snapshot, sort string) func(*inspect.LimiterInfo) Key {
 func WallLocks(sn *live.Snapshot, sort string) []Keyed {
 	key := func(l *inspect.LockInfo) Key { return Key{Name: l.Name} }
 	if sort == SortContention {
-		key = func(l *inspect.LockInfo) Key { return Key{Num: -contention(sn, l.Name), Name: l.Name} }
+		stuckFirst := contentionKey(sn)
+		key = func(l *inspect.LockInfo) Key { return Key{Num: stuckFirst(l), Name: l.Name} }
 	}
-	return order(sn, "wall-locks", sn.Locks, Query{Sort: sort}, lockName, lockKind, key)
+	return order(sn, "wall-locks", sn.Locks, Query{Sort: sort}, lockName, lockKind, key, lockSearch(sn.Registry))
 }
 
-// contention is a lock's place in the contention order: its contended
-// acquisitions over the last 10 s, then the p99 of those waits.
+// Tiers of the contention order: a lock in a deadlock, then one with a
+// current waiter, then the rest. Within the first two the key is the
+// longest waiter's arrival (epoch ms, about 1.8e12: the oldest first, and
+// it stays put between ticks as a cursor needs), within the last the
+// negated contention (at most about 1e8): every key is an integer or a
+// small fraction well inside float64's exact range.
+const (
+	tierDeadlocked = -3e15
+	tierWaiting    = -2e15
+)
+
+// contentionKey is a lock's key in the contention order of sn (see the
+// tiers above).
+func contentionKey(sn *live.Snapshot) func(*inspect.LockInfo) float64 {
+	var deadlocked map[string]bool
+	for _, d := range sn.Deadlocks {
+		if deadlocked == nil {
+			deadlocked = map[string]bool{}
+		}
+		for _, st := range d.Cycle {
+			deadlocked[st.Lock] = true
+		}
+	}
+	return func(l *inspect.LockInfo) float64 {
+		since := float64(present.WaitingSince(l))
+		switch {
+		case deadlocked[l.Name]:
+			return tierDeadlocked + since
+		case since > 0:
+			return tierWaiting + since
+		}
+		return -contention(sn, l.Name)
+	}
+}
+
+// contention is a lock's place among the locks nobody waits for now: its
+// contended acquisitions over the last 10 s, then the p99 of those waits.
 func contention(sn *live.Snapshot, name string) float64 {
 	w := sn.Waits(name).TenSeconds
 	// p99 is at most a day's worth of ms in practice; the count dominates.
@@ -124,3 +166,45 @@ func lockName(l *inspect.LockInfo) string             { return l.Name }
 func lockKind(l *inspect.LockInfo) inspect.Kind       { return l.Kind }
 func limiterName(l *inspect.LimiterInfo) string       { return l.Name }
 func limiterKind(l *inspect.LimiterInfo) inspect.Kind { return l.Kind }
+
+// SearchedFields says what a search looks in, for the words of an empty
+// answer.
+const SearchedFields = "name, holder, app, host, owner and client id"
+
+// lockSearch says whether a lock matches a lowercased search: its name,
+// or a holder's or waiter's id (which holds the client id and the owner),
+// or that client's application or host as the registry names them.
+func lockSearch(reg *inspect.Registry) func(*inspect.LockInfo, string) bool {
+	return func(l *inspect.LockInfo, q string) bool {
+		if has(l.Name, q) {
+			return true
+		}
+		for _, h := range l.Holders {
+			if idMatches(reg, h.ID, q) {
+				return true
+			}
+		}
+		for _, w := range l.Waiters {
+			if has(w.ID, q) || idMatches(reg, w.Owner, q) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// idMatches: q is part of a holder field or waiter owner, or of its
+// registered client's application or host.
+func idMatches(reg *inspect.Registry, id, q string) bool {
+	if has(id, q) {
+		return true
+	}
+	ci, ok := reg.Lookup(id)
+	return ok && (has(ci.App, q) || has(ci.Host, q))
+}
+
+func limiterSearch(l *inspect.LimiterInfo, q string) bool { return has(l.Name, q) }
+
+// has: lowercased q is part of s, any case (strings.ToLower returns an
+// all-lowercase s as it is, so most names cost no copy).
+func has(s, q string) bool { return strings.Contains(strings.ToLower(s), q) }

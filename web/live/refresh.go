@@ -55,6 +55,7 @@ func (sm *Sampler) Refresh(ctx context.Context, locks, limiters []string) {
 	defer sm.pubMu.Unlock()
 	sm.patches = append(sm.patches, p)
 	if cur := sm.snap.Load(); cur != nil && cur.RedisUp {
+		sm.gone.note(cur, p.missing(), p.read)
 		sm.snap.Store(p.apply(cur))
 	}
 }
@@ -85,6 +86,27 @@ func (p patch) apply(sn *Snapshot) *Snapshot {
 		}
 	}
 	return &out
+}
+
+// missing are the names p asked for that its read did not find (and
+// could read): they are gone.
+func (p patch) missing() []string {
+	found := make(map[string]bool, len(p.smp.Locks)+len(p.smp.Limiters))
+	for _, l := range p.smp.Locks {
+		found[l.Name] = true
+	}
+	for _, l := range p.smp.Limiters {
+		found[l.Name] = true
+	}
+	var out []string
+	for _, names := range [][]string{p.locks, p.limiters} {
+		for _, n := range names {
+			if _, unread := p.smp.Unreadable[n]; !unread && !found[n] {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // replaced is items with the named ones replaced by their new state from

@@ -102,6 +102,8 @@ type Sampler struct {
 	windows *Windows
 	// touch holds objects a console change asked to be read next tick.
 	touch touched
+	// gone remembers objects the console stopped listing (gone.go).
+	gone goneMemory
 	// pubMu orders publishing a tick's snapshot against Refresh's
 	// patches (refresh.go); patches are those not yet overtaken by a tick.
 	pubMu   sync.Mutex
@@ -287,8 +289,17 @@ func (sm *Sampler) advance(smp *inspect.Sample, start time.Time) {
 	for n := range smp.Unreadable { // its node did not answer: not gone
 		known[n] = true
 	}
-	sm.locks = slices.DeleteFunc(sm.locks, func(n string) bool { return !known[n] })
-	sm.limiters = slices.DeleteFunc(sm.limiters, func(n string) bool { return !known[n] })
+	var dropped []string
+	drop := func(n string) bool {
+		if known[n] {
+			return false
+		}
+		dropped = append(dropped, n)
+		return true
+	}
+	sm.locks = slices.DeleteFunc(sm.locks, drop)
+	sm.limiters = slices.DeleteFunc(sm.limiters, drop)
+	sm.gone.note(sm.Latest(), dropped, start)
 	for _, l := range w.Locks {
 		sm.locks = append(sm.locks, l.Name)
 		if _, ok := sm.firstSeen[l.Name]; !ok {

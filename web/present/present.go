@@ -1,7 +1,9 @@
 // Package present is how the console's objects read in its JSON, wherever
 // they are sent: the REST API (web) and the websocket frames (web/feed)
-// say the same of a lease, a lock's holders and an object shown as last
-// read, so both use these. It imports store/inspect only.
+// say the same of a lease, a lock's holders, its longest current wait and
+// an object shown as last read, so both use these; a lock and a limiter as
+// the API says them are here too (lock.go, limiter.go). It imports
+// store/inspect only.
 package present
 
 import (
@@ -42,4 +44,31 @@ func HoldersOf(h []inspect.Holder) []inspect.Holder {
 		return []inspect.Holder{}
 	}
 	return h
+}
+
+// WaitingSince is when the longest current waiter of l queued (epoch ms,
+// Redis time): the earliest arrival among the waiters whose place has not
+// timed out. 0 when none waits, or none says when it queued (a Redisson
+// fair lock's queue keeps no arrival). Lists, pages, frames and "why" rank
+// and describe a stuck lock by it: finished waits say nothing of a waiter
+// that never got the lock.
+func WaitingSince(l *inspect.LockInfo) int64 {
+	var since int64
+	for i := range l.Waiters {
+		w := &l.Waiters[i]
+		if w.ArrivedMS > 0 && w.RemainingMS > 0 && (since == 0 || w.ArrivedMS < since) {
+			since = w.ArrivedMS
+		}
+	}
+	return since
+}
+
+// LongestWaitMS is how long the longest current waiter of l has waited at
+// nowMS (epoch ms); 0 when none is known to wait (WaitingSince).
+func LongestWaitMS(l *inspect.LockInfo, nowMS int64) int64 {
+	since := WaitingSince(l)
+	if since == 0 {
+		return 0
+	}
+	return max(0, nowMS-since)
 }

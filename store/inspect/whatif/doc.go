@@ -58,7 +58,13 @@
 // fit goes back over the steps within the limiter's memory (a window, or
 // the time a bucket takes to fill), pushing one step's attempts to its
 // very start or end, as when an attempt opened a window just before
-// another ended. At the start of the series the limiter is idle: a token
+// another ended. A step no arrivals of its own can fit from any state
+// the steps before leave (the newest history step, flushed while it
+// fills: a few hundred ms rejected whole because the window filled
+// before it is still full, whatever phase the fit gave the window) keeps
+// its miss, and the steps before it within the limiter's memory make up
+// the count: they are fitted to leave the running error the other way,
+// so that it is back within tolerance after the step. At the start of the series the limiter is idle: a token
 // bucket is full, no window is open, no grant is out; the fit of the
 // first steps makes up for it.
 //
@@ -66,8 +72,8 @@
 //
 // Every model is replayed at the proposed settings. The answer is the
 // mean of the models whose replay at today's settings comes within
-// MaxTrustedErrorPct of the rejections recorded (all of them when none
-// does); Result.Check is that mean replayed at today's settings beside
+// MaxTrustedErrorPct of the rejections recorded (when none does, those
+// within MaxTrustedErrorPct of the closest); Result.Check is that mean replayed at today's settings beside
 // what was recorded. The band (Prediction.Low, High) spans those models,
 // and the unfitted evenly spread replay too when the buckets replayed on
 // their own are further off than that (the time of attempts within a

@@ -20,7 +20,7 @@ type arrivalModel struct {
 // arrivalModels are the models replayed; the last spreads every step's
 // attempts evenly, unfitted. Those whose replay at today's settings comes
 // within MaxTrustedErrorPct of what happened make the answer (their mean;
-// when none does, all of them); those within the error that the time of
+// when none does, those within MaxTrustedErrorPct of the closest); those within the error that the time of
 // attempts within a stats bucket makes (fineErr), if more, join them in
 // the band (their spread).
 var arrivalModels = [...]arrivalModel{
@@ -218,8 +218,58 @@ func refit(steps []step, am arrivalModel, before []fitted, bs []bunching, i int,
 			r = t
 		}
 	}
+	return makeUp(steps, am, before, bs, i, r, memory, budget)
+}
+
+// makeUp is refit's last resort for step i, which no arrivals fit from
+// any state the steps before can leave (a short step whose outcome the
+// limiter's state decides: the newest history step, flushed while it
+// fills, a few hundred ms long and rejected whole because the window the
+// step before filled is still full). Step i's own count cannot be met,
+// but the rejections in all can: the steps within the limiter's memory
+// before it are fitted to a running error of what step i adds the other
+// way (aimed again at what is left, makeUpTries times), so the running
+// error is back within step i's tolerance after it. It returns step i's
+// fit and has rewritten bs and before, or returns r and changes nothing,
+// unless that brings step i closer and leaves no step further off than
+// step i was.
+func makeUp(steps []step, am arrivalModel, before []fitted, bs []bunching, i int, r fitted, memory int64, budget *int) fitted {
+	miss := func(r fitted, k int) float64 { return max(0, math.Abs(r.err)-steps[k].tol) }
+	worst := miss(r, i)
+	for j := i - 1; j >= max(0, i-maxBack) && steps[j].start+steps[j].width+memory > steps[i].start && *budget > 0; j-- {
+		if steps[j].n == 0 {
+			continue
+		}
+		aim := before[i].err - r.err
+		for range makeUpTries {
+			trial := make([]fitted, 0, i-j+1)
+			t, far := before[j], 0.0
+			for k := j; k < i; k++ {
+				t = fitStep(t.next, steps[k], am.base, am.side, am.tight, t.err-aim, budget)
+				t.err += aim
+				far = max(far, miss(t, k))
+				trial = append(trial, t)
+			}
+			t = fitStep(t.next, steps[i], am.base, am.side, am.tight, t.err, budget)
+			if far <= worst && miss(t, i) < miss(r, i) {
+				for k, f := range trial {
+					bs[j+k], before[j+k+1] = f.b, f
+				}
+				if r = t; miss(t, i) == 0 {
+					return r
+				}
+			}
+			if *budget <= 0 || t.err == 0 {
+				break
+			}
+			aim -= t.err
+		}
+	}
 	return r
 }
+
+// makeUpTries bounds the aims makeUp tries per step it goes back to.
+const makeUpTries = 3
 
 // edge is the bunching that pushes a step's attempts to its very start or
 // end.

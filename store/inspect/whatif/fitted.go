@@ -90,8 +90,14 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 		}
 	}
 	if len(f.use) == 0 {
+		// None fits: the closest make the answer. The evenly spread
+		// replay, unfitted, can be off by half the rejections and would
+		// only drag the mean away from what happened.
+		closest := slices.Min(errs[:])
 		for k := range models {
-			f.use = append(f.use, k)
+			if errs[k] <= closest+MaxTrustedErrorPct/100 {
+				f.use = append(f.use, k)
+			}
 		}
 	}
 	fineE := fineErr(m, f.steps, arrivalModels[f.use[0]], f.bs[f.use[0]])

@@ -14,7 +14,8 @@ type ListQuery struct {
 	Match string // ?match=, a glob on names
 	Sort  string // ?sort=, one of the list's columns (the console says which)
 	Desc  bool   // ?order=desc
-	// Q is a search over names and who holds or waits (see search.go).
+	// Q is ?q=, a search, any case, over names and who holds or waits for
+	// a lock: holder or owner id (so a client id), application, host.
 	Q string
 }
 
@@ -36,10 +37,12 @@ func (q ListQuery) values() url.Values {
 }
 
 // List is every row a list query selects, in the console's order: Items
-// decoded, Raw as the console sent them.
+// decoded, Raw as the console sent them. All counts the list before its
+// filters (the answer's "all"), so an empty answer can say among how many.
 type List[T any] struct {
 	Items []T
 	Raw   []json.RawMessage
+	All   int
 }
 
 // Paging through a list: the largest page the console gives, and a bound
@@ -70,6 +73,7 @@ func listAll[T any](ctx context.Context, c *Client, path, key string, q url.Valu
 			}
 			out.Items, out.Raw = append(out.Items, it), append(out.Raw, r)
 		}
+		_ = json.Unmarshal(page["all"], &out.All)
 		var next string
 		_ = json.Unmarshal(page["next_cursor"], &next)
 		if next == "" {
@@ -82,20 +86,12 @@ func listAll[T any](ctx context.Context, c *Client, path, key string, q url.Valu
 
 // Locks is GET /api/locks, every page.
 func (c *Client) Locks(ctx context.Context, q ListQuery) (List[Lock], error) {
-	l, err := listAll[Lock](ctx, c, "/api/locks", "locks", q.values())
-	if err != nil || q.Q == "" {
-		return l, err
-	}
-	return keep(l, func(x Lock) bool { return lockMatches(x, q.Q) }), nil
+	return listAll[Lock](ctx, c, "/api/locks", "locks", q.values())
 }
 
 // Limiters is GET /api/limiters, every page.
 func (c *Client) Limiters(ctx context.Context, q ListQuery) (List[Limiter], error) {
-	l, err := listAll[Limiter](ctx, c, "/api/limiters", "limiters", q.values())
-	if err != nil || q.Q == "" {
-		return l, err
-	}
-	return keep(l, func(x Limiter) bool { return nameMatches(x.Name, q.Q) }), nil
+	return listAll[Limiter](ctx, c, "/api/limiters", "limiters", q.values())
 }
 
 // Lock is GET /api/locks/{name}.
@@ -136,14 +132,12 @@ func (c *Client) Alerts(ctx context.Context) ([]Alert, []byte, error) {
 	return out.Alerts, raw, err
 }
 
-// Why is GET /api/why/{name}, or, from a console without that route, the
-// same answer composed from the object's own API (whyFromObject).
+// Why is GET /api/why/{name}: the console's paragraph on a lock or a
+// limiter (or a name it listed within the hour), its facts and the ways
+// out.
 func (c *Client) Why(ctx context.Context, name string) (*Why, []byte, error) {
 	var w Why
 	raw, err := c.get(ctx, objectPath("/api/why/", name, ""), nil, &w)
-	if ae, ok := err.(*APIError); ok && ae.RouteMissing() {
-		return c.whyFromObject(ctx, name)
-	}
 	if err != nil {
 		return nil, raw, err
 	}
@@ -193,30 +187,17 @@ type LimiterEdit struct {
 	Reason    string
 }
 
-// ModifyLimiter is PUT /api/limiters/{name}. The reason goes with the
-// edit; a console that refuses the field (it checks the body before it
-// changes anything) gets the edit without it, and reasonKept says so.
-func (c *Client) ModifyLimiter(ctx context.Context, name string, e LimiterEdit) (l *Limiter, raw []byte, reasonKept bool, err error) {
-	body := map[string]any{"rate": e.Rate.Rate, "interval_ms": e.IntervalMS}
+// ModifyLimiter is PUT /api/limiters/{name}, with the reason the
+// console requires and keeps in its audit trail.
+func (c *Client) ModifyLimiter(ctx context.Context, name string, e LimiterEdit) (*Limiter, []byte, error) {
+	body := map[string]any{"rate": e.Rate.Rate, "interval_ms": e.IntervalMS, "reason": e.Reason}
 	if e.KeepState {
 		body["keep_state"] = true
 	}
-	path := objectPath("/api/limiters/", name, "")
 	var out Limiter
-	if e.Reason != "" {
-		body["reason"] = e.Reason
-		raw, err = c.send(ctx, http.MethodPut, path, body, &out)
-		if ae, ok := err.(*APIError); !ok || !ae.UnknownField("reason") {
-			if err != nil {
-				return nil, raw, false, err
-			}
-			return &out, raw, true, nil
-		}
-		delete(body, "reason")
-	}
-	raw, err = c.send(ctx, http.MethodPut, path, body, &out)
+	raw, err := c.send(ctx, http.MethodPut, objectPath("/api/limiters/", name, ""), body, &out)
 	if err != nil {
-		return nil, raw, false, err
+		return nil, raw, err
 	}
-	return &out, raw, false, nil
+	return &out, raw, nil
 }

@@ -33,19 +33,6 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s (%d %s)", e.Message, e.Status, http.StatusText(e.Status))
 }
 
-// RouteMissing says the console has no such route (Echo's own 404, whose
-// message is the status text), as opposed to a route that found no object
-// of that name (its message names the object).
-func (e *APIError) RouteMissing() bool {
-	return e.Status == http.StatusNotFound && e.Message == http.StatusText(http.StatusNotFound)
-}
-
-// UnknownField says the console refused the body's field name as one it
-// does not take (decodeJSON in web/api.go): nothing was done.
-func (e *APIError) UnknownField(name string) bool {
-	return e.Status == http.StatusBadRequest && e.Field == name && strings.HasPrefix(e.Message, "unknown field")
-}
-
 // IsStatus says whether err is the console's refusal with that status.
 func IsStatus(err error, status int) bool {
 	var ae *APIError

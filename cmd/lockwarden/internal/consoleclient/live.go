@@ -61,6 +61,8 @@ type statsFrame struct {
 	Who          map[string]map[string]HolderWho `json:"who"`
 	Waiters      map[string]int64                `json:"waiters"`
 	Waits        map[string]LockWait             `json:"waits"`
+	WaitingSince map[string]int64                `json:"waiting_since"`
+	Deadlocked   []string                        `json:"deadlocked"`
 	Deadlocks    int                             `json:"deadlocks"`
 	LockCount    int                             `json:"lock_count"`
 	LimiterCount int                             `json:"limiter_count"`
@@ -90,15 +92,19 @@ type Live struct {
 	Who             map[string]map[string]HolderWho
 	Waiters         map[string]int64
 	Waits           map[string]LockWait
-	Deadlocks       int
-	LockCount       int
-	LimiterCount    int
-	Kinds           map[string]string
-	FirstSeen       map[string]int64
-	LimiterInfo     map[string]LimiterInfo
-	Holders         map[string][]Holder
-	Stale           map[string]Stale
-	Alerts          []Alert
+	// WaitingSince is when each lock's longest current waiter queued
+	// (epoch ms); Deadlocked the locks in a wait-for cycle.
+	WaitingSince map[string]int64
+	Deadlocked   map[string]bool
+	Deadlocks    int
+	LockCount    int
+	LimiterCount int
+	Kinds        map[string]string
+	FirstSeen    map[string]int64
+	LimiterInfo  map[string]LimiterInfo
+	Holders      map[string][]Holder
+	Stale        map[string]Stale
+	Alerts       []Alert
 
 	pttl, pttlAt map[string]int64 // a lease as last sent, and the frame time it was sent at
 }
@@ -141,6 +147,7 @@ func (l *Live) applyStats(f *statsFrame) {
 		l.Primed = true
 		l.Limiters, l.Locks, l.Available = orEmpty(f.Limiters), orEmpty(f.Locks), orEmpty(f.Available)
 		l.Who, l.Waiters, l.Waits = orEmpty(f.Who), orEmpty(f.Waiters), orEmpty(f.Waits)
+		l.WaitingSince = orEmpty(f.WaitingSince)
 		l.pttl, l.pttlAt = orEmpty(f.PTTLMS), make(map[string]int64, len(f.PTTLMS))
 		for name := range l.pttl {
 			l.pttlAt[name] = f.At
@@ -156,6 +163,7 @@ func (l *Live) applyStats(f *statsFrame) {
 			delete(l.Available, name)
 			delete(l.Who, name)
 			delete(l.Waiters, name)
+			delete(l.WaitingSince, name)
 			delete(l.Waits, name)
 			delete(l.pttl, name)
 			delete(l.pttlAt, name)
@@ -164,11 +172,13 @@ func (l *Live) applyStats(f *statsFrame) {
 		maps.Copy(l.Locks, f.Locks)
 		maps.Copy(l.Available, f.Available)
 		maps.Copy(l.Who, f.Who)
-		for name, n := range f.Waiters {
-			if n == 0 { // its last waiter left
-				delete(l.Waiters, name)
-			} else {
-				l.Waiters[name] = n
+		for _, m := range []struct{ to, from map[string]int64 }{{l.Waiters, f.Waiters}, {l.WaitingSince, f.WaitingSince}} {
+			for name, n := range m.from {
+				if n == 0 { // its last waiter left
+					delete(m.to, name)
+				} else {
+					m.to[name] = n
+				}
 			}
 		}
 		for name, w := range f.Waits {
@@ -183,11 +193,26 @@ func (l *Live) applyStats(f *statsFrame) {
 		}
 	}
 	l.At, l.Deadlocks, l.LockCount, l.LimiterCount = f.At, f.Deadlocks, f.LockCount, f.LimiterCount
+	// Every frame names the locks of its cycles whole.
+	l.Deadlocked = make(map[string]bool, len(f.Deadlocked))
+	for _, n := range f.Deadlocked {
+		l.Deadlocked[n] = true
+	}
 	keepIfSent(&l.Kinds, f.Kinds)
 	keepIfSent(&l.FirstSeen, f.FirstSeen)
 	keepIfSent(&l.LimiterInfo, f.LimiterInfo)
 	keepIfSent(&l.Holders, f.Holders)
 	keepIfSent(&l.Stale, f.Stale)
+}
+
+// LongestWaitMS is how long lock name's longest current waiter had
+// waited at the last frame; -1 when nobody waits (or none says since when).
+func (l *Live) LongestWaitMS(name string) int64 {
+	since, ok := l.WaitingSince[name]
+	if !ok || since <= 0 {
+		return -1
+	}
+	return max(0, l.At-since)
 }
 
 // LeaseMS is a lock's lease left at the last frame: the console sends a

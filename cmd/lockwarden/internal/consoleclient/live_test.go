@@ -20,17 +20,20 @@ func TestLiveAppliesDeltasOntoTheWholeFrame(t *testing.T) {
 	}
 	apply(`{"type":"stats","at":1000,"limiters":{"rl":{"acquired":5,"rejected":1}},"locks":{"a":{},"b":{}},
 		"available":{"rl":3},"pttl_ms":{"a":30000,"b":-1},"who":{"a":{"h1":{"who":"orders-api on vm"}}},
-		"waiters":{"a":2},"waits":{"a":{"contended":4,"p99_ms":120}},"deadlocks":1,"lock_count":2,"limiter_count":1,
+		"waiters":{"a":2},"waiting_since":{"a":400},"deadlocked":["a"],"waits":{"a":{"contended":4,"p99_ms":120}},"deadlocks":1,"lock_count":2,"limiter_count":1,
 		"kinds":{"a":"reentrant","b":"token-lock","rl":"token-bucket"},"holders":{"a":[{"id":"h1"}]},
 		"limiter_info":{"rl":{"kind":"token-bucket","rate":20,"interval_ms":50}}}`)
-	apply(`{"type":"stats","delta":true,"seq":1,"at":1200,"limiters":{"rl":{"acquired":7}},"locks":{},
+	if l.LongestWaitMS("a") != 600 || !l.Deadlocked["a"] {
+		t.Errorf("a's longest wait %d, deadlocked %v; want 600 ms counted from waiting_since, and a", l.LongestWaitMS("a"), l.Deadlocked)
+	}
+	apply(`{"type":"stats","delta":true,"seq":1,"at":1200,"waiting_since":{"a":0},"limiters":{"rl":{"acquired":7}},"locks":{},
 		"available":{},"pttl_ms":{},"who":{},"waiters":{"a":0},"waits":{"a":{}},"deadlocks":0,"lock_count":1,
 		"limiter_count":1,"removed":["b"]}`)
 
 	switch {
 	case l.Limiters["rl"].Acquired != 7 || l.Available["rl"] != 3:
 		t.Errorf("limiter rl = %+v, available %d; want the delta's 7 and the whole frame's 3", l.Limiters["rl"], l.Available["rl"])
-	case l.Waiters["a"] != 0 || len(l.Waits) != 0:
+	case l.Waiters["a"] != 0 || len(l.Waits) != 0 || l.LongestWaitMS("a") != -1 || l.Deadlocked["a"]:
 		t.Errorf("a's last waiter left and its contention with it: waiters %v, waits %v", l.Waiters, l.Waits)
 	case len(l.Locks) != 1 || l.LeaseMS("b") != 0:
 		t.Errorf("b was removed: locks %v", l.Locks)

@@ -72,17 +72,20 @@ type Stale struct {
 // Lock is a row of GET /api/locks, or GET /api/locks/{name} (which adds
 // every waiter and the force-unlock plans).
 type Lock struct {
-	Name         string                `json:"name"`
-	Kind         string                `json:"kind"`
-	Holders      []Holder              `json:"holders"`
-	PTTLMS       int64                 `json:"pttl_ms"`
-	Mode         string                `json:"mode"`
-	Waiters      []Waiter              `json:"waiters"`
-	WaitersTotal int64                 `json:"waiters_total"`
-	Subscribers  *int64                `json:"subscribers"`
-	Wait         WaitStats             `json:"wait"`
-	ForceUnlock  map[string]UnlockPlan `json:"force_unlock"`
-	Stale        *Stale                `json:"stale"`
+	Name         string    `json:"name"`
+	Kind         string    `json:"kind"`
+	Holders      []Holder  `json:"holders"`
+	PTTLMS       int64     `json:"pttl_ms"`
+	Mode         string    `json:"mode"`
+	Waiters      []Waiter  `json:"waiters"`
+	WaitersTotal int64     `json:"waiters_total"`
+	Subscribers  *int64    `json:"subscribers"`
+	Wait         WaitStats `json:"wait"`
+	// LongestWaitMS is how long the longest current waiter has waited (0:
+	// nobody waits, or none says since when).
+	LongestWaitMS int64                 `json:"longest_wait_ms"`
+	ForceUnlock   map[string]UnlockPlan `json:"force_unlock"`
+	Stale         *Stale                `json:"stale"`
 }
 
 // Window is a limiter's last second; Rejected is nil where Redis keeps no

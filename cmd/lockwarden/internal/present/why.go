@@ -67,17 +67,12 @@ func Action(a json.RawMessage) (what, does string) {
 }
 
 // WhyText is a why answer as the terminal shows it: its head line, the
-// answer wrapped to width, the facts, and the ways out (a command is
-// never wrapped, so it can be copied whole).
+// answer wrapped to width, the ways out (a command is never wrapped, so
+// it can be copied whole), then the facts: on a short screen the way out
+// shows before the numbers behind it.
 func WhyText(head, answer string, facts map[string]any, actions []json.RawMessage, width int) string {
 	var b strings.Builder
 	b.WriteString(head + "\n\n" + Wrap(answer, width) + "\n")
-	if len(facts) > 0 {
-		b.WriteString("\nFacts:\n")
-		for _, f := range Facts(facts) {
-			b.WriteString(indent(Wrap(f, width-2), "  ") + "\n")
-		}
-	}
 	if len(actions) > 0 {
 		b.WriteString("\nWays out:\n")
 		for _, a := range actions {
@@ -86,6 +81,12 @@ func WhyText(head, answer string, facts map[string]any, actions []json.RawMessag
 			if does != "" {
 				b.WriteString(indent(Wrap(does, width-4), "    ") + "\n")
 			}
+		}
+	}
+	if len(facts) > 0 {
+		b.WriteString("\nFacts:\n")
+		for _, f := range Facts(facts) {
+			b.WriteString(indent(Wrap(f, width-2), "  ") + "\n")
 		}
 	}
 	return b.String()

@@ -5,45 +5,18 @@
 package present
 
 import (
-	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lockwarden/lockwarden/web/why"
 )
 
 // Duration is ms in words, to the unit that matters: "850 ms", "12 s",
-// "3 min 12 s", "2 h 5 min", "3 d 4 h". A negative ms is "–" (unknown).
-func Duration(ms int64) string {
-	const (
-		second = 1000
-		minute = 60 * second
-		hour   = 60 * minute
-		day    = 24 * hour
-	)
-	two := func(n1 int64, u1 string, n2 int64, u2 string) string {
-		if n2 == 0 {
-			return fmt.Sprintf("%d %s", n1, u1)
-		}
-		return fmt.Sprintf("%d %s %d %s", n1, u1, n2, u2)
-	}
-	switch {
-	case ms < 0:
-		return "–"
-	case ms < second:
-		return fmt.Sprintf("%d ms", ms)
-	case ms < 10*second:
-		return strconv.FormatFloat(math.Floor(float64(ms)/100)/10, 'f', -1, 64) + " s"
-	case ms < minute:
-		return fmt.Sprintf("%d s", ms/second)
-	case ms < hour:
-		return two(ms/minute, "min", ms%minute/second, "s")
-	case ms < day:
-		return two(ms/hour, "h", ms%hour/minute, "min")
-	}
-	return two(ms/day, "d", ms%day/hour, "h")
-}
+// "3 min 12 s", "2 h 5 min", "3 d 4 h"; "–" for a negative ms (unknown).
+// The console's answers say durations the same way (web/why).
+func Duration(ms int64) string { return why.Duration(ms) }
 
 // Lease is a lock's lease left in words; "no expiry" for -1.
 func Lease(ms int64) string {
@@ -54,22 +27,7 @@ func Lease(ms int64) string {
 }
 
 // Count is n with thousands separators: "1,204,000".
-func Count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func Count(n int64) string { return why.Count(n) }
 
 // Number is f as a count when whole, else to two decimals: "1,000", "2.5".
 func Number(f float64) string {
@@ -125,12 +83,4 @@ func Rule(kind string, rate int64, intervalMS, perSecond float64, limit int64, l
 }
 
 // ShellWord quotes s for a POSIX shell when it needs it.
-func ShellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == ':' || r == '/' || r == '{' || r == '}' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func ShellWord(s string) string { return why.ShellWord(s) }

@@ -27,12 +27,20 @@ type lockRow struct {
 	heldMS  int64  // -1 unknown
 	leaseMS int64
 	waiters int64
-	wait    consoleclient.LockWait
+	// longestMS is the longest current wait (-1: nobody waits, or none
+	// says since when): what makes a lock stuck, where wait counts only
+	// the waits that ended.
+	longestMS int64
+	wait      consoleclient.LockWait
 }
 
-// stuckNames are the locks in a deadlock and those a firing alert names.
-func stuckNames(ds []consoleclient.Deadlock, alerts []consoleclient.Alert) (deadlocked, alerted map[string]bool) {
+// stuckNames are the locks in a deadlock (the frames' and the last read
+// of /api/deadlocks) and those a firing alert names.
+func stuckNames(l *consoleclient.Live, ds []consoleclient.Deadlock, alerts []consoleclient.Alert) (deadlocked, alerted map[string]bool) {
 	deadlocked, alerted = map[string]bool{}, map[string]bool{}
+	for n := range l.Deadlocked {
+		deadlocked[n] = true
+	}
 	for _, d := range ds {
 		for _, st := range d.Cycle {
 			deadlocked[st.Lock] = true
@@ -49,11 +57,12 @@ func stuckNames(ds []consoleclient.Deadlock, alerts []consoleclient.Alert) (dead
 // lockRows are the locks whose name or holder holds filter (any case), in
 // the order sort names.
 func lockRows(l *consoleclient.Live, ds []consoleclient.Deadlock, filter, sort string) []lockRow {
-	deadlocked, alerted := stuckNames(ds, l.Alerts)
+	deadlocked, alerted := stuckNames(l, ds, l.Alerts)
 	filter = strings.ToLower(filter)
 	out := make([]lockRow, 0, len(l.Locks))
 	for name := range l.Locks {
-		r := lockRow{name: name, heldMS: -1, leaseMS: l.LeaseMS(name), waiters: l.Waiters[name], wait: l.Waits[name]}
+		r := lockRow{name: name, heldMS: -1, leaseMS: l.LeaseMS(name), waiters: l.Waiters[name], wait: l.Waits[name],
+			longestMS: l.LongestWaitMS(name)}
 		// The holders' order is the meta's (Redis's); who says who they are.
 		for _, h := range l.Holders[name] {
 			hw, ok := l.Who[name][h.ID]
@@ -75,7 +84,7 @@ func lockRows(l *consoleclient.Live, ds []consoleclient.Deadlock, filter, sort s
 			r.mark, r.rank = "!!", 3
 		case alerted[name]:
 			r.mark, r.rank = "!", 2
-		case r.waiters > 0:
+		case r.waiters > 0 || r.longestMS >= 0:
 			r.rank = 1
 		}
 		if filter != "" && !strings.Contains(strings.ToLower(name), filter) && !strings.Contains(strings.ToLower(r.who), filter) {
@@ -86,8 +95,12 @@ func lockRows(l *consoleclient.Live, ds []consoleclient.Deadlock, filter, sort s
 	slices.SortFunc(out, func(a, b lockRow) int {
 		switch sort {
 		case "stuck":
-			// Stuck first, then the most waiters, then the slowest waits.
+			// Stuck first, then the longest current wait, then the most
+			// waiters, then the slowest finished waits.
 			if c := cmp.Compare(b.rank, a.rank); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(b.longestMS, a.longestMS); c != 0 {
 				return c
 			}
 			if c := cmp.Compare(b.waiters, a.waiters); c != 0 {
@@ -118,9 +131,12 @@ func leaseKey(ms int64) int64 {
 }
 
 func (r lockRow) cells() []string {
-	held, waiters, p99 := "", "", ""
+	held, waiters, longest, p99 := "", "", "", ""
 	if r.heldMS >= 0 {
 		held = present.Duration(r.heldMS)
+	}
+	if r.longestMS >= 0 {
+		longest = present.Duration(r.longestMS)
 	}
 	if r.waiters > 0 {
 		waiters = present.Count(r.waiters)
@@ -132,14 +148,15 @@ func (r lockRow) cells() []string {
 	if who == "" {
 		who = "(free)"
 	}
-	return []string{r.mark, r.name, who, held, present.Lease(r.leaseMS), waiters, p99}
+	return []string{r.mark, r.name, who, held, present.Lease(r.leaseMS), waiters, longest, p99}
 }
 
-// lockColumns are the locks table's columns.
-// At 80 columns the wait p99 gives way to the names and holders.
+// lockColumns are the locks table's columns. LONGEST is the longest
+// current wait. At 80 columns the finished waits' p99 gives way to the
+// names and holders first, then the longest wait.
 var lockColumns = []present.Column{{Title: "", Width: 2}, {Title: "NAME", Shrink: true, Min: 20}, {Title: "HOLDER", Shrink: true, Min: 12},
 	{Title: "HELD", Width: 9, Right: true}, {Title: "LEASE", Width: 9, Right: true}, {Title: "WAITERS", Right: true},
-	{Title: "WAIT p99", Right: true, Drop: 1}}
+	{Title: "LONGEST", Right: true, Drop: 1}, {Title: "WAIT p99", Right: true, Drop: 2}}
 
 // history is a limiter's last seconds, oldest first.
 type history struct{ acquired, rejected []int64 }

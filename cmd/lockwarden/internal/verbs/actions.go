@@ -27,8 +27,8 @@ func unlockFlags(fs *flag.FlagSet, o *opts) {
 }
 
 func editFlags(fs *flag.FlagSet, o *opts) {
-	fs.Float64Var(&o.rate, "rate", 0, "permits per interval (required)")
-	fs.StringVar(&o.interval, "interval", "", "the interval as a `duration`: 1s, 100ms, 1m (required)")
+	fs.Float64Var(&o.rate, "rate", 0, "permits per interval; a token bucket's capacity, its largest burst (required)")
+	fs.StringVar(&o.interval, "interval", "", "the interval as a `duration`: 1s, 100ms, 1m; a token bucket's refill, the time one permit takes to come back (required)")
 	fs.BoolVar(&o.keepState, "keep-state", false, "Redisson rate limiters: keep the permits granted so far (its setRate restarts them)")
 	fs.BoolVar(&o.yes, "yes", false, "apply without asking, after printing the what-if")
 	reasonFlag(fs, o)
@@ -138,15 +138,12 @@ func runEdit(ctx context.Context, c *consoleclient.Client, o *opts, io IO) error
 	if !o.yes && !confirm(io, fmt.Sprintf("Change %s from %s to %s? [y/N] ", name, Rule(*cur), rule)) {
 		return fmt.Errorf("not confirmed: %s was not changed (--yes applies without asking)", name)
 	}
-	l, raw, kept, err := c.ModifyLimiter(ctx, name, consoleclient.LimiterEdit{Rate: rate, KeepState: o.keepState, Reason: o.reason})
+	l, raw, err := c.ModifyLimiter(ctx, name, consoleclient.LimiterEdit{Rate: rate, KeepState: o.keepState, Reason: o.reason})
 	if err != nil {
 		return fmt.Errorf("edit of %q: %w", name, err)
 	}
-	if !kept {
-		fmt.Fprintln(io.Stderr, "Note: this console does not take a reason with a limiter edit; the audit trail has the edit without it.")
-	}
 	if o.json {
-		var out = map[string]any{"limiter": json.RawMessage(raw), "reason_recorded": kept}
+		var out = map[string]any{"limiter": json.RawMessage(raw)}
 		if wraw != nil && wi != nil {
 			out["what_if"] = json.RawMessage(wraw)
 		}

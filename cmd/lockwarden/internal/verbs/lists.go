@@ -24,7 +24,7 @@ func listFlags(sorts string) func(fs *flag.FlagSet, o *opts) {
 	return func(fs *flag.FlagSet, o *opts) {
 		fs.StringVar(&o.match, "match", "", "only names matching this glob `pattern`, e.g. 'orders:*'")
 		fs.StringVar(&o.sort, "sort", "", "sort by `column`: "+sorts)
-		fs.StringVar(&o.q, "q", "", "search `text` in names and in who holds or waits: holder or client id, app, host, owner")
+		fs.StringVar(&o.q, "q", "", "search `text` (any case) in names and, for locks, in who holds or waits: holder or client id, app, host, owner")
 	}
 }
 
@@ -60,9 +60,10 @@ func printRaw(io IO, raw []byte) error {
 	return err
 }
 
-// empty says what an empty list searched, so "nothing" is not read as
+// empty says what an empty list searched and among how many (all, the
+// console's count before the filters), so "nothing" is not read as
 // "nothing exists".
-func empty(io IO, what string, o *opts) error {
+func empty(io IO, what, state string, all int, o *opts) error {
 	var in []string
 	if o.match != "" {
 		in = append(in, "--match "+strconv.Quote(o.match))
@@ -70,9 +71,9 @@ func empty(io IO, what string, o *opts) error {
 	if o.q != "" {
 		in = append(in, "-q "+strconv.Quote(o.q))
 	}
-	msg := "No " + what + " held or known to the console right now."
+	msg := "No " + what + " " + state + " right now."
 	if len(in) > 0 {
-		msg = "No " + what + " match " + strings.Join(in, " and ") + "."
+		msg = fmt.Sprintf("No %s match %s among the %d %s.", what, strings.Join(in, " and "), all, state)
 	}
 	_, err := fmt.Fprintln(io.Stdout, msg)
 	return err
@@ -87,7 +88,7 @@ func runLocks(ctx context.Context, c *consoleclient.Client, o *opts, io IO) erro
 		return printJSON(io, "locks", l.Raw)
 	}
 	if len(l.Items) == 0 {
-		return empty(io, "locks", o)
+		return empty(io, "locks", "held", l.All, o)
 	}
 	// Names and applications first; where the terminal is narrow, the
 	// kind and then the holder's place give way.
@@ -113,8 +114,8 @@ func runLocks(ctx context.Context, c *consoleclient.Client, o *opts, io IO) erro
 		} else if x.Subscribers != nil && *x.Subscribers > 0 {
 			waiters = "~" + present.Count(*x.Subscribers)
 		}
-		if ms := longestWait(x.Waiters); ms >= 0 {
-			longest = present.Duration(ms)
+		if x.LongestWaitMS > 0 {
+			longest = present.Duration(x.LongestWaitMS)
 		}
 		lease := present.Lease(x.PTTLMS)
 		if x.Stale != nil {
@@ -151,17 +152,6 @@ func HolderPlace(h consoleclient.Holder) string {
 	return s
 }
 
-// longestWait is the longest current wait among ws; -1 when none is known.
-func longestWait(ws []consoleclient.Waiter) int64 {
-	out := int64(-1)
-	for _, w := range ws {
-		if w.WaitingMS != nil {
-			out = max(out, *w.WaitingMS)
-		}
-	}
-	return out
-}
-
 func runLimiters(ctx context.Context, c *consoleclient.Client, o *opts, io IO) error {
 	l, err := c.Limiters(ctx, o.query())
 	if err != nil {
@@ -171,7 +161,7 @@ func runLimiters(ctx context.Context, c *consoleclient.Client, o *opts, io IO) e
 		return printJSON(io, "limiters", l.Raw)
 	}
 	if len(l.Items) == 0 {
-		return empty(io, "limiters", o)
+		return empty(io, "limiters", "known to the console", l.All, o)
 	}
 	cols := []present.Column{{Title: "NAME", Shrink: true, Min: 12}, {Title: "RULE", Shrink: true, Min: 8},
 		{Title: "ADMITTED/s", Right: true}, {Title: "REJECTED/s", Right: true},
