@@ -43,8 +43,9 @@
 //   - NewFencedLock: Redisson's RFencedLock. The RLock hash plus the
 //     counter redisson_lock_token:{<name>}; Token is the holder's fencing
 //     token.
-//   - NewTokenLock: a string SET NX PX to a random token, released and
-//     refreshed only with that token, as redsync and bsm/redislock keep it.
+//   - NewTokenLock: a string SET NX PX to a random value (its HolderID),
+//     released and refreshed only with that value, as redsync and
+//     bsm/redislock keep it.
 //
 // Limiters: TryAcquire (once), Acquire (waits while ctx allows), both
 // answering a Result. The kinds whose configuration lives in Redis are
@@ -103,8 +104,8 @@
 // of A, and an A-B / B-A deadlock between two such requests shows as two
 // locks held and two waiters, with no cycle. The same holds across
 // Clients: each Client's id is part of the holder, so one actor spread
-// over two Clients is two actors. Token locks are held by a token, not an
-// owner, and never join the graph as holders.
+// over two Clients is two actors. Token locks are held by a random value,
+// not an owner, and never join the graph as holders.
 //
 // Waits are recorded where they happen, in the scripts that grant: the
 // hand-off to a queued waiter adds the wait since it queued (Redis time),
@@ -247,7 +248,7 @@
 //   - RWLock: one signal for both sides of the owner, from its watchdog
 //     (or, with NoWatchdog, the lease of its latest grant).
 //   - TokenLock: no watchdog, so the lease from the send time of TryLock,
-//     Lock or Refresh; Unlock or Refresh finding another token.
+//     Lock or Refresh; Unlock or Refresh finding another value.
 //
 // None of them can tell that another holder actually went in, or see a
 // hold lost while the process itself is paused (the signal comes when it

@@ -124,9 +124,9 @@ func (o *LockOptions) getOwner() string {
 	return o.Owner
 }
 
-// tokenValue is a TokenLock's value: Owner (or the deprecated Token), else
+// tokenLockValue is a TokenLock's value: Owner (or the deprecated Token), else
 // 16 random bytes.
-func (o *LockOptions) tokenValue() string {
+func (o *LockOptions) tokenLockValue() string {
 	switch {
 	case o != nil && o.Owner != "":
 		return o.Owner
@@ -185,8 +185,8 @@ func (o *LockOptions) validate(maxOwner int) error {
 	return nil
 }
 
-// maxTokenLen bounds a TokenLock's value (its Owner).
-const maxTokenLen = wire.MaxStringValue
+// maxTokenLockValue bounds a TokenLock's value (its Owner).
+const maxTokenLockValue = wire.MaxStringValue
 
 // withOwner is opts with Owner set.
 func withOwner(opts *LockOptions, owner string) *LockOptions {

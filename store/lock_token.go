@@ -10,10 +10,10 @@ import (
 )
 
 // Token locks in the layout of redsync and bsm/redislock: a string key
-// SET NX PX to a random token, released and refreshed only by whoever
-// holds that token (compare-and-delete, compare-and-pexpire). Strings carry
+// SET NX PX to a random value, released and refreshed only by whoever
+// holds that value (compare-and-delete, compare-and-pexpire). Strings carry
 // no marker, so the console lists them by their announcement (registry.go)
-// or a configured pattern, and shows the token as the holder.
+// or a configured pattern, and shows the value as the holder.
 
 var (
 	tokenLockObtainScript  = newScript("tokenlock_obtain")
@@ -25,7 +25,7 @@ var (
 type TokenLock struct {
 	c        *Client
 	name     string
-	token    string
+	value    string
 	lease    time.Duration
 	retry    time.Duration
 	attempts int
@@ -35,11 +35,11 @@ type TokenLock struct {
 }
 
 // NewTokenLock returns a handle on the token lock stored at name, holding
-// opts.Owner (default: a random token) while it has the lock. Invalid input
+// opts.Owner (default: a random value) while it has the lock. Invalid input
 // is reported by the handle's first call, with nothing sent to Redis.
 func (c *Client) NewTokenLock(name string, opts *LockOptions) *TokenLock {
 	c.reg.announceAs(name, wire.AnnounceTokenLock)
-	t := &TokenLock{c: c, name: name, token: opts.tokenValue(), lease: opts.getLease(),
+	t := &TokenLock{c: c, name: name, value: opts.tokenLockValue(), lease: opts.getLease(),
 		retry: opts.retryInterval(DefaultTokenRetryInterval)}
 	if opts != nil {
 		t.attempts = opts.Attempts
@@ -47,10 +47,10 @@ func (c *Client) NewTokenLock(name string, opts *LockOptions) *TokenLock {
 	switch {
 	case validateName(name) != nil:
 		t.err = validateName(name)
-	case opts.validate(maxTokenLen) != nil:
-		t.err = opts.validate(maxTokenLen)
-	case len(t.token) > maxTokenLen:
-		t.err = invalid("owner", "must be 1 to %d bytes, got %d", maxTokenLen, len(t.token))
+	case opts.validate(maxTokenLockValue) != nil:
+		t.err = opts.validate(maxTokenLockValue)
+	case len(t.value) > maxTokenLockValue:
+		t.err = invalid("owner", "must be 1 to %d bytes, got %d", maxTokenLockValue, len(t.value))
 	case t.retry < time.Millisecond:
 		t.err = invalid("retry interval", "must be at least 1ms, got %v", t.retry)
 	}
@@ -61,15 +61,15 @@ func (c *Client) NewTokenLock(name string, opts *LockOptions) *TokenLock {
 func (t *TokenLock) Name() string { return t.name }
 
 // HolderID is the value the lock holds while this handle has it: its
-// Owner, or the random token it was made with. The console shows it as the
+// Owner, or the random value it was made with. The console shows it as the
 // holder; a handle made with it as Owner refreshes and releases the lock
 // too.
-func (t *TokenLock) HolderID() string { return t.token }
+func (t *TokenLock) HolderID() string { return t.value }
 
-// TryLock takes the lock for the lease if it is free (or already this
-// token's: the lease restarts). When another token holds it the error is a
-// *LockedError with that holder's remaining lease (errors.Is
-// ErrNotObtained).
+// TryLock takes the lock for the lease if it is free (or already holds
+// this handle's value: the lease restarts). When another value holds it
+// the error is a *LockedError with that holder's remaining lease
+// (errors.Is ErrNotObtained).
 func (t *TokenLock) TryLock(ctx context.Context) error { return t.try(ctx, nil) }
 
 // try is one attempt; a waiting Lock passes its clock (wait_clock.go).
@@ -77,7 +77,7 @@ func (t *TokenLock) try(ctx context.Context, clock *waitClock) error {
 	if t.err != nil {
 		return t.err
 	}
-	keys, argv := []string{t.name, wire.StatsKey(t.name), wire.HeldKey(t.name)}, []any{t.token, t.lease.Milliseconds()}
+	keys, argv := []string{t.name, wire.StatsKey(t.name), wire.HeldKey(t.name)}, []any{t.value, t.lease.Milliseconds()}
 	if clock != nil {
 		keys, argv = append(keys, wire.PollWaitersKey(t.name)), append(argv, clock.pollArgs()...)
 	}
@@ -127,7 +127,7 @@ func (t *TokenLock) Lock(ctx context.Context) error {
 	return waitRetrying(ctx, &sharedFor(t.c).hub, wire.TokenLockChannel(t.name), t.retry, attempt, nil)
 }
 
-// Unlock deletes the lock if it still holds this handle's token.
+// Unlock deletes the lock if it still holds this handle's value.
 // ErrNotHeld (nothing changed) when it does not: it expired, and maybe
 // someone else holds it now.
 func (t *TokenLock) Unlock(ctx context.Context) error {
@@ -135,7 +135,7 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 		return t.err
 	}
 	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
-		t.token, wire.TokenLockChannel(t.name)).Int64()
+		t.value, wire.TokenLockChannel(t.name)).Int64()
 	if err != nil {
 		// The caller meant to end the hold: if it ends with its lease,
 		// that is no loss to report.
@@ -144,13 +144,13 @@ func (t *TokenLock) Unlock(ctx context.Context) error {
 	}
 	if code != 1 {
 		t.watch.lose(lostNotHeld)
-		return fmt.Errorf("%w: %q by token %s", ErrNotHeld, t.name, t.token)
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, t.name, t.value)
 	}
 	t.watch.released()
 	return nil
 }
 
-// Refresh restarts the lease if the lock still holds this handle's token;
+// Refresh restarts the lease if the lock still holds this handle's value;
 // ErrNotHeld otherwise.
 func (t *TokenLock) Refresh(ctx context.Context) error {
 	if t.err != nil {
@@ -158,13 +158,13 @@ func (t *TokenLock) Refresh(ctx context.Context) error {
 	}
 	sent := time.Now()
 	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
-		t.token, t.lease.Milliseconds()).Int64()
+		t.value, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
 	if n != 1 {
 		t.watch.lose(lostNotHeld)
-		return fmt.Errorf("%w: %q by token %s", ErrNotHeld, t.name, t.token)
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, t.name, t.value)
 	}
 	t.watch.renewed(leaseEnd(sent, t.lease))
 	return nil
