@@ -453,12 +453,17 @@ func (l *Lock) renewWith(ctx context.Context, p *preparedCall) (bool, error) {
 	return n == 1, nil
 }
 
-func (l *Lock) scriptErr(op string, err error) error {
+func (l *Lock) scriptErr(op string, err error) error { return lockScriptErr("lock", op, l.name, err) }
+
+// lockScriptErr is the error of a lock script call of kind on name that
+// failed: ErrWrongKind when the key holds another type, ErrNotObtained
+// too for an acquire that Redis refused (a replica, OOM).
+func lockScriptErr(kind, op, name string, err error) error {
 	if isWrongType(err) {
-		return fmt.Errorf("store: lock %s %q: %w", op, l.name, ErrWrongKind)
+		return fmt.Errorf("store: %s %s %q: %w", kind, op, name, ErrWrongKind)
 	}
 	if op == "acquire" && refused(err) {
-		return fmt.Errorf("%w: store: lock %s %q: %w", ErrNotObtained, op, l.name, err)
+		return fmt.Errorf("%w: store: %s %s %q: %w", ErrNotObtained, kind, op, name, err)
 	}
-	return fmt.Errorf("store: lock %s %q: %w", op, l.name, err)
+	return fmt.Errorf("store: %s %s %q: %w", kind, op, name, err)
 }

@@ -474,11 +474,5 @@ func (rw *RWLock) renew(ctx context.Context) (bool, error) {
 }
 
 func (rw *RWLock) scriptErr(op string, err error) error {
-	if isWrongType(err) {
-		return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, ErrWrongKind)
-	}
-	if op == "acquire" && refused(err) {
-		return fmt.Errorf("%w: store: rwlock %s %q: %w", ErrNotObtained, op, rw.name, err)
-	}
-	return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, err)
+	return lockScriptErr("rwlock", op, rw.name, err)
 }
