@@ -225,8 +225,8 @@
 // (a pause, a slow disk, a renewal that could not get through): the next
 // holder goes in beside it. Every lock handle has Lost, a channel closed
 // when its hold ends without its own Unlock, LostContext, a ctx cancelled
-// then (context.Cause matches ErrLeaseLost and says why), and LostCause;
-// a late Unlock still answers ErrNotHeld and changes nothing (lost.go).
+// then (context.Cause matches ErrLeaseLost and says why); a Lock also
+// has LostCause. A late Unlock still answers ErrNotHeld and changes nothing (lost.go).
 // Nothing is sent or started for them unless asked: the first Lost of a
 // hold arms one timer. What each kind can tell:
 //
