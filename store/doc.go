@@ -226,9 +226,9 @@
 // holder goes in beside it. Every lock handle has Lost, a channel closed
 // when its hold ends without its own Unlock, LostContext, a ctx cancelled
 // then (context.Cause matches ErrLeaseLost and says why); a Lock also
-// has LostCause. A late Unlock still answers ErrNotHeld and changes nothing (lost.go).
-// Nothing is sent or started for them unless asked: the first Lost of a
-// hold arms one timer. What each kind can tell:
+// has LostCause. A late Unlock still answers ErrNotHeld and changes
+// nothing (lost.go). Nothing is sent or started for them unless asked:
+// the first Lost of a hold arms one timer. What each kind can tell:
 //
 //   - Lock, FencedLock, FairLock (the Client's watchdog) and SpinLock (its
 //     renewal timer): a renewal, every lease/3, that finds the holder
