@@ -446,7 +446,7 @@ func (j *journey) wrote(name, list string) {
 func (j *journey) bucket(name string, capacity int64, intervalMS float64) {
 	j.t.Helper()
 	j.wrote(name, "limiters")
-	err := store.New(j.rdb, nil).NewTokenBucket(name, nil).Init(j.ctx, store.TokenBucketConfig{
+	err := store.New(j.rdb, nil).NewTokenBucket(name, nil).TrySetRate(j.ctx, store.TokenBucketConfig{
 		Capacity: capacity, IntervalMS: intervalMS, Initial: capacity})
 	if err != nil {
 		j.t.Fatalf("init bucket %q: %v", name, err)

@@ -99,6 +99,19 @@
 // lock_force_release acts only if the holder the admin saw still has the
 // lock, so a lock that changed hands since is left alone.
 //
+// A release or renewal that finds its holder gone came after the hold
+// ended: the holder worked past its lease (a pause, a renewal that did
+// not get through) and someone else may have been in with it. The
+// refusing branch, never the common path, records it (lib/late.lua, layout
+// at wire.LateFieldPrefix): TIME, an HGETALL of the lock for the holder it
+// has now, the stats field, the stats hash's PEXPIRE and a PUBLISH on the
+// lock's late channel, where the console hears it even for a lock now
+// free. lock_renew records only when the stats key is passed (the
+// watchdog's renewals and Refresh; not a hand-off's confirmation, whose
+// claim may simply have run out), as fairlock_unlock, tokenlock_release
+// and tokenlock_refresh do: the console's force-unlock runs
+// tokenlock_release without it.
+//
 // # Fair lock (fairlock_*)
 //
 // Redisson's RFairLock: the RLock hash, the list

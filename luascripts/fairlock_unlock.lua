@@ -6,6 +6,9 @@
 --            holder's hold record (wire.HoldField), which goes with it
 -- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name)
 -- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name)
+-- KEYS[4] -> (optional) stats of the lock (HASH), wire.StatsKey(name):
+--            a refused release is recorded there as a late one
+--            (lib/late.lua)
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<uuid>:<owner>"
 -- ARGV[3] -> channel prefix, wire.UnlockChannel(name); a waiter's channel
@@ -16,7 +19,8 @@
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, not a
 --          hash); the lock is unchanged, but a lock already gone still
---          wakes the head waiter, as Redisson does, since nobody else will
+--          wakes the head waiter, as Redisson does, since nobody else will;
+--          with KEYS[4] the late release of a hash or no key is recorded
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, the head waiter (if any) told
 local lock = KEYS[1]
@@ -27,6 +31,7 @@ local holder = ARGV[2]
 local prefix = ARGV[3]
 local message = ARGV[4]
 local sharded = ARGV[5] == '1'
+local stats = KEYS[4]
 
 -- announce(ch, msg) publishes msg on ch, and with SPUBLISH as well when the
 -- script's local sharded says the deployment needs it (a Cluster of Redis
@@ -57,16 +62,60 @@ local function wake_head()
 end
 
 local count = redis.pcall('HGET', lock, holder)
-if type(count) ~= 'string' then
-  if count == false and redis.call('EXISTS', lock) == 0 then
-    wake_head()
+if type(count) == 'string' then
+  if redis.call('HINCRBY', lock, holder, '-1') > 0 then
+    redis.call('PEXPIRE', lock, lease)
+    return 0
   end
+  redis.call('DEL', lock)
+  wake_head()
+  return 1
+end
+if count == false and redis.call('EXISTS', lock) == 0 then
+  wake_head()
+end
+if count ~= false or not stats then
   return nil
 end
-if redis.call('HINCRBY', lock, holder, '-1') > 0 then
-  redis.call('PEXPIRE', lock, lease)
-  return 0
+
+-- late(op, who, next, since) records that a release or renewal (op) of
+-- holder who came after its hold had ended, in the script that refuses it
+-- (layout: the doc of wire.LateFieldPrefix): the field "late:<who>" of the stats
+-- hash (the script's local stats) -> "<op> <at> <since> <next>", and the
+-- same, "<#who> <who> <op> <at> <since> <next>", published on the lease
+-- channel built from stats (wire.LateChannel), where the console hears it.
+-- at is Redis time in ms, next the holder the lock has now ("" when free)
+-- and since that holder's recorded acquisition (0 when unknown).
+local function late(op, who, next, since)
+  local t = redis.call('TIME')
+  local rec = op .. ' ' .. string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) ..
+    ' ' .. since .. ' ' .. next
+  redis.call('HSET', stats, 'late:' .. who, rec)
+  redis.call('PEXPIRE', stats, '5000')
+  local i = string.find(stats, '}:stats:', 1, true)
+  if i then
+    redis.call('PUBLISH', string.sub(stats, 1, i) .. ':late:' .. string.sub(stats, i + 8),
+      string.format('%d', #who) .. ' ' .. who .. ' ' .. rec)
+  end
 end
-redis.call('DEL', lock)
-wake_head()
-return 1
+-- next_holder(fields) is the holder an HGETALL of a lock hash names
+-- (lockwarden's own fields and a read-write lock's mode skipped) and its
+-- recorded acquisition: "" and "0" when none.
+local function next_holder(fields)
+  local found, since = '', '0'
+  for i = 1, #fields, 2 do
+    local f = fields[i]
+    if string.sub(f, 1, 3) ~= 'lw:' and f ~= 'mode' then
+      found = f
+    end
+  end
+  for i = 1, #fields, 2 do
+    if fields[i] == 'lw:held:' .. found then
+      since = string.match(fields[i + 1], '^(%d+) ') or '0'
+    end
+  end
+  return found, since
+end
+
+late('release', holder, next_holder(redis.call('HGETALL', lock)))
+return nil

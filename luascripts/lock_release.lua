@@ -34,7 +34,9 @@
 --
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, or the
---          key is not a hash); nothing changed
+--          key is not a hash); nothing changed but, for a hash or no key,
+--          the late release recorded (lib/late.lua: its stats field and
+--          lease channel)
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, message published
 --   2   -> released and handed to the next waiter (counted "a", its wait
@@ -50,7 +52,8 @@
 --   {6, next} -> pass already made (a re-sent pass whose reply was lost):
 --          nothing changed
 --   7   -> pass refused: the releaser does not hold the lock and the lock
---          is not the passed waiter's; nothing changed
+--          is not the passed waiter's; nothing changed but the late release
+--          recorded, as for nil
 local lock = KEYS[1]
 local stats = KEYS[2]
 local queue = KEYS[3]
@@ -102,24 +105,26 @@ end
 -- one HDEL releases the lock and its count tells what was there: 2 or 3
 -- fields, this holder's (3: with waiters queued); 1, another holder's
 -- queued mark, which goes back; 0, not held by this holder.
-local queued
+local queued, refused
 if op == 'last' then
   local gone = redis.pcall('HDEL', lock, holder, hold_field(holder), queued_field)
-  if type(gone) ~= 'number' or gone == 0 then
+  if type(gone) ~= 'number' then
     return nil
   end
-  if gone == 1 and redis.call('EXISTS', lock) == 1 then
+  if gone == 0 then
+    refused = true
+  elseif gone == 1 and redis.call('EXISTS', lock) == 1 then
     -- The hash is still there: another holder's, whose queued mark the
     -- HDEL took. (A 1 whose hash is gone was this holder's field alone, a
     -- hold taken without a record: released below.)
     redis.call('HSET', lock, queued_field, '1')
-    return nil
-  end
-  if gone < 3 then
+    refused = true
+  elseif gone < 3 then
     announce(unlock_channel(), unlock_message)
     return 1
+  else
+    queued = true
   end
-  queued = true
 end
 
 -- stamp() is "<now> <now>", a hold's times when it starts, formatted with
@@ -203,6 +208,55 @@ local function handed(who, token, others, ms)
   end
   redis.call('PEXPIRE', lock, ms)
 end
+-- late(op, who, next, since) records that a release or renewal (op) of
+-- holder who came after its hold had ended, in the script that refuses it
+-- (layout: the doc of wire.LateFieldPrefix): the field "late:<who>" of the stats
+-- hash (the script's local stats) -> "<op> <at> <since> <next>", and the
+-- same, "<#who> <who> <op> <at> <since> <next>", published on the lease
+-- channel built from stats (wire.LateChannel), where the console hears it.
+-- at is Redis time in ms, next the holder the lock has now ("" when free)
+-- and since that holder's recorded acquisition (0 when unknown).
+local function late(op, who, next, since)
+  local t = redis.call('TIME')
+  local rec = op .. ' ' .. string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) ..
+    ' ' .. since .. ' ' .. next
+  redis.call('HSET', stats, 'late:' .. who, rec)
+  redis.call('PEXPIRE', stats, '5000')
+  local i = string.find(stats, '}:stats:', 1, true)
+  if i then
+    redis.call('PUBLISH', string.sub(stats, 1, i) .. ':late:' .. string.sub(stats, i + 8),
+      string.format('%d', #who) .. ' ' .. who .. ' ' .. rec)
+  end
+end
+-- next_holder(fields) is the holder an HGETALL of a lock hash names
+-- (lockwarden's own fields and a read-write lock's mode skipped) and its
+-- recorded acquisition: "" and "0" when none.
+local function next_holder(fields)
+  local found, since = '', '0'
+  for i = 1, #fields, 2 do
+    local f = fields[i]
+    if string.sub(f, 1, 3) ~= 'lw:' and f ~= 'mode' then
+      found = f
+    end
+  end
+  for i = 1, #fields, 2 do
+    if fields[i] == 'lw:held:' .. found then
+      since = string.match(fields[i + 1], '^(%d+) ') or '0'
+    end
+  end
+  return found, since
+end
+
+-- A release of a hold that already ended (its lease ran out, a
+-- force-unlock): the holder worked past its lease, which the console
+-- must hear of.
+local function refuse()
+  late('release', holder, next_holder(redis.call('HGETALL', lock)))
+  return nil
+end
+if refused then
+  return refuse()
+end
 
 if op == 'withdraw' then
   local token = ARGV[5]
@@ -237,6 +291,9 @@ if op == 'pass' then
     if not theirs.err and theirs[1] and mark_of(theirs[2]) == pass then
       return {6, redis.call('ZRANGE', queue, '0', '0')[1] or ''}
     end
+    if not theirs.err then
+      refuse()
+    end
     return 7
   end
   local t = redis.call('TIME')
@@ -258,8 +315,11 @@ end
 
 if op ~= 'last' then
   local got = redis.pcall('HMGET', lock, holder, queued_field)
-  if got.err or not got[1] then
-    return nil -- no such field, or not a hash
+  if got.err then
+    return nil -- not a hash
+  end
+  if not got[1] then
+    return refuse()
   end
   local n = tonumber(got[1])
   if not n or n > 1 then

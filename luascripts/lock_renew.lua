@@ -4,6 +4,9 @@
 --
 -- KEYS[1] -> lock (HASH): field "<client-uuid>:<owner>" -> reentry count,
 --            and the holder's hold record (wire.HoldField)
+-- KEYS[2] -> (optional) stats of the lock (HASH), wire.StatsKey(name):
+--            a refused renewal is recorded there as a late one
+--            (lib/late.lua)
 -- ARGV[1] -> lease in milliseconds
 -- ARGV[2] -> holder field "<client-uuid>:<owner>"
 -- ARGV[3] -> (optional) "1" to record the renewal in the hold record
@@ -13,10 +16,12 @@
 -- Returns:
 --   1 -> renewed: PEXPIRE lease
 --   0 -> the caller does not hold the lock (or the key is not a hash, whose
---        WRONGTYPE error is caught); the watchdog should stop
+--        WRONGTYPE error is caught); the watchdog should stop. With
+--        KEYS[2] the renewal of a hash or a missing key is recorded late
 local lock = KEYS[1]
 local lease = ARGV[1]
 local holder = ARGV[2]
+local stats = KEYS[2]
 local now -- Redis time in ms, read only to record the renewal
 
 -- A hold record is a field of the lock's own hash, hold_field(holder)
@@ -39,13 +44,57 @@ local function renewed(v)
 end
 
 local got = redis.pcall('HMGET', lock, holder, hold_field(holder))
-if got.err or not got[1] then
+if not got.err and got[1] then
+  redis.call('PEXPIRE', lock, lease)
+  if ARGV[3] == '1' then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    redis.call('HSET', lock, hold_field(holder), renewed(got[2]))
+  end
+  return 1
+end
+if got.err or not stats then
   return 0
 end
-redis.call('PEXPIRE', lock, lease)
-if ARGV[3] == '1' then
+
+-- late(op, who, next, since) records that a release or renewal (op) of
+-- holder who came after its hold had ended, in the script that refuses it
+-- (layout: the doc of wire.LateFieldPrefix): the field "late:<who>" of the stats
+-- hash (the script's local stats) -> "<op> <at> <since> <next>", and the
+-- same, "<#who> <who> <op> <at> <since> <next>", published on the lease
+-- channel built from stats (wire.LateChannel), where the console hears it.
+-- at is Redis time in ms, next the holder the lock has now ("" when free)
+-- and since that holder's recorded acquisition (0 when unknown).
+local function late(op, who, next, since)
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('HSET', lock, hold_field(holder), renewed(got[2]))
+  local rec = op .. ' ' .. string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) ..
+    ' ' .. since .. ' ' .. next
+  redis.call('HSET', stats, 'late:' .. who, rec)
+  redis.call('PEXPIRE', stats, '5000')
+  local i = string.find(stats, '}:stats:', 1, true)
+  if i then
+    redis.call('PUBLISH', string.sub(stats, 1, i) .. ':late:' .. string.sub(stats, i + 8),
+      string.format('%d', #who) .. ' ' .. who .. ' ' .. rec)
+  end
 end
-return 1
+-- next_holder(fields) is the holder an HGETALL of a lock hash names
+-- (lockwarden's own fields and a read-write lock's mode skipped) and its
+-- recorded acquisition: "" and "0" when none.
+local function next_holder(fields)
+  local found, since = '', '0'
+  for i = 1, #fields, 2 do
+    local f = fields[i]
+    if string.sub(f, 1, 3) ~= 'lw:' and f ~= 'mode' then
+      found = f
+    end
+  end
+  for i = 1, #fields, 2 do
+    if fields[i] == 'lw:held:' .. found then
+      since = string.match(fields[i + 1], '^(%d+) ') or '0'
+    end
+  end
+  return found, since
+end
+
+late('renew', holder, next_holder(redis.call('HGETALL', lock)))
+return 0

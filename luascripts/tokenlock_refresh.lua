@@ -5,6 +5,9 @@
 -- KEYS[1] -> the lock (STRING): the holder's token
 -- KEYS[2] -> (optional) hold times (HASH), wire.HeldKey(name): the token's
 --            "renewed" moves to now ("0 <now>" when no acquisition was kept)
+-- KEYS[3] -> (optional) stats of the lock (HASH), wire.StatsKey(name): a
+--            refresh of a lock no longer the caller's is recorded there as
+--            a late renewal (lib/late.lua)
 -- ARGV[1] -> the token expected
 -- ARGV[2] -> new lease in milliseconds
 --
@@ -13,8 +16,59 @@ local lock = KEYS[1]
 local token = ARGV[1]
 local lease = ARGV[2]
 local held = KEYS[2]
+local stats = KEYS[3]
 
-if redis.call('TYPE', lock)['ok'] ~= 'string' or redis.call('GET', lock) ~= token then
+local kind = redis.call('TYPE', lock)['ok']
+local current = kind == 'string' and redis.call('GET', lock)
+if current ~= token then
+  if not stats or (kind ~= 'string' and kind ~= 'none') then
+    return 0
+  end
+
+-- late(op, who, next, since) records that a release or renewal (op) of
+-- holder who came after its hold had ended, in the script that refuses it
+-- (layout: the doc of wire.LateFieldPrefix): the field "late:<who>" of the stats
+-- hash (the script's local stats) -> "<op> <at> <since> <next>", and the
+-- same, "<#who> <who> <op> <at> <since> <next>", published on the lease
+-- channel built from stats (wire.LateChannel), where the console hears it.
+-- at is Redis time in ms, next the holder the lock has now ("" when free)
+-- and since that holder's recorded acquisition (0 when unknown).
+local function late(op, who, next, since)
+  local t = redis.call('TIME')
+  local rec = op .. ' ' .. string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) ..
+    ' ' .. since .. ' ' .. next
+  redis.call('HSET', stats, 'late:' .. who, rec)
+  redis.call('PEXPIRE', stats, '5000')
+  local i = string.find(stats, '}:stats:', 1, true)
+  if i then
+    redis.call('PUBLISH', string.sub(stats, 1, i) .. ':late:' .. string.sub(stats, i + 8),
+      string.format('%d', #who) .. ' ' .. who .. ' ' .. rec)
+  end
+end
+-- next_holder(fields) is the holder an HGETALL of a lock hash names
+-- (lockwarden's own fields and a read-write lock's mode skipped) and its
+-- recorded acquisition: "" and "0" when none.
+local function next_holder(fields)
+  local found, since = '', '0'
+  for i = 1, #fields, 2 do
+    local f = fields[i]
+    if string.sub(f, 1, 3) ~= 'lw:' and f ~= 'mode' then
+      found = f
+    end
+  end
+  for i = 1, #fields, 2 do
+    if fields[i] == 'lw:held:' .. found then
+      since = string.match(fields[i + 1], '^(%d+) ') or '0'
+    end
+  end
+  return found, since
+end
+
+  local since = '0'
+  if current and held then
+    since = string.match(redis.call('HGET', held, current) or '', '^(%d+) ') or '0'
+  end
+  late('renew', token, current or '', since)
   return 0
 end
 redis.call('PEXPIRE', lock, lease)

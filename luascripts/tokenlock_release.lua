@@ -5,6 +5,10 @@
 -- KEYS[1] -> the lock (STRING): the holder's token
 -- KEYS[2] -> (optional) hold times (HASH), wire.HeldKey(name): deleted with
 --            the lock (one holder at a time, so the whole hash goes)
+-- KEYS[3] -> (optional) stats of the lock (HASH), wire.StatsKey(name): the
+--            holder's release of a lock no longer its own (0, -1) is
+--            recorded there as a late one (lib/late.lua); the console's
+--            force-unlock leaves it out
 -- ARGV[1] -> the token expected
 -- ARGV[2] -> (optional) channel, wire.TokenLockChannel(name): "0" is
 --            published there after a delete, waking lockwarden's waiters
@@ -18,23 +22,70 @@ local lock = KEYS[1]
 local token = ARGV[1]
 local held = KEYS[2]
 local channel = ARGV[2]
+local stats = KEYS[3]
 
 local kind = redis.call('TYPE', lock)['ok']
-if kind == 'none' then
-  return 0
-end
-if kind ~= 'string' then
+if kind ~= 'none' and kind ~= 'string' then
   return -2
 end
-if redis.call('GET', lock) ~= token then
-  return -1
+local current = kind == 'string' and redis.call('GET', lock)
+if current == token then
+  if held then
+    redis.call('DEL', lock, held)
+  else
+    redis.call('DEL', lock)
+  end
+  if channel then
+    redis.call('PUBLISH', channel, '0')
+  end
+  return 1
 end
-if held then
-  redis.call('DEL', lock, held)
-else
-  redis.call('DEL', lock)
+if not stats then
+  return current and -1 or 0
 end
-if channel then
-  redis.call('PUBLISH', channel, '0')
+
+-- late(op, who, next, since) records that a release or renewal (op) of
+-- holder who came after its hold had ended, in the script that refuses it
+-- (layout: the doc of wire.LateFieldPrefix): the field "late:<who>" of the stats
+-- hash (the script's local stats) -> "<op> <at> <since> <next>", and the
+-- same, "<#who> <who> <op> <at> <since> <next>", published on the lease
+-- channel built from stats (wire.LateChannel), where the console hears it.
+-- at is Redis time in ms, next the holder the lock has now ("" when free)
+-- and since that holder's recorded acquisition (0 when unknown).
+local function late(op, who, next, since)
+  local t = redis.call('TIME')
+  local rec = op .. ' ' .. string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) ..
+    ' ' .. since .. ' ' .. next
+  redis.call('HSET', stats, 'late:' .. who, rec)
+  redis.call('PEXPIRE', stats, '5000')
+  local i = string.find(stats, '}:stats:', 1, true)
+  if i then
+    redis.call('PUBLISH', string.sub(stats, 1, i) .. ':late:' .. string.sub(stats, i + 8),
+      string.format('%d', #who) .. ' ' .. who .. ' ' .. rec)
+  end
 end
-return 1
+-- next_holder(fields) is the holder an HGETALL of a lock hash names
+-- (lockwarden's own fields and a read-write lock's mode skipped) and its
+-- recorded acquisition: "" and "0" when none.
+local function next_holder(fields)
+  local found, since = '', '0'
+  for i = 1, #fields, 2 do
+    local f = fields[i]
+    if string.sub(f, 1, 3) ~= 'lw:' and f ~= 'mode' then
+      found = f
+    end
+  end
+  for i = 1, #fields, 2 do
+    if fields[i] == 'lw:held:' .. found then
+      since = string.match(fields[i + 1], '^(%d+) ') or '0'
+    end
+  end
+  return found, since
+end
+
+local since = '0'
+if current and held then
+  since = string.match(redis.call('HGET', held, current) or '', '^(%d+) ') or '0'
+end
+late('release', token, current or '', since)
+return current and -1 or 0

@@ -122,7 +122,7 @@ func TestBatchAnswersEachCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := c.NewTokenBucket("batch:bucket", nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 1000, Initial: 5}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 1000, Initial: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {

@@ -5,17 +5,24 @@
 // same objects, on a single node, a Sentinel primary or a Cluster.
 //
 // Wrap a go-redis client with New. Every kind has a constructor on Client
-// that takes the object's key and a nil-safe options pointer, and reports
-// invalid input from the handle's first call; every method that talks to
-// Redis takes ctx first; every multi-step change is one Lua script from
-// package luascripts with all its keys in the object's hash slot. Failures
-// are the Err values below (errors.Is) and their error types (errors.As).
+// that takes the object's key and a nil-safe options pointer (a
+// *LockOptions for every lock kind, a *LimiterOptions for every limiter
+// kind), and reports invalid input from the handle's first call; every
+// method that talks to Redis takes ctx first; every multi-step change is
+// one Lua script from package luascripts with all its keys in the object's
+// hash slot. Failures are the Err values below (errors.Is) and their error
+// types (errors.As).
 //
 // # Kinds
 //
-// Locks: TryLock, Lock (waits while ctx allows), Unlock. The locks kept in
-// a Redisson hash are renewed while held (LockOptions.NoWatchdog fixes the
-// lease instead); a token lock's lease runs until Refresh.
+// Locks: TryLock, Lock (waits while ctx allows), Unlock, Refresh (restarts
+// the lease now) and HolderID (what Redis holds for the handle: the hash
+// field "<client-id>:<owner>", or a token lock's value). A held lock is
+// renewed every Lease/3 by its watchdog; LockOptions.NoWatchdog fixes the
+// lease, which then runs until Refresh, as a token lock's always does. A
+// token, in this package, is a fencing token: an int64 that grows with
+// every acquire (FencedLock.Token), which a guarded resource can compare;
+// the value a token lock holds identifies its holder, and is its HolderID.
 //
 //   - NewLock: Redisson's RLock. Hash <name>, field "<client-id>:<owner>"
 //     holding the reentry count, PEXPIRE lease; the last release publishes
@@ -36,21 +43,27 @@
 //   - NewFencedLock: Redisson's RFencedLock. The RLock hash plus the
 //     counter redisson_lock_token:{<name>}; Token is the holder's fencing
 //     token.
-//   - NewTokenLock: a string SET NX PX to a random token, released and
-//     refreshed only with that token, as redsync and bsm/redislock keep it.
+//   - NewTokenLock: a string SET NX PX to a random value (its HolderID),
+//     released and refreshed only with that value, as redsync and
+//     bsm/redislock keep it.
 //
 // Limiters: TryAcquire (once), Acquire (waits while ctx allows), both
-// answering a Result.
+// answering a Result. The kinds whose configuration lives in Redis are
+// configured with TrySetRate (unless configured already: the first
+// configuration wins, so every instance may call it at start-up) and
+// SetRate (replaces it); a counter's rule is its handle's
+// (LimiterOptions.Limit per Window), as its layout keeps none.
 //
 //   - NewTokenBucket: the "ratelimit:<app>" token bucket, hash <name> with
 //     last_mill_second, stored_permits, max_permits, interval (ms per
 //     permit) and app, as single-script token-bucket clients write it;
-//     Init, Modify, Delete. store's scripts read the time from Redis.
+//     TrySetRate, SetRate, Delete. store's scripts read the time from
+//     Redis.
 //   - NewRedissonLimiter: Redisson's RRateLimiter. Config hash <name>
 //     (rate, interval, type), the window's value in {<name>}:value and,
 //     since Redisson 3.13.3, each grant in the zset {<name>}:permits (per
-//     client, both suffixed ":<client-id>"); RedissonMode picks the
-//     Redisson version to match. SetRate, TrySetRate.
+//     client, both suffixed ":<client-id>"); LimiterOptions.Mode picks the
+//     Redisson version to match. TrySetRate, SetRate.
 //   - NewCounter: a string INCRemented per hit and EXPIREd on a window's
 //     first hit, as hand-written per-IP limiters keep it.
 //
@@ -91,8 +104,8 @@
 // of A, and an A-B / B-A deadlock between two such requests shows as two
 // locks held and two waiters, with no cycle. The same holds across
 // Clients: each Client's id is part of the holder, so one actor spread
-// over two Clients is two actors. Token locks are held by a token, not an
-// owner, and never join the graph as holders.
+// over two Clients is two actors. Token locks are held by a random value,
+// not an owner, and never join the graph as holders.
 //
 // Waits are recorded where they happen, in the scripts that grant: the
 // hand-off to a queued waiter adds the wait since it queued (Redis time),
@@ -100,8 +113,9 @@
 // its first attempt, to the lock's 200 ms stats bucket (count per
 // histogram class, total, max). The kinds that wait without a queue
 // (spin, token, read-write) show each waiting call in
-// lw:{<tag>}:pollwait:<name> while it waits. Neither costs a round trip;
-// an uncontended acquire sends exactly what it sent before.
+// lw:{<tag>}:pollwait:<name> while it waits. Neither costs a round trip:
+// both ride on the attempts a wait sends anyway, and an uncontended
+// acquire sends nothing for them.
 //
 // # No call applied twice
 //
@@ -130,9 +144,7 @@
 // went on may be running on it, lock_pass.go). Renewals go out once too;
 // the watchdog's next tick is the retry. Applications that run scripts of
 // their own get the same with NewScript and Script.Run (and Script.Queue
-// with EvalNoScript in a pipeline of their own). Code written against
-// RunScriptOnce(ctx, rdb, s, keys, argv...) now writes s.Run(ctx, rdb,
-// keys, argv...), s declared with NewScript, which returns a *Script.
+// with EvalNoScript in a pipeline of their own).
 //
 // # Replica acknowledgement
 //
@@ -181,4 +193,67 @@
 // 3 ms of each other side by side, so that most releases under contention
 // are passes.
 // Client.WaitStats counts the passes.
+//
+// # Migrating
+//
+// Code written against earlier versions of this package compiles as it
+// is, except what these lines change:
+//
+//   - RunScriptOnce(ctx, rdb, s, keys, argv...): s.Run(ctx, rdb, keys,
+//     argv...), s declared with NewScript, which returns a *Script.
+//   - FairLockOptions{LockOptions: o, ThreadWaitTime: w}: o with
+//     ThreadWaitTime set to w (FairLockOptions is LockOptions).
+//   - TokenLock.Token(): TokenLock.HolderID(); Token is FencedLock's
+//     fencing token, an int64.
+//   - ValidateName(name): the handle's first call refuses the name
+//     (ErrInvalid); OwnerFrom(ctx): the owner your code gave WithOwner.
+//
+// These names still work, deprecated:
+//
+//   - SpinLockOptions, TokenLockOptions: LockOptions, which they are;
+//     TokenLockOptions.Token is LockOptions.Owner.
+//   - CounterOptions, RedissonLimiterOptions, TokenBucketOptions:
+//     LimiterOptions, which they are.
+//   - TokenBucket.Init(ctx, cfg): TrySetRate(ctx, cfg);
+//     Modify(ctx, n, ms): SetRate(ctx, Limit{Capacity: n, IntervalMS: ms}).
+//   - DefaultSpinLease, DefaultTokenLease: DefaultLockLease.
+//   - ErrNotFound: inspect.ErrNotFound; no call of store returns it.
+//
+// # Lost holds
+//
+// A lease protects nothing once it runs out while its holder still works
+// (a pause, a slow disk, a renewal that could not get through): the next
+// holder goes in beside it. Every lock handle has Lost, a channel closed
+// when its hold ends without its own Unlock, LostContext, a ctx cancelled
+// then (context.Cause matches ErrLeaseLost and says why); a Lock also
+// has LostCause. A late Unlock still answers ErrNotHeld and changes
+// nothing (lost.go). Nothing is sent or started for them unless asked:
+// the first Lost of a hold arms one timer. What each kind can tell:
+//
+//   - Lock, FencedLock, FairLock (the Client's watchdog) and SpinLock (its
+//     renewal timer): a renewal, every lease/3, that finds the holder
+//     field gone or another's (the lease ran out, a force-unlock, an
+//     eviction, a failover that lost the grant), or no renewal confirmed
+//     for a whole lease counted from the send time of the last one that
+//     was. A force-unlock or an eviction is told at the next renewal, up
+//     to a third of the lease after it.
+//   - With NoWatchdog: the lease counted from the send time of the call
+//     that set it (grant, re-entry, Refresh), so Lost closes no later than
+//     Redis expires the lock, before anyone else can take it. A hand-off
+//     sets the lease at a moment the waiter knows only from below; when
+//     that bound passes the handle reads the lease left (HEXISTS and PTTL)
+//     rather than report a hold it still has. A force-unlock is told at
+//     the lease's end or by the next Unlock or Refresh. Handles sharing an
+//     Owner each count from their own grants.
+//   - RWLock: one signal for both sides of the owner, from its watchdog
+//     (or, with NoWatchdog, the lease of its latest grant).
+//   - TokenLock: no watchdog, so the lease from the send time of TryLock,
+//     Lock or Refresh; Unlock or Refresh finding another value.
+//
+// None of them can tell that another holder actually went in, or see a
+// hold lost while the process itself is paused (the signal comes when it
+// runs again). The console sees the other side: its lease violations
+// join hold ends with the next grant and the client registry, and the
+// release scripts record a release or renewal that comes after its hold
+// ended, in the same call that refuses it.
 package store

@@ -3,7 +3,11 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the console maps them to
@@ -18,8 +22,6 @@ var (
 	// ErrNotHeld: Unlock or Refresh by a caller that does not hold the lock.
 	// The lock is left untouched.
 	ErrNotHeld = errors.New("store: lock not held by this owner")
-	// ErrNotFound: no lock or limiter of a known kind at that name.
-	ErrNotFound = errors.New("store: not found")
 	// ErrNotConfigured: a limiter acquire on a key with no limiter (the
 	// token bucket's code 0, BucketNoLimit); the caller decides whether that
 	// means "allow".
@@ -57,6 +59,12 @@ var (
 	// was changed; use the Redisson version's mode.
 	ErrRedissonMode = errors.New("store: redisson limiter is kept in another mode")
 )
+
+// ErrNotFound is no lock or limiter of a known kind at a name. No call of
+// store returns it; the console's (package store/inspect) do.
+//
+// Deprecated: use inspect.ErrNotFound, which it is.
+var ErrNotFound = wire.ErrNotFound
 
 // LockedError reports that another holder has the lock. It matches
 // ErrNotObtained with errors.Is.
@@ -108,21 +116,16 @@ func invalid(field, format string, args ...any) error {
 
 // MaxNameLen bounds object names accepted from callers (Redis allows 512 MB;
 // a console does not need to).
-const MaxNameLen = 1024
+const MaxNameLen = wire.MaxNameLen
 
-// ValidateName applies MaxNameLen and refuses an empty name; the console
-// checks names it is given with the same rule.
-func ValidateName(name string) error {
-	switch {
-	case name == "":
-		return invalid("name", "must not be empty")
-	case len(name) > MaxNameLen:
-		return invalid("name", "must be at most %d bytes, got %d", MaxNameLen, len(name))
+// validateName refuses an empty name and one longer than MaxNameLen, as the
+// console does (wire.CheckName).
+func validateName(name string) error {
+	if field, msg := wire.CheckName(name); field != "" {
+		return &ValidationError{Field: field, Message: msg}
 	}
 	return nil
 }
-
-func validateName(name string) error { return ValidateName(name) }
 
 // ReplicationError is a lock write that fewer replicas than required
 // confirmed within the timeout (or whose WAIT got no reply). It matches
@@ -144,3 +147,10 @@ func (e *ReplicationError) Error() string {
 func (e *ReplicationError) Is(target error) bool { return target == ErrNotReplicated }
 
 func (e *ReplicationError) Unwrap() error { return e.Err }
+
+// isWrongType reports a WRONGTYPE reply, also as Redis before 7 wraps it
+// when a script's redis.call hits it ("ERR Error running script ...").
+func isWrongType(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(re.Error(), "WRONGTYPE")
+}

@@ -17,7 +17,7 @@ func ExampleTokenBucket() {
 
 	b := c.NewTokenBucket(p+"ratelimit:api", nil)
 	// 3 permits, one more a minute: nothing refills while the example runs.
-	_ = b.Init(ctx, store.TokenBucketConfig{Capacity: 3, IntervalMS: 60000, Initial: 3})
+	_ = b.TrySetRate(ctx, store.TokenBucketConfig{Capacity: 3, IntervalMS: 60000, Initial: 3})
 	for range 2 {
 		r, _ := b.TryAcquire(ctx, 1)
 		fmt.Println(r.Allowed, r.Remaining)
@@ -45,7 +45,7 @@ func ExampleRedissonLimiter() {
 	defer done()
 
 	mode, _ := store.RedissonModeFor("3.16.4")
-	l := c.NewRedissonLimiter(p+"partner", &store.RedissonLimiterOptions{Mode: mode})
+	l := c.NewRedissonLimiter(p+"partner", &store.LimiterOptions{Mode: mode})
 	configured, _ := l.TrySetRate(ctx, store.RateOverall, 2, time.Minute)
 	fmt.Println(l.Mode(), configured)
 	for range 3 {
@@ -65,7 +65,7 @@ func ExampleCounter() {
 	ctx, c, p, done := exampleClient()
 	defer done()
 
-	k := c.NewCounter(p+"ip:10.0.0.7", &store.CounterOptions{Limit: 2, Window: time.Minute})
+	k := c.NewCounter(p+"ip:10.0.0.7", &store.LimiterOptions{Limit: 2, Window: time.Minute})
 	for range 3 {
 		r, _ := k.TryAcquire(ctx, 1)
 		fmt.Println(r.Allowed, r.Count, r.Remaining)

@@ -21,10 +21,10 @@ import (
 // bucket's first count adds the stats hash's PEXPIRE and HLEN (the record
 // block of lock_acquire.lua). Every other command, and any of these run
 // more than once a pair, fails the test. A private server, so no other
-// test moves its counters. Before the hold record moved into the lock's
-// hash (with the queued mark that spares the release its queue lookup), a
-// pair ran 11: the hold record's own HSET and PEXPIRE, an HGET of the
-// count before the DEL, and an empty ZPOPMIN.
+// test moves its counters. The hold record and the queued mark are fields
+// of the lock's hash so that a pair sends no HSET and PEXPIRE of a record
+// key of its own, no HGET of the count before the DEL and no ZPOPMIN of an
+// empty queue.
 func TestLockUncontendedCommands(t *testing.T) {
 	rdb := redistest.NewClient(t, redistest.StartT(t))
 	// Out of the client registry: its beats would count as script commands.
@@ -116,9 +116,7 @@ var notInScripts = map[string]bool{"evalsha": true, "eval": true, "info": true, 
 // per bucket. Spin 8 (TIME, EXISTS, HSET, PEXPIRE, HINCRBY; HMGET, DEL,
 // PUBLISH: its handle releases through the count), fair 14, fenced 10
 // (TIME, HMGET, EXISTS of the lock and of its token key, INCR, HSET,
-// PEXPIRE, HINCRBY; HDEL, PUBLISH), read 16, write 15, token 9. Before the
-// hold record of the RLock-hash kinds moved into the hash: spin 11, fair
-// 16, fenced 14.
+// PEXPIRE, HINCRBY; HDEL, PUBLISH), read 16, write 15, token 9.
 func TestLockKindsUncontendedCommands(t *testing.T) {
 	rdb := redistest.NewClient(t, redistest.StartT(t))
 	c := New(rdb, &Options{NoRegistry: true})

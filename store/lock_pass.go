@@ -131,6 +131,7 @@ func (l *Lock) settle(ctx context.Context) error {
 	if mine && p.err != nil {
 		l.dropTrain()
 		l.levels.Store(0)
+		l.watch.lose(lostPassFailed)
 		if l.watchdog {
 			l.shared.released(l, true)
 		}
@@ -159,6 +160,8 @@ func (l *Lock) tookPass(ctx context.Context, p *localPass) {
 	l.hold.mu.Lock()
 	l.hold.pending, l.hold.next, l.hold.from = p, "", p.at
 	l.hold.mu.Unlock()
+	// The pass sets the lease after p.at, in the releaser's call.
+	l.watch.granted(ctx, leaseEnd(p.at, l.lease), nil)
 	l.carryTrain(p.train)
 	l.took(ctx)
 }
@@ -266,9 +269,11 @@ func (l *Lock) tryPass(ctx context.Context) (passed bool, err error) {
 	}
 	if own != nil {
 		l.levels.Store(0)
+		l.watch.lose(lostNotHeld)
 		return true, own
 	}
 	l.levels.Add(-1)
+	l.watch.released()
 	l.setHold("", time.Time{})
 	if l.watchdog {
 		l.shared.released(l, true)

@@ -489,7 +489,8 @@ func (h *waitHub) deliver(channel, payload string) {
 
 // lost wakes everyone and releases joiners still waiting for a confirmation
 // that may never come (the resubscribe after a redial sends its own).
-// Messages may have been lost, so no "0" is skipped any more either.
+// Messages may have been lost, so no "0" after a hand-off is skipped
+// either.
 func (h *waitHub) lost() {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -369,8 +369,8 @@ func TestLockHandoffSkipsExpiredWaiter(t *testing.T) {
 // Two goroutines sharing a handle: one holds the lock, the other's queue
 // entry expired (it was paused) and its next attempt finds the holder field
 // present. That is a re-entry and must count, or the first Unlock frees the
-// lock under the second. Before the fix the script took "entry gone, field
-// present" for a hand-off and returned "taken" at count 1.
+// lock under the second: a script that took "entry gone, field present"
+// for a hand-off would answer "taken" at count 1.
 func TestLockSharedHandleReentryAfterExpiredEntry(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	name := redistest.Prefix(t) + "lock"

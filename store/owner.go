@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 )
 
@@ -25,14 +27,15 @@ type ownerKey struct{}
 // that Owner would; calls without it use the handle's own random owner.
 // Release with a ctx that carries the same owner as the acquire. An
 // explicit Owner always wins. An empty owner changes nothing; one longer
-// than MaxOwnerLen fails the call with ErrInvalid. Token locks are held by
-// a token, not an owner, and ignore it.
+// than MaxOwnerLen fails the call with ErrInvalid. A TokenLock ignores
+// it: its holder is the value it stores (its LockOptions.Owner, else a
+// random one), which another actor must not be able to guess.
 func WithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, ownerKey{}, owner)
 }
 
-// OwnerFrom returns the owner WithOwner put in ctx, if any.
-func OwnerFrom(ctx context.Context) (string, bool) {
+// ownerFrom returns the owner WithOwner put in ctx, if any.
+func ownerFrom(ctx context.Context) (string, bool) {
 	owner, ok := ctx.Value(ownerKey{}).(string)
 	return owner, ok && owner != ""
 }
@@ -55,7 +58,7 @@ type byOwner[H comparable] struct {
 
 // pick returns the handle that acts for ctx's owner, or self.
 func (b *byOwner[H]) pick(ctx context.Context, self H) H {
-	owner, ok := OwnerFrom(ctx)
+	owner, ok := ownerFrom(ctx)
 	if !ok {
 		return self
 	}
@@ -88,4 +91,13 @@ func actor[H comparable](ctx context.Context, owners *byOwner[H]) H {
 		return self
 	}
 	return owners.pick(ctx, self)
+}
+
+func newWaitToken() string { return randomHex() }
+
+// randomHex returns 8 random bytes in hex: default owners and wait tokens.
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
 }

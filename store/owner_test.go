@@ -87,7 +87,7 @@ func TestWithOwnerNamesPollWaiter(t *testing.T) {
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := c.NewSpinLock(name, &SpinLockOptions{RetryInterval: 5 * time.Millisecond})
+	waiter := c.NewSpinLock(name, &LockOptions{RetryInterval: 5 * time.Millisecond})
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(WithOwner(ctx, "job-7")) }()
 	redistest.Eventually(t, "the waiter shows", func() bool {
@@ -111,7 +111,7 @@ func TestWithOwnerTooLongIsInvalid(t *testing.T) {
 	if err := c.NewLock(redistest.Prefix(t)+"lock", nil).TryLock(ctx); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("got %v, want ErrInvalid", err)
 	}
-	if _, ok := OwnerFrom(WithOwner(ctx, "")); ok {
+	if _, ok := ownerFrom(WithOwner(ctx, "")); ok {
 		t.Fatal("an empty owner counts as none")
 	}
 }

@@ -192,7 +192,7 @@ func TestRegistryAnnouncesStringKinds(t *testing.T) {
 	})
 	c := registryClient(t, rdb, Options{NoBatching: true})
 	tok := c.NewTokenLock(tokenName, nil)
-	hits := c.NewCounter(counterName, &CounterOptions{Limit: 10, Window: time.Minute})
+	hits := c.NewCounter(counterName, &LimiterOptions{Limit: 10, Window: time.Minute})
 	spin := c.NewSpinLock(p+"spin", nil)
 	members = append(members, p+"spin")
 	c.NewLock(lockName, nil)

@@ -51,7 +51,7 @@ func TestRWWatchdogStopsWhenHoldIsGone(t *testing.T) {
 func TestSpinRenewalStopsWhenHoldIsGone(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "spin"
-	s := c.NewSpinLock(name, &SpinLockOptions{Lease: 600 * time.Millisecond})
+	s := c.NewSpinLock(name, &LockOptions{Lease: 600 * time.Millisecond})
 	if err := s.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}

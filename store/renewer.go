@@ -13,12 +13,13 @@ type renewer struct {
 }
 
 // held counts a level and, on the first, starts loop, which must return
-// once stop is closed.
+// once stop is closed. A nil loop only counts the level (a handle without
+// watchdog).
 func (r *renewer) held(loop func(stop chan struct{})) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.holds++
-	if r.stop == nil {
+	if loop != nil && r.stop == nil {
 		r.stop = make(chan struct{})
 		go loop(r.stop)
 	}

@@ -131,9 +131,9 @@ func TestLateReplyTryLockNotAppliedTwice(t *testing.T) {
 
 	p.arm()
 	err := l.TryLock(t.Context())
-	// Before the fix go-redis re-sent the EVALSHA: the lock held count 2
-	// for a caller told of one success. Now the one send ran and the handle
-	// withdrew it: nobody holds a lease the caller does not know of.
+	// A re-sent EVALSHA would leave the lock at count 2 for a caller told
+	// of one success. The one send ran and the handle withdrew it: nobody
+	// holds a lease the caller does not know of.
 	p.waitLost(t)
 	if n, _ := direct.HGet(t.Context(), name, l.HolderID()).Int64(); n != 0 {
 		t.Fatalf("after one TryLock (err %v): reentry count %d, want the lock withdrawn", err, n)
@@ -175,8 +175,8 @@ func TestLateReplyUnlockNotAppliedTwice(t *testing.T) {
 	p.arm()
 	unlockErr := l.Unlock(t.Context())
 	p.waitLost(t)
-	// Before the fix the re-sent release freed a lock whose owner still
-	// held a level; another client could take it.
+	// A re-sent release would free a lock whose owner still holds a
+	// level; another client could take it.
 	n, err := direct.HGet(t.Context(), name, l.HolderID()).Int64()
 	if err != nil || n != 1 {
 		t.Fatalf("after one uncertain Unlock of two levels: count=%d err=%v, want 1", n, err)

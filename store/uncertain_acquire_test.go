@@ -30,11 +30,11 @@ func TestLateReplyAcquireWithdrawnByEveryKind(t *testing.T) {
 	}{
 		{"fenced", func(c *Client, name string) tryLocker { return c.NewFencedLock(name, &LockOptions{Owner: "o"}) }},
 		{"fair", func(c *Client, name string) tryLocker {
-			return c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{Owner: "o"}})
+			return c.NewFairLock(name, &LockOptions{Owner: "o"})
 		}},
 		{"rw-read", func(c *Client, name string) tryLocker { return c.NewRWLock(name, &LockOptions{Owner: "o"}).Reader() }},
 		{"rw-write", func(c *Client, name string) tryLocker { return c.NewRWLock(name, &LockOptions{Owner: "o"}).Writer() }},
-		{"spin", func(c *Client, name string) tryLocker { return c.NewSpinLock(name, &SpinLockOptions{Owner: "o"}) }},
+		{"spin", func(c *Client, name string) tryLocker { return c.NewSpinLock(name, &LockOptions{Owner: "o"}) }},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			p := startLostReplyProxy(t)

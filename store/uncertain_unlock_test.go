@@ -25,13 +25,11 @@ func TestUncertainUnlockStopsRenewal(t *testing.T) {
 	}{
 		{"lock", func(c *Client, name string) tryLocker { return c.NewLock(name, opts) }},
 		{"fenced", func(c *Client, name string) tryLocker { return c.NewFencedLock(name, opts) }},
-		{"fair", func(c *Client, name string) tryLocker {
-			return c.NewFairLock(name, &FairLockOptions{LockOptions: *opts})
-		}},
+		{"fair", func(c *Client, name string) tryLocker { return c.NewFairLock(name, opts) }},
 		{"rw-read", func(c *Client, name string) tryLocker { return c.NewRWLock(name, opts).Reader() }},
 		{"rw-write", func(c *Client, name string) tryLocker { return c.NewRWLock(name, opts).Writer() }},
 		{"spin", func(c *Client, name string) tryLocker {
-			return c.NewSpinLock(name, &SpinLockOptions{Lease: opts.Lease})
+			return c.NewSpinLock(name, &LockOptions{Lease: opts.Lease})
 		}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {

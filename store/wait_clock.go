@@ -52,3 +52,29 @@ func (w *waitClock) pollArgs() []any {
 	}
 	return []any{w.waitedMS(), w.id, strconv.FormatInt(w.ttl.Milliseconds(), 10)}
 }
+
+// Why a parked waiter woke.
+const (
+	wokeHandedOff = iota
+	wokeMessage
+	wokeTimer
+	wokeDone
+)
+
+// waitTurn is one waiting Lock call's place in the queue.
+type waitTurn struct {
+	token  string
+	queued bool // an attempt with token was answered "queued"
+	// queuedAt is when the latest such attempt was sent: the entry lives
+	// at least waitEntryTTL from then, and a hand-off to it sets the lease
+	// after it.
+	queuedAt time.Time
+	// claimed is set once an attempt queued the token with the short claim
+	// lease (replica acknowledgement required): a hand-off to it must then
+	// be confirmed.
+	claimed bool
+	clock   *waitClock
+	// behind is the token of the waiter this one followed in process
+	// before it queued itself (lock_follow.go).
+	behind string
+}

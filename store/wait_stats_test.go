@@ -198,13 +198,13 @@ func TestPollWaitersAppearAndVanish(t *testing.T) {
 	}{
 		{"spin", func(name string) lockPair {
 			h := c.NewSpinLock(name, nil)
-			w := New(rdb, nil).NewSpinLock(name, &SpinLockOptions{RetryInterval: 5 * time.Millisecond})
+			w := New(rdb, nil).NewSpinLock(name, &LockOptions{RetryInterval: 5 * time.Millisecond})
 			return lockPair{h.TryLock, h.Unlock, w.Lock, w.HolderID()}
 		}},
 		{"token", func(name string) lockPair {
 			h := c.NewTokenLock(name, nil)
-			w := c.NewTokenLock(name, &TokenLockOptions{RetryInterval: 5 * time.Millisecond})
-			return lockPair{h.TryLock, h.Unlock, w.Lock, w.Token()}
+			w := c.NewTokenLock(name, &LockOptions{RetryInterval: 5 * time.Millisecond})
+			return lockPair{h.TryLock, h.Unlock, w.Lock, w.HolderID()}
 		}},
 		{"write-waits-for-read", func(name string) lockPair {
 			h := c.NewRWLock(name, nil).Reader()
@@ -263,7 +263,7 @@ func TestFairLockRecordsWait(t *testing.T) {
 	name := redistest.Prefix(t) + "fair"
 	ctx := redistest.Context(t, 20*time.Second)
 	h := New(rdb, nil).NewFairLock(name, nil)
-	w := New(rdb, nil).NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{RetryInterval: 5 * time.Millisecond}})
+	w := New(rdb, nil).NewFairLock(name, &LockOptions{RetryInterval: 5 * time.Millisecond})
 	if err := h.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}

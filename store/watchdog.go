@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,9 +33,13 @@ type renewal struct {
 	every time.Duration
 	due   time.Time
 	index int // in the heap; -1 while out of it (renewing, or gone)
-	// lastOK is when the lease was last set; once a whole lease has passed
-	// without a successful renewal the lock is lost whatever Redis says.
+	// lastOK is when the call that last set the lease was sent; once a
+	// whole lease has passed without a successful renewal the lock is lost
+	// whatever Redis says.
 	lastOK time.Time
+	// others are the other handles of this Client that took the hold
+	// under the same holder field (a shared Owner): a loss is theirs too.
+	others []*Lock
 }
 
 type renewHeap []*renewal
@@ -78,6 +83,9 @@ func (s *lockShared) acquiredFirst(ctx context.Context, l *Lock, first time.Dura
 	defer s.mu.Unlock()
 	if r := s.wd.renewals[k]; r != nil {
 		r.holds++
+		if r.l != l && !slices.Contains(r.others, l) {
+			r.others = append(r.others, l)
+		}
 		return
 	}
 	now := time.Now()
@@ -162,6 +170,7 @@ func (s *lockShared) fire() {
 // comes in between only removes it from the map, which renewOnce notices.
 func (s *lockShared) renewOnce(r *renewal) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.every)
+	sent := time.Now()
 	ok, err := r.l.renew(ctx)
 	cancel()
 	s.mu.Lock()
@@ -172,17 +181,39 @@ func (s *lockShared) renewOnce(r *renewal) {
 	now := time.Now()
 	switch {
 	case err == nil && ok:
-		r.lastOK = now
+		r.lastOK = sent
+		r.tell(func(w *leaseWatch) { w.renewed(leaseEnd(sent, r.l.lease)) })
 	case err == nil && !ok:
 		// Expired, force-unlocked or taken over: nothing left to keep.
 		s.drop(r)
+		r.tell(func(w *leaseWatch) { w.lose(lostGone) })
 		return
-	case errors.Is(err, redis.ErrClosed), now.Sub(r.lastOK) >= r.l.lease:
-		// The client is gone, or the lease ran out while Redis could not be
-		// reached: the lock is lost either way.
+	case errors.Is(err, redis.ErrClosed):
 		s.drop(r)
+		r.tell(func(w *leaseWatch) { w.lose(lostClosed) })
+		return
+	case now.Sub(r.lastOK) >= r.l.lease:
+		// The lease ran out while Redis could not be reached: the lock is
+		// lost either way.
+		s.drop(r)
+		r.tell(func(w *leaseWatch) { w.lose(lostUnrenewed) })
 		return
 	}
-	// Renewed, or a transient error the next round retries.
-	s.schedule(r, now.Add(r.every))
+	// Renewed, or a transient error the next round retries (by the end of
+	// the last confirmed lease at the latest).
+	next := now.Add(r.every)
+	if end := r.lastOK.Add(r.l.lease); err != nil && end.Before(next) {
+		next = end
+	}
+	s.schedule(r, next)
+}
+
+// tell applies f to the lease watch of every handle that took the hold.
+// Callers hold mu; the watches have locks of their own, never taken
+// around mu.
+func (r *renewal) tell(f func(*leaseWatch)) {
+	f(&r.l.watch)
+	for _, l := range r.others {
+		f(&l.watch)
+	}
 }

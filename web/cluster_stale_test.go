@@ -68,7 +68,7 @@ func bucketPerMaster(t *testing.T, e *testEnv, cc *redis.ClusterClient, masters 
 			continue
 		}
 		out[node.Options().Addr] = name
-		if err := e.app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{Capacity: bucketCap,
+		if err := e.app.NewTokenBucket(name, nil).TrySetRate(ctx, store.TokenBucketConfig{Capacity: bucketCap,
 			IntervalMS: float64(time.Hour.Milliseconds()), Initial: bucketCap}); err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestClusterNodeDownOthersStayLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the master back and its bucket made again", func() bool {
-		return e.app.NewTokenBucket(dead, nil).Init(ctx, store.TokenBucketConfig{Capacity: bucketCap,
+		return e.app.NewTokenBucket(dead, nil).TrySetRate(ctx, store.TokenBucketConfig{Capacity: bucketCap,
 			IntervalMS: float64(time.Hour.Milliseconds()), Initial: bucketCap}) == nil
 	})
 	acquire(t, e, dead, 2)

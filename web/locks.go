@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 	"github.com/lockwarden/lockwarden/web/admin"
@@ -97,7 +96,7 @@ func (s *Server) handleLockPage(c echo.Context) error {
 		return err
 	}
 	l, err := s.insp.GetLock(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, inspect.ErrNotFound) {
 		// Nobody holds it now: when the console listed it within the hour
 		// or its past is kept, the page says since when and who held it.
 		in, gerr := s.goneInput(ctx, name)

@@ -319,7 +319,7 @@ func (t *traffic) stuckHolder(ctx context.Context) {
 func (t *traffic) tokenLockWorker(ctx context.Context) {
 	name := t.cfg.Prefix + demoTokenLock
 	for sleep(ctx, between(300*time.Millisecond, 1500*time.Millisecond)) {
-		l := t.apps[1].NewTokenLock(name, &store.TokenLockOptions{Lease: 5 * time.Second})
+		l := t.apps[1].NewTokenLock(name, &store.LockOptions{Lease: 5 * time.Second})
 		if err := l.TryLock(ctx); err != nil {
 			if ctx.Err() == nil && !errors.Is(err, store.ErrNotObtained) {
 				t.log.Debug("demo token lock", "name", name, "err", err)
@@ -353,7 +353,7 @@ func (t *traffic) partnerWorker(ctx context.Context, app *store.Client) {
 // counterWorker is one client hitting an IP-limited endpoint a little
 // faster than its limit allows.
 func (t *traffic) counterWorker(ctx context.Context) {
-	c := t.apps[0].NewCounter(t.cfg.Prefix+demoHits, &store.CounterOptions{Limit: demoHitLimit, Window: demoHitWindow})
+	c := t.apps[0].NewCounter(t.cfg.Prefix+demoHits, &store.LimiterOptions{Limit: demoHitLimit, Window: demoHitWindow})
 	for sleep(ctx, demoHitEvery) {
 		h, err := c.TryAcquire(ctx, 1)
 		switch {
@@ -400,7 +400,7 @@ func (t *traffic) rwWorker(ctx context.Context, app *store.Client, owner string,
 // again: with four of them most of the time one holds and the others wait
 // in line.
 func (t *traffic) fairWorker(ctx context.Context, app *store.Client, owner string) {
-	l := app.NewFairLock(t.cfg.Prefix+demoFair, &store.FairLockOptions{LockOptions: store.LockOptions{Owner: owner}})
+	l := app.NewFairLock(t.cfg.Prefix+demoFair, &store.LockOptions{Owner: owner})
 	for sleep(ctx, between(50*time.Millisecond, 200*time.Millisecond)) {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := l.Lock(wctx)
@@ -484,9 +484,9 @@ func prefixed(prefix string, names []string) []string {
 
 // The functions below adapt the demo to store's client API.
 
-// initBucket creates a token bucket unless one exists (Init leaves a live one alone).
+// initBucket creates a token bucket unless one exists (TrySetRate leaves a live one alone).
 func initBucket(ctx context.Context, app *store.Client, name string, initial, capacity int64, intervalMS float64) error {
-	return app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{
+	return app.NewTokenBucket(name, nil).TrySetRate(ctx, store.TokenBucketConfig{
 		Capacity: capacity, IntervalMS: intervalMS, Initial: initial,
 	})
 }

@@ -45,7 +45,7 @@ func makeTopoObjects(ctx context.Context, rdb redis.UniversalClient, prefix stri
 	defer app.Close() // its heartbeat would count in the sampler's commands
 	for i := range topoBuckets {
 		name := fmt.Sprintf("%srl:%d", prefix, i)
-		if err := app.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{Capacity: 1000, IntervalMS: 1, Initial: 1000}); err != nil {
+		if err := app.NewTokenBucket(name, nil).TrySetRate(ctx, store.TokenBucketConfig{Capacity: 1000, IntervalMS: 1, Initial: 1000}); err != nil {
 			return nil, nil, err
 		}
 		lims = append(lims, name)

@@ -442,7 +442,7 @@ func makeBuckets(ctx context.Context, st *store.Client, prefix string, n int) ([
 		go func() {
 			defer wg.Done()
 			for i := g; i < n; i += 16 {
-				if err := bs[i].Init(ctx, store.TokenBucketConfig{Capacity: 100, IntervalMS: 10, Initial: 100}); err != nil {
+				if err := bs[i].TrySetRate(ctx, store.TokenBucketConfig{Capacity: 100, IntervalMS: 10, Initial: 100}); err != nil {
 					errs <- err
 					return
 				}

@@ -27,7 +27,7 @@ var limiterPeers = []limiterPeer{
 		// One store.Client per application instance, as for the locks:
 		// its calls from many goroutines are batched together.
 		b := rdb.store().NewTokenBucket(key, nil)
-		err := b.Init(ctx, store.TokenBucketConfig{Capacity: capacity, IntervalMS: 1000 / perSec, Initial: capacity})
+		err := b.TrySetRate(ctx, store.TokenBucketConfig{Capacity: capacity, IntervalMS: 1000 / perSec, Initial: capacity})
 		return func(ctx context.Context) (bool, error) {
 			res, err := b.TryAcquire(ctx, 1)
 			return res.Allowed, err

@@ -5,6 +5,9 @@
 --            holder's hold record (wire.HoldField), which goes with it
 -- KEYS[2] -> queue (LIST), wire.FairLockQueueKey(name)
 -- KEYS[3] -> deadlines (ZSET), wire.FairLockTimeoutKey(name)
+-- KEYS[4] -> (optional) stats of the lock (HASH), wire.StatsKey(name):
+--            a refused release is recorded there as a late one
+--            (lib/late.lua)
 -- ARGV[1] -> lease in milliseconds, re-armed while levels remain
 -- ARGV[2] -> holder field "<uuid>:<owner>"
 -- ARGV[3] -> channel prefix, wire.UnlockChannel(name); a waiter's channel
@@ -15,7 +18,8 @@
 -- Returns:
 --   nil -> the caller does not hold the lock (absent, someone else's, not a
 --          hash); the lock is unchanged, but a lock already gone still
---          wakes the head waiter, as Redisson does, since nobody else will
+--          wakes the head waiter, as Redisson does, since nobody else will;
+--          with KEYS[4] the late release of a hash or no key is recorded
 --   0   -> one level released, still held; lease restarted
 --   1   -> released: key deleted, the head waiter (if any) told
 local lock = KEYS[1]
@@ -26,6 +30,7 @@ local holder = ARGV[2]
 local prefix = ARGV[3]
 local message = ARGV[4]
 local sharded = ARGV[5] == '1'
+local stats = KEYS[4]
 
 --#include lib/announce.lua
 
@@ -48,16 +53,23 @@ local function wake_head()
 end
 
 local count = redis.pcall('HGET', lock, holder)
-if type(count) ~= 'string' then
-  if count == false and redis.call('EXISTS', lock) == 0 then
-    wake_head()
+if type(count) == 'string' then
+  if redis.call('HINCRBY', lock, holder, '-1') > 0 then
+    redis.call('PEXPIRE', lock, lease)
+    return 0
   end
+  redis.call('DEL', lock)
+  wake_head()
+  return 1
+end
+if count == false and redis.call('EXISTS', lock) == 0 then
+  wake_head()
+end
+if count ~= false or not stats then
   return nil
 end
-if redis.call('HINCRBY', lock, holder, '-1') > 0 then
-  redis.call('PEXPIRE', lock, lease)
-  return 0
-end
-redis.call('DEL', lock)
-wake_head()
-return 1
+
+--#include lib/late.lua
+
+late('release', holder, next_holder(redis.call('HGETALL', lock)))
+return nil

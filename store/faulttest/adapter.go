@@ -10,9 +10,7 @@ import (
 )
 
 // Every call the suite makes into store's lock and limiter handles is in
-// this file, so the API changes under way (SpinLock.TryLock returning
-// error, TokenLock's TryLock/Lock/Unlock, limiters' TryAcquire/Acquire with
-// n) are adjusted here and nowhere else.
+// this file, so a change of store's API is followed here and nowhere else.
 
 // locker is one holder's handle on one lock.
 type locker interface {
@@ -62,7 +60,9 @@ var lockKinds = []lockKind{
 		return c.NewLock(key, lockOpts())
 	}},
 	{name: "fair", reentrant: true, newLock: func(c *store.Client, key string) locker {
-		return c.NewFairLock(key, &store.FairLockOptions{LockOptions: *lockOpts(), ThreadWaitTime: time.Second})
+		o := lockOpts()
+		o.ThreadWaitTime = time.Second
+		return c.NewFairLock(key, o)
 	}},
 	{name: "fenced", reentrant: true, newLock: func(c *store.Client, key string) locker {
 		return c.NewFencedLock(key, lockOpts())
@@ -72,10 +72,10 @@ var lockKinds = []lockKind{
 		newRead: func(c *store.Client, key string) locker { return c.NewRWLock(key, lockOpts()).Reader() },
 	},
 	{name: "spin", reentrant: true, newLock: func(c *store.Client, key string) locker {
-		return c.NewSpinLock(key, &store.SpinLockOptions{Lease: spinLease, RetryInterval: 2 * time.Millisecond})
+		return c.NewSpinLock(key, &store.LockOptions{Lease: spinLease, RetryInterval: 2 * time.Millisecond})
 	}},
 	{name: "token", newLock: func(c *store.Client, key string) locker {
-		return tokenLocker{c.NewTokenLock(key, &store.TokenLockOptions{Lease: lease, RetryInterval: 2 * time.Millisecond})}
+		return tokenLocker{c.NewTokenLock(key, &store.LockOptions{Lease: lease, RetryInterval: 2 * time.Millisecond})}
 	}},
 }
 
@@ -98,7 +98,7 @@ func token(l locker) int64 {
 
 // documented are the errors store promises its callers (errors.go).
 var documented = []error{
-	store.ErrUncertain, store.ErrNotObtained, store.ErrNotHeld, store.ErrNotFound, store.ErrRateLimited, store.ErrRedissonMode,
+	store.ErrUncertain, store.ErrNotObtained, store.ErrNotHeld, store.ErrRateLimited, store.ErrRedissonMode,
 	store.ErrNotConfigured, store.ErrModify, store.ErrWrongKind, store.ErrInvalid,
 	context.Canceled, context.DeadlineExceeded,
 }
@@ -159,7 +159,7 @@ const (
 var limiterKinds = []limiterKind{
 	{name: "bucket", bound: bucketCapacity + bucketPerSec, floor: bucketCapacity,
 		setup: func(ctx context.Context, c *store.Client, key string) error {
-			return c.NewTokenBucket(key, nil).Init(ctx, store.TokenBucketConfig{Capacity: bucketCapacity, IntervalMS: 1000.0 / bucketPerSec, Initial: bucketCapacity})
+			return c.NewTokenBucket(key, nil).TrySetRate(ctx, store.TokenBucketConfig{Capacity: bucketCapacity, IntervalMS: 1000.0 / bucketPerSec, Initial: bucketCapacity})
 		},
 		open: func(c *store.Client, key string) limiter { return bucketLimiter{c.NewTokenBucket(key, nil)} }},
 	{name: "redisson", bound: windowRate + windowRate, floor: windowRate,
@@ -173,7 +173,7 @@ var limiterKinds = []limiterKind{
 	{name: "counter", bound: windowRate + windowRate, floor: windowRate,
 		setup: func(context.Context, *store.Client, string) error { return nil },
 		open: func(c *store.Client, key string) limiter {
-			return counterLimiter{c.NewCounter(key, &store.CounterOptions{Limit: windowRate, Window: time.Second})}
+			return counterLimiter{c.NewCounter(key, &store.LimiterOptions{Limit: windowRate, Window: time.Second})}
 		}},
 }
 

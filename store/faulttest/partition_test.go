@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -183,11 +182,10 @@ func holderCut(t *testing.T, lab *netLab, obs, holderNode, rivalNode *netNode, m
 		rival := rivalC.NewFencedLock(name, &store.LockOptions{Lease: lease})
 		var rivalAt time.Time
 		for deadline := time.Now().Add(10 * lease); ; {
-			if v, err := admin.HGet(ctx, wire.HeldKey(name), field).Result(); err == nil {
-				if _, renewed, ok := strings.Cut(v, " "); ok {
-					if ms, err := strconv.ParseInt(renewed, 10, 64); err == nil && ms > lastRenewed {
-						lastRenewed = ms
-					}
+			// A fenced lock keeps its hold record in its own hash.
+			if v, err := admin.HGet(ctx, name, wire.HoldField(field)).Result(); err == nil {
+				if _, ms, ok := wire.ParseHoldRecord(v); ok && ms > lastRenewed {
+					lastRenewed = ms
 				}
 			}
 			if err := rival.TryLock(ctx); err == nil {
@@ -199,12 +197,8 @@ func holderCut(t *testing.T, lab *netLab, obs, holderNode, rivalNode *netNode, m
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		held, err := admin.HGet(ctx, wire.HeldKey(name), rival.HolderID()).Result()
-		acquiredMS := int64(0)
-		if err == nil {
-			acquired, _, _ := strings.Cut(held, " ")
-			acquiredMS, _ = strconv.ParseInt(acquired, 10, 64)
-		}
+		held, _ := admin.HGet(ctx, name, wire.HoldField(rival.HolderID())).Result()
+		acquiredMS, _, _ := wire.ParseHoldRecord(held)
 		if lastRenewed == 0 || acquiredMS == 0 {
 			t.Fatalf("round %d: hold times not read (holder renewed %d, rival acquired %d)", round, lastRenewed, acquiredMS)
 		}
@@ -223,7 +217,7 @@ func holderCut(t *testing.T, lab *netLab, obs, holderNode, rivalNode *netNode, m
 		}
 		lab.heal()
 		uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err = holder.Unlock(uctx)
+		err := holder.Unlock(uctx)
 		cancel()
 		learned := time.Since(rivalAt)
 		if !errors.Is(err, store.ErrNotHeld) && !errors.Is(err, store.ErrUncertain) {

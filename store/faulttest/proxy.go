@@ -1,4 +1,4 @@
-// Package faulttest holds the fault suite of issue 14: every lock kind and
+// Package faulttest holds the fault suite: every lock kind and
 // limiter of package store runs against a real redis-server through a TCP
 // proxy that delays and cuts replies, while Redis is restarted, its script
 // cache flushed and its clients paused, and a checker proves that no lock

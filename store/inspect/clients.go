@@ -169,7 +169,7 @@ type ReleaseResult struct {
 	// What is the Hold's: "holds", "read", "write", or "waits" for the
 	// client's places in a fair lock's queue.
 	What string `json:"what"`
-	// Err is nil when released; ErrHolderChanged or store.ErrNotFound when
+	// Err is nil when released; ErrHolderChanged or ErrNotFound when
 	// the holder let go first (nothing changed).
 	Err error `json:"-"`
 }

@@ -288,7 +288,7 @@ func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
 	})
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
-	holder := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: time.Minute, NoWatchdog: true}})
+	holder := app.NewFairLock(name, &store.LockOptions{Lease: time.Minute, NoWatchdog: true})
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
 	rdb.RPush(ctx, wire.FairLockQueueKey(name), dead+":1")
 	rdb.ZAdd(ctx, wire.FairLockTimeoutKey(name), redis.Z{Score: float64(deadline), Member: dead + ":1"})
 
-	live := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: time.Minute, NoWatchdog: true}})
+	live := app.NewFairLock(name, &store.LockOptions{Lease: time.Minute, NoWatchdog: true})
 	done := make(chan error, 1)
 	go func() { done <- live.Lock(ctx) }()
 	redistest.Eventually(t, "the live waiter is queued", func() bool { return queueLen(rdb, name) == 2 })

@@ -157,7 +157,7 @@ func (r keyRead) wrongKind(what, name string) error {
 // other name with hash_read.lua (which sizes a hash before it transfers
 // it), and, when that finds no hash, a sorted set with a bounded read. The
 // convention it turns out to be adds its side reads (which may find it is
-// not that convention after all). store.ErrNotFound when there is no key.
+// not that convention after all). ErrNotFound when there is no key.
 func (c *Inspector) readByType(ctx context.Context, name string) (keyRead, error) {
 	p := c.ObjectPatterns()
 	var r keyRead
@@ -213,7 +213,7 @@ func (c *Inspector) readByType(ctx context.Context, name string) (keyRead, error
 		}
 	}
 	if r.typ == "none" {
-		return r, store.ErrNotFound
+		return r, ErrNotFound
 	}
 	if cv := p.conv.of(name); cv != nil && cv.side != nil && cv.keyType == r.typ && (r.lock != nil || r.lim != nil) {
 		pipe := c.rdb.Pipeline()
@@ -250,7 +250,7 @@ func (c *Inspector) resetConvention(ctx context.Context, name string) (ok bool, 
 	case 1:
 		return true, nil
 	case 0:
-		return true, fmt.Errorf("store: reset %q: %w", name, store.ErrNotFound)
+		return true, fmt.Errorf("store: reset %q: %w", name, ErrNotFound)
 	}
 	return true, fmt.Errorf("store: reset %q: %w", name, store.ErrWrongKind)
 }

@@ -53,7 +53,7 @@ func TestDeadlineLockClassifiedAndForceUnlockedByValue(t *testing.T) {
 	if rdb.Exists(ctx, name).Val() != 0 {
 		t.Fatal("not deleted")
 	}
-	if err := insp.ForceUnlock(ctx, name, seen); !errors.Is(err, store.ErrNotFound) {
+	if err := insp.ForceUnlock(ctx, name, seen); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("gone: %v", err)
 	}
 }

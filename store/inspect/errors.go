@@ -103,7 +103,7 @@ func ErrorOf(err error) *Error {
 	switch {
 	case errors.As(err, &ve):
 		return &Error{Code: CodeInvalid, Field: ve.Field, Message: ve.Field + " " + ve.Message, Err: err}
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrModify):
+	case errors.Is(err, ErrNotFound), errors.Is(err, store.ErrModify):
 		return &Error{Code: CodeNotFound, Message: "not found", Err: err}
 	case errors.Is(err, store.ErrWrongKind):
 		return &Error{Code: CodeNotFound, Message: "the key holds a different kind of object", Err: err}

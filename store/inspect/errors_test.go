@@ -23,7 +23,7 @@ func TestErrorOfMapsOnce(t *testing.T) {
 		{own, CodeInvalid, "rate"},
 		{fmt.Errorf("wrapped: %w", own), CodeInvalid, "rate"},
 		{&store.ValidationError{Field: "interval_ms", Message: "must be positive"}, CodeInvalid, "interval_ms"},
-		{fmt.Errorf("get: %w", store.ErrNotFound), CodeNotFound, ""},
+		{fmt.Errorf("get: %w", ErrNotFound), CodeNotFound, ""},
 		{store.ErrModify, CodeNotFound, ""},
 		{store.ErrWrongKind, CodeNotFound, ""},
 		{ErrHolderChanged, CodeConflict, ""},
@@ -57,7 +57,7 @@ func TestObjectErrorNamesTheObject(t *testing.T) {
 		code Code
 		msg  string
 	}{
-		{store.ErrNotFound, CodeNotFound, `no lock named "orders:42"`},
+		{ErrNotFound, CodeNotFound, `no lock named "orders:42"`},
 		{ErrHolderChanged, CodeConflict, `lock "orders:42" is no longer held by that holder; nothing was changed`},
 		{context.DeadlineExceeded, CodeUnavailable, "Redis did not answer in time"},
 	} {

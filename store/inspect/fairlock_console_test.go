@@ -1,7 +1,7 @@
 package inspect
 
-// Moved from store's fairlock_client_test.go: these take a lock with the application client
-// and check what the console reads of it or does to it.
+// These take a lock with the application client (package store) and check
+// what the console reads of it or does to it.
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 func TestFairCancelAndForceUnlock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fair"
-	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 900 * time.Millisecond}})
+	holder := c.NewFairLock(name, &store.LockOptions{Lease: 900 * time.Millisecond})
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestFairCancelAndForceUnlock(t *testing.T) {
 	}
 
 	redistest.WaitRenewed(t, rdb, name, 2) // the watchdog renews
-	next := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryInterval: time.Minute}})
+	next := store.New(rdb, nil).NewFairLock(name, &store.LockOptions{RetryInterval: time.Minute})
 	done := make(chan error, 1)
 	go func() { done <- next.Lock(ctx) }()
 	redistest.Eventually(t, "the waiter is queued", func() bool { return queueLen(rdb, name) == 1 })
@@ -70,7 +70,7 @@ func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "fair"
 	// Renewed every 200 ms: a late renewal on a loaded machine has 400 ms.
-	holder := c.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: 600 * time.Millisecond}})
+	holder := c.NewFairLock(name, &store.LockOptions{Lease: 600 * time.Millisecond})
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestFairLiveWaitersKeepTheirPlace(t *testing.T) {
 	var wg sync.WaitGroup
 	var ids []string
 	for i := range 2 {
-		w := store.New(rdb, nil).NewFairLock(name, &store.FairLockOptions{ThreadWaitTime: 100 * time.Millisecond})
+		w := store.New(rdb, nil).NewFairLock(name, &store.LockOptions{ThreadWaitTime: 100 * time.Millisecond})
 		ids = append(ids, w.HolderID())
 		wg.Add(1)
 		go func() {
@@ -144,7 +144,7 @@ func TestFairOrder(t *testing.T) {
 		}
 		// A long retry cap: only the wake-up on its own channel (or a
 		// queue-freshness retry) brings a waiter back early.
-		w := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{RetryInterval: time.Minute}})
+		w := app.NewFairLock(name, &store.LockOptions{RetryInterval: time.Minute})
 		waiters = append(waiters, w)
 		wg.Add(1)
 		go func() {

@@ -1,7 +1,7 @@
 package inspect
 
-// Moved from store's fencedlock_client_test.go: these take a lock with the application client
-// and check what the console reads of it or does to it.
+// These take a lock with the application client (package store) and check
+// what the console reads of it or does to it.
 
 import (
 	"context"

@@ -90,11 +90,11 @@ func TestGetByNameNeverReadsALargeHash(t *testing.T) {
 			t.Errorf("GetLimiter(%s) = %v, want store.ErrWrongKind", k, err)
 		}
 	}
-	if _, err := c.GetLock(ctx, p+"none"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("GetLock of no key = %v, want store.ErrNotFound", err)
+	if _, err := c.GetLock(ctx, p+"none"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetLock of no key = %v, want ErrNotFound", err)
 	}
-	if _, err := c.GetLimiter(ctx, p+"none"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("GetLimiter of no key = %v, want store.ErrNotFound", err)
+	if _, err := c.GetLimiter(ctx, p+"none"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetLimiter of no key = %v, want ErrNotFound", err)
 	}
 }
 

@@ -53,11 +53,11 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			return holdCase{take: l.TryLock, release: l.Unlock, holder: l.HolderID(), inHash: true}
 		},
 		"spin": func(name string) holdCase {
-			s := app.NewSpinLock(name, &store.SpinLockOptions{Lease: lease})
+			s := app.NewSpinLock(name, &store.LockOptions{Lease: lease})
 			return holdCase{take: s.TryLock, release: s.Unlock, holder: s.HolderID(), inHash: true}
 		},
 		"fair": func(name string) holdCase {
-			f := app.NewFairLock(name, &store.FairLockOptions{LockOptions: store.LockOptions{Lease: lease}})
+			f := app.NewFairLock(name, &store.LockOptions{Lease: lease})
 			return holdCase{take: f.TryLock, release: f.Unlock, holder: f.HolderID(), inHash: true}
 		},
 		"fenced": func(name string) holdCase {
@@ -73,8 +73,8 @@ func TestHoldTimesEveryKind(t *testing.T) {
 			return holdCase{take: w.TryLock, release: w.Unlock, holder: w.HolderID()}
 		},
 		"token": func(name string) holdCase {
-			tl := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute})
-			return holdCase{take: tl.TryLock, release: tl.Unlock, holder: tl.Token(), renew: tl.Refresh}
+			tl := app.NewTokenLock(name, &store.LockOptions{Lease: time.Minute})
+			return holdCase{take: tl.TryLock, release: tl.Unlock, holder: tl.HolderID(), renew: tl.Refresh}
 		},
 	}
 	for kind, mk := range kinds {
@@ -249,17 +249,17 @@ func TestTokenForceUnlockWakesWaiter(t *testing.T) {
 	insp := New(redistest.UniversalFor(t, rdb), &Options{Patterns: ObjectPatterns{TokenLocks: []string{p + "token:*"}}})
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	t.Cleanup(func() { _ = app.Close() })
-	stuck := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute})
+	stuck := app.NewTokenLock(name, &store.LockOptions{Lease: time.Minute})
 	if err := stuck.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := app.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Minute, RetryInterval: time.Hour})
+	waiter := app.NewTokenLock(name, &store.LockOptions{Lease: time.Minute, RetryInterval: time.Hour})
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	redistest.Eventually(t, "the waiter listens", func() bool {
 		return rdb.PubSubNumSub(ctx, wire.TokenLockChannel(name)).Val()[wire.TokenLockChannel(name)] > 0
 	})
-	if err := insp.ForceUnlock(ctx, name, stuck.Token()); err != nil {
+	if err := insp.ForceUnlock(ctx, name, stuck.HolderID()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -77,13 +78,21 @@ func New(rdb redis.UniversalClient, opts *Options) *Inspector {
 // Redis returns the underlying client.
 func (c *Inspector) Redis() redis.UniversalClient { return c.rdb }
 
+// ErrNotFound: no lock or limiter of a known kind at that name.
+var ErrNotFound = wire.ErrNotFound
+
 // ErrHolderChanged: a force-unlock named a holder that no longer holds the
 // lock; nothing was changed.
 var ErrHolderChanged = errors.New("inspect: lock holder changed")
 
-// validateName is store's, so the console and applications refuse the same
-// names with the same error.
-var validateName = store.ValidateName
+// validateName is store's rule (wire.CheckName), so the console and
+// applications refuse the same names with the same error.
+func validateName(name string) error {
+	if field, msg := wire.CheckName(name); field != "" {
+		return &store.ValidationError{Field: field, Message: msg}
+	}
+	return nil
+}
 
 // invalid builds store's *ValidationError, so every validation error of the
 // console maps once, by errors.Is(err, store.ErrInvalid).

@@ -74,7 +74,7 @@ func TestKindRedissonFixedWindow(t *testing.T) {
 	}
 
 	// The store handle behaves as Redisson before 3.13.3: the window is the value's life.
-	h := c.NewRedissonLimiter(name, &store.RedissonLimiterOptions{Mode: store.RedissonFixed})
+	h := c.NewRedissonLimiter(name, &store.LimiterOptions{Mode: store.RedissonFixed})
 	for i := 0; i < 5; i++ {
 		if r, err := h.TryAcquire(ctx, 1); err != nil || !r.Allowed {
 			t.Fatalf("acquire %d = %+v, %v", i, r, err)
@@ -194,7 +194,7 @@ func TestKindCounter(t *testing.T) {
 	if err := c.ResetCounter(ctx, ip); err != nil || rdb.Exists(ctx, ip).Val() != 0 {
 		t.Fatalf("reset = %v", err)
 	}
-	k := c.NewCounter(ip, &store.CounterOptions{Limit: 2, Window: time.Minute})
+	k := c.NewCounter(ip, &store.LimiterOptions{Limit: 2, Window: time.Minute})
 	for i, want := range []bool{true, true, false} {
 		h, err := k.TryAcquire(ctx, 1)
 		if err != nil || h.Allowed != want || h.Count != int64(i+1) || h.ResetAfter <= 0 {
@@ -207,7 +207,7 @@ func TestKindCounter(t *testing.T) {
 // waiting for the next window, n above the limit refused before Redis.
 func TestKindCounterAcquire(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
-	k := c.NewCounter(p+"ip:10.1.1.1", &store.CounterOptions{Limit: 3, Window: 300 * time.Millisecond})
+	k := c.NewCounter(p+"ip:10.1.1.1", &store.LimiterOptions{Limit: 3, Window: 300 * time.Millisecond})
 	if r, err := k.TryAcquire(ctx, 2); err != nil || !r.Allowed || r.Count != 2 || r.Remaining != 1 {
 		t.Fatalf("2 hits = %v, %v", r, err)
 	}

@@ -239,8 +239,8 @@ func TestKindTokenLock(t *testing.T) {
 	}
 
 	// The store handle: lock, refuse a second token, compare-and-delete.
-	a := c.NewTokenLock(name, &store.TokenLockOptions{Lease: 10 * time.Second})
-	b := c.NewTokenLock(name, &store.TokenLockOptions{Lease: 10 * time.Second, RetryInterval: time.Millisecond, Attempts: 2})
+	a := c.NewTokenLock(name, &store.LockOptions{Lease: 10 * time.Second})
+	b := c.NewTokenLock(name, &store.LockOptions{Lease: 10 * time.Second, RetryInterval: time.Millisecond, Attempts: 2})
 	if err := a.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestKindTokenLock(t *testing.T) {
 	if err := b.Lock(ctx); !errors.As(err, &le) {
 		t.Fatalf("Lock after its attempts = %v, want the last *store.LockedError", err)
 	}
-	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) || rdb.Get(ctx, name).Val() != a.Token() {
+	if err := b.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) || rdb.Get(ctx, name).Val() != a.HolderID() {
 		t.Fatalf("unlock by another token = %v", err)
 	}
 	if err := b.Refresh(ctx); !errors.Is(err, store.ErrNotHeld) {
@@ -274,12 +274,12 @@ func TestKindTokenLock(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	w := c.NewTokenLock(name, &store.TokenLockOptions{RetryInterval: time.Millisecond})
+	w := c.NewTokenLock(name, &store.LockOptions{RetryInterval: time.Millisecond})
 	if err := w.Lock(cctx); !errors.Is(err, store.ErrNotObtained) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock with ctx over = %v", err)
 	}
 	var ve *store.ValidationError
-	if err := c.NewTokenLock(name, &store.TokenLockOptions{Lease: time.Microsecond}).TryLock(ctx); !errors.As(err, &ve) || ve.Field != "lease" {
+	if err := c.NewTokenLock(name, &store.LockOptions{Lease: time.Microsecond}).TryLock(ctx); !errors.As(err, &ve) || ve.Field != "lease" {
 		t.Fatalf("sub-ms lease = %v", err)
 	}
 }
@@ -288,8 +288,8 @@ func TestKindTokenLock(t *testing.T) {
 func TestKindSpinLock(t *testing.T) {
 	ctx, c, rdb, p := kindSetup(t)
 	name := p + "spin"
-	a := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 900 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
-	b := c.NewSpinLock(name, &store.SpinLockOptions{Lease: 900 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
+	a := c.NewSpinLock(name, &store.LockOptions{Lease: 900 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
+	b := c.NewSpinLock(name, &store.LockOptions{Lease: 900 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}

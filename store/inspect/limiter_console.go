@@ -22,7 +22,7 @@ var counterResetScript = store.NewScript(luascripts.Source("counter_reset"))
 // GetLimiter reads one limiter with the Redis time of the read, so Available
 // includes the refill (token bucket) or the returned grants (Redisson
 // sliding window) up to now. Its hash is read by hash_read.lua, which
-// leaves a hash too large to be a limiter unread. store.ErrNotFound when
+// leaves a hash too large to be a limiter unread. ErrNotFound when
 // there is no key at name, store.ErrWrongKind when the key holds something
 // that is not a limiter.
 func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, error) {
@@ -85,7 +85,7 @@ func (c *Inspector) ModifyLimiter(ctx context.Context, name string, rate int64, 
 //     application (a *store.ValidationError); ResetCounter forgets its hits.
 //
 // Invalid input is a *store.ValidationError (Field "rate" or "interval_ms") and
-// changes nothing. store.ErrNotFound when there is no limiter at name (the error
+// changes nothing. ErrNotFound when there is no limiter at name (the error
 // also matches store.ErrModify); store.ErrWrongKind when the key holds something else.
 func (c *Inspector) ModifyLimiterWith(ctx context.Context, name string, e LimiterEdit) (*LimiterInfo, error) {
 	if err := validateName(name); err != nil {
@@ -97,8 +97,8 @@ func (c *Inspector) ModifyLimiterWith(ctx context.Context, name string, e Limite
 		return nil, err
 	}
 	info, err := c.GetLimiter(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, store.ErrModify)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, store.ErrModify)
 	}
 	if err != nil {
 		return nil, err
@@ -109,12 +109,12 @@ func (c *Inspector) ModifyLimiterWith(ctx context.Context, name string, e Limite
 	case KindCounter:
 		return nil, invalid("rate", "an access counter's limit is enforced by the application's own script; reset the counter instead")
 	case KindTokenBucket:
-		err = c.app.NewTokenBucket(name, nil).Modify(ctx, e.Rate, e.IntervalMS)
+		err = c.app.NewTokenBucket(name, nil).SetRate(ctx, store.Limit{Capacity: e.Rate, IntervalMS: e.IntervalMS})
 	default:
 		return nil, invalid("rate", "a %s limiter's settings are the application's; lockwarden can only reset it", info.Kind)
 	}
 	if errors.Is(err, store.ErrModify) {
-		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (info *LimiterInfo) DescribeEdit(e LimiterEdit) string {
 
 // ResetCounter forgets the hits of the access counter at name, so the
 // client it limits is admitted again at once (its next hit starts a new
-// window). store.ErrNotFound: no such key. store.ErrWrongKind: the key is not a
+// window). ErrNotFound: no such key. store.ErrWrongKind: the key is not a
 // counter (not matching a counter pattern, or not a whole number); it is
 // left alone.
 func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
@@ -257,7 +257,7 @@ func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	case 1:
 		return nil
 	case 0:
-		return fmt.Errorf("store: reset counter %q: %w", name, store.ErrNotFound)
+		return fmt.Errorf("store: reset counter %q: %w", name, ErrNotFound)
 	}
 	return fmt.Errorf("store: reset counter %q: %w", name, store.ErrWrongKind)
 }

@@ -14,13 +14,13 @@ import (
 func TestLimiterModify(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	if _, err := c.ModifyLimiter(ctx, name, 10, 2); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrModify) {
-		t.Errorf("ModifyLimiter of a missing name = %v, want store.ErrNotFound (and store.ErrModify)", err)
+	if _, err := c.ModifyLimiter(ctx, name, 10, 2); !errors.Is(err, ErrNotFound) || !errors.Is(err, store.ErrModify) {
+		t.Errorf("ModifyLimiter of a missing name = %v, want ErrNotFound (and store.ErrModify)", err)
 	}
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
 		t.Errorf("ModifyLimiter of a missing name created the key")
 	}
-	if err := c.NewTokenBucket(name, nil).Init(ctx, store.TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 5}); err != nil {
+	if err := c.NewTokenBucket(name, nil).TrySetRate(ctx, store.TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 5}); err != nil {
 		t.Fatal(err)
 	}
 	before := rdb.HGetAll(ctx, name).Val()
@@ -64,8 +64,8 @@ func TestLimiterModify(t *testing.T) {
 func TestLimiterGet(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
-	if _, err := c.GetLimiter(ctx, name); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("GetLimiter of a missing name = %v, want store.ErrNotFound", err)
+	if _, err := c.GetLimiter(ctx, name); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetLimiter of a missing name = %v, want ErrNotFound", err)
 	}
 	rdb.Set(ctx, name+":str", "x", 0)
 	if _, err := c.GetLimiter(ctx, name+":str"); !errors.Is(err, store.ErrWrongKind) {

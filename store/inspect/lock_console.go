@@ -34,7 +34,7 @@ var (
 // GetLock reads the lock at name: its hash (hash_read.lua, which reads a
 // hash only while it is small enough to be a lock) or, for a name matching
 // a token-lock pattern, its string (a bounded read), atomically, then its
-// side keys (fair queue, fencing token, read-level leases). store.ErrNotFound
+// side keys (fair queue, fencing token, read-level leases). ErrNotFound
 // when there is no key; store.ErrWrongKind when the key exists but is not a
 // lock of a known kind (any other type, a hash that is not in a lock layout,
 // or one too large to be a lock, which is left unread).
@@ -44,8 +44,8 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 	}
 	r, err := c.readByType(ctx, name)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
+	case errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("store: lock %q: %w", name, ErrNotFound)
 	case err != nil:
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	case r.lock == nil:
@@ -96,7 +96,7 @@ func (c *Inspector) readString(ctx context.Context, name string) (typ string, no
 //   - token: compare-and-delete; "0" is published on
 //     wire.TokenLockChannel(name), where lockwarden's waiters listen.
 //
-// store.ErrNotFound: no such key. ErrHolderChanged: someone else holds it now.
+// ErrNotFound: no such key. ErrHolderChanged: someone else holds it now.
 // store.ErrWrongKind: the key is not a lock. In all three nothing changed.
 func (c *Inspector) ForceUnlock(ctx context.Context, name, holder string) error {
 	if err := validateName(name); err != nil {
@@ -275,7 +275,7 @@ func forceReleaseErr(name, holder string, code int64) error {
 	case 1, 2:
 		return nil
 	case 0:
-		return fmt.Errorf("store: force unlock %q: %w", name, store.ErrNotFound)
+		return fmt.Errorf("store: force unlock %q: %w", name, ErrNotFound)
 	case -1:
 		return fmt.Errorf("store: force unlock %q: %w: %s no longer holds it", name, ErrHolderChanged, holder)
 	case -2:

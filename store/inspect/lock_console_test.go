@@ -51,8 +51,8 @@ func TestLockForceUnlock(t *testing.T) {
 
 	t.Run("gone", func(t *testing.T) {
 		name := redistest.Prefix(t) + "lock"
-		if err := c.ForceUnlock(ctx, name, "x:1"); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("ForceUnlock of a missing key = %v, want store.ErrNotFound", err)
+		if err := c.ForceUnlock(ctx, name, "x:1"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("ForceUnlock of a missing key = %v, want ErrNotFound", err)
 		}
 		if rdb.Exists(ctx, name).Val() != 0 {
 			t.Fatal("ForceUnlock created a key")
@@ -98,7 +98,7 @@ func TestLockForceUnlock(t *testing.T) {
 }
 
 func TestLockForceReleaseCodes(t *testing.T) {
-	for code, want := range map[int64]error{0: store.ErrNotFound, -1: ErrHolderChanged, -2: store.ErrWrongKind} {
+	for code, want := range map[int64]error{0: ErrNotFound, -1: ErrHolderChanged, -2: store.ErrWrongKind} {
 		if err := forceReleaseErr("n", "h", code); !errors.Is(err, want) {
 			t.Errorf("code %d -> %v, want %v", code, err, want)
 		}
@@ -141,8 +141,8 @@ func TestLockGetLock(t *testing.T) {
 		t.Errorf("PTTL = %v, want (0, 20s]", info.PTTL)
 	}
 
-	if _, err := c.GetLock(ctx, prefix+"missing"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("GetLock of a missing key = %v, want store.ErrNotFound", err)
+	if _, err := c.GetLock(ctx, prefix+"missing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetLock of a missing key = %v, want ErrNotFound", err)
 	}
 	rdb.Set(ctx, prefix+"string", "v", 0)
 	if _, err := c.GetLock(ctx, prefix+"string"); !errors.Is(err, store.ErrWrongKind) {

@@ -48,11 +48,11 @@ func TestPollWaitersRead(t *testing.T) {
 	}
 
 	spin := p + "spin"
-	sa := e.a.NewSpinLock(spin, &store.SpinLockOptions{Owner: "a"})
+	sa := e.a.NewSpinLock(spin, &store.LockOptions{Owner: "a"})
 	if err := sa.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sb := e.b.NewSpinLock(spin, &store.SpinLockOptions{Owner: "b", RetryInterval: poll})
+	sb := e.b.NewSpinLock(spin, &store.LockOptions{Owner: "b", RetryInterval: poll})
 	check(spin, sb.HolderID(), sa, sb, waitDone(ctx, sb.Lock))
 
 	rw := p + "rw"
@@ -69,8 +69,8 @@ func TestPollWaitersRead(t *testing.T) {
 	if err := ta.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tb := e.b.NewTokenLock(tok, &store.TokenLockOptions{RetryInterval: poll})
-	check(tok, tb.Token(), ta, tb, waitDone(ctx, tb.Lock))
+	tb := e.b.NewTokenLock(tok, &store.LockOptions{RetryInterval: poll})
+	check(tok, tb.HolderID(), ta, tb, waitDone(ctx, tb.Lock))
 }
 
 // A spin lock's waiter joins the wait-for graph like a queued one: A holds
@@ -82,14 +82,14 @@ func TestPollWaiterInDeadlock(t *testing.T) {
 	p := redistest.Prefix(t)
 	lName, sName := p+"{dlp}:L", p+"{dlp}:S"
 	la := e.a.NewLock(lName, &store.LockOptions{Owner: "a"})
-	sb := e.b.NewSpinLock(sName, &store.SpinLockOptions{Owner: "b"})
+	sb := e.b.NewSpinLock(sName, &store.LockOptions{Owner: "b"})
 	if err := la.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := sb.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sa := e.a.NewSpinLock(sName, &store.SpinLockOptions{Owner: "a", RetryInterval: 20 * time.Millisecond})
+	sa := e.a.NewSpinLock(sName, &store.LockOptions{Owner: "a", RetryInterval: 20 * time.Millisecond})
 	lb := e.b.NewLock(lName, &store.LockOptions{Owner: "b"})
 	aDone, bDone := waitDone(ctx, sa.Lock), waitDone(ctx, lb.Lock)
 	l, s := e.waiters(t, lName, 1), e.waiters(t, sName, 1)

@@ -65,7 +65,7 @@ elseif method == 'acquire' then
   end
   redis.call('HSET', key, 'stored_permits', have)
   if gained > 0 then
-    -- The seed's weakness, kept on purpose: the rest of the interval is lost.
+    -- That script's known weakness, kept on purpose: the rest of the interval is lost.
     redis.call('HSET', key, 'last_mill_second', now)
   end
   return code

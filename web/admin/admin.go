@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
@@ -157,7 +156,7 @@ func (s *Service) intend(ctx context.Context, a Actor, rec *inspect.AuditRecord)
 // console neither shows nor changes it.
 func (s *Service) scoped(what, name string) error {
 	if s.inScope != nil && !s.inScope(name) {
-		return inspect.ObjectError(what, name, store.ErrNotFound)
+		return inspect.ObjectError(what, name, inspect.ErrNotFound)
 	}
 	return nil
 }

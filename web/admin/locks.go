@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 )
 
@@ -156,7 +155,7 @@ func (s *Service) ReleaseAll(ctx context.Context, a Actor, req ReleaseAll) (out 
 			s.unlocked(ctx, r.Lock, r.Holder)
 		case errors.Is(r.Err, inspect.ErrHolderChanged):
 			one.Outcome, rj.Error = inspect.OutcomeConflict, "no longer held by that holder; nothing was changed"
-		case errors.Is(r.Err, store.ErrNotFound):
+		case errors.Is(r.Err, inspect.ErrNotFound):
 			one.Outcome, rj.Error = inspect.OutcomeNotFound, "the lock is gone"
 		default:
 			one.Outcome, rj.Error = inspect.OutcomeError, "could not release: "+r.Err.Error()

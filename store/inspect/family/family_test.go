@@ -124,10 +124,8 @@ func TestFamilyManyCountersOneRowBoundedReads(t *testing.T) {
 
 // The console's tick reads a family's page in its own pipeline
 // (Walker.Carry): one round trip a tick on one node, the SCAN pages that
-// list the members included, and every member is read within a pass.
-// The console used to read the page after the sample in a pipeline of its
-// own and list members with a SCAN call of its own: two or three round
-// trips.
+// list the members included, and every member is read within a pass; a
+// pipeline and a SCAN of the page's own would cost two or three round trips.
 func TestFamilyPageRidesTheTickPipeline(t *testing.T) {
 	const keys = 600
 	e := newEnv(t)

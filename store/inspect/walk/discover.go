@@ -31,7 +31,7 @@ import (
 // no known layout has more than inspect.MaxHashFields fields, so a hash with a
 // million fields costs one O(1) HLEN and is never transferred. TIME is read
 // in every read pipeline, from the node holding those keys, because that
-// node's clock is the one its scripts used to write last_mill_second.
+// node's clock is the one its scripts read to write last_mill_second.
 
 // MaxDiscovered bounds each list Discover returns.
 const MaxDiscovered = 10000

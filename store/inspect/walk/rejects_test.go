@@ -73,9 +73,8 @@ func tickPasses(t *testing.T, w *Walker, n int64) {
 	}
 }
 
-// The walk used to size and read every application hash again on every
-// pass; the ones it found to be no object are not examined again for a few
-// passes.
+// An application hash the walk found to be no object is not sized or read
+// again for a few passes.
 func TestWalkRemembersRejectedHashes(t *testing.T) {
 	e := newWalkEnv(t)
 	fillAppHashes(t, e, "app", 300, 5)

@@ -127,7 +127,7 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 	if err := tok.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hits := app.NewCounter("ip:hits:10.0.0.1", &store.CounterOptions{Limit: 5, Window: time.Minute})
+	hits := app.NewCounter("ip:hits:10.0.0.1", &store.LimiterOptions{Limit: 5, Window: time.Minute})
 	if _, err := hits.TryAcquire(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(s.Walk.Locks) != 1 || s.Walk.Locks[0].Kind != inspect.KindTokenLock || s.Walk.Locks[0].Holders[0].ID != tok.Token() ||
+	if len(s.Walk.Locks) != 1 || s.Walk.Locks[0].Kind != inspect.KindTokenLock || s.Walk.Locks[0].Holders[0].ID != tok.HolderID() ||
 		s.Walk.Sources["jobs:token"] != inspect.SourceAnnounced {
 		t.Fatalf("walk found locks %+v (sources %v), want the token lock", s.Walk.Locks, s.Walk.Sources)
 	}

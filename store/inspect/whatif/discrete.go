@@ -30,7 +30,7 @@ func (l Limiter) model(s Settings, discrete bool) (model, error) {
 	}
 	switch l.Kind {
 	case inspect.KindTokenBucket:
-		// store.Limit.Validate is what TokenBucket.Modify checks before
+		// store.Limit.Validate is what TokenBucket.SetRate checks before
 		// tokenbucket_modify.lua.
 		if err := (store.Limit{Capacity: s.Rate, IntervalMS: s.IntervalMS}).Validate(); err != nil {
 			return nil, inspect.ErrorOf(err)

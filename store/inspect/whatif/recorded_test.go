@@ -39,14 +39,14 @@ var pacedKinds = []pacedKind{
 	{"token bucket", inspect.KindTokenBucket, [3]Settings{{10, 50}, {5, 100}, {20, 25}},
 		func(t *testing.T, app *store.Client, name string, s Settings) tryFunc {
 			b := app.NewTokenBucket(name, nil)
-			if err := b.Init(t.Context(), store.TokenBucketConfig{Capacity: s.Rate, IntervalMS: s.IntervalMS, Initial: s.Rate}); err != nil {
+			if err := b.TrySetRate(t.Context(), store.TokenBucketConfig{Capacity: s.Rate, IntervalMS: s.IntervalMS, Initial: s.Rate}); err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (store.Result, error) { return b.TryAcquire(ctx, 1) }
 		}},
 	{"counter", inspect.KindCounter, [3]Settings{{20, 1000}, {10, 1000}, {40, 2000}},
 		func(t *testing.T, app *store.Client, name string, s Settings) tryFunc {
-			k := app.NewCounter(name, &store.CounterOptions{Limit: s.Rate, Window: time.Duration(s.IntervalMS) * time.Millisecond})
+			k := app.NewCounter(name, &store.LimiterOptions{Limit: s.Rate, Window: time.Duration(s.IntervalMS) * time.Millisecond})
 			return func(ctx context.Context) (store.Result, error) { return k.TryAcquire(ctx, 1) }
 		}},
 	{"redisson sliding window", inspect.KindRedissonLimiter, [3]Settings{{20, 1000}, {10, 1000}, {30, 1000}}, redissonSetup(store.RedissonSliding)},
@@ -194,7 +194,7 @@ type tryFunc func(context.Context) (store.Result, error)
 // redissonSetup configures a Redisson limiter kept as mode's Redisson keeps it.
 func redissonSetup(mode store.RedissonMode) func(*testing.T, *store.Client, string, Settings) tryFunc {
 	return func(t *testing.T, app *store.Client, name string, s Settings) tryFunc {
-		l := app.NewRedissonLimiter(name, &store.RedissonLimiterOptions{Mode: mode})
+		l := app.NewRedissonLimiter(name, &store.LimiterOptions{Mode: mode})
 		if _, err := l.TrySetRate(t.Context(), store.RateOverall, s.Rate, time.Duration(s.IntervalMS)*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}

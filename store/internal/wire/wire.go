@@ -6,6 +6,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -173,6 +174,28 @@ func IsHolderField(field string) bool {
 
 func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// ErrNotFound is the console's "no lock or limiter of a known kind at that
+// name" (inspect.ErrNotFound), kept here so that store.ErrNotFound, its
+// deprecated name, is the same value.
+var ErrNotFound = errors.New("store: not found")
+
+// MaxNameLen bounds the object names store and the console accept from
+// callers (Redis allows 512 MB; neither needs that).
+const MaxNameLen = 1024
+
+// CheckName refuses an empty name and one longer than MaxNameLen, so
+// applications and the console refuse the same names with the same words.
+// It returns the field ("name") and why, or "" when the name is fine.
+func CheckName(name string) (field, msg string) {
+	switch {
+	case name == "":
+		return "name", "must not be empty"
+	case len(name) > MaxNameLen:
+		return "name", fmt.Sprintf("must be at most %d bytes, got %d", MaxNameLen, len(name))
+	}
+	return "", ""
 }
 
 // CheckRedissonRate checks a Redisson rate and interval as Redisson stores

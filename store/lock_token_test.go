@@ -33,11 +33,11 @@ func TestTokenLockWaitsForRelease(t *testing.T) {
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name, wire.HeldKey(name)) })
 	c := New(rdb, &Options{NoRegistry: true})
 	t.Cleanup(func() { _ = c.Close() })
-	holder := c.NewTokenLock(name, &TokenLockOptions{Lease: time.Minute})
+	holder := c.NewTokenLock(name, &LockOptions{Lease: time.Minute})
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := c.NewTokenLock(name, &TokenLockOptions{Lease: time.Minute, RetryInterval: time.Hour})
+	waiter := c.NewTokenLock(name, &LockOptions{Lease: time.Minute, RetryInterval: time.Hour})
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	for i := 0; tokenWaiters(c, name) == 0; i++ {
@@ -52,12 +52,12 @@ func TestTokenLockWaitsForRelease(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("waiter: %v", err)
 	}
-	if got := rdb.Get(ctx, name).Val(); got != waiter.Token() {
+	if got := rdb.Get(ctx, name).Val(); got != waiter.HolderID() {
 		t.Fatalf("lock holds %q, want the waiter's token", got)
 	}
 
 	// Attempts still bound the wait: the last *LockedError comes back.
-	bounded := c.NewTokenLock(name, &TokenLockOptions{RetryInterval: time.Millisecond, Attempts: 3})
+	bounded := c.NewTokenLock(name, &LockOptions{RetryInterval: time.Millisecond, Attempts: 3})
 	var le *LockedError
 	if err := bounded.Lock(ctx); !errors.As(err, &le) || le.TTL <= 0 {
 		t.Fatalf("bounded Lock = %v, want a *LockedError with the holder's lease", err)

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -12,10 +10,10 @@ import (
 )
 
 // Token locks in the layout of redsync and bsm/redislock: a string key
-// SET NX PX to a random token, released and refreshed only by whoever
-// holds that token (compare-and-delete, compare-and-pexpire). Strings carry
+// SET NX PX to a random value, released and refreshed only by whoever
+// holds that value (compare-and-delete, compare-and-pexpire). Strings carry
 // no marker, so the console lists them by their announcement (registry.go)
-// or a configured pattern, and shows the token as the holder.
+// or a configured pattern, and shows the value as the holder.
 
 var (
 	tokenLockObtainScript  = newScript("tokenlock_obtain")
@@ -23,71 +21,38 @@ var (
 	tokenLockReleaseScript = newScript("tokenlock_release")
 )
 
-// Defaults of TokenLockOptions.
-const (
-	DefaultTokenLease         = 30 * time.Second      // Lease
-	DefaultTokenRetryInterval = 50 * time.Millisecond // RetryInterval
-)
-
-// TokenLockOptions tunes a token lock. A nil pointer and zero fields mean
-// the defaults.
-type TokenLockOptions struct {
-	// Token is the value held while the handle has the lock; default 16
-	// random bytes, URL-safe base64 (like bsm/redislock). Pass another
-	// process's token to release a lock it shared.
-	Token string
-	// Lease is the lock's expiry after TryLock, Lock and Refresh; default
-	// DefaultTokenLease.
-	Lease time.Duration
-	// RetryInterval is the longest Lock waits between attempts when no
-	// release is announced (a holder of another library, a lost message);
-	// default DefaultTokenRetryInterval.
-	RetryInterval time.Duration
-	// Attempts bounds Lock's attempts; 0 means no bound but ctx.
-	Attempts int
-}
-
 // TokenLock is one holding of a token lock.
 type TokenLock struct {
 	c        *Client
 	name     string
-	token    string
+	value    string
 	lease    time.Duration
 	retry    time.Duration
 	attempts int
 	err      error
+	// watch tells the caller when a hold ends without its release (lost.go).
+	watch leaseWatch
 }
 
-// NewTokenLock returns a handle; invalid input is reported by its first
-// call.
-func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
+// NewTokenLock returns a handle on the token lock stored at name, holding
+// opts.Owner (default: a random value) while it has the lock. Invalid input
+// is reported by the handle's first call, with nothing sent to Redis.
+func (c *Client) NewTokenLock(name string, opts *LockOptions) *TokenLock {
 	c.reg.announceAs(name, wire.AnnounceTokenLock)
-	t := &TokenLock{c: c, name: name, lease: DefaultTokenLease, retry: DefaultTokenRetryInterval}
+	t := &TokenLock{c: c, name: name, value: opts.tokenLockValue(), lease: opts.getLease(),
+		retry: opts.retryInterval(DefaultTokenRetryInterval)}
 	if opts != nil {
-		t.token, t.attempts = opts.Token, opts.Attempts
-		if opts.Lease != 0 {
-			t.lease = opts.Lease
-		}
-		if opts.RetryInterval != 0 {
-			t.retry = opts.RetryInterval
-		}
-	}
-	if t.token == "" {
-		var b [16]byte
-		_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-		t.token = base64.RawURLEncoding.EncodeToString(b[:])
+		t.attempts = opts.Attempts
 	}
 	switch {
 	case validateName(name) != nil:
 		t.err = validateName(name)
-	case t.lease < time.Millisecond:
-		t.err = invalid("lease", "must be at least 1ms, got %v", t.lease)
+	case opts.validate(maxTokenLockValue) != nil:
+		t.err = opts.validate(maxTokenLockValue)
+	case len(t.value) > maxTokenLockValue:
+		t.err = invalid("owner", "must be 1 to %d bytes, got %d", maxTokenLockValue, len(t.value))
 	case t.retry < time.Millisecond:
 		t.err = invalid("retry interval", "must be at least 1ms, got %v", t.retry)
-	case t.attempts < 0:
-		t.err = invalid("attempts", "must be 0 (no bound) or more, got %d", t.attempts)
-	case len(t.token) > wire.MaxStringValue:
-		t.err = invalid("token", "must be 1 to %d bytes, got %d", wire.MaxStringValue, len(t.token))
 	}
 	return t
 }
@@ -95,13 +60,16 @@ func (c *Client) NewTokenLock(name string, opts *TokenLockOptions) *TokenLock {
 // Name is the lock's key.
 func (t *TokenLock) Name() string { return t.name }
 
-// Token is the value the lock holds while this handle has it.
-func (t *TokenLock) Token() string { return t.token }
+// HolderID is the value the lock holds while this handle has it: its
+// Owner, or the random value it was made with. The console shows it as the
+// holder; a handle made with it as Owner refreshes and releases the lock
+// too.
+func (t *TokenLock) HolderID() string { return t.value }
 
-// TryLock takes the lock for the lease if it is free (or already this
-// token's: the lease restarts). When another token holds it the error is a
-// *LockedError with that holder's remaining lease (errors.Is
-// ErrNotObtained).
+// TryLock takes the lock for the lease if it is free (or already holds
+// this handle's value: the lease restarts). When another value holds it
+// the error is a *LockedError with that holder's remaining lease
+// (errors.Is ErrNotObtained).
 func (t *TokenLock) TryLock(ctx context.Context) error { return t.try(ctx, nil) }
 
 // try is one attempt; a waiting Lock passes its clock (wait_clock.go).
@@ -109,10 +77,11 @@ func (t *TokenLock) try(ctx context.Context, clock *waitClock) error {
 	if t.err != nil {
 		return t.err
 	}
-	keys, argv := []string{t.name, wire.StatsKey(t.name), wire.HeldKey(t.name)}, []any{t.token, t.lease.Milliseconds()}
+	keys, argv := []string{t.name, wire.StatsKey(t.name), wire.HeldKey(t.name)}, []any{t.value, t.lease.Milliseconds()}
 	if clock != nil {
 		keys, argv = append(keys, wire.PollWaitersKey(t.name)), append(argv, clock.pollArgs()...)
 	}
+	sent := time.Now()
 	res, err := t.c.runScript(ctx, tokenLockObtainScript, keys, argv...).Int64Slice()
 	if refused(err) {
 		return fmt.Errorf("%w: store: token lock %q: %w", ErrNotObtained, t.name, err)
@@ -121,6 +90,7 @@ func (t *TokenLock) try(ctx context.Context, clock *waitClock) error {
 		return fmt.Errorf("store: token lock %q: %w", t.name, bucketRedisErr(err))
 	}
 	if len(res) == 2 && res[0] == 1 {
+		t.watch.granted(ctx, leaseEnd(sent, t.lease), nil)
 		return nil
 	}
 	ttl := time.Duration(-1)
@@ -157,35 +127,45 @@ func (t *TokenLock) Lock(ctx context.Context) error {
 	return waitRetrying(ctx, &sharedFor(t.c).hub, wire.TokenLockChannel(t.name), t.retry, attempt, nil)
 }
 
-// Unlock deletes the lock if it still holds this handle's token.
+// Unlock deletes the lock if it still holds this handle's value.
 // ErrNotHeld (nothing changed) when it does not: it expired, and maybe
 // someone else holds it now.
 func (t *TokenLock) Unlock(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name)}, t.token, wire.TokenLockChannel(t.name)).Int64()
+	code, err := t.c.runScript(ctx, tokenLockReleaseScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
+		t.value, wire.TokenLockChannel(t.name)).Int64()
 	if err != nil {
+		// The caller meant to end the hold: if it ends with its lease,
+		// that is no loss to report.
+		t.watch.released()
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
 	if code != 1 {
-		return fmt.Errorf("%w: %q by token %s", ErrNotHeld, t.name, t.token)
+		t.watch.lose(lostNotHeld)
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, t.name, t.value)
 	}
+	t.watch.released()
 	return nil
 }
 
-// Refresh restarts the lease if the lock still holds this handle's token;
+// Refresh restarts the lease if the lock still holds this handle's value;
 // ErrNotHeld otherwise.
 func (t *TokenLock) Refresh(ctx context.Context) error {
 	if t.err != nil {
 		return t.err
 	}
-	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name)}, t.token, t.lease.Milliseconds()).Int64()
+	sent := time.Now()
+	n, err := t.c.runScript(ctx, tokenLockRefreshScript, []string{t.name, wire.HeldKey(t.name), wire.StatsKey(t.name)},
+		t.value, t.lease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("store: token lock %q: %w", t.name, err)
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: %q by token %s", ErrNotHeld, t.name, t.token)
+		t.watch.lose(lostNotHeld)
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, t.name, t.value)
 	}
+	t.watch.renewed(leaseEnd(sent, t.lease))
 	return nil
 }

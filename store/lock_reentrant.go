@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,79 +28,6 @@ var (
 
 // unlockMessage is what Redisson's LockPubSub reads as "unlocked".
 const unlockMessage = wire.UnlockMessage
-
-const (
-	// DefaultLockLease is Redisson's lockWatchdogTimeout: how long a lock
-	// outlives a holder that stopped renewing (crashed, partitioned).
-	DefaultLockLease = 30 * time.Second
-	// DefaultLockRetryInterval bounds the sleep between two attempts of a
-	// waiter when no unlock message arrives, in case one is lost (a redial
-	// of the PubSub connection, a lock without expiry, a client that
-	// releases without publishing).
-	DefaultLockRetryInterval = 5 * time.Second
-	// MaxOwnerLen bounds LockOptions.Owner.
-	MaxOwnerLen = 256
-)
-
-// LockOptions tunes a lock handle. A nil *LockOptions, and zero fields, mean
-// the defaults.
-type LockOptions struct {
-	// Lease is the PEXPIRE set on every acquire. While a handle holds the
-	// lock a watchdog renews it every Lease/3, so Lease is really the time
-	// a crashed holder blocks others. Default DefaultLockLease; must not be
-	// negative, and at least a millisecond when set.
-	Lease time.Duration
-	// Owner is the second half of the holder field. Handles with the same
-	// Owner on the same Client are one holder (they re-enter each other's
-	// lock, like one Java thread). Default: random per handle.
-	Owner string
-	// RetryInterval is the longest a waiter in Lock sleeps without a
-	// message before trying again. Default DefaultLockRetryInterval.
-	RetryInterval time.Duration
-	// NoWatchdog keeps the lease fixed: the lock expires Lease after the
-	// last acquire unless released first (Redisson's lock(leaseTime)).
-	NoWatchdog bool
-}
-
-func (o *LockOptions) getLease() time.Duration {
-	if o == nil || o.Lease == 0 {
-		return DefaultLockLease
-	}
-	return o.Lease
-}
-
-func (o *LockOptions) getOwner() string {
-	if o == nil || o.Owner == "" {
-		return randomHex()
-	}
-	return o.Owner
-}
-
-func (o *LockOptions) getRetryInterval() time.Duration {
-	if o == nil || o.RetryInterval == 0 {
-		return DefaultLockRetryInterval
-	}
-	return o.RetryInterval
-}
-
-func (o *LockOptions) watchdog() bool { return o == nil || !o.NoWatchdog }
-
-func (o *LockOptions) validate() error {
-	if o == nil {
-		return nil
-	}
-	switch {
-	case o.Lease < 0:
-		return invalid("lease", "must not be negative, got %v", o.Lease)
-	case o.Lease > 0 && o.Lease < time.Millisecond:
-		return invalid("lease", "must be at least 1ms, got %v", o.Lease)
-	case len(o.Owner) > MaxOwnerLen:
-		return invalid("owner", "must be at most %d bytes, got %d", MaxOwnerLen, len(o.Owner))
-	case o.RetryInterval < 0:
-		return invalid("retry interval", "must not be negative, got %v", o.RetryInterval)
-	}
-	return nil
-}
 
 // Lock is a handle on one reentrant lock for one owner. A handle may be used
 // from several goroutines, but they then act as one holder.
@@ -149,6 +74,8 @@ type Lock struct {
 	unique bool
 	passMu sync.RWMutex
 	hold   holdState
+	// watch tells the caller when a hold ends without its release (lost.go).
+	watch leaseWatch
 }
 
 // NewLock returns a handle on the lock stored at name. Invalid input is
@@ -158,7 +85,7 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l := &Lock{c: c, name: name, lease: opts.getLease(), retryCap: opts.getRetryInterval(), watchdog: opts.watchdog(),
 		unique: opts == nil || opts.Owner == ""}
 	if l.err = validateName(name); l.err == nil {
-		l.err = opts.validate()
+		l.err = opts.validate(MaxOwnerLen)
 	}
 	l.holder = c.ID() + ":" + opts.getOwner()
 	l.shared = sharedFor(c)
@@ -168,23 +95,14 @@ func (c *Client) NewLock(name string, opts *LockOptions) *Lock {
 	l.tryCall = lockAcquireScript.prepare(l.keys, l.argv...)
 	l.unlockCall = lockReleaseScript.prepare(l.keys, l.releaseArgs(releaseOne)...)
 	l.lastCall = lockReleaseScript.prepare(l.keys, l.holder, releaseLast, c.pubsub)
-	l.renewCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder, "1")
+	// A renewal the script refuses is recorded as late (stats, KEYS[2]).
+	l.renewCall = lockRenewScript.prepare(l.keys[:2], l.argv[0], l.holder, "1")
 	l.confirmCall = lockRenewScript.prepare(l.keys[:1], l.argv[0], l.holder)
 	if opts == nil || opts.Owner == "" {
 		l.owners = &byOwner[*Lock]{idle: func(h *Lock) bool { return h.levels.Load() == 0 },
 			make: func(owner string) *Lock { return c.NewLock(name, withOwner(opts, owner)) }}
 	}
 	return l
-}
-
-// withOwner is opts with Owner set.
-func withOwner(opts *LockOptions, owner string) *LockOptions {
-	o := LockOptions{Owner: owner}
-	if opts != nil {
-		o = *opts
-		o.Owner = owner
-	}
-	return &o
 }
 
 // Name is the key of the lock.
@@ -343,41 +261,6 @@ func (l *Lock) Lock(ctx context.Context) error {
 	}
 }
 
-// Why a parked waiter woke.
-const (
-	wokeHandedOff = iota
-	wokeMessage
-	wokeTimer
-	wokeDone
-)
-
-// waitTurn is one waiting Lock call's place in the queue.
-type waitTurn struct {
-	token  string
-	queued bool // an attempt with token was answered "queued"
-	// queuedAt is when the latest such attempt was sent: the entry lives
-	// at least waitEntryTTL from then, and a hand-off to it sets the lease
-	// after it.
-	queuedAt time.Time
-	// claimed is set once an attempt queued the token with the short claim
-	// lease (replica acknowledgement required): a hand-off to it must then
-	// be confirmed.
-	claimed bool
-	clock   *waitClock
-	// behind is the token of the waiter this one followed in process
-	// before it queued itself (lock_follow.go).
-	behind string
-}
-
-func newWaitToken() string { return randomHex() }
-
-// randomHex returns 8 random bytes in hex: default owners and wait tokens.
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-	return hex.EncodeToString(b[:])
-}
-
 // handedOff takes the hold a release gave this waiter. When no replica has
 // to acknowledge it, the waiter's entry carried the handle's own lease and
 // the release set it in the same step: the message is the grant, and
@@ -388,9 +271,13 @@ func randomHex() string {
 func (l *Lock) handedOff(ctx context.Context, turn *waitTurn, next string) (ok bool, err error) {
 	if !turn.claimed && !l.c.acksNeeded(ctx, l.keys[0]) {
 		l.setHold(next, turn.queuedAt)
+		// The release set the lease at some time after the waiter's last
+		// attempt was sent: its end is known from below only.
+		l.watch.granted(ctx, leaseEnd(turn.queuedAt, l.lease), pttlCheck(l.c.rdb, l.name, l.holder))
 		l.took(ctx)
 		return true, nil
 	}
+	sent := time.Now()
 	ok, err = l.renewWith(ctx, &l.confirmCall)
 	if ok && errors.Is(err, ErrNotReplicated) {
 		l.giveBack(ctx)
@@ -411,6 +298,7 @@ func (l *Lock) handedOff(ctx context.Context, turn *waitTurn, next string) (ok b
 		return false, nil
 	}
 	l.setHold("", turn.queuedAt)
+	l.watch.granted(ctx, leaseEnd(sent, l.lease), nil)
 	l.took(ctx)
 	return true, nil
 }
@@ -420,136 +308,6 @@ func (l *Lock) took(ctx context.Context) {
 	l.levels.Add(1)
 	if l.watchdog {
 		l.shared.acquired(ctx, l)
-	}
-}
-
-// withdraw takes a waiter that gives up out of the queue. If the lock was
-// handed to it meanwhile, that hold is released (and handed on) instead.
-// It runs even when ctx has ended: a stale entry would make the next
-// release hand the lock to nobody for up to handoffLease.
-func (l *Lock) withdraw(ctx context.Context, turn *waitTurn) {
-	if !turn.queued {
-		return
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_ = l.c.runScript(wctx, lockReleaseScript, l.keys, l.releaseArgs(releaseWithdraw, turn.token)...).Err()
-}
-
-// withdrawUncertain undoes an acquire attempt whose reply was lost, when
-// the handle held no level before it. The release is sent once: if this
-// holder's field is absent nothing changes; with a token the release script
-// first removes a queue entry and releases a hold handed to that token.
-// A lost reply here too leaves at most one level that expires with its
-// lease (no watchdog renews it).
-func (l *Lock) withdrawUncertain(ctx context.Context, turn *waitTurn) {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	if turn == nil {
-		_ = l.unlockCall.run(wctx, l.c.rdb).Err()
-		return
-	}
-	turn.queued = false // the entry goes too
-	res, err := l.c.runScript(wctx, lockReleaseScript, l.keys, l.releaseArgs(releaseWithdraw, turn.token)...).Int64()
-	if err == nil && res == 4 {
-		// Neither queued nor handed: the attempt may have found the lock
-		// free and taken it itself.
-		_ = l.unlockCall.run(wctx, l.c.rdb).Err()
-	}
-}
-
-// Unlock releases one level of reentry; the last level hands the lock to the
-// longest waiter or deletes it, and tells waiters. ErrNotHeld (lock
-// untouched) when this handle's holder does not hold it, e.g. after its
-// lease ran out or it was force-unlocked.
-func (l *Lock) Unlock(ctx context.Context) error {
-	if a := actor(ctx, l.owners); a != nil {
-		return a.Unlock(ctx)
-	}
-	if l.err != nil {
-		return l.err
-	}
-	if err := l.c.decidePubsub(ctx); err != nil {
-		return err
-	}
-	if err := l.settle(ctx); err != nil {
-		return err
-	}
-	if passed, err := l.tryPass(ctx); passed {
-		return err
-	}
-	cmd, ack := l.release(ctx)
-	res, err := cmd.Int64()
-	if err != nil || res >= 1 {
-		l.dropTrain()
-	}
-	if errors.Is(err, redis.Nil) {
-		// The holder holds nothing (lease ran out, force-unlock): a later
-		// uncertain acquire has nothing of the caller's to spare.
-		l.levels.Store(0)
-		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
-	}
-	if err != nil {
-		// An unknown outcome is reported as it is: resending could release
-		// a second level, or another holder's lock. The count left is not
-		// known either: no pass of this hold (lock_pass.go).
-		l.setHold("", time.Time{})
-		l.releaseUnknown()
-		return l.scriptErr("unlock", err)
-	}
-	l.levels.Add(-1)
-	if res >= 1 {
-		l.setHold("", time.Time{})
-	}
-	if l.watchdog {
-		l.shared.released(l, res >= 1)
-	}
-	if ack != nil {
-		return fmt.Errorf("store: lock unlock %q: released on the master: %w", l.name, ack)
-	}
-	return nil
-}
-
-// What lock_release does (its ARGV[2]).
-const (
-	releaseOne      = ""
-	releaseLast     = "last"
-	releaseWithdraw = "withdraw"
-	releasePass     = "pass"
-)
-
-// releaseArgs is lock_release's ARGV for op, then more.
-func (l *Lock) releaseArgs(op string, more ...any) []any {
-	return append([]any{l.holder, op, l.c.pubsub, l.argv[0]}, more...)
-}
-
-// release sends the release of one level. A handle that is the only one
-// on its holder field and counts one level sends lock_release's "last":
-// one HDEL of its field, hold record and queued mark is the whole release
-// when nobody is queued, and levels Redis holds beyond the handle's count
-// (a re-entry whose reply was lost) go with it, as they go with a local
-// pass. Acquires of the handle wait meanwhile (passMu), so the count it
-// reads is not raced by a re-entry on the wire.
-func (l *Lock) release(ctx context.Context) (*redis.Cmd, error) {
-	if !l.unique || l.levels.Load() != 1 {
-		return l.c.callAcked(ctx, &l.unlockCall)
-	}
-	l.passMu.Lock()
-	defer l.passMu.Unlock()
-	if l.levels.Load() != 1 {
-		return l.c.callAcked(ctx, &l.unlockCall)
-	}
-	return l.c.callAcked(ctx, &l.lastCall)
-}
-
-// releaseUnknown follows an Unlock whose outcome is unknown: the last
-// level is no longer renewed, so if the release never ran the lock ends
-// with its lease instead of outliving a caller that meant to give it up
-// (Redisson's unlock also cancels the renewal whatever the reply). The
-// level stays counted: Unlock again still releases it meanwhile.
-func (l *Lock) releaseUnknown() {
-	if l.watchdog && l.levels.Load() == 1 {
-		l.shared.released(l, true)
 	}
 }
 
@@ -565,13 +323,16 @@ func (l *Lock) Refresh(ctx context.Context) error {
 	if err := l.settle(ctx); err != nil {
 		return err
 	}
+	sent := time.Now()
 	ok, err := l.renew(ctx)
 	if err != nil {
 		return err
 	}
 	if !ok {
+		l.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, l.name, l.holder)
 	}
+	l.watch.renewed(leaseEnd(sent, l.lease))
 	return nil
 }
 
@@ -638,6 +399,7 @@ func (l *Lock) tryAcquireAt(ctx context.Context, turn *waitTurn, sent time.Time)
 		} else {
 			l.setHold(next, sent)
 		}
+		l.watch.granted(ctx, leaseEnd(sent, l.lease), nil)
 		l.took(ctx)
 		return 0, true, nil
 	}
@@ -691,27 +453,17 @@ func (l *Lock) renewWith(ctx context.Context, p *preparedCall) (bool, error) {
 	return n == 1, nil
 }
 
-// giveBack releases the level a grant just took, once, for a grant that
-// must not be reported held. A lost reply leaves that level to its lease.
-func (l *Lock) giveBack(ctx context.Context) {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_ = l.unlockCall.run(wctx, l.c.rdb).Err()
-}
+func (l *Lock) scriptErr(op string, err error) error { return lockScriptErr("lock", op, l.name, err) }
 
-func (l *Lock) scriptErr(op string, err error) error {
+// lockScriptErr is the error of a lock script call of kind on name that
+// failed: ErrWrongKind when the key holds another type, ErrNotObtained
+// too for an acquire that Redis refused (a replica, OOM).
+func lockScriptErr(kind, op, name string, err error) error {
 	if isWrongType(err) {
-		return fmt.Errorf("store: lock %s %q: %w", op, l.name, ErrWrongKind)
+		return fmt.Errorf("store: %s %s %q: %w", kind, op, name, ErrWrongKind)
 	}
 	if op == "acquire" && refused(err) {
-		return fmt.Errorf("%w: store: lock %s %q: %w", ErrNotObtained, op, l.name, err)
+		return fmt.Errorf("%w: store: %s %s %q: %w", ErrNotObtained, kind, op, name, err)
 	}
-	return fmt.Errorf("store: lock %s %q: %w", op, l.name, err)
-}
-
-// isWrongType reports a WRONGTYPE reply, also as Redis before 7 wraps it
-// when a script's redis.call hits it ("ERR Error running script ...").
-func isWrongType(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && strings.Contains(re.Error(), "WRONGTYPE")
+	return fmt.Errorf("store: %s %s %q: %w", kind, op, name, err)
 }

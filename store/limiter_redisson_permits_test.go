@@ -79,7 +79,7 @@ func TestRedissonAcquireReadsEveryLayout(t *testing.T) {
 	for _, l := range redissonLayouts {
 		name := p + "layout-" + l.format
 		value, permits := redissonWindow(t, ctx, rdb, name, l.format)
-		r, err := c.NewRedissonLimiter(name, &RedissonLimiterOptions{Mode: l.mode}).TryAcquire(ctx, 1)
+		r, err := c.NewRedissonLimiter(name, &LimiterOptions{Mode: l.mode}).TryAcquire(ctx, 1)
 		if err != nil || !r.Allowed || r.Remaining != 5 {
 			t.Errorf("%s: acquire = %v, %v, want allowed with 5 left (3 returned from the expired grant)", l.format, r, err)
 			continue
@@ -125,7 +125,7 @@ func TestRedissonKeepStateReadsEveryLayout(t *testing.T) {
 	for _, l := range redissonLayouts {
 		name := p + "keep-" + l.format
 		value, _ := redissonWindow(t, ctx, rdb, name, l.format)
-		h := c.NewRedissonLimiter(name, &RedissonLimiterOptions{Mode: l.mode})
+		h := c.NewRedissonLimiter(name, &LimiterOptions{Mode: l.mode})
 		if err := h.SetRate(ctx, RateOverall, 6, time.Second, true); err != nil {
 			t.Fatalf("%s: %v", l.format, err)
 		}
@@ -140,7 +140,7 @@ func TestRedissonKeepStateReadsEveryLayout(t *testing.T) {
 func TestRedissonSetRateTypeChangeRemovesOldState(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "retype"
-	h := c.NewRedissonLimiter(name, &RedissonLimiterOptions{ClientID: "me"})
+	h := c.NewRedissonLimiter(name, &LimiterOptions{ClientID: "me"})
 	overall := []string{wire.RedissonValueKey(name, ""), wire.RedissonPermitsKey(name, "")}
 	mine := []string{wire.RedissonValueKey(name, "me"), wire.RedissonPermitsKey(name, "me")}
 	if err := h.SetRate(ctx, RateOverall, 5, time.Minute, false); err != nil {
@@ -183,7 +183,7 @@ func TestRedissonFixedModeRefusesSlidingState(t *testing.T) {
 	name := p + "fixed-on-sliding"
 	value, _ := redissonWindow(t, ctx, rdb, name, wire.RedissonPermitBc0I)
 	rdb.Set(ctx, value, 0, 0)
-	h := c.NewRedissonLimiter(name, &RedissonLimiterOptions{Mode: RedissonFixed})
+	h := c.NewRedissonLimiter(name, &LimiterOptions{Mode: RedissonFixed})
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := h.Acquire(wctx, 1); !errors.Is(err, ErrRedissonMode) {

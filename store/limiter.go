@@ -7,6 +7,40 @@ import (
 	"time"
 )
 
+// LimiterOptions tunes a handle of any limiter kind: NewTokenBucket,
+// NewRedissonLimiter and NewCounter all take one. A field a kind has no
+// use for is ignored by it; a token bucket uses none, its configuration
+// being in Redis (TrySetRate, SetRate).
+type LimiterOptions struct {
+	// Limit is the most hits one window of a Counter admits; at least 1.
+	// Required for a Counter, whose layout keeps no configuration in Redis.
+	Limit int64
+	// Window is how long a Counter's window lasts from its first hit (the
+	// key's EXPIRE); at least 1ms. Required for a Counter.
+	Window time.Duration
+	// Mode is the Redisson version a RedissonLimiter emulates; the zero
+	// value is RedissonSliding (3.17.0 and later). See RedissonMode.
+	Mode RedissonMode
+	// ClientID names this client in a RedissonLimiter's per-client keys;
+	// default Client.ID(), like Redisson's connection manager id.
+	ClientID string
+}
+
+// CounterOptions sets a Counter's limit.
+//
+// Deprecated: use LimiterOptions, which it is.
+type CounterOptions = LimiterOptions
+
+// RedissonLimiterOptions tunes a RedissonLimiter.
+//
+// Deprecated: use LimiterOptions, which it is.
+type RedissonLimiterOptions = LimiterOptions
+
+// TokenBucketOptions tunes a TokenBucket, which uses none of its fields.
+//
+// Deprecated: use LimiterOptions, which it is.
+type TokenBucketOptions = LimiterOptions
+
 // Result is one limiter decision, the same for every limiter kind (token
 // bucket, Redisson limiter, access counter), in the manner of
 // go-redis/redis_rate: was it allowed, what is left, when to come back.

@@ -65,6 +65,9 @@ type RWLock struct {
 	// renewal counts the levels of both sides taken through this handle,
 	// and renews them (with a watchdog).
 	renewal renewer
+	// watch tells the caller when a hold of either side ends without its
+	// release (lost.go).
+	watch leaseWatch
 }
 
 // RWLockSide is the read or the write side of an RWLock.
@@ -92,8 +95,8 @@ func (c *Client) NewRWLock(name string, opts *LockOptions) *RWLock {
 	switch {
 	case validateName(name) != nil:
 		rw.err = validateName(name)
-	case opts.validate() != nil:
-		rw.err = opts.validate()
+	case opts.validate(MaxOwnerLen) != nil:
+		rw.err = opts.validate(MaxOwnerLen)
 	case strings.HasSuffix(rw.readField, wire.RWWriteSuffix):
 		rw.err = invalid("owner", "must not end in %q", wire.RWWriteSuffix)
 	default:
@@ -222,11 +225,17 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		if errors.Is(err, redis.Nil) {
 			// The watchdog finds out on its own if the hold was lost.
 			rw.clearLevels(s.write)
+			if rw.addLevels(!s.write, 0) == 0 {
+				rw.watch.lose(lostNotHeld)
+			}
 			return fmt.Errorf("%w: %q by %s", ErrNotHeld, rw.name, s.HolderID())
 		}
 		if err != nil {
 			// As Lock.releaseUnknown: the owner's last level, whose release is
 			// unknown, is no longer renewed.
+			if rw.addLevels(s.write, 0)+rw.addLevels(!s.write, 0) == 1 {
+				rw.watch.released()
+			}
 			rw.renewal.releasedUncertain()
 			return rw.scriptErr("unlock", err)
 		}
@@ -238,11 +247,34 @@ func (s *RWLockSide) Unlock(ctx context.Context) error {
 		if !s.write {
 			rw.setGuess(guess - 1)
 		}
-		rw.addLevels(s.write, -1)
+		if rw.addLevels(s.write, -1) == 0 && (code == 1 || rw.addLevels(!s.write, 0) == 0) {
+			rw.watch.released()
+		}
 		rw.released(code == 1)
 		return nil
 	}
 	return fmt.Errorf("store: rwlock unlock %q: the read count of %s keeps changing", rw.name, rw.readField)
+}
+
+// Refresh restarts the lease of what the owner holds of the lock, as the
+// watchdog's renewal does: both sides, and every read level's lease key,
+// share one lease. For handles made with NoWatchdog, or to extend the lease
+// at once. ErrNotHeld when the owner holds neither side.
+func (s *RWLockSide) Refresh(ctx context.Context) error {
+	if a := actor(ctx, s.rw.owners); a != nil {
+		return a.side(s.write).Refresh(ctx)
+	}
+	if s.rw.err != nil {
+		return s.rw.err
+	}
+	ok, err := s.rw.renew(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.rw.name, s.HolderID())
+	}
+	return nil
 }
 
 // attempt runs one acquire of this side: ok, or the holder's remaining
@@ -253,6 +285,7 @@ func (s *RWLockSide) attempt(ctx context.Context, clock *waitClock) (time.Durati
 	for range rwCountRetries {
 		var cmd *redis.Cmd
 		var guess int64
+		sent := time.Now()
 		if s.write {
 			keys, argv := []string{rw.name, wire.StatsKey(rw.name), wire.HeldKey(rw.name)}, []any{lease, rw.writeField}
 			if clock != nil {
@@ -273,6 +306,7 @@ func (s *RWLockSide) attempt(ctx context.Context, clock *waitClock) (time.Durati
 		}
 		res, err := cmd.Result()
 		if errors.Is(err, redis.Nil) {
+			rw.watch.granted(ctx, leaseEnd(sent, rw.lease), nil)
 			if !s.write {
 				rw.setGuess(guess + 1)
 			}
@@ -390,16 +424,25 @@ func (rw *RWLock) renewLoop(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, every)
+		sent := time.Now()
 		ok, err := rw.renew(rctx)
 		cancel()
 		switch {
 		case err == nil && ok:
-			lastOK = time.Now()
+			lastOK = sent
+			rw.watch.renewed(leaseEnd(sent, rw.lease))
 			continue
 		case err == nil, errors.Is(err, redis.ErrClosed), time.Since(lastOK) >= rw.lease:
 			// Lost (expired, force-unlocked), or unreachable for a whole
 			// lease: nothing left to keep.
 			rw.renewal.lost(stop)
+			why := lostGone
+			if errors.Is(err, redis.ErrClosed) {
+				why = lostClosed
+			} else if err != nil {
+				why = lostUnrenewed
+			}
+			rw.watch.lose(why)
 			return
 		}
 		// A transient error: the next tick retries.
@@ -431,78 +474,5 @@ func (rw *RWLock) renew(ctx context.Context) (bool, error) {
 }
 
 func (rw *RWLock) scriptErr(op string, err error) error {
-	if isWrongType(err) {
-		return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, ErrWrongKind)
-	}
-	if op == "acquire" && refused(err) {
-		return fmt.Errorf("%w: store: rwlock %s %q: %w", ErrNotObtained, op, rw.name, err)
-	}
-	return fmt.Errorf("store: rwlock %s %q: %w", op, rw.name, err)
-}
-
-// waitRetrying is the Redisson way of waiting for a lock, shared by the
-// read-write, fair and fenced handles: one attempt without listening; then
-// subscribe to channel (through the Client's shared PubSub) and attempt
-// again on every message there, when the hint the last attempt returned
-// runs out (a holder's remaining lease; negative: none), and at least every
-// retryCap. attempt's second argument says whether the caller now listens
-// (a fair lock queues only then, so no wake-up can slip past it). giveUp,
-// if not nil, runs when the wait ends without the lock after an attempt
-// that listened, even when ctx has ended. Every attempt gets the call's
-// waitClock (wait_clock.go) for the scripts that record waits and poll
-// waiters.
-func waitRetrying(ctx context.Context, hub *waitHub, channel string, retryCap time.Duration,
-	attempt func(ctx context.Context, listening bool, clock *waitClock) (time.Duration, bool, error), giveUp func(ctx context.Context)) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrNotObtained, err)
-	}
-	clock := newPollClock(retryCap)
-	if _, ok, err := attempt(ctx, false, clock); err != nil || ok {
-		return err
-	}
-	clock.failed = true
-	w, err := hub.join(ctx, newWaitToken(), channel, "")
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
-		}
-		// Nothing is held or queued (only the first attempt, which found
-		// the lock taken, went out): a plain "not obtained", with the cause.
-		return fmt.Errorf("%w: subscribe to %q: %w", ErrNotObtained, channel, err)
-	}
-	defer w.leave(ctx)
-	abandon := func() {
-		if giveUp != nil {
-			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			defer cancel()
-			giveUp(gctx)
-		}
-	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		hint, ok, err := attempt(ctx, true, clock)
-		if err != nil {
-			abandon()
-			return err
-		}
-		if ok {
-			return nil
-		}
-		clock.failed = true
-		wait := retryCap
-		if hint >= 0 && hint < wait {
-			wait = hint
-		}
-		timer.Reset(max(wait, time.Millisecond))
-		select {
-		case <-w.C:
-			// Go 1.23 timers: Reset discards a value Stop did not collect.
-			timer.Stop()
-		case <-timer.C:
-		case <-ctx.Done():
-			abandon()
-			return fmt.Errorf("%w: %w", ErrNotObtained, ctx.Err())
-		}
-	}
+	return lockScriptErr("rwlock", op, rw.name, err)
 }

@@ -125,8 +125,8 @@ func TestFencedWrongKind(t *testing.T) {
 }
 
 // A missing token key is seeded from Redis TIME in microseconds, so tokens
-// keep growing when Redis restarts without persistence and loses the key.
-// Before the seed, the first acquire after the restart got token 1.
+// keep growing when Redis restarts without persistence and loses the key:
+// a counter restarted at 1 would hand out tokens below those already used.
 func TestFencedTokenGrowsAcrossRestart(t *testing.T) {
 	s := redistest.StartT(t)
 	rdb := redistest.NewClient(t, s)

@@ -142,7 +142,7 @@ func (l Limit) Validate() error {
 // bucketFormatMS writes milliseconds without a trailing ".0" and without loss.
 func bucketFormatMS(ms float64) string { return strconv.FormatFloat(ms, 'f', -1, 64) }
 
-// TokenBucketConfig is what Init writes.
+// TokenBucketConfig is what TrySetRate writes.
 type TokenBucketConfig struct {
 	// Capacity is max_permits: the most permits the bucket holds (burst).
 	Capacity int64
@@ -181,16 +181,12 @@ type TokenBucket struct {
 	one     preparedCall
 }
 
-// TokenBucketOptions tunes a token bucket handle. It has no fields: a
-// bucket's configuration lives in Redis (Init, Modify), not in the handle.
-// It is there so that every kind's constructor takes a name and options;
-// pass nil.
-type TokenBucketOptions struct{}
-
 // NewTokenBucket returns a handle on the bucket stored at name (the full
 // key, e.g. "ratelimit:test" for buckets of the layout's other clients).
-// Keep the handle: it prepares the acquire call once.
-func (c *Client) NewTokenBucket(name string, opts *TokenBucketOptions) *TokenBucket {
+// Keep the handle: it prepares the acquire call once. A bucket's whole
+// configuration lives in Redis (TrySetRate, SetRate), so it uses no field
+// of opts.
+func (c *Client) NewTokenBucket(name string, opts *LimiterOptions) *TokenBucket {
 	c.reg.announce(name)
 	b := &TokenBucket{c: c, name: name, nameErr: validateName(name), keys: []string{name, wire.StatsKey(name)}}
 	b.one = tokenBucketAcquire.prepare(b.keys, "1")
@@ -200,11 +196,14 @@ func (c *Client) NewTokenBucket(name string, opts *TokenBucketOptions) *TokenBuc
 // Name is the bucket's key.
 func (b *TokenBucket) Name() string { return b.name }
 
-// Init creates the bucket with cfg. When a bucket is already configured at
-// the name it is left exactly as it is (every instance of an application
-// may call Init at start-up); change it with Modify.
-// ErrWrongKind when the key holds something else, which is never overwritten.
-func (b *TokenBucket) Init(ctx context.Context, cfg TokenBucketConfig) error {
+// TrySetRate creates the bucket with cfg unless one is configured at the
+// name already, which is then left exactly as it is, so every instance of
+// an application may call it at start-up (Redisson's trySetRate; unlike
+// RedissonLimiter's, it does not report which call created the bucket:
+// tokenbucket_init answers alike). Change a bucket with SetRate.
+// ErrWrongKind when the key holds something else, which is never
+// overwritten.
+func (b *TokenBucket) TrySetRate(ctx context.Context, cfg TokenBucketConfig) error {
 	if err := validateName(b.name); err != nil {
 		return err
 	}
@@ -222,15 +221,31 @@ func (b *TokenBucket) Init(ctx context.Context, cfg TokenBucketConfig) error {
 	return bucketCodeErr(BucketCode(code), "rate")
 }
 
-// Modify sets a new capacity and interval. The refill up to now is credited
-// at the old rate first and stored permits are clamped to the new capacity,
-// in one script. ErrModify when there is no bucket at the name (nothing is
-// created), ErrWrongKind when the key holds something else.
-func (b *TokenBucket) Modify(ctx context.Context, capacity int64, intervalMS float64) error {
+// SetRate gives the bucket a new capacity and interval. The refill up to
+// now is credited at the old rate first and stored permits are clamped to
+// the new capacity, in one script. ErrModify when there is no bucket at the
+// name (nothing is created: TrySetRate creates one), ErrWrongKind when the
+// key holds something else.
+func (b *TokenBucket) SetRate(ctx context.Context, l Limit) error {
 	if err := validateName(b.name); err != nil {
 		return err
 	}
-	return b.c.modifyBucket(ctx, b.name, Limit{Capacity: capacity, IntervalMS: intervalMS})
+	return b.c.modifyBucket(ctx, b.name, l)
+}
+
+// Init creates the bucket with cfg unless one is configured.
+//
+// Deprecated: use TrySetRate, which it is.
+func (b *TokenBucket) Init(ctx context.Context, cfg TokenBucketConfig) error {
+	return b.TrySetRate(ctx, cfg)
+}
+
+// Modify sets a new capacity and interval.
+//
+// Deprecated: use SetRate(ctx, Limit{Capacity: capacity, IntervalMS:
+// intervalMS}), which it is.
+func (b *TokenBucket) Modify(ctx context.Context, capacity int64, intervalMS float64) error {
+	return b.SetRate(ctx, Limit{Capacity: capacity, IntervalMS: intervalMS})
 }
 
 // modifyBucket validates l and runs the modify script.

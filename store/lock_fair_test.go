@@ -22,8 +22,8 @@ func queueLen(rdb *redis.Client, name string) int64 {
 func TestFairQueueHeadAndStaleWaiter(t *testing.T) {
 	ctx, c, rdb, p := handleSetup(t)
 	name := p + "fair"
-	holder := c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{Lease: 300 * time.Millisecond, NoWatchdog: true}})
-	head := New(rdb, nil).NewFairLock(name, &FairLockOptions{ThreadWaitTime: 100 * time.Millisecond})
+	holder := c.NewFairLock(name, &LockOptions{Lease: 300 * time.Millisecond, NoWatchdog: true})
+	head := New(rdb, nil).NewFairLock(name, &LockOptions{ThreadWaitTime: 100 * time.Millisecond})
 	late := c.NewFairLock(name, nil)
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestFairWrongKindAndInvalid(t *testing.T) {
 	if err := c.NewFairLock(p+"str", nil).TryLock(ctx); !errors.Is(err, ErrWrongKind) {
 		t.Fatalf("TryLock on a string = %v", err)
 	}
-	if err := c.NewFairLock(p+"x", &FairLockOptions{ThreadWaitTime: time.Microsecond}).Lock(ctx); !errors.Is(err, ErrInvalid) {
+	if err := c.NewFairLock(p+"x", &LockOptions{ThreadWaitTime: time.Microsecond}).Lock(ctx); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("tiny thread wait = %v", err)
 	}
 	if err := c.NewFairLock("", nil).Unlock(ctx); !errors.Is(err, ErrInvalid) {
@@ -143,7 +143,7 @@ func TestFairWithdrawShiftsLaterDeadlines(t *testing.T) {
 	name := p + "fair"
 	holder := c.NewFairLock(name, nil)
 	const wait = 10 * time.Second
-	w := New(rdb, nil).NewFairLock(name, &FairLockOptions{ThreadWaitTime: wait})
+	w := New(rdb, nil).NewFairLock(name, &LockOptions{ThreadWaitTime: wait})
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -31,18 +31,6 @@ var (
 // than theirs would drop lockwarden's waiters.
 const DefaultFairThreadWait = 300 * time.Second
 
-// FairLockOptions tunes a fair lock handle. A nil pointer and zero fields
-// mean the defaults.
-type FairLockOptions struct {
-	LockOptions
-	// ThreadWaitTime is how long a waiter keeps its place in the queue
-	// without asking again, beyond the holder's remaining lease. A waiting
-	// Lock asks at least every ThreadWaitTime/2, so this is how long a
-	// crashed waiter can hold up the queue. Default DefaultFairThreadWait;
-	// at least 2ms when set.
-	ThreadWaitTime time.Duration
-}
-
 // FairLock is a handle on one fair lock for one owner. Handles with the
 // same Owner on one Client are one holder and one waiter: they share a
 // place in the queue (if one of them gives up waiting, the others queue
@@ -65,33 +53,25 @@ type FairLock struct {
 
 // NewFairLock returns a handle on the fair lock stored at name. Invalid
 // input is reported by the handle's first call, with nothing sent to Redis.
-func (c *Client) NewFairLock(name string, opts *FairLockOptions) *FairLock {
+func (c *Client) NewFairLock(name string, opts *LockOptions) *FairLock {
 	c.reg.announce(name)
-	var lo *LockOptions
-	wait := DefaultFairThreadWait
-	if opts != nil {
-		lo = &opts.LockOptions
-		if opts.ThreadWaitTime != 0 {
-			wait = opts.ThreadWaitTime
-		}
-	}
-	inner := c.NewLock(name, &LockOptions{Lease: lo.getLease(), Owner: lo.getOwner(),
-		RetryInterval: lo.getRetryInterval(), NoWatchdog: !lo.watchdog()})
+	wait := opts.getThreadWait()
+	inner := c.NewLock(name, &LockOptions{Lease: opts.getLease(), Owner: opts.getOwner(),
+		RetryInterval: opts.getRetryInterval(), NoWatchdog: !opts.watchdog()})
 	f := &FairLock{c: c, inner: inner, name: name, holder: inner.holder, wait: wait,
-		retryCap: min(lo.getRetryInterval(), wait/2), prefix: wire.UnlockChannel(name)}
+		retryCap: min(opts.getRetryInterval(), wait/2), prefix: wire.UnlockChannel(name)}
 	f.channel = f.prefix + ":" + f.holder
-	if lo == nil || lo.Owner == "" {
+	if opts == nil || opts.Owner == "" {
 		f.owners = &byOwner[*FairLock]{idle: func(h *FairLock) bool { return h.inner.levels.Load() == 0 },
-			make: func(owner string) *FairLock {
-				o := FairLockOptions{LockOptions: *withOwner(lo, owner), ThreadWaitTime: wait}
-				return c.NewFairLock(name, &o)
-			}}
+			make: func(owner string) *FairLock { return c.NewFairLock(name, withOwner(opts, owner)) }}
 	}
 	f.keys = []string{name, wire.FairLockQueueKey(name), wire.FairLockTimeoutKey(name), wire.StatsKey(name)}
 	f.relKeys = f.keys[:3]
 	switch {
 	case inner.err != nil:
 		f.err = inner.err
+	case opts.validate(MaxOwnerLen) != nil:
+		f.err = opts.validate(MaxOwnerLen)
 	case wait < 2*time.Millisecond:
 		f.err = invalid("thread wait time", "must be at least 2ms, got %v", wait)
 	default:
@@ -157,6 +137,19 @@ func (f *FairLock) Lock(ctx context.Context) error {
 	return waitRetrying(ctx, &f.inner.shared.hub, f.channel, f.retryCap, f.attempt, f.withdraw)
 }
 
+// Refresh restarts the lease now, as the watchdog's renewal does: for
+// handles made with NoWatchdog, or to extend the lease at once. ErrNotHeld
+// when this handle's holder does not hold the lock.
+func (f *FairLock) Refresh(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.Refresh(ctx)
+	}
+	if f.err != nil {
+		return f.err
+	}
+	return f.inner.Refresh(ctx)
+}
+
 // Unlock releases one level; the last deletes the lock and wakes the waiter
 // at the head of the queue. ErrNotHeld (lock untouched) when this holder
 // does not hold it.
@@ -170,17 +163,22 @@ func (f *FairLock) Unlock(ctx context.Context) error {
 	if err := f.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := f.c.runScript(ctx, fairUnlockScript, f.relKeys,
+	// With the stats key, a release of a hold that already ended is
+	// recorded as late.
+	res, err := f.c.runScript(ctx, fairUnlockScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.prefix, unlockMessage, f.c.pubsub).Int64()
 	if errors.Is(err, redis.Nil) {
 		f.inner.levels.Store(0)
+		f.inner.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, f.name, f.holder)
 	}
 	if err != nil {
 		f.inner.releaseUnknown()
 		return f.inner.scriptErr("unlock", err)
 	}
-	f.inner.levels.Add(-1)
+	if f.inner.levels.Add(-1) <= 0 || res == 1 {
+		f.inner.watch.released()
+	}
 	if f.inner.watchdog {
 		f.inner.shared.released(f.inner, res == 1)
 	}
@@ -194,9 +192,11 @@ func (f *FairLock) attempt(ctx context.Context, queue bool, clock *waitClock) (t
 	if queue {
 		q = "1"
 	}
+	sent := time.Now()
 	ms, err := f.c.runScript(ctx, fairAcquireScript, f.keys,
 		f.inner.lease.Milliseconds(), f.holder, f.wait.Milliseconds(), q, clock.waitedMS()).Int64()
 	if errors.Is(err, redis.Nil) {
+		f.inner.watch.granted(ctx, leaseEnd(sent, f.inner.lease), nil)
 		f.inner.levels.Add(1)
 		if f.inner.watchdog {
 			f.inner.shared.acquired(ctx, f.inner)

@@ -100,16 +100,6 @@ func (m RedissonMode) String() string {
 	return "mode " + strconv.Itoa(int(m))
 }
 
-// RedissonLimiterOptions tunes a handle. A nil pointer means the defaults.
-type RedissonLimiterOptions struct {
-	// Mode is the Redisson version the handle emulates; the zero value is
-	// RedissonSliding (3.17.0 and later). See RedissonMode.
-	Mode RedissonMode
-	// ClientID names this client in per-client keys; default Client.ID(),
-	// like Redisson's connection manager id.
-	ClientID string
-}
-
 // RedissonLimiter is a handle on the Redisson rate limiter stored at name.
 type RedissonLimiter struct {
 	c        *Client
@@ -120,7 +110,9 @@ type RedissonLimiter struct {
 }
 
 // NewRedissonLimiter returns a handle on the limiter whose config hash is name.
-func (c *Client) NewRedissonLimiter(name string, opts *RedissonLimiterOptions) *RedissonLimiter {
+// opts.Mode and opts.ClientID tune it; a nil opts means Redisson 3.17.0 and
+// later, under this Client's id.
+func (c *Client) NewRedissonLimiter(name string, opts *LimiterOptions) *RedissonLimiter {
 	c.reg.announce(name)
 	l := &RedissonLimiter{c: c, name: name, clientID: c.ID()}
 	if opts != nil {

@@ -18,9 +18,10 @@ var redissonFairAcquire = redis.NewScript(redissonFairAcquireSrc)
 // Redisson clients queued ahead of lockwarden waiters take the lock one
 // after the other; each of their acquisitions moves every deadline one
 // Redisson wait time (300 s) earlier. The lockwarden waiter must keep its
-// place (FIFO) and get the lock after them. Before the fix its deadline was
-// chained only 5 s behind theirs, fell into the past after the second
-// Redisson acquisition, and it was dropped and queued again at the back.
+// place (FIFO) and get the lock after them. A deadline chained only 5 s
+// behind theirs would fall into the past after the second Redisson
+// acquisition, and the waiter would be dropped and queued again at the
+// back.
 func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 	c, rdb := lockTestClient(t)
 	ctx := redistest.Context(t, 30*time.Second)
@@ -38,7 +39,7 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 		}
 		return n, false
 	}
-	holder := c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{NoWatchdog: true}})
+	holder := c.NewFairLock(name, &LockOptions{NoWatchdog: true})
 	if err := holder.TryLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 	if _, ok := foreign("java-2"); ok {
 		t.Fatal("java-2 took a held lock")
 	}
-	mine := c.NewFairLock(name, &FairLockOptions{LockOptions: LockOptions{NoWatchdog: true}})
+	mine := c.NewFairLock(name, &LockOptions{NoWatchdog: true})
 	if _, ok, err := mine.attempt(ctx, true, nil); err != nil || ok {
 		t.Fatalf("lockwarden waiter: ok=%v err=%v, want queued", ok, err)
 	}
@@ -65,9 +66,9 @@ func TestFairLockKeepsPlaceBehindRedissonClients(t *testing.T) {
 		rdb.Del(ctx, name) // its release (a Redisson unlock deletes the hash)
 	}
 	// On Redisson's scale a waiter that reaches the head keeps a whole
-	// thread wait of slack, as Redisson's own waiters do; before the fix it
-	// kept only lockwarden's 5 s, so a Redisson holder of a few seconds more
-	// made it a dead head, dropped by the next script and re-queued last.
+	// thread wait of slack, as Redisson's own waiters do: with only 5 s, a
+	// Redisson holder of a few seconds more would make it a dead head,
+	// dropped by the next script and re-queued last.
 	due := int64(rdb.ZScore(ctx, keys[2], mine.holder).Val())
 	if slack := due - time.Now().UnixMilli(); slack < redissonWait-5000 {
 		t.Fatalf("lockwarden waiter's deadline is %d ms away after two Redisson acquisitions, want about a thread wait (%d ms)", slack, redissonWait)

@@ -19,16 +19,6 @@ var (
 	counterHitScript = newScript("counter_hit")
 )
 
-// CounterOptions sets a counter's limit. Both fields are required: a nil
-// pointer or a zero field is invalid input, reported by the first call.
-type CounterOptions struct {
-	// Limit is the most hits one window admits; at least 1.
-	Limit int64
-	// Window is how long a window lasts from its first hit (the key's
-	// EXPIRE); at least 1ms.
-	Window time.Duration
-}
-
 // Counter is a handle on one access counter.
 type Counter struct {
 	c      *Client
@@ -39,9 +29,10 @@ type Counter struct {
 }
 
 // NewCounter returns a handle on the counter at name admitting opts.Limit
-// hits per opts.Window. Invalid input is reported by the handle's first
-// call, with nothing sent to Redis.
-func (c *Client) NewCounter(name string, opts *CounterOptions) *Counter {
+// hits per opts.Window, both required: the layout keeps no configuration
+// in Redis, so the rule is the handle's. Invalid input (a nil opts too) is
+// reported by the handle's first call, with nothing sent to Redis.
+func (c *Client) NewCounter(name string, opts *LimiterOptions) *Counter {
 	c.reg.announceAs(name, wire.AnnounceCounter)
 	k := &Counter{c: c, name: name}
 	if opts != nil {

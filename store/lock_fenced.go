@@ -62,7 +62,12 @@ func (c *Client) NewFencedLock(name string, opts *LockOptions) *FencedLock {
 		f.owners = &byOwner[*FencedLock]{idle: func(h *FencedLock) bool { return h.inner.levels.Load() == 0 },
 			make: func(owner string) *FencedLock { return c.NewFencedLock(name, withOwner(opts, owner)) }}
 	}
-	if f.err = inner.err; f.err == nil {
+	switch {
+	case inner.err != nil:
+		f.err = inner.err
+	case opts.validate(MaxOwnerLen) != nil:
+		f.err = opts.validate(MaxOwnerLen)
+	default:
 		f.err = c.redissonSlotCheck(name, wire.FencingTokenKey(name))
 	}
 	return f
@@ -140,6 +145,20 @@ func (f *FencedLock) Lock(ctx context.Context) error {
 		}, nil)
 }
 
+// Refresh restarts the lease now, as the watchdog's renewal does (waiting
+// for replicas like it): for handles made with NoWatchdog, or to extend the
+// lease at once. The token stays. ErrNotHeld when this handle's holder does
+// not hold the lock.
+func (f *FencedLock) Refresh(ctx context.Context) error {
+	if a := actor(ctx, f.owners); a != nil {
+		return a.Refresh(ctx)
+	}
+	if f.err != nil {
+		return f.err
+	}
+	return f.inner.Refresh(ctx)
+}
+
 // Unlock releases one level; the last deletes the lock (never the token)
 // and publishes "0" on redisson_lock__channel:{<name>}. ErrNotHeld (lock untouched)
 // when this holder does not hold it.
@@ -158,6 +177,7 @@ func (f *FencedLock) Unlock(ctx context.Context) error {
 // records its wait in the lock's stats, as Lock's does.
 func (f *FencedLock) attempt(ctx context.Context, clock *waitClock) (time.Duration, bool, error) {
 	p := fencedAcquireScript.prepare(f.keys, f.inner.lease.Milliseconds(), f.inner.holder, clock.waitedMS())
+	sent := time.Now()
 	cmd, ack := f.c.callAcked(ctx, &p)
 	res, err := cmd.Int64Slice()
 	if err != nil {
@@ -177,6 +197,7 @@ func (f *FencedLock) attempt(ctx context.Context, clock *waitClock) (time.Durati
 	}
 	if res[0] == 1 {
 		f.token.Store(res[1])
+		f.inner.watch.granted(ctx, leaseEnd(sent, f.inner.lease), nil)
 		f.inner.levels.Add(1)
 		if f.inner.watchdog {
 			f.inner.shared.acquired(ctx, f.inner)

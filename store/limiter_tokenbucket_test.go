@@ -40,17 +40,17 @@ func tbClientScript(t *testing.T, rdb *redis.Client, name, method string, args .
 	return code
 }
 
-func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
+func TestTokenBucketLayoutClientBucketWorksWithOurScripts(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	// A long interval keeps refills out of the picture.
 	if code := tbClientScript(t, rdb, name, "init", 3, 5, "60000.0", "b"); code != 1 {
-		t.Fatalf("seed init = %d", code)
+		t.Fatalf("client script init = %d", code)
 	}
 	b := c.NewTokenBucket(name, nil)
 	res, err := b.TryAcquire(ctx, 2)
 	if err != nil || !res.Allowed || res.Remaining != 1 || res.Code != BucketSuccess {
-		t.Fatalf("Acquire(2) on a seed bucket with 3 = %+v, %v; want allowed, 1 left", res, err)
+		t.Fatalf("Acquire(2) on a client-script bucket with 3 = %+v, %v; want allowed, 1 left", res, err)
 	}
 	if res.Limit != (Limit{Capacity: 5, IntervalMS: 60000}) {
 		t.Errorf("Limit = %+v, want 5 per 60000 ms", res.Limit)
@@ -62,64 +62,64 @@ func TestTokenBucketSeedInitWorksWithOurScripts(t *testing.T) {
 	if res.RetryAfter <= 0 || res.RetryAfter > 60*time.Second {
 		t.Errorf("RetryAfter = %v, want within one interval", res.RetryAfter)
 	}
-	if err := b.Modify(ctx, 10, 0.5); err != nil {
-		t.Fatalf("Modify of a seed bucket: %v", err)
+	if err := b.SetRate(ctx, Limit{Capacity: 10, IntervalMS: 0.5}); err != nil {
+		t.Fatalf("SetRate of a client-script bucket: %v", err)
 	}
 	_, stored, maxPermits, interval, app := redistest.BucketFields(t, rdb, name)
 	if maxPermits != 10 || interval != 0.5 || app != "b" {
-		t.Errorf("after Modify: max %v interval %v app %q, want 10, 0.5, b", maxPermits, interval, app)
+		t.Errorf("after SetRate: max %v interval %v app %q, want 10, 0.5, b", maxPermits, interval, app)
 	}
 	if stored < 1 || stored > 10 {
-		t.Errorf("after Modify: stored %v, want the 1 left plus refill, at most 10", stored)
+		t.Errorf("after SetRate: stored %v, want the 1 left plus refill, at most 10", stored)
 	}
 	// The client script's own acquire still reads the bucket our scripts rewrote.
 	if code := tbClientScript(t, rdb, name, "acquire", 1); code != 1 {
-		t.Errorf("seed acquire after our modify = %d, want 1", code)
+		t.Errorf("client script acquire after our modify = %d, want 1", code)
 	}
 }
 
-func TestTokenBucketOurInitWorksWithSeedScript(t *testing.T) {
+func TestTokenBucketOurBucketWorksWithLayoutClient(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 2}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 60000, Initial: 2}); err != nil {
 		t.Fatal(err)
 	}
 	last, stored, maxPermits, interval, app := redistest.BucketFields(t, rdb, name)
 	if stored != 2 || maxPermits != 5 || interval != 60000 || app == "" || last <= 0 {
-		t.Fatalf("Init wrote last %v stored %v max %v interval %v app %q", last, stored, maxPermits, interval, app)
+		t.Fatalf("TrySetRate wrote last %v stored %v max %v interval %v app %q", last, stored, maxPermits, interval, app)
 	}
 	for i, want := range []int64{1, 1, -1} {
 		if code := tbClientScript(t, rdb, name, "acquire", 1); code != want {
-			t.Errorf("seed acquire #%d = %d, want %d", i+1, code, want)
+			t.Errorf("client script acquire #%d = %d, want %d", i+1, code, want)
 		}
 	}
 	if code := tbClientScript(t, rdb, name, "modify", 7, "1000.0"); code != 1 {
-		t.Fatalf("seed modify = %d", code)
+		t.Fatalf("client script modify = %d", code)
 	}
 	res, err := b.TryAcquire(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Limit != (Limit{Capacity: 7, IntervalMS: 1000}) {
-		t.Errorf("our acquire sees %+v after seed modify, want 7 per 1000 ms", res.Limit)
+		t.Errorf("our acquire sees %+v after the client script's modify, want 7 per 1000 ms", res.Limit)
 	}
 	if code := tbClientScript(t, rdb, name, "delete"); code != 1 {
-		t.Fatalf("seed delete = %d", code)
+		t.Fatalf("client script delete = %d", code)
 	}
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
-		t.Errorf("seed delete left our bucket behind")
+		t.Errorf("client script delete left our bucket behind")
 	}
 }
 
-func TestTokenBucketModifyMissing(t *testing.T) {
+func TestTokenBucketSetRateMissing(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
-	err := c.NewTokenBucket(name, nil).Modify(context.Background(), 10, 2)
+	err := c.NewTokenBucket(name, nil).SetRate(context.Background(), Limit{Capacity: 10, IntervalMS: 2})
 	if !errors.Is(err, ErrModify) {
-		t.Fatalf("Modify of a missing bucket = %v, want ErrModify", err)
+		t.Fatalf("SetRate of a missing bucket = %v, want ErrModify", err)
 	}
 	if n := rdb.Exists(context.Background(), name).Val(); n != 0 {
-		t.Errorf("Modify of a missing bucket created the key")
+		t.Errorf("SetRate of a missing bucket created the key")
 	}
 }
 
@@ -138,7 +138,7 @@ func TestTokenBucketDelete(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 3, IntervalMS: 10, Initial: 3}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 3, IntervalMS: 10, Initial: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.TryAcquire(ctx, 1); err != nil {
@@ -166,14 +166,14 @@ func TestTokenBucketDelete(t *testing.T) {
 	}
 }
 
-func TestTokenBucketInitTwiceKeepsFirst(t *testing.T) {
+func TestTokenBucketTrySetRateTwiceKeepsFirst(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, Initial: 1, App: "first"}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, Initial: 1, App: "first"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 9, IntervalMS: 7, Initial: 9, App: "second"}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 9, IntervalMS: 7, Initial: 9, App: "second"}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, maxPermits, interval, app := redistest.BucketFields(t, rdb, name)
@@ -182,16 +182,16 @@ func TestTokenBucketInitTwiceKeepsFirst(t *testing.T) {
 	}
 }
 
-func TestTokenBucketInitLeavesForeignKeys(t *testing.T) {
+func TestTokenBucketTrySetRateLeavesForeignKeys(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	rdb.HSet(ctx, name, "user", "42")
-	err := c.NewTokenBucket(name, nil).Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2})
+	err := c.NewTokenBucket(name, nil).TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2})
 	if !errors.Is(err, ErrWrongKind) {
-		t.Errorf("Init over an application hash = %v, want ErrWrongKind", err)
+		t.Errorf("TrySetRate over an application hash = %v, want ErrWrongKind", err)
 	}
 	if m := rdb.HGetAll(ctx, name).Val(); len(m) != 1 {
-		t.Errorf("Init over an application hash changed it: %v", m)
+		t.Errorf("TrySetRate over an application hash changed it: %v", m)
 	}
 	rdb.Set(ctx, name+":s", "x", 0)
 	if _, err := c.NewTokenBucket(name+":s", nil).TryAcquire(ctx, 1); !errors.Is(err, ErrWrongKind) {
@@ -238,7 +238,7 @@ func TestTokenBucketFullBucketDoesNotBankTime(t *testing.T) {
 	}
 }
 
-func TestTokenBucketModifySettlesAtOldRate(t *testing.T) {
+func TestTokenBucketSetRateSettlesAtOldRate(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	t0 := redistest.NowMS(t, rdb)
@@ -246,7 +246,7 @@ func TestTokenBucketModifySettlesAtOldRate(t *testing.T) {
 	rdb.HSet(ctx, name, "last_mill_second", start, "stored_permits", 0,
 		"max_permits", 1000, "interval", 100, "app", "x")
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Modify(ctx, 1000, 1); err != nil {
+	if err := b.SetRate(ctx, Limit{Capacity: 1000, IntervalMS: 1}); err != nil {
 		t.Fatal(err)
 	}
 	t1 := redistest.NowMS(t, rdb)
@@ -254,12 +254,12 @@ func TestTokenBucketModifySettlesAtOldRate(t *testing.T) {
 	// At the old rate one second is 10 permits; at the new one it would be 1000.
 	lo, hi := float64((t0-start)/100), float64((t1-start)/100)
 	if stored < lo || stored > hi {
-		t.Errorf("stored after Modify = %v, want %v..%v (elapsed time at the old rate)", stored, lo, hi)
+		t.Errorf("stored after SetRate = %v, want %v..%v (elapsed time at the old rate)", stored, lo, hi)
 	}
 	if last != float64(start)+stored*100 || maxPermits != 1000 || interval != 1 {
-		t.Errorf("after Modify: last %v max %v interval %v", last, maxPermits, interval)
+		t.Errorf("after SetRate: last %v max %v interval %v", last, maxPermits, interval)
 	}
-	if err := b.Modify(ctx, 3, 0.5); err != nil {
+	if err := b.SetRate(ctx, Limit{Capacity: 3, IntervalMS: 0.5}); err != nil {
 		t.Fatal(err)
 	}
 	_, stored, maxPermits, interval, _ = redistest.BucketFields(t, rdb, name)
@@ -283,11 +283,11 @@ func TestTokenBucketCorruptCountsAsError(t *testing.T) {
 		}
 	}
 	// A modify repairs the bucket.
-	if err := b.Modify(ctx, 5, 1000); err != nil {
+	if err := b.SetRate(ctx, Limit{Capacity: 5, IntervalMS: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := b.TryAcquire(ctx, 1); err != nil || !res.Allowed {
-		t.Errorf("Acquire after repairing Modify = %+v, %v", res, err)
+		t.Errorf("Acquire after repairing SetRate = %+v, %v", res, err)
 	}
 }
 
@@ -295,7 +295,7 @@ func TestTokenBucketStats(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 4, IntervalMS: 3600e3, Initial: 4}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 4, IntervalMS: 3600e3, Initial: 4}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 7; i++ {
@@ -325,7 +325,7 @@ func TestTokenBucketAdmissionBound(t *testing.T) {
 	ctx := context.Background()
 	const capacity, interval = 50, 2.5
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: capacity, IntervalMS: interval, Initial: capacity}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: capacity, IntervalMS: interval, Initial: capacity}); err != nil {
 		t.Fatal(err)
 	}
 	// A full bucket must not bank this time for a burst later.
@@ -432,7 +432,7 @@ func TestTokenBucketAcquireWaits(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 1, IntervalMS: 300}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 1, IntervalMS: 300}); err != nil {
 		t.Fatal(err)
 	}
 	created, _, _, _, _ := redistest.BucketFields(t, rdb, name)
@@ -457,7 +457,7 @@ func TestTokenBucketAcquireGivesUp(t *testing.T) {
 	c, _, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 1, IntervalMS: 60000}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 1, IntervalMS: 60000}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -471,7 +471,7 @@ func TestTokenBucketAcquireGivesUp(t *testing.T) {
 
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if err := b.Modify(ctx, 1, 1000); err != nil {
+	if err := b.SetRate(ctx, Limit{Capacity: 1, IntervalMS: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = b.TryAcquire(ctx, 1) // empty it, whatever the refill
@@ -495,14 +495,14 @@ func TestTokenBucketValidationSendsNothing(t *testing.T) {
 		{"name", func() error { _, err := c.NewTokenBucket("", nil).TryAcquire(ctx, 1); return err }},
 		{"permits", func() error { _, err := b.TryAcquire(ctx, 0); return err }},
 		{"permits", func() error { _, err := b.Acquire(ctx, -1); return err }},
-		{"rate", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 0, IntervalMS: 2}) }},
-		{"interval_ms", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 0}) }},
-		{"interval_ms", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: nan}) }},
-		{"interval_ms", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: inf}) }},
-		{"initial", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, Initial: -1}) }},
-		{"initial", func() error { return b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, Initial: 6}) }},
-		{"rate", func() error { return b.Modify(ctx, -3, 2) }},
-		{"interval_ms", func() error { return b.Modify(ctx, 5, -1) }},
+		{"rate", func() error { return b.TrySetRate(ctx, TokenBucketConfig{Capacity: 0, IntervalMS: 2}) }},
+		{"interval_ms", func() error { return b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 0}) }},
+		{"interval_ms", func() error { return b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: nan}) }},
+		{"interval_ms", func() error { return b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: inf}) }},
+		{"initial", func() error { return b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, Initial: -1}) }},
+		{"initial", func() error { return b.TrySetRate(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, Initial: 6}) }},
+		{"rate", func() error { return b.SetRate(ctx, Limit{Capacity: -3, IntervalMS: 2}) }},
+		{"interval_ms", func() error { return b.SetRate(ctx, Limit{Capacity: 5, IntervalMS: -1}) }},
 	}
 	for i, tc := range cases {
 		var ve *ValidationError
@@ -517,7 +517,7 @@ func TestTokenBucketPermitsAboveCapacity(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
 	ctx := context.Background()
 	b := c.NewTokenBucket(name, nil)
-	if err := b.Init(ctx, TokenBucketConfig{Capacity: 3, IntervalMS: 60000, Initial: 3}); err != nil {
+	if err := b.TrySetRate(ctx, TokenBucketConfig{Capacity: 3, IntervalMS: 60000, Initial: 3}); err != nil {
 		t.Fatal(err)
 	}
 	var ve *ValidationError
@@ -558,7 +558,7 @@ func wctx(t *testing.T, ctx context.Context, d time.Duration) context.Context {
 // text, any other spelling formatted by the script.
 func TestTokenBucketIntervalAnySpelling(t *testing.T) {
 	c, rdb, name := tbNewBucket(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b := c.NewTokenBucket(name, nil)
 	for _, tc := range []struct {
 		stored string
@@ -573,5 +573,24 @@ func TestTokenBucketIntervalAnySpelling(t *testing.T) {
 		if err != nil || !res.Allowed || res.Limit.IntervalMS != tc.want {
 			t.Errorf("interval %q: TryAcquire = %+v, %v; want allowed, interval %v", tc.stored, res, err, tc.want)
 		}
+	}
+}
+
+// Init and Modify are TrySetRate and SetRate under their old names.
+func TestTokenBucketDeprecatedVerbs(t *testing.T) {
+	c, rdb, name := tbNewBucket(t)
+	ctx := t.Context()
+	b := c.NewTokenBucket(name, nil)
+	if err := b.Init(ctx, TokenBucketConfig{Capacity: 5, IntervalMS: 2, App: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Modify(ctx, 8, 4); err != nil {
+		t.Fatal(err)
+	}
+	if m := rdb.HGetAll(ctx, name).Val(); m["max_permits"] != "8" || m["interval"] != "4" || m["app"] != "a" {
+		t.Fatalf("bucket after Init and Modify = %v", m)
+	}
+	if err := c.NewTokenBucket(name+":none", nil).Modify(ctx, 8, 4); !errors.Is(err, ErrModify) {
+		t.Fatalf("Modify of a missing bucket = %v, want ErrModify", err)
 	}
 }

@@ -11,11 +11,12 @@ import (
 )
 
 // The spin lock is the try-sleep-retry lock Go code often writes by hand:
-// the same hash layout as the reentrant lock (field "<client-id>:<owner>" -> reentry count, expiry = lease), taken
-// by the same scripts, but waiting the simple way: try, sleep a fixed
-// interval, try again, no pub/sub. A renewal timer extends the lease every
-// lease/3 for as long as the holder's field is still there, and unlock by a
-// non-holder fails loudly (ErrNotHeld) instead of touching the lock. The
+// the same hash layout as the reentrant lock (field "<client-id>:<owner>"
+// -> reentry count, expiry = lease), taken by the same scripts, but
+// waiting the simple way: try, sleep a fixed interval, try again, no
+// pub/sub. A renewal timer (unless NoWatchdog) extends the lease every
+// lease/3 for as long as the holder's field is still there, and unlock by
+// a non-holder fails loudly (ErrNotHeld) instead of touching the lock. The
 // console sees it as a reentrant lock, which it is in Redis.
 
 // The spin lock keeps its own Script values over the shared files, so it
@@ -29,26 +30,6 @@ var (
 	spinRenewScript   = newScript("lock_renew")
 )
 
-// Defaults of SpinLockOptions.
-const (
-	DefaultSpinLease         = 30 * time.Second      // Lease
-	DefaultSpinRetryInterval = 50 * time.Millisecond // RetryInterval
-)
-
-// SpinLockOptions tunes a spin lock. A nil pointer and zero fields mean the
-// defaults.
-type SpinLockOptions struct {
-	// Lease is the expiry set by each acquire and renewal; default
-	// DefaultSpinLease, at least 3ms.
-	Lease time.Duration
-	// RetryInterval is how long Lock sleeps between two attempts (a spin
-	// lock never listens for releases); default DefaultSpinRetryInterval.
-	RetryInterval time.Duration
-	// Owner is the second half of the holder field, as LockOptions.Owner;
-	// default random per handle.
-	Owner string
-}
-
 // SpinLock is a handle on one spin-wait lock for one owner.
 type SpinLock struct {
 	c        *Client
@@ -56,6 +37,7 @@ type SpinLock struct {
 	holder   string
 	lease    time.Duration
 	interval time.Duration
+	watchdog bool
 	err      error
 
 	owners *byOwner[*SpinLock] // see Lock.owners
@@ -63,39 +45,29 @@ type SpinLock struct {
 	// renewal counts the levels taken through this handle and not
 	// released, and renews them.
 	renewal renewer
+	// watch tells the caller when a hold ends without its release (lost.go).
+	watch leaseWatch
 }
 
-// NewSpinLock returns a handle; invalid input is reported by its first call.
-func (c *Client) NewSpinLock(name string, opts *SpinLockOptions) *SpinLock {
+// NewSpinLock returns a handle on the spin lock stored at name. Invalid
+// input is reported by the handle's first call, with nothing sent to Redis.
+func (c *Client) NewSpinLock(name string, opts *LockOptions) *SpinLock {
 	c.reg.announce(name)
-	s := &SpinLock{c: c, name: name, lease: DefaultSpinLease, interval: DefaultSpinRetryInterval}
-	var lo *LockOptions
-	if opts != nil {
-		if opts.Lease != 0 {
-			s.lease = opts.Lease
-		}
-		if opts.RetryInterval != 0 {
-			s.interval = opts.RetryInterval
-		}
-		lo = &LockOptions{Owner: opts.Owner}
-	}
+	s := &SpinLock{c: c, name: name, lease: opts.getLease(), interval: opts.retryInterval(DefaultSpinRetryInterval),
+		watchdog: opts.watchdog(), holder: c.ID() + ":" + opts.getOwner()}
 	if opts == nil || opts.Owner == "" {
 		s.owners = &byOwner[*SpinLock]{idle: func(h *SpinLock) bool { return h.levels() == 0 },
-			make: func(owner string) *SpinLock {
-				o := SpinLockOptions{Lease: s.lease, RetryInterval: s.interval, Owner: owner}
-				return c.NewSpinLock(name, &o)
-			}}
+			make: func(owner string) *SpinLock { return c.NewSpinLock(name, withOwner(opts, owner)) }}
 	}
-	s.holder = c.ID() + ":" + lo.getOwner()
 	switch {
 	case validateName(name) != nil:
 		s.err = validateName(name)
+	case opts.validate(MaxOwnerLen) != nil:
+		s.err = opts.validate(MaxOwnerLen)
 	case s.lease < 3*time.Millisecond:
 		s.err = invalid("lease", "must be at least 3ms (renewal runs every lease/3), got %v", s.lease)
 	case s.interval < time.Millisecond:
 		s.err = invalid("retry interval", "must be at least 1ms, got %v", s.interval)
-	case len(s.holder) > MaxNameLen:
-		s.err = invalid("owner", "too long")
 	}
 	return s
 }
@@ -130,9 +102,11 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 		argv = append(argv, "", "", "", "")
 		argv = append(argv, clock.pollArgs()...)
 	}
+	sent := time.Now()
 	ttl, taken, _, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
 	switch {
 	case taken:
+		s.watch.granted(ctx, leaseEnd(sent, s.lease), nil)
 		s.held(ctx)
 		return nil
 	case err == nil:
@@ -210,15 +184,42 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.renewal.released(true)
+		s.watch.lose(lostNotHeld)
 		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
 	}
 	if err != nil {
 		// As Lock.releaseUnknown: a last level whose release is unknown is no
 		// longer renewed.
+		if s.levels() == 1 {
+			s.watch.released()
+		}
 		s.renewal.releasedUncertain()
 		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
 	}
 	s.renewal.released(res >= 1) // 1 deleted, 2 handed to a queued waiter
+	if res >= 1 || s.levels() == 0 {
+		s.watch.released()
+	}
+	return nil
+}
+
+// Refresh restarts the lease now, as a renewal does: for handles made with
+// NoWatchdog, or to extend the lease at once. ErrNotHeld when this handle's
+// holder does not hold the lock.
+func (s *SpinLock) Refresh(ctx context.Context) error {
+	if a := actor(ctx, s.owners); a != nil {
+		return a.Refresh(ctx)
+	}
+	if s.err != nil {
+		return s.err
+	}
+	n, err := s.c.runScript(ctx, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
+	if err != nil {
+		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: %q by %s", ErrNotHeld, s.name, s.holder)
+	}
 	return nil
 }
 
@@ -228,8 +229,13 @@ func (s *SpinLock) keys() []string {
 	return []string{s.name, wire.StatsKey(s.name), wire.LockQueueKey(s.name), wire.LockEntriesKey(s.name)}
 }
 
-// held counts a level and starts the renewal on the first one.
+// held counts a level and starts the renewal on the first one; without a
+// watchdog the level is only counted.
 func (s *SpinLock) held(ctx context.Context) {
+	if !s.watchdog {
+		s.renewal.held(nil)
+		return
+	}
 	s.renewal.held(func(stop chan struct{}) { s.renew(context.WithoutCancel(ctx), stop) })
 }
 
@@ -245,10 +251,19 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
-		n, err := s.c.runScript(rctx, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
+		sent := time.Now()
+		n, err := s.c.runScript(rctx, spinRenewScript, s.keys()[:2], s.lease.Milliseconds(), s.holder, "1").Int64()
 		cancel()
-		if err == nil && n == 0 || errors.Is(err, redis.ErrClosed) {
+		switch {
+		case err == nil && n == 1:
+			s.watch.renewed(leaseEnd(sent, s.lease))
+		case err == nil && n == 0:
 			s.renewal.lost(stop)
+			s.watch.lose(lostGone)
+			return
+		case errors.Is(err, redis.ErrClosed):
+			s.renewal.lost(stop)
+			s.watch.lose(lostClosed)
 			return
 		}
 	}
