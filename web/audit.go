@@ -320,3 +320,73 @@ func (s *Server) auditRoutes(e *echo.Echo) {
 	e.GET("/audit", s.handleAuditPage)
 	e.GET("/api/audit", s.handleAPIAudit)
 }
+
+// changeMarker is an audited change as a chart marks it.
+func changeMarker(r inspect.AuditRecord) views.ChartMarker {
+	who := r.Role
+	if who == "" {
+		who = "anonymous"
+	}
+	return views.ChartMarker{T: r.Time, Label: who + ": " + changeWhat(r), Detail: changeLabel(r)}
+}
+
+// changeWhat is what a change did, short: the settings that differ
+// between the audit's before and after ("rate 20 → 40"), "reset" for a
+// counter's reset.
+func changeWhat(r inspect.AuditRecord) string {
+	if r.Action == admin.ActionReset {
+		return "reset"
+	}
+	before, after := settings(r.Before), settings(r.After)
+	var parts []string
+	for _, kv := range after {
+		was := ""
+		for _, b := range before {
+			if b[0] == kv[0] {
+				was = b[1]
+			}
+		}
+		if was != kv[1] {
+			name, unit := kv[0], ""
+			if n, ok := strings.CutSuffix(name, "_ms"); ok {
+				name, unit = n, " ms"
+			}
+			parts = append(parts, name+" "+was+" → "+kv[1]+unit)
+		}
+	}
+	if len(parts) == 0 {
+		return r.Action
+	}
+	return strings.Join(parts, ", ")
+}
+
+// settings reads an audit state such as "rate=20 interval_ms=100" as
+// key-value pairs in order; words without "=" are left out.
+func settings(state string) [][2]string {
+	var out [][2]string
+	for _, f := range strings.Fields(state) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
+}
+
+// changeLabel says what an audited change did, all of it, in words.
+func changeLabel(r inspect.AuditRecord) string {
+	var b strings.Builder
+	b.WriteString(r.Time.UTC().Format("Jan 2 15:04:05") + " UTC " + r.Action)
+	if r.Role != "" {
+		b.WriteString(" by " + r.Role)
+	}
+	if r.Fingerprint != "" {
+		b.WriteString(" (token " + r.Fingerprint + ")")
+	}
+	if r.Before != "" || r.After != "" {
+		fmt.Fprintf(&b, ": %s → %s", r.Before, r.After)
+	}
+	if r.Reason != "" {
+		b.WriteString("; reason: " + r.Reason)
+	}
+	return b.String()
+}

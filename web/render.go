@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -245,4 +246,14 @@ func backFor(r *http.Request) string {
 		return "/limiters"
 	}
 	return "/"
+}
+
+// factRows are a convention's facts in name order.
+func factRows(f map[string]string) []views.Fact {
+	out := make([]views.Fact, 0, len(f))
+	for k, v := range f {
+		out = append(out, views.Fact{Name: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b views.Fact) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
