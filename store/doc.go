@@ -151,8 +151,9 @@
 // Replication is asynchronous, so a master that dies right after granting
 // a lock can leave a promoted replica that never saw the grant, and a
 // second holder. Like Redisson (checkLockSyncedSlaves, slavesSyncTimeout),
-// a reentrant Lock's and a FencedLock's grant, renewal and release wait
-// for the master's replicas by default: the script and a WAIT (WAITAOF on
+// a reentrant Lock's and a FencedLock's grant and renewal wait for the
+// master's replicas by default (a release does not: one a failover loses
+// leaves the hold until its lease ends, never a second holder): the script and a WAIT (WAITAOF on
 // Redis >= 7.2 with Options.ReplicaAckPersist) go out in one pipeline,
 // and a grant fewer
 // replicas confirmed within Options.ReplicaAckTimeout (1 s) is withdrawn

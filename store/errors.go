@@ -41,7 +41,7 @@ var (
 	// ErrNotReplicated: a lock write that fewer replicas than
 	// Options.ReplicaAcks confirmed in time (a *ReplicationError). A grant
 	// is then withdrawn and the error also matches ErrNotObtained; a
-	// renewal or release was applied on the master.
+	// renewal was applied on the master.
 	ErrNotReplicated = errors.New("store: not confirmed by replicas")
 	// ErrInvalid is matched by every *ValidationError.
 	ErrInvalid = errors.New("store: invalid input")

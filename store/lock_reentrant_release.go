@@ -69,8 +69,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if passed, err := l.tryPass(ctx); passed {
 		return err
 	}
-	cmd, ack := l.release(ctx)
-	res, err := cmd.Int64()
+	res, err := l.release(ctx).Int64()
 	if err != nil || res >= 1 {
 		l.dropTrain()
 	}
@@ -98,9 +97,6 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if l.watchdog {
 		l.shared.released(l, res >= 1)
 	}
-	if ack != nil {
-		return fmt.Errorf("store: lock unlock %q: released on the master: %w", l.name, ack)
-	}
 	return nil
 }
 
@@ -124,16 +120,22 @@ func (l *Lock) releaseArgs(op string, more ...any) []any {
 // (a re-entry whose reply was lost) go with it, as they go with a local
 // pass. Acquires of the handle wait meanwhile (passMu), so the count it
 // reads is not raced by a re-entry on the wire.
-func (l *Lock) release(ctx context.Context) (*redis.Cmd, error) {
+//
+// A release does not wait for replicas (Options.ReplicaAcks): one that a
+// failover loses leaves the hold on the promoted replica until its lease
+// ends, which delays the next holder but never makes two; a hand-off's
+// grant is confirmed by the waiter it names (its short claim, see
+// tryAcquireAt).
+func (l *Lock) release(ctx context.Context) *redis.Cmd {
 	if !l.unique || l.levels.Load() != 1 {
-		return l.c.callAcked(ctx, &l.unlockCall)
+		return l.c.call(ctx, &l.unlockCall)
 	}
 	l.passMu.Lock()
 	defer l.passMu.Unlock()
 	if l.levels.Load() != 1 {
-		return l.c.callAcked(ctx, &l.unlockCall)
+		return l.c.call(ctx, &l.unlockCall)
 	}
-	return l.c.callAcked(ctx, &l.lastCall)
+	return l.c.call(ctx, &l.lastCall)
 }
 
 // releaseUnknown follows an Unlock whose outcome is unknown: the last

@@ -23,14 +23,16 @@ import (
 // still believes it holds it. Redisson's default (checkLockSyncedSlaves,
 // slavesSyncTimeout) sends WAIT after each lock write and fails the call
 // when no replica confirmed in time. store does the same for its reentrant
-// Lock: the grant, renewal or release script and a WAIT (WAITAOF on a
-// server that has it, with Options.ReplicaAckPersist) go out in one
+// Lock and FencedLock: the grant or renewal script and a WAIT (WAITAOF on
+// a server that has it, with Options.ReplicaAckPersist) go out in one
 // pipeline on the connection to the lock's master, so the acknowledgement
 // costs no extra round trip, only the replica's reply time. A grant whose
 // WAIT counted fewer replicas than required is withdrawn with one release
 // and reported as ErrNotObtained wrapping a *ReplicationError; a renewal
-// or release that fell short reports the *ReplicationError (the master
-// applied it).
+// that fell short reports the *ReplicationError (the master applied it).
+// A release does not wait: lost in a failover, it leaves the hold on the
+// promoted replica until its lease ends, so the next holder waits longer
+// but there are never two (a hand-off's grant is confirmed by its waiter).
 //
 // How many replicas a master has is learnt from INFO (connected_slaves),
 // once per node at first use and again at most every ackRecheck while

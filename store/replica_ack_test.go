@@ -142,10 +142,14 @@ func TestReplicaAckUnconfirmedGrantIsWithdrawn(t *testing.T) {
 	if err := l.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
 		t.Errorf("Unlock after a withdrawn grant = %v, want ErrNotHeld", err)
 	}
-	// A release the replica does not confirm was applied on the master.
-	err = held.Unlock(ctx)
-	if !errors.Is(err, ErrNotReplicated) || errors.Is(err, ErrNotHeld) {
-		t.Errorf("Unlock with a silent replica = %v, want ErrNotReplicated", err)
+	// A release does not wait for the replica: it is applied on the
+	// master and answers at once, with no WAIT sent.
+	before := waits(t, r.rdb)
+	if err := held.Unlock(ctx); err != nil {
+		t.Errorf("Unlock with a silent replica = %v, want nil (releases do not wait)", err)
+	}
+	if got := waits(t, r.rdb) - before; got != 0 {
+		t.Errorf("the release sent %d WAITs", got)
 	}
 	if n := r.rdb.Exists(ctx, name+":held").Val(); n != 0 {
 		t.Errorf("the release did not apply on the master")
@@ -322,8 +326,8 @@ func TestReplicaAckHandOffUnconfirmed(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	r.freeze(t)
-	if err := a.Unlock(ctx); !errors.Is(err, ErrNotReplicated) {
-		t.Errorf("Unlock = %v, want ErrNotReplicated", err)
+	if err := a.Unlock(ctx); err != nil {
+		t.Errorf("Unlock = %v, want nil (a release does not wait; the waiter confirms its hand-off)", err)
 	}
 	if err := <-done; !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrNotReplicated) {
 		t.Errorf("waiter's Lock = %v, want ErrNotObtained and ErrNotReplicated", err)
@@ -369,8 +373,9 @@ func TestReplicaAckHandOffIsConfirmed(t *testing.T) {
 	calls := diffCalls(before, redistest.CommandCalls(t, r.rdb))
 	// HMGET: the hand-off's of its wait stats, and the confirmation's of
 	// the waiter's field (lock_renew.lua).
-	if calls["evalsha"] != 2 || calls["hmget"] != 2 || calls["wait"]+calls["waitaof"] != 2 {
-		t.Errorf("want the release and the waiter's confirmation, each with its WAIT: %v", calls)
+	// One WAIT: the waiter's confirmation; the release does not wait.
+	if calls["evalsha"] != 2 || calls["hmget"] != 2 || calls["wait"]+calls["waitaof"] != 1 {
+		t.Errorf("want the release and the waiter's confirmation, and only the confirmation's WAIT: %v", calls)
 	}
 	if pttl := r.rdb.PTTL(ctx, name).Val(); pttl <= handoffLease {
 		t.Errorf("lease after the confirmed hand-off: PTTL = %v, want the waiter's own", pttl)

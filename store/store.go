@@ -54,11 +54,12 @@ type Options struct {
 	// client sets it.
 	NoRegistry bool
 	// ReplicaAcks is how many replicas must confirm a Lock's or FencedLock's
-	// grant, renewal or release before it counts (Redis WAIT, sent in the
-	// same pipeline as the script; see replica_ack.go). A grant that fewer
-	// replicas confirmed within ReplicaAckTimeout is withdrawn and fails
-	// with ErrNotObtained wrapping ErrNotReplicated, so a failover cannot
-	// promote a replica that never saw a lock reported held. Zero follows
+	// grant or renewal before it counts (Redis WAIT, sent in the same
+	// pipeline as the script; see replica_ack.go); releases do not wait.
+	// A grant that fewer replicas confirmed within ReplicaAckTimeout is
+	// withdrawn and fails with ErrNotObtained wrapping ErrNotReplicated,
+	// so a failover cannot promote a replica that never saw a lock
+	// reported held. Zero follows
 	// Redisson's default: every replica the master has (on one replica,
 	// one), none on a master without replicas; negative turns it off.
 	//
