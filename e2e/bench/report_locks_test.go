@@ -218,7 +218,7 @@ func case1Report(ctx context.Context, t *testing.T, e *env, rounds int, w func(s
 		w("%s", row)
 	}
 	w("\nWith one replica attached (a second private master with one replica online, measured in the same rounds): " +
-		"lockwarden's defaults pipeline a `WAIT 1` with each grant and release (one per batch when calls from several goroutines go out together) and report a grant no replica confirmed as not obtained " +
+		"lockwarden's defaults pipeline a `WAIT 1` with each grant and renewal, not with releases (one per batch when calls from several goroutines go out together) and report a grant no replica confirmed as not obtained " +
 		"(store/replica_ack.go), `ReplicaAcks: -1` turns that off, and redislock and redsync send no WAIT, so their grants are not known to be on the replica.\n\n")
 	w("| C | lockwarden, acks on (defaults) | lockwarden, `ReplicaAcks: -1` | bsm/redislock | redsync | acks on / off | acks on / redislock | WAITs executed per pair (acks on) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, row := range replicaRows {
