@@ -236,12 +236,18 @@ func (b *waitBook) windows(name string, now int64) *WaitWindows {
 // once it has completed the sample.
 func (c *Inspector) AddWaits(s *Sample) {
 	now := BucketOf(s.At)
-	for _, l := range s.Locks {
-		if w := c.waits.windows(l.Name, now); w != nil {
-			sum := s.Stats[l.Name]
+	add := func(name string) {
+		if w := c.waits.windows(name, now); w != nil {
+			sum := s.Stats[name]
 			sum.Wait = w
-			s.Stats[l.Name] = sum
+			s.Stats[name] = sum
 		}
+	}
+	for _, l := range s.Locks {
+		add(l.Name)
+	}
+	for _, name := range s.Lingered {
+		add(name)
 	}
 	c.waits.prune(now)
 }

@@ -229,6 +229,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 		defer cancelTick()
 	}
 	sm.walker.Suggest(sm.keyEvents.Drain())
+	sm.noteEvicted(sm.keyEvents.DrainEvicted())
 	sm.walker.Suggest(sm.heardEvents())
 	sm.walker.Suggest(sm.touch.drain())
 	sm.askRegistry(start)
@@ -379,6 +380,19 @@ func (sm *Sampler) fail(runCtx context.Context, err error) {
 	sm.notify(sn)
 }
 
+// noteEvicted publishes the evictions of locks the console knows: their
+// holds ended by Redis's eviction, not a release or an expiry (the event
+// also keeps detectExpiries from calling them expired).
+func (sm *Sampler) noteEvicted(keys []string) {
+	for _, k := range keys {
+		_, seen := sm.present[k]
+		_, going := sm.pending[k]
+		if seen || going {
+			sm.events.Publish(events.Entry{Type: inspect.EventEvicted, Name: k, At: time.Now()})
+		}
+	}
+}
+
 // detectExpiries reports locks that vanished without any event: a lease
 // that ran out, or a delete by something that does not publish.
 func (sm *Sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
@@ -433,6 +447,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 		Registry:   sm.registry,
 		HolderSeen: sm.seeHolders(smp.Locks, start),
 		Families:   fams,
+		Lingered:   smp.Lingered,
 		memo:       &Memo{},
 	}
 	if sn.Stats == nil {
