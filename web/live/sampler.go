@@ -104,6 +104,8 @@ type Sampler struct {
 	touch touched
 	// gone remembers objects the console stopped listing (gone.go).
 	gone goneMemory
+	// leases finds holds that ended while their holders worked (leases.go).
+	leases leaseWatch
 	// pubMu orders publishing a tick's snapshot against Refresh's
 	// patches (refresh.go); patches are those not yet overtaken by a tick.
 	pubMu   sync.Mutex
@@ -245,6 +247,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	sm.publishStatus()
 	sm.takeRegistry(smp)
 	sm.detectExpiries(smp, start)
+	sm.leases.observe(smp, sm.registry, start)
 	// Stale rows first: a per-client limiter on a node that did not
 	// answer keeps its family (and the family its past).
 	sm.keepStale(smp)
@@ -448,6 +451,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 		HolderSeen: sm.seeHolders(smp.Locks, start),
 		Families:   fams,
 		Lingered:   smp.Lingered,
+		Violations: sm.leases.snapshot(),
 		memo:       &Memo{},
 	}
 	if sn.Stats == nil {

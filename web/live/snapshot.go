@@ -39,6 +39,9 @@ type Snapshot struct {
 	// still read (inspect.Sample.Lingered): each has its Stats, with the
 	// waits its scripts recorded as it went free, and is in no list.
 	Lingered []string
+	// Violations are the lease violations of the last ViolationsKept
+	// (leases.go), oldest first.
+	Violations []LeaseViolation
 
 	memo *Memo
 }
