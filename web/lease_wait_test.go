@@ -66,4 +66,27 @@ func TestHandOffWaitSurvivesTheRelease(t *testing.T) {
 	if sum.Contended != 1 || sum.MaxMS < 1000 {
 		t.Errorf("waits %+v: want the one contended acquisition, over a second", sum)
 	}
+
+	// The lock is free: its API answers what the console saw, not a 404.
+	var free struct {
+		Name     string               `json:"name"`
+		State    string               `json:"state"`
+		LastHeld *history.Hold        `json:"last_held"`
+		History  *history.LockHistory `json:"history"`
+		Wait     struct {
+			Contended int64 `json:"contended"`
+		} `json:"wait"`
+		Windows []struct{ Contended, MaxMS int64 } `json:"wait_windows"`
+	}
+	e.getJSON("/api/locks/"+esc(name), 200, &free)
+	// The waiter's 50 ms hold may fall between two reads: the last hold
+	// the console saw is either.
+	if free.Name != name || free.State != "free" || free.LastHeld == nil ||
+		(free.LastHeld.Holder != waiter.HolderID() && free.LastHeld.Holder != holder.HolderID()) ||
+		free.History == nil || len(free.History.Wait) == 0 {
+		t.Errorf("GET /api/locks of the free lock: %+v (last held %+v)", free, free.LastHeld)
+	}
+	if st, _, body := e.do("GET", "/api/locks/"+esc(e.prefix+"never-seen"), nil, nil); st != 404 {
+		t.Errorf("a lock never seen: %d %s, want 404", st, body)
+	}
 }

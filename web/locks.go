@@ -195,7 +195,8 @@ func (s *Server) lockWhy(sn *live.Snapshot, l inspect.LockInfo) why.Answer {
 // no longer lists: the live layer's memory (the last hour) and the
 // history's holds of the last hour.
 func (s *Server) goneInput(ctx context.Context, name string) (why.GoneInput, error) {
-	in := why.GoneInput{Name: name, Now: time.Now()}
+	in := why.GoneInput{Name: name, Now: time.Now(), Violations: leaseViolations(s.live.Latest(), name),
+		Deadlocks: s.live.EndedDeadlocksOf(name)}
 	if g, ok := s.live.Gone(name); ok {
 		in.Gone = &g
 	}
@@ -215,13 +216,78 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.insp.GetLock(c.Request().Context(), name)
+	ctx := c.Request().Context()
+	l, err := s.insp.GetLock(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return s.freeLock(c, name)
+	}
 	if err != nil {
 		return inspect.ObjectError("lock", name, err)
 	}
-	l.Subscribers = s.live.Latest().Subscribers(name)
+	sn := s.live.Latest()
+	l.Subscribers = sn.Subscribers(name)
 	j := lockJSON{Lock: present.LockDetailOf(s.annotated(*l), time.Now())}
-	j.lockWaitJSON = lockWaitFor(s.live.Latest(), name, true)
+	j.lockWaitJSON = lockWaitFor(sn, name, true)
+	return c.JSON(http.StatusOK, lockPastJSON{lockJSON: j, State: "held", Violations: leaseViolations(sn, name),
+		PastDeadlocks: s.live.EndedDeadlocksOf(name)})
+}
+
+// lockPastJSON is a lock with what happened to it: its lease violations
+// and the deadlocks it was part of (each with since and ended).
+type lockPastJSON struct {
+	lockJSON
+	State         string                `json:"state"`
+	Violations    []live.LeaseViolation `json:"lease_violations"`
+	PastDeadlocks []live.EndedDeadlock  `json:"past_deadlocks"`
+}
+
+// freeLockJSON is a lock nobody holds now that the console saw: when it
+// was last held and by whom, its waits and its history.
+type freeLockJSON struct {
+	lockPastJSON
+	FreeSince *time.Time           `json:"free_since,omitempty"`
+	LastHeld  *history.Hold        `json:"last_held,omitempty"`
+	History   *history.LockHistory `json:"history,omitempty"`
+}
+
+// freeLock answers GET /api/locks/{name} for a lock whose key does not
+// exist: a 404 only when the console neither listed it within the hour
+// nor keeps its history.
+func (s *Server) freeLock(c echo.Context, name string) error {
+	ctx := c.Request().Context()
+	in, err := s.goneInput(ctx, name)
+	if err != nil {
+		return err
+	}
+	lh, _, herr := s.hcache.Lock(ctx, name, history.SpanDay)
+	kept := herr == nil && lh.Kept
+	if (!in.Known() && !kept) || (in.Gone != nil && !in.Gone.Lock) {
+		return inspect.ObjectError("lock", name, store.ErrNotFound)
+	}
+	sn := s.live.Latest()
+	j := freeLockJSON{lockPastJSON: lockPastJSON{State: why.StateFree, Violations: leaseViolations(sn, name),
+		PastDeadlocks: s.live.EndedDeadlocksOf(name)}}
+	j.Name, j.Holders = name, []inspect.Holder{}
+	if w := s.insp.WaitsOf(name, time.Now()); w != nil {
+		j.Wait, j.WaitWindows = w.TenSeconds, []inspect.WaitStats{w.Second, w.TenSeconds, w.Minute}
+	} else {
+		j.lockWaitJSON = lockWaitFor(nil, name, true)
+	}
+	if kept {
+		j.History = &lh
+	}
+	if g := in.Gone; g != nil {
+		j.Kind, j.FreeSince = g.Kind, &g.At
+	}
+	for i := range lh.Holds {
+		if h := lh.Holds[i]; !h.To.IsZero() {
+			j.LastHeld = &h
+			if j.FreeSince == nil {
+				j.FreeSince = &h.To
+			}
+			break
+		}
+	}
 	return c.JSON(http.StatusOK, j)
 }
 

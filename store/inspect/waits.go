@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
@@ -250,6 +251,14 @@ func (c *Inspector) AddWaits(s *Sample) {
 		add(name)
 	}
 	c.waits.prune(now)
+}
+
+// WaitsOf is the wait windows of the lock at name as of at, from what the
+// console folded of its stats ring while it read it: a lock no longer
+// listed (free now) keeps its waits of the last minute. Nil when it had
+// no acquisition in that minute. It reads no Redis.
+func (c *Inspector) WaitsOf(name string, at time.Time) *WaitWindows {
+	return c.waits.windows(name, BucketOf(at))
 }
 
 // prune drops the locks whose newest second is over a minute old.

@@ -106,6 +106,8 @@ type Sampler struct {
 	gone goneMemory
 	// leases finds holds that ended while their holders worked (leases.go).
 	leases leaseWatch
+	// ended remembers the deadlocks that ended (deadlocks.go).
+	ended endedDeadlocks
 	// pubMu orders publishing a tick's snapshot against Refresh's
 	// patches (refresh.go); patches are those not yet overtaken by a tick.
 	pubMu   sync.Mutex
@@ -461,6 +463,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 	sm.pubMu.Lock()
 	sn = sm.patched(sn)
 	sn.Deadlocks = deadlocksOf(sn.Locks, sm.snap.Load().deadlocks(), start)
+	sm.ended.note(sm.snap.Load().deadlocks(), sn.Deadlocks, start)
 	sm.snap.Store(sn)
 	sm.pubMu.Unlock()
 	return sn
