@@ -69,6 +69,12 @@ var ruleDefaults = map[string]ruleDefault{
 	RuleLockDeadlock: {SeverityCritical, 0},
 	// Exclusion was broken already: nothing to wait for.
 	RuleLockLeaseLost: {SeverityCritical, 0},
+	// Settings (settings.go): an eviction or an unconfirmable grant breaks
+	// locks now; a reset token or a blind detector is worth a look.
+	RuleRedisEvictsLocks:       {SeverityCritical, 0},
+	RuleRedisAcksNoReplica:     {SeverityCritical, 0},
+	RuleRedisFencingNotKept:    {SeverityWarning, 0},
+	RuleRedisKeyspaceEventsOff: {SeverityWarning, 0},
 	// The ratio is already taken over 10 s (rejectSpan).
 	RuleLimiterRejectRatio: {SeverityWarning, 0},
 	RuleLimiterErrors:      {SeverityWarning, 10 * time.Second},
@@ -343,6 +349,7 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 	if on(RuleLockLeaseLost) {
 		leaseConditions(sn, now, add)
 	}
+	settingConditions(sn, on, add)
 	noExpiry, tooLong := on(RuleLockNoExpiry), on(RuleLockHeldTooLong)
 	deadline, gone := on(RuleLockDeadlinePassed), on(RuleLockRenewedByGoneClient)
 	limit := a.cfg.heldTooLong()

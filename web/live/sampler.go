@@ -108,6 +108,8 @@ type Sampler struct {
 	leases leaseWatch
 	// ended remembers the deadlocks that ended (deadlocks.go).
 	ended endedDeadlocks
+	// settings are the masters' settings as last read (settings.go).
+	settings atomic.Pointer[[]inspect.NodeSettings]
 	// pubMu orders publishing a tick's snapshot against Refresh's
 	// patches (refresh.go); patches are those not yet overtaken by a tick.
 	pubMu   sync.Mutex
@@ -454,6 +456,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 		Families:   fams,
 		Lingered:   smp.Lingered,
 		Violations: sm.leases.snapshot(),
+		Settings:   sm.settingsNow(),
 		memo:       &Memo{},
 	}
 	if sn.Stats == nil {

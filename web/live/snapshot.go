@@ -42,6 +42,9 @@ type Snapshot struct {
 	// Violations are the lease violations of the last ViolationsKept
 	// (leases.go), oldest first.
 	Violations []LeaseViolation
+	// Settings are the masters' settings as last read (settings.go); nil
+	// before the first read.
+	Settings []inspect.NodeSettings
 
 	memo *Memo
 }
