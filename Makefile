@@ -13,6 +13,14 @@ PW_VERSION := $(shell sed -n 's/^const playwrightCliVersion = "\(.*\)"/\1/p' $(P
 PW_DRIVER  := $(HOME)/.cache/lockwarden/playwright-driver-$(PW_VERSION)
 CHROMIUM  ?= /usr/bin/chromium
 
+# The foreign clients store/inspect's tests drive: Node.js packages pinned
+# in FOREIGN_PKG, installed into a directory named by that file's hash (as
+# store/inspect/internal/inspecttest.ForeignNPMDir computes it), and
+# Debian's Symfony Lock with phpredis and redis-py.
+FOREIGN_PKG := store/inspect/internal/inspecttest/foreign/package.json
+FOREIGN_NPM := $(HOME)/.cache/lockwarden/foreign-npm-$(shell sha256sum $(FOREIGN_PKG) 2>/dev/null | cut -c1-12)
+FOREIGN_DEB := php-cli php-redis php-symfony-lock python3-redis
+
 export PLAYWRIGHT_DRIVER_PATH = $(PW_DRIVER)
 export PLAYWRIGHT_NODEJS_PATH = $(shell command -v node)
 export LOCKWARDEN_CHROMIUM    = $(CHROMIUM)
@@ -27,7 +35,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps deps-redis deps-browser deps-faults deps-uplot install-uplot check-uplot run test test-go test-cluster test-e2e test-faults bench generate lint check-generated clean help
+.PHONY: all deps deps-redis deps-browser deps-foreign deps-faults deps-uplot install-uplot check-uplot run test test-go test-cluster test-e2e test-faults bench generate lint check-generated clean help
 
 all: test
 
@@ -39,7 +47,7 @@ help:
 	@echo "make bench  - benchmarks (not part of make test)"
 	@echo "make lint   - gofmt, go vet, generated code up to date"
 
-deps: deps-redis deps-browser deps-uplot
+deps: deps-redis deps-browser deps-uplot deps-foreign
 
 deps-redis:
 	$(call apt_install,redis-server,redis-server)
@@ -61,6 +69,22 @@ deps-browser:
 		node "$(PW_DRIVER)/package/cli.js" --version; \
 	fi
 
+deps-foreign:
+	@missing=""; for p in $(FOREIGN_DEB); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		if [ ! -f /tmp/.lockwarden-apt-updated ]; then $(SUDO) apt-get update -qq && touch /tmp/.lockwarden-apt-updated; fi; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@command -v node >/dev/null || { echo "deps: node is required for the foreign clients (apt-get install nodejs npm)"; exit 1; }
+	@if ! [ -f "$(FOREIGN_NPM)/.installed" ]; then \
+		echo "deps: installing the foreign Node.js clients ($(FOREIGN_PKG)) into $(FOREIGN_NPM)"; \
+		rm -rf "$(FOREIGN_NPM)" && mkdir -p "$(FOREIGN_NPM)" && cp $(FOREIGN_PKG) "$(FOREIGN_NPM)/package.json" && \
+		npm install --silent --no-audit --no-fund --prefix "$(FOREIGN_NPM)" >/dev/null && \
+		touch "$(FOREIGN_NPM)/.installed"; \
+	fi
+
+run: deps-redis
 # uPlot draws the console's charts (static/charts.js). It comes from npm at
 # a pinned version: install-uplot fetches the tarball with `npm pack`,
 # checks it against the registry's sha512 (UPLOT_INTEGRITY), and writes its
@@ -167,6 +191,8 @@ test-faults: deps-redis deps-faults
 
 # Browser tests fail (never skip) when make runs them: deps installed the browser.
 test-go test-e2e: export LOCKWARDEN_REQUIRE_BROWSER = 1
+# So do the tests that drive foreign clients: deps installed them.
+test-go: export LOCKWARDEN_REQUIRE_FOREIGN = 1
 # So does the promtool check of /metrics.
 test-go: export LOCKWARDEN_REQUIRE_PROMTOOL = 1
 

@@ -183,7 +183,7 @@ func TestJourney3ForceUnlockWakesWaiter(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter blocked in Lock did not take the lock within 10 s of the force-unlock")
 	}
-	if h := j.hgetall(name); len(h) != 1 || h[waiter.HolderID()] != "1" {
+	if h := j.redissonFields(name); len(h) != 1 || h[waiter.HolderID()] != "1" {
 		t.Errorf("Redis hash after hand-over = %v, want only %s = 1", h, waiter.HolderID())
 	}
 	if err := stuck.Unlock(j.ctx); !errors.Is(err, store.ErrNotHeld) {

@@ -109,7 +109,7 @@ func TestJourney1OverviewShowsLiveTraffic(t *testing.T) {
 		if !strings.Contains(holders, l.HolderID()+" ×1") {
 			t.Errorf("%s holders shown %q, want %s ×1", l.Name(), holders, l.HolderID())
 		}
-		if got := j.hgetall(l.Name()); got[l.HolderID()] != "1" || len(got) != 1 {
+		if got := j.redissonFields(l.Name()); got[l.HolderID()] != "1" || len(got) != 1 {
 			t.Errorf("Redis hash of %s = %v, want only %s = 1", l.Name(), got, l.HolderID())
 		}
 	}

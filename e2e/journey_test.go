@@ -313,6 +313,20 @@ func (j *journey) hgetall(key string) map[string]string {
 	return m
 }
 
+// redissonFields is a lock hash as Redisson's scripts read it: without the
+// "lw:" fields package store keeps beside the holder's (its hold record and
+// queued mark, store/internal/wire's HoldFieldPrefix and QueuedField).
+func (j *journey) redissonFields(key string) map[string]string {
+	j.t.Helper()
+	m := j.hgetall(key)
+	for f := range m {
+		if strings.HasPrefix(f, "lw:") {
+			delete(m, f)
+		}
+	}
+	return m
+}
+
 func (j *journey) pttl(key string) time.Duration {
 	j.t.Helper()
 	d, err := j.rdb.PTTL(j.ctx, key).Result()

@@ -279,4 +279,17 @@
 // be any application's hash, so it is sized first and transferred only
 // when small enough to be an object, in one script so that nothing grows
 // it in between.
+//
+// # Other libraries' releases (pyredislock_force_release, springlock_force_release, sidekiq_force_release, symfony_force_release, bottleneck_reset, hashlimiter_reset)
+//
+// The console breaks another library's lock, or resets its limiter, the
+// way that library's own release does, so its waiters wake as they would:
+// python-redis-lock's signal list gets the one element its release pushes
+// (its waiters BLPOP it), Spring's RedisLockRegistry hears the lock's key
+// on its channel, sidekiq-unique-jobs' v7/v8 queued list gets its "1", and
+// bottleneck's clients the capacity message on "b_<id>". Each checks the
+// holder the admin saw first and changes nothing for another one. These
+// libraries name keys without a common hash tag (a lock and its signal
+// list, a job's hash and the digests zset): on a Cluster they work only
+// where the library itself does, with keys its users tagged.
 package luascripts

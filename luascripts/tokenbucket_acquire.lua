@@ -16,18 +16,18 @@
 --   -4  ARGV[1] is not a whole number in 1..max_permits, so it can never
 --       succeed ("e")
 -- remaining is the whole permits left after the decision, now_ms the Redis time
--- it was taken at, and interval is returned as a string because it may be
--- fractional (a Lua number reply would be truncated): the stored text when it
--- is a plain decimal, else the number it reads as.
+-- it was taken at, and interval an integer when it is whole, else a string,
+-- since a Lua number reply would be truncated: the stored text when it is a
+-- plain decimal, else the number it reads as.
 local bucket = KEYS[1]
 local stats = KEYS[2]
-local want = tonumber(ARGV[1])
+local want = ARGV[1]
 
 local clock = redis.call('TIME')
-local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-local now = math.floor(now_us / 1000)
-
 local f = redis.call('HMGET', bucket, 'last_mill_second', 'stored_permits', 'max_permits', 'interval', 'app')
+local floor = math.floor
+local now_us = clock[1] * 1000000 + clock[2]
+local now = floor(now_us / 1000)
 if not f[5] then
   return {0, 0, 0, now, 0, '0'}
 end
@@ -58,49 +58,42 @@ local function record(outcome)
     end
   end
 end
--- finite(x): tonumber accepts "nan" and "inf"; neither may reach the
--- arithmetic.
-local function finite(x)
-  return x ~= nil and x == x and x ~= math.huge and x ~= -math.huge
-end
--- fmt(x) is x as Redis gets it: %.17g keeps whole numbers whole and
--- fractions exact.
-local function fmt(x)
-  return string.format('%.17g', x)
-end
 
-local last = tonumber(f[1])
-local stored = tonumber(f[2])
-local max = tonumber(f[3])
-local interval = tonumber(f[4])
-if not (finite(last) and finite(stored) and finite(max) and finite(interval))
-    or interval <= 0 or max < 1 or stored < 0 then
+-- x - x is 0 for a finite number only (nan and inf give nan).
+local last, stored, max, interval = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4])
+if not (last and stored and max and interval and last - last == 0 and stored - stored == 0
+    and max - max == 0 and interval - interval == 0 and interval > 0 and max >= 1 and stored >= 0) then
   record('e')
   return {-3, 0, 0, now, 0, '0'}
 end
 
--- The caller parses the interval back; Lua's tonumber takes more spellings
--- (spaces, hex) than a plain decimal, so only those are returned verbatim.
-local shown = f[4]
-if not string.find(shown, '^%d+%.?%d*$') then
-  shown = fmt(interval)
+-- The caller parses a string interval back; Lua's tonumber takes more
+-- spellings (spaces, hex) than a plain decimal, so only those are returned
+-- verbatim.
+local shown = interval
+if interval ~= floor(interval) or interval >= 1e15 then
+  shown = f[4]
+  if not string.find(shown, '^%d+%.?%d*$') then
+    shown = string.format('%.17g', interval)
+  end
 end
 
-if not finite(want) or want < 1 or want ~= math.floor(want) or want > max then
+want = tonumber(want)
+if not (want and want >= 1 and want <= max and want == floor(want)) then
   record('e')
-  return {-4, math.floor(math.min(stored, max)), 0, now, math.floor(max), shown}
+  return {-4, floor(math.min(stored, max)), 0, now, floor(max), shown}
 end
 
--- A clock behind last_mill_second (a client that passed its own time) adds nothing.
+-- A clock behind last_mill_second (a client that passed its own time) adds
+-- nothing; moved says last_mill_second is to be written.
+local moved = false
 local elapsed = now - last
 if elapsed > 0 then
-  local k = math.floor(elapsed / interval)
+  local k = floor(elapsed / interval)
   if stored + k >= max then
-    stored = max
-    last = now
+    stored, last, moved = max, now, true
   elseif k > 0 then
-    stored = stored + k
-    last = last + k * interval
+    stored, last, moved = stored + k, last + k * interval, true
   end
 end
 if stored > max then
@@ -110,11 +103,24 @@ end
 if stored < want then
   -- The missing permits are complete at last + need*interval, and this script
   -- sees whole milliseconds only, so the caller may come back at the next one.
-  local ready = math.ceil(last + (want - stored) * interval)
+  local retry = math.ceil(last + (want - stored) * interval) * 1000 - now_us
   record('r')
-  return {-1, math.floor(stored), math.max(1, ready * 1000 - now_us), now, math.floor(max), shown}
+  return {-1, floor(stored), retry > 1 and retry or 1, now, floor(max), shown}
 end
 stored = stored - want
 record('a')
-redis.call('HSET', bucket, 'stored_permits', fmt(stored), 'last_mill_second', fmt(last))
-return {1, math.floor(stored), 0, now, math.floor(max), shown}
+
+-- A whole number below 1e15 reads the same in %d as in %.17g, which costs
+-- twice as much.
+local function num(x)
+  if x >= 0 and x < 1e15 and x == floor(x) then
+    return string.format('%d', x)
+  end
+  return string.format('%.17g', x)
+end
+if moved then
+  redis.call('HSET', bucket, 'stored_permits', num(stored), 'last_mill_second', num(last))
+else
+  redis.call('HSET', bucket, 'stored_permits', num(stored))
+end
+return {1, floor(stored), 0, now, floor(max), shown}

@@ -315,13 +315,18 @@ func parseAcquireReply(reply []any) (Result, error) {
 		}
 		ints[i] = v
 	}
-	s, ok := reply[5].(string)
-	if !ok {
-		return Result{}, fmt.Errorf("store: token bucket acquire: interval is %T, want string", reply[5])
-	}
-	interval, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return Result{}, fmt.Errorf("store: token bucket acquire: interval %q: %w", s, err)
+	var interval float64
+	switch v := reply[5].(type) {
+	case int64:
+		interval = float64(v)
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return Result{}, fmt.Errorf("store: token bucket acquire: interval %q: %w", v, err)
+		}
+		interval = f
+	default:
+		return Result{}, fmt.Errorf("store: token bucket acquire: interval is %T, want integer or string", reply[5])
 	}
 	code := BucketCode(ints[0])
 	return Result{

@@ -552,3 +552,26 @@ func wctx(t *testing.T, ctx context.Context, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// The interval comes back as the number the script reads, whatever its
+// spelling: a whole one as an integer, a plain decimal fraction as its
+// text, any other spelling formatted by the script.
+func TestTokenBucketIntervalAnySpelling(t *testing.T) {
+	c, rdb, name := tbNewBucket(t)
+	ctx := context.Background()
+	b := c.NewTokenBucket(name, nil)
+	for _, tc := range []struct {
+		stored string
+		want   float64
+	}{
+		{"2", 2}, {"2.000", 2}, {" 3", 3}, {"0x10", 16}, {"1e3", 1000}, {"2.5", 2.5}, {"0.1", 0.1},
+		{"2.5e0", 2.5}, {" 0.25", 0.25}, {"4000000000000000", 4e15}, {"1000000000000000.5", 1000000000000000.5},
+	} {
+		rdb.HSet(ctx, name, "last_mill_second", redistest.NowMS(t, rdb), "stored_permits", 1,
+			"max_permits", 5, "interval", tc.stored, "app", "x")
+		res, err := b.TryAcquire(ctx, 1)
+		if err != nil || !res.Allowed || res.Limit.IntervalMS != tc.want {
+			t.Errorf("interval %q: TryAcquire = %+v, %v; want allowed, interval %v", tc.stored, res, err, tc.want)
+		}
+	}
+}

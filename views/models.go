@@ -154,7 +154,14 @@ type LockRow struct {
 	// 0: nobody waits, or none says since when); pages count the wait
 	// from it.
 	WaitingSince int64
+	// Recognised says what made the console take another library's key
+	// for this kind ("" for lockwarden's and Redisson's own).
+	Recognised string
 }
+
+// Fact is one thing another library's value says (a holder's host, a
+// limiter's settings), in the order shown.
+type Fact struct{ Name, Value string }
 
 // StaleMark is an object shown as last read because its Redis node did
 // not answer the latest sample.
@@ -199,6 +206,15 @@ type LimiterRow struct {
 	Spark []Counts
 	// Stale is set when the row shows the limiter as last read.
 	Stale *StaleMark
+	// Resettable: the console resets it (another library's limiter; an
+	// access counter always is), and ResetText says what a reset does; it
+	// has no rate of its own to edit.
+	Resettable bool
+	ResetText  string
+	// Recognised and Facts are another library's limiter's: what made the
+	// console take it for this kind, and what its value says.
+	Recognised string
+	Facts      []Fact
 }
 
 // OverviewPage is GET /.

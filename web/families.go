@@ -174,11 +174,11 @@ func (s *Server) resetMember(c echo.Context, key string) error {
 		return err
 	}
 	switch {
-	case f.Kind != inspect.FamilyCounters:
+	case f.Kind == inspect.FamilyPerClient:
 		return inspect.Invalid("key", "only a counter family's members can be reset; a per-client limiter's windows are edited with its rate")
 	case key == "":
 		return inspect.Invalid("key", "key is required")
-	case !inspect.GlobMatch(f.ID, key):
+	case !(inspect.Family{ID: f.ID, Kind: f.Kind}).Member(key):
 		return inspect.Invalid("key", fmt.Sprintf("%q is not a member of family %q", key, f.ID))
 	}
 	err = s.admin.ResetCounter(c.Request().Context(), s.actor(c), admin.ResetCounter{Name: key})
@@ -188,7 +188,7 @@ func (s *Server) resetMember(c echo.Context, key string) error {
 
 func familyView(r inspect.FamilyRow) views.FamilyRow {
 	return views.FamilyRow{ID: r.ID, Kind: string(r.Kind), Limit: r.Limit, WindowMS: r.WindowMS, Keys: r.Keys,
-		Resettable: r.Kind == inspect.FamilyCounters,
+		Resettable: r.Kind != inspect.FamilyPerClient,
 		Spans:      []views.FamilySpan{spanView("minute", r.Minute), spanView("hour", r.Hour)}}
 }
 

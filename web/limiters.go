@@ -36,7 +36,8 @@ func (s *Server) limiterRow(l inspect.LimiterInfo, w inspect.Counts) views.Limit
 		Algorithm: l.Algorithm, PerClient: l.PerClient, ResetInMS: l.ResetIn.Milliseconds(),
 		NextFreeInMS: l.NextFreeIn.Milliseconds(), KeepAliveMS: l.KeepAliveMS,
 		Count: l.Count, Limit: l.Limit, LimitKnown: l.LimitKnown, TTLMS: present.LeaseMS(l.TTL),
-		Stale: staleMark(l.Stale)}
+		Stale: staleMark(l.Stale), Recognised: l.Recognised, Facts: factRows(l.Facts)}
+	row.ResetText, row.Resettable = l.DescribeReset()
 	for _, p := range s.live.Windows().Spark(l.Name, views.SparkPoints, views.SparkStepMS) {
 		row.Spark = append(row.Spark, counts(p))
 	}
@@ -659,4 +660,14 @@ func (s *Server) limiterRoutes(e *echo.Echo) {
 	s.query(e.POST, "/api/limiters/:name/what-if", s.handleAPIWhatIf)
 	s.mutation(e.PUT, "/api/limiters/:name", admin.ActionModify, s.handleAPIModifyLimiter)
 	s.mutation(e.POST, "/api/limiters/:name/reset", admin.ActionReset, s.handleAPIResetCounter)
+}
+
+// factRows are a convention's facts in name order.
+func factRows(f map[string]string) []views.Fact {
+	out := make([]views.Fact, 0, len(f))
+	for k, v := range f {
+		out = append(out, views.Fact{Name: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b views.Fact) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

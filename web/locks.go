@@ -295,7 +295,7 @@ func (s *Server) freeLock(c echo.Context, name string) error {
 func (s *Server) lockRow(l inspect.LockInfo) views.LockRow {
 	row := views.LockRow{Name: l.Name, Kind: string(l.Kind), PTTLMS: present.LeaseMS(l.PTTL), Mode: l.Mode,
 		WaitersTotal: l.WaitersTotal, FencingToken: l.FencingToken, Channel: l.Channel, Deadline: l.Deadline,
-		Stale: staleMark(l.Stale), WaitingSince: present.WaitingSince(&l)}
+		Stale: staleMark(l.Stale), WaitingSince: present.WaitingSince(&l), Recognised: l.Recognised}
 	a := s.annotated(l)
 	row.Holders = holderRows(a.Holders)
 	row.Subscribers = l.Subscribers

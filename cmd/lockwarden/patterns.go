@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -90,4 +91,40 @@ func parseCounterRule(s string) (inspect.CounterRule, error) {
 		return inspect.CounterRule{}, fmt.Errorf("the window %q is not a duration of at least 1ms such as 10s or 1m", windowText)
 	}
 	return inspect.CounterRule{Pattern: pattern, Limit: limit, Window: window}, nil
+}
+
+// conventionFlags name the framework conventions whose keys cannot say
+// which application wrote them: the others (ShedLock, python-redis-lock,
+// BullMQ, sidekiq-unique-jobs, Symfony, default Laravel prefixes,
+// bottleneck, express-rate-limit, Upstash, Envoy) are recognised from
+// their key and value with no flag (store/inspect/conventions.go).
+type conventionFlags struct {
+	LaravelPrefixes  listFlag // --laravel-prefix
+	SpringRegistries listFlag // --spring-lock-registry
+	DotnetLocks      listFlag // --dotnet-lock-pattern
+}
+
+func (c *conventionFlags) register(fs *flag.FlagSet) map[string]string {
+	fs.Var(&c.LaravelPrefixes, "laravel-prefix",
+		"key `prefix` of a Laravel application's cache (connection and cache prefix together, e.g. 'shop_database_shop_cache:') when not derived from its app name (repeatable or comma-separated; env LOCKWARDEN_LARAVEL_PREFIXES)")
+	fs.Var(&c.SpringRegistries, "spring-lock-registry",
+		"registry `KEY` of a Spring Integration RedisLockRegistry: its locks are KEY:<lock> (repeatable or comma-separated; env LOCKWARDEN_SPRING_LOCK_REGISTRIES)")
+	fs.Var(&c.DotnetLocks, "dotnet-lock-pattern",
+		"Redis glob of DistributedLock.Redis (.NET) lock keys (repeatable or comma-separated; env LOCKWARDEN_DOTNET_LOCK_PATTERNS)")
+	return map[string]string{
+		"laravel-prefix":       "LOCKWARDEN_LARAVEL_PREFIXES",
+		"spring-lock-registry": "LOCKWARDEN_SPRING_LOCK_REGISTRIES",
+		"dotnet-lock-pattern":  "LOCKWARDEN_DOTNET_LOCK_PATTERNS",
+	}
+}
+
+// apply adds the conventions' settings to p and checks them.
+func (c conventionFlags) apply(p inspect.ObjectPatterns) (inspect.ObjectPatterns, error) {
+	p.LaravelPrefixes = c.LaravelPrefixes.items()
+	p.SpringRegistries = c.SpringRegistries.items()
+	p.DotnetLocks = c.DotnetLocks.items()
+	if err := p.Validate(); err != nil {
+		return inspect.ObjectPatterns{}, fmt.Errorf("invalid pattern: %v", err)
+	}
+	return p, nil
 }

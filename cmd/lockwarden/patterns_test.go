@@ -121,3 +121,35 @@ func TestKindsFlagsDemoTrafficListed(t *testing.T) {
 		}
 	}
 }
+
+// The conventions' flags: repeatable, comma-separated, from the
+// environment when not given, and checked like the other patterns.
+func TestConventionFlagsParse(t *testing.T) {
+	env := map[string]string{"LOCKWARDEN_SPRING_LOCK_REGISTRIES": "env-registry", "LOCKWARDEN_DOTNET_LOCK_PATTERNS": "env:dist:*"}
+	cfg, err := parseServeFlags([]string{"--laravel-prefix", "shop:cache:", "--spring-lock-registry", "orders,payments",
+		"--dotnet-lock-pattern", "dist:*"}, func(k string) string { return env[k] }, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.patterns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.LaravelPrefixes, " ") != "shop:cache:" || strings.Join(p.SpringRegistries, " ") != "orders payments" ||
+		strings.Join(p.DotnetLocks, " ") != "dist:*" {
+		t.Errorf("patterns %+v", p)
+	}
+	cfg, err = parseServeFlags(nil, func(k string) string { return env[k] }, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := cfg.patterns(); strings.Join(p.SpringRegistries, " ") != "env-registry" || strings.Join(p.DotnetLocks, " ") != "env:dist:*" {
+		t.Errorf("from the environment: %+v", p)
+	}
+	var stderr bytes.Buffer
+	long := strings.Repeat("x", store.MaxNameLen+1)
+	if code := run(context.Background(), []string{"serve", "--spring-lock-registry", long}, func(string) string { return "" }, &bytes.Buffer{}, &stderr); code != exitUsage ||
+		!strings.Contains(stderr.String(), "spring_lock_registry") {
+		t.Errorf("a registry key longer than a name: exit %d, %q", code, stderr.String())
+	}
+}

@@ -50,9 +50,10 @@ type serveConfig struct {
 	Counters   listFlag
 	// DeadlineLocks are timestamp locks, SETNX of a deadline (--deadline-lock-pattern).
 	DeadlineLocks listFlag
-	Alerts        alertFlags     // --alert-* and --metrics-* (alertflags.go)
-	Discovery     discoveryFlags // --keyspace-events, --discovery-* (discoveryflags.go)
-	History       historyFlags   // --history-* (historyflags.go)
+	Conventions   conventionFlags // --laravel-prefix, --spring-lock-registry, --dotnet-lock-pattern (patterns.go)
+	Alerts        alertFlags      // --alert-* and --metrics-* (alertflags.go)
+	Discovery     discoveryFlags  // --keyspace-events, --discovery-* (discoveryflags.go)
+	History       historyFlags    // --history-* (historyflags.go)
 }
 
 // allowedHosts splits the --allowed-host list.
@@ -101,6 +102,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	fs.Var(&cfg.DeadlineLocks, "deadline-lock-pattern", deadlineLockFlagUsage)
 	alertEnv := cfg.Alerts.register(fs)
 	discEnv := cfg.Discovery.register(fs)
+	convEnv := cfg.Conventions.register(fs)
 	histEnv := cfg.History.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
@@ -108,6 +110,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 	applyEnv(fs, serveEnv, getenv)
 	applyEnv(fs, alertEnv, getenv)
 	applyEnv(fs, discEnv, getenv)
+	applyEnv(fs, convEnv, getenv)
 	applyEnv(fs, histEnv, getenv)
 	if _, err := cfg.Discovery.settings(); err != nil {
 		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
@@ -128,7 +131,7 @@ func parseServeFlags(args []string, getenv func(string) string, stderr io.Writer
 		fmt.Fprintf(stderr, "lockwarden serve: --session-idle and --session-max-age must be positive durations, e.g. 12h\n")
 		return cfg, errUsage
 	}
-	if _, err := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks); err != nil {
+	if _, err := cfg.patterns(); err != nil {
 		// One line, not the whole flag list: the mistake is in a value.
 		fmt.Fprintf(stderr, "lockwarden serve: %v\n", err)
 		return cfg, errUsage
@@ -193,10 +196,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer rdb.Close()
 
-	patterns, _ := objectPatterns(cfg.TokenLocks, cfg.Counters, cfg.DeadlineLocks) // checked by parseServeFlags
-	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console()                    // checked by parseServeFlags
-	discovery, _ := cfg.Discovery.settings()                                       // checked by parseServeFlags
-	hist, _ := cfg.History.settings()                                              // checked by parseServeFlags
+	patterns, _ := cfg.patterns()                               // checked by parseServeFlags
+	alerts, metricsMatch, metricsTop, _ := cfg.Alerts.console() // checked by parseServeFlags
+	discovery, _ := cfg.Discovery.settings()                    // checked by parseServeFlags
+	hist, _ := cfg.History.settings()                           // checked by parseServeFlags
 	con, err := openConsole(ctx, consoleConfig{
 		Inspector:     inspect.New(rdb, &inspect.Options{Patterns: patterns}),
 		Listen:        cfg.Listen,
@@ -306,4 +309,13 @@ type redisLogger struct{ log *slog.Logger }
 
 func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "source", "go-redis")
+}
+
+// patterns are the string kinds' patterns and the conventions' settings.
+func (c serveConfig) patterns() (inspect.ObjectPatterns, error) {
+	p, err := objectPatterns(c.TokenLocks, c.Counters, c.DeadlineLocks)
+	if err != nil {
+		return p, err
+	}
+	return c.Conventions.apply(p)
 }

@@ -29,22 +29,65 @@ type Candidates struct {
 	ttls     []*redis.DurationCmd
 	strs     []string
 	reads    []stringRead
+	zsets    []string
+	zreads   []zsetRead
+	// sides are the side reads of the conventions that claim each string
+	// (a BullMQ lock's job hash), which may also veto it.
+	sides [][]func(*convFound)
+	// members: the keys are a family's members (package family), kept
+	// even when their kind is read as a family (an Envoy window).
+	members bool
 }
 
-// QueueCandidates queues in pipe the reads of hashes (HGETALL and PTTL)
-// and of strs, strings p (or a store client's announcement) may list as
-// token locks, deadline locks or counters: STRLEN, a bounded GETRANGE (a
-// large value is application data and never transferred whole) and PTTL.
+// CandidateKeys are keys of unknown kind by their Redis type.
+type CandidateKeys struct {
+	// Hashes are read whole (HGETALL and PTTL): the caller sized them.
+	Hashes []string
+	// Strings are strings p (or a store client's announcement) may list:
+	// token and deadline locks, counters, the framework conventions that
+	// claim their names. STRLEN, a bounded GETRANGE (a large value is
+	// application data and never transferred whole) and PTTL.
+	Strings []string
+	// Zsets are sorted sets: their first MaxHashFields members with
+	// scores, ZCARD and PTTL.
+	Zsets []string
+}
+
+// QueueCandidates queues in pipe the reads of hashes and strs (see
+// CandidateKeys).
 func (p ObjectPatterns) QueueCandidates(ctx context.Context, pipe redis.Pipeliner, hashes, strs []string) *Candidates {
-	c := &Candidates{patterns: p, hashes: hashes, strs: strs,
-		gets: make([]*redis.MapStringStringCmd, len(hashes)), ttls: make([]*redis.DurationCmd, len(hashes)),
-		reads: make([]stringRead, len(strs))}
-	for i, k := range hashes {
+	return p.QueueCandidateKeys(ctx, pipe, CandidateKeys{Hashes: hashes, Strings: strs})
+}
+
+// QueueFamilyMembers queues the reads of strings a family's page lists:
+// as QueueCandidates, but the members of families (Envoy's windows) are
+// classified too, where discovery leaves them out.
+func (p ObjectPatterns) QueueFamilyMembers(ctx context.Context, pipe redis.Pipeliner, strs []string) *Candidates {
+	c := p.QueueCandidateKeys(ctx, pipe, CandidateKeys{Strings: strs})
+	c.members = true
+	return c
+}
+
+// QueueCandidateKeys queues in pipe the reads of keys.
+func (p ObjectPatterns) QueueCandidateKeys(ctx context.Context, pipe redis.Pipeliner, keys CandidateKeys) *Candidates {
+	c := &Candidates{patterns: p, hashes: keys.Hashes, strs: keys.Strings, zsets: keys.Zsets,
+		gets: make([]*redis.MapStringStringCmd, len(keys.Hashes)), ttls: make([]*redis.DurationCmd, len(keys.Hashes)),
+		reads: make([]stringRead, len(keys.Strings)), zreads: make([]zsetRead, len(keys.Zsets))}
+	for i, k := range keys.Hashes {
 		c.gets[i] = pipe.HGetAll(ctx, k)
 		c.ttls[i] = pipe.PTTL(ctx, k)
 	}
-	for i, k := range strs {
+	c.sides = make([][]func(*convFound), len(keys.Strings))
+	for i, k := range keys.Strings {
 		c.reads[i] = queueStringRead(ctx, pipe, k)
+		for _, cv := range conventions {
+			if cv.keyType == "string" && cv.side != nil && cv.claims(p, k) {
+				c.sides[i] = append(c.sides[i], cv.side(ctx, pipe, k))
+			}
+		}
+	}
+	for i, k := range keys.Zsets {
+		c.zreads[i] = queueZsetRead(ctx, pipe, k)
 	}
 	return c
 }
@@ -55,8 +98,13 @@ func (p ObjectPatterns) QueueCandidates(ctx context.Context, pipe redis.Pipeline
 // string that is none).
 func (c *Candidates) Classify(nowMS int64) (locks []LockInfo, lims []LimiterInfo, none []string) {
 	locks, lims, none = classifyHashes(c.hashes, c.gets, c.ttls, nowMS)
-	for i, k := range c.strs {
-		lock, lim := c.reads[i].classify(c.patterns, k)
+	for _, l := range locks {
+		c.patterns.rememberConvention(l.Name, l.Kind, "hash")
+	}
+	for _, l := range lims {
+		c.patterns.rememberConvention(l.Name, l.Kind, "hash")
+	}
+	add := func(lock *LockInfo, lim *LimiterInfo) {
 		if lock != nil {
 			locks = append(locks, *lock)
 		}
@@ -64,7 +112,46 @@ func (c *Candidates) Classify(nowMS int64) (locks []LockInfo, lims []LimiterInfo
 			lims = append(lims, *lim)
 		}
 	}
+	for i, k := range c.strs {
+		f := convFound{}
+		f.lock, f.lim = c.reads[i].classify(c.patterns, k, nowMS)
+		for _, apply := range c.sides[i] {
+			apply(&f)
+		}
+		if f.lock == nil && f.lim == nil {
+			c.patterns.conv.forget(k)
+		}
+		if f.lim != nil && !c.members {
+			// Read as a family, not listed one key a row.
+			switch f.lim.Kind {
+			case KindEnvoyRatelimit:
+				c.patterns.conv.noteEnvoyDomain(f.lim.Facts[FactDomain])
+				continue
+			case KindExpressRateLimit:
+				if c.patterns.conv != nil {
+					c.patterns.conv.expressSeen.Store(true)
+				}
+				continue
+			}
+		}
+		add(f.lock, f.lim)
+	}
+	for i, k := range c.zsets {
+		lock, lim := c.zreads[i].classify(c.patterns, k, nowMS)
+		if lock == nil && lim == nil && c.zreads[i].card.Err() == nil {
+			none = append(none, k)
+		}
+		add(lock, lim)
+	}
 	return locks, lims, none
+}
+
+// rememberConvention records that name holds kind's convention in a key of
+// keyType, so samples read it with that convention's read.
+func (p ObjectPatterns) rememberConvention(name string, kind Kind, keyType string) {
+	if c := conventionOf(kind, keyType); c != nil {
+		p.conv.set(name, c)
+	}
 }
 
 // classifyHashes classifies the hashes read by HGETALL and PTTL, keys[i]
@@ -102,10 +189,34 @@ func queueStringRead(ctx context.Context, pipe redis.Pipeliner, key string) stri
 	}
 }
 
-func (r stringRead) classify(p ObjectPatterns, key string) (*LockInfo, *LimiterInfo) {
+func (r stringRead) classify(p ObjectPatterns, key string, nowMS int64) (*LockInfo, *LimiterInfo) {
 	n, err := r.strlen.Result()
 	if err != nil || n == 0 || r.value.Err() != nil {
 		return nil, nil
 	}
-	return classifyString(p, key, r.value.Val(), n, r.pttl.Val())
+	return classifyString(p, key, r.value.Val(), n, r.pttl.Val(), nowMS)
+}
+
+// zsetRead is the pending read of one sorted set: its first members (a
+// bounded read however large it is), its size and its lease.
+type zsetRead struct {
+	members *redis.ZSliceCmd
+	card    *redis.IntCmd
+	pttl    *redis.DurationCmd
+}
+
+func queueZsetRead(ctx context.Context, pipe redis.Pipeliner, key string) zsetRead {
+	return zsetRead{
+		members: pipe.ZRangeWithScores(ctx, key, 0, MaxHashFields-1),
+		card:    pipe.ZCard(ctx, key),
+		pttl:    pipe.PTTL(ctx, key),
+	}
+}
+
+func (r zsetRead) classify(p ObjectPatterns, key string, nowMS int64) (*LockInfo, *LimiterInfo) {
+	members, err := r.members.Result()
+	if err != nil || len(members) == 0 {
+		return nil, nil
+	}
+	return classifyZset(p, key, members, r.card.Val(), r.pttl.Val(), nowMS)
 }

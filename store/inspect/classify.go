@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/redis/go-redis/v9"
 )
 
 // Classification decides, from what one HGETALL (and PTTL) returned, whether
@@ -22,10 +23,12 @@ var (
 	lockParsers = []func(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool){
 		parseLock,
 		parseRWLock,
+		parseConventionLock,
 	}
 	limiterParsers = []func(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool){
 		parseTokenBucket,
 		parseRedissonLimiter,
+		parseConventionLimiter,
 	}
 )
 
@@ -279,13 +282,21 @@ func parseRedissonLimiter(name string, fields map[string]string, _ int64) (Limit
 	}, true
 }
 
-// classifyString decides what a string that matched a configured pattern is:
-// a counter (counter pattern and a whole number) or else a token lock
-// (token-lock pattern, a non-empty value of at most wire.MaxStringValue bytes).
-// strlen is the full length; value may be a prefix of it.
-func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl time.Duration) (*LockInfo, *LimiterInfo) {
+// classifyString decides what a string is: a framework convention that
+// claims its name and whose value has that library's shape (unless a store
+// client announced the name), else by configured pattern a counter
+// (counter pattern and a whole number) or a token lock (token-lock
+// pattern, a non-empty value of at most wire.MaxStringValue bytes).
+// strlen is the full length; value may be a prefix of it; nowMS is Redis
+// time.
+func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl time.Duration, nowMS int64) (*LockInfo, *LimiterInfo) {
 	if wire.IsInternalKey(name) || strlen == 0 || strlen > wire.MaxStringValue || int64(len(value)) != strlen {
 		return nil, nil
+	}
+	if p.announced.kind(name) == "" && !p.Grouped(name) {
+		if f, ok := classifyConvention(p, "string", convKey{name: name, value: value, pttl: pttl, nowMS: nowMS}); ok {
+			return f.lock, f.lim
+		}
 	}
 	if rule, ok := p.counterRule(name); ok {
 		if n, ok := parseCanonicalInt(value); ok && n >= 0 {
@@ -338,4 +349,37 @@ func counterInfo(name string, n int64, pttl time.Duration, rule CounterRule) Lim
 		info.AvailableUnknown = true
 	}
 	return info
+}
+
+// parseConventionLock and parseConventionLimiter try the conventions kept
+// in hashes (sidekiq-unique-jobs; bottleneck, Laravel's throttle,
+// Upstash's token bucket). Their reads leave pttl or nowMS 0 when not read.
+func parseConventionLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
+	f, ok := classifyConvention(ObjectPatterns{}, "hash", convKey{name: name, fields: fields, pttl: pttl})
+	if !ok || f.lock == nil {
+		return LockInfo{}, false
+	}
+	return *f.lock, true
+}
+
+func parseConventionLimiter(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
+	f, ok := classifyConvention(ObjectPatterns{}, "hash", convKey{name: name, fields: fields, nowMS: nowMS})
+	if !ok || f.lim == nil {
+		return LimiterInfo{}, false
+	}
+	return *f.lim, true
+}
+
+// classifyZset decides what a sorted set is (read: its first members,
+// lowest score first, its size and lease): a framework convention's lock
+// (Symfony Lock) or nothing.
+func classifyZset(p ObjectPatterns, name string, members []redis.Z, card int64, pttl time.Duration, nowMS int64) (*LockInfo, *LimiterInfo) {
+	if wire.IsInternalKey(name) || len(members) == 0 {
+		return nil, nil
+	}
+	f, ok := classifyConvention(p, "zset", convKey{name: name, members: members, card: card, pttl: pttl, nowMS: nowMS})
+	if !ok {
+		return nil, nil
+	}
+	return f.lock, f.lim
 }

@@ -286,6 +286,13 @@ func DescribeHolder(reg *Registry, holder string) string {
 // seen (when the console first saw this holder; zero if never), as of now.
 func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	h.Who = DescribeHolder(reg, h.ID)
+	if len(h.Facts) > 0 {
+		// Another library's holder says who it is (a BullMQ token looks
+		// like a client's holder field, yet no store client wrote it).
+		if _, registered := reg.Lookup(h.ID); !registered {
+			h.Who = describeFacts(h.Facts)
+		}
+	}
 	h.Client = holderClient(reg, h.ID)
 	switch {
 	case h.AcquiredMS > 0:

@@ -41,7 +41,7 @@ type WalkStep struct {
 	Sources  map[string]Source
 	// PassEnded says this page was the last of a pass: every key that
 	// existed when the pass began has now been listed. Its last keys are
-	// classified two ticks later.
+	// classified three ticks later.
 	PassEnded bool
 	// Skipped counts hashes sized this tick with more fields than any
 	// known layout has (never read).

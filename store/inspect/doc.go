@@ -15,7 +15,14 @@
 //     clients.go (the client registry, who holds what).
 //   - Recognising a kind: classify.go (by a hash's fields), patterns.go
 //     (strings, by configured pattern or a store client's announcement),
-//     candidates.go (keys of unknown kind).
+//     candidates.go (keys of unknown kind: hashes, strings, sorted sets).
+//   - Other libraries' conventions (ShedLock, Laravel, python-redis-lock,
+//     sidekiq-unique-jobs, Symfony Lock, BullMQ, Spring, DistributedLock;
+//     bottleneck, express-rate-limit, Upstash, Envoy): conventions.go
+//     (what they share, why one was recognised, the holder facts) and one
+//     file each, conv_<name>.go, with its kind, its parse, and its
+//     force-unlock or reset as the library does it; conv_read.go reads
+//     them in a sample and by key type (GetLock, GetLimiter).
 //   - Reading: sample.go (a tick's one pipelined read per node) and
 //     sample_kinds.go (one read/parse pair per kind); enrich.go and
 //     sidekeys.go (a lock's side keys, lightly for an idle one), waiters.go,

@@ -22,7 +22,16 @@ const (
 	FamilyCounters FamilyKind = "counters"
 	// FamilyPerClient are the clients of one Redisson PER_CLIENT limiter.
 	FamilyPerClient FamilyKind = "per-client"
+	// FamilyEnvoy are the windows of one domain of Envoy's rate limit
+	// service (KindEnvoyRatelimit): a key per descriptor and window.
+	FamilyEnvoy FamilyKind = "envoy-ratelimit"
+	// FamilyExpress are express-rate-limit's per-client counters
+	// (KindExpressRateLimit), "rl:<client>": one family, ExpressFamilyID.
+	FamilyExpress FamilyKind = "express-rate-limit"
 )
+
+// ExpressFamilyID names the family of express-rate-limit's counters.
+const ExpressFamilyID = expressPrefix + "*"
 
 // MaxFamilies bounds the families read and kept: counter patterns first
 // (at most MaxPatterns), then per-client limiters by name.
@@ -40,8 +49,8 @@ type Family struct {
 }
 
 // Families are the families among the configured counter patterns (with
-// GroupCounters) and the per-client Redisson limiters in lims, at most
-// MaxFamilies, counter patterns first.
+// GroupCounters), the Envoy domains discovery met and the per-client
+// Redisson limiters in lims, at most MaxFamilies, counter patterns first.
 func (c *Inspector) Families(lims []LimiterInfo) []Family {
 	var out []Family
 	p := c.ObjectPatterns()
@@ -49,6 +58,12 @@ func (c *Inspector) Families(lims []LimiterInfo) []Family {
 		for _, r := range p.Counters {
 			out = append(out, Family{ID: r.Pattern, Kind: FamilyCounters, Limit: r.Limit, Window: r.Window})
 		}
+	}
+	if c.conv.expressSeen.Load() {
+		out = append(out, Family{ID: ExpressFamilyID, Kind: FamilyExpress})
+	}
+	for _, d := range c.conv.envoyDomains() {
+		out = append(out, Family{ID: d, Kind: FamilyEnvoy})
 	}
 	var per []Family
 	for _, l := range lims {
@@ -60,6 +75,21 @@ func (c *Inspector) Families(lims []LimiterInfo) []Family {
 	sort.Slice(per, func(i, j int) bool { return per[i].ID < per[j].ID })
 	out = append(out, per...)
 	return out[:min(len(out), MaxFamilies)]
+}
+
+// Member reports whether key is one of f's members a reset may name: a
+// counter its pattern matches, a window of its Envoy domain.
+func (f Family) Member(key string) bool {
+	switch f.Kind {
+	case FamilyCounters:
+		return GlobMatch(f.ID, key)
+	case FamilyEnvoy:
+		d, ok := EnvoyDomain(key)
+		return ok && d == f.ID
+	case FamilyExpress:
+		return GlobMatch(f.ID, key)
+	}
+	return false
 }
 
 // Grouped reports whether name is read as a member of a counter family,

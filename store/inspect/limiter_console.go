@@ -29,33 +29,20 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	patterns := c.ObjectPatterns()
-	if _, counter := patterns.counterRule(name); counter {
-		typ, _, str, err := c.readString(ctx, name)
-		switch {
-		case err != nil:
-			return nil, err
-		case typ == "none":
-			return nil, store.ErrNotFound
-		}
-		if _, lim := str.classify(patterns, name); typ == "string" && lim != nil {
-			return lim, nil
+	r, err := c.readByType(ctx, name)
+	switch {
+	case err != nil:
+		return nil, err
+	case r.lim == nil:
+		if r.typ == "hash" && r.hash.tooLarge() {
+			return nil, r.wrongKind("limiter", name)
 		}
 		return nil, store.ErrWrongKind
+	case r.typ != "hash" || IsConvention(r.lim.Kind):
+		return r.lim, nil
 	}
-	h, err := c.readHash(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if h.size == 0 {
-		return nil, store.ErrNotFound
-	}
-	info, ok := classifyLimiter(name, h.fields, h.nowMS)
-	if !ok {
-		return nil, h.wrongKind("limiter", name)
-	}
-	lims := []LimiterInfo{info}
-	if err := c.ReadSides(ctx, c.rdb, nil, lims, h.nowMS); err != nil {
+	lims := []LimiterInfo{*r.lim}
+	if err := c.ReadSides(ctx, c.rdb, nil, lims, r.nowMS); err != nil {
 		return nil, err
 	}
 	return &lims[0], nil
@@ -121,8 +108,10 @@ func (c *Inspector) ModifyLimiterWith(ctx context.Context, name string, e Limite
 		err = c.editRedisson(ctx, info, e)
 	case KindCounter:
 		return nil, invalid("rate", "an access counter's limit is enforced by the application's own script; reset the counter instead")
-	default:
+	case KindTokenBucket:
 		err = c.app.NewTokenBucket(name, nil).Modify(ctx, e.Rate, e.IntervalMS)
+	default:
+		return nil, invalid("rate", "a %s limiter's settings are the application's; lockwarden can only reset it", info.Kind)
 	}
 	if errors.Is(err, store.ErrModify) {
 		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, err)
@@ -250,8 +239,15 @@ func (c *Inspector) ResetCounter(ctx context.Context, name string) error {
 	if err := validateName(name); err != nil {
 		return err
 	}
-	if _, ok := c.ObjectPatterns().counterRule(name); !ok {
-		return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
+	p := c.ObjectPatterns()
+	if _, ok := p.counterRule(name); !ok || p.claimsString(name) {
+		// Another library's limiter is reset as that library does.
+		if done, err := c.resetConvention(ctx, name); done || err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("store: reset counter %q: %w: matches no counter pattern", name, store.ErrWrongKind)
+		}
 	}
 	code, err := counterResetScript.Run(ctx, c.rdb, []string{name}).Int64()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -84,7 +85,7 @@ func TestLimiterGet(t *testing.T) {
 		t.Fatalf("GetLimiter = %v", err)
 	}
 	want := LimiterInfo{Name: name, Kind: KindTokenBucket, Rate: 500, IntervalMS: 2, PerSecond: 500, Available: 500, App: "orders"}
-	if *info != want {
+	if !reflect.DeepEqual(*info, want) {
 		t.Errorf("GetLimiter = %+v, want %+v", *info, want)
 	}
 }

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,38 +42,18 @@ func (c *Inspector) GetLock(ctx context.Context, name string) (*LockInfo, error)
 	if err := validateName(name); err != nil {
 		return nil, err
 	}
-	patterns := c.ObjectPatterns()
-	var info LockInfo
-	var nowMS int64
-	if patterns.isTokenLockName(name) {
-		typ, now, str, err := c.readString(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("store: get lock %q: %w", name, err)
-		}
-		if typ == "none" {
-			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
-		}
-		l, _ := str.classify(patterns, name)
-		if typ != "string" || l == nil {
-			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrWrongKind)
-		}
-		info, nowMS = *l, now // its hold times are a side read, as for hashes
-	} else {
-		h, err := c.readHash(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("store: get lock %q: %w", name, err)
-		}
-		if h.size == 0 {
-			return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
-		}
-		var ok bool
-		if info, ok = classifyLock(name, h.fields, h.pttl); !ok {
-			return nil, h.wrongKind("lock", name)
-		}
-		nowMS = h.nowMS
+	r, err := c.readByType(ctx, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("store: lock %q: %w", name, store.ErrNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
+	case r.lock == nil:
+		return nil, r.wrongKind("lock", name)
 	}
-	locks := []LockInfo{info}
-	if err := c.ReadSides(ctx, c.rdb, locks, nil, nowMS); err != nil {
+	// Its hold times and side keys are a side read, for strings as for hashes.
+	locks := []LockInfo{*r.lock}
+	if err := c.ReadSides(ctx, c.rdb, locks, nil, r.nowMS); err != nil {
 		return nil, fmt.Errorf("store: get lock %q: %w", name, err)
 	}
 	return &locks[0], nil
@@ -152,6 +133,9 @@ const rwCountChanged = -3
 // 2 both mean released).
 func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder string) (int64, error) {
 	name := info.Name
+	if cv := conventionOf(info.Kind, ""); cv != nil {
+		return cv.release(ctx, c, info, holder)
+	}
 	sharded, err := c.pubsubFlag(ctx)
 	if err != nil {
 		return 0, err
@@ -217,6 +201,9 @@ type ForceUnlockPlan struct {
 // Redis may change before the click; ForceUnlock then refuses rather than
 // doing something else (ErrHolderChanged).
 func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
+	if cv := conventionOf(l.Kind, ""); cv != nil {
+		return cv.plan(l, holder)
+	}
 	switch l.Kind {
 	case KindDeadlineLock:
 		return ForceUnlockPlan{Deletes: []string{l.Name},

@@ -63,12 +63,13 @@ const (
 
 // LockKinds are the kinds listed as locks.
 func LockKinds() []Kind {
-	return []Kind{KindReentrant, KindFairLock, KindFencedLock, KindRWLock, KindTokenLock, KindDeadlineLock}
+	return append([]Kind{KindReentrant, KindFairLock, KindFencedLock, KindRWLock, KindTokenLock, KindDeadlineLock},
+		conventionKinds(false)...)
 }
 
 // LimiterKinds are the kinds listed as limiters.
 func LimiterKinds() []Kind {
-	return []Kind{KindTokenBucket, KindRedissonLimiter, KindCounter}
+	return append([]Kind{KindTokenBucket, KindRedissonLimiter, KindCounter}, conventionKinds(true)...)
 }
 
 // Algorithm values of a Redisson rate limiter (LimiterInfo.Algorithm).
@@ -155,6 +156,10 @@ type Holder struct {
 	RenewedAgoMS int64 `json:"renewed_ago_ms,omitempty"`
 	// Who says it in words (DescribeHolder).
 	Who string `json:"who,omitempty"`
+	// Facts are what another library's value says of the holder (a
+	// framework convention: host, pid, job, worker, since; the Fact*
+	// names); nil for lockwarden's and Redisson's holders.
+	Facts map[string]string `json:"facts,omitempty"`
 	// AcquiredMS and RenewedMS are the recorded times (epoch ms, Redis
 	// time) of lockwarden's lock scripts; 0 when none were recorded.
 	AcquiredMS int64 `json:"-"`
@@ -203,6 +208,10 @@ type LockInfo struct {
 	// lock, the prefix of its per-waiter channels); "" for token locks,
 	// which announce nothing.
 	Channel string
+	// Recognised says, for another library's convention, what in the key
+	// and value made the console take it for that kind ("" for
+	// lockwarden's and Redisson's own layouts).
+	Recognised string
 	// Stale is set when the console shows the lock as last read: its
 	// node did not answer the latest sample.
 	Stale *StaleRead
@@ -265,6 +274,11 @@ type LimiterInfo struct {
 	// (its EXPIRE never ran: it will block until reset).
 	TTL time.Duration
 
+	// Recognised says, for another library's convention, what made the
+	// console take the key for that kind; Facts are what its value says
+	// (settings, window, where the limit lives; the Fact* names).
+	Recognised string
+	Facts      map[string]string
 	// Stale is set when the console shows the limiter as last read: its
 	// node did not answer the latest sample.
 	Stale *StaleRead

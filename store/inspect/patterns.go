@@ -36,6 +36,15 @@ type ObjectPatterns struct {
 	// DeadlineLocks are Redis globs of timestamp locks: SETNX of
 	// a deadline (epoch ms), taken over with GETSET once it has passed.
 	DeadlineLocks []string
+	// LaravelPrefixes are the key prefixes (connection and cache prefix
+	// together) of Laravel applications whose prefixes are not derived
+	// from the app name; the derived ones are recognised without them.
+	LaravelPrefixes []string
+	// SpringRegistries are the registry keys of Spring Integration
+	// RedisLockRegistry instances: their locks are "<key>:<lock>".
+	SpringRegistries []string
+	// DotnetLocks are Redis globs of DistributedLock.Redis lock keys.
+	DotnetLocks []string
 	// GroupCounters makes the keys of each counter pattern one family
 	// (families.go): discovery leaves them out of the limiters and a
 	// family.Reader reads them in bounded pages instead.
@@ -45,6 +54,9 @@ type ObjectPatterns struct {
 	// counters (the Inspector's, set by ObjectPatterns): they are read as
 	// that kind like a configured pattern's names.
 	announced *announcedKinds
+	// conv remembers the convention kind of names classified as one (the
+	// Inspector's, set by ObjectPatterns).
+	conv *convMemo
 }
 
 // announcedKinds maps the names store clients announced with a string
@@ -84,8 +96,16 @@ const MaxPatterns = 64
 // MaxPatterns per kind, non-empty patterns of at most store.MaxNameLen bytes,
 // no negative limit or window. The error is a *store.ValidationError.
 func (p ObjectPatterns) Validate() error {
-	if len(p.TokenLocks) > MaxPatterns || len(p.Counters) > MaxPatterns || len(p.DeadlineLocks) > MaxPatterns {
+	if len(p.TokenLocks) > MaxPatterns || len(p.Counters) > MaxPatterns || len(p.DeadlineLocks) > MaxPatterns ||
+		len(p.LaravelPrefixes) > MaxPatterns || len(p.SpringRegistries) > MaxPatterns || len(p.DotnetLocks) > MaxPatterns {
 		return invalid("patterns", "at most %d per kind", MaxPatterns)
+	}
+	for field, list := range map[string][]string{"laravel_prefix": p.LaravelPrefixes, "spring_lock_registry": p.SpringRegistries, "dotnet_lock_pattern": p.DotnetLocks} {
+		for _, s := range list {
+			if s == "" || len(s) > store.MaxNameLen {
+				return invalid(field, "must be 1 to %d bytes, got %d", store.MaxNameLen, len(s))
+			}
+		}
 	}
 	for _, s := range p.TokenLocks {
 		if s == "" || len(s) > store.MaxNameLen {
@@ -167,6 +187,9 @@ func (p ObjectPatterns) clone() *ObjectPatterns {
 	p.TokenLocks = append([]string(nil), p.TokenLocks...)
 	p.Counters = append([]CounterRule(nil), p.Counters...)
 	p.DeadlineLocks = append([]string(nil), p.DeadlineLocks...)
+	p.LaravelPrefixes = append([]string(nil), p.LaravelPrefixes...)
+	p.SpringRegistries = append([]string(nil), p.SpringRegistries...)
+	p.DotnetLocks = append([]string(nil), p.DotnetLocks...)
 	return &p
 }
 
@@ -188,6 +211,7 @@ func (c *Inspector) ObjectPatterns() ObjectPatterns {
 		out = *p
 	}
 	out.announced = &c.announced
+	out.conv = &c.conv
 	return out
 }
 
@@ -198,3 +222,10 @@ func (c *Inspector) Announce(name, kind string) { c.announced.set(name, kind) }
 
 // RetainAnnounced forgets the announced names keep rejects.
 func (c *Inspector) RetainAnnounced(keep func(name string) bool) { c.announced.retain(keep) }
+
+// ReadsString reports whether discovery reads the string key name to
+// classify it: a pattern lists it, or a framework convention claims its
+// name (conventions.go). Any other string is never transferred.
+func (p ObjectPatterns) ReadsString(name string) bool {
+	return p.ListsString(name) || p.claimsString(name)
+}

@@ -30,8 +30,8 @@ type kindRead interface {
 // The ways locks and limiters are read, tried in order: the first that
 // takes a name reads it.
 var (
-	lockReads    = []func(r *sampleRead, name string) kindRead{readStringLock, readLightLock, readHashLock}
-	limiterReads = []func(r *sampleRead, name string) kindRead{readCounter, readHashLimiter}
+	lockReads    = []func(r *sampleRead, name string) kindRead{readConvention(false), readStringLock, readLightLock, readHashLock}
+	limiterReads = []func(r *sampleRead, name string) kindRead{readConvention(true), readCounter, readHashLimiter}
 )
 
 // stringLockRead is a token or deadline lock: STRLEN, GETRANGE and PTTL
@@ -53,7 +53,7 @@ func (x *stringLockRead) answers() []redis.Cmder { return []redis.Cmder{x.str.st
 func (x *stringLockRead) ringed() bool           { return true }
 
 func (x *stringLockRead) parse(r *sampleRead, name string, _ *redis.MapStringStringCmd) {
-	if info, _ := x.str.classify(r.patterns, name); info != nil {
+	if info, _ := x.str.classify(r.patterns, name, r.nowMS); info != nil {
 		applyHoldTimes(info, x.held)
 		r.s.Locks = append(r.s.Locks, *info)
 	}
@@ -146,7 +146,7 @@ func (x *counterRead) answers() []redis.Cmder { return []redis.Cmder{x.str.strle
 func (x *counterRead) ringed() bool           { return true }
 
 func (x *counterRead) parse(r *sampleRead, name string, _ *redis.MapStringStringCmd) {
-	if _, info := x.str.classify(r.patterns, name); info != nil {
+	if _, info := x.str.classify(r.patterns, name, r.nowMS); info != nil {
 		r.s.Limiters = append(r.s.Limiters, *info)
 	}
 }
@@ -186,7 +186,7 @@ func (x *hashLimiterRead) parse(r *sampleRead, name string, _ *redis.MapStringSt
 		return
 	}
 	info, ok := classifyLimiter(name, fields, r.nowMS)
-	if !ok || info.Kind != KindTokenBucket {
+	if !ok || info.Kind == KindRedissonLimiter {
 		r.c.plainBuckets.Delete(name)
 	} else if x.window != nil { // not yet known as a bucket
 		r.c.plainBuckets.Store(name, struct{}{})

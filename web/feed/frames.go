@@ -201,10 +201,9 @@ func limiterInfoEqual(x, y limiterInfo) bool {
 // holderJSONEqual compares what a holder's JSON says: the recorded
 // instants are not in it (they travel in who, per lock).
 func holderJSONEqual(x, y inspect.Holder) bool {
-	x.AcquiredMS, x.RenewedMS, y.AcquiredMS, y.RenewedMS = 0, 0, 0, 0
-	cx, cy := x.Client, y.Client
-	x.Client, y.Client = nil, nil
-	return x == y && (cx == cy || (cx != nil && cy != nil && *cx == *cy))
+	return x.ID == y.ID && x.Count == y.Count && x.Mode == y.Mode && x.LeaseMS == y.LeaseMS &&
+		x.HeldMS == y.HeldMS && x.HeldSinceSeen == y.HeldSinceSeen && x.RenewedAgoMS == y.RenewedAgoMS && x.Who == y.Who &&
+		(x.Client == y.Client || (x.Client != nil && y.Client != nil && *x.Client == *y.Client)) && maps.Equal(x.Facts, y.Facts)
 }
 
 // holderWho is who one holder of a lock is and since when, as instants:

@@ -320,7 +320,7 @@ func (sm *Sampler) advance(smp *inspect.Sample, start time.Time) {
 		sm.disc.found(l.Name, "limiter", w.Sources[l.Name], start)
 	}
 	if w.PassEnded {
-		sm.passes = append(sm.passes, finishedPass{start: sm.passStart, readyAt: sm.tickNo + 2})
+		sm.passes = append(sm.passes, finishedPass{start: sm.passStart, readyAt: sm.tickNo + walk.ClassifiedAfter})
 		sm.passStart = start
 	}
 	for len(sm.passes) > 0 && sm.passes[0].readyAt <= sm.tickNo {

@@ -43,6 +43,11 @@ type Limiter struct {
 	LimitKnown *bool  `json:"limit_known,omitempty"`
 	TTLMS      *int64 `json:"ttl_ms,omitempty"`
 
+	// Another library's limiter (a framework convention): what made the
+	// console take it for this kind, and what its value says.
+	Recognised string            `json:"recognised,omitempty"`
+	Facts      map[string]string `json:"facts,omitempty"`
+
 	// Stale: the limiter is shown as last read, its node not answering.
 	Stale *Stale `json:"stale,omitempty"`
 }
@@ -53,17 +58,25 @@ func LimiterOf(l inspect.LimiterInfo, w inspect.Counts) Limiter {
 		PerSecond: l.PerSecond, Available: l.Available,
 		Window:           Window{Acquired: w.Acquired, Errors: w.Errors},
 		AvailableUnknown: l.AvailableUnknown, RejectionsHidden: l.RejectionsHidden,
-		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: StaleOf(l.Stale)}
+		Grants: l.Grants, GrantsKnown: l.GrantsKnown, Stale: StaleOf(l.Stale),
+		Recognised: l.Recognised, Facts: l.Facts}
 	if !l.RejectionsHidden {
 		out.Window.Rejected = &w.Rejected
 	}
-	switch l.Kind {
-	case inspect.KindRedissonLimiter:
+	switch {
+	case inspect.IsConvention(l.Kind) && l.TTL != 0:
+		count, ttl := l.Count, LeaseMS(l.TTL)
+		out.Count, out.TTLMS = &count, &ttl
+		if l.LimitKnown {
+			limit, known := l.Limit, true
+			out.Limit, out.LimitKnown = &limit, &known
+		}
+	case l.Kind == inspect.KindRedissonLimiter:
 		alg, perClient := l.Algorithm, l.PerClient
 		reset, next, keep := l.ResetIn.Milliseconds(), l.NextFreeIn.Milliseconds(), l.KeepAliveMS
 		out.Algorithm, out.PerClient = &alg, &perClient
 		out.ResetInMS, out.NextFreeInMS, out.KeepAliveMS = &reset, &next, &keep
-	case inspect.KindCounter:
+	case l.Kind == inspect.KindCounter:
 		count, known, ttl := l.Count, l.LimitKnown, LeaseMS(l.TTL)
 		out.Count, out.LimitKnown, out.TTLMS = &count, &known, &ttl
 		if known {

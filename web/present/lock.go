@@ -37,6 +37,10 @@ type Lock struct {
 	FencingToken *int64 `json:"fencing_token,omitempty"`
 	// DeadlineMS is a deadline lock's deadline (epoch ms).
 	DeadlineMS *int64 `json:"deadline_ms,omitempty"`
+	// Recognised says what made the console take another library's key
+	// for this kind (a framework convention); absent for lockwarden's and
+	// Redisson's own layouts.
+	Recognised string `json:"recognised,omitempty"`
 	// ForceUnlock is, per holder, what a force-unlock would do (GET of one
 	// lock only).
 	ForceUnlock map[string]inspect.ForceUnlockPlan `json:"force_unlock,omitempty"`
@@ -64,7 +68,8 @@ func holdersAcked(hs []inspect.Holder) *bool {
 // LockOf is l as a list row says it, its longest wait as of now.
 func LockOf(l inspect.LockInfo, now time.Time) Lock {
 	out := Lock{Name: l.Name, Kind: l.Kind, Holders: HoldersOf(l.Holders), PTTLMS: LeaseMS(l.PTTL),
-		Channel: l.Channel, Mode: l.Mode, Stale: StaleOf(l.Stale), Acked: holdersAcked(l.Holders)}
+		Channel: l.Channel, Mode: l.Mode, Stale: StaleOf(l.Stale), Acked: holdersAcked(l.Holders),
+		Recognised: l.Recognised}
 	out.Waiters, out.WaitersTotal, out.Subscribers = l.Waiters, l.WaitersTotal, l.Subscribers
 	out.LongestWaitMS = LongestWaitMS(&l, now.UnixMilli())
 	if l.Kind == inspect.KindFairLock && out.Waiters == nil {

@@ -15,15 +15,21 @@ import (
 // memberPrefix is what is cut off a member key to name the member: a
 // per-client limiter's value key prefix ("{name}:value:").
 func memberPrefix(f inspect.Family) string {
-	if f.Kind == inspect.FamilyPerClient {
+	switch f.Kind {
+	case inspect.FamilyPerClient:
 		return wire.RedissonValueKey(f.ID, "") + ":"
+	case inspect.FamilyEnvoy:
+		return f.ID + "_"
+	case inspect.FamilyExpress:
+		return strings.TrimSuffix(f.ID, "*")
 	}
 	return ""
 }
 
 // keyMatch is the SCAN MATCH of f's member keys.
 func keyMatch(f inspect.Family) string {
-	if f.Kind == inspect.FamilyPerClient {
+	switch f.Kind {
+	case inspect.FamilyPerClient, inspect.FamilyEnvoy:
 		return glob.Escape(memberPrefix(f)) + "*"
 	}
 	return f.ID
@@ -42,7 +48,10 @@ func memberID(f inspect.Family, key string) string {
 // members as p configures them: a counter belongs to the first pattern it
 // matches, so a key of an earlier pattern is another family's.
 func holds(f inspect.Family, p inspect.ObjectPatterns, key string) bool {
-	if f.Kind != inspect.FamilyCounters {
+	switch f.Kind {
+	case inspect.FamilyEnvoy, inspect.FamilyExpress:
+		return f.Member(key)
+	case inspect.FamilyPerClient:
 		return true
 	}
 	for _, r := range p.Counters {

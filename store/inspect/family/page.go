@@ -129,8 +129,8 @@ func (pg *Page) Queue(ctx context.Context, pipe redis.Pipeliner) bool {
 		if len(pg.keys[i]) == 0 {
 			continue
 		}
-		if s.fam.Kind == inspect.FamilyCounters {
-			pg.counters[i] = patterns.QueueCandidates(ctx, pipe, nil, pg.keys[i])
+		if s.fam.Kind != inspect.FamilyPerClient {
+			pg.counters[i] = patterns.QueueFamilyMembers(ctx, pipe, pg.keys[i])
 		} else {
 			for _, k := range pg.keys[i] {
 				pg.clients[i] = append(pg.clients[i], inspect.QueueClientWindow(ctx, pipe, s.fam.ID, memberID(s.fam, k)))
@@ -234,9 +234,9 @@ func (pg *Page) Collect(ctx context.Context) ([]inspect.FamilyReading, error) {
 		}
 		for j, k := range pg.keys[i] {
 			rd := inspect.FamilyReading{Family: s.fam.ID, Key: k, ID: memberID(s.fam, k), Limit: s.fam.Limit}
-			if s.fam.Kind == inspect.FamilyCounters {
+			if s.fam.Kind != inspect.FamilyPerClient {
 				lim, ok := counters[k]
-				if !ok || lim.Kind != inspect.KindCounter {
+				if !ok || lim.Kind != memberKind[s.fam.Kind] {
 					continue
 				}
 				rd.Count, rd.TTL = lim.Count, lim.TTL
@@ -278,4 +278,11 @@ func (pg *Page) Collect(ctx context.Context) ([]inspect.FamilyReading, error) {
 		r.takePage(s, pg.node, keys, next)
 	}
 	return out, nil
+}
+
+// memberKind is the limiter kind a family's members are read as.
+var memberKind = map[inspect.FamilyKind]inspect.Kind{
+	inspect.FamilyCounters: inspect.KindCounter,
+	inspect.FamilyEnvoy:    inspect.KindEnvoyRatelimit,
+	inspect.FamilyExpress:  inspect.KindExpressRateLimit,
 }

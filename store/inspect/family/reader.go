@@ -148,7 +148,7 @@ func (r *Reader) takePage(s *familyScan, addr string, keys []string, next uint64
 	for _, k := range keys {
 		// A client's window is its limiter's side key: the limiter's name
 		// passed --match.
-		if s.fam.Kind == inspect.FamilyCounters && (!holds(s.fam, patterns, k) || !inspect.GlobMatch(r.match, k) || wire.IsInternalKey(k)) {
+		if s.fam.Kind != inspect.FamilyPerClient && (!holds(s.fam, patterns, k) || !inspect.GlobMatch(r.match, k) || wire.IsInternalKey(k)) {
 			continue
 		}
 		s.pending = append(s.pending, k)

@@ -8,23 +8,24 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 
-	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
 // Discovery walks the keyspace with SCAN (never KEYS, never a script that
-// loops over keys), reads candidate hashes in pipelined batches and keeps
+// loops over keys), reads candidate keys in pipelined batches and keeps
 // what classifies. Cost per pass:
 //
-//   - SCAN MATCH <match> TYPE hash COUNT scanCount, on every master;
-//   - per batch of up to readBatch hashes, one pipeline of HLEN;
-//   - for the hashes whose HLEN is between 1 and inspect.MaxHashFields, one
-//     pipeline of TIME plus HGETALL and PTTL each;
+//   - SCAN MATCH <match> COUNT scanCount, on every master;
+//   - per batch of up to readBatch keys, one pipeline of TYPE;
+//   - for the hashes among them, one pipeline of HLEN;
+//   - for the hashes whose HLEN is between 1 and inspect.MaxHashFields, the
+//     sorted sets, and the strings a pattern or a framework convention
+//     claims (inspect.ObjectPatterns.ReadsString), one pipeline of TIME
+//     plus HGETALL and PTTL (hashes), a bounded ZRANGE, ZCARD and PTTL
+//     (sorted sets), STRLEN, a bounded GETRANGE and PTTL (strings);
 //   - for what classified as a lock or a Redisson limiter, one pipeline of
 //     side reads (fair queue, fencing token, read-level leases, limiter
-//     window; inspect.Inspector.ReadSides);
-//   - when token-lock or counter patterns are configured, one more SCAN with
-//     TYPE string, and per batch one pipeline of STRLEN, GETRANGE and PTTL.
+//     window; inspect.Inspector.ReadSides).
 //
 // The HLEN pass is what keeps a pass cheap next to large application hashes:
 // no known layout has more than inspect.MaxHashFields fields, so a hash with a
@@ -83,13 +84,7 @@ func discover(ctx context.Context, src Source, match string, rejects *fullReject
 	d := &discovery{src: src, seen: map[string]struct{}{}, patterns: src.ObjectPatterns(), rejects: rejects}
 	d.pass = rejects.begin()
 	err := src.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
-		if err := d.scanNode(ctx, node, match); err != nil {
-			return err
-		}
-		if !d.patterns.ListsStrings() {
-			return nil
-		}
-		return d.scanStrings(ctx, node, match)
+		return d.scanNode(ctx, node, match)
 	})
 	if err != nil {
 		return nil, err
@@ -124,7 +119,7 @@ func (d *discovery) done() bool {
 func (d *discovery) scanNode(ctx context.Context, node redis.Cmdable, match string) error {
 	var cursor uint64
 	for {
-		keys, next, err := node.ScanType(ctx, cursor, match, scanCount, "hash").Result()
+		keys, next, err := node.Scan(ctx, cursor, match, scanCount).Result()
 		if err != nil {
 			return err
 		}
@@ -143,25 +138,53 @@ func (d *discovery) scanNode(ctx context.Context, node redis.Cmdable, match stri
 	}
 }
 
-// readBatch sizes keys with HLEN, then reads and classifies the small ones.
+// readBatch types keys, sizes the hashes with HLEN, then reads and
+// classifies the small ones, the sorted sets and the claimed strings.
 func (d *discovery) readBatch(ctx context.Context, node redis.Cmdable, keys []string) error {
 	pipe := node.Pipeline()
-	lens := make([]*redis.IntCmd, len(keys))
+	types := make([]*redis.StatusCmd, len(keys))
 	for i, k := range keys {
-		lens[i] = pipe.HLen(ctx, k)
+		types[i] = pipe.Type(ctx, k)
 	}
 	if err := nodes.Exec(ctx, pipe); err != nil {
 		return err
 	}
-	cands, large := smallHashes(keys, lens)
+	var hashes, others []string
+	var cands inspect.CandidateKeys
+	for i, k := range keys {
+		switch t := types[i].Val(); {
+		case t == "hash":
+			hashes = append(hashes, k)
+		case t == "zset":
+			cands.Zsets = append(cands.Zsets, k)
+		case t == "string" && d.patterns.ReadsString(k):
+			cands.Strings = append(cands.Strings, k)
+		case t != "none":
+			others = append(others, k)
+		}
+	}
+	d.reject(others, 0)
+
+	pipe = node.Pipeline()
+	lens := make([]*redis.IntCmd, len(hashes))
+	for i, k := range hashes {
+		lens[i] = pipe.HLen(ctx, k)
+	}
+	if len(hashes) > 0 {
+		if err := nodes.Exec(ctx, pipe); err != nil {
+			return err
+		}
+	}
+	var large []string
+	cands.Hashes, large = smallHashes(hashes, lens)
 	d.reject(large, len(large))
-	if len(cands) == 0 {
+	if len(cands.Hashes)+len(cands.Zsets)+len(cands.Strings) == 0 {
 		return nil
 	}
 
 	pipe = node.Pipeline()
 	now := pipe.Time(ctx)
-	read := d.patterns.QueueCandidates(ctx, pipe, cands, nil)
+	read := d.patterns.QueueCandidateKeys(ctx, pipe, cands)
 	if err := nodes.Exec(ctx, pipe); err != nil {
 		return err
 	}
@@ -233,64 +256,4 @@ func (d *discovery) add(locks []inspect.LockInfo, lims []inspect.LimiterInfo) {
 			d.out.LimitersTruncated = true
 		}
 	}
-}
-
-// The string pass. Token locks and counters are strings, found only when
-// patterns are configured (see inspect.ObjectPatterns). It is one more SCAN of the
-// keyspace with TYPE string; when the console looks at everything and one
-// pattern is configured, that pattern is the MATCH, so Redis filters.
-func (d *discovery) scanStrings(ctx context.Context, node redis.Cmdable, match string) error {
-	scanMatch := match
-	if match == "*" {
-		all := append([]string(nil), d.patterns.TokenLocks...)
-		if !d.patterns.GroupCounters {
-			for _, r := range d.patterns.Counters {
-				all = append(all, r.Pattern)
-			}
-		}
-		if len(all) == 1 {
-			scanMatch = all[0]
-		}
-	}
-	var cursor uint64
-	for {
-		keys, next, err := node.ScanType(ctx, cursor, scanMatch, scanCount, "string").Result()
-		if err != nil {
-			return err
-		}
-		var batch []string
-		for _, k := range keys {
-			if wire.IsInternalKey(k) || !inspect.GlobMatch(match, k) {
-				continue
-			}
-			if d.patterns.ListsString(k) {
-				batch = append(batch, k)
-			}
-		}
-		for len(batch) > 0 {
-			n := min(len(batch), readBatch)
-			if err := d.readStrings(ctx, node, batch[:n]); err != nil {
-				return err
-			}
-			batch = batch[n:]
-		}
-		if next == 0 || d.done() {
-			return nil
-		}
-		cursor = next
-	}
-}
-
-// readStrings reads and classifies candidate strings: STRLEN, a bounded
-// GETRANGE (a large value is application data and never transferred
-// whole) and PTTL.
-func (d *discovery) readStrings(ctx context.Context, node redis.Cmdable, keys []string) error {
-	pipe := node.Pipeline()
-	read := d.patterns.QueueCandidates(ctx, pipe, nil, keys)
-	if err := nodes.Exec(ctx, pipe); err != nil {
-		return err
-	}
-	locks, lims, _ := read.Classify(0) // strings need no clock
-	d.add(locks, lims)
-	return nil
 }

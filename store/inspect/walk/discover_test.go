@@ -3,6 +3,7 @@ package walk
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,6 +50,12 @@ func TestDiscoverMix(t *testing.T) {
 	rdb.RPush(ctx, p+"list", "a")
 	rdb.ZAdd(ctx, p+"zset", redis.Z{Score: 1, Member: "m"})
 	rdb.SAdd(ctx, p+"set", "m")
+	// Look-alikes of other libraries' layouts: an Envoy-shaped name with
+	// text, a sidekiq-shaped hash of other fields, a sorted set of tokens
+	// scored like a leaderboard.
+	rdb.Set(ctx, p+"page_user_42_"+strconv.FormatInt(now/1000/60*60, 10), "hello", time.Minute)
+	rdb.HSet(ctx, p+"app:LOCKED", "user", "42")
+	rdb.ZAdd(ctx, p+"tokens", redis.Z{Score: 3, Member: strings.Repeat("A", 43) + "="})
 
 	d, err := Discover(ctx, c, p+"*")
 	if err != nil {
@@ -74,7 +81,7 @@ func TestDiscoverMix(t *testing.T) {
 	}
 
 	l := d.Locks[1]
-	if l.Kind != inspect.KindReentrant || len(l.Holders) != 1 || l.Holders[0] != (inspect.Holder{ID: inspecttest.HolderUUID + ":worker-7", Count: 3}) {
+	if l.Kind != inspect.KindReentrant || len(l.Holders) != 1 || !reflect.DeepEqual(l.Holders[0], inspect.Holder{ID: inspecttest.HolderUUID + ":worker-7", Count: 3}) {
 		t.Errorf("lock = %+v", l)
 	}
 	if l.PTTL <= 0 || l.PTTL > time.Minute {

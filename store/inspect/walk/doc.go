@@ -15,13 +15,15 @@
 //     in a second pipeline of that tick only, so a store lock shows within
 //     one tick;
 //   - notified: keyspace notifications (KeyEvents, notify.go) name keys
-//     that were written; Suggest hands them over, the next tick sizes them
-//     with HLEN (a large application hash is never transferred) and the
-//     one after reads the small ones;
-//   - reconciled: one SCAN page per tick walks the keyspace (one node, no
-//     string patterns; step.go), paced so a pass takes about the pass
-//     duration and its measured cost stays within the budget (pace.go). A
-//     key listed by tick n is classified by tick n+2.
+//     that were written; Suggest hands them over, the next tick types them
+//     (TYPE), the one after sizes the hashes with HLEN (a large application
+//     hash is never transferred) and reads the sorted sets and the strings
+//     a pattern or framework convention claims, and the next reads the
+//     small hashes;
+//   - reconciled: one SCAN page per tick walks the keyspace, every type
+//     (one node, no string patterns; step.go), paced so a pass takes about
+//     the pass duration and its measured cost stays within the budget
+//     (pace.go). A key listed by tick n is classified by tick n+3.
 //
 // Where the walk cannot SCAN in the tick (a Cluster, string patterns), full
 // passes (Walker.Discover, discover.go) run at start and then as often as

@@ -245,7 +245,7 @@ func parseRedisCost(info string) redisCost {
 			continue
 		}
 		switch name {
-		case "cmdstat_scan", "cmdstat_hlen":
+		case "cmdstat_scan", "cmdstat_hlen", "cmdstat_type":
 			c.walkUsec += statField(rest, "usec=")
 		case "cmdstat_hgetall", "cmdstat_pttl":
 			c.readCost += statField(rest, "usec_per_call=")

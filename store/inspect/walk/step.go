@@ -12,15 +12,24 @@ import (
 )
 
 // One step of the walk, riding in a tick's sample pipeline (stepRider, an
-// inspect.Rider): a SCAN page and DBSIZE (when the walk scans), INFO for
-// the pacer now and then, the registry's new names, HLEN of the keys a
-// previous page listed or a notification named, and the reads of those
-// sized small or announced, classified by inspect.Candidates.
+// inspect.Rider): a SCAN page of every type and DBSIZE (when the walk
+// scans), INFO for the pacer now and then, the registry's new names, TYPE
+// of the keys a previous page listed or a notification named, HLEN of the
+// hashes among them, and the reads of the candidates: hashes sized small,
+// sorted sets, strings a pattern or a framework convention claims (others
+// are never read), classified by inspect.Candidates. A key's type is
+// checked once, by its TYPE; the reads after it are of that type.
+
+// ClassifiedAfter is how many ticks after the page that listed it a key
+// is classified: typed, sized (a hash), read.
+const ClassifiedAfter = 3
 
 // walkCommands counts the commands of the step that are the walk's own
 // (priced by the cost per key, not as sampling).
 func (s *scanStep) walkCommands() map[string]int {
-	n := map[string]int{"hlen": len(s.size), "hgetall": len(s.read), "pttl": len(s.read)}
+	n := map[string]int{"type": len(s.typ), "hlen": len(s.size), "hgetall": len(s.read),
+		"pttl": len(s.read) + len(s.readZ) + len(s.readStr), "zrange": len(s.readZ), "zcard": len(s.readZ),
+		"strlen": len(s.readStr), "getrange": len(s.readStr)}
 	if !s.noScan {
 		n["scan"], n["dbsize"] = 1, 1
 	}
@@ -40,8 +49,10 @@ type scanStep struct {
 	cursor uint64   // the previous page's cursor; 0 starts a pass
 	count  int64    // SCAN COUNT
 	dbSize int64    // keys in the database at the previous page
-	size   []string // keys to HLEN (a previous page's new keys, notified names)
-	read   []string // keys to read and classify (sized small, or announced)
+	typ    []string // keys to TYPE (a previous page's new keys, notified names)
+	size   []string // hashes to HLEN (typed so by the previous step)
+	read   []string // hashes to read and classify (sized small, or announced)
+	readZ  []string // sorted sets to read and classify
 	// readStr are strings announced as token locks or counters, read and
 	// classified as such (by patterns).
 	readStr  []string
@@ -57,7 +68,12 @@ type scanStep struct {
 // scanResult is what one scanStep found.
 type scanResult struct {
 	cursor    uint64   // the next step's cursor; 0 when this page ended a pass
-	keys      []string // hashes this page listed, internal keys left out
+	keys      []string // keys this page listed, internal keys left out
+	hashes    []string // typ keys that are hashes
+	zsets     []string // typ keys that are sorted sets
+	strs      []string // typ keys that are strings a pattern or convention claims
+	untyped   []string // typ keys of no candidate type
+	gone      []string // typ keys that no longer exist
 	small     []string // size keys with 1..MaxHashFields fields
 	skipped   int      // size keys with more fields than any known layout
 	large     []string // those keys
@@ -77,19 +93,23 @@ type scanReads struct {
 	dbsize *redis.IntCmd
 	names  *redis.ZSliceCmd
 	info   *redis.StringCmd
+	types  []*redis.StatusCmd
 	lens   []*redis.IntCmd
 	reads  *inspect.Candidates
 }
 
 func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanReads {
-	r := &scanReads{step: step, lens: make([]*redis.IntCmd, len(step.size))}
+	r := &scanReads{step: step, lens: make([]*redis.IntCmd, len(step.size)), types: make([]*redis.StatusCmd, len(step.typ))}
 	if !step.noScan {
 		match := step.match
 		if match == "" {
 			match = "*"
 		}
-		r.scan = pipe.ScanType(ctx, step.cursor, match, step.count, "hash")
+		r.scan = pipe.Scan(ctx, step.cursor, match, step.count)
 		r.dbsize = pipe.DBSize(ctx)
+	}
+	for i, k := range step.typ {
+		r.types[i] = pipe.Type(ctx, k)
 	}
 	if step.info {
 		r.info = pipe.Info(ctx, "commandstats", "cpu")
@@ -100,7 +120,7 @@ func queueScan(ctx context.Context, pipe redis.Pipeliner, step *scanStep) *scanR
 	for i, k := range step.size {
 		r.lens[i] = pipe.HLen(ctx, k)
 	}
-	r.reads = step.patterns.QueueCandidates(ctx, pipe, step.read, step.readStr)
+	r.reads = step.patterns.QueueCandidateKeys(ctx, pipe, inspect.CandidateKeys{Hashes: step.read, Strings: step.readStr, Zsets: step.readZ})
 	return r
 }
 
@@ -126,6 +146,20 @@ func (r *scanReads) result(nowMS int64) (*scanResult, error) {
 	}
 	if r.names != nil {
 		out.announced = r.step.registry.result(r.names)
+	}
+	for i, k := range r.step.typ {
+		switch t, _ := r.types[i].Result(); {
+		case t == "hash":
+			out.hashes = append(out.hashes, k)
+		case t == "zset":
+			out.zsets = append(out.zsets, k)
+		case t == "string" && r.step.patterns.ReadsString(k):
+			out.strs = append(out.strs, k)
+		case t == "none" || t == "":
+			out.gone = append(out.gone, k)
+		default:
+			out.untyped = append(out.untyped, k)
+		}
 	}
 	out.small, out.large = smallHashes(r.step.size, r.lens)
 	out.skipped = len(out.large)
@@ -173,7 +207,8 @@ func (s *scanStep) offDown(up func(key string) bool) *scanStep {
 	if out.registry != nil && !up(inspect.RegistryNamesKey) {
 		out.registry = nil
 	}
-	out.size = slices.DeleteFunc(slices.Clone(out.size), func(k string) bool { return !up(k) })
-	out.read = slices.DeleteFunc(slices.Clone(out.read), func(k string) bool { return !up(k) })
+	for _, keys := range []*[]string{&out.typ, &out.size, &out.read, &out.readZ, &out.readStr} {
+		*keys = slices.DeleteFunc(slices.Clone(*keys), func(k string) bool { return !up(k) })
+	}
 	return &out
 }

@@ -369,7 +369,7 @@ func (w *Walker) advance(ctx context.Context, step *scanStep, r *scanResult, at 
 		}
 	}
 	w.remember(r, ws)
-	for _, names := range [][]string{step.read, step.readStr} { // read and classified (or not an object)
+	for _, names := range [][]string{step.read, step.readStr, step.readZ} { // read and classified (or not an object)
 		for _, n := range names {
 			delete(w.origin, n)
 		}
@@ -377,6 +377,24 @@ func (w *Walker) advance(ctx context.Context, step *scanStep, r *scanResult, at 
 	for _, k := range r.small {
 		if !known[k] {
 			next.read = append(next.read, k)
+		}
+	}
+	// Typed: hashes are sized, sorted sets and claimed strings read.
+	for _, typed := range []struct {
+		keys []string
+		to   *[]string
+	}{{r.hashes, &next.size}, {r.zsets, &next.readZ}, {r.strs, &next.readStr}} {
+		for _, k := range typed.keys {
+			if !known[k] {
+				*typed.to = append(*typed.to, k)
+			}
+		}
+	}
+	for _, keys := range [][]string{r.untyped, r.gone} {
+		for _, k := range keys {
+			if w.origin[k] == inspect.SourceNotified {
+				delete(w.origin, k) // typed out: gone, or no candidate type
+			}
 		}
 	}
 	for _, k := range step.size {
@@ -390,7 +408,7 @@ func (w *Walker) advance(ctx context.Context, step *scanStep, r *scanResult, at 
 		case w.rejects.skip(k, w.status.Passes):
 			w.status.RejectsSkipped++
 		default:
-			next.size = append(next.size, k)
+			next.typ = append(next.typ, k)
 		}
 	}
 	if ws.PassEnded {
@@ -400,7 +418,7 @@ func (w *Walker) advance(ctx context.Context, step *scanStep, r *scanResult, at 
 	n := min(len(w.notify), maxCandidates)
 	for _, k := range w.notify[:n] {
 		if !known[k] && w.origin[k] == inspect.SourceNotified {
-			next.size = append(next.size, k)
+			next.typ = append(next.typ, k)
 		}
 	}
 	w.notify = append(w.notify[:0], w.notify[n:]...)
@@ -416,7 +434,7 @@ func (w *Walker) advance(ctx context.Context, step *scanStep, r *scanResult, at 
 // object (rejects.go), and forgets the names found to be objects. Names
 // announced or notified are never remembered: they were written lately.
 func (w *Walker) remember(r *scanResult, ws *inspect.WalkStep) {
-	for _, names := range [][]string{r.large, r.none} {
+	for _, names := range [][]string{r.large, r.none, r.untyped} {
 		for _, k := range names {
 			if _, named := w.origin[k]; !named {
 				w.rejects.add(k, w.status.Passes)

@@ -43,8 +43,8 @@ func TestWalkerIncrementalDiscovery(t *testing.T) {
 		t.Fatalf("one node without patterns cannot walk: %v", err)
 	}
 
-	// Like the console: sample what the walk found, one pass, then two
-	// ticks to classify its last page.
+	// Like the console: sample what the walk found, one pass, then three
+	// ticks to classify its last page (typed, sized, read).
 	var locks, limiters, found []string
 	skipped, steps, drain := 0, 0, -1
 	for ; steps < 100 && drain != 0; steps++ {
@@ -68,7 +68,7 @@ func TestWalkerIncrementalDiscovery(t *testing.T) {
 		case drain > 0:
 			drain--
 		case drain < 0 && r.PassEnded:
-			drain = 2
+			drain = 3
 		}
 	}
 	if got := hook.Pipelines.Load(); got != int64(steps) || hook.Single.Load() != 0 {
