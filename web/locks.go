@@ -250,6 +250,31 @@ type freeLockJSON struct {
 	History   *history.LockHistory `json:"history,omitempty"`
 }
 
+// lastHeld is the newest ended hold the history or the live memory
+// knows of (the history's day, its hour as goneInput read it, the holders
+// the console last saw).
+func lastHeld(in why.GoneInput, day []history.Hold) *history.Hold {
+	for _, holds := range [][]history.Hold{day, in.Holds} {
+		for i := range holds {
+			if h := holds[i]; !h.To.IsZero() {
+				return &h
+			}
+		}
+	}
+	if g := in.Gone; g != nil && len(g.Holders) > 0 {
+		h := g.Holders[0]
+		out := &history.Hold{Holder: h.ID, To: g.LastSeen}
+		if h.HeldMS > 0 {
+			out.From = g.LastSeen.Add(-time.Duration(h.HeldMS) * time.Millisecond)
+		}
+		if c := h.Client; c != nil {
+			out.Client = &history.Client{App: c.App, Host: c.Host, PID: c.PID}
+		}
+		return out
+	}
+	return nil
+}
+
 // freeLock answers GET /api/locks/{name} for a lock whose key does not
 // exist: a 404 only when the console neither listed it within the hour
 // nor keeps its history.
@@ -279,14 +304,9 @@ func (s *Server) freeLock(c echo.Context, name string) error {
 	if g := in.Gone; g != nil {
 		j.Kind, j.FreeSince = g.Kind, &g.At
 	}
-	for i := range lh.Holds {
-		if h := lh.Holds[i]; !h.To.IsZero() {
-			j.LastHeld = &h
-			if j.FreeSince == nil {
-				j.FreeSince = &h.To
-			}
-			break
-		}
+	j.LastHeld = lastHeld(in, lh.Holds)
+	if j.LastHeld != nil && j.FreeSince == nil {
+		j.FreeSince = &j.LastHeld.To
 	}
 	return c.JSON(http.StatusOK, j)
 }
