@@ -171,6 +171,35 @@ func TestJourneyDeadlockBrokenFromConsole(t *testing.T) {
 	if !j.hidden(`[data-testid=deadlock-banner]`) {
 		t.Error("the deadlock banner is still up after the cycle was broken")
 	}
+
+	// Both locks are free now; what happened to them is not forgotten:
+	// billing's wait for the parcel lock, granted by hand-off at the
+	// break, and the deadlock with how long it lasted.
+	var parcel struct {
+		State   string `json:"state"`
+		Windows []struct {
+			Contended int64 `json:"contended"`
+			MaxMS     int64 `json:"max_ms"`
+		} `json:"wait_windows"`
+		PastDeadlocks []struct {
+			Since time.Time `json:"since"`
+			Ended time.Time `json:"ended"`
+		} `json:"past_deadlocks"`
+	}
+	redistest.Eventually(t, "the parcel lock free, its wait and deadlock kept", func() bool {
+		j.apiJSON("/api/locks/"+url.PathEscape(l2), &parcel)
+		return parcel.State == "free" && len(parcel.Windows) == 3 && parcel.Windows[2].Contended > 0
+	})
+	if len(parcel.PastDeadlocks) != 1 || !parcel.PastDeadlocks[0].Ended.After(parcel.PastDeadlocks[0].Since) {
+		t.Errorf("past deadlocks of the parcel lock: %+v, want the one broken", parcel.PastDeadlocks)
+	}
+	if w := parcel.Windows[2]; w.Contended != 1 || w.MaxMS < 500 {
+		t.Errorf("the parcel lock's minute of waits: %+v, want billing's one long wait", w)
+	}
+	j.open("/locks/" + url.PathEscape(l2))
+	if !strings.Contains(j.text(`[data-testid=why-answer]`), "deadlock") {
+		t.Errorf("the free lock's page does not say it was deadlocked: %q", j.text(`[data-testid=why-answer]`))
+	}
 }
 
 // lastQueued is the Redis time (ms) the later of the locks' current

@@ -207,11 +207,26 @@
       var y1 = u.valToPos(v + 0.15, "lanes", true);
       ctx.fillStyle = LW.colorOf("tl-c" + (h.lane % 8));
       ctx.fillRect(x0, y0, Math.max(x1 - x0, 2 * r), y1 - y0);
-      if (h.ended === "expired" || h.ended === "force-unlocked") {
+      if (h.ended === "expired" || h.ended === "force-unlocked" || h.ended === "evicted") {
         ctx.strokeStyle = LW.colorOf("sw-broken");
         ctx.lineWidth = 2 * r;
         ctx.strokeRect(x0, y0, Math.max(x1 - x0, 2 * r), y1 - y0);
       }
+    });
+    // Two holders at once: the time they overlapped, in red across the
+    // lanes (a lease that ran out under a holder that worked on).
+    ctx.fillStyle = LW.colorOf("sw-overlap");
+    holds.forEach(function (a, i) {
+      holds.slice(i + 1).forEach(function (b) {
+        var from = Math.max(a.from, b.from, lo);
+        var to = Math.min(a.to, b.to, hi);
+        if (a.holder === b.holder || to <= from) {
+          return;
+        }
+        var x0 = u.valToPos(from, "x", true);
+        var x1 = u.valToPos(to, "x", true);
+        ctx.fillRect(x0, u.bbox.top, Math.max(x1 - x0, 2 * r), u.bbox.height);
+      });
     });
     ctx.restore();
   }

@@ -221,7 +221,7 @@ type TimelineHold struct {
 	Holder, Client string
 	From, To       time.Time // To is the span's end for a running hold
 	Running        bool
-	Ended          string // released, handed-off, expired, force-unlocked
+	Ended          string // released, handed-off, expired, force-unlocked, evicted
 	Color          int
 }
 
@@ -268,6 +268,17 @@ func (t LockTimeline) Summary() string {
 			if h.Ended == "expired" || h.Ended == "force-unlocked" {
 				broken[h.Ended]++
 			}
+		}
+		overlaps := 0
+		for i, a := range t.Holds {
+			for _, b := range t.Holds[i+1:] {
+				if a.Holder != b.Holder && a.From.Before(b.To) && b.From.Before(a.To) {
+					overlaps++
+				}
+			}
+		}
+		if overlaps > 0 {
+			fmt.Fprintf(&b, " %s: two holders at once.", plural(overlaps, "overlap", "overlaps"))
 		}
 		if n := broken["expired"] + broken["force-unlocked"]; n > 0 {
 			fmt.Fprintf(&b, " %s without a release (%d expired, %d force-unlocked).", plural(n, "hold ended", "holds ended"),

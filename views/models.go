@@ -290,8 +290,19 @@ type LockDetailPage struct {
 	Gone bool
 	// Deadlocks are the wait-for cycles this lock is part of.
 	Deadlocks []DeadlockView
+	// Violations are the lock's lease violations of the last day, oldest
+	// first: holds whose exclusion may have been broken.
+	Violations []LeaseViolationRow
 	// Why answers what the page is opened for, before any table.
 	Why *WhyPanel
+}
+
+// LeaseViolationRow is one lease violation in words.
+type LeaseViolationRow struct {
+	Kind     string
+	At       time.Time
+	Message  string
+	Probable bool
 }
 
 // The kinds the views render in their own way, as the rows carry them

@@ -8,12 +8,14 @@ import (
 
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
-// Deadlocks: live finds the cycles of the wait-for graph every tick
-// (web/live/deadlocks.go); the API and the pages show them with each
-// holder's identity from the client registry.
+// Exclusion broken or stuck: live finds the cycles of the wait-for graph
+// every tick (web/live/deadlocks.go) and the holds whose lease ran out
+// while their holders worked (web/live/leases.go); the API and the pages
+// show them with each holder's identity from the client registry.
 
 type deadlockJSON struct {
 	Since time.Time              `json:"since"`
@@ -90,4 +92,35 @@ func shortHolder(st inspect.DeadlockStep) string {
 func (s *Server) deadlockRoutes(e *echo.Echo) {
 	e.GET("/deadlocks", s.handleDeadlocksPage)
 	e.GET("/api/deadlocks", s.handleAPIDeadlocks)
+	e.GET("/api/lease-violations", s.handleAPILeaseViolations)
+}
+
+// leaseViolations are the snapshot's violations of lock ("": all),
+// oldest first; never nil.
+func leaseViolations(sn *live.Snapshot, lock string) []live.LeaseViolation {
+	out := []live.LeaseViolation{}
+	if sn == nil {
+		return out
+	}
+	for _, v := range sn.Violations {
+		if lock == "" || v.Lock == lock {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// violationRows are lock's violations as its page says them.
+func violationRows(sn *live.Snapshot, lock string) []views.LeaseViolationRow {
+	var out []views.LeaseViolationRow
+	for _, v := range leaseViolations(sn, lock) {
+		out = append(out, views.LeaseViolationRow{Kind: v.Kind, At: v.At, Message: alert.LeaseMessage(sn.Registry, v), Probable: v.Probable})
+	}
+	return out
+}
+
+// handleAPILeaseViolations is {"violations": [...]}, oldest first;
+// ?lock= keeps one lock's.
+func (s *Server) handleAPILeaseViolations(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]any{"violations": leaseViolations(s.live.Latest(), c.QueryParam("lock"))})
 }

@@ -107,7 +107,8 @@ func (s *Server) handleLockPage(c echo.Context) error {
 		if tl.Kept || known {
 			return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 				Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true,
-				Why: s.whyPanel(known, func() why.Answer { return why.Gone(in) })}))
+				Violations: violationRows(s.live.Latest(), name),
+				Why:        s.whyPanel(known, func() why.Answer { return why.Gone(in) })}))
 		}
 	}
 	if err != nil {
@@ -116,14 +117,15 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	sn := s.live.Latest()
 	l.Subscribers = sn.Subscribers(name)
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
-		Layout:    s.layout(c, name, views.NavLocks),
-		Lock:      s.lockRow(*l),
-		Channel:   l.Channel,
-		Stats:     counts(sn.Window(name)),
-		Waits:     waitRows(sn, name),
-		Timeline:  tl,
-		Deadlocks: deadlockViews(sn, name),
-		Why:       s.whyPanel(true, func() why.Answer { return s.lockWhy(sn, *l) }),
+		Layout:     s.layout(c, name, views.NavLocks),
+		Lock:       s.lockRow(*l),
+		Channel:    l.Channel,
+		Stats:      counts(sn.Window(name)),
+		Waits:      waitRows(sn, name),
+		Timeline:   tl,
+		Deadlocks:  deadlockViews(sn, name),
+		Violations: violationRows(sn, name),
+		Why:        s.whyPanel(true, func() why.Answer { return s.lockWhy(sn, *l) }),
 	}))
 }
 
@@ -192,7 +194,8 @@ func (s *Server) lockWhy(sn *live.Snapshot, l inspect.LockInfo) why.Answer {
 // no longer lists: the live layer's memory (the last hour) and the
 // history's holds of the last hour.
 func (s *Server) goneInput(ctx context.Context, name string) (why.GoneInput, error) {
-	in := why.GoneInput{Name: name, Now: time.Now()}
+	in := why.GoneInput{Name: name, Now: time.Now(), Violations: leaseViolations(s.live.Latest(), name),
+		Deadlocks: s.live.EndedDeadlocksOf(name)}
 	if g, ok := s.live.Gone(name); ok {
 		in.Gone = &g
 	}
@@ -212,13 +215,98 @@ func (s *Server) handleAPILock(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.insp.GetLock(c.Request().Context(), name)
+	ctx := c.Request().Context()
+	l, err := s.insp.GetLock(ctx, name)
+	if errors.Is(err, inspect.ErrNotFound) {
+		return s.freeLock(c, name)
+	}
 	if err != nil {
 		return inspect.ObjectError("lock", name, err)
 	}
-	l.Subscribers = s.live.Latest().Subscribers(name)
+	sn := s.live.Latest()
+	l.Subscribers = sn.Subscribers(name)
 	j := lockJSON{Lock: present.LockDetailOf(s.annotated(*l), time.Now())}
-	j.lockWaitJSON = lockWaitFor(s.live.Latest(), name, true)
+	j.lockWaitJSON = lockWaitFor(sn, name, true)
+	return c.JSON(http.StatusOK, lockPastJSON{lockJSON: j, State: "held", Violations: leaseViolations(sn, name),
+		PastDeadlocks: s.live.EndedDeadlocksOf(name)})
+}
+
+// lockPastJSON is a lock with what happened to it: its lease violations
+// and the deadlocks it was part of (each with since and ended).
+type lockPastJSON struct {
+	lockJSON
+	State         string                `json:"state"`
+	Violations    []live.LeaseViolation `json:"lease_violations"`
+	PastDeadlocks []live.EndedDeadlock  `json:"past_deadlocks"`
+}
+
+// freeLockJSON is a lock nobody holds now that the console saw: when it
+// was last held and by whom, its waits and its history.
+type freeLockJSON struct {
+	lockPastJSON
+	FreeSince *time.Time           `json:"free_since,omitempty"`
+	LastHeld  *history.Hold        `json:"last_held,omitempty"`
+	History   *history.LockHistory `json:"history,omitempty"`
+}
+
+// lastHeld is the newest ended hold the history or the live memory
+// knows of (the history's day, its hour as goneInput read it, the holders
+// the console last saw).
+func lastHeld(in why.GoneInput, day []history.Hold) *history.Hold {
+	for _, holds := range [][]history.Hold{day, in.Holds} {
+		for i := range holds {
+			if h := holds[i]; !h.To.IsZero() {
+				return &h
+			}
+		}
+	}
+	if g := in.Gone; g != nil && len(g.Holders) > 0 {
+		h := g.Holders[0]
+		out := &history.Hold{Holder: h.ID, To: g.LastSeen}
+		if h.HeldMS > 0 {
+			out.From = g.LastSeen.Add(-time.Duration(h.HeldMS) * time.Millisecond)
+		}
+		if c := h.Client; c != nil {
+			out.Client = &history.Client{App: c.App, Host: c.Host, PID: c.PID}
+		}
+		return out
+	}
+	return nil
+}
+
+// freeLock answers GET /api/locks/{name} for a lock whose key does not
+// exist: a 404 only when the console neither listed it within the hour
+// nor keeps its history.
+func (s *Server) freeLock(c echo.Context, name string) error {
+	ctx := c.Request().Context()
+	in, err := s.goneInput(ctx, name)
+	if err != nil {
+		return err
+	}
+	lh, _, herr := s.hcache.Lock(ctx, name, history.SpanDay)
+	kept := herr == nil && lh.Kept
+	if (!in.Known() && !kept) || (in.Gone != nil && !in.Gone.Lock) {
+		return inspect.ObjectError("lock", name, inspect.ErrNotFound)
+	}
+	sn := s.live.Latest()
+	j := freeLockJSON{lockPastJSON: lockPastJSON{State: why.StateFree, Violations: leaseViolations(sn, name),
+		PastDeadlocks: s.live.EndedDeadlocksOf(name)}}
+	j.Name, j.Holders = name, []inspect.Holder{}
+	if w := s.insp.WaitsOf(name, time.Now()); w != nil {
+		j.Wait, j.WaitWindows = w.TenSeconds, []inspect.WaitStats{w.Second, w.TenSeconds, w.Minute}
+	} else {
+		j.lockWaitJSON = lockWaitFor(nil, name, true)
+	}
+	if kept {
+		j.History = &lh
+	}
+	if g := in.Gone; g != nil {
+		j.Kind, j.FreeSince = g.Kind, &g.At
+	}
+	j.LastHeld = lastHeld(in, lh.Holds)
+	if j.LastHeld != nil && j.FreeSince == nil {
+		j.FreeSince = &j.LastHeld.To
+	}
 	return c.JSON(http.StatusOK, j)
 }
 

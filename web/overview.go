@@ -214,6 +214,7 @@ const (
 	RuleRedisDown               = alert.RuleRedisDown
 	RuleNodeDown                = alert.RuleNodeDown
 	RuleLockDeadlock            = alert.RuleLockDeadlock
+	RuleLockLeaseLost           = alert.RuleLockLeaseLost
 	DefaultHeldTooLong          = alert.DefaultHeldTooLong
 	DefaultWaitTooLong          = alert.DefaultWaitTooLong
 	DefaultRejectRatio          = alert.DefaultRejectRatio

@@ -405,6 +405,8 @@ func (s *Server) Open(ctx context.Context) error {
 	}
 	go func() { defer s.bg.Done(); s.relay.Run(runCtx) }()
 	go func() { defer s.bg.Done(); s.live.ProbeNodes(runCtx) }()
+	s.bg.Add(1)
+	go func() { defer s.bg.Done(); s.live.CheckSettings(runCtx) }()
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.histObs.Run(runCtx) }()
 	go func() { defer s.bg.Done(); s.runAuditSummaries(runCtx) }()

@@ -43,7 +43,8 @@ func (s *Server) handleReadyz(c echo.Context) error {
 // when the console keeps none).
 type statusJSON struct {
 	*live.DiscoveryStatus
-	History *history.Stats `json:"history"`
+	History  *history.Stats        `json:"history"`
+	Settings []live.SettingProblem `json:"settings"`
 }
 
 func (s *Server) historyStats() *history.Stats {
@@ -59,7 +60,11 @@ func (s *Server) historyStats() *history.Stats {
 }
 
 func (s *Server) handleAPIStatus(c echo.Context) error {
-	return c.JSON(http.StatusOK, statusJSON{DiscoveryStatus: s.live.Status(), History: s.historyStats()})
+	settings := s.live.Latest().SettingProblems()
+	if settings == nil {
+		settings = []live.SettingProblem{}
+	}
+	return c.JSON(http.StatusOK, statusJSON{DiscoveryStatus: s.live.Status(), History: s.historyStats(), Settings: settings})
 }
 
 // historyStatus is the status page's history section.
@@ -96,6 +101,9 @@ func (s *Server) handleStatusPage(c echo.Context) error {
 		Locks:             st.Locks,
 		Limiters:          st.Limiters,
 		History:           historyStatus(s.historyStats()),
+	}
+	for _, p := range s.live.Latest().SettingProblems() {
+		m.Settings = append(m.Settings, views.SettingRow{Rule: p.Rule, Node: p.Node, Setting: p.Setting, Value: p.Value, Says: p.Says, Fix: p.Fix})
 	}
 	if st.LastPassEnded != nil {
 		m.LastPassEnded = *st.LastPassEnded

@@ -48,6 +48,7 @@ var channelFamilies = []channelFamily{
 		typ:     EventUnlock,
 		name:    func(rest string) (string, string) { return unwrapRedissonName(rest), "" },
 	},
+	lateFamily, // late.go
 }
 
 // splitWaiterChannel reads the rest of a redisson_lock__channel channel: a
@@ -96,14 +97,22 @@ func eventFromMessage(m *redis.Message, at time.Time) (Event, bool) {
 	for _, f := range channelFamilies {
 		if (m.Pattern == "" || m.Pattern == f.pattern) && strings.HasPrefix(m.Channel, f.prefix) {
 			name, waiter := f.name(m.Channel[len(f.prefix):])
-			return Event{
+			e := Event{
 				Type:    f.typ,
 				Name:    name,
 				Channel: m.Channel,
 				Message: m.Payload,
 				At:      at,
 				Waiter:  waiter,
-			}, true
+			}
+			if f.typ == EventLate {
+				late, ok := lateEvent(name, m.Payload)
+				if !ok || name == "" {
+					return Event{}, false
+				}
+				e.Late = late
+			}
+			return e, true
 		}
 	}
 	return Event{}, false

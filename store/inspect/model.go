@@ -329,6 +329,9 @@ type Summary struct {
 	// nil when it had no acquisition in the last minute (and for
 	// limiters).
 	Wait *WaitWindows
+	// Late are the late releases and renewals the lock's scripts recorded
+	// in its ring (late.go), as long as the ring keeps them.
+	Late []LateRelease
 }
 
 // EventType says what happened to a lock.
@@ -352,4 +355,6 @@ type Event struct {
 	At      time.Time `json:"at"`
 	// Waiter is the fair-lock waiter a per-waiter channel addressed.
 	Waiter string `json:"waiter,omitempty"`
+	// Late is what an EventLate reports (late.go).
+	Late *LateRelease `json:"late,omitempty"`
 }

@@ -30,6 +30,10 @@ type Sample struct {
 	// tick (package family); FamiliesErr is why some of them are missing.
 	Families    []FamilyReading
 	FamiliesErr error
+	// Lingered are the SampleOptions.Linger names whose stats rings this
+	// sample read: locks gone a moment ago, each with a Summary in Stats
+	// (and its Wait, after AddWaits) but in no list of objects.
+	Lingered []string
 }
 
 // Unread is why one object could not be read in a sample.
@@ -92,6 +96,11 @@ type SampleOptions struct {
 	Subscribers map[string]string
 	// Clients asks for the client registry too (Sample.Registry).
 	Clients bool
+	// Linger names locks that went a moment ago: only their stats rings
+	// are read (Sample.Lingered), so the waits and late releases their
+	// scripts recorded around the release still count once the key is
+	// gone (a hand-off's wait in the bucket the lock went free in).
+	Linger []string
 	// Rider adds reads of its own to the same pipeline; nil: none.
 	Rider Rider
 }
@@ -173,6 +182,7 @@ type sampleRead struct {
 	lockReads       []kindRead
 	limReads        []kindRead
 	rings           map[string]*redis.MapStringStringCmd
+	lingers         map[string]*redis.MapStringStringCmd // SampleOptions.Linger's rings
 	checks          map[string]*redis.IntCmd
 	scripts         []*redis.Cmd // window reads, which fail with NOSCRIPT when Redis lost the script
 	counts          *subCounts
@@ -259,6 +269,12 @@ func (r *sampleRead) queue(up func(string) bool) {
 			r.rings[name] = pipe.HGetAll(ctx, wire.StatsKey(name))
 		}
 	})
+	r.lingers = make(map[string]*redis.MapStringStringCmd, len(r.opts.Linger))
+	for _, name := range r.opts.Linger {
+		if _, dup := r.rings[name]; !dup && (up == nil || up(wire.StatsKey(name))) {
+			r.lingers[name] = pipe.HGetAll(ctx, wire.StatsKey(name))
+		}
+	}
 	r.checks = make(map[string]*redis.IntCmd, len(r.opts.RingChecks))
 	for _, name := range r.opts.RingChecks {
 		r.checks[name] = pipe.HLen(ctx, wire.StatsKey(name))
@@ -338,7 +354,9 @@ func (r *sampleRead) parse(at time.Time) {
 		}
 		// A ring that is missing or unreadable is an idle object: zero counts.
 		fields, _ := cmd.Result()
-		r.s.Stats[name] = summarizeFields(fields, r.bucket)
+		sum := summarizeFields(fields, r.bucket)
+		sum.Late = lateFields(name, fields)
+		r.s.Stats[name] = sum
 	}
 	if len(r.limiters) > 0 {
 		r.seen.RingLens = make(map[string]int64, len(r.limiters))
@@ -362,6 +380,21 @@ func (r *sampleRead) parse(at time.Time) {
 				r.c.waits.fold(name, cmd.Val(), r.bucket)
 			}
 		}
+	}
+	for _, name := range r.opts.Linger {
+		cmd := r.lingers[name]
+		if cmd == nil {
+			continue
+		}
+		fields, err := cmd.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			continue
+		}
+		sum := summarizeFields(fields, r.bucket)
+		sum.Late = lateFields(name, fields)
+		r.s.Stats[name] = sum
+		r.c.waits.fold(name, fields, r.bucket)
+		r.s.Lingered = append(r.s.Lingered, name)
 	}
 	if r.clients != nil {
 		n, _ := r.clientsLen.Result()

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
@@ -236,14 +237,28 @@ func (b *waitBook) windows(name string, now int64) *WaitWindows {
 // once it has completed the sample.
 func (c *Inspector) AddWaits(s *Sample) {
 	now := BucketOf(s.At)
-	for _, l := range s.Locks {
-		if w := c.waits.windows(l.Name, now); w != nil {
-			sum := s.Stats[l.Name]
+	add := func(name string) {
+		if w := c.waits.windows(name, now); w != nil {
+			sum := s.Stats[name]
 			sum.Wait = w
-			s.Stats[l.Name] = sum
+			s.Stats[name] = sum
 		}
 	}
+	for _, l := range s.Locks {
+		add(l.Name)
+	}
+	for _, name := range s.Lingered {
+		add(name)
+	}
 	c.waits.prune(now)
+}
+
+// WaitsOf is the wait windows of the lock at name as of at, from what the
+// console folded of its stats ring while it read it: a lock no longer
+// listed (free now) keeps its waits of the last minute. Nil when it had
+// no acquisition in that minute. It reads no Redis.
+func (c *Inspector) WaitsOf(name string, at time.Time) *WaitWindows {
+	return c.waits.windows(name, BucketOf(at))
 }
 
 // prune drops the locks whose newest second is over a minute old.

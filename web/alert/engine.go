@@ -1,5 +1,5 @@
 // Package alert judges the console's snapshots against the built-in rules
-// (locks without expiry or held too long, deadlocks, deadlines passed, leases renewed
+// (locks without expiry or held too long, deadlocks, leases lost, deadlines passed, leases renewed
 // by gone clients, limiters rejecting or failing, Redis or a node down),
 // keeps which alerts are pending and firing, and tells its listeners (the
 // Alertmanager-style webhook, the feed) of every change. It never reads
@@ -34,11 +34,11 @@ const (
 	RuleAuthFailures            = "auth-failures"
 	RuleRedisDown               = "redis-down"
 	RuleNodeDown                = "node-down"
-	// RuleLockDeadlock is in deadlock.go.
+	// RuleLockDeadlock is in deadlock.go, RuleLockLeaseLost in lease.go.
 )
 
 // Rules lists every rule, in the order pages show them.
-var Rules = []string{RuleRedisDown, RuleNodeDown, RuleLockDeadlock, RuleLockDeadlinePassed, RuleLockRenewedByGoneClient,
+var Rules = []string{RuleRedisDown, RuleNodeDown, RuleLockDeadlock, RuleLockLeaseLost, RuleLockDeadlinePassed, RuleLockRenewedByGoneClient,
 	RuleLockNoExpiry, RuleLockHeldTooLong, RuleLockWaitTooLong, RuleLimiterRejectRatio, RuleLimiterErrors, RuleAuthFailures}
 
 // Severities: critical needs someone now, warning needs a look.
@@ -67,6 +67,14 @@ var ruleDefaults = map[string]ruleDefault{
 	// A cycle never ends on its own; a wait that closes one only briefly
 	// (one Lock call giving up) leaves it within a tick.
 	RuleLockDeadlock: {SeverityCritical, 0},
+	// Exclusion was broken already: nothing to wait for.
+	RuleLockLeaseLost: {SeverityCritical, 0},
+	// Settings (settings.go): an eviction or an unconfirmable grant breaks
+	// locks now; a reset token or a blind detector is worth a look.
+	RuleRedisEvictsLocks:       {SeverityCritical, 0},
+	RuleRedisAcksNoReplica:     {SeverityCritical, 0},
+	RuleRedisFencingNotKept:    {SeverityWarning, 0},
+	RuleRedisKeyspaceEventsOff: {SeverityWarning, 0},
 	// The ratio is already taken over 10 s (rejectSpan).
 	RuleLimiterRejectRatio: {SeverityWarning, 0},
 	RuleLimiterErrors:      {SeverityWarning, 10 * time.Second},
@@ -338,6 +346,10 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 	if on(RuleLockDeadlock) {
 		deadlockConditions(sn, add)
 	}
+	if on(RuleLockLeaseLost) {
+		leaseConditions(sn, now, add)
+	}
+	settingConditions(sn, on, add)
 	noExpiry, tooLong := on(RuleLockNoExpiry), on(RuleLockHeldTooLong)
 	deadline, gone := on(RuleLockDeadlinePassed), on(RuleLockRenewedByGoneClient)
 	limit := a.cfg.heldTooLong()

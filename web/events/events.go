@@ -32,6 +32,8 @@ type Entry struct {
 	Message string // unlock
 	Holder  string // force-unlock
 	At      time.Time
+	// Late is a late release or renewal's record (inspect.EventLate).
+	Late *inspect.LateRelease
 }
 
 // MarshalJSON writes exactly the fields of the frame's type, so a viewer
@@ -47,6 +49,19 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 			Message string            `json:"message"`
 			At      int64             `json:"at"`
 		}{e.Type, e.Name, e.Channel, e.Message, at})
+	case inspect.EventLate:
+		l := e.Late
+		if l == nil {
+			l = &inspect.LateRelease{}
+		}
+		return json.Marshal(struct {
+			Type   inspect.EventType `json:"type"`
+			Name   string            `json:"name"`
+			Holder string            `json:"holder"`
+			Op     string            `json:"op"`
+			Next   string            `json:"next_holder"`
+			At     int64             `json:"at"`
+		}{e.Type, e.Name, l.Holder, l.Op, l.Next, at})
 	case inspect.EventForceUnlock:
 		return json.Marshal(struct {
 			Type   inspect.EventType `json:"type"`
@@ -104,7 +119,11 @@ func (l *Log) add(e Entry, received time.Time) {
 		l.buf[l.next] = e
 	}
 	l.next = (l.next + 1) % l.size
-	l.lastAt[e.Name] = received
+	// A late release says nothing of the lock's state now: it must not
+	// pass for the release of a lock that went (live's expiry check).
+	if e.Type != inspect.EventLate {
+		l.lastAt[e.Name] = received
+	}
 	l.total++
 	// Forget locks whose last event has scrolled far out of view, so a
 	// stream of unique lock names cannot grow the map without bound.
@@ -224,7 +243,7 @@ func (s *Relay) relayEvents(ctx context.Context, stream *inspect.EventStream) {
 			if at.IsZero() {
 				at = time.Now()
 			}
-			s.log.Publish(Entry{Type: ev.Type, Name: ev.Name, Channel: ev.Channel, Message: ev.Message, At: at})
+			s.log.Publish(Entry{Type: ev.Type, Name: ev.Name, Channel: ev.Channel, Message: ev.Message, At: at, Late: ev.Late})
 		}
 	}
 }

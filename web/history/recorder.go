@@ -108,6 +108,14 @@ func (f *Recorder) sample(sn *live.Snapshot) (Sample, bool) {
 		ls.Wait = f.waitSample(sn, l.Name, first)
 		s.Locks = append(s.Locks, ls)
 	}
+	// A lock gone a moment ago is listed free, with what its scripts
+	// recorded as it went (a hand-off's wait, the lock then released
+	// before any read saw the new holder).
+	for _, name := range sn.Lingered {
+		if w := f.waitSample(sn, name, first); !w.zero() {
+			s.Locks = append(s.Locks, LockSample{Name: name, PTTL: -1, Wait: w})
+		}
+	}
 	if sn.At/1000 != (sn.At-inspect.BucketMS)/1000 { // once a second
 		forgetBefore(f.waits, sn.At-waitsKeptMS)
 		forgetBefore(f.buckets, sn.At-waitsKeptMS)

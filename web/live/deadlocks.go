@@ -1,6 +1,8 @@
 package live
 
 import (
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
@@ -59,4 +61,64 @@ func (sn *Snapshot) deadlocks() []SeenDeadlock {
 		return nil
 	}
 	return sn.Deadlocks
+}
+
+// EndedDeadlock is a cycle the console saw and then saw no more: broken
+// by a force-unlock, or left by a waiter that gave up.
+type EndedDeadlock struct {
+	inspect.Deadlock
+	Since time.Time `json:"since"`
+	Ended time.Time `json:"ended"`
+}
+
+// Bounds of the memory of ended cycles.
+const (
+	// EndedDeadlocksKept is how long an ended cycle is remembered.
+	EndedDeadlocksKept = 24 * time.Hour
+	maxEndedDeadlocks  = 1000
+)
+
+// endedDeadlocks remembers the cycles that ended; the sampler writes it
+// under pubMu, requests read it.
+type endedDeadlocks struct {
+	mu   sync.Mutex
+	list []EndedDeadlock // oldest first
+}
+
+// note records the cycles of prev that next no longer has, ended at.
+func (e *endedDeadlocks) note(prev, next []SeenDeadlock, at time.Time) {
+	if len(prev) == 0 {
+		return
+	}
+	still := make(map[string]bool, len(next))
+	for _, d := range next {
+		still[d.Key()] = true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, d := range prev {
+		if !still[d.Key()] {
+			e.list = append(e.list, EndedDeadlock{Deadlock: d.Deadlock, Since: d.Since, Ended: at})
+		}
+	}
+	cut := 0
+	for cut < len(e.list) && at.Sub(e.list[cut].Ended) > EndedDeadlocksKept {
+		cut++
+	}
+	cut = max(cut, len(e.list)-maxEndedDeadlocks)
+	e.list = slices.Clone(e.list[cut:])
+}
+
+// EndedDeadlocksOf returns the ended cycles lock name was part of, in the
+// last EndedDeadlocksKept, newest first.
+func (sm *Sampler) EndedDeadlocksOf(name string) []EndedDeadlock {
+	sm.ended.mu.Lock()
+	defer sm.ended.mu.Unlock()
+	var out []EndedDeadlock
+	for i := len(sm.ended.list) - 1; i >= 0; i-- {
+		if d := sm.ended.list[i]; d.Involves(name) {
+			out = append(out, d)
+		}
+	}
+	return out
 }

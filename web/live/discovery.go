@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
@@ -168,6 +169,8 @@ func (sm *Sampler) heardEvents() []string {
 	}
 	evs := sm.events.Recent(int(min(n-sm.eventsAt, events.LogSize)))
 	sm.eventsAt = n
+	slices.Reverse(evs) // oldest first
+	sm.leases.hear(evs, sm.registry)
 	names := make([]string, 0, len(evs))
 	for _, e := range evs {
 		names = append(names, e.Name)

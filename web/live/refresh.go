@@ -56,7 +56,9 @@ func (sm *Sampler) Refresh(ctx context.Context, locks, limiters []string) {
 	sm.patches = append(sm.patches, p)
 	if cur := sm.snap.Load(); cur != nil && cur.RedisUp {
 		sm.gone.note(cur, p.missing(), p.read)
-		sm.snap.Store(p.apply(cur))
+		next := p.apply(cur)
+		sm.ended.note(cur.Deadlocks, next.Deadlocks, p.read)
+		sm.snap.Store(next)
 	}
 }
 

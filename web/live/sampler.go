@@ -104,6 +104,12 @@ type Sampler struct {
 	touch touched
 	// gone remembers objects the console stopped listing (gone.go).
 	gone goneMemory
+	// leases finds holds that ended while their holders worked (leases.go).
+	leases leaseWatch
+	// ended remembers the deadlocks that ended (deadlocks.go).
+	ended endedDeadlocks
+	// settings are the masters' settings as last read (settings.go).
+	settings atomic.Pointer[[]inspect.NodeSettings]
 	// pubMu orders publishing a tick's snapshot against Refresh's
 	// patches (refresh.go); patches are those not yet overtaken by a tick.
 	pubMu   sync.Mutex
@@ -229,6 +235,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 		defer cancelTick()
 	}
 	sm.walker.Suggest(sm.keyEvents.Drain())
+	sm.noteEvicted(sm.keyEvents.DrainEvicted())
 	sm.walker.Suggest(sm.heardEvents())
 	sm.walker.Suggest(sm.touch.drain())
 	sm.askRegistry(start)
@@ -244,6 +251,7 @@ func (sm *Sampler) tick(ctx context.Context, every time.Duration) {
 	sm.publishStatus()
 	sm.takeRegistry(smp)
 	sm.detectExpiries(smp, start)
+	sm.leases.observe(smp, sm.registry, start)
 	// Stale rows first: a per-client limiter on a node that did not
 	// answer keeps its family (and the family its past).
 	sm.keepStale(smp)
@@ -379,6 +387,19 @@ func (sm *Sampler) fail(runCtx context.Context, err error) {
 	sm.notify(sn)
 }
 
+// noteEvicted publishes the evictions of locks the console knows: their
+// holds ended by Redis's eviction, not a release or an expiry (the event
+// also keeps detectExpiries from calling them expired).
+func (sm *Sampler) noteEvicted(keys []string) {
+	for _, k := range keys {
+		_, seen := sm.present[k]
+		_, going := sm.pending[k]
+		if seen || going {
+			sm.events.Publish(events.Entry{Type: inspect.EventEvicted, Name: k, At: time.Now()})
+		}
+	}
+}
+
 // detectExpiries reports locks that vanished without any event: a lease
 // that ran out, or a delete by something that does not publish.
 func (sm *Sampler) detectExpiries(smp *inspect.Sample, start time.Time) {
@@ -433,6 +454,9 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 		Registry:   sm.registry,
 		HolderSeen: sm.seeHolders(smp.Locks, start),
 		Families:   fams,
+		Lingered:   smp.Lingered,
+		Violations: sm.leases.snapshot(),
+		Settings:   sm.settingsNow(),
 		memo:       &Memo{},
 	}
 	if sn.Stats == nil {
@@ -442,6 +466,7 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 	sm.pubMu.Lock()
 	sn = sm.patched(sn)
 	sn.Deadlocks = deadlocksOf(sn.Locks, sm.snap.Load().deadlocks(), start)
+	sm.ended.note(sm.snap.Load().deadlocks(), sn.Deadlocks, start)
 	sm.snap.Store(sn)
 	sm.pubMu.Unlock()
 	return sn

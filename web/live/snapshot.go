@@ -35,6 +35,16 @@ type Snapshot struct {
 	// Deadlocks are the cycles of the wait-for graph of Locks
 	// (deadlocks.go), oldest key first.
 	Deadlocks []SeenDeadlock
+	// Lingered are locks gone a moment ago whose stats rings this tick
+	// still read (inspect.Sample.Lingered): each has its Stats, with the
+	// waits its scripts recorded as it went free, and is in no list.
+	Lingered []string
+	// Violations are the lease violations of the last ViolationsKept
+	// (leases.go), oldest first.
+	Violations []LeaseViolation
+	// Settings are the masters' settings as last read (settings.go); nil
+	// before the first read.
+	Settings []inspect.NodeSettings
 
 	memo *Memo
 }

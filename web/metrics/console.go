@@ -115,12 +115,13 @@ var (
 	descWebhookSent     = desc("lockwarden_alert_webhook_sent_total", "Alert notifications the webhook receiver accepted.")
 	descWebhookFailed   = desc("lockwarden_alert_webhook_failed_total", "Alert notifications given up after retries or refused.")
 	descWebhookDropped  = desc("lockwarden_alert_webhook_dropped_total", "Alert notifications dropped because the webhook queue was full.")
+	descLeaseViolations = desc("lockwarden_lease_violations_total", "Lock holds whose exclusion may have been broken (a lease that ran out while its holder worked, a late release or renewal, an eviction), by kind.", "kind")
 )
 
 func (cc *consoleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descWSClients, descWSDropped, descWSRejected, descBroadcasts, descTickSeconds, descTicks,
 		descTickErrors, descRedisErrors, descAuditErrors, descAuditRefused, descAuditSuppressed, descAuthFailures, descAuthLimited, descEvents, descRequests,
-		descRedisUp, descWebhookSent, descWebhookFailed, descWebhookDropped} {
+		descRedisUp, descWebhookSent, descWebhookFailed, descWebhookDropped, descLeaseViolations} {
 		ch <- d
 	}
 }
@@ -155,6 +156,10 @@ func (cc *consoleCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descWebhookSent, c.WebhookSent)
 	counter(descWebhookFailed, c.WebhookFailed)
 	counter(descWebhookDropped, c.WebhookDropped)
+	lease := m.cfg.Live.LeaseViolationCounts()
+	for _, k := range live.ViolationKinds {
+		counter(descLeaseViolations, lease[k], k)
+	}
 
 	sn := m.cfg.Live.Latest()
 	up := 0.0

@@ -19,6 +19,10 @@ type GoneInput struct {
 	// (history.LockHistory.Holds: running ones first, then ended ones
 	// newest first); nil when the history keeps none for it.
 	Holds []history.Hold
+	// Violations are the lock's lease violations (live.Snapshot's), oldest
+	// first; Deadlocks the cycles it was part of that ended, newest first.
+	Violations []live.LeaseViolation
+	Deadlocks  []live.EndedDeadlock
 }
 
 // Known says whether in has anything to answer with; without it the
@@ -74,27 +78,56 @@ func Gone(in GoneInput) Answer {
 }
 
 // leaseSafetySay says how the last hold ended, as far as the history
-// recorded it (released, handed off, force-unlocked, expired). Facts on
-// lease safety (an expiry while the holder still worked, a release that
-// came after the hold ended) belong here, beside "last_hold_ended".
+// recorded it (released, handed off, force-unlocked, expired), whether
+// exclusion may have been broken (the lease violations live found) and
+// the deadlock the lock was last part of, with how long it lasted.
 func leaseSafetySay(b *builder, in GoneInput, last *history.Hold) {
-	if last == nil {
-		return
+	if last != nil {
+		b.fact("last_hold_ended", last.Ended)
+		b.fact("last_hold_from_at", last.From.UTC().Format(time.RFC3339))
+		s := fmt.Sprintf("Its last recorded hold, by %s, lasted %s from %s", holdWho(*last), dur(last.To.Sub(last.From).Milliseconds()), clock(last.From, in.Now))
+		switch last.Ended {
+		case history.EndExpired:
+			s += ", and ended when its lease ran out while it was held"
+		case history.EndForceUnlocked:
+			s += ", and was force-unlocked from the console"
+		case history.EndHandedOff:
+			s += ", and was handed to the next waiter"
+		case history.EndReleased:
+			s += ", and was released by its holder"
+		}
+		b.say(s + ".")
 	}
-	b.fact("last_hold_ended", last.Ended)
-	b.fact("last_hold_from_at", last.From.UTC().Format(time.RFC3339))
-	s := fmt.Sprintf("Its last recorded hold, by %s, lasted %s from %s", holdWho(*last), dur(last.To.Sub(last.From).Milliseconds()), clock(last.From, in.Now))
-	switch last.Ended {
-	case history.EndExpired:
-		s += ", and ended when its lease ran out while it was held"
-	case history.EndForceUnlocked:
-		s += ", and was force-unlocked from the console"
-	case history.EndHandedOff:
-		s += ", and was handed to the next waiter"
-	case history.EndReleased:
-		s += ", and was released by its holder"
+	if n := len(in.Violations); n > 0 {
+		v := in.Violations[n-1]
+		b.fact("lease_violations", fmt.Sprint(n))
+		b.fact("last_violation", v.Kind)
+		s := fmt.Sprintf("Exclusion may have been broken: %s at %s, by %s", v.Kind, clock(v.At, in.Now), violationWho(v.Holder, v.Client))
+		if v.NextHolder != "" {
+			s += " while " + violationWho(v.NextHolder, v.NextClient) + " held it"
+		}
+		if v.LateMS > 0 {
+			s += fmt.Sprintf(", %s after its hold had ended", dur(v.LateMS))
+		}
+		if n > 1 {
+			s += fmt.Sprintf(" (%s in the last day)", plural(int64(n), "violation", "violations"))
+		}
+		b.say(s + ".")
 	}
-	b.say(s + ".")
+	if len(in.Deadlocks) > 0 {
+		d := in.Deadlocks[0]
+		b.fact("last_deadlock_ms", fmt.Sprint(d.Ended.Sub(d.Since).Milliseconds()))
+		b.say(fmt.Sprintf("It was in a deadlock of %d holders from %s for %s, until %s.", len(d.Cycle), clock(d.Since, in.Now),
+			dur(d.Ended.Sub(d.Since).Milliseconds()), clock(d.Ended, in.Now)))
+	}
+}
+
+// violationWho names a violation's holder by its client when registered.
+func violationWho(holder string, c *live.ViolationClient) string {
+	if c == nil || c.App == "" {
+		return holder
+	}
+	return fmt.Sprintf("%s on %s (pid %d)", c.App, c.Host, c.PID)
 }
 
 // lastEnded is the newest ended hold of holds.

@@ -46,8 +46,16 @@ func ParseKeyEventsMode(s string) (KeyEventsMode, error) {
 }
 
 // keyEventNames are the events that name a candidate: hash writes (Redisson
-// locks HINCRBY, token buckets HSET), expiries set or run out, deletes.
-var keyEventNames = []string{"hset", "hincrby", "hincrbyfloat", "expire", "del", "expired"}
+// locks HINCRBY, token buckets HSET), expiries set or run out, deletes,
+// and evictions, which the console also reports as such (a lock evicted
+// under maxmemory ends its hold without anyone's release).
+var keyEventNames = []string{"hset", "hincrby", "hincrbyfloat", "expire", "del", "expired", "evicted"}
+
+// evictedEvent ends the channel of an eviction's keyevent.
+const evictedEvent = ":evicted"
+
+// maxEvicted bounds the evictions held between ticks.
+const maxEvicted = 1000
 
 // maxPendingEvents bounds the names held between ticks; past it names are
 // dropped (Overflowed counts them) and the reconciliation pass finds them.
@@ -59,8 +67,14 @@ type KeyEvents struct {
 	// page and log: "off", "on", "on (enabled by the console)", or why not.
 	State string
 
+	// Evictions says the servers publish evicted events too ("e" or "A"
+	// in every node's notify-keyspace-events): without them an eviction
+	// passes for an expiry.
+	Evictions bool
+
 	mu         sync.Mutex
 	pending    map[string]struct{}
+	evicted    []string
 	overflowed int64
 	received   int64
 	subs       []*redis.PubSub
@@ -84,6 +98,7 @@ func WatchKeyEvents(ctx context.Context, src Source, mode KeyEventsMode) (*KeyEv
 	var mu sync.Mutex
 	var enabled, missing []string
 	var refused error
+	evictions := true
 	err := src.ForEachNode(ctx, func(ctx context.Context, node *redis.Client) error {
 		flags, err := notifyFlags(ctx, node)
 		if err != nil {
@@ -96,6 +111,11 @@ func WatchKeyEvents(ctx context.Context, src Source, mode KeyEventsMode) (*KeyEv
 			return err
 		}
 		if hasKeyEventFlags(flags) {
+			if !hasEvictedFlag(flags) {
+				mu.Lock()
+				evictions = false
+				mu.Unlock()
+			}
 			return nil
 		}
 		if mode == KeyEventsAuto {
@@ -157,6 +177,7 @@ func WatchKeyEvents(ctx context.Context, src Source, mode KeyEventsMode) (*KeyEv
 		return nil, err
 	}
 	ke.State = "on"
+	ke.Evictions = evictions
 	if len(enabled) > 0 {
 		ke.State = "on (enabled by the console: notify-keyspace-events now includes " + keyEventFlags + ")"
 	}
@@ -164,8 +185,14 @@ func WatchKeyEvents(ctx context.Context, src Source, mode KeyEventsMode) (*KeyEv
 }
 
 // keyEventFlags are the notify-keyspace-events classes discovery needs:
-// keyevent channels, generic (del, expire), hash and expired events.
-const keyEventFlags = "Eghx"
+// keyevent channels, generic (del, expire), hash, expired and evicted
+// events.
+const keyEventFlags = "Eghxe"
+
+// hasEvictedFlag reports whether flags publish evicted events.
+func hasEvictedFlag(flags string) bool {
+	return strings.Contains(flags, "e") || strings.Contains(flags, "A")
+}
 
 func notifyFlags(ctx context.Context, node redis.Cmdable) (string, error) {
 	m, err := node.ConfigGet(ctx, "notify-keyspace-events").Result()
@@ -201,6 +228,9 @@ func (ke *KeyEvents) collect(ps *redis.PubSub) {
 	for msg := range ps.Channel() {
 		ke.mu.Lock()
 		ke.received++
+		if strings.HasSuffix(msg.Channel, evictedEvent) && len(ke.evicted) < maxEvicted {
+			ke.evicted = append(ke.evicted, msg.Payload)
+		}
 		if len(ke.pending) < maxPendingEvents {
 			ke.pending[msg.Payload] = struct{}{}
 		} else {
@@ -225,6 +255,18 @@ func (ke *KeyEvents) Drain() []string {
 		out = append(out, k)
 	}
 	clear(ke.pending)
+	return out
+}
+
+// DrainEvicted returns the keys evicted since the last call.
+func (ke *KeyEvents) DrainEvicted() []string {
+	if ke == nil {
+		return nil
+	}
+	ke.mu.Lock()
+	defer ke.mu.Unlock()
+	out := ke.evicted
+	ke.evicted = nil
 	return out
 }
 

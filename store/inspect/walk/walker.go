@@ -98,6 +98,64 @@ type Walker struct {
 	full   *fullRejects
 	ticks  int64
 	status Status
+	// linger are the locks a read found gone, by the stats bucket the
+	// read was in: their rings are read on until the bucket after it is
+	// complete (inspect.SampleOptions.Linger), so a wait recorded in the
+	// bucket the lock went free in is still counted.
+	linger map[string]int64
+}
+
+// maxLinger bounds the gone locks whose rings one tick reads: past it a
+// wave of releases loses the waits of the bucket each went free in, as
+// before lingering.
+const maxLinger = 1000
+
+// lingering lists the gone locks whose rings this tick reads: not among
+// the names it samples (a lock back again is read in full).
+func (w *Walker) lingering(locks []string) []string {
+	if len(w.linger) == 0 {
+		return nil
+	}
+	listed := make(map[string]bool, len(locks))
+	for _, n := range locks {
+		listed[n] = true
+	}
+	out := make([]string, 0, len(w.linger))
+	for n := range w.linger {
+		if listed[n] {
+			delete(w.linger, n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// lingered notes the locks s found gone and forgets those read long
+// enough: their bucket is two behind the sample's, complete everywhere.
+func (w *Walker) lingered(s *inspect.Sample, readLocks []string) {
+	bucket := inspect.BucketOf(s.At)
+	for n, gone := range w.linger {
+		if bucket >= gone+2 {
+			delete(w.linger, n)
+		}
+	}
+	if len(readLocks) == len(s.Locks) {
+		return
+	}
+	present := make(map[string]bool, len(s.Locks))
+	for _, l := range s.Locks {
+		present[l.Name] = true
+	}
+	for _, n := range readLocks {
+		if _, down := s.Unreadable[n]; down || present[n] || len(w.linger) >= maxLinger {
+			continue
+		}
+		if w.linger == nil {
+			w.linger = map[string]int64{}
+		}
+		w.linger[n] = bucket
+	}
 }
 
 // Status is the walk's progress, for the status page and metrics.
@@ -242,7 +300,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*inspect.S
 	rider := &stepRider{step: &step}
 	s, seen, err := w.src.SampleWith(ctx, readLocks, readLims, inspect.SampleOptions{
 		Light: w.cad.light, RingChecks: w.cad.ringChecks, Subscribers: w.cad.countDue(maxCountedPerTick),
-		Clients: w.clientsDue && !w.clientsTooMany, Rider: rider})
+		Clients: w.clientsDue && !w.clientsTooMany, Rider: rider, Linger: w.lingering(locks)})
 	w.clientsDue = false
 	if err != nil {
 		w.cad.tick-- // the same names are due again next tick
@@ -255,6 +313,7 @@ func (w *Walker) Tick(ctx context.Context, locks, limiters []string) (*inspect.S
 		s.Families, s.FamiliesErr = step.fam.Collect(ctx)
 	}
 	w.status.IdleSkipped += int64(len(locks) - len(readLocks) + len(limiters) - len(readLims))
+	w.lingered(s, readLocks)
 	w.cad.merge(s, seen, locks, limiters, readLocks, readLims)
 	w.src.AddWaits(s)
 	w.cad.forget(locks, limiters)

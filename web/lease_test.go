@@ -1,0 +1,153 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/redistest"
+	"github.com/lockwarden/lockwarden/web/alert"
+	"github.com/lockwarden/lockwarden/web/history"
+	"github.com/lockwarden/lockwarden/web/live"
+)
+
+// webhookPosts is a receiver of the console's alert webhook.
+func webhookPosts(t *testing.T) (string, <-chan alert.Payload) {
+	posts := make(chan alert.Payload, 64)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p alert.Payload
+		if json.NewDecoder(r.Body).Decode(&p) == nil {
+			select {
+			case posts <- p:
+			default:
+			}
+		}
+	}))
+	t.Cleanup(rcv.Close)
+	return rcv.URL, posts
+}
+
+// A holder on a fixed 1 s lease works on for 3 s while another client
+// takes the lock: its handle says so at about 1 s, and the console lists
+// the expiry while it worked, then its late release, with both
+// identities; the alert fires (webhook included), /metrics counts them
+// and the history says the first hold expired.
+func TestLeaseLostWhileWorking(t *testing.T) {
+	hook, posts := webhookPosts(t)
+	e := newHistoryEnv(t, func(c *Config) { c.Alerts = AlertConfig{Webhook: hook} })
+	name := e.prefix + "ledger"
+	ctx := t.Context()
+	a := store.New(e.rdb, &store.Options{App: "billing"})
+	b := store.New(e.rdb, &store.Options{App: "shipping"})
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	first := a.NewLock(name, &store.LockOptions{NoWatchdog: true, Lease: time.Second})
+	second := b.NewLock(name, nil)
+	sent := time.Now()
+	if err := first.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lost := first.Lost()
+	got := make(chan error, 1)
+	go func() { got <- second.Lock(ctx) }()
+	t.Cleanup(func() { _ = second.Unlock(context.Background()) })
+
+	select { // the work: 3 s, or until the handle says the hold is lost
+	case <-lost:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Lost() did not close within the work's 3 s")
+	}
+	if d := time.Since(sent); d < time.Second {
+		t.Fatalf("Lost() closed %v after the grant was sent, before its 1 s lease ran out", d)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(sent.Add(3 * time.Second))) // the holder works on regardless
+	if err := first.Unlock(ctx); !errors.Is(err, store.ErrNotHeld) {
+		t.Fatalf("late Unlock = %v, want ErrNotHeld", err)
+	}
+
+	var vs []live.LeaseViolation
+	redistest.Eventually(t, "both violations on /api/lease-violations", func() bool {
+		var out struct {
+			Violations []live.LeaseViolation `json:"violations"`
+		}
+		e.getJSON("/api/lease-violations?lock="+esc(name), 200, &out)
+		vs = out.Violations
+		return len(vs) >= 2
+	})
+	if len(vs) != 2 || vs[0].Kind != live.ViolationExpiredWhileWorking || vs[1].Kind != live.ViolationReleasedAfterExpiry {
+		t.Fatalf("violations %+v: want expired-while-working, then released-after-expiry", vs)
+	}
+	for _, v := range vs {
+		if v.Lock != name || v.Holder != first.HolderID() || v.Client == nil || v.Client.App != "billing" ||
+			v.NextHolder != second.HolderID() || v.NextClient == nil || v.NextClient.App != "shipping" || v.Probable || v.At.IsZero() {
+			t.Errorf("violation %+v (client %+v, next %+v): want billing's hold, then shipping's", v, v.Client, v.NextClient)
+		}
+	}
+	if vs[1].LateMS < 1000 || vs[1].LateMS > 3000 {
+		t.Errorf("late release %d ms after the end, want about 2 s", vs[1].LateMS)
+	}
+
+	var fired alert.Alert
+	redistest.Eventually(t, "lock-lease-lost in /api/alerts", func() bool {
+		var out alertsJSON
+		e.getJSON("/api/alerts", 200, &out)
+		for _, al := range out.Alerts {
+			if al.Rule == RuleLockLeaseLost && al.Name == name {
+				fired = al
+				return true
+			}
+		}
+		return false
+	})
+	if fired.Severity != "critical" || !strings.Contains(fired.Message, "billing") || !strings.Contains(fired.Message, "shipping") {
+		t.Errorf("alert %+v: want critical, naming both clients", fired)
+	}
+	redistest.Eventually(t, "the webhook hears lock-lease-lost", func() bool {
+		select {
+		case p := <-posts:
+			for _, al := range p.Alerts {
+				if al.Labels["alertname"] == RuleLockLeaseLost && al.Labels["name"] == name && p.Status == "firing" {
+					return true
+				}
+			}
+		default:
+		}
+		return false
+	})
+	_, _, m := e.do("GET", "/metrics", nil, nil)
+	for _, want := range []string{`lockwarden_lease_violations_total{kind="expired-while-working"} 1`,
+		`lockwarden_lease_violations_total{kind="released-after-expiry"} 1`} {
+		if !strings.Contains(string(m), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if _, _, page := e.do("GET", "/locks/"+esc(name), nil, nil); !strings.Contains(string(page), `data-testid="lease-violations"`) ||
+		!strings.Contains(string(page), live.ViolationExpiredWhileWorking) {
+		t.Error("the lock's page does not show its violations")
+	}
+
+	var hold history.Hold
+	redistest.Eventually(t, "the first hold in the history", func() bool {
+		flushHistory(t, e.srv)
+		var lh history.LockHistory
+		e.getJSON("/api/locks/"+esc(name)+"/history?span=1h", 200, &lh)
+		for _, h := range lh.Holds {
+			if h.Holder == first.HolderID() {
+				hold = h
+				return h.Ended != ""
+			}
+		}
+		return false
+	})
+	if hold.Ended != history.EndExpired {
+		t.Errorf("the first hold ended %q, want %q", hold.Ended, history.EndExpired)
+	}
+}
