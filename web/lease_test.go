@@ -151,3 +151,60 @@ func TestLeaseLostWhileWorking(t *testing.T) {
 		t.Errorf("the first hold ended %q, want %q", hold.Ended, history.EndExpired)
 	}
 }
+
+// Two readers share a read-write lock by design: the history keeps each
+// hold's mode and the timeline counts no overlap between them, while a
+// writer after them is a hold of its own.
+func TestLeaseReadersShareWithoutOverlap(t *testing.T) {
+	e := newHistoryEnv(t)
+	name := e.prefix + "catalog"
+	ctx := t.Context()
+	a := store.New(e.rdb, &store.Options{App: "reader-a"})
+	b := store.New(e.rdb, &store.Options{App: "reader-b"})
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	ra, rb := a.NewRWLock(name, nil).Reader(), b.NewRWLock(name, nil).Reader()
+	for _, r := range []*store.RWLockSide{ra, rb} {
+		if err := r.TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redistest.Eventually(t, "the console to see both readers", func() bool {
+		var out struct {
+			Holders []struct{ ID string } `json:"holders"`
+		}
+		e.getJSON("/api/locks/"+esc(name), 200, &out)
+		return len(out.Holders) == 2
+	})
+	time.Sleep(400 * time.Millisecond) // shared over a few samples
+	for _, r := range []*store.RWLockSide{ra, rb} {
+		if err := r.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lh lockHistoryOut
+	redistest.Eventually(t, "both read holds ended in the history", func() bool {
+		flushHistory(t, e.srv)
+		e.getJSON("/api/locks/"+esc(name)+"/history?span=1h", 200, &lh)
+		n := 0
+		for _, h := range lh.Holds {
+			if h.Ended != "" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	for _, h := range lh.Holds {
+		if h.Mode != history.ModeRead {
+			t.Errorf("hold %+v: want mode read", h)
+		}
+	}
+	if strings.Contains(lh.Summary, "overlap") {
+		t.Errorf("summary %q: two readers sharing the lock counted as an overlap", lh.Summary)
+	}
+}
+
+// lockHistoryOut is GET /api/locks/{name}/history's answer.
+type lockHistoryOut struct {
+	history.LockHistory
+	Summary string `json:"summary"`
+}

@@ -531,8 +531,8 @@ func timelineOf(name, span string, lh history.LockHistory) views.LockTimeline {
 			colors[client] = c
 			tl.Clients = append(tl.Clients, views.TimelineClient{Label: client, Color: c})
 		}
-		th := views.TimelineHold{Holder: h.Holder, Client: client, From: h.From, To: h.To, Ended: h.Ended,
-			Running: h.To.IsZero(), Color: c}
+		th := views.TimelineHold{Holder: h.Holder, Client: client, From: h.From, To: h.To, WorkedTo: h.WorkedTo,
+			Ended: h.Ended, Shared: h.Shared(), Running: h.To.IsZero(), Color: c}
 		if th.Running {
 			th.To = tl.To
 		}

@@ -219,7 +219,7 @@ func lockSample(sn *live.Snapshot, l inspect.LockInfo, holders []Holder) (LockSa
 	}
 	first := len(holders)
 	for _, h := range l.Holders {
-		hd := Holder{ID: h.ID}
+		hd := Holder{ID: h.ID, Mode: h.Mode}
 		if h.AcquiredMS > 0 {
 			hd.Since = time.UnixMilli(h.AcquiredMS)
 		}
