@@ -285,7 +285,7 @@ func (t LockTimeline) Summary() string {
 		}
 		broken := map[string]int{}
 		for _, h := range t.Holds {
-			if h.Ended == "expired" || h.Ended == "force-unlocked" {
+			if h.Ended == "expired" || h.Ended == "force-unlocked" || h.Ended == "evicted" {
 				broken[h.Ended]++
 			}
 		}
@@ -300,9 +300,13 @@ func (t LockTimeline) Summary() string {
 		if overlaps > 0 {
 			fmt.Fprintf(&b, " %s: two holders at once.", plural(overlaps, "overlap", "overlaps"))
 		}
-		if n := broken["expired"] + broken["force-unlocked"]; n > 0 {
-			fmt.Fprintf(&b, " %s without a release (%d expired, %d force-unlocked).", plural(n, "hold ended", "holds ended"),
+		if n := broken["expired"] + broken["force-unlocked"] + broken["evicted"]; n > 0 {
+			fmt.Fprintf(&b, " %s without a release (%d expired, %d force-unlocked", plural(n, "hold ended", "holds ended"),
 				broken["expired"], broken["force-unlocked"])
+			if e := broken["evicted"]; e > 0 {
+				fmt.Fprintf(&b, ", %d evicted", e)
+			}
+			b.WriteString(").")
 		}
 	}
 	if s := t.Waits.summary(t.Span); s != "" {

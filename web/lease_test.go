@@ -134,21 +134,35 @@ func TestLeaseLostWhileWorking(t *testing.T) {
 		t.Error("the lock's page does not show its violations")
 	}
 
-	var hold history.Hold
-	redistest.Eventually(t, "the first hold in the history", func() bool {
+	// The history: the first hold expired at its lease's end, and its
+	// holder worked on under it until the late release, over the second
+	// hold: the overlap the timeline paints red.
+	var hold, next history.Hold
+	var lh lockHistoryOut
+	redistest.Eventually(t, "the first hold in the history, worked on to its late release", func() bool {
 		flushHistory(t, e.srv)
-		var lh history.LockHistory
 		e.getJSON("/api/locks/"+esc(name)+"/history?span=1h", 200, &lh)
 		for _, h := range lh.Holds {
-			if h.Holder == first.HolderID() {
+			switch h.Holder {
+			case first.HolderID():
 				hold = h
-				return h.Ended != ""
+			case second.HolderID():
+				next = h
 			}
 		}
-		return false
+		return hold.Ended != "" && !hold.WorkedTo.IsZero()
 	})
 	if hold.Ended != history.EndExpired {
 		t.Errorf("the first hold ended %q, want %q", hold.Ended, history.EndExpired)
+	}
+	if d := hold.WorkedTo.Sub(hold.To); d < time.Second || d > 3*time.Second {
+		t.Errorf("the first hold ran %v to %v, worked to %v: want its holder heard about 2 s past its end", hold.From, hold.To, hold.WorkedTo)
+	}
+	if next.From.IsZero() || !next.From.Before(hold.WorkedTo) || !hold.From.Before(next.From) {
+		t.Errorf("the second hold %+v does not begin within the first's worked span %v-%v", next, hold.From, hold.WorkedTo)
+	}
+	if !strings.Contains(lh.Summary, "1 overlap: two holders at once.") {
+		t.Errorf("timeline summary %q: want the overlap of the late holder with the next", lh.Summary)
 	}
 }
 

@@ -60,6 +60,7 @@ const (
 	EndHandedOff     = "handed-off" // the next holder appeared in the same or the next sample
 	EndExpired       = "expired"    // the lease ran out while held
 	EndForceUnlocked = "force-unlocked"
+	EndEvicted       = "evicted" // Redis evicted the lock's key (maxmemory) while held
 )
 
 // Point is one step of a limiter's history; T is the step's start in Unix
