@@ -6,11 +6,13 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/lockwarden/lockwarden/web/alert"
 	"github.com/lockwarden/lockwarden/web/history"
@@ -221,4 +223,169 @@ func TestLeaseReadersShareWithoutOverlap(t *testing.T) {
 type lockHistoryOut struct {
 	history.LockHistory
 	Summary string `json:"summary"`
+}
+
+// holders is how many holders the console's latest tick saw hold lock
+// name (the lease detector follows the ticks, not single reads).
+func (e *testEnv) holders(name string) int {
+	e.t.Helper()
+	sn := e.srv.live.Latest()
+	for i := range sn.Locks {
+		if sn.Locks[i].Name == name {
+			return len(sn.Locks[i].Holders)
+		}
+	}
+	return 0
+}
+
+// leaseViolations waits until the console lists a violation of lock
+// name, and returns them.
+func (e *testEnv) leaseViolations(name string) []live.LeaseViolation {
+	e.t.Helper()
+	var vs []live.LeaseViolation
+	redistest.Eventually(e.t, "a violation of "+name+" on /api/lease-violations", func() bool {
+		var out struct {
+			Violations []live.LeaseViolation `json:"violations"`
+		}
+		e.getJSON("/api/lease-violations?lock="+esc(name), 200, &out)
+		vs = out.Violations
+		return len(vs) > 0
+	})
+	return vs
+}
+
+// A renewal that arrives after its holder released the lock (a watchdog
+// that outlived the unlock) is told apart from a late release: the hold
+// was released, not lost.
+func TestLeaseRenewedAfterRelease(t *testing.T) {
+	e := newEnv(t, fastTicks)
+	name := e.prefix + "report"
+	ctx := t.Context()
+	a := store.New(e.rdb, &store.Options{App: "reports"})
+	t.Cleanup(func() { _ = a.Close() })
+	l := a.NewLock(name, &store.LockOptions{NoWatchdog: true, Lease: time.Minute})
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	redistest.Eventually(t, "the console to see the holder", func() bool {
+		return e.holders(name) == 1
+	})
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The release is settled once its unlock message had time to arrive
+	// (a few ticks); the renewal comes after.
+	time.Sleep(time.Second)
+	if err := l.Refresh(ctx); !errors.Is(err, store.ErrNotHeld) {
+		t.Fatalf("Refresh after Unlock = %v, want ErrNotHeld", err)
+	}
+	vs := e.leaseViolations(name)
+	if len(vs) != 1 || vs[0].Kind != live.ViolationRenewedAfterRelease || vs[0].Holder != l.HolderID() ||
+		vs[0].Client == nil || vs[0].Client.App != "reports" || vs[0].Probable || vs[0].LateMS < 500 {
+		t.Fatalf("violations %+v: want reports' renewal after its release, about 1 s late", vs)
+	}
+}
+
+// A holder that registered no client (a token lock of another library)
+// whose lease ran out while another took the lock is reported as
+// probable, with the reason: the console cannot know it still worked.
+func TestLeaseForeignHolderProbable(t *testing.T) {
+	e := newEnv(t, fastTicks)
+	name := e.prefix + "import"
+	ctx := t.Context()
+	app := store.New(e.rdb, &store.Options{App: "importer"}) // announces the name; its token is no client id
+	t.Cleanup(func() { _ = app.Close() })
+	first := app.NewTokenLock(name, &store.LockOptions{NoWatchdog: true, Lease: 600 * time.Millisecond})
+	if err := first.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	redistest.Eventually(t, "the console to see the token's holder", func() bool {
+		return e.holders(name) == 1
+	})
+	second := app.NewTokenLock(name, &store.LockOptions{NoWatchdog: true, Lease: time.Minute})
+	if err := second.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = second.Unlock(context.Background()) })
+	vs := e.leaseViolations(name)
+	v := vs[0]
+	if len(vs) != 1 || v.Kind != live.ViolationExpiredWhileWorking || v.Holder != first.HolderID() || v.Client != nil ||
+		v.NextHolder != second.HolderID() || !v.Probable || !strings.Contains(v.Reason, "not a registered store client") {
+		t.Fatalf("violations %+v: want the token's expiry, probable, with its reason", vs)
+	}
+}
+
+// A held lock whose key Redis evicts (maxmemory, volatile-ttl: the key
+// nearest its expiry goes first, the lock's lease before the filler's
+// hour and the history's retention) is reported evicted, with its holder,
+// and its hold's end in the history says so.
+func TestLeaseEvicted(t *testing.T) {
+	srv := redistest.StartT(t, "--maxmemory", "8mb", "--maxmemory-policy", "volatile-ttl",
+		"--notify-keyspace-events", "Eghxe")
+	rdb := redistest.NewClient(t, srv)
+	e := newEnvOn(t, rdb, func(c *Config) { fastTicks(c); c.TickInterval = inspect.BucketMS / 2 * time.Millisecond })
+	name := e.prefix + "cache-fill"
+	ctx := t.Context()
+	a := store.New(e.rdb, &store.Options{App: "filler"})
+	t.Cleanup(func() { _ = a.Close() })
+	l := a.NewLock(name, &store.LockOptions{NoWatchdog: true, Lease: 20 * time.Second})
+	if err := l.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	redistest.Eventually(t, "the history to keep the running hold", func() bool {
+		flushHistory(t, e.srv)
+		var lh history.LockHistory
+		st, _, b := e.do("GET", "/api/locks/"+esc(name)+"/history?span=1h", nil, nil)
+		return st == 200 && json.Unmarshal(b, &lh) == nil && len(lh.Holds) == 1 && lh.Holds[0].To.IsZero()
+	})
+	// Fill memory until Redis evicts the lock's key: bounded in count.
+	// The filler is outside the console's match.
+	value := strings.Repeat("x", 16<<10)
+	var fill []string
+	evicted := false
+	for i := 0; i < 4000 && !evicted; i += 20 {
+		pipe := rdb.Pipeline()
+		for j := i; j < i+20; j++ {
+			k := "fill:" + e.prefix + strconv.Itoa(j)
+			fill = append(fill, k)
+			pipe.Set(ctx, k, value, time.Hour)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n, err := rdb.Exists(ctx, name).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		evicted = n == 0
+	}
+	if !evicted {
+		t.Fatal("4,000 writes of 16 KiB under an 8 MB limit did not evict the lock")
+	}
+	// Room again, so the console's own writes evict nothing more.
+	for len(fill) > 0 {
+		n := min(len(fill), 500)
+		if err := rdb.Unlink(ctx, fill[:n]...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		fill = fill[n:]
+	}
+	vs := e.leaseViolations(name)
+	if v := vs[0]; len(vs) != 1 || v.Kind != live.ViolationEvicted || v.Holder != l.HolderID() || v.Probable || v.At.IsZero() {
+		t.Fatalf("violations %+v: want filler's hold evicted", vs)
+	}
+	var last []byte
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the history last answered %s; its stats %+v", last, e.srv.hist.History().Stats())
+		}
+	})
+	redistest.Eventually(t, "the hold's end in the history: evicted", func() bool {
+		flushHistory(t, e.srv)
+		var lh history.LockHistory
+		st, _, b := e.do("GET", "/api/locks/"+esc(name)+"/history?span=1h", nil, nil)
+		last = b
+		return st == 200 && json.Unmarshal(b, &lh) == nil && len(lh.Holds) == 1 &&
+			lh.Holds[0].Holder == l.HolderID() && lh.Holds[0].Ended == history.EndEvicted
+	})
 }
