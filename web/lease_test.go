@@ -388,4 +388,8 @@ func TestLeaseEvicted(t *testing.T) {
 		return st == 200 && json.Unmarshal(b, &lh) == nil && len(lh.Holds) == 1 &&
 			lh.Holds[0].Holder == l.HolderID() && lh.Holds[0].Ended == history.EndEvicted
 	})
+	redistest.Eventually(t, "why to say the last hold was evicted", func() bool {
+		st, _, b := e.do("GET", "/api/why/"+esc(name), nil, nil)
+		return st == 200 && strings.Contains(string(b), "Redis evicted its key")
+	})
 }
