@@ -15,6 +15,9 @@ type arrivalModel struct {
 	base  float64
 	side  float64
 	tight bool
+	// dense: the rest bunched into denseFrac of the step, the base
+	// share fitted instead of the fraction (fitDense).
+	dense bool
 }
 
 // arrivalModels are the models replayed; the last spreads every step's
@@ -30,6 +33,7 @@ var arrivalModels = [...]arrivalModel{
 	{base: 0.5, side: 1}, {base: 0.5, side: -1},
 	{base: 0.75, side: 1}, {base: 0.75, side: -1},
 	{},
+	{side: 1, dense: true}, {side: -1, dense: true},
 }
 
 const models = len(arrivalModels)
@@ -169,7 +173,7 @@ func fit(m model, steps []step, am arrivalModel, memory int64) []bunching {
 	// before[i] is the state and error before step i.
 	before := make([]fitted, len(steps)+1)
 	before[0] = fitted{next: m}
-	budget := fitBudget * len(steps)
+	budget := max(fitBudget*len(steps), 4000)
 	for i, s := range steps {
 		r := fitStep(before[i].next, s, am.base, am.side, am.tight, before[i].err, &budget)
 		if math.Abs(r.err) > s.tol && budget > 0 {
@@ -316,8 +320,52 @@ func bisect(try func(float64) fitted, lo, hi fitted) fitted {
 	return best
 }
 
-// run replays steps through m under model am with its bunchings and
-// returns what each step admits.
+// denseFrac is the fraction of a step a dense model bunches the rest of
+// its attempts in.
+const denseFrac = 0.02
+
+// fitDense fits each step's base share under a dense model at side, from
+// the state and error the steps before left: the share that brings the
+// running error closest to none, its bunch at its densest.
+func fitDense(m model, steps []step, side float64) []float64 {
+	bases := make([]float64, len(steps))
+	if len(steps) == 0 {
+		return bases
+	}
+	m.begin(steps[0].start)
+	var err float64
+	for i, s := range steps {
+		try := func(base float64) fitted {
+			c := m.copy()
+			return fitted{b: base, next: c, err: err + s.admit(c, base, side*denseFrac) - float64(s.acquired)}
+		}
+		// A larger share thins the bunch: fewer rejections, the error up.
+		lo, hi := try(0), try(1)
+		best := lo
+		if math.Abs(hi.err) < math.Abs(best.err) {
+			best = hi
+		}
+		for k := 0; k < 2*halvings && lo.err < -s.tol && hi.err > s.tol; k++ {
+			mid := try((lo.b + hi.b) / 2)
+			if math.Abs(mid.err) < math.Abs(best.err) {
+				best = mid
+			}
+			if mid.err < 0 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+			if math.Abs(mid.err) <= s.tol {
+				break
+			}
+		}
+		bases[i], m, err = best.b, best.next, best.err
+	}
+	return bases
+}
+
+// run replays steps through m under model am with its bunchings (or, for a
+// dense model, its base shares) and returns what each step admits.
 func run(m model, steps []step, am arrivalModel, bs []bunching) []float64 {
 	out := make([]float64, len(steps))
 	if len(steps) == 0 {
@@ -325,11 +373,14 @@ func run(m model, steps []step, am arrivalModel, bs []bunching) []float64 {
 	}
 	m.begin(steps[0].start)
 	for i, s := range steps {
-		b := 1.0
-		if bs != nil {
+		base, b := am.base, 1.0
+		switch {
+		case am.dense && bs != nil:
+			base, b = bs[i], am.side*denseFrac
+		case bs != nil:
 			b = bs[i]
 		}
-		out[i] = s.admit(m, am.base, b)
+		out[i] = s.admit(m, base, b)
 	}
 	return out
 }
