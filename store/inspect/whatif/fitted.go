@@ -83,8 +83,8 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 	var errs [models]float64
 	for k, am := range arrivalModels {
 		switch {
-		case am.dense:
-			f.bs[k] = fitDense(m.copy(), f.steps, am.side)
+		case am.bunch != 0:
+			f.bs[k] = fitShare(m.copy(), f.steps, am)
 		case am.side != 0:
 			f.bs[k] = fit(m.copy(), f.steps, am, back)
 		}
@@ -96,7 +96,7 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 			e += a - float64(s.acquired)
 			f.fits[k][i] = math.Abs(e) <= s.tol || math.Abs(a-float64(s.acquired)) <= s.tol
 		}
-		if errs[k] = relErr(replayed[k], recorded); errs[k] <= MaxTrustedErrorPct/100 && !am.dense {
+		if errs[k] = relErr(replayed[k], recorded); errs[k] <= MaxTrustedErrorPct/100 && am.bunch == 0 {
 			f.use = append(f.use, k)
 		}
 	}
@@ -106,19 +106,19 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 		// only drag the mean away from what happened.
 		closest := math.Inf(1)
 		for k, am := range arrivalModels {
-			if !am.dense {
+			if am.bunch == 0 {
 				closest = min(closest, errs[k])
 			}
 		}
 		for k, am := range arrivalModels {
-			if errs[k] <= closest+MaxTrustedErrorPct/100 && !am.dense {
+			if errs[k] <= closest+MaxTrustedErrorPct/100 && am.bunch == 0 {
 				f.use = append(f.use, k)
 			}
 		}
 	}
 	fineE := fineErr(m, f.steps, arrivalModels[f.use[0]], f.bs[f.use[0]])
 	for k := range models {
-		if slices.Contains(f.use, k) || errs[k] <= fineE && !arrivalModels[k].dense {
+		if slices.Contains(f.use, k) || errs[k] <= fineE && arrivalModels[k].bunch == 0 {
 			f.band = append(f.band, k)
 		}
 	}

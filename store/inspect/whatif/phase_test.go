@@ -13,9 +13,9 @@ import (
 	"github.com/lockwarden/lockwarden/store/redistest"
 )
 
-// recordPaced rewrites pacedBucketsFile from real limiters:
+// recordPaced adds recordings from real limiters to pacedBucketsFile:
 // go test -run TestReplayAtEveryPhase ./store/inspect/whatif -record-paced
-var recordPaced = flag.Bool("record-paced", false, "drive pacedDemand through real limiters and rewrite "+pacedBucketsFile)
+var recordPaced = flag.Bool("record-paced", false, "drive pacedDemand through real limiters and add what they recorded to "+pacedBucketsFile)
 
 // pacedBucketsFile holds the stats buckets real limiters of each kind
 // recorded for pacedDemand (drivePaced on a real redis-server): today's
@@ -23,7 +23,8 @@ var recordPaced = flag.Bool("record-paced", false, "drive pacedDemand through re
 // acquired and rejected counts from the bucket numbered first. Half the
 // records were made with the driver stalled as pacedStalls say (the
 // attempts it could not make in time left out), as a loaded machine
-// stalls it.
+// stalls it; the second recording ran on a machine loaded 10 times over
+// its cores, so that its driver stalled on its own as well.
 const pacedBucketsFile = "testdata/paced_buckets.json"
 
 // pacedStalls are the driver's stalls in the stalled recordings: in some
@@ -75,7 +76,8 @@ func fromBuckets(buckets map[int64]inspect.Counts) (int64, [][2]int64) {
 // traffic starts anywhere in one, and its last step, flushed while it
 // fills, is anywhere from one bucket to a whole step long). Replayed at
 // today's settings, every fold must give the rejections recorded within
-// 2 % (or one rejection). Replayed at each twin's settings, every fold,
+// 2 % (or one rejection), and so must the 200 ms buckets themselves.
+// Replayed at each twin's settings, every fold,
 // and the 200 ms buckets themselves, must hold the twin's rejections,
 // folded the same way, in the band (widened as TestReplayOfPacedTraffic
 // widens it): the band spans every arrival within a step that today's
@@ -133,13 +135,11 @@ func TestReplayAtEveryPhase(t *testing.T) {
 				if c.Recorded < 30 {
 					t.Fatalf("%d rejections recorded, want 30 or more", c.Recorded)
 				}
-				if d := c.Replayed - c.Recorded; phase >= 0 && !c.Trusted() && d*d > 1 {
-					t.Errorf("first bucket %d of a 10 s step: replayed %d rejections at today's settings, recorded %d: %+.2f %%, want within 2 %%",
+				if d := c.Replayed - c.Recorded; !c.Trusted() && d*d > 1 {
+					t.Errorf("first bucket %d of a 10 s step (-1: 200 ms steps): replayed %d rejections at today's settings, recorded %d: %+.2f %%, want within 2 %%",
 						phase, c.Replayed, c.Recorded, c.ErrorPct)
 				}
-				if phase >= 0 {
-					worst = max(worst, c.ErrorPct, -c.ErrorPct)
-				}
+				worst = max(worst, c.ErrorPct, -c.ErrorPct)
 				for k, tw := range r.Twins {
 					twin := fold(phase, first+tw.First-r.First, toCounts(tw.Counts))
 					got, err := f.Replay(tw.Settings, 0)
@@ -164,7 +164,7 @@ func TestReplayAtEveryPhase(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s at %+v: worst error over %d phases %.2f %%", lim.Kind, lim.Current, perStep, worst)
+			t.Logf("%s at %+v: worst error over %d phases and the buckets %.2f %%", lim.Kind, lim.Current, perStep, worst)
 			for k, tw := range r.Twins {
 				t.Logf("twin at %+v: band %d to %d rejections wide over 10 s steps; %d folds of %d outside it",
 					tw.Settings, widths[k][0], widths[k][1], misses[k], perStep+1)
@@ -174,9 +174,16 @@ func TestReplayAtEveryPhase(t *testing.T) {
 }
 
 // writePacedBuckets drives pacedDemand through each kind's limiters four
-// times at once, twice with the driver stalled (pacedStalls), and writes
-// the buckets of today's limiter and its twins to pacedBucketsFile.
+// times at once, twice with the driver stalled (pacedStalls), and adds
+// the buckets of today's limiter and its twins to those pacedBucketsFile
+// holds.
 func writePacedBuckets(t *testing.T) {
+	var held []recordedBuckets
+	if data, err := os.ReadFile(pacedBucketsFile); err == nil {
+		if err := json.Unmarshal(data, &held); err != nil {
+			t.Fatal(err)
+		}
+	}
 	times := 2 + len(pacedStalls)
 	recs := make([]recordedBuckets, len(pacedKinds)*times)
 	var wg sync.WaitGroup
@@ -206,6 +213,7 @@ func writePacedBuckets(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	recs = append(held, recs...)
 	// A record a line, so that a new recording reads as one in a diff.
 	data := []byte("[\n")
 	for i, r := range recs {
