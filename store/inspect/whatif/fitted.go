@@ -283,9 +283,11 @@ func (f *Fitted) envelope(i int, admitted [][]float64) (lo, hi float64) {
 // use has them. Today's record cannot tell when within a bucket they
 // came, and at other settings that can move which bucket a window opens
 // in (a fixed window of another length meets other attempts at its
-// edges).
+// edges). A window's phase carries from bucket to bucket, so it takes
+// several draws to meet the earliest and the latest openings: with two,
+// a twin a stalled client drove fell one rejection inside the band.
 const (
-	jitters = 2
+	jitters = 8
 	lanes   = models + jitters
 )
 

@@ -24,7 +24,8 @@ var recordPaced = flag.Bool("record-paced", false, "drive pacedDemand through re
 // records were made with the driver stalled as pacedStalls say (the
 // attempts it could not make in time left out), as a loaded machine
 // stalls it; the second recording ran on a machine loaded 10 times over
-// its cores, so that its driver stalled on its own as well.
+// its cores, so that its driver stalled on its own as well, the third
+// beside this package's own tests.
 const pacedBucketsFile = "testdata/paced_buckets.json"
 
 // pacedStalls are the driver's stalls in the stalled recordings: in some
