@@ -88,8 +88,8 @@
 // their own are further off than that (the time of attempts within a
 // bucket still moves the outcome), and, step by step, the fewest and the
 // most any model that fits the step at today's settings admits there,
-// widened by the larger of the two errors. A prediction is as good as its check: over 2 % the console
-// says so above the numbers.
+// widened by the larger of the two errors. A prediction is as good as
+// its check: over 2 % the console says so above the numbers.
 //
 // # What it gets wrong
 //

@@ -284,8 +284,8 @@ func (f *Fitted) envelope(i int, admitted [][]float64) (lo, hi float64) {
 // came, and at other settings that can move which bucket a window opens
 // in (a fixed window of another length meets other attempts at its
 // edges). A window's phase carries from bucket to bucket, so it takes
-// several draws to meet the earliest and the latest openings: with two,
-// a twin a stalled client drove fell one rejection inside the band.
+// several draws to meet the earliest and the latest openings the
+// buckets allow.
 const (
 	jitters = 8
 	lanes   = models + jitters
