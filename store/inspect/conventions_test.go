@@ -131,7 +131,7 @@ func (f found) none(t *testing.T, names ...string) {
 func convEnv(t *testing.T, p inspect.ObjectPatterns) (*inspect.Inspector, *redis.Client, string) {
 	rdb := redistest.Client(t)
 	prefix := redistest.Prefix(t)
-	return inspect.New(rdb, &inspect.Options{Patterns: p}), rdb, prefix
+	return inspect.New(redistest.UniversalFor(t, rdb), &inspect.Options{Patterns: p}), rdb, prefix
 }
 
 func must(t *testing.T, err error) {
@@ -214,15 +214,17 @@ func TestConventionShedLock(t *testing.T) {
 func TestConventionPythonRedisLock(t *testing.T) {
 	insp, rdb, prefix := convEnv(t, inspect.ObjectPatterns{})
 	ctx := t.Context()
-	name, signal := "lock:"+prefix+"invoices", "lock-signal:"+prefix+"invoices"
-	decoys := []string{"lock:" + prefix + "flag", "lock:" + prefix + "sentence"}
+	// The name in a hash tag keeps the lock and its signal list in one
+	// slot, as python-redis-lock needs on a Cluster.
+	name, signal := "lock:{"+prefix+"invoices}", "lock-signal:{"+prefix+"invoices}"
+	decoys := []string{"lock:{" + prefix + "flag}", "lock:{" + prefix + "sentence}"}
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), append(decoys, name, signal)...) })
 	id := randomBase64(18)
 	must(t, rdb.SetNX(ctx, name, id, 0).Err()) // no expire: the default
 	must(t, rdb.Set(ctx, decoys[0], "enabled", 0).Err())
 	must(t, rdb.Set(ctx, decoys[1], "not an id, just 24 chars", 0).Err())
 
-	f := walkFind(t, insp, "lock:"+prefix+"*")
+	f := walkFind(t, insp, "lock:{"+prefix+"*")
 	l := f.lock(t, name, inspect.KindPyRedisLock)
 	if l.PTTL >= 0 || l.Holders[0].ID != id || l.Holders[0].Facts[inspect.FactState] == "" {
 		t.Errorf("lock %+v", l)
@@ -528,7 +530,7 @@ func TestConventionEnvoy(t *testing.T) {
 func TestConventionForceUnlockRefusals(t *testing.T) {
 	insp, rdb, prefix := convEnv(t, inspect.ObjectPatterns{})
 	ctx := t.Context()
-	name := "lock:" + prefix + "x"
+	name := "lock:{" + prefix + "x}" // one slot with its signal list
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name) })
 	id := randomBase64(18)
 	must(t, rdb.Set(ctx, name, id, time.Minute).Err())
