@@ -32,7 +32,7 @@ type Inspector struct {
 	plainBuckets sync.Map
 	// announced holds the string kinds store clients announced (patterns.go).
 	announced announcedKinds
-	// conv remembers which names hold a framework convention (conventions.go).
+	// conv remembers which names hold a framework convention (package conv).
 	conv conv.Memo
 	// pubsub is whether force-unlocks also SPUBLISH: 0 undecided, 1 no,
 	// 2 yes (a Cluster of Redis >= 7; see events_sharded.go).

@@ -17,7 +17,7 @@ import (
 // by default). The window start is epoch seconds rounded down to the unit
 // (second, minute, hour, day, week, 30 days, 365 days). The limits are in
 // the service's configuration. A domain's windows are one family
-// (FamilyEnvoy): discovery notes the domain and leaves its keys out of the
+// (inspect.FamilyEnvoy): discovery notes the domain and leaves its keys out of the
 // limiters, and package family reads them in bounded pages.
 const EnvoyRatelimit = "envoy-ratelimit"
 

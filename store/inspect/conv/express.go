@@ -14,8 +14,8 @@ import (
 // (rate-limit-redis): string "rl:<client key>" (the client's IP by
 // default) counting its hits, set to 1 with PX windowMs on the first hit
 // of a window and INCRemented after. The limit is the application's:
-// Config.Counters gives it when a counter rule matches the key.
-// resetKey deletes the key. The counters are one family (FamilyExpress,
+// the console's counter rule for the key gives it (Limiter.Counter).
+// resetKey deletes the key. The counters are one family (inspect.FamilyExpress,
 // one key per client, 100,000 of them as easily as 3): discovery leaves
 // them out of the limiters and package family reads them in bounded pages.
 const ExpressRateLimit = "express-rate-limit"

@@ -22,7 +22,7 @@ const ShedLock = "shedlock"
 // shedlockPrefix is ShedLock's default key prefix (DEFAULT_KEY_PREFIX).
 const shedlockPrefix = "job-lock:"
 
-// tokenLockRelease is compare-and-delete by the value seen: what ShedLock,
+// convCompareDelete is compare-and-delete by the value seen: what ShedLock,
 // Laravel, BullMQ and DistributedLock.Redis release with.
 var convCompareDelete = store.NewScript(luascripts.Source("tokenlock_release"))
 
