@@ -64,7 +64,7 @@ var bullmqConvention = &Convention{
 			return facts, since, true
 		}
 	},
-	release: func(ctx context.Context, rdb redis.UniversalClient, c Config, t Target) (int64, error) {
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
 		return code(convCompareDelete.Run(ctx, rdb, []string{t.Name}, t.Holder))
 	},
 	plan: func(t Target) Plan {

@@ -36,7 +36,7 @@ var dotnetConvention = &Convention{
 			"DistributedLock.Redis: key under a configured pattern, value <machine>_<pid>_<guid>",
 			map[string]string{FactHost: host, FactPID: pid})}, true
 	},
-	release: func(ctx context.Context, rdb redis.UniversalClient, c Config, t Target) (int64, error) {
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
 		return code(convCompareDelete.Run(ctx, rdb, []string{t.Name}, t.Holder))
 	},
 	plan: func(t Target) Plan {

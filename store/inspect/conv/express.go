@@ -40,7 +40,7 @@ var expressRateLimitConvention = &Convention{
 		lim := &Limiter{Name: k.Name, Kind: ExpressRateLimit, Count: n, TTL: k.PTTL, Counter: true,
 			Recognised: "express-rate-limit (rate-limit-redis): a count under rl: with a window's expiry",
 			Facts:      map[string]string{"client": strings.TrimPrefix(k.Name, ExpressPrefix)}}
-		if p.counterLimit(k.Name) == 0 {
+		if p.counterLimit(k.Name) <= 0 {
 			lim.Facts[FactLimit] = "set in the application (the middleware's limit; --counter 'rl:*=N/window' tells the console)"
 		}
 		return Found{Limiter: lim}, true

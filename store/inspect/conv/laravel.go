@@ -110,7 +110,7 @@ var laravelLockConvention = &Convention{
 		}
 		return Found{Lock: stringLock(k, LaravelLock, "Laravel: "+why, facts)}, true
 	},
-	release: func(ctx context.Context, rdb redis.UniversalClient, c Config, t Target) (int64, error) {
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
 		return code(convCompareDelete.Run(ctx, rdb, []string{t.Name}, t.Holder))
 	},
 	plan: func(t Target) Plan {

@@ -47,7 +47,7 @@ var pyRedisLockConvention = &Convention{
 		return Found{Lock: stringLock(k, PyRedisLock,
 			"python-redis-lock: key lock:<name> and a 24-character id (18 random bytes in base64)", facts)}, true
 	},
-	release: func(ctx context.Context, rdb redis.UniversalClient, c Config, t Target) (int64, error) {
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
 		return code(pyRedisLockRelease.Run(ctx, rdb,
 			[]string{t.Name, pyRedisSignalKey(t.Name)}, t.Holder, pyRedisSignalMS))
 	},

@@ -34,7 +34,7 @@ var shedlockConvention = &Convention{
 		return ok && ok2 && env != "" && lock != ""
 	},
 	parse: parseShedLock,
-	release: func(ctx context.Context, rdb redis.UniversalClient, c Config, t Target) (int64, error) {
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
 		return code(convCompareDelete.Run(ctx, rdb, []string{t.Name}, t.Holder))
 	},
 	plan: func(t Target) Plan {

@@ -33,7 +33,7 @@ var sidekiqRelease = store.NewScript(luascripts.Source("sidekiq_force_release"))
 var sidekiqConvention = &Convention{
 	kind: SidekiqUniqueJob, keyType: "hash",
 	parse: parseSidekiq,
-	release: func(ctx context.Context, rdb redis.UniversalClient, c Config, t Target) (int64, error) {
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
 		digest := strings.TrimSuffix(t.Name, ":LOCKED")
 		v8 := "0"
 		if t.Facts[FactLayout] == sidekiqV8 {

@@ -64,7 +64,7 @@ var symfonyConvention = &Convention{
 		sortHolders(l.Holders)
 		return Found{Lock: l}, true
 	},
-	release: func(ctx context.Context, rdb redis.UniversalClient, c Config, t Target) (int64, error) {
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
 		return code(symfonyRelease.Run(ctx, rdb, []string{t.Name}, t.Holder))
 	},
 	plan: func(t Target) Plan {
