@@ -26,20 +26,20 @@ func BenchmarkLonePair(b *testing.B) {
 		b.Cleanup(func() { rdb.Close() })
 		return rdb
 	}
-	b.Run("lockwarden", func(b *testing.B) {
-		rdb := newRDB(b)
-		c := New(rdb, nil)
-		b.Cleanup(func() { c.Close() })
-		l := c.NewLock("bench:lw", nil)
-		lonePairs(b, rdb, l.Lock, l.Unlock)
-	})
-	b.Run("lockwarden-try", func(b *testing.B) {
-		rdb := newRDB(b)
-		c := New(rdb, nil)
-		b.Cleanup(func() { c.Close() })
-		l := c.NewLock("bench:lwtry", nil)
-		lonePairs(b, rdb, l.TryLock, l.Unlock)
-	})
+	for _, try := range []bool{false, true} {
+		name := map[bool]string{false: "lockwarden", true: "lockwarden-try"}[try]
+		b.Run(name, func(b *testing.B) {
+			rdb := newRDB(b)
+			c := New(rdb, nil)
+			b.Cleanup(func() { c.Close() })
+			l := c.NewLock("bench:"+name, nil)
+			take := l.Lock
+			if try {
+				take = l.TryLock
+			}
+			lonePairs(b, rdb, take, l.Unlock)
+		})
+	}
 	b.Run("redislock", func(b *testing.B) {
 		rdb := newRDB(b)
 		locker := redislock.New(rdb)
@@ -109,4 +109,34 @@ func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
 		}
 	}
 	return time.Duration(total * float64(time.Second))
+}
+
+// A Client's life around a few pairs, as each run of e2e/bench's case 1
+// has it: New, NewLock, the first pair (INFO for the pubsub mode and the
+// replica count, script loads), Close. Its CPU is spread over the run's
+// pairs there.
+//
+//	go test -run '^$' -bench 'ClientLife' -benchmem ./store/
+func BenchmarkClientLife(b *testing.B) {
+	srv := redistest.StartT(b)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 9, MinIdleConns: 1})
+	b.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	appBefore, _ := selfCPU()
+	b.ReportAllocs()
+	for i := range b.N {
+		c := New(rdb, nil)
+		l := c.NewLock("bench:life:"+strconv.Itoa(i), nil)
+		if err := l.Lock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Unlock(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	appAfter, _ := selfCPU()
+	b.ReportMetric(float64((appAfter-appBefore).Microseconds())/float64(b.N), "app-µs/op")
 }
