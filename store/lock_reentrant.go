@@ -76,6 +76,9 @@ type Lock struct {
 	hold   holdState
 	// watch tells the caller when a hold ends without its release (lost.go).
 	watch leaseWatch
+	// spare is a renewal record of this handle's that the watchdog no
+	// longer uses (watchdog.go); lockShared.mu guards it.
+	spare *renewal
 }
 
 // NewLock returns a handle on the lock stored at name. Invalid input is

@@ -47,7 +47,8 @@ type leaseWatch struct {
 	// checking says the timer found end passed and check is on the wire.
 	checking bool
 	timer    *time.Timer
-	// ctx carries the values of the hold's first grant for check's read.
+	// ctx carries the values of the hold's first grant for check's read;
+	// its cancellation is dropped where check runs, not per grant.
 	ctx context.Context
 }
 
@@ -58,7 +59,7 @@ func (w *leaseWatch) granted(ctx context.Context, end time.Time, check func(cont
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.held {
-		w.held, w.ctx = true, context.WithoutCancel(ctx)
+		w.held, w.ctx = true, ctx
 		if w.lost != nil {
 			// A new hold after a lost one gets a signal of its own.
 			w.lost, w.ch = nil, nil
@@ -180,7 +181,7 @@ func (w *leaseWatch) fire() {
 	ctx := w.ctx
 	w.mu.Unlock()
 
-	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	real, ok := check(cctx)
 	cancel()
 	w.mu.Lock()

@@ -89,7 +89,12 @@ func (s *lockShared) acquiredFirst(ctx context.Context, l *Lock, first time.Dura
 		return
 	}
 	now := time.Now()
-	r := &renewal{key: k, l: l, ctx: ctx, holds: 1, every: l.lease / 3, lastOK: now, index: -1}
+	r := l.spare
+	if r == nil {
+		r = &renewal{}
+	}
+	l.spare = nil
+	*r = renewal{key: k, l: l, ctx: ctx, holds: 1, every: l.lease / 3, lastOK: now, index: -1, others: r.others[:0]}
 	if s.wd.renewals == nil {
 		s.wd.renewals = make(map[renewKey]*renewal)
 	}
@@ -122,13 +127,21 @@ func (s *lockShared) schedule(r *renewal, due time.Time) {
 	s.arm()
 }
 
-// drop forgets r. Callers hold mu.
+// drop forgets r. A renewal that was in the heap has no renewOnce
+// running on it, so nothing else refers to it: it becomes its handle's
+// spare, and that handle's next hold takes it instead of allocating one
+// (a short hold, never renewed, is the common case). Callers hold mu.
 func (s *lockShared) drop(r *renewal) {
 	if s.wd.renewals[r.key] == r {
 		delete(s.wd.renewals, r.key)
 	}
 	if r.index >= 0 {
 		heap.Remove(&s.wd.queue, r.index)
+		if r.l.spare == nil {
+			clear(r.others)
+			r.ctx = nil
+			r.l.spare = r
+		}
 	}
 }
 

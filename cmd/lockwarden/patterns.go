@@ -97,7 +97,7 @@ func parseCounterRule(s string) (inspect.CounterRule, error) {
 // which application wrote them: the others (ShedLock, python-redis-lock,
 // BullMQ, sidekiq-unique-jobs, Symfony, default Laravel prefixes,
 // bottleneck, express-rate-limit, Upstash, Envoy) are recognised from
-// their key and value with no flag (store/inspect/conventions.go).
+// their key and value with no flag (store/inspect/conv).
 type conventionFlags struct {
 	LaravelPrefixes  listFlag // --laravel-prefix
 	SpringRegistries listFlag // --spring-lock-registry

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -33,7 +34,7 @@ type Candidates struct {
 	zreads   []zsetRead
 	// sides are the side reads of the conventions that claim each string
 	// (a BullMQ lock's job hash), which may also veto it.
-	sides [][]func(*convFound)
+	sides [][]conv.Side
 	// members: the keys are a family's members (package family), kept
 	// even when their kind is read as a family (an Envoy window).
 	members bool
@@ -77,14 +78,11 @@ func (p ObjectPatterns) QueueCandidateKeys(ctx context.Context, pipe redis.Pipel
 		c.gets[i] = pipe.HGetAll(ctx, k)
 		c.ttls[i] = pipe.PTTL(ctx, k)
 	}
-	c.sides = make([][]func(*convFound), len(keys.Strings))
+	c.sides = make([][]conv.Side, len(keys.Strings))
+	cfg := p.convConfig()
 	for i, k := range keys.Strings {
 		c.reads[i] = queueStringRead(ctx, pipe, k)
-		for _, cv := range conventions {
-			if cv.keyType == "string" && cv.side != nil && cv.claims(p, k) {
-				c.sides[i] = append(c.sides[i], cv.side(ctx, pipe, k))
-			}
-		}
+		c.sides[i] = conv.QueueSides(ctx, pipe, cfg, k)
 	}
 	for i, k := range keys.Zsets {
 		c.zreads[i] = queueZsetRead(ctx, pipe, k)
@@ -113,28 +111,25 @@ func (c *Candidates) Classify(nowMS int64) (locks []LockInfo, lims []LimiterInfo
 		}
 	}
 	for i, k := range c.strs {
-		f := convFound{}
-		f.lock, f.lim = c.reads[i].classify(c.patterns, k, nowMS)
-		for _, apply := range c.sides[i] {
-			apply(&f)
+		lock, lim := c.reads[i].classify(c.patterns, k, nowMS)
+		for _, s := range c.sides[i] {
+			lock = applySide(s, lock)
 		}
-		if f.lock == nil && f.lim == nil {
-			c.patterns.conv.forget(k)
+		if lock == nil && lim == nil {
+			c.patterns.conv.Forget(k)
 		}
-		if f.lim != nil && !c.members {
+		if lim != nil && !c.members {
 			// Read as a family, not listed one key a row.
-			switch f.lim.Kind {
+			switch lim.Kind {
 			case KindEnvoyRatelimit:
-				c.patterns.conv.noteEnvoyDomain(f.lim.Facts[FactDomain])
+				c.patterns.conv.NoteEnvoyDomain(lim.Facts[conv.FactDomain], MaxFamilies)
 				continue
 			case KindExpressRateLimit:
-				if c.patterns.conv != nil {
-					c.patterns.conv.expressSeen.Store(true)
-				}
+				c.patterns.conv.NoteExpress()
 				continue
 			}
 		}
-		add(f.lock, f.lim)
+		add(lock, lim)
 	}
 	for i, k := range c.zsets {
 		lock, lim := c.zreads[i].classify(c.patterns, k, nowMS)
@@ -144,14 +139,6 @@ func (c *Candidates) Classify(nowMS int64) (locks []LockInfo, lims []LimiterInfo
 		add(lock, lim)
 	}
 	return locks, lims, none
-}
-
-// rememberConvention records that name holds kind's convention in a key of
-// keyType, so samples read it with that convention's read.
-func (p ObjectPatterns) rememberConvention(name string, kind Kind, keyType string) {
-	if c := conventionOf(kind, keyType); c != nil {
-		p.conv.set(name, c)
-	}
 }
 
 // classifyHashes classifies the hashes read by HGETALL and PTTL, keys[i]

@@ -3,10 +3,11 @@ package inspect
 import (
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/num"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -73,7 +74,7 @@ func parseLock(name string, fields map[string]string, pttl time.Duration) (LockI
 		if wire.IsLockwardenField(field) {
 			continue
 		}
-		count, ok := parseCanonicalInt(value)
+		count, ok := num.CanonicalInt(value)
 		if h.ID != "" || !wire.IsHolderField(field) || !ok || count <= 0 {
 			return LockInfo{}, false
 		}
@@ -101,17 +102,6 @@ func parseLock(name string, fields map[string]string, pttl time.Duration) (LockI
 	}, true
 }
 
-// parseCanonicalInt accepts only what HINCRBY writes: no sign other than a
-// leading '-', no leading zeros, no spaces. "+1" or "01" in a hash field means
-// someone other than a lock script wrote it.
-func parseCanonicalInt(s string) (int64, bool) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || strconv.FormatInt(n, 10) != s {
-		return 0, false
-	}
-	return n, true
-}
-
 // A token bucket's field names.
 const (
 	tbLastMS    = "last_mill_second"
@@ -134,10 +124,10 @@ func parseTokenBucket(name string, fields map[string]string, nowMS int64) (Limit
 	if app == "" {
 		return LimiterInfo{}, false
 	}
-	last, ok1 := parseFinite(fields[tbLastMS])
-	stored, ok2 := parseFinite(fields[tbStored])
-	maxPermits, ok3 := parseFinite(fields[tbMax])
-	interval, ok4 := parseFinite(fields[tbInterval])
+	last, ok1 := num.Finite(fields[tbLastMS])
+	stored, ok2 := num.Finite(fields[tbStored])
+	maxPermits, ok3 := num.Finite(fields[tbMax])
+	interval, ok4 := num.Finite(fields[tbInterval])
 	if !ok1 || !ok2 || !ok3 || !ok4 || maxPermits < 1 || interval <= 0 {
 		return LimiterInfo{}, false
 	}
@@ -154,20 +144,6 @@ func parseTokenBucket(name string, fields map[string]string, nowMS int64) (Limit
 		Available:  clampInt64(math.Max(0, avail)),
 		App:        app,
 	}, true
-}
-
-// parseFinite parses a number as Lua's tonumber would for the values token
-// bucket clients write ("500", "2.0", "1.5e3"), rejecting NaN, infinities, hex and blanks,
-// which Go's ParseFloat would otherwise accept.
-func parseFinite(s string) (float64, bool) {
-	if s == "" || strings.ContainsAny(s, " \t\n_xXpPiInN") {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, false
-	}
-	return f, true
 }
 
 // clampInt64 converts f to int64 without the undefined behaviour of
@@ -199,7 +175,7 @@ func parseRWLock(name string, fields map[string]string, pttl time.Duration) (Loc
 		if field == wire.RWModeField {
 			continue
 		}
-		count, ok := parseCanonicalInt(value)
+		count, ok := num.CanonicalInt(value)
 		if !wire.IsHolderField(field) || !ok || count <= 0 {
 			return LockInfo{}, false
 		}
@@ -253,8 +229,8 @@ func parseRedissonLimiter(name string, fields map[string]string, _ int64) (Limit
 	if wire.IsInternalKey(name) || len(fields) < 3 || len(fields) > 4 {
 		return LimiterInfo{}, false
 	}
-	rate, ok1 := parseCanonicalInt(fields[rlRate])
-	interval, ok2 := parseCanonicalInt(fields[rlInterval])
+	rate, ok1 := num.CanonicalInt(fields[rlRate])
+	interval, ok2 := num.CanonicalInt(fields[rlInterval])
 	typ := fields[rlType]
 	if !ok1 || !ok2 || rate < 1 || interval < 1 || (typ != "0" && typ != "1") {
 		return LimiterInfo{}, false
@@ -265,7 +241,7 @@ func parseRedissonLimiter(name string, fields map[string]string, _ int64) (Limit
 		if !ok {
 			return LimiterInfo{}, false
 		}
-		if keepAlive, ok = parseCanonicalInt(v); !ok || keepAlive < 0 {
+		if keepAlive, ok = num.CanonicalInt(v); !ok || keepAlive < 0 {
 			return LimiterInfo{}, false
 		}
 	}
@@ -294,12 +270,12 @@ func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl tim
 		return nil, nil
 	}
 	if p.announced.kind(name) == "" && !p.Grouped(name) {
-		if f, ok := classifyConvention(p, "string", convKey{name: name, value: value, pttl: pttl, nowMS: nowMS}); ok {
-			return f.lock, f.lim
+		if lock, lim, ok := classifyConvention(p, "string", conv.Key{Name: name, Value: value, PTTL: pttl, NowMS: nowMS}); ok {
+			return lock, lim
 		}
 	}
 	if rule, ok := p.counterRule(name); ok {
-		if n, ok := parseCanonicalInt(value); ok && n >= 0 {
+		if n, ok := num.CanonicalInt(value); ok && n >= 0 {
 			lim := counterInfo(name, n, pttl, rule)
 			return nil, &lim
 		}
@@ -307,7 +283,7 @@ func classifyString(p ObjectPatterns, name, value string, strlen int64, pttl tim
 	if p.isDeadlineLockName(name) {
 		// A deadline lock's value is its deadline; anything else under
 		// the pattern is not one (and is never offered for deletion).
-		if n, ok := parseCanonicalInt(value); ok && n > 0 {
+		if n, ok := num.CanonicalInt(value); ok && n > 0 {
 			return &LockInfo{Name: name, Kind: KindDeadlineLock, Holders: []Holder{{ID: value, Count: 1}},
 				PTTL: pttl, Deadline: time.UnixMilli(n)}, nil
 		}
@@ -355,19 +331,17 @@ func counterInfo(name string, n int64, pttl time.Duration, rule CounterRule) Lim
 // in hashes (sidekiq-unique-jobs; bottleneck, Laravel's throttle,
 // Upstash's token bucket). Their reads leave pttl or nowMS 0 when not read.
 func parseConventionLock(name string, fields map[string]string, pttl time.Duration) (LockInfo, bool) {
-	f, ok := classifyConvention(ObjectPatterns{}, "hash", convKey{name: name, fields: fields, pttl: pttl})
-	if !ok || f.lock == nil {
-		return LockInfo{}, false
+	if l, _, _ := classifyConvention(ObjectPatterns{}, "hash", conv.Key{Name: name, Fields: fields, PTTL: pttl}); l != nil {
+		return *l, true
 	}
-	return *f.lock, true
+	return LockInfo{}, false
 }
 
 func parseConventionLimiter(name string, fields map[string]string, nowMS int64) (LimiterInfo, bool) {
-	f, ok := classifyConvention(ObjectPatterns{}, "hash", convKey{name: name, fields: fields, nowMS: nowMS})
-	if !ok || f.lim == nil {
-		return LimiterInfo{}, false
+	if _, l, _ := classifyConvention(ObjectPatterns{}, "hash", conv.Key{Name: name, Fields: fields, NowMS: nowMS}); l != nil {
+		return *l, true
 	}
-	return *f.lim, true
+	return LimiterInfo{}, false
 }
 
 // classifyZset decides what a sorted set is (read: its first members,
@@ -377,9 +351,6 @@ func classifyZset(p ObjectPatterns, name string, members []redis.Z, card int64, 
 	if wire.IsInternalKey(name) || len(members) == 0 {
 		return nil, nil
 	}
-	f, ok := classifyConvention(p, "zset", convKey{name: name, members: members, card: card, pttl: pttl, nowMS: nowMS})
-	if !ok {
-		return nil, nil
-	}
-	return f.lock, f.lim
+	lock, lim, _ := classifyConvention(p, "zset", conv.Key{Name: name, Members: members, Card: card, PTTL: pttl, NowMS: nowMS})
+	return lock, lim
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -290,7 +291,7 @@ func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 		// Another library's holder says who it is (a BullMQ token looks
 		// like a client's holder field, yet no store client wrote it).
 		if _, registered := reg.Lookup(h.ID); !registered {
-			h.Who = describeFacts(h.Facts)
+			h.Who = conv.Describe(h.Facts)
 		}
 	}
 	h.Client = holderClient(reg, h.ID)

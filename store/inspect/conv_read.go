@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/redis/go-redis/v9"
 )
@@ -21,12 +22,12 @@ type convRead struct {
 	fields  *redis.MapStringStringCmd
 	pttl    *redis.DurationCmd
 	z       zsetRead
-	side    func(*convFound)
+	side    conv.Side
 }
 
 // queueConvRead queues the read of name as a key of keyType, with c's side
 // reads (c may be nil: not known yet).
-func queueConvRead(ctx context.Context, pipe redis.Pipeliner, name, keyType string, c *convention) *convRead {
+func queueConvRead(ctx context.Context, pipe redis.Pipeliner, name, keyType string, c *conv.Convention) *convRead {
 	x := &convRead{keyType: keyType}
 	switch keyType {
 	case "string":
@@ -36,8 +37,8 @@ func queueConvRead(ctx context.Context, pipe redis.Pipeliner, name, keyType stri
 	case "zset":
 		x.z = queueZsetRead(ctx, pipe, name)
 	}
-	if c != nil && c.side != nil {
-		x.side = c.side(ctx, pipe, name)
+	if c != nil {
+		x.side = c.QueueSide(ctx, pipe, name)
 	}
 	return x
 }
@@ -54,35 +55,32 @@ func (x *convRead) own() redis.Cmder {
 }
 
 // found classifies what was read.
-func (x *convRead) found(p ObjectPatterns, name string, nowMS int64) (*LockInfo, *LimiterInfo) {
-	var f convFound
+func (x *convRead) found(p ObjectPatterns, name string, nowMS int64) (lock *LockInfo, lim *LimiterInfo) {
 	switch x.keyType {
 	case "string":
-		f.lock, f.lim = x.str.classify(p, name, nowMS)
+		lock, lim = x.str.classify(p, name, nowMS)
 	case "hash":
 		fields, err := x.fields.Result()
 		if err != nil || len(fields) == 0 {
 			return nil, nil
 		}
 		if l, ok := classifyLock(name, fields, x.pttl.Val()); ok {
-			f.lock = &l
+			lock = &l
 		} else if l, ok := classifyLimiter(name, fields, nowMS); ok {
-			f.lim = &l
+			lim = &l
 		}
 	case "zset":
-		f.lock, f.lim = x.z.classify(p, name, nowMS)
+		lock, lim = x.z.classify(p, name, nowMS)
 	}
-	if x.side != nil {
-		x.side(&f)
-	}
-	if f.lock == nil && f.lim == nil {
-		p.conv.forget(name)
-	} else if f.lock != nil {
-		p.rememberConvention(name, f.lock.Kind, x.keyType)
+	lock = applySide(x.side, lock)
+	if lock == nil && lim == nil {
+		p.conv.Forget(name)
+	} else if lock != nil {
+		p.rememberConvention(name, lock.Kind, x.keyType)
 	} else {
-		p.rememberConvention(name, f.lim.Kind, x.keyType)
+		p.rememberConvention(name, lim.Kind, x.keyType)
 	}
-	return f.lock, f.lim
+	return lock, lim
 }
 
 // convKeyType is how a sample reads name when it may be a convention: the
@@ -91,14 +89,14 @@ func (x *convRead) found(p ObjectPatterns, name string, nowMS int64) (*LockInfo,
 // "" leaves it to lockwarden's own reads (and names a store client
 // announced always are). A name's claim alone never decides: a hash lock
 // may well be named like a string convention's keys.
-func (p ObjectPatterns) convKeyType(name string) (string, *convention) {
+func (p ObjectPatterns) convKeyType(name string) (string, *conv.Convention) {
 	if p.announced.kind(name) != "" {
 		return "", nil
 	}
-	if c := p.conv.of(name); c != nil {
-		return c.keyType, c
+	if c := p.conv.Of(name); c != nil {
+		return c.KeyType(), c
 	}
-	if p.conv != nil && p.conv.n.Load() >= maxConvMemo && p.claimsString(name) {
+	if p.conv.Full() && p.claimsString(name) {
 		return "string", nil
 	}
 	return "", nil
@@ -113,7 +111,7 @@ type convSampleRead struct {
 func readConvention(limiter bool) func(r *sampleRead, name string) kindRead {
 	return func(r *sampleRead, name string) kindRead {
 		typ, c := r.patterns.convKeyType(name)
-		if typ == "" || (c != nil && c.limiter != limiter) {
+		if typ == "" || (c != nil && c.Limiter() != limiter) {
 			return nil
 		}
 		return &convSampleRead{read: queueConvRead(r.ctx, r.pipe, name, typ, c), limiter: limiter}
@@ -215,16 +213,15 @@ func (c *Inspector) readByType(ctx context.Context, name string) (keyRead, error
 	if r.typ == "none" {
 		return r, ErrNotFound
 	}
-	if cv := p.conv.of(name); cv != nil && cv.side != nil && cv.keyType == r.typ && (r.lock != nil || r.lim != nil) {
+	if cv := p.conv.Of(name); cv != nil && cv.KeyType() == r.typ && (r.lock != nil || r.lim != nil) {
 		pipe := c.rdb.Pipeline()
-		apply := cv.side(ctx, pipe, name)
-		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
-			return r, err
-		}
-		f := convFound{lock: r.lock, lim: r.lim}
-		apply(&f)
-		if r.lock, r.lim = f.lock, f.lim; r.lock == nil && r.lim == nil {
-			p.conv.forget(name)
+		if side := cv.QueueSide(ctx, pipe, name); side.Read != nil {
+			if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+				return r, err
+			}
+			if r.lock = applySide(side, r.lock); r.lock == nil && r.lim == nil {
+				p.conv.Forget(name)
+			}
 		}
 	}
 	return r, nil
@@ -238,13 +235,13 @@ func (c *Inspector) resetConvention(ctx context.Context, name string) (ok bool, 
 		return false, err
 	}
 	lim := r.lim
-	cv := conventionOf(lim.Kind, r.typ)
-	if cv == nil || cv.reset == nil {
+	cv := conv.Of(string(lim.Kind), r.typ)
+	if cv == nil || !cv.Resets() {
 		return false, nil
 	}
-	code, err := cv.reset(ctx, c, lim)
+	code, err := cv.Reset(ctx, c.rdb, lim.Name)
 	if err != nil {
-		return true, fmt.Errorf("store: reset %q: %w", name, err)
+		return true, fmt.Errorf("store: reset %q: %w", name, wrongKindErr(err))
 	}
 	switch code {
 	case 1:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/inspect/family"
 	"github.com/lockwarden/lockwarden/store/inspect/walk"
 	"github.com/lockwarden/lockwarden/store/redistest"
@@ -131,7 +132,7 @@ func (f found) none(t *testing.T, names ...string) {
 func convEnv(t *testing.T, p inspect.ObjectPatterns) (*inspect.Inspector, *redis.Client, string) {
 	rdb := redistest.Client(t)
 	prefix := redistest.Prefix(t)
-	return inspect.New(rdb, &inspect.Options{Patterns: p}), rdb, prefix
+	return inspect.New(redistest.UniversalFor(t, rdb), &inspect.Options{Patterns: p}), rdb, prefix
 }
 
 func must(t *testing.T, err error) {
@@ -178,12 +179,12 @@ func TestConventionShedLock(t *testing.T) {
 	f := walkFind(t, insp, "job-lock:"+env+":*")
 	l := f.lock(t, name, inspect.KindShedLock)
 	h := l.Holders[0]
-	if h.ID != value || h.Facts[inspect.FactHost] != "worker-3.example" || h.AcquiredMS != added.UnixMilli() ||
-		!strings.HasPrefix(h.Facts[inspect.FactState], "running") || !strings.HasPrefix(h.Facts[inspect.FactLayout], "6.7.0 or later") {
+	if h.ID != value || h.Facts[conv.FactHost] != "worker-3.example" || h.AcquiredMS != added.UnixMilli() ||
+		!strings.HasPrefix(h.Facts[conv.FactState], "running") || !strings.HasPrefix(h.Facts[conv.FactLayout], "6.7.0 or later") {
 		t.Errorf("holder %+v", h)
 	}
-	if o := f.lock(t, old, inspect.KindShedLock); o.Holders[0].Facts[inspect.FactHost] != "legacy-host" ||
-		!strings.HasPrefix(o.Holders[0].Facts[inspect.FactLayout], "before 6.7.0") {
+	if o := f.lock(t, old, inspect.KindShedLock); o.Holders[0].Facts[conv.FactHost] != "legacy-host" ||
+		!strings.HasPrefix(o.Holders[0].Facts[conv.FactLayout], "before 6.7.0") {
 		t.Errorf("a value without the uuid: %+v", o.Holders[0])
 	}
 	f.none(t, decoy)
@@ -192,7 +193,7 @@ func TestConventionShedLock(t *testing.T) {
 	must(t, rdb.SetArgs(ctx, name, value, redis.SetArgs{Mode: "XX", TTL: 30 * time.Second}).Err())
 	s, err := insp.Sample(ctx, []string{name}, nil)
 	must(t, err)
-	if len(s.Locks) != 1 || !strings.HasPrefix(s.Locks[0].Holders[0].Facts[inspect.FactState], "finished") {
+	if len(s.Locks) != 1 || !strings.HasPrefix(s.Locks[0].Holders[0].Facts[conv.FactState], "finished") {
 		t.Errorf("after its unlock kept it for lockAtLeastFor: %+v", s.Locks)
 	}
 
@@ -214,17 +215,19 @@ func TestConventionShedLock(t *testing.T) {
 func TestConventionPythonRedisLock(t *testing.T) {
 	insp, rdb, prefix := convEnv(t, inspect.ObjectPatterns{})
 	ctx := t.Context()
-	name, signal := "lock:"+prefix+"invoices", "lock-signal:"+prefix+"invoices"
-	decoys := []string{"lock:" + prefix + "flag", "lock:" + prefix + "sentence"}
+	// The name in a hash tag keeps the lock and its signal list in one
+	// slot, as python-redis-lock needs on a Cluster.
+	name, signal := "lock:{"+prefix+"invoices}", "lock-signal:{"+prefix+"invoices}"
+	decoys := []string{"lock:{" + prefix + "flag}", "lock:{" + prefix + "sentence}"}
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), append(decoys, name, signal)...) })
 	id := randomBase64(18)
 	must(t, rdb.SetNX(ctx, name, id, 0).Err()) // no expire: the default
 	must(t, rdb.Set(ctx, decoys[0], "enabled", 0).Err())
 	must(t, rdb.Set(ctx, decoys[1], "not an id, just 24 chars", 0).Err())
 
-	f := walkFind(t, insp, "lock:"+prefix+"*")
+	f := walkFind(t, insp, "lock:{"+prefix+"*")
 	l := f.lock(t, name, inspect.KindPyRedisLock)
-	if l.PTTL >= 0 || l.Holders[0].ID != id || l.Holders[0].Facts[inspect.FactState] == "" {
+	if l.PTTL >= 0 || l.Holders[0].ID != id || l.Holders[0].Facts[conv.FactState] == "" {
 		t.Errorf("lock %+v", l)
 	}
 	f.none(t, decoys...)
@@ -293,16 +296,16 @@ func TestConventionLaravel(t *testing.T) {
 
 	f := walkFind(t, insp, "*"+strings.ToLower(t.Name())+"*")
 	l := f.lock(t, sched, inspect.KindLaravelLock)
-	if l.Holders[0].ID != schedOwner || l.Holders[0].Facts[inspect.FactLayout] != "scheduler withoutOverlapping()" ||
+	if l.Holders[0].ID != schedOwner || l.Holders[0].Facts[conv.FactLayout] != "scheduler withoutOverlapping()" ||
 		!strings.Contains(l.Recognised, "withoutOverlapping") || l.PTTL < 86000*time.Second {
 		t.Errorf("scheduler mutex %+v", l)
 	}
-	if l := f.lock(t, legacy, inspect.KindLaravelLock); l.Holders[0].Facts[inspect.FactLayout] != "Cache::lock" {
+	if l := f.lock(t, legacy, inspect.KindLaravelLock); l.Holders[0].Facts[conv.FactLayout] != "Cache::lock" {
 		t.Errorf("Laravel 10 cache lock %+v", l)
 	}
 	f.lock(t, custom, inspect.KindLaravelLock)
 	th := f.limiter(t, throttle, inspect.KindLaravelThrottle)
-	if th.Count != 4 || th.IntervalMS != 60000 || th.TTL <= 0 || th.Facts[inspect.FactLimit] == "" {
+	if th.Count != 4 || th.IntervalMS != 60000 || th.TTL <= 0 || th.Facts[conv.FactLimit] == "" {
 		t.Errorf("throttle %+v", th)
 	}
 	f.none(t, cachedString, cachedNumber)
@@ -345,7 +348,7 @@ func TestConventionSidekiqUniqueJobs(t *testing.T) {
 
 	f := walkFind(t, insp, prefix+"*")
 	l := f.lock(t, v9+":LOCKED", inspect.KindSidekiqUniqueJob)
-	if h := l.Holders[0]; h.ID != jid9 || h.Facts[inspect.FactWorker] != "InvoiceJob" || h.Facts[inspect.FactQueue] != "billing" || h.AcquiredMS == 0 {
+	if h := l.Holders[0]; h.ID != jid9 || h.Facts[conv.FactWorker] != "InvoiceJob" || h.Facts[conv.FactQueue] != "billing" || h.AcquiredMS == 0 {
 		t.Errorf("v9 holder %+v", h)
 	}
 	if h := f.lock(t, v8+":LOCKED", inspect.KindSidekiqUniqueJob).Holders[0]; h.ID != jid8 || h.AcquiredMS == 0 {
@@ -429,7 +432,7 @@ func TestConventionDotnetLock(t *testing.T) {
 	f := walkFind(t, insp, prefix+"dist:*")
 	h := f.lock(t, name, inspect.KindDotnetLock).Holders[0]
 	inspect.AnnotateHolder(nil, &h, time.Time{}, time.Now())
-	if h.Facts[inspect.FactHost] != "BUILD-AGENT-7" || h.Facts[inspect.FactPID] != "4211" || !strings.Contains(h.Who, "BUILD-AGENT-7 (pid 4211)") {
+	if h.Facts[conv.FactHost] != "BUILD-AGENT-7" || h.Facts[conv.FactPID] != "4211" || !strings.Contains(h.Who, "BUILD-AGENT-7 (pid 4211)") {
 		t.Errorf("holder %+v", h)
 	}
 	f.none(t, decoy)
@@ -464,10 +467,10 @@ func TestConventionUpstash(t *testing.T) {
 	if l.Count != 3 || l.IntervalMS != 60000 || l.Facts["identifier"] != prefix+"user-9" {
 		t.Errorf("fixed window %+v", l)
 	}
-	if l := f.limiter(t, sliding, inspect.KindUpstashRatelimit); l.Facts[inspect.FactLayout] != "sliding window" || l.IntervalMS != 10000 {
+	if l := f.limiter(t, sliding, inspect.KindUpstashRatelimit); l.Facts[conv.FactLayout] != "sliding window" || l.IntervalMS != 10000 {
 		t.Errorf("sliding window %+v", l)
 	}
-	if l := f.limiter(t, bucket, inspect.KindUpstashRatelimit); l.Available != 7 || l.Facts[inspect.FactLayout] != "token bucket" {
+	if l := f.limiter(t, bucket, inspect.KindUpstashRatelimit); l.Available != 7 || l.Facts[conv.FactLayout] != "token bucket" {
 		t.Errorf("token bucket %+v", l)
 	}
 	f.none(t, dynamic)
@@ -528,7 +531,7 @@ func TestConventionEnvoy(t *testing.T) {
 func TestConventionForceUnlockRefusals(t *testing.T) {
 	insp, rdb, prefix := convEnv(t, inspect.ObjectPatterns{})
 	ctx := t.Context()
-	name := "lock:" + prefix + "x"
+	name := "lock:{" + prefix + "x}" // one slot with its signal list
 	t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), name) })
 	id := randomBase64(18)
 	must(t, rdb.Set(ctx, name, id, time.Minute).Err())

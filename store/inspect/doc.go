@@ -18,11 +18,11 @@
 //     candidates.go (keys of unknown kind: hashes, strings, sorted sets).
 //   - Other libraries' conventions (ShedLock, Laravel, python-redis-lock,
 //     sidekiq-unique-jobs, Symfony Lock, BullMQ, Spring, DistributedLock;
-//     bottleneck, express-rate-limit, Upstash, Envoy): conventions.go
-//     (what they share, why one was recognised, the holder facts) and one
-//     file each, conv_<name>.go, with its kind, its parse, and its
-//     force-unlock or reset as the library does it; conv_read.go reads
-//     them in a sample and by key type (GetLock, GetLimiter).
+//     bottleneck, express-rate-limit, Upstash, Envoy): package conv, one
+//     file each, conv/<name>.go, with its layout, its parse, and its
+//     force-unlock or reset as the library does it; conventions.go turns
+//     what conv found into the model, conv_read.go reads them in a sample
+//     and by key type (GetLock, GetLimiter).
 //   - Reading: sample.go (a tick's one pipelined read per node) and
 //     sample_kinds.go (one read/parse pair per kind); enrich.go and
 //     sidekeys.go (a lock's side keys, lightly for an idle one), waiters.go,

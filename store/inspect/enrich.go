@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/num"
 
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -78,7 +79,7 @@ func (s *lockSides) apply(info *LockInfo, nowMS int64) {
 	rlock := info.Kind == KindReentrant || info.Kind == KindFairLock || info.Kind == KindFencedLock
 	if s.token != nil && rlock {
 		if v, err := s.token.Result(); err == nil {
-			if n, ok := parseCanonicalInt(v); ok {
+			if n, ok := num.CanonicalInt(v); ok {
 				info.Kind, info.FencingToken = KindFencedLock, n
 			}
 		}

@@ -3,6 +3,8 @@ package inspect
 import (
 	"sort"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 )
 
 // Limiter families: many keys of one limiter shape shown as one thing.
@@ -31,7 +33,7 @@ const (
 )
 
 // ExpressFamilyID names the family of express-rate-limit's counters.
-const ExpressFamilyID = expressPrefix + "*"
+const ExpressFamilyID = conv.ExpressPrefix + "*"
 
 // MaxFamilies bounds the families read and kept: counter patterns first
 // (at most MaxPatterns), then per-client limiters by name.
@@ -59,10 +61,10 @@ func (c *Inspector) Families(lims []LimiterInfo) []Family {
 			out = append(out, Family{ID: r.Pattern, Kind: FamilyCounters, Limit: r.Limit, Window: r.Window})
 		}
 	}
-	if c.conv.expressSeen.Load() {
+	if c.conv.ExpressSeen() {
 		out = append(out, Family{ID: ExpressFamilyID, Kind: FamilyExpress})
 	}
-	for _, d := range c.conv.envoyDomains() {
+	for _, d := range c.conv.EnvoyDomains() {
 		out = append(out, Family{ID: d, Kind: FamilyEnvoy})
 	}
 	var per []Family
@@ -84,7 +86,7 @@ func (f Family) Member(key string) bool {
 	case FamilyCounters:
 		return GlobMatch(f.ID, key)
 	case FamilyEnvoy:
-		d, ok := EnvoyDomain(key)
+		d, ok := conv.EnvoyDomain(key)
 		return ok && d == f.ID
 	case FamilyExpress:
 		return GlobMatch(f.ID, key)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/inspecttest"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
@@ -170,7 +171,7 @@ func TestForeignBullMQ(t *testing.T) {
 	f := walkFind(t, insp, bull+":*")
 	l := f.lock(t, name, inspect.KindBullMQJobLock)
 	h := l.Holders[0]
-	if h.ID != active.Data["token"] || h.Facts[inspect.FactQueue] != bull+":reports" || h.Facts["job_name"] != "nightly-report" ||
+	if h.ID != active.Data["token"] || h.Facts[conv.FactQueue] != bull+":reports" || h.Facts["job_name"] != "nightly-report" ||
 		h.AcquiredMS == 0 || l.PTTL <= 0 {
 		t.Errorf("lock %+v, holder %+v", l, h)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -31,8 +32,8 @@ type Inspector struct {
 	plainBuckets sync.Map
 	// announced holds the string kinds store clients announced (patterns.go).
 	announced announcedKinds
-	// conv remembers which names hold a framework convention (conventions.go).
-	conv convMemo
+	// conv remembers which names hold a framework convention (package conv).
+	conv conv.Memo
 	// pubsub is whether force-unlocks also SPUBLISH: 0 undecided, 1 no,
 	// 2 yes (a Cluster of Redis >= 7; see events_sharded.go).
 	pubsub atomic.Int32

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 
 	"github.com/lockwarden/lockwarden/luascripts"
@@ -133,8 +134,9 @@ const rwCountChanged = -3
 // 2 both mean released).
 func (c *Inspector) forceRelease(ctx context.Context, info *LockInfo, holder string) (int64, error) {
 	name := info.Name
-	if cv := conventionOf(info.Kind, ""); cv != nil {
-		return cv.release(ctx, c, info, holder)
+	if cv := conv.Of(string(info.Kind), ""); cv != nil {
+		n, err := cv.Release(ctx, c.rdb, c.ObjectPatterns().convConfig(), convTarget(info, holder))
+		return n, wrongKindErr(err)
 	}
 	sharded, err := c.pubsubFlag(ctx)
 	if err != nil {
@@ -201,8 +203,9 @@ type ForceUnlockPlan struct {
 // Redis may change before the click; ForceUnlock then refuses rather than
 // doing something else (ErrHolderChanged).
 func (l *LockInfo) ForceUnlockPlan(holder string) ForceUnlockPlan {
-	if cv := conventionOf(l.Kind, ""); cv != nil {
-		return cv.plan(l, holder)
+	if cv := conv.Of(string(l.Kind), ""); cv != nil {
+		p := cv.Plan(convTarget(l, holder))
+		return ForceUnlockPlan{Deletes: p.Deletes, RemovesField: p.RemovesField, Channel: p.Channel, Message: p.Message, Summary: p.Summary}
 	}
 	switch l.Kind {
 	case KindDeadlineLock:

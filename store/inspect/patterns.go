@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
@@ -56,7 +57,7 @@ type ObjectPatterns struct {
 	announced *announcedKinds
 	// conv remembers the convention kind of names classified as one (the
 	// Inspector's, set by ObjectPatterns).
-	conv *convMemo
+	conv *conv.Memo
 }
 
 // announcedKinds maps the names store clients announced with a string
@@ -225,7 +226,7 @@ func (c *Inspector) RetainAnnounced(keep func(name string) bool) { c.announced.r
 
 // ReadsString reports whether discovery reads the string key name to
 // classify it: a pattern lists it, or a framework convention claims its
-// name (conventions.go). Any other string is never transferred.
+// name (package conv). Any other string is never transferred.
 func (p ObjectPatterns) ReadsString(name string) bool {
 	return p.ListsString(name) || p.claimsString(name)
 }

@@ -64,9 +64,18 @@
 // before it is still full, whatever phase the fit gave the window) keeps
 // its miss, and the steps before it within the limiter's memory make up
 // the count: they are fitted to leave the running error the other way,
-// so that it is back within tolerance after the step. At the start of the series the limiter is idle: a token
-// bucket is full, no window is open, no grant is out; the fit of the
-// first steps makes up for it.
+// so that it is back within tolerance after the step. Going back is
+// bounded by a budget of replays per fit; a step's own fit is bounded
+// on its own and never waits on that budget, so a few steps that cannot
+// be fitted leave the steps after them fitted still. At the start of
+// the series the limiter is idle: a token bucket is full, no window is
+// open, no grant is out; the fit of the first steps makes up for it.
+//
+// Other models keep the bunch fixed, in 2 %, 10 % or half of the step at
+// its end or its start, and fit the share spread evenly instead: demand
+// that is steady for seconds and changes rate within a step, or comes in
+// bursts of other widths. They are not part of the answer, only of the
+// band (below).
 //
 // # Answer, band and check
 //
@@ -77,9 +86,10 @@
 // what was recorded. The band (Prediction.Low, High) spans those models,
 // and the unfitted evenly spread replay too when the buckets replayed on
 // their own are further off than that (the time of attempts within a
-// bucket still moves the outcome), widened by the larger of the two
-// errors. A prediction is as good as its check: over 2 % the console
-// says so above the numbers.
+// bucket still moves the outcome), and, step by step, the fewest and the
+// most any model that fits the step at today's settings admits there,
+// widened by the larger of the two errors. A prediction is as good as
+// its check: over 2 % the console says so above the numbers.
 //
 // # What it gets wrong
 //

@@ -15,20 +15,31 @@ type arrivalModel struct {
 	base  float64
 	side  float64
 	tight bool
+	// bunch, when not 0, is the fraction of the step the rest is
+	// bunched in, the base share fitted instead (fitShare): 2 % (the
+	// densest), 10 %, or half (a step whose rate changed halfway, as
+	// demand that is steady for seconds at a time does). A stalled
+	// client's bursts come in any of these widths.
+	bunch float64
 }
 
 // arrivalModels are the models replayed; the last spreads every step's
-// attempts evenly, unfitted. Those whose replay at today's settings comes
-// within MaxTrustedErrorPct of what happened make the answer (their mean;
-// when none does, those within MaxTrustedErrorPct of the closest); those within the error that the time of
-// attempts within a stats bucket makes (fineErr), if more, join them in
-// the band (their spread).
+// attempts evenly, unfitted. Those of no fixed bunch whose replay at
+// today's settings comes within MaxTrustedErrorPct of what happened make
+// the answer (their mean; when none does, those within MaxTrustedErrorPct
+// of the closest); those within the error that the time of attempts
+// within a stats bucket makes (fineErr), if more, join them in the band
+// (their spread), and every model that fits a step joins the band there
+// (Fitted.envelope).
 var arrivalModels = [...]arrivalModel{
 	{side: 1}, {side: -1},
 	{side: 1, tight: true}, {side: -1, tight: true},
 	{base: 0.25, side: 1}, {base: 0.25, side: -1},
 	{base: 0.5, side: 1}, {base: 0.5, side: -1},
 	{base: 0.75, side: 1}, {base: 0.75, side: -1},
+	{side: 1, bunch: 0.02}, {side: -1, bunch: 0.02},
+	{side: 1, bunch: 0.1}, {side: -1, bunch: 0.1},
+	{side: 1, bunch: 0.5}, {side: -1, bunch: 0.5},
 	{},
 }
 
@@ -71,9 +82,13 @@ func (s step) admit(m model, base float64, b bunching) float64 {
 
 // fractions are the bunchings the fit tries, evenly spread first; the
 // loose fit then narrows down between two neighbours by halving.
-var fractions = []float64{1, .95, .9, .85, .8, .7, .6, .5, .4, .3, .2, .15, .1, .07, .05, .03, .02, .01, .005, .002, .001}
+var fractions = [...]float64{1, .95, .9, .85, .8, .7, .6, .5, .4, .3, .2, .15, .1, .07, .05, .03, .02, .01, .005, .002, .001}
 
 const halvings = 10
+
+// stepTries is the most replays fitStep makes of a step: evenly spread,
+// every other fraction, and the halvings between two of them.
+const stepTries = len(fractions) + halvings
 
 // fitted is one step's bunching, the state it leaves, and the replay's
 // error so far: the attempts it admitted up to this step's end less those
@@ -91,8 +106,8 @@ type fitted struct {
 // error so far counts, so a step makes up for what the steps before
 // could not fit.
 //
-// Each replay of the step spends one of budget; with none left the step's
-// attempts are taken evenly spread.
+// Each replay of the step spends one of budget (at most stepTries); with
+// none left the step's attempts are taken evenly spread.
 func fitStep(m model, s step, base, sign float64, tight bool, err float64, budget *int) fitted {
 	try := func(f float64) fitted {
 		*budget--
@@ -169,9 +184,14 @@ func fit(m model, steps []step, am arrivalModel, memory int64) []bunching {
 	// before[i] is the state and error before step i.
 	before := make([]fitted, len(steps)+1)
 	before[0] = fitted{next: m}
-	budget := fitBudget * len(steps)
+	budget := max(fitBudget*len(steps), 4000)
 	for i, s := range steps {
-		r := fitStep(before[i].next, s, am.base, am.side, am.tight, before[i].err, &budget)
+		// A step's own fit is bounded (stepTries) and never waits on the
+		// budget: a few steps that no arrivals fit would spend it going
+		// back, and every step after them would be taken evenly spread,
+		// the running error left to grow.
+		tries := stepTries
+		r := fitStep(before[i].next, s, am.base, am.side, am.tight, before[i].err, &tries)
 		if math.Abs(r.err) > s.tol && budget > 0 {
 			r = refit(steps, am, before, bs, i, r, memory, &budget)
 		}
@@ -287,9 +307,9 @@ func memory(lim Limiter, s Settings) int64 {
 }
 
 // maxBack bounds the steps a refit goes back over; fitBudget the replays
-// of one step a fit makes on average, trying bunchings and going back (so
-// a fit costs a bounded amount per step however few steps fit: with the
-// budget spent, the steps left are taken evenly spread).
+// of one step a fit makes on average going back (so a fit costs a bounded
+// amount per step however few steps fit: with the budget spent, a step
+// that does not fit keeps its miss).
 const (
 	maxBack   = 64
 	fitBudget = 48
@@ -316,8 +336,49 @@ func bisect(try func(float64) fitted, lo, hi fitted) fitted {
 	return best
 }
 
-// run replays steps through m under model am with its bunchings and
-// returns what each step admits.
+// fitShare fits each step's base share under a model am with a fixed
+// bunch, from the state and error the steps before left: the share that
+// brings the running error closest to none.
+func fitShare(m model, steps []step, am arrivalModel) []float64 {
+	bases := make([]float64, len(steps))
+	if len(steps) == 0 {
+		return bases
+	}
+	m.begin(steps[0].start)
+	var err float64
+	for i, s := range steps {
+		try := func(base float64) fitted {
+			c := m.copy()
+			return fitted{b: base, next: c, err: err + s.admit(c, base, am.side*am.bunch) - float64(s.acquired)}
+		}
+		// A larger share thins the bunch: fewer rejections, the error up.
+		lo, hi := try(0), try(1)
+		best := lo
+		if math.Abs(hi.err) < math.Abs(best.err) {
+			best = hi
+		}
+		for k := 0; k < 2*halvings && lo.err < -s.tol && hi.err > s.tol; k++ {
+			mid := try((lo.b + hi.b) / 2)
+			if math.Abs(mid.err) < math.Abs(best.err) {
+				best = mid
+			}
+			if mid.err < 0 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+			if math.Abs(mid.err) <= s.tol {
+				break
+			}
+		}
+		bases[i], m, err = best.b, best.next, best.err
+	}
+	return bases
+}
+
+// run replays steps through m under model am with its bunchings (or, for a
+// model of a fixed bunch, its base shares) and returns what each step
+// admits.
 func run(m model, steps []step, am arrivalModel, bs []bunching) []float64 {
 	out := make([]float64, len(steps))
 	if len(steps) == 0 {
@@ -325,11 +386,14 @@ func run(m model, steps []step, am arrivalModel, bs []bunching) []float64 {
 	}
 	m.begin(steps[0].start)
 	for i, s := range steps {
-		b := 1.0
-		if bs != nil {
+		base, b := am.base, 1.0
+		switch {
+		case am.bunch != 0 && bs != nil:
+			base, b = bs[i], am.side*am.bunch
+		case bs != nil:
 			b = bs[i]
 		}
-		out[i] = s.admit(m, am.base, b)
+		out[i] = s.admit(m, base, b)
 	}
 	return out
 }

@@ -21,6 +21,9 @@ type Fitted struct {
 	// bs are each arrival model's bunchings, step by step; nil when
 	// today's settings are not known (evenly spread then).
 	bs [models][]bunching
+	// fits says, per model and step, that the model's replay at today's
+	// settings is within the step's tolerance there.
+	fits [models][]bool
 	// use are the models that make the answer, band those that make the
 	// band.
 	use, band []int
@@ -79,13 +82,21 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 	var replayed [models]float64
 	var errs [models]float64
 	for k, am := range arrivalModels {
-		if am.side != 0 {
+		switch {
+		case am.bunch != 0:
+			f.bs[k] = fitShare(m.copy(), f.steps, am)
+		case am.side != 0:
 			f.bs[k] = fit(m.copy(), f.steps, am, back)
 		}
+		f.fits[k] = make([]bool, len(f.steps))
+		var e float64
 		for i, a := range run(m.copy(), f.steps, am, f.bs[k]) {
-			replayed[k] += float64(f.steps[i].n) - a
+			s := f.steps[i]
+			replayed[k] += float64(s.n) - a
+			e += a - float64(s.acquired)
+			f.fits[k][i] = math.Abs(e) <= s.tol || math.Abs(a-float64(s.acquired)) <= s.tol
 		}
-		if errs[k] = relErr(replayed[k], recorded); errs[k] <= MaxTrustedErrorPct/100 {
+		if errs[k] = relErr(replayed[k], recorded); errs[k] <= MaxTrustedErrorPct/100 && am.bunch == 0 {
 			f.use = append(f.use, k)
 		}
 	}
@@ -93,16 +104,21 @@ func fitIn(lim Limiter, demand, fine Series, mode int) (*Fitted, error) {
 		// None fits: the closest make the answer. The evenly spread
 		// replay, unfitted, can be off by half the rejections and would
 		// only drag the mean away from what happened.
-		closest := slices.Min(errs[:])
-		for k := range models {
-			if errs[k] <= closest+MaxTrustedErrorPct/100 {
+		closest := math.Inf(1)
+		for k, am := range arrivalModels {
+			if am.bunch == 0 {
+				closest = min(closest, errs[k])
+			}
+		}
+		for k, am := range arrivalModels {
+			if errs[k] <= closest+MaxTrustedErrorPct/100 && am.bunch == 0 {
 				f.use = append(f.use, k)
 			}
 		}
 	}
 	fineE := fineErr(m, f.steps, arrivalModels[f.use[0]], f.bs[f.use[0]])
 	for k := range models {
-		if slices.Contains(f.use, k) || errs[k] <= fineE {
+		if slices.Contains(f.use, k) || errs[k] <= fineE && arrivalModels[k].bunch == 0 {
 			f.band = append(f.band, k)
 		}
 	}
@@ -183,8 +199,10 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 	}
 	var admitted [lanes][]float64
 	band := f.band
-	for _, k := range f.band {
-		admitted[k] = run(m.copy(), f.steps, arrivalModels[k], f.bs[k])
+	for k := range models {
+		if slices.Contains(f.band, k) || f.fits[k] != nil {
+			admitted[k] = run(m.copy(), f.steps, arrivalModels[k], f.bs[k])
+		}
 	}
 	if res.FineS = f.fineS(); res.FineS > 0 {
 		for j := range jitters {
@@ -194,17 +212,16 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 	}
 	first, last := f.steps[0], f.steps[len(f.steps)-1]
 	res.SpanS = float64(last.start+last.width-first.start) / 1000
-	// Per point: each model's rejections.
-	var rej [lanes]float64
+	// Per point: each model's rejections, and the envelope.
+	var rej, total [lanes + 2]float64
 	pointAt := int64(math.MinInt64)
-	var total [lanes]float64
 	flush := func() {
 		if len(res.Points) == 0 {
 			return
 		}
 		rp := &res.Points[len(res.Points)-1]
 		rp.Predicted = f.prediction(rp.Attempts, rej, band)
-		rej = [lanes]float64{}
+		rej = [lanes + 2]float64{}
 	}
 	for i, s := range f.steps {
 		if at := floorDiv(s.t, pointMS) * pointMS; at != pointAt {
@@ -220,6 +237,9 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 			rej[k] += float64(s.n) - admitted[k][i]
 			total[k] += float64(s.n) - admitted[k][i]
 		}
+		lo, hi := f.envelope(i, admitted[:models])
+		rej[lanes], rej[lanes+1] = rej[lanes]+float64(s.n)-hi, rej[lanes+1]+float64(s.n)-lo
+		total[lanes], total[lanes+1] = total[lanes]+float64(s.n)-hi, total[lanes+1]+float64(s.n)-lo
 	}
 	flush()
 	for _, rp := range res.Points {
@@ -231,15 +251,43 @@ func (f *Fitted) Replay(proposed Settings, pointMS int64) (*Result, error) {
 	return res, nil
 }
 
+// envelope is the fewest and the most step i admits at the proposed
+// settings (admitted, per model) under the models that fit it at today's
+// settings (under the models in use where none does); for a stats
+// bucket, the mean of the models in use.
+func (f *Fitted) envelope(i int, admitted [][]float64) (lo, hi float64) {
+	if f.steps[i].fine {
+		var mean float64
+		for _, k := range f.use {
+			mean += admitted[k][i] / float64(len(f.use))
+		}
+		return mean, mean
+	}
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for k := range models {
+		if f.fits[k] != nil && f.fits[k][i] {
+			lo, hi = min(lo, admitted[k][i]), max(hi, admitted[k][i])
+		}
+	}
+	if lo > hi {
+		for _, k := range f.use {
+			lo, hi = min(lo, admitted[k][i]), max(hi, admitted[k][i])
+		}
+	}
+	return lo, hi
+}
+
 // The jittered replays that join the band where stats buckets were
 // replayed: each bucket's attempts in its first or its second half, by a
 // fixed pseudo-random draw, the steps before them as the first model in
 // use has them. Today's record cannot tell when within a bucket they
 // came, and at other settings that can move which bucket a window opens
 // in (a fixed window of another length meets other attempts at its
-// edges).
+// edges). A window's phase carries from bucket to bucket, so it takes
+// several draws to meet the earliest and the latest openings the
+// buckets allow.
 const (
-	jitters = 2
+	jitters = 8
 	lanes   = models + jitters
 )
 
@@ -275,7 +323,7 @@ func (f *Fitted) fineS() float64 {
 
 // prediction is the answer for attempts that each model rejected rej of:
 // the mean of the models in use, with the band of those in band.
-func (f *Fitted) prediction(attempts int64, rej [lanes]float64, band []int) Prediction {
+func (f *Fitted) prediction(attempts int64, rej [lanes + 2]float64, band []int) Prediction {
 	var mean float64
 	for _, k := range f.use {
 		mean += rej[k] / float64(len(f.use))
@@ -284,6 +332,7 @@ func (f *Fitted) prediction(attempts int64, rej [lanes]float64, band []int) Pred
 	for _, k := range band {
 		lo, hi = min(lo, rej[k]), max(hi, rej[k])
 	}
+	lo, hi = min(lo, rej[lanes]), max(hi, rej[lanes+1])
 	r := min(attempts, max(0, int64(math.Round(mean))))
 	p := Prediction{Admitted: attempts - r, Rejected: r}
 	p.Low = max(0, min(p.Rejected, int64(math.Floor(lo*(1-f.err)))))

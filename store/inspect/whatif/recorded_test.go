@@ -77,7 +77,7 @@ func TestReplayOfPacedTraffic(t *testing.T) {
 			r := &run{kind: k}
 			all = append(all, r)
 			prefix := fmt.Sprintf("%s%d:", redistest.Prefix(t), len(all))
-			wg.Go(func() { r.buckets, r.info = drivePaced(t, prefix, k) })
+			wg.Go(func() { r.buckets, r.info = drivePaced(t, prefix, k, nil) })
 			_ = i
 		}
 	}
@@ -203,9 +203,10 @@ func redissonSetup(mode store.RedissonMode) func(*testing.T, *store.Client, stri
 }
 
 // drivePaced configures k's three limiters under prefix, makes
-// pacedDemand's attempts on each, and returns their stats buckets and the
-// console's view of today's limiter.
-func drivePaced(t *testing.T, prefix string, k pacedKind) ([3]map[int64]inspect.Counts, *inspect.LimiterInfo) {
+// pacedDemand's attempts on each (the driver stalled as stalls says, see
+// drive), and returns their stats buckets and the console's view of
+// today's limiter.
+func drivePaced(t *testing.T, prefix string, k pacedKind, stalls map[int]time.Duration) ([3]map[int64]inspect.Counts, *inspect.LimiterInfo) {
 	rdb := redistest.Client(t)
 	app := store.New(rdb, &store.Options{NoRegistry: true})
 	var names [3]string
@@ -222,7 +223,7 @@ func drivePaced(t *testing.T, prefix string, k pacedKind) ([3]map[int64]inspect.
 	// The console's view is read right after the first attempt, while
 	// the key is sure to exist: a counter's expires with its window.
 	var info *inspect.LimiterInfo
-	buckets := drive(t, rdb, names[:], func(ctx context.Context) error {
+	buckets := drive(t, rdb, names[:], stalls, func(ctx context.Context) error {
 		for _, try := range tries {
 			if _, err := try(ctx); err != nil {
 				return err
@@ -246,8 +247,9 @@ func drivePaced(t *testing.T, prefix string, k pacedKind) ([3]map[int64]inspect.
 // bucket's counts are the largest read (they only grow). An attempt the
 // driver cannot make before its share of the second ends is not made: a
 // stalled driver leaves a gap, which the replay fits as it fits any
-// demand that was not even.
-func drive(t *testing.T, rdb *redis.Client, names []string, try func(context.Context) error, first func()) [3]map[int64]inspect.Counts {
+// demand that was not even. stalls stalls it on purpose, as a loaded
+// machine does: for stalls[i] from the middle of second i.
+func drive(t *testing.T, rdb *redis.Client, names []string, stalls map[int]time.Duration, try func(context.Context) error, first func()) [3]map[int64]inspect.Counts {
 	ctx := t.Context()
 	redisNow := redistest.NowMS(t, rdb)
 	// Local time minus Redis time: a round trip's worth on one host.
@@ -293,6 +295,9 @@ func drive(t *testing.T, rdb *redis.Client, names []string, try func(context.Con
 	var sent int64
 	for i, n := range pacedDemand {
 		for j := range n {
+			if j == n/2 && stalls[i] > 0 {
+				time.Sleep(stalls[i])
+			}
 			slot := time.UnixMilli(start + int64(i)*1000 + (2*j+1)*1000/(2*n) + skew)
 			time.Sleep(time.Until(slot))
 			if time.Since(slot) >= time.Second/time.Duration(2*n) {

@@ -1,4 +1,4 @@
-package inspect
+package conv
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/redis/go-redis/v9"
 )
 
-// KindSidekiqUniqueJob is sidekiq-unique-jobs: hash "<digest>:LOCKED"
+// SidekiqUniqueJob is sidekiq-unique-jobs: hash "<digest>:LOCKED"
 // (digest "uniquejobs:<md5>", ":RUN" appended for the while-executing
 // half) of job id (24 hex digits) -> the time it locked (epoch seconds,
 // v7 and v8) or its metadata as JSON (worker, queue, ttl, type, time; v9).
@@ -20,7 +21,7 @@ import (
 // "uniquejobs:expiring_digests" for until_expired locks); v7/v8 keep the
 // digest string, "<digest>:INFO" and the waiters' lists
 // "<digest>:QUEUED" / ":PRIMED" beside it.
-const KindSidekiqUniqueJob Kind = "sidekiq-unique-job"
+const SidekiqUniqueJob = "sidekiq-unique-job"
 
 const (
 	sidekiqDigests  = "uniquejobs:digests"
@@ -29,26 +30,24 @@ const (
 
 var sidekiqRelease = store.NewScript(luascripts.Source("sidekiq_force_release"))
 
-var sidekiqConvention = &convention{
-	kind: KindSidekiqUniqueJob, keyType: "hash",
+var sidekiqConvention = &Convention{
+	kind: SidekiqUniqueJob, keyType: "hash",
 	parse: parseSidekiq,
-	release: func(ctx context.Context, c *Inspector, l *LockInfo, holder string) (int64, error) {
-		digest := strings.TrimSuffix(l.Name, ":LOCKED")
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
+		digest := strings.TrimSuffix(t.Name, ":LOCKED")
 		v8 := "0"
-		for _, h := range l.Holders {
-			if h.ID == holder && h.Facts[FactLayout] == sidekiqV8 {
-				v8 = "1"
-			}
+		if t.Facts[FactLayout] == sidekiqV8 {
+			v8 = "1"
 		}
-		keys := []string{l.Name, sidekiqDigests, sidekiqExpiring, digest, digest + ":INFO", digest + ":QUEUED", digest + ":PRIMED"}
-		return scriptCode(sidekiqRelease.Run(ctx, c.rdb, keys, holder, digest, v8))
+		keys := []string{t.Name, sidekiqDigests, sidekiqExpiring, digest, digest + ":INFO", digest + ":QUEUED", digest + ":PRIMED"}
+		return code(sidekiqRelease.Run(ctx, rdb, keys, t.Holder, digest, v8))
 	},
-	plan: func(l *LockInfo, holder string) ForceUnlockPlan {
-		digest := strings.TrimSuffix(l.Name, ":LOCKED")
-		p := ForceUnlockPlan{RemovesField: holder,
-			Summary: fmt.Sprintf("removes job %s from %q as sidekiq-unique-jobs' unlock does, and once no job holds it deletes the hash and removes %s from %s and %s, so the next job with this digest is accepted", holder, l.Name, digest, sidekiqDigests, sidekiqExpiring)}
-		if len(l.Holders) <= 1 {
-			p.RemovesField, p.Deletes = "", []string{l.Name}
+	plan: func(t Target) Plan {
+		digest := strings.TrimSuffix(t.Name, ":LOCKED")
+		p := Plan{RemovesField: t.Holder,
+			Summary: fmt.Sprintf("removes job %s from %q as sidekiq-unique-jobs' unlock does, and once no job holds it deletes the hash and removes %s from %s and %s, so the next job with this digest is accepted", t.Holder, t.Name, digest, sidekiqDigests, sidekiqExpiring)}
+		if t.Holders <= 1 {
+			p.RemovesField, p.Deletes = "", []string{t.Name}
 		}
 		return p
 	},
@@ -59,16 +58,16 @@ const (
 	sidekiqV9 = "v9 (job id -> JSON metadata)"
 )
 
-func parseSidekiq(_ ObjectPatterns, k convKey) (convFound, bool) {
-	digest, ok := strings.CutSuffix(k.name, ":LOCKED")
-	if !ok || !strings.Contains(digest, ":") || k.pttl == -2 {
-		return convFound{}, false
+func parseSidekiq(_ Config, k Key) (Found, bool) {
+	digest, ok := strings.CutSuffix(k.Name, ":LOCKED")
+	if !ok || !strings.Contains(digest, ":") || k.PTTL == -2 {
+		return Found{}, false
 	}
-	l := &LockInfo{Name: k.name, Kind: KindSidekiqUniqueJob, PTTL: k.pttl,
+	l := &Lock{Name: k.Name, Kind: SidekiqUniqueJob, PTTL: k.PTTL,
 		Recognised: "sidekiq-unique-jobs: hash <digest>:LOCKED of job ids (24 hex digits) with their lock time or metadata"}
-	for jid, v := range k.fields {
+	for jid, v := range k.Fields {
 		if len(jid) != 24 || !isHex(jid) {
-			return convFound{}, false
+			return Found{}, false
 		}
 		facts := map[string]string{FactJob: jid}
 		h := Holder{ID: jid, Count: 1, Facts: facts}
@@ -84,7 +83,7 @@ func parseSidekiq(_ ObjectPatterns, k convKey) (convFound, bool) {
 				Time   float64  `json:"time"`
 			}
 			if json.Unmarshal([]byte(v), &meta) != nil || meta.Time <= 0 {
-				return convFound{}, false
+				return Found{}, false
 			}
 			facts[FactLayout] = sidekiqV9
 			h.AcquiredMS = int64(meta.Time * 1000)
@@ -102,8 +101,8 @@ func parseSidekiq(_ ObjectPatterns, k convKey) (convFound, bool) {
 		l.Holders = append(l.Holders, h)
 	}
 	if len(l.Holders) == 0 {
-		return convFound{}, false
+		return Found{}, false
 	}
 	sortHolders(l.Holders)
-	return convFound{lock: l}, true
+	return Found{Lock: l}, true
 }

@@ -1,4 +1,4 @@
-package inspect
+package conv
 
 import (
 	"context"
@@ -7,9 +7,11 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/num"
+	"github.com/redis/go-redis/v9"
 )
 
-// KindUpstashRatelimit is @upstash/ratelimit: every key under its prefix
+// UpstashRatelimit is @upstash/ratelimit: every key under its prefix
 // "@upstash/ratelimit:" (the default). A fixed or sliding window is a
 // string "<prefix>:<identifier>:<window number>" counting the window's
 // requests (INCRBY), expiring after the window (fixed) or twice the window
@@ -18,7 +20,7 @@ import (
 // tokens. The limit is the application's, or the dynamic limit in
 // "<prefix>:dynamic:global". Deny lists ("<prefix>:denyList:...") are sets
 // and not limiters.
-const KindUpstashRatelimit Kind = "upstash-ratelimit"
+const UpstashRatelimit = "upstash-ratelimit"
 
 const upstashPrefix = "@upstash/ratelimit:"
 
@@ -29,44 +31,44 @@ func upstashSkips(rest string) bool {
 	return strings.HasPrefix(rest, "dynamic:") || strings.HasPrefix(rest, "denyList:") || strings.HasPrefix(rest, "analytics")
 }
 
-var upstashConvention = &convention{
-	kind: KindUpstashRatelimit, limiter: true, keyType: "string",
-	claims: func(_ ObjectPatterns, name string) bool {
+var upstashConvention = &Convention{
+	kind: UpstashRatelimit, limiter: true, keyType: "string",
+	claims: func(_ Config, name string) bool {
 		rest, ok := strings.CutPrefix(name, upstashPrefix)
 		return ok && !upstashSkips(rest)
 	},
-	parse: func(p ObjectPatterns, k convKey) (convFound, bool) {
-		rest := strings.TrimPrefix(k.name, upstashPrefix)
-		id, num, ok := cutLast(rest, ':')
-		window, err := strconv.ParseInt(num, 10, 64)
-		count, ok2 := parseCanonicalInt(k.value)
-		if !ok || id == "" || err != nil || window <= 0 || !ok2 || count < 0 || k.pttl <= 0 {
-			return convFound{}, false
+	parse: func(p Config, k Key) (Found, bool) {
+		rest := strings.TrimPrefix(k.Name, upstashPrefix)
+		id, nstr, ok := cutLast(rest, ':')
+		window, err := strconv.ParseInt(nstr, 10, 64)
+		count, ok2 := num.CanonicalInt(k.Value)
+		if !ok || id == "" || err != nil || window <= 0 || !ok2 || count < 0 || k.PTTL <= 0 {
+			return Found{}, false
 		}
 		// The window's length is not in the key, but its number is
 		// now / length: the length is the one that puts now in this
 		// window or the next (the previous window of a sliding one).
-		lengthMS := upstashWindow(k.nowMS, window)
-		lim := &LimiterInfo{Name: k.name, Kind: KindUpstashRatelimit, Count: count, TTL: k.pttl,
+		lengthMS := upstashWindow(k.NowMS, window)
+		lim := &Limiter{Name: k.Name, Kind: UpstashRatelimit, Count: count, TTL: k.PTTL,
 			IntervalMS: float64(lengthMS), AvailableUnknown: true, RejectionsHidden: true,
 			Facts: map[string]string{"identifier": id, "window": strconv.FormatInt(window, 10),
 				FactLimit: "set in the application (or in " + upstashPrefix + "dynamic:global)"}}
 		lim.Recognised = "@upstash/ratelimit: a count under its prefix ending in the window number"
-		if lengthMS > 0 && k.pttl.Milliseconds() > lengthMS {
+		if lengthMS > 0 && k.PTTL.Milliseconds() > lengthMS {
 			lim.Facts[FactLayout] = "sliding window"
 			lim.Recognised += "; the expiry is longer than the window, so a sliding window"
 		} else {
 			lim.Facts[FactLayout] = "fixed or sliding window"
 			lim.Recognised += "; fixed and sliding windows look alike until the expiry passes the window"
 		}
-		if rule, ok := p.counterRule(k.name); ok && rule.Limit > 0 {
-			lim.Limit, lim.LimitKnown, lim.Rate = rule.Limit, true, rule.Limit
-			lim.Available, lim.AvailableUnknown = max(0, rule.Limit-count), false
+		if limit := p.counterLimit(k.Name); limit > 0 {
+			lim.Limit, lim.LimitKnown, lim.Rate = limit, true, limit
+			lim.Available, lim.AvailableUnknown = max(0, limit-count), false
 		}
-		return convFound{lim: lim}, true
+		return Found{Limiter: lim}, true
 	},
-	reset: func(ctx context.Context, c *Inspector, l *LimiterInfo) (int64, error) {
-		return scriptCode(counterResetScript.Run(ctx, c.rdb, []string{l.Name}))
+	reset: func(ctx context.Context, rdb redis.UniversalClient, name string) (int64, error) {
+		return code(counterReset.Run(ctx, rdb, []string{name}))
 	},
 }
 
@@ -89,22 +91,22 @@ func upstashWindow(nowMS, window int64) int64 {
 }
 
 // upstashBucketConvention is @upstash/ratelimit's token bucket hash.
-var upstashBucketConvention = &convention{
-	kind: KindUpstashRatelimit, limiter: true, keyType: "hash",
-	parse: func(_ ObjectPatterns, k convKey) (convFound, bool) {
-		rest, ok := strings.CutPrefix(k.name, upstashPrefix)
-		refilled, ok1 := parseCanonicalInt(k.fields["refilledAt"])
-		tokens, ok2 := parseCanonicalInt(k.fields["tokens"])
-		if !ok || upstashSkips(rest) || len(k.fields) != 2 || !ok1 || !ok2 || refilled <= 0 {
-			return convFound{}, false
+var upstashBucketConvention = &Convention{
+	kind: UpstashRatelimit, limiter: true, keyType: "hash",
+	parse: func(_ Config, k Key) (Found, bool) {
+		rest, ok := strings.CutPrefix(k.Name, upstashPrefix)
+		refilled, ok1 := num.CanonicalInt(k.Fields["refilledAt"])
+		tokens, ok2 := num.CanonicalInt(k.Fields["tokens"])
+		if !ok || upstashSkips(rest) || len(k.Fields) != 2 || !ok1 || !ok2 || refilled <= 0 {
+			return Found{}, false
 		}
-		return convFound{lim: &LimiterInfo{Name: k.name, Kind: KindUpstashRatelimit, Available: max(0, tokens),
-			TTL: k.pttl, RejectionsHidden: true,
+		return Found{Limiter: &Limiter{Name: k.Name, Kind: UpstashRatelimit, Available: max(0, tokens),
+			TTL: k.PTTL, RejectionsHidden: true,
 			Recognised: "@upstash/ratelimit: token bucket hash of refilledAt and tokens under its prefix",
 			Facts: map[string]string{"identifier": rest, FactLayout: "token bucket", "refilled": rfc3339(refilled),
 				FactLimit: "set in the application (refill rate, interval, max tokens)"}}}, true
 	},
-	reset: func(ctx context.Context, c *Inspector, l *LimiterInfo) (int64, error) {
-		return scriptCode(upstashHashReset.Run(ctx, c.rdb, []string{l.Name}, "refilledAt", "tokens"))
+	reset: func(ctx context.Context, rdb redis.UniversalClient, name string) (int64, error) {
+		return code(upstashHashReset.Run(ctx, rdb, []string{name}, "refilledAt", "tokens"))
 	},
 }

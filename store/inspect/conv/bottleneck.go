@@ -1,4 +1,4 @@
-package inspect
+package conv
 
 import (
 	"context"
@@ -7,16 +7,18 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/num"
+	"github.com/redis/go-redis/v9"
 )
 
-// KindBottleneck is bottleneck's Redis datastore (a clustered limiter):
+// Bottleneck is bottleneck's Redis datastore (a clustered limiter):
 // hash "b_<id>_settings" with its settings (maxConcurrent, minTime,
 // reservoir, reservoirRefreshInterval and reservoirRefreshAmount, ...) and
 // state (running, done, nextRequest, version, id), beside
 // "b_<id>_job_*" and "b_<id>_client_*". Every change of capacity is
 // published on "b_<id>" as "capacity:<n>", which sends the clients' queued
 // jobs to try again.
-const KindBottleneck Kind = "bottleneck"
+const Bottleneck = "bottleneck"
 
 var bottleneckReset = store.NewScript(luascripts.Source("bottleneck_reset"))
 
@@ -27,18 +29,18 @@ func bottleneckID(name string) (string, bool) {
 	return id, ok && ok2 && id != ""
 }
 
-var bottleneckConvention = &convention{
-	kind: KindBottleneck, limiter: true, keyType: "hash",
-	parse: func(_ ObjectPatterns, k convKey) (convFound, bool) {
-		id, ok := bottleneckID(k.name)
-		f := k.fields
+var bottleneckConvention = &Convention{
+	kind: Bottleneck, limiter: true, keyType: "hash",
+	parse: func(_ Config, k Key) (Found, bool) {
+		id, ok := bottleneckID(k.Name)
+		f := k.Fields
 		_, hasRunning := f["running"]
 		_, hasNext := f["nextRequest"]
 		if !ok || f["id"] != id || f["version"] == "" || !hasRunning || !hasNext {
-			return convFound{}, false
+			return Found{}, false
 		}
 		running, _ := strconv.ParseInt(f["running"], 10, 64)
-		lim := &LimiterInfo{Name: k.name, Kind: KindBottleneck, RejectionsHidden: true,
+		lim := &Limiter{Name: k.Name, Kind: Bottleneck, RejectionsHidden: true,
 			Recognised: "bottleneck: hash b_<id>_settings holding its own id, version, running and nextRequest",
 			Facts:      map[string]string{FactRunning: f["running"], "version": f["version"], "channel": "b_" + id}}
 		for _, name := range []string{"maxConcurrent", "minTime", "reservoir", "reservoirRefreshInterval", "reservoirRefreshAmount", "done"} {
@@ -46,10 +48,10 @@ var bottleneckConvention = &convention{
 				lim.Facts[name] = v
 			}
 		}
-		maxConc, concOK := parseCanonicalInt(f["maxConcurrent"])
-		reservoir, resOK := parseCanonicalInt(f["reservoir"])
-		amount, amountOK := parseCanonicalInt(f["reservoirRefreshAmount"])
-		interval, intervalOK := parseFinite(f["reservoirRefreshInterval"])
+		maxConc, concOK := num.CanonicalInt(f["maxConcurrent"])
+		reservoir, resOK := num.CanonicalInt(f["reservoir"])
+		amount, amountOK := num.CanonicalInt(f["reservoirRefreshAmount"])
+		interval, intervalOK := num.Finite(f["reservoirRefreshInterval"])
 		switch {
 		case amountOK && intervalOK && interval > 0:
 			lim.Rate, lim.IntervalMS, lim.PerSecond = amount, interval, float64(amount)*1000/interval
@@ -66,11 +68,11 @@ var bottleneckConvention = &convention{
 		default:
 			lim.AvailableUnknown = true // unlimited
 		}
-		return convFound{lim: lim}, true
+		return Found{Limiter: lim}, true
 	},
-	reset: func(ctx context.Context, c *Inspector, l *LimiterInfo) (int64, error) {
-		id, _ := bottleneckID(l.Name)
-		n, err := scriptCode(bottleneckReset.Run(ctx, c.rdb, []string{l.Name}, id))
+	reset: func(ctx context.Context, rdb redis.UniversalClient, name string) (int64, error) {
+		id, _ := bottleneckID(name)
+		n, err := code(bottleneckReset.Run(ctx, rdb, []string{name}, id))
 		if err == nil && n > 0 {
 			n = 1
 		}

@@ -1,23 +1,25 @@
-package inspect
+package conv
 
 import (
 	"context"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockwarden/lockwarden/store/inspect/internal/num"
+	"github.com/redis/go-redis/v9"
 )
 
-// KindEnvoyRatelimit is Envoy's rate limit service (envoyproxy/ratelimit):
+// EnvoyRatelimit is Envoy's rate limit service (envoyproxy/ratelimit):
 // string "<prefix><domain>_<key>_<value>_..._<window start>" (the prefix
 // empty by default) counting the window's hits (INCRBY), EXPIREd at every
 // hit to the unit's seconds plus up to EXPIRATION_JITTER_MAX_SECONDS (300
 // by default). The window start is epoch seconds rounded down to the unit
 // (second, minute, hour, day, week, 30 days, 365 days). The limits are in
 // the service's configuration. A domain's windows are one family
-// (FamilyEnvoy): discovery notes the domain and leaves its keys out of the
+// (inspect.FamilyEnvoy): discovery notes the domain and leaves its keys out of the
 // limiters, and package family reads them in bounded pages.
-const KindEnvoyRatelimit Kind = "envoy-ratelimit"
+const EnvoyRatelimit = "envoy-ratelimit"
 
 // envoyUnits are the units' lengths in seconds, largest first.
 var envoyUnits = []struct {
@@ -39,19 +41,19 @@ func envoyKey(name string) (domain, desc string, start int64, ok bool) {
 	return domain, desc, start, domain != ""
 }
 
-var envoyConvention = &convention{
-	kind: KindEnvoyRatelimit, limiter: true, keyType: "string",
-	claims: func(_ ObjectPatterns, name string) bool {
+var envoyConvention = &Convention{
+	kind: EnvoyRatelimit, limiter: true, keyType: "string",
+	claims: func(_ Config, name string) bool {
 		_, _, _, ok := envoyKey(name)
 		return ok
 	},
-	parse: func(_ ObjectPatterns, k convKey) (convFound, bool) {
-		domain, desc, start, _ := envoyKey(k.name)
-		n, ok := parseCanonicalInt(k.value)
-		if !ok || n < 1 || k.pttl <= 0 {
-			return convFound{}, false
+	parse: func(_ Config, k Key) (Found, bool) {
+		domain, desc, start, _ := envoyKey(k.Name)
+		n, ok := num.CanonicalInt(k.Value)
+		if !ok || n < 1 || k.PTTL <= 0 {
+			return Found{}, false
 		}
-		nowS, ttlS := k.nowMS/1000, int64(k.pttl.Seconds())
+		nowS, ttlS := k.NowMS/1000, int64(k.PTTL.Seconds())
 		unit := int64(0)
 		var unitName string
 		for _, u := range envoyUnits {
@@ -65,18 +67,18 @@ var envoyConvention = &convention{
 			}
 		}
 		if unit == 0 {
-			return convFound{}, false
+			return Found{}, false
 		}
-		lim := &LimiterInfo{Name: k.name, Kind: KindEnvoyRatelimit, Count: n, TTL: k.pttl,
+		lim := &Limiter{Name: k.Name, Kind: EnvoyRatelimit, Count: n, TTL: k.PTTL,
 			IntervalMS: float64(unit * 1000), AvailableUnknown: true, RejectionsHidden: true,
 			Recognised: "Envoy ratelimit: <domain>_<descriptor>_<window start> counting hits, its window start a " + unitName + " boundary matching its expiry",
 			Facts: map[string]string{FactDomain: domain, "descriptor": desc, "unit": unitName,
 				"window_start": time.Unix(start, 0).UTC().Format(time.RFC3339),
 				FactLimit:      "set in the rate limit service's configuration"}}
-		return convFound{lim: lim}, true
+		return Found{Limiter: lim}, true
 	},
-	reset: func(ctx context.Context, c *Inspector, l *LimiterInfo) (int64, error) {
-		return scriptCode(counterResetScript.Run(ctx, c.rdb, []string{l.Name}))
+	reset: func(ctx context.Context, rdb redis.UniversalClient, name string) (int64, error) {
+		return code(counterReset.Run(ctx, rdb, []string{name}))
 	},
 }
 
@@ -85,29 +87,4 @@ var envoyConvention = &convention{
 func EnvoyDomain(key string) (string, bool) {
 	d, _, _, ok := envoyKey(key)
 	return d, ok
-}
-
-// noteEnvoyDomain remembers a domain discovery met: its windows are read
-// as a family (families.go), not listed one key a row.
-func (m *convMemo) noteEnvoyDomain(domain string) {
-	if m == nil {
-		return
-	}
-	if _, loaded := m.domains.Load(domain); loaded || m.nDomains.Load() >= MaxFamilies {
-		return
-	}
-	if _, loaded := m.domains.LoadOrStore(domain, struct{}{}); !loaded {
-		m.nDomains.Add(1)
-	}
-}
-
-// envoyDomains are the domains met, sorted.
-func (m *convMemo) envoyDomains() []string {
-	var out []string
-	m.domains.Range(func(k, _ any) bool {
-		out = append(out, k.(string))
-		return true
-	})
-	sort.Strings(out)
-	return out
 }

@@ -1,4 +1,4 @@
-package inspect
+package conv
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/num"
+	"github.com/redis/go-redis/v9"
 )
 
 // Laravel's Redis layouts. Every key starts with the connection's prefix
@@ -16,9 +18,9 @@ import (
 // name's slug: "laravel-database-" and "laravel-cache-" (Laravel 12),
 // "laravel_database_" and "laravel_cache_" (11), "laravel_database_" and
 // "laravel_cache:" (10 and before, where the cache store appended ':').
-// Prefixes set another way are given with ObjectPatterns.LaravelPrefixes.
+// Prefixes set another way are given with Config.LaravelPrefixes.
 
-// KindLaravelLock is a Laravel cache lock (Cache::lock, RedisLock): string
+// LaravelLock is a Laravel cache lock (Cache::lock, RedisLock): string
 // "<prefixes><name>" set with SET NX EX to the owner, 16 random letters
 // and digits (Str::random), released by compare-and-delete. The scheduler
 // keeps withoutOverlapping() as "framework/schedule-<sha1>" (24 h unless
@@ -27,17 +29,17 @@ import (
 // WithoutOverlapping job middleware as "laravel-queue-overlap:<class>:<key>".
 // Redis::funnel's slots are "<connection prefix><name><n>" holding 20
 // random characters. Waiters poll (block() every 250 ms).
-const KindLaravelLock Kind = "laravel-lock"
+const LaravelLock = "laravel-lock"
 
-// KindLaravelThrottle is Redis::throttle (DurationLimiter): hash
+// LaravelThrottle is Redis::throttle (DurationLimiter): hash
 // "<connection prefix><name>" with start and end (epoch s) of the window
 // and count, expiring after twice the decay. The limit is the
 // application's.
-const KindLaravelThrottle Kind = "laravel-throttle"
+const LaravelThrottle = "laravel-throttle"
 
 // laravelName cuts the Laravel prefixes off name: the cache's (cache true)
 // or the connection's alone; ok false when neither shape fits.
-func (p ObjectPatterns) laravelName(name string) (rest string, cache, ok bool) {
+func (p Config) laravelName(name string) (rest string, cache, ok bool) {
 	for _, pre := range p.LaravelPrefixes {
 		if r, ok := strings.CutPrefix(name, pre); ok && r != "" {
 			return r, true, true
@@ -84,36 +86,36 @@ func laravelOwner(v string, n int) bool {
 	return len(v) == n && isAlnum(v) && strings.IndexFunc(v, func(r rune) bool { return r > '9' }) >= 0
 }
 
-var laravelLockConvention = &convention{
-	kind: KindLaravelLock, keyType: "string",
-	claims: func(p ObjectPatterns, name string) bool {
+var laravelLockConvention = &Convention{
+	kind: LaravelLock, keyType: "string",
+	claims: func(p Config, name string) bool {
 		_, _, ok := p.laravelName(name)
 		return ok
 	},
-	parse: func(p ObjectPatterns, k convKey) (convFound, bool) {
-		rest, cache, _ := p.laravelName(k.name)
-		if k.pttl == -2 {
-			return convFound{}, false
+	parse: func(p Config, k Key) (Found, bool) {
+		rest, cache, _ := p.laravelName(k.Name)
+		if k.PTTL == -2 {
+			return Found{}, false
 		}
 		facts := map[string]string{}
 		var why string
 		switch {
-		case cache && laravelOwner(k.value, 16):
+		case cache && laravelOwner(k.Value, 16):
 			why = laravelLockWhat(rest, facts)
-		case !cache && laravelOwner(k.value, 20) && rest[len(rest)-1] >= '1' && rest[len(rest)-1] <= '9':
+		case !cache && laravelOwner(k.Value, 20) && rest[len(rest)-1] >= '1' && rest[len(rest)-1] <= '9':
 			why = "Redis::funnel slot (a 20-character id under the connection prefix)"
 			facts[FactLayout] = "funnel slot"
 		default:
-			return convFound{}, false
+			return Found{}, false
 		}
-		return convFound{lock: stringLock(k, KindLaravelLock, "Laravel: "+why, facts)}, true
+		return Found{Lock: stringLock(k, LaravelLock, "Laravel: "+why, facts)}, true
 	},
-	release: func(ctx context.Context, c *Inspector, l *LockInfo, holder string) (int64, error) {
-		return scriptCode(convCompareDelete.Run(ctx, c.rdb, []string{l.Name}, holder))
+	release: func(ctx context.Context, rdb redis.UniversalClient, _ Config, t Target) (int64, error) {
+		return code(convCompareDelete.Run(ctx, rdb, []string{t.Name}, t.Holder))
 	},
-	plan: func(l *LockInfo, holder string) ForceUnlockPlan {
-		return ForceUnlockPlan{Deletes: []string{l.Name},
-			Summary: fmt.Sprintf("deletes %q if its owner is still %s, as Laravel's release does; its waiters poll and take it on their next try (the scheduler's next run goes ahead)", l.Name, holder)}
+	plan: func(t Target) Plan {
+		return Plan{Deletes: []string{t.Name},
+			Summary: fmt.Sprintf("deletes %q if its owner is still %s, as Laravel's release does; its waiters poll and take it on their next try (the scheduler's next run goes ahead)", t.Name, t.Holder)}
 	},
 }
 
@@ -145,29 +147,29 @@ func laravelLockWhat(rest string, facts map[string]string) string {
 
 var laravelThrottleReset = store.NewScript(luascripts.Source("hashlimiter_reset"))
 
-var laravelThrottleConvention = &convention{
-	kind: KindLaravelThrottle, limiter: true, keyType: "hash",
-	parse: func(p ObjectPatterns, k convKey) (convFound, bool) {
-		f := k.fields
-		start, ok1 := parseCanonicalInt(f["start"])
-		end, ok2 := parseCanonicalInt(f["end"])
-		count, ok3 := parseCanonicalInt(f["count"])
-		if len(f) != 3 || !ok1 || !ok2 || !ok3 || end <= start || count < 0 || k.pttl < 0 {
-			return convFound{}, false
+var laravelThrottleConvention = &Convention{
+	kind: LaravelThrottle, limiter: true, keyType: "hash",
+	parse: func(p Config, k Key) (Found, bool) {
+		f := k.Fields
+		start, ok1 := num.CanonicalInt(f["start"])
+		end, ok2 := num.CanonicalInt(f["end"])
+		count, ok3 := num.CanonicalInt(f["count"])
+		if len(f) != 3 || !ok1 || !ok2 || !ok3 || end <= start || count < 0 || k.PTTL < 0 {
+			return Found{}, false
 		}
 		decay := end - start
-		lim := &LimiterInfo{Name: k.name, Kind: KindLaravelThrottle, Count: count, IntervalMS: float64(decay * 1000),
-			TTL: time.Duration(end*1000-k.nowMS) * time.Millisecond, AvailableUnknown: true, RejectionsHidden: true,
+		lim := &Limiter{Name: k.Name, Kind: LaravelThrottle, Count: count, IntervalMS: float64(decay * 1000),
+			TTL: time.Duration(end*1000-k.NowMS) * time.Millisecond, AvailableUnknown: true, RejectionsHidden: true,
 			Recognised: "Laravel Redis::throttle: hash of exactly start, end and count with an expiry; the limit lives in the application",
 			Facts: map[string]string{"window_start": rfc3339(start * 1000), "window_end": rfc3339(end * 1000),
 				FactLimit: "set in the application (Redis::throttle()->allow(n))"}}
-		if _, cache, ok := p.laravelName(k.name); ok && !cache {
+		if _, cache, ok := p.laravelName(k.Name); ok && !cache {
 			lim.Recognised += ", under the connection prefix"
 		}
 		lim.Facts["decay_s"] = strconv.FormatInt(decay, 10)
-		return convFound{lim: lim}, true
+		return Found{Limiter: lim}, true
 	},
-	reset: func(ctx context.Context, c *Inspector, l *LimiterInfo) (int64, error) {
-		return scriptCode(laravelThrottleReset.Run(ctx, c.rdb, []string{l.Name}, "start", "end", "count"))
+	reset: func(ctx context.Context, rdb redis.UniversalClient, name string) (int64, error) {
+		return code(laravelThrottleReset.Run(ctx, rdb, []string{name}, "start", "end", "count"))
 	},
 }
