@@ -115,10 +115,13 @@
       var lane = clients.length - 1 - Math.floor(u.posToVal(top, "lanes"));
       var lines = null;
       holds.forEach(function (h) {
-        if (h.lane === lane && h.from <= t && t <= h.to) {
+        if (h.lane === lane && h.from <= t && t <= h.lived) {
           var end = h.running ? "now, still held" : LW.clockOf(h.to, true) + " UTC, " + h.ended;
           lines = [[clients[lane], "tip-client"], "as " + h.holder,
             LW.clockOf(h.from, true) + " UTC → " + end, "held " + LW.durText((h.to - h.from) * 1000)];
+          if (h.lived > h.to) {
+            lines.push("worked on past its lease until " + LW.clockOf(h.lived, true) + " UTC");
+          }
         }
       });
       return lines;
@@ -133,11 +136,14 @@
           clients.push(name);
         }
         var running = !h.to;
+        var to = running ? LW.serverNow() / 1000 : Date.parse(h.to) / 1000;
+        var worked = h.worked_to ? Date.parse(h.worked_to) / 1000 : 0;
         return { lane: names[name], holder: String(h.holder), from: Date.parse(h.from) / 1000,
-          to: running ? LW.serverNow() / 1000 : Date.parse(h.to) / 1000, running: running, ended: String(h.ended || "") };
+          to: to, lived: worked > to ? worked : to, running: running, ended: String(h.ended || ""),
+          shared: h.mode === "read" };
       });
       wait.list = Array.isArray(data.wait) ? data.wait : [];
-      st.points = { holds: holds, clients: clients, wait: wait.list };
+      st.points = { holds: holds, clients: clients, wait: wait.list, overlaps: overlapsOf(holds) };
       var r = range();
       if (hu) {
         hu.destroy();
@@ -168,7 +174,7 @@
           }
         }],
         draw: function (u) {
-          drawHolds(u, holds, clients.length);
+          drawHolds(u, holds, clients.length, st.points.overlaps);
         }
       });
       if (wait.list.length > 0) {
@@ -188,16 +194,35 @@
     };
   };
 
+  // overlapsOf is when two holders held at once ({from, to} in s):
+  // exclusion broken, unless both were readers of a read-write lock, who
+  // share it. A hold runs as long as its holder worked under it (lived:
+  // past its lease when a late release or renewal was heard).
+  function overlapsOf(holds) {
+    var out = [];
+    holds.forEach(function (a, i) {
+      holds.slice(i + 1).forEach(function (b) {
+        var from = Math.max(a.from, b.from);
+        var to = Math.min(a.lived, b.lived);
+        if (a.holder !== b.holder && !(a.shared && b.shared) && to > from) {
+          out.push({ from: from, to: to });
+        }
+      });
+    });
+    return out;
+  }
+
   // drawHolds paints each hold as a bar in its client's lane and colour;
-  // a hold that ended without its holder's release gets a red outline.
-  function drawHolds(u, holds, lanes) {
+  // a hold that ended without its holder's release gets a red outline,
+  // and the time its holder worked on past that end a red hatch.
+  function drawHolds(u, holds, lanes, overlaps) {
     var ctx = u.ctx;
     var r = uPlot.pxRatio;
     var lo = u.scales.x.min;
     var hi = u.scales.x.max;
     ctx.save();
     holds.forEach(function (h) {
-      if (h.to < lo || h.from > hi) {
+      if (h.lived < lo || h.from > hi) {
         return;
       }
       var x0 = u.valToPos(Math.max(h.from, lo), "x", true);
@@ -212,21 +237,28 @@
         ctx.lineWidth = 2 * r;
         ctx.strokeRect(x0, y0, Math.max(x1 - x0, 2 * r), y1 - y0);
       }
+      if (h.lived > h.to && h.to < hi) {
+        var w0 = u.valToPos(Math.max(h.to, lo), "x", true);
+        var w1 = u.valToPos(Math.min(h.lived, hi), "x", true);
+        ctx.strokeStyle = LW.colorOf("sw-broken");
+        ctx.lineWidth = r;
+        ctx.setLineDash([4 * r, 3 * r]);
+        ctx.strokeRect(w0, y0, Math.max(w1 - w0, 2 * r), y1 - y0);
+        ctx.setLineDash([]);
+      }
     });
     // Two holders at once: the time they overlapped, in red across the
     // lanes (a lease that ran out under a holder that worked on).
     ctx.fillStyle = LW.colorOf("sw-overlap");
-    holds.forEach(function (a, i) {
-      holds.slice(i + 1).forEach(function (b) {
-        var from = Math.max(a.from, b.from, lo);
-        var to = Math.min(a.to, b.to, hi);
-        if (a.holder === b.holder || to <= from) {
-          return;
-        }
-        var x0 = u.valToPos(from, "x", true);
-        var x1 = u.valToPos(to, "x", true);
-        ctx.fillRect(x0, u.bbox.top, Math.max(x1 - x0, 2 * r), u.bbox.height);
-      });
+    overlaps.forEach(function (o) {
+      var from = Math.max(o.from, lo);
+      var to = Math.min(o.to, hi);
+      if (to <= from) {
+        return;
+      }
+      var x0 = u.valToPos(from, "x", true);
+      var x1 = u.valToPos(to, "x", true);
+      ctx.fillRect(x0, u.bbox.top, Math.max(x1 - x0, 2 * r), u.bbox.height);
     });
     ctx.restore();
   }

@@ -220,9 +220,29 @@ type LockTimeline struct {
 type TimelineHold struct {
 	Holder, Client string
 	From, To       time.Time // To is the span's end for a running hold
-	Running        bool
-	Ended          string // released, handed-off, expired, force-unlocked, evicted
-	Color          int
+	// WorkedTo is when the holder was last heard working past its hold's
+	// end (a late release or renewal); zero when it was not.
+	WorkedTo time.Time
+	Running  bool
+	Ended    string // released, handed-off, expired, force-unlocked, evicted
+	// Shared: a read-write lock's reader, whose hold other readers share.
+	Shared bool
+	Color  int
+}
+
+// Lived is when h's holder last worked under it: past its end when it
+// was heard late.
+func (h TimelineHold) Lived() time.Time {
+	if h.WorkedTo.After(h.To) {
+		return h.WorkedTo
+	}
+	return h.To
+}
+
+// Overlaps says a and b were held by two holders at once, exclusion
+// broken: readers together share a read-write lock by design.
+func (h TimelineHold) Overlaps(b TimelineHold) bool {
+	return h.Holder != b.Holder && !(h.Shared && b.Shared) && h.From.Before(b.Lived()) && b.From.Before(h.Lived())
 }
 
 // TimelineClient is one colour of the strip: a client (app@host pid), or
@@ -265,14 +285,14 @@ func (t LockTimeline) Summary() string {
 		}
 		broken := map[string]int{}
 		for _, h := range t.Holds {
-			if h.Ended == "expired" || h.Ended == "force-unlocked" {
+			if h.Ended == "expired" || h.Ended == "force-unlocked" || h.Ended == "evicted" {
 				broken[h.Ended]++
 			}
 		}
 		overlaps := 0
 		for i, a := range t.Holds {
 			for _, b := range t.Holds[i+1:] {
-				if a.Holder != b.Holder && a.From.Before(b.To) && b.From.Before(a.To) {
+				if a.Overlaps(b) {
 					overlaps++
 				}
 			}
@@ -280,9 +300,13 @@ func (t LockTimeline) Summary() string {
 		if overlaps > 0 {
 			fmt.Fprintf(&b, " %s: two holders at once.", plural(overlaps, "overlap", "overlaps"))
 		}
-		if n := broken["expired"] + broken["force-unlocked"]; n > 0 {
-			fmt.Fprintf(&b, " %s without a release (%d expired, %d force-unlocked).", plural(n, "hold ended", "holds ended"),
+		if n := broken["expired"] + broken["force-unlocked"] + broken["evicted"]; n > 0 {
+			fmt.Fprintf(&b, " %s without a release (%d expired, %d force-unlocked", plural(n, "hold ended", "holds ended"),
 				broken["expired"], broken["force-unlocked"])
+			if e := broken["evicted"]; e > 0 {
+				fmt.Fprintf(&b, ", %d evicted", e)
+			}
+			b.WriteString(").")
 		}
 	}
 	if s := t.Waits.summary(t.Span); s != "" {

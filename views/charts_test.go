@@ -132,6 +132,48 @@ func TestViewLockTimeline(t *testing.T) {
 	one(t, render(t, lockTimeline(tl)).Selection, "timeline-empty")
 }
 
+// Overlap is two holders at once of an exclusive hold: readers of a
+// read-write lock share it, a writer with a reader does not, and a holder
+// heard working past its expiry overlaps whoever took the lock after.
+func TestViewLockTimelineOverlaps(t *testing.T) {
+	from := at.Add(-time.Hour)
+	read := func(holder string, a, b int) TimelineHold {
+		return TimelineHold{Holder: holder, From: from.Add(time.Duration(a) * time.Minute),
+			To: from.Add(time.Duration(b) * time.Minute), Ended: "released", Shared: true}
+	}
+	write := read("w", 5, 8)
+	write.Shared = false
+	cases := []struct {
+		a, b TimelineHold
+		want bool
+	}{
+		{read("r1", 0, 10), read("r2", 2, 12), false},
+		{read("r1", 0, 10), write, true},
+		{write, read("r2", 7, 9), true},
+		{read("r1", 0, 4), write, false},
+	}
+	late := TimelineHold{Holder: "a", From: from, To: from.Add(time.Minute), WorkedTo: from.Add(3 * time.Minute), Ended: "expired"}
+	next := TimelineHold{Holder: "b", From: from.Add(2 * time.Minute), To: from.Add(4 * time.Minute), Ended: "released"}
+	cases = append(cases, struct {
+		a, b TimelineHold
+		want bool
+	}{late, next, true})
+	for i, c := range cases {
+		if got := c.a.Overlaps(c.b); got != c.want {
+			t.Errorf("case %d: %s %v-%v with %s %v-%v: overlap %v, want %v", i, c.a.Holder, c.a.From, c.a.Lived(),
+				c.b.Holder, c.b.From, c.b.Lived(), got, c.want)
+		}
+	}
+	tl := LockTimeline{Name: "catalog", Span: SpanHour, From: from, To: at, Holds: []TimelineHold{read("r1", 0, 10), read("r2", 2, 12)}}
+	if s := tl.Summary(); strings.Contains(s, "overlap") {
+		t.Errorf("summary %q: readers counted as overlapping", s)
+	}
+	tl.Holds = []TimelineHold{next, late}
+	if s := tl.Summary(); !strings.Contains(s, "1 overlap: two holders at once.") {
+		t.Errorf("summary %q: want the expired holder's late work over the next hold", s)
+	}
+}
+
 func TestViewWhatIfResult(t *testing.T) {
 	w := WhatIf{Rate: "5", IntervalMS: "100", SpanS: 600, FineS: 180, Attempts: 90, ActualAdmitted: 80, ActualRejected: 10,
 		PredictedAdmitted: 50, PredictedRejected: 40, PredictedLow: 35, PredictedHigh: 48, LowerBound: true,

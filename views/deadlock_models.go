@@ -142,6 +142,16 @@ func edgeClass(e svgEdge) string {
 	return "cycle-edge"
 }
 
+// PastDeadlockView is a cycle that ended (broken from the console, or a
+// holder gave up): when it was seen, until when, and its steps.
+type PastDeadlockView struct {
+	Since, Ended time.Time
+	Steps        []DeadlockStepView
+}
+
+// Lasted is how long the cycle was seen, in words.
+func (d PastDeadlockView) Lasted() string { return ageText(d.Ended.Sub(d.Since)) }
+
 // heldForText is a hold's age, "–" when not known.
 func heldForText(ms int64) string {
 	if ms <= 0 {

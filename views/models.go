@@ -293,6 +293,9 @@ type LockDetailPage struct {
 	// Violations are the lock's lease violations of the last day, oldest
 	// first: holds whose exclusion may have been broken.
 	Violations []LeaseViolationRow
+	// PastDeadlocks are the wait-for cycles of the last day this lock was
+	// part of that ended, newest first.
+	PastDeadlocks []PastDeadlockView
 	// Why answers what the page is opened for, before any table.
 	Why *WhyPanel
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -61,6 +62,23 @@ func deadlockViews(sn *live.Snapshot, lock string) []views.DeadlockView {
 			}
 			v.Steps = append(v.Steps, views.DeadlockStepView{Lock: st.Lock, Holder: st.Holder, Who: st.Who,
 				Short: shortHolder(st), WaitsFor: st.WaitsFor, HeldMS: held, Youngest: st.Youngest})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// pastDeadlockViews are the ended cycles lock was part of, newest first.
+func (s *Server) pastDeadlockViews(lock string) []views.PastDeadlockView {
+	var out []views.PastDeadlockView
+	reg := s.live.Latest().Registry
+	for _, d := range s.live.EndedDeadlocksOf(lock) {
+		d.Cycle = slices.Clone(d.Cycle) // the sampler's memory is shared
+		inspect.AnnotateDeadlock(reg, &d.Deadlock)
+		v := views.PastDeadlockView{Since: d.Since, Ended: d.Ended}
+		for _, st := range d.Cycle {
+			v.Steps = append(v.Steps, views.DeadlockStepView{Lock: st.Lock, Holder: st.Holder, Who: st.Who,
+				Short: shortHolder(st), WaitsFor: st.WaitsFor})
 		}
 		out = append(out, v)
 	}

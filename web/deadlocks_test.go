@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockwarden/lockwarden/store"
@@ -204,6 +205,21 @@ func TestAPIDeadlocks(t *testing.T) {
 		}
 		return true
 	})
+	// The broken cycle stays on both locks' pages: when, for how long, and
+	// who held which lock waiting for the other.
+	for _, lock := range []string{p.l1, p.l2} {
+		var past *goquery.Selection
+		eventually(t, 10*time.Second, lock+"'s page to list the deadlock it was part of", func() bool {
+			_, _, body := e.do("GET", "/locks/"+esc(lock), nil, nil)
+			past = parseHTML(t, body).Find(`[data-testid="past-deadlock"]`)
+			return past.Length() == 1
+		})
+		steps := past.Find(`[data-testid="past-deadlock-step"]`)
+		if steps.Length() != 2 || !strings.Contains(past.Text(), "billing") || !strings.Contains(past.Text(), "shipping") ||
+			past.Find("time").Length() != 2 {
+			t.Errorf("%s's past deadlock: %q", lock, past.Text())
+		}
+	}
 }
 
 // checkDeadlockPages: /deadlocks draws the cycle (two locks, two holders,

@@ -107,8 +107,8 @@ func (s *Server) handleLockPage(c echo.Context) error {
 		if tl.Kept || known {
 			return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
 				Layout: s.layout(c, name, views.NavLocks), Lock: views.LockRow{Name: name}, Timeline: tl, Gone: true,
-				Violations: violationRows(s.live.Latest(), name),
-				Why:        s.whyPanel(known, func() why.Answer { return why.Gone(in) })}))
+				Violations: violationRows(s.live.Latest(), name), PastDeadlocks: s.pastDeadlockViews(name),
+				Why: s.whyPanel(known, func() why.Answer { return why.Gone(in) })}))
 		}
 	}
 	if err != nil {
@@ -117,15 +117,16 @@ func (s *Server) handleLockPage(c echo.Context) error {
 	sn := s.live.Latest()
 	l.Subscribers = sn.Subscribers(name)
 	return s.render(c, http.StatusOK, views.LockDetail(views.LockDetailPage{
-		Layout:     s.layout(c, name, views.NavLocks),
-		Lock:       s.lockRow(*l),
-		Channel:    l.Channel,
-		Stats:      counts(sn.Window(name)),
-		Waits:      waitRows(sn, name),
-		Timeline:   tl,
-		Deadlocks:  deadlockViews(sn, name),
-		Violations: violationRows(sn, name),
-		Why:        s.whyPanel(true, func() why.Answer { return s.lockWhy(sn, *l) }),
+		Layout:        s.layout(c, name, views.NavLocks),
+		Lock:          s.lockRow(*l),
+		Channel:       l.Channel,
+		Stats:         counts(sn.Window(name)),
+		Waits:         waitRows(sn, name),
+		Timeline:      tl,
+		Deadlocks:     deadlockViews(sn, name),
+		Violations:    violationRows(sn, name),
+		PastDeadlocks: s.pastDeadlockViews(name),
+		Why:           s.whyPanel(true, func() why.Answer { return s.lockWhy(sn, *l) }),
 	}))
 }
 
@@ -531,8 +532,8 @@ func timelineOf(name, span string, lh history.LockHistory) views.LockTimeline {
 			colors[client] = c
 			tl.Clients = append(tl.Clients, views.TimelineClient{Label: client, Color: c})
 		}
-		th := views.TimelineHold{Holder: h.Holder, Client: client, From: h.From, To: h.To, Ended: h.Ended,
-			Running: h.To.IsZero(), Color: c}
+		th := views.TimelineHold{Holder: h.Holder, Client: client, From: h.From, To: h.To, WorkedTo: h.WorkedTo,
+			Ended: h.Ended, Shared: h.Shared(), Running: h.To.IsZero(), Color: c}
 		if th.Running {
 			th.To = tl.To
 		}

@@ -215,6 +215,10 @@ const (
 	RuleNodeDown                = alert.RuleNodeDown
 	RuleLockDeadlock            = alert.RuleLockDeadlock
 	RuleLockLeaseLost           = alert.RuleLockLeaseLost
+	RuleRedisEvictsLocks        = alert.RuleRedisEvictsLocks
+	RuleRedisAcksNoReplica      = alert.RuleRedisAcksNoReplica
+	RuleRedisFencingNotKept     = alert.RuleRedisFencingNotKept
+	RuleRedisKeyspaceEventsOff  = alert.RuleRedisKeyspaceEventsOff
 	DefaultHeldTooLong          = alert.DefaultHeldTooLong
 	DefaultWaitTooLong          = alert.DefaultWaitTooLong
 	DefaultRejectRatio          = alert.DefaultRejectRatio

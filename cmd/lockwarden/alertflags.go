@@ -34,6 +34,11 @@ var ruleFlags = [...]struct{ flag, rule, what string }{
 	{"alert-redis-down", web.RuleRedisDown, "how long Redis may not answer (default 10s)"},
 	{"alert-node-down", web.RuleNodeDown, "how long one Redis node of several may not answer (default 10s)"},
 	{"alert-auth-failures", web.RuleAuthFailures, "how long a burst of wrong tokens (20 a minute) must go on (default 0s)"},
+	{"alert-lock-lease-lost", web.RuleLockLeaseLost, "how long after a lease violation (exclusion may have been broken) it fires (default 0s)"},
+	{"alert-redis-evicts-locks", web.RuleRedisEvictsLocks, "how long a master may keep a maxmemory-policy that evicts lock keys (default 0s)"},
+	{"alert-redis-acks-no-replica", web.RuleRedisAcksNoReplica, "how long clients may ask more replica acknowledgements than a master has replicas (default 0s)"},
+	{"alert-redis-fencing-not-persisted", web.RuleRedisFencingNotKept, "how long fencing counters may live on a master that persists nothing (default 0s)"},
+	{"alert-redis-keyspace-events-off", web.RuleRedisKeyspaceEventsOff, "how long a master under a memory limit may publish no evicted events (default 0s)"},
 }
 
 // register adds the flags to fs and returns their environment variables

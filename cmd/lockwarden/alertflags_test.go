@@ -14,7 +14,8 @@ func TestCmdAlertFlags(t *testing.T) {
 		"LOCKWARDEN_ALERT_REDIS_DOWN": "1m"}
 	cfg, err := parseServeFlags([]string{"--alert-lock-held-too-long", "90s", "--alert-reject-ratio", "80%",
 		"--alert-lock-no-expiry", "off", "--alert-limiter-errors", "0s", "--alert-redis-down", "20s", "--metrics-match", "app:*",
-		"--alert-lock-wait-too-long", "2s", "--alert-lock-wait-too-long-for", "30s", "--alert-lock-deadlock", "5s"},
+		"--alert-lock-wait-too-long", "2s", "--alert-lock-wait-too-long-for", "30s", "--alert-lock-deadlock", "5s",
+		"--alert-redis-keyspace-events-off", "off", "--alert-lock-lease-lost", "1s"},
 		func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +25,7 @@ func TestCmdAlertFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ac.Webhook != env["LOCKWARDEN_ALERT_WEBHOOK"] || ac.HeldTooLong != 90*time.Second || ac.RejectRatio != 0.8 ||
-		!ac.Off[web.RuleLockNoExpiry] || len(ac.Off) != 1 || match != "app:*" || top != 7 {
+		!ac.Off[web.RuleLockNoExpiry] || !ac.Off[web.RuleRedisKeyspaceEventsOff] || len(ac.Off) != 2 || match != "app:*" || top != 7 {
 		t.Errorf("config = %+v, match %q, top %d", ac, match, top)
 	}
 	if d, ok := ac.For[web.RuleLimiterErrors]; !ok || d != 0 {
@@ -32,6 +33,9 @@ func TestCmdAlertFlags(t *testing.T) {
 	}
 	if ac.WaitTooLong != 2*time.Second || ac.For[web.RuleLockWaitTooLong] != 30*time.Second {
 		t.Errorf("lock-wait-too-long: threshold %v, for %v", ac.WaitTooLong, ac.For[web.RuleLockWaitTooLong])
+	}
+	if ac.For[web.RuleLockLeaseLost] != time.Second {
+		t.Errorf("lock-lease-lost for = %v", ac.For[web.RuleLockLeaseLost])
 	}
 	if ac.For[web.RuleLockDeadlock] != 5*time.Second {
 		t.Errorf("lock-deadlock for = %v", ac.For[web.RuleLockDeadlock])
@@ -55,6 +59,7 @@ func TestCmdAlertFlagsRejectBadValues(t *testing.T) {
 		{"--alert-redis-down", "-1s"},
 		{"--alert-node-down", "soon"},
 		{"--alert-lock-deadlock", "-1s"},
+		{"--alert-redis-evicts-locks", "later"},
 		{"--metrics-top", "-3"},
 	} {
 		var stderr strings.Builder

@@ -35,11 +35,19 @@ type History struct {
 type msg struct {
 	sample *Sample
 	ended  *endedReq
+	amend  *amendReq
 	flush  chan error
 	close  chan error
 }
 
 type endedReq struct{ name, holder, how string }
+
+// amendReq is what was heard of a hold after it ended (tracker.amend).
+type amendReq struct {
+	name, holder, how string
+	at                int64
+	worked            bool
+}
 
 // Stats is what /status shows about the history.
 type Stats struct {
@@ -117,6 +125,31 @@ func (h *History) Ended(ctx context.Context, name, holder, how string) error {
 		return fmt.Errorf("history: mark %q ended: %w", name, err)
 	}
 	return nil
+}
+
+// Evicted says Redis evicted the key of holder's hold of lock name (seen
+// gone at at): the hold is recorded as ended EndEvicted, whether or not
+// it was written already.
+func (h *History) Evicted(ctx context.Context, name, holder string, at time.Time) error {
+	return h.send(ctx, msg{amend: &amendReq{name: name, holder: holder, how: EndEvicted, at: at.UnixMilli()}})
+}
+
+// WorkedOn says holder still worked on its hold of lock name at at, after
+// the hold ended (its release or renewal came late): the hold is recorded
+// as lived until then (Hold.WorkedTo), over whoever held the lock next.
+func (h *History) WorkedOn(ctx context.Context, name, holder string, at time.Time) error {
+	return h.send(ctx, msg{amend: &amendReq{name: name, holder: holder, at: at.UnixMilli(), worked: true}})
+}
+
+func (h *History) send(ctx context.Context, m msg) error {
+	select {
+	case h.msgs <- m:
+		return nil
+	case <-h.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Flush writes now what the history holds (when this replica is the

@@ -35,11 +35,13 @@ func CoarseKey(name string) string { return inspect.ConsoleKey("h1m", name) }
 
 // HoldsKey is a lock's list of ended holds, newest first, trimmed to the
 // kept number; each entry is
-// "<ended> <from ms> <to ms> <len holder> <len app> <len host> <pid> <holder><app><host>".
+// "<ended> [tokens] <from ms> <to ms> <len holder> <len app> <len host> <pid> <holder><app><host>",
+// the tokens (ring.go) a reader's or writer's "R" or "W" and "L<ms>", when
+// its holder was last heard working on it.
 func HoldsKey(name string) string { return inspect.ConsoleKey("hholds", name) }
 
 // OpenKey is a hash of a lock's holds still running: holder ->
-// "<from ms> <len app> <len host> <pid> <app><host>", and "x:<holder>" ->
+// "[R |W ]<from ms> <len app> <len host> <pid> <app><host>", and "x:<holder>" ->
 // how that hold was ended by the console ("force-unlocked") before the
 // writer saw it go.
 func OpenKey(name string) string { return inspect.ConsoleKey("hopen", name) }

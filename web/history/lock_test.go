@@ -130,3 +130,55 @@ func TestReleaseSettledAfterFlush(t *testing.T) {
 		t.Fatalf("hold = %+v, want a's, released at %v", g, at(2).UTC())
 	}
 }
+
+// What the console hears of a hold after it ended amends it, whether the
+// hold is written already (the ended holds list, in Redis) or not yet
+// (the tracker): an eviction is how it ended, a late release its holder
+// working on past its end.
+func TestLockHoldAmended(t *testing.T) {
+	rdb, start := fresh(t)
+	lk := name(t, "job")
+	at := func(i int, plus time.Duration) time.Time { return start.Add(time.Duration(i)*time.Second + plus) }
+	a, b, c := holder(1), holder(2), holder(3)
+	c.Mode = "write"
+	h := open(t, rdb, nil)
+	ctx := t.Context()
+	feed(t, []*history.History{h},
+		lockAt(at(1, 0), lk, 500*time.Millisecond, a),
+		lockAt(at(2, 0), lk, 30*time.Second, b), // a's lease ran out; b took it
+		lockAt(at(3, 0), lk, 0),                 // b gone, not written until the next sample
+	)
+	if err := h.WorkedOn(ctx, lk, a.ID, at(3, 500*time.Millisecond)); err != nil { // a written: amended in Redis
+		t.Fatal(err)
+	}
+	if err := h.Evicted(ctx, lk, b.ID, at(3, 0)); err != nil { // b not written yet: amended in the tracker
+		t.Fatal(err)
+	}
+	feed(t, []*history.History{h},
+		lockAt(at(4, 0), lk, 0),
+		lockAt(at(5, 0), lk, 30*time.Second, c),
+		lockAt(at(6, 0), lk, 0),
+		lockAt(at(7, 0), lk, 0),
+	)
+	if err := h.Evicted(ctx, lk, c.ID, at(6, 0)); err != nil { // c written released
+		t.Fatal(err)
+	}
+	feed(t, []*history.History{h})
+	got := readLock(t, h, lk, history.SpanHour)
+	ms := func(i int, plus time.Duration) time.Time { return at(i, plus).UTC() }
+	want := []history.Hold{
+		{Holder: c.ID, Mode: "write", From: ms(5, 0), To: ms(6, 0), Ended: history.EndEvicted},
+		{Holder: b.ID, From: ms(2, 0), To: ms(3, 0), Ended: history.EndEvicted},
+		{Holder: a.ID, From: ms(1, 0), To: ms(1, 500*time.Millisecond), Ended: history.EndExpired, WorkedTo: ms(3, 500*time.Millisecond)},
+	}
+	if len(got.Holds) != len(want) {
+		t.Fatalf("%d holds, want %d: %+v", len(got.Holds), len(want), got.Holds)
+	}
+	for i, w := range want {
+		g := got.Holds[i]
+		if g.Holder != w.Holder || g.Mode != w.Mode || !g.From.Equal(w.From) || !g.To.Equal(w.To) || g.Ended != w.Ended ||
+			!g.WorkedTo.Equal(w.WorkedTo) || g.Client == nil || g.Client.App != "orders-api" {
+			t.Errorf("hold %d = %+v, want %+v", i, g, w)
+		}
+	}
+}

@@ -38,6 +38,8 @@ type Recorder struct {
 	// listed it with waits (store/inspect's WaitTotals, monotonic while
 	// the lock stays active), and that snapshot's At.
 	waits map[string]seenWaits
+	// violations is the live.Snapshot.ViolationsTotal handed on.
+	violations int64
 }
 
 type seenBucket struct{ bucket, at int64 }
@@ -80,6 +82,30 @@ func (f *Recorder) Observe(sn *live.Snapshot) {
 	}
 	if s, ok := f.sample(sn); ok {
 		h.Observe(f.ctx, s)
+	}
+	f.heard(h, sn)
+}
+
+// heard hands on what the lease violations reported since the last
+// snapshot say of holds that ended: an eviction is how its hold ended,
+// a late release or renewal is its holder working on past the end.
+func (f *Recorder) heard(h *History, sn *live.Snapshot) {
+	if sn == nil || sn.ViolationsTotal <= f.violations {
+		return
+	}
+	n := min(int(sn.ViolationsTotal-f.violations), len(sn.Violations))
+	f.violations = sn.ViolationsTotal
+	for _, v := range sn.Violations[len(sn.Violations)-n:] {
+		var err error
+		switch v.Kind {
+		case live.ViolationEvicted:
+			err = h.Evicted(f.ctx, v.Lock, v.Holder, v.At)
+		case live.ViolationReleasedAfterExpiry:
+			err = h.WorkedOn(f.ctx, v.Lock, v.Holder, v.At)
+		}
+		if err != nil {
+			f.log.Warn("recording a lease violation in the history", "lock", v.Lock, "kind", v.Kind, "err", err)
+		}
 	}
 }
 
@@ -219,7 +245,7 @@ func lockSample(sn *live.Snapshot, l inspect.LockInfo, holders []Holder) (LockSa
 	}
 	first := len(holders)
 	for _, h := range l.Holders {
-		hd := Holder{ID: h.ID}
+		hd := Holder{ID: h.ID, Mode: h.Mode}
 		if h.AcquiredMS > 0 {
 			hd.Since = time.UnixMilli(h.AcquiredMS)
 		}

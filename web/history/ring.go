@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A ring record is four little-endian uint32s: step index, then three
@@ -47,11 +48,53 @@ func ringAt(ring []byte, e int64) (counts, bool) {
 // history_hold_write.lua adds (the console may have marked the hold as ended by
 // force in the meantime).
 func encodeClosed(c closedHold) string {
-	return strconv.FormatInt(c.from, 10) + " " + strconv.FormatInt(c.to, 10) + " " + encodeHolder(c.h)
+	return modeToken(c.h.Mode) + strconv.FormatInt(c.from, 10) + " " + strconv.FormatInt(c.to, 10) + " " + encodeHolder(c.h)
 }
 
 func encodeOpen(o openHold) string {
-	return strconv.FormatInt(o.from, 10) + " " + encodeClient(o.h)
+	return modeToken(o.h.Mode) + strconv.FormatInt(o.from, 10) + " " + encodeClient(o.h)
+}
+
+// Tokens that may come before an entry's numbers, each a letter and its
+// value then a space (entries written without them read as before): a
+// read-write lock holder's mode, and when a hold's holder was last heard
+// working on it past its end (a late release or renewal).
+const (
+	tokenRead     = "R"
+	tokenWrite    = "W"
+	tokenWorkedTo = "L" // followed by the Unix ms
+)
+
+func modeToken(mode string) string {
+	switch mode {
+	case ModeRead:
+		return tokenRead + " "
+	case "write":
+		return tokenWrite + " "
+	}
+	return ""
+}
+
+// cutTokens reads the tokens off the front of s into hd.
+func cutTokens(s string, hd *Hold) string {
+	for s != "" && (s[0] < '0' || s[0] > '9') && s[0] != '-' {
+		tok, rest, ok := strings.Cut(s, " ")
+		if !ok {
+			return s
+		}
+		switch {
+		case tok == tokenRead:
+			hd.Mode = ModeRead
+		case tok == tokenWrite:
+			hd.Mode = "write"
+		case strings.HasPrefix(tok, tokenWorkedTo):
+			if ms, err := strconv.ParseInt(tok[len(tokenWorkedTo):], 10, 64); err == nil {
+				hd.WorkedTo = msTime(ms)
+			}
+		}
+		s = rest
+	}
+	return s
 }
 
 func encodeHolder(h Holder) string {
@@ -99,27 +142,32 @@ func decodeClosed(entry string) (Hold, bool) {
 	if !ok {
 		return Hold{}, false
 	}
-	v, rest, ok := nums(rest, 6)
+	var hd Hold
+	v, rest, ok := nums(cutTokens(rest, &hd), 6)
 	if !ok || v[2] < 0 || int(v[2]) > len(rest) {
 		return Hold{}, false
 	}
-	holder := rest[:v[2]]
-	cl, ok := decodeClient(v[3:], rest[v[2]:])
-	if !ok {
+	hd.Holder = rest[:v[2]]
+	if hd.Client, ok = decodeClient(v[3:], rest[v[2]:]); !ok {
 		return Hold{}, false
 	}
-	return Hold{Holder: holder, Client: cl, From: msTime(v[0]), To: msTime(v[1]), Ended: ended}, true
+	hd.From, hd.To, hd.Ended = msTime(v[0]), msTime(v[1]), ended
+	if !hd.WorkedTo.After(hd.To) {
+		hd.WorkedTo = time.Time{}
+	}
+	return hd, true
 }
 
 // decodeOpen parses a running hold of holder.
 func decodeOpen(holder, val string) (Hold, bool) {
-	v, rest, ok := nums(val, 4)
+	hd := Hold{Holder: holder}
+	v, rest, ok := nums(cutTokens(val, &hd), 4)
 	if !ok {
 		return Hold{}, false
 	}
-	cl, ok := decodeClient(v[1:], rest)
-	if !ok {
+	if hd.Client, ok = decodeClient(v[1:], rest); !ok {
 		return Hold{}, false
 	}
-	return Hold{Holder: holder, Client: cl, From: msTime(v[0])}, true
+	hd.From = msTime(v[0])
+	return hd, true
 }

@@ -10,4 +10,5 @@ import (
 var (
 	holdWrite = store.NewScript(luascripts.Source("history_hold_write"))
 	holdMark  = store.NewScript(luascripts.Source("history_hold_mark"))
+	holdAmend = store.NewScript(luascripts.Source("history_hold_amend"))
 )

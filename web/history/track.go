@@ -62,6 +62,7 @@ type closedHold struct {
 	from, to int64
 	ended    string
 	closedAt int64 // the sample that closed it: flushes write those after their "through"
+	workedTo int64 // ms: its holder heard working on it past to (amend); 0: not
 }
 
 type lock struct {
@@ -295,6 +296,45 @@ func (t *tracker) end(name, holder, how string) {
 		}
 		l.forced[holder] = how
 	}
+}
+
+// amend records what was heard of holder's newest hold of name begun by
+// at (ms), once it ended: how it ended when how is not "", and that its
+// holder worked on until at when worked. It returns the hold amended, nil
+// when the tracker keeps no such hold; a running hold is marked for when
+// it is seen gone (how only).
+func (t *tracker) amend(name, holder string, at int64, how string, worked bool) *closedHold {
+	l := t.locks[name]
+	if l == nil {
+		return nil
+	}
+	var c *closedHold
+	for i := len(l.ending) - 1; i >= 0 && c == nil; i-- {
+		if e := &l.ending[i]; e.h.ID == holder && e.from <= at {
+			c = e
+		}
+	}
+	for i := len(l.closed) - 1; i >= 0 && c == nil; i-- {
+		if e := &l.closed[i]; e.h.ID == holder && e.from <= at {
+			c = e
+		}
+	}
+	if c == nil {
+		if how != "" && slices.ContainsFunc(l.open, func(o openHold) bool { return o.h.ID == holder }) {
+			if l.forced == nil {
+				l.forced = map[string]string{}
+			}
+			l.forced[holder] = how
+		}
+		return nil
+	}
+	if how != "" {
+		c.ended = how
+	}
+	if worked && at > c.to {
+		c.workedTo = at
+	}
+	return c
 }
 
 // ranking is one kept object and its score at the flush.

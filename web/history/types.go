@@ -49,6 +49,9 @@ type Holder struct {
 	// Since is when the hold began, when the lock's scripts recorded it;
 	// zero means "first seen at this sample".
 	Since time.Time
+	// Mode is a read-write lock holder's "read" or "write" (readers share
+	// a hold); "" for the other kinds, whose holds are all exclusive.
+	Mode string
 }
 
 // How a hold ended.
@@ -57,6 +60,7 @@ const (
 	EndHandedOff     = "handed-off" // the next holder appeared in the same or the next sample
 	EndExpired       = "expired"    // the lease ran out while held
 	EndForceUnlocked = "force-unlocked"
+	EndEvicted       = "evicted" // Redis evicted the lock's key (maxmemory) while held
 )
 
 // Point is one step of a limiter's history; T is the step's start in Unix
@@ -107,10 +111,23 @@ type Client struct {
 type Hold struct {
 	Holder string    `json:"holder"`
 	Client *Client   `json:"client,omitempty"`
+	Mode   string    `json:"mode,omitempty"` // Holder.Mode
 	From   time.Time `json:"from"`
 	To     time.Time `json:"to,omitzero"`
 	Ended  string    `json:"ended,omitempty"`
+	// WorkedTo is when the holder was last heard working on an ended hold
+	// past its end (a release or renewal its lock's scripts refused as
+	// late, web/live's released-after-expiry): the hold as its holder
+	// lived it runs to here, over whoever held the lock after.
+	WorkedTo time.Time `json:"worked_to,omitzero"`
 }
+
+// Shared says h is a read hold, which other readers share: two holds
+// at once break exclusion unless both are shared.
+func (h Hold) Shared() bool { return h.Mode == ModeRead }
+
+// ModeRead is a read-write lock reader's Holder.Mode.
+const ModeRead = "read"
 
 // WaitSample is a lock's acquisitions and waits since the sample before
 // (store/inspect's wait totals, differenced by the caller).

@@ -48,6 +48,8 @@ func (w *worker) run(ctx context.Context) {
 				w.sample(ctx, *m.sample)
 			case m.ended != nil:
 				w.t.end(m.ended.name, m.ended.holder, m.ended.how)
+			case m.amend != nil:
+				w.amend(ctx, m.amend)
 			case m.flush != nil:
 				m.flush <- w.flush(ctx, true)
 			case m.close != nil:
@@ -55,6 +57,24 @@ func (w *worker) run(ctx context.Context) {
 				return
 			}
 		}
+	}
+}
+
+// amend records a in the tracker and, when the hold is already written
+// (or this replica keeps no copy of it), in its lock's ended holds: the
+// goroutine that flushes amends, so no write falls between the two.
+func (w *worker) amend(ctx context.Context, a *amendReq) {
+	c := w.t.amend(a.name, a.holder, a.at, a.how, a.worked)
+	if c != nil && (c.closedAt > w.through || !w.writer) {
+		return // the next write carries it
+	}
+	worked := "0"
+	if a.worked {
+		worked = "1"
+	}
+	err := holdAmend.Run(ctx, w.h.rdb, []string{HoldsKey(a.name)}, a.holder, a.at, a.how, worked).Err()
+	if err != nil {
+		w.h.setStats(func(s *Stats) { s.LastError = err.Error() })
 	}
 }
 

@@ -166,6 +166,9 @@ func (w *worker) holdArgs(l *lock, ttl string, replace bool) []any {
 	args = append(args, w.opt().holds, ttl, flag, len(closed))
 	for _, c := range closed {
 		e := encodeClosed(c)
+		if c.workedTo > c.to {
+			e = tokenWorkedTo + strconv.FormatInt(c.workedTo, 10) + " " + e
+		}
 		w.entryB += int64(len(e) + len(c.ended) + 1)
 		w.entryN++
 		args = append(args, c.h.ID, c.ended, e)

@@ -125,6 +125,7 @@ type leaseWatch struct {
 	mu     sync.Mutex
 	list   []LeaseViolation // oldest first; replaced, never changed in place
 	counts map[string]int64
+	total  int64 // violations reported since the start
 }
 
 // hear takes the events the log got since the last tick.
@@ -372,18 +373,23 @@ func (w *leaseWatch) report(v LeaseViolation) {
 		w.counts = map[string]int64{}
 	}
 	w.counts[v.Kind]++
+	w.total++
 }
 
-// snapshot is the list as it is now (never changed afterwards).
-func (w *leaseWatch) snapshot() []LeaseViolation {
+// snapshot is the list as it is now (never changed afterwards), and how
+// many were reported since the start.
+func (w *leaseWatch) snapshot() ([]LeaseViolation, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.list
+	return w.list, w.total
 }
 
 // LeaseViolations are the violations of the last ViolationsKept, oldest
 // first.
-func (sm *Sampler) LeaseViolations() []LeaseViolation { return sm.leases.snapshot() }
+func (sm *Sampler) LeaseViolations() []LeaseViolation {
+	list, _ := sm.leases.snapshot()
+	return list
+}
 
 // LeaseViolationCounts are the violations found since the start, by kind.
 func (sm *Sampler) LeaseViolationCounts() map[string]int64 {

@@ -455,10 +455,10 @@ func (sm *Sampler) publish(smp *inspect.Sample, start time.Time, fams []inspect.
 		HolderSeen: sm.seeHolders(smp.Locks, start),
 		Families:   fams,
 		Lingered:   smp.Lingered,
-		Violations: sm.leases.snapshot(),
 		Settings:   sm.settingsNow(),
 		memo:       &Memo{},
 	}
+	sn.Violations, sn.ViolationsTotal = sm.leases.snapshot()
 	if sn.Stats == nil {
 		sn.Stats = map[string]inspect.Summary{}
 	}

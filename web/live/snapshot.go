@@ -42,6 +42,10 @@ type Snapshot struct {
 	// Violations are the lease violations of the last ViolationsKept
 	// (leases.go), oldest first.
 	Violations []LeaseViolation
+	// ViolationsTotal is how many violations were reported since the
+	// start: the last ViolationsTotal-n of Violations are those reported
+	// since a snapshot whose total was n.
+	ViolationsTotal int64
 	// Settings are the masters' settings as last read (settings.go); nil
 	// before the first read.
 	Settings []inspect.NodeSettings

@@ -95,6 +95,8 @@ func leaseSafetySay(b *builder, in GoneInput, last *history.Hold) {
 			s += ", and was handed to the next waiter"
 		case history.EndReleased:
 			s += ", and was released by its holder"
+		case history.EndEvicted:
+			s += ", and ended when Redis evicted its key (maxmemory) while it was held"
 		}
 		b.say(s + ".")
 	}
