@@ -184,7 +184,7 @@ func (sm *Sampler) watchKeyEvents(ctx context.Context, now time.Time) {
 	if sm.keyEvents != nil || now.Before(sm.keRetry) {
 		return
 	}
-	ke, err := walk.WatchKeyEvents(ctx, sm.insp, sm.cfg.KeyspaceEvents)
+	ke, err := walk.WatchKeyEvents(ctx, sm.insp, sm.cfg.KeyspaceEvents, sm.cfg.match())
 	if err != nil {
 		sm.keRetry = now.Add(keyEventsRetry)
 		sm.log.Warn("subscribing to keyspace notifications failed; retrying", "err", err)

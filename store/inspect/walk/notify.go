@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lockwarden/lockwarden/store/inspect/internal/glob"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 
 	"github.com/redis/go-redis/v9"
@@ -72,6 +73,11 @@ type KeyEvents struct {
 	// passes for an expiry.
 	Evictions bool
 
+	// evictedOf keeps the evictions of the console's names only (nil: all),
+	// so a flood of other evicted keys cannot push a lock's out of the
+	// bounded list and let it pass for an expiry.
+	evictedOf *glob.Glob
+
 	mu         sync.Mutex
 	pending    map[string]struct{}
 	evicted    []string
@@ -82,12 +88,20 @@ type KeyEvents struct {
 }
 
 // WatchKeyEvents subscribes through src to keyevent notifications as mode
-// says, on every master. It
+// says, on every master; evictions are kept for names match matches ("":
+// all). It
 // returns a KeyEvents whose State explains a decision not to subscribe
 // (mode off, notifications off in auto mode, CONFIG refused); the error is
 // for failures to talk to Redis. Close it when done.
-func WatchKeyEvents(ctx context.Context, src Source, mode KeyEventsMode) (*KeyEvents, error) {
+func WatchKeyEvents(ctx context.Context, src Source, mode KeyEventsMode, match string) (*KeyEvents, error) {
 	ke := &KeyEvents{pending: map[string]struct{}{}}
+	if match != "" && match != "*" {
+		g, err := glob.Compile(match)
+		if err != nil {
+			return nil, err
+		}
+		ke.evictedOf = g
+	}
 	if mode == "" {
 		mode = KeyEventsAuto
 	}
@@ -228,7 +242,8 @@ func (ke *KeyEvents) collect(ps *redis.PubSub) {
 	for msg := range ps.Channel() {
 		ke.mu.Lock()
 		ke.received++
-		if strings.HasSuffix(msg.Channel, evictedEvent) && len(ke.evicted) < maxEvicted {
+		if strings.HasSuffix(msg.Channel, evictedEvent) && len(ke.evicted) < maxEvicted &&
+			(ke.evictedOf == nil || ke.evictedOf.Match(msg.Payload)) {
 			ke.evicted = append(ke.evicted, msg.Payload)
 		}
 		if len(ke.pending) < maxPendingEvents {

@@ -168,7 +168,7 @@ func TestWalkAnnouncedStringKinds(t *testing.T) {
 func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 	e := newWalkEnv(t)
 	ctx := t.Context()
-	ke, err := WatchKeyEvents(ctx, e.insp, KeyEventsOn)
+	ke, err := WatchKeyEvents(ctx, e.insp, KeyEventsOn, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,14 +211,14 @@ func TestWalkForeignLockByKeyspaceNotification(t *testing.T) {
 
 func TestWalkKeyEventsAutoAndOff(t *testing.T) {
 	e := newWalkEnv(t)
-	ke, err := WatchKeyEvents(t.Context(), e.insp, KeyEventsAuto)
+	ke, err := WatchKeyEvents(t.Context(), e.insp, KeyEventsAuto, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ke.Active() {
 		t.Errorf("auto subscribed on a server without notifications: %s", ke.State)
 	}
-	ke, err = WatchKeyEvents(t.Context(), e.insp, KeyEventsOff)
+	ke, err = WatchKeyEvents(t.Context(), e.insp, KeyEventsOff, "")
 	if err != nil || ke.Active() {
 		t.Errorf("off: %v %s", err, ke.State)
 	}
@@ -241,7 +241,7 @@ func TestWalkForeignLockByPacedPassWithoutNotifications(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ke, err := WatchKeyEvents(ctx, e.insp, KeyEventsAuto)
+	ke, err := WatchKeyEvents(ctx, e.insp, KeyEventsAuto, "")
 	if err != nil || ke.Active() {
 		t.Fatalf("notifications: %v %s", err, ke.State)
 	}
@@ -483,7 +483,7 @@ func TestWalkClusterKeyEventsPerMaster(t *testing.T) {
 	cl := redistest.StartCluster(t, nil)
 	cc := redistest.NewClusterClient(t, cl)
 	insp := inspect.New(cc, nil)
-	ke, err := WatchKeyEvents(t.Context(), insp, KeyEventsOn)
+	ke, err := WatchKeyEvents(t.Context(), insp, KeyEventsOn, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -587,5 +587,39 @@ func TestPacerWalkGetsTheBudgetLessSampling(t *testing.T) {
 	p.sampleShare = 0.08
 	if got := p.walkBudget(); math.Abs(got-0.05*minWalkShare) > 1e-12 {
 		t.Errorf("walk budget %v with sampling over the budget, want %v", got, 0.05*minWalkShare)
+	}
+}
+
+// The evictions kept between ticks are bounded: a flood of evicted keys
+// outside the console's names must not push out a lock's eviction, which
+// would then pass for an expiry. The evicted keyevents are published by
+// hand on the channel Redis uses, as many as a full buffer and more.
+func TestWalkEvictionsOfOtherKeysKeepALocksEviction(t *testing.T) {
+	e := newWalkEnv(t)
+	ctx := t.Context()
+	ke, err := WatchKeyEvents(ctx, e.insp, KeyEventsOn, "orders:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ke.Close() })
+	if !ke.Active() {
+		t.Fatalf("notifications not subscribed: %s", ke.State)
+	}
+	const channel = "__keyevent@0__:evicted"
+	p := e.rdb.Pipeline()
+	for i := range maxEvicted + 500 {
+		p.Publish(ctx, channel, fmt.Sprintf("cache:page:%d", i))
+	}
+	p.Publish(ctx, channel, "orders:lock:evicted")
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	redistest.Eventually(t, "the lock's eviction collected", func() bool {
+		got = append(got, ke.DrainEvicted()...)
+		return slices.Contains(got, "orders:lock:evicted")
+	})
+	if len(got) != 1 {
+		t.Errorf("kept %d evictions (%v), want only the lock's", len(got), got[:min(len(got), 3)])
 	}
 }
