@@ -31,7 +31,8 @@
 //     the wait windows).
 //   - Changing: lock_console.go (GetLock, ForceUnlock and its plan),
 //     limiter_console.go (GetLimiter, ModifyLimiterWith, ResetCounter),
-//     clients.go (ReleaseAll), audit.go (the audit stream of changes).
+//     clients.go (ReleaseAll); the audit stream of changes is package audit
+//     (audit.go keeps its names reachable here).
 //   - Following: events.go (unlock messages), nodes.go (masters that do
 //     not answer), deadlock.go (the wait-for graph).
 //
@@ -42,8 +43,8 @@
 // share with the console's callers, the model and what a tick reports
 // (Sample, WalkStep, FamilyReading), stays here. Below them,
 // internal/nodes (a deployment's masters, pipelines), internal/pubsub
-// (pattern and sharded subscriptions) and internal/glob (Redis glob
-// matching) know nothing of locks; internal/inspecttest helps the tests.
+// (pattern and sharded subscriptions), internal/glob (Redis glob
+// matching) and audit (the console's audit streams) know nothing of locks; internal/inspecttest helps the tests.
 //
 // # Discovery
 //
