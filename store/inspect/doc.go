@@ -44,7 +44,8 @@
 // (Sample, WalkStep, FamilyReading), stays here. Below them,
 // internal/nodes (a deployment's masters, pipelines), internal/pubsub
 // (pattern and sharded subscriptions), internal/glob (Redis glob
-// matching) and audit (the console's audit streams) know nothing of locks; internal/inspecttest helps the tests.
+// matching), audit (the console's audit streams) and clients (the client
+// registry's records) know nothing of locks; internal/inspecttest helps the tests.
 //
 // # Discovery
 //

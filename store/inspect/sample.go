@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/clients"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -398,9 +399,9 @@ func (r *sampleRead) parse(at time.Time) {
 	}
 	if r.clients != nil {
 		n, _ := r.clientsLen.Result()
-		r.seen.RegistryTooLarge = n > maxRegistryFields
+		r.seen.RegistryTooLarge = n > clients.MaxFields
 		if fields, err := r.clients.Result(); err == nil && !r.seen.RegistryTooLarge {
-			r.s.Registry = parseRegistry(fields, at)
+			r.s.Registry = clients.Parse(fields, at)
 		}
 	}
 	r.seen.Subscribers = r.counts.counts()
