@@ -204,16 +204,7 @@ func AnnotateHolder(reg *Registry, h *Holder, seen, now time.Time) {
 	}
 }
 
-// holderClient is the registry's word on the client of a holder field or
-// waiter owner; nil when the client is not registered.
-func holderClient(reg *Registry, holder string) *HolderClient {
-	ci, ok := reg.Lookup(holder)
-	if !ok {
-		return nil
-	}
-	return &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
-		HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
-}
+func holderClient(reg *Registry, holder string) *HolderClient { return clients.Of(reg, holder) }
 
 // queueHoldTimes queues the read of the hold times lockwarden's scripts
 // keep beside a read-write, token or deadline lock (wire.HeldKey); a lock

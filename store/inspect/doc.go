@@ -34,7 +34,8 @@
 //     clients.go (ReleaseAll); the audit stream of changes is package audit
 //     (audit.go keeps its names reachable here).
 //   - Following: events.go (unlock messages), nodes.go (masters that do
-//     not answer), deadlock.go (the wait-for graph).
+//     not answer), deadlock.go (the wait-for graph, searched by package
+//     deadlock).
 //
 // Rooms of their own import inspect, never the reverse, and take the few
 // Inspector methods they need as an interface: walk (discovery and the
@@ -44,8 +45,9 @@
 // (Sample, WalkStep, FamilyReading), stays here. Below them,
 // internal/nodes (a deployment's masters, pipelines), internal/pubsub
 // (pattern and sharded subscriptions), internal/glob (Redis glob
-// matching), audit (the console's audit streams) and clients (the client
-// registry's records) know nothing of locks; internal/inspecttest helps the tests.
+// matching), audit (the console's audit streams), clients (the client
+// registry's records) and deadlock (cycles of a wait-for graph) know
+// nothing of Redis' lock layouts; internal/inspecttest helps the tests.
 //
 // # Discovery
 //

@@ -3,6 +3,7 @@ package inspect
 import (
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/clients"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
@@ -166,20 +167,9 @@ type Holder struct {
 	RenewedMS  int64 `json:"-"`
 }
 
-// HolderClient is what the registry says about a holder's client.
-type HolderClient struct {
-	App            string `json:"app"`
-	Host           string `json:"host"`
-	PID            int    `json:"pid"`
-	Version        string `json:"version"`
-	HeartbeatAgeMS int64  `json:"heartbeat_age_ms"`
-	// Gone: no heartbeat for three beat periods.
-	Gone bool `json:"gone,omitempty"`
-	// Acked: the client's grants of this lock were confirmed by replicas
-	// before it was told it holds it (store.Options.ReplicaAcks), so a
-	// failover keeps them; nil when the client does not say.
-	Acked *bool `json:"acked,omitempty"`
-}
+// HolderClient is what the registry says about a holder's client
+// (clients.HolderClient).
+type HolderClient = clients.HolderClient
 
 // LockInfo is a lock as it is in Redis right now.
 type LockInfo struct {

@@ -124,3 +124,29 @@ func Describe(reg *Registry, holder string) string {
 	}
 	return s
 }
+
+// HolderClient is what the registry says about a holder's client.
+type HolderClient struct {
+	App            string `json:"app"`
+	Host           string `json:"host"`
+	PID            int    `json:"pid"`
+	Version        string `json:"version"`
+	HeartbeatAgeMS int64  `json:"heartbeat_age_ms"`
+	// Gone: no heartbeat for three beat periods.
+	Gone bool `json:"gone,omitempty"`
+	// Acked: the client's grants of this lock were confirmed by replicas
+	// before it was told it holds it (store.Options.ReplicaAcks), so a
+	// failover keeps them; nil when the client does not say.
+	Acked *bool `json:"acked,omitempty"`
+}
+
+// Of is the registry's word on the client of a holder field or
+// waiter owner; nil when the client is not registered.
+func Of(reg *Registry, holder string) *HolderClient {
+	ci, ok := reg.Lookup(holder)
+	if !ok {
+		return nil
+	}
+	return &HolderClient{App: ci.App, Host: ci.Host, PID: ci.PID, Version: ci.Version,
+		HeartbeatAgeMS: ci.HeartbeatAgeMS, Gone: ci.Gone(), Acked: ci.Acked()}
+}
