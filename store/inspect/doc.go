@@ -46,8 +46,9 @@
 // internal/nodes (a deployment's masters, pipelines), internal/pubsub
 // (pattern and sharded subscriptions), internal/glob (Redis glob
 // matching), audit (the console's audit streams), clients (the client
-// registry's records) and deadlock (cycles of a wait-for graph) know
-// nothing of Redis' lock layouts; internal/inspecttest helps the tests.
+// registry's records), deadlock (cycles of a wait-for graph) and fault
+// (the console's error type; errors.go keeps its names here) know nothing
+// of Redis' lock layouts; internal/inspecttest helps the tests.
 //
 // # Discovery
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect/conv"
+	"github.com/lockwarden/lockwarden/store/inspect/fault"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
@@ -84,7 +85,7 @@ var ErrNotFound = wire.ErrNotFound
 
 // ErrHolderChanged: a force-unlock named a holder that no longer holds the
 // lock; nothing was changed.
-var ErrHolderChanged = errors.New("inspect: lock holder changed")
+var ErrHolderChanged = fault.ErrHolderChanged
 
 // validateName is store's rule (wire.CheckName), so the console and
 // applications refuse the same names with the same error.
