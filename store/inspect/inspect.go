@@ -11,6 +11,7 @@ import (
 	"github.com/lockwarden/lockwarden/store/inspect/conv"
 	"github.com/lockwarden/lockwarden/store/inspect/fault"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+	"github.com/lockwarden/lockwarden/store/inspect/stats"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -43,7 +44,7 @@ type Inspector struct {
 	// unread instead of dialing them).
 	nodes *nodes.Set
 	// waits keeps the locks' wait stats beyond the stats ring (waits.go).
-	waits waitBook
+	waits stats.WaitBook
 	// ownShard is the channel set the event stream's sharded
 	// subscriptions watch (nil without them), which subscriber counts
 	// leave out (subscribers.go).

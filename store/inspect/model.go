@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect/clients"
+	"github.com/lockwarden/lockwarden/store/inspect/stats"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
@@ -278,17 +279,8 @@ type LimiterInfo struct {
 // (package family keeps at most this many per limiter).
 const MaxClientsShown = 100
 
-// Counts are outcomes of acquire attempts.
-type Counts struct {
-	Acquired int64 `json:"acquired"`
-	Rejected int64 `json:"rejected"`
-	Errors   int64 `json:"errors"`
-}
-
-// Add returns c + o.
-func (c Counts) Add(o Counts) Counts {
-	return Counts{c.Acquired + o.Acquired, c.Rejected + o.Rejected, c.Errors + o.Errors}
-}
+// Counts are outcomes of acquire attempts (stats.Counts).
+type Counts = stats.Counts
 
 // The stats layout (documented above wire.BucketMS), as the console reads it.
 const (

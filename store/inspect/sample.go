@@ -378,7 +378,7 @@ func (r *sampleRead) parse(at time.Time) {
 	for _, name := range r.locks {
 		if cmd := r.rings[name]; cmd != nil {
 			if _, down := r.s.Unreadable[name]; !down {
-				r.c.waits.fold(name, cmd.Val(), r.bucket)
+				r.c.waits.Fold(name, cmd.Val(), r.bucket)
 			}
 		}
 	}
@@ -394,7 +394,7 @@ func (r *sampleRead) parse(at time.Time) {
 		sum := summarizeFields(fields, r.bucket)
 		sum.Late = lateFields(name, fields)
 		r.s.Stats[name] = sum
-		r.c.waits.fold(name, fields, r.bucket)
+		r.c.waits.Fold(name, fields, r.bucket)
 		r.s.Lingered = append(r.s.Lingered, name)
 	}
 	if r.clients != nil {
