@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect/clients"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/pubsub"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -186,7 +187,7 @@ type sampleRead struct {
 	lingers         map[string]*redis.MapStringStringCmd // SampleOptions.Linger's rings
 	checks          map[string]*redis.IntCmd
 	scripts         []*redis.Cmd // window reads, which fail with NOSCRIPT when Redis lost the script
-	counts          *subCounts
+	counts          *pubsub.Counts
 	clientsLen      *redis.IntCmd
 	clients         *redis.MapStringStringCmd
 	s               *Sample
@@ -404,5 +405,5 @@ func (r *sampleRead) parse(at time.Time) {
 			r.s.Registry = clients.Parse(fields, at)
 		}
 	}
-	r.seen.Subscribers = r.counts.counts()
+	r.seen.Subscribers = r.counts.Of()
 }
