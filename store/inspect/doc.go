@@ -47,9 +47,10 @@
 // clients (the client registry's records), deadlock (cycles of a wait-for
 // graph), fault (the console's error type), stats (the stats ring's maths
 // and wait windows), internal/nodes (a deployment's masters, pipelines),
-// internal/pubsub (pattern and sharded subscriptions, subscriber counts) and internal/glob
-// (Redis glob matching); inspect keeps, as aliases, the names of theirs
-// its callers use. internal/inspecttest helps the tests.
+// internal/pubsub (pattern and sharded subscriptions, subscriber counts),
+// internal/hashread (a key read by name at an object's cost) and
+// internal/glob (Redis glob matching); inspect keeps, as aliases, the
+// names of theirs its callers use. internal/inspecttest helps the tests.
 //
 // # Discovery
 //
