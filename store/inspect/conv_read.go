@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect/conv"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/hashread"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
 	"github.com/redis/go-redis/v9"
 )
@@ -138,14 +139,14 @@ type keyRead struct {
 	lock  *LockInfo
 	lim   *LimiterInfo
 	nowMS int64
-	hash  hashRead // a hash's read (typ "hash")
+	hash  hashread.Reply // a hash's read (typ "hash")
 }
 
 // wrongKind is store.ErrWrongKind for a key that is no object of what's
 // kind, saying why when it was a hash too large to read.
 func (r keyRead) wrongKind(what, name string) error {
 	if r.typ == "hash" {
-		return r.hash.wrongKind(what, name)
+		return r.hash.WrongKind(what, name)
 	}
 	return fmt.Errorf("store: %s %q: %w", what, name, store.ErrWrongKind)
 }
@@ -170,19 +171,19 @@ func (c *Inspector) readByType(ctx context.Context, name string) (keyRead, error
 		}
 	}
 	if r.typ == "" || r.typ == "hash" {
-		h, err := c.readHash(ctx, name)
+		h, err := hashread.Read(ctx, c.rdb, name, MaxHashFields)
 		if err != nil {
 			return r, err
 		}
-		r.hash, r.nowMS = h, h.nowMS
+		r.hash, r.nowMS = h, h.NowMS
 		switch {
-		case h.size == 0:
+		case h.Size == 0:
 			r.typ = "none"
-		case h.size > 0:
+		case h.Size > 0:
 			r.typ = "hash"
-			if l, ok := classifyLock(name, h.fields, h.pttl); ok {
+			if l, ok := classifyLock(name, h.Fields, h.PTTL); ok {
 				r.lock = &l
-			} else if l, ok := classifyLimiter(name, h.fields, h.nowMS); ok {
+			} else if l, ok := classifyLimiter(name, h.Fields, h.NowMS); ok {
 				r.lim = &l
 			}
 			switch { // a convention's hash is read as one from now on

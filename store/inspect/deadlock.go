@@ -4,224 +4,52 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockwarden/lockwarden/store/internal/wire"
+	"github.com/lockwarden/lockwarden/store/inspect/deadlock"
 )
 
-// The wait-for graph. An actor is a holder field "<client-uuid>:<owner>":
-// store's handles with the same Owner on one Client are one holder (they
-// re-enter each other's holds), as a thread is in Redisson. A waiter whose
-// owner holds another lock gives an edge: owner → the lock it waits for →
-// that lock's holder. A cycle of such edges is a deadlock: every actor in
-// it waits for the next one, and the watchdogs keep every lease alive, so
-// nothing ends it but a force-unlock. The graph is built from one
-// snapshot's locks, merged over every master of a Cluster, so a cycle may
-// span masters. Waiters whose owner is not a holder field (a token lock's
-// token) take part in no edge.
-
-// DeadlockStep is one step of a cycle: Holder holds Lock and waits for
-// WaitsFor, the next step's Lock.
-type DeadlockStep struct {
-	Lock string `json:"lock"`
-	// Holder is the lock's holder field as Redis has it (a read-write
-	// lock's writer keeps its ":write" suffix), what a holder-checked
-	// force-unlock names.
-	Holder   string `json:"holder"`
-	WaitsFor string `json:"waits_for"`
-	// Waiter is Holder's place in WaitsFor's queue (a store wait token or
-	// a fair-lock waiter id).
-	Waiter string `json:"waiter"`
-	// Client and Who are Holder's identity, filled by the console
-	// (AnnotateDeadlock) from the client registry.
-	Client *HolderClient `json:"client,omitempty"`
-	Who    string        `json:"who,omitempty"`
-	// AcquiredMS is when Holder took Lock (lockwarden's hold times, epoch
-	// ms); 0 when not recorded.
-	AcquiredMS int64 `json:"-"`
-	// Youngest marks the hold to break first: the most recent acquisition
-	// recorded in the cycle (the least work lost), else the first step.
-	Youngest bool `json:"youngest"`
-}
-
-// Deadlock is one cycle of the wait-for graph, rotated to start at its
-// smallest lock name.
-type Deadlock struct {
-	Cycle []DeadlockStep `json:"cycle"`
-}
-
-// Key names the cycle: the same locks and holders in the same order give
-// the same key from one tick to the next.
-func (d Deadlock) Key() string {
-	var b strings.Builder
-	for _, s := range d.Cycle {
-		b.WriteString(s.Lock)
-		b.WriteByte(0)
-		b.WriteString(s.Holder)
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
-// Involves reports whether lock is one of the cycle's.
-func (d Deadlock) Involves(lock string) bool {
-	return slices.ContainsFunc(d.Cycle, func(s DeadlockStep) bool { return s.Lock == lock })
-}
-
-// maxDeadlocks bounds the cycles one search reports: every one of them is
-// critical, and a graph tangled enough to have more has them all in view.
-const maxDeadlocks = 100
-
-// waitEdge is one edge of the graph: the actor waiting as waiter waits
-// for lock, held by holder (as its holder field reads).
-type waitEdge struct {
-	lock, holder, waiter string
-	acquiredMS           int64
-}
-
-// actorOf is the actor a holder field or waiter owner belongs to: a
-// writer's field without its ":write" suffix, "" for ids that are no
-// client's.
-func actorOf(id string) string {
-	if !wire.IsHolderField(id) {
-		return ""
-	}
-	return strings.TrimSuffix(id, wire.RWWriteSuffix)
-}
+// Deadlocks are found by package deadlock over the wait-for graph built
+// here from a snapshot's locks; these names keep its cycles reachable
+// beside the model.
+type (
+	Deadlock     = deadlock.Cycle
+	DeadlockStep = deadlock.Step
+)
 
 // waitGraph builds the edges of locks' wait-for graph, by waiting actor.
-func waitGraph(locks []LockInfo) map[string][]waitEdge {
+func waitGraph(locks []LockInfo) map[string][]deadlock.Edge {
 	holds := map[string]bool{}
 	for _, l := range locks {
 		for _, h := range l.Holders {
-			if a := actorOf(h.ID); a != "" {
+			if a := deadlock.Actor(h.ID); a != "" {
 				holds[a] = true
 			}
 		}
 	}
-	edges := map[string][]waitEdge{}
+	edges := map[string][]deadlock.Edge{}
 	for _, l := range locks {
 		for _, w := range l.Waiters {
-			a := actorOf(w.Owner)
+			a := deadlock.Actor(w.Owner)
 			if a == "" || !holds[a] {
 				continue
 			}
 			for _, h := range l.Holders {
-				if b := actorOf(h.ID); b != "" && b != a {
-					edges[a] = append(edges[a], waitEdge{lock: l.Name, holder: h.ID, waiter: w.ID, acquiredMS: h.AcquiredMS})
+				if b := deadlock.Actor(h.ID); b != "" && b != a {
+					edges[a] = append(edges[a], deadlock.Edge{Lock: l.Name, Holder: h.ID, Waiter: w.ID, AcquiredMS: h.AcquiredMS})
 				}
 			}
 		}
 	}
 	for _, es := range edges {
-		slices.SortFunc(es, func(x, y waitEdge) int {
-			return strings.Compare(x.lock+"\x00"+x.holder, y.lock+"\x00"+y.holder)
+		slices.SortFunc(es, func(x, y deadlock.Edge) int {
+			return strings.Compare(x.Lock+"\x00"+x.Holder, y.Lock+"\x00"+y.Holder)
 		})
 	}
 	return edges
 }
 
 // Deadlocks finds the cycles of the wait-for graph of locks (a snapshot's,
-// merged over every master): a depth-first search over actors in sorted
-// order reports each cycle it closes, once, rotated to its smallest lock,
-// sorted by it; at most maxDeadlocks.
-func Deadlocks(locks []LockInfo) []Deadlock {
-	edges := waitGraph(locks)
-	if len(edges) == 0 {
-		return nil
-	}
-	actors := make([]string, 0, len(edges))
-	for a := range edges {
-		actors = append(actors, a)
-	}
-	slices.Sort(actors)
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[string]int{}
-	seen := map[string]bool{}
-	var out []Deadlock
-	for _, start := range actors {
-		if color[start] != white {
-			continue
-		}
-		path := []searchFrame{{actor: start}}
-		color[start] = grey
-		for len(path) > 0 && len(out) < maxDeadlocks {
-			top := &path[len(path)-1]
-			es := edges[top.actor]
-			if top.next >= len(es) {
-				color[top.actor] = black
-				path = path[:len(path)-1]
-				continue
-			}
-			e := es[top.next]
-			top.next++
-			to := actorOf(e.holder)
-			switch color[to] {
-			case white:
-				color[to] = grey
-				path = append(path, searchFrame{actor: to})
-			case grey:
-				d := closeCycle(path, edges, to)
-				if k := d.Key(); !seen[k] {
-					seen[k] = true
-					out = append(out, d)
-				}
-			}
-		}
-	}
-	slices.SortFunc(out, func(x, y Deadlock) int { return strings.Compare(x.Key(), y.Key()) })
-	return out
-}
+// merged over every master), as deadlock.Find says.
+func Deadlocks(locks []LockInfo) []Deadlock { return deadlock.Find(waitGraph(locks)) }
 
-// searchFrame is one actor on the search's path, with the index of the
-// next of its edges to follow (the one before it is the edge followed).
-type searchFrame struct {
-	actor string
-	next  int
-}
-
-// closeCycle turns the search path from actor to (on the path) to its top,
-// whose last followed edge leads back to to, into a Deadlock.
-func closeCycle(path []searchFrame, edges map[string][]waitEdge, to string) Deadlock {
-	ring := path[slices.IndexFunc(path, func(f searchFrame) bool { return f.actor == to }):]
-	// out[j] is the edge ring[j] followed: ring[j] waits for its lock, held
-	// by ring[j+1] (the top's leads back to ring[0]).
-	out := make([]waitEdge, len(ring))
-	for j, f := range ring {
-		out[j] = edges[f.actor][f.next-1]
-	}
-	n := len(out)
-	steps := make([]DeadlockStep, n)
-	for j := range out {
-		// ring[j+1] holds out[j].lock and waits for out[j+1].lock.
-		held, waits := out[j], out[(j+1)%n]
-		steps[j] = DeadlockStep{Lock: held.lock, Holder: held.holder, WaitsFor: waits.lock, Waiter: waits.waiter,
-			AcquiredMS: held.acquiredMS}
-	}
-	first := 0
-	for j := range steps {
-		if steps[j].Lock < steps[first].Lock {
-			first = j
-		}
-	}
-	steps = append(steps[first:], steps[:first]...)
-	youngest := 0
-	for j := range steps {
-		if steps[j].AcquiredMS > steps[youngest].AcquiredMS {
-			youngest = j
-		}
-	}
-	steps[youngest].Youngest = true
-	return Deadlock{Cycle: steps}
-}
-
-// AnnotateDeadlock fills each step's identity from the registry.
-func AnnotateDeadlock(reg *Registry, d *Deadlock) {
-	d.Cycle = slices.Clone(d.Cycle)
-	for i := range d.Cycle {
-		s := &d.Cycle[i]
-		s.Who, s.Client = DescribeHolder(reg, s.Holder), holderClient(reg, s.Holder)
-	}
-}
+// AnnotateDeadlock is deadlock.Annotate.
+func AnnotateDeadlock(reg *Registry, d *Deadlock) { deadlock.Annotate(reg, d) }

@@ -27,23 +27,30 @@
 //     sample_kinds.go (one read/parse pair per kind); enrich.go and
 //     sidekeys.go (a lock's side keys, lightly for an idle one), waiters.go,
 //     pollwaiters.go, subscribers.go (its waiters), redisson_state.go
-//     (Redisson limiter windows), stats.go and waits.go (the stats ring,
-//     the wait windows).
+//     (Redisson limiter windows), stats.go and waits.go (the rolling
+//     window and wait windows, from package stats' ring maths).
 //   - Changing: lock_console.go (GetLock, ForceUnlock and its plan),
 //     limiter_console.go (GetLimiter, ModifyLimiterWith, ResetCounter),
-//     clients.go (ReleaseAll), audit.go (the audit stream of changes).
+//     clients.go (ReleaseAll); the audit stream of changes is package audit
+//     (audit.go keeps its names reachable here).
 //   - Following: events.go (unlock messages), nodes.go (masters that do
-//     not answer), deadlock.go (the wait-for graph).
+//     not answer), deadlock.go (the wait-for graph, searched by package
+//     deadlock).
 //
 // Rooms of their own import inspect, never the reverse, and take the few
 // Inspector methods they need as an interface: walk (discovery and the
 // read cadence, walk.Source), family (limiter families, family.Source) and
 // whatif (a limiter's recorded demand replayed at another rate). What they
 // share with the console's callers, the model and what a tick reports
-// (Sample, WalkStep, FamilyReading), stays here. Below them,
-// internal/nodes (a deployment's masters, pipelines), internal/pubsub
-// (pattern and sharded subscriptions) and internal/glob (Redis glob
-// matching) know nothing of locks; internal/inspecttest helps the tests.
+// (Sample, WalkStep, FamilyReading), stays here. Below inspect, knowing
+// nothing of Redis' lock layouts: audit (the console's audit streams),
+// clients (the client registry's records), deadlock (cycles of a wait-for
+// graph), fault (the console's error type), stats (the stats ring's maths
+// and wait windows), internal/nodes (a deployment's masters, pipelines),
+// internal/pubsub (pattern and sharded subscriptions, subscriber counts),
+// internal/hashread (a key read by name at an object's cost) and
+// internal/glob (Redis glob matching); inspect keeps, as aliases, the
+// names of theirs its callers use. internal/inspecttest helps the tests.
 //
 // # Discovery
 //

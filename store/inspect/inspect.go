@@ -9,7 +9,9 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect/conv"
+	"github.com/lockwarden/lockwarden/store/inspect/fault"
 	"github.com/lockwarden/lockwarden/store/inspect/internal/nodes"
+	"github.com/lockwarden/lockwarden/store/inspect/stats"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -42,7 +44,7 @@ type Inspector struct {
 	// unread instead of dialing them).
 	nodes *nodes.Set
 	// waits keeps the locks' wait stats beyond the stats ring (waits.go).
-	waits waitBook
+	waits stats.WaitBook
 	// ownShard is the channel set the event stream's sharded
 	// subscriptions watch (nil without them), which subscriber counts
 	// leave out (subscribers.go).
@@ -84,7 +86,7 @@ var ErrNotFound = wire.ErrNotFound
 
 // ErrHolderChanged: a force-unlock named a holder that no longer holds the
 // lock; nothing was changed.
-var ErrHolderChanged = errors.New("inspect: lock holder changed")
+var ErrHolderChanged = fault.ErrHolderChanged
 
 // validateName is store's rule (wire.CheckName), so the console and
 // applications refuse the same names with the same error.

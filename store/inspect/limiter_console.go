@@ -34,7 +34,7 @@ func (c *Inspector) GetLimiter(ctx context.Context, name string) (*LimiterInfo, 
 	case err != nil:
 		return nil, err
 	case r.lim == nil:
-		if r.typ == "hash" && r.hash.tooLarge() {
+		if r.typ == "hash" && r.hash.TooLarge() {
 			return nil, r.wrongKind("limiter", name)
 		}
 		return nil, store.ErrWrongKind

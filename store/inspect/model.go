@@ -3,6 +3,8 @@ package inspect
 import (
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/clients"
+	"github.com/lockwarden/lockwarden/store/inspect/stats"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
@@ -166,20 +168,9 @@ type Holder struct {
 	RenewedMS  int64 `json:"-"`
 }
 
-// HolderClient is what the registry says about a holder's client.
-type HolderClient struct {
-	App            string `json:"app"`
-	Host           string `json:"host"`
-	PID            int    `json:"pid"`
-	Version        string `json:"version"`
-	HeartbeatAgeMS int64  `json:"heartbeat_age_ms"`
-	// Gone: no heartbeat for three beat periods.
-	Gone bool `json:"gone,omitempty"`
-	// Acked: the client's grants of this lock were confirmed by replicas
-	// before it was told it holds it (store.Options.ReplicaAcks), so a
-	// failover keeps them; nil when the client does not say.
-	Acked *bool `json:"acked,omitempty"`
-}
+// HolderClient is what the registry says about a holder's client
+// (clients.HolderClient).
+type HolderClient = clients.HolderClient
 
 // LockInfo is a lock as it is in Redis right now.
 type LockInfo struct {
@@ -288,17 +279,8 @@ type LimiterInfo struct {
 // (package family keeps at most this many per limiter).
 const MaxClientsShown = 100
 
-// Counts are outcomes of acquire attempts.
-type Counts struct {
-	Acquired int64 `json:"acquired"`
-	Rejected int64 `json:"rejected"`
-	Errors   int64 `json:"errors"`
-}
-
-// Add returns c + o.
-func (c Counts) Add(o Counts) Counts {
-	return Counts{c.Acquired + o.Acquired, c.Rejected + o.Rejected, c.Errors + o.Errors}
-}
+// Counts are outcomes of acquire attempts (stats.Counts).
+type Counts = stats.Counts
 
 // The stats layout (documented above wire.BucketMS), as the console reads it.
 const (

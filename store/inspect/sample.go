@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/clients"
+	"github.com/lockwarden/lockwarden/store/inspect/internal/pubsub"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
@@ -185,7 +187,7 @@ type sampleRead struct {
 	lingers         map[string]*redis.MapStringStringCmd // SampleOptions.Linger's rings
 	checks          map[string]*redis.IntCmd
 	scripts         []*redis.Cmd // window reads, which fail with NOSCRIPT when Redis lost the script
-	counts          *subCounts
+	counts          *pubsub.Counts
 	clientsLen      *redis.IntCmd
 	clients         *redis.MapStringStringCmd
 	s               *Sample
@@ -377,7 +379,7 @@ func (r *sampleRead) parse(at time.Time) {
 	for _, name := range r.locks {
 		if cmd := r.rings[name]; cmd != nil {
 			if _, down := r.s.Unreadable[name]; !down {
-				r.c.waits.fold(name, cmd.Val(), r.bucket)
+				r.c.waits.Fold(name, cmd.Val(), r.bucket)
 			}
 		}
 	}
@@ -393,15 +395,15 @@ func (r *sampleRead) parse(at time.Time) {
 		sum := summarizeFields(fields, r.bucket)
 		sum.Late = lateFields(name, fields)
 		r.s.Stats[name] = sum
-		r.c.waits.fold(name, fields, r.bucket)
+		r.c.waits.Fold(name, fields, r.bucket)
 		r.s.Lingered = append(r.s.Lingered, name)
 	}
 	if r.clients != nil {
 		n, _ := r.clientsLen.Result()
-		r.seen.RegistryTooLarge = n > maxRegistryFields
+		r.seen.RegistryTooLarge = n > clients.MaxFields
 		if fields, err := r.clients.Result(); err == nil && !r.seen.RegistryTooLarge {
-			r.s.Registry = parseRegistry(fields, at)
+			r.s.Registry = clients.Parse(fields, at)
 		}
 	}
-	r.seen.Subscribers = r.counts.counts()
+	r.seen.Subscribers = r.counts.Of()
 }

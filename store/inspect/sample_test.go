@@ -153,11 +153,11 @@ func TestSampleStatsWindow(t *testing.T) {
 	for attempt := 0; attempt < 20; attempt++ {
 		now := BucketOf(time.UnixMilli(redistest.NowMS(t, rdb)))
 		ring := statsTestRing(map[int64]Counts{
-			now:     {1, 2, 3},
-			now - 1: {10, 1, 0},
-			now - 5: {20, 0, 1},
-			now - 6: {500, 500, 500}, // just outside the window
-			now - 7: {400, 400, 400}, // slot of now+9, left from the last turn
+			now:     {Acquired: 1, Rejected: 2, Errors: 3},
+			now - 1: {Acquired: 10, Rejected: 1, Errors: 0},
+			now - 5: {Acquired: 20, Rejected: 0, Errors: 1},
+			now - 6: {Acquired: 500, Rejected: 500, Errors: 500}, // just outside the window
+			now - 7: {Acquired: 400, Rejected: 400, Errors: 400}, // slot of now+9, left from the last turn
 		})
 		rdb.Del(ctx, wire.StatsKey(name))
 		if err := rdb.HSet(ctx, wire.StatsKey(name), ring).Err(); err != nil {
@@ -171,7 +171,7 @@ func TestSampleStatsWindow(t *testing.T) {
 		if got.Bucket != now {
 			continue // crossed a bucket boundary: try again
 		}
-		want := Summary{Bucket: now, Window: Counts{30, 1, 1}, Newest: Counts{1, 2, 3}}
+		want := Summary{Bucket: now, Window: Counts{Acquired: 30, Rejected: 1, Errors: 1}, Newest: Counts{Acquired: 1, Rejected: 2, Errors: 3}}
 		if !sameWindows(got, want) {
 			t.Fatalf("Stats = %+v, want %+v", got, want)
 		}

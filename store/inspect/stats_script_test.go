@@ -137,7 +137,7 @@ func TestStatsFieldsBounded(t *testing.T) {
 				want[bucket] = c
 				last = bucket
 			}
-			got := readRing(rdb.HGetAll(ctx, key).Val())
+			got := ReadStatsRing(rdb.HGetAll(ctx, key).Val())
 			for b := last - StatsRing + 1; b <= last; b++ {
 				if got[b] != want[b] {
 					t.Errorf("bucket %d = %+v, want %+v", b, got[b], want[b])

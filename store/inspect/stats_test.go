@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // statsTestRing builds the fields of a stats hash by hand, as the scripts
@@ -25,72 +24,21 @@ func statsTestRing(buckets map[int64]Counts) map[string]string {
 	return f
 }
 
-func TestStatsBucketOf(t *testing.T) {
-	cases := []struct {
-		ms   int64
-		want int64
-	}{
-		{0, 0}, {199, 0}, {200, 1}, {399, 1}, {400, 2},
-		{-1, -1}, {-200, -1}, {-201, -2},
-		{1_700_000_000_123, 8_500_000_000},
-	}
-	for _, tc := range cases {
-		if got := BucketOf(time.UnixMilli(tc.ms)); got != tc.want {
-			t.Errorf("BucketOf(%d ms) = %d, want %d", tc.ms, got, tc.want)
-		}
-	}
-}
-
-func TestStatsReadRing(t *testing.T) {
-	const now = int64(8_500_000_000)
-	fields := statsTestRing(map[int64]Counts{
-		now:     {1, 2, 3},
-		now - 1: {10, 0, 0},
-		now - 5: {0, 7, 0},
-	})
-	// Names no script writes are ignored: a sign, a stray letter, no number,
-	// an unknown outcome, the old slot layout's bucket field.
-	for _, k := range []string{"a+8500000000", "a-1", "r8500000000x", "a", "x8500000000", "b3", "A8500000000", "a 8500000000"} {
-		fields[k] = "1000"
-	}
-	// Garbage and negative counters read as zero.
-	fields[statsField('a', now-13)], fields[statsField('r', now-13)] = "x", "-4"
-
-	got := readRing(fields)
-	want := map[int64]Counts{
-		now:      {1, 2, 3},
-		now - 1:  {10, 0, 0},
-		now - 5:  {0, 7, 0},
-		now - 13: {},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("readRing = %v, want %v", got, want)
-	}
-	for b, c := range want {
-		if g, ok := got[b]; !ok || g != c {
-			t.Errorf("bucket %d = %+v (present %v), want %+v", b, g, ok, c)
-		}
-	}
-	if len(readRing(nil)) != 0 || len(readRing(map[string]string{"b1": "5"})) != 0 {
-		t.Error("a hash without counters must read as empty")
-	}
-}
-
 func TestSummarizeWindowAndNewest(t *testing.T) {
 	const now = int64(1000)
 	buckets := map[int64]Counts{
-		now + 1: {9000, 0, 0}, // a writer whose clock runs ahead: not yet
-		now:     {1, 1, 1},    // newest, still filling
-		now - 1: {100, 0, 0},
-		now - 2: {0, 20, 0},
+		now + 1: {Acquired: 9000, Rejected: 0, Errors: 0}, // a writer whose clock runs ahead: not yet
+		now:     {Acquired: 1, Rejected: 1, Errors: 1},    // newest, still filling
+		now - 1: {Acquired: 100, Rejected: 0, Errors: 0},
+		now - 2: {Acquired: 0, Rejected: 20, Errors: 0},
 		// now-3 is a gap: nothing happened
-		now - 4:  {3, 0, 2},
-		now - 5:  {40, 4, 0},   // oldest bucket inside the window
-		now - 6:  {5000, 0, 0}, // just left the window
-		now - 16: {7000, 7, 7}, // a full ring ago
+		now - 4:  {Acquired: 3, Rejected: 0, Errors: 2},
+		now - 5:  {Acquired: 40, Rejected: 4, Errors: 0},   // oldest bucket inside the window
+		now - 6:  {Acquired: 5000, Rejected: 0, Errors: 0}, // just left the window
+		now - 16: {Acquired: 7000, Rejected: 7, Errors: 7}, // a full ring ago
 	}
 	got := Summarize(buckets, now)
-	want := Summary{Bucket: now, Window: Counts{143, 24, 2}, Newest: Counts{1, 1, 1}}
+	want := Summary{Bucket: now, Window: Counts{Acquired: 143, Rejected: 24, Errors: 2}, Newest: Counts{Acquired: 1, Rejected: 1, Errors: 1}}
 	if !sameWindows(got, want) {
 		t.Fatalf("Summarize = %+v, want %+v", got, want)
 	}
@@ -102,7 +50,7 @@ func TestSummarizeWindowAndNewest(t *testing.T) {
 	if !slices.Equal(got.Recent, wantRecent) {
 		t.Errorf("Recent = %v, want %v", got.Recent, wantRecent)
 	}
-	if got := Summarize(map[int64]Counts{now: {1, 0, 0}, now - 16: {7, 0, 0}}, now); got.Recent != nil {
+	if got := Summarize(map[int64]Counts{now: {Acquired: 1, Rejected: 0, Errors: 0}, now - 16: {Acquired: 7, Rejected: 0, Errors: 0}}, now); got.Recent != nil {
 		t.Errorf("Recent of empty buckets = %v, want nil", got.Recent)
 	}
 }
@@ -118,7 +66,7 @@ func sameWindows(a, b Summary) bool {
 func TestSummarizeOldLayoutNotCounted(t *testing.T) {
 	const now = int64(4800)
 	old := map[string]string{"b0": "4800", "a0": "50", "r0": "5", "b15": "4799", "a15": "60", "e15": "1"}
-	if got := Summarize(readRing(old), now); !sameWindows(got, Summary{Bucket: now}) || got.Recent != nil {
+	if got := Summarize(ReadStatsRing(old), now); !sameWindows(got, Summary{Bucket: now}) || got.Recent != nil {
 		t.Fatalf("old layout summarized as %+v, want all zero", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/luascripts"
+	"github.com/lockwarden/lockwarden/store/inspect/stats"
 	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/lockwarden/lockwarden/store/redistest"
 	"github.com/redis/go-redis/v9"
@@ -49,7 +50,7 @@ func TestWaitWindowsFromRedis(t *testing.T) {
 	script := waitRecordAt(t)
 	const base = int64(1_700_000_000_000) // bucket 8_500_000_000, a second's start
 	first := BucketOf(time.UnixMilli(base))
-	var book waitBook
+	var book stats.WaitBook
 	// 300 buckets (1 min): each has 3 grants, one of them after a wait of
 	// 2 ms, and every tenth bucket one more of 4000 ms; the last 10 s
 	// (buckets 250..299) also one of 40 ms each.
@@ -74,9 +75,9 @@ func TestWaitWindowsFromRedis(t *testing.T) {
 		if len(fields) > StatsMaxFields+8*StatsRing {
 			t.Fatalf("the stats hash holds %d fields: the clean-up does not keep up", len(fields))
 		}
-		book.fold("lock", fields, first+k+1)
+		book.Fold("lock", fields, first+k+1)
 	}
-	w := book.windows("lock", first+300)
+	w := book.Windows("lock", first+300)
 	if w == nil {
 		t.Fatal("no windows")
 	}
@@ -98,8 +99,9 @@ func TestWaitWindowsFromRedis(t *testing.T) {
 	if w.Total.Count != 380 || w.Total.SumMS != 300*2+30*4000+50*40 {
 		t.Errorf("totals %+v", w.Total)
 	}
-	// A minute later without reads the lock is forgotten.
-	if book.windows("lock", first+300+5*60); book.locks["lock"] != nil {
+	// A minute later without reads the lock is forgotten: its waits are
+	// gone even as of the time they were read.
+	if book.Windows("lock", first+300+5*60); book.Windows("lock", first+300) != nil {
 		t.Error("an idle lock's waits are kept")
 	}
 }
@@ -129,7 +131,7 @@ func TestSampleShowsLockWaits(t *testing.T) {
 	var total int64
 	for k, v := range rdb.HGetAll(ctx, wire.StatsKey(name)).Val() {
 		if k[0] == 't' {
-			total = counter(v)
+			total = stats.Counter(v)
 		}
 	}
 	var got *WaitWindows

@@ -253,7 +253,7 @@ func (w *Walker) Suggest(names []string) {
 
 // ReadClients makes the next Tick read the client registry in its own
 // pipeline (inspect.Sample.Registry), so identities cost no round trip of their
-// own. A registry of more than maxRegistryFields records is not read.
+// own. A registry of more than clients.MaxFields records is not read.
 func (w *Walker) ReadClients() { w.clientsDue = true }
 
 // Carried is reads another room asks a tick to carry in its pipeline, so

@@ -1,4 +1,4 @@
-package inspect
+package audit
 
 import (
 	"context"
@@ -17,12 +17,12 @@ import (
 func TestAuditAppendRecentNewestFirst(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
+	a := Capped(redistest.UniversalFor(t, rdb), "lw:{audit}:"+redistest.Prefix(t), 0)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 
 	before := time.Now().Add(-time.Minute)
 	for i := range 3 {
-		_, err := a.Append(ctx, AuditRecord{Role: "admin", Fingerprint: "ab12cd34", Remote: "127.0.0.1",
+		_, err := a.Append(ctx, Record{Role: "admin", Fingerprint: "ab12cd34", Remote: "127.0.0.1",
 			Action: "modify", Target: "rl:" + strconv.Itoa(i), Before: "rate=1", After: "rate=2",
 			Outcome: OutcomeOK, Reason: "load test", RequestID: "r" + strconv.Itoa(i)})
 		if err != nil {
@@ -57,11 +57,11 @@ func TestAuditAppendRecentNewestFirst(t *testing.T) {
 func TestAuditCappedAndClipped(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 100)
+	a := Capped(redistest.UniversalFor(t, rdb), "lw:{audit}:"+redistest.Prefix(t), 100)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	huge := strings.Repeat("é", 10000)
 	for range 1000 {
-		if _, err := a.Append(ctx, AuditRecord{Action: "sign-in", Outcome: OutcomeDenied, Target: huge}); err != nil {
+		if _, err := a.Append(ctx, Record{Action: "sign-in", Outcome: OutcomeDenied, Target: huge}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,8 +78,8 @@ func TestAuditCappedAndClipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := len(recs[0].Target); l > maxAuditField+len("…") {
-		t.Errorf("target stored with %d bytes, want at most %d", l, maxAuditField)
+	if l := len(recs[0].Target); l > maxField+len("…") {
+		t.Errorf("target stored with %d bytes, want at most %d", l, maxField)
 	}
 	if !strings.HasSuffix(recs[0].Target, "…") || !strings.HasPrefix(recs[0].Target, "éé") {
 		t.Errorf("clipped target is not a valid prefix: %q", recs[0].Target[:20])
@@ -91,11 +91,11 @@ func TestAuditWrongType(t *testing.T) {
 	ctx := context.Background()
 	key := redistest.Prefix(t) + "notastream"
 	rdb.Set(ctx, key, "x", time.Minute)
-	a := New(redistest.UniversalFor(t, rdb), nil).Audit(key, 0)
+	a := Capped(redistest.UniversalFor(t, rdb), key, 0)
 	if _, err := a.Recent(ctx, 5); !errors.Is(err, store.ErrWrongKind) {
 		t.Errorf("Recent on a string: %v, want store.ErrWrongKind", err)
 	}
-	if recs, err := New(redistest.UniversalFor(t, rdb), nil).Audit(redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
+	if recs, err := Capped(redistest.UniversalFor(t, rdb), redistest.Prefix(t)+"none", 0).Recent(ctx, 5); err != nil || len(recs) != 0 {
 		t.Errorf("Recent on a missing stream: %v %v", recs, err)
 	}
 }
@@ -107,7 +107,7 @@ func TestAuditWrongType(t *testing.T) {
 func TestAuditTrailKeptByAge(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(redistest.UniversalFor(t, rdb), nil).AuditTrail("lw:{audit}:"+redistest.Prefix(t), time.Hour)
+	a := KeptFor(redistest.UniversalFor(t, rdb), "lw:{audit}:"+redistest.Prefix(t), time.Hour)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	now := redistest.NowMS(t, rdb)
 	// Enough old entries to fill whole stream nodes, which is what
@@ -116,16 +116,16 @@ func TestAuditTrailKeptByAge(t *testing.T) {
 		id := strconv.FormatInt(now-2*time.Hour.Milliseconds()+int64(i), 10) + "-0"
 		rdb.XAdd(ctx, &redis.XAddArgs{Stream: a.Key(), ID: id, Values: []any{"action", "old"}})
 	}
-	first, err := a.Append(ctx, AuditRecord{Action: "force-unlock", Target: "orders", Outcome: OutcomeIntent})
+	first, err := a.Append(ctx, Record{Action: "force-unlock", Target: "orders", Outcome: OutcomeIntent})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 300 {
-		if _, err := a.Append(ctx, AuditRecord{Action: "modify", Outcome: OutcomeOK, Intent: first}); err != nil {
+		if _, err := a.Append(ctx, Record{Action: "modify", Outcome: OutcomeOK, Intent: first}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	recs, err := a.Recent(ctx, MaxAuditRead)
+	recs, err := a.Recent(ctx, MaxRead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestAuditTrailKeptByAge(t *testing.T) {
 func TestAuditPages(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	a := New(redistest.UniversalFor(t, rdb), nil).Audit("lw:{audit}:"+redistest.Prefix(t), 0)
+	a := Capped(redistest.UniversalFor(t, rdb), "lw:{audit}:"+redistest.Prefix(t), 0)
 	t.Cleanup(func() { rdb.Del(context.Background(), a.Key()) })
 	const total = 25
 	pipe := rdb.Pipeline() // one pipeline: many records share a millisecond

@@ -1,4 +1,4 @@
-package inspect
+package fault
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 )
 
 // ErrorOf maps store's sentinels and Redis failures to codes once, keeps
@@ -23,7 +24,7 @@ func TestErrorOfMapsOnce(t *testing.T) {
 		{own, CodeInvalid, "rate"},
 		{fmt.Errorf("wrapped: %w", own), CodeInvalid, "rate"},
 		{&store.ValidationError{Field: "interval_ms", Message: "must be positive"}, CodeInvalid, "interval_ms"},
-		{fmt.Errorf("get: %w", ErrNotFound), CodeNotFound, ""},
+		{fmt.Errorf("get: %w", wire.ErrNotFound), CodeNotFound, ""},
 		{store.ErrModify, CodeNotFound, ""},
 		{store.ErrWrongKind, CodeNotFound, ""},
 		{ErrHolderChanged, CodeConflict, ""},
@@ -57,7 +58,7 @@ func TestObjectErrorNamesTheObject(t *testing.T) {
 		code Code
 		msg  string
 	}{
-		{ErrNotFound, CodeNotFound, `no lock named "orders:42"`},
+		{wire.ErrNotFound, CodeNotFound, `no lock named "orders:42"`},
 		{ErrHolderChanged, CodeConflict, `lock "orders:42" is no longer held by that holder; nothing was changed`},
 		{context.DeadlineExceeded, CodeUnavailable, "Redis did not answer in time"},
 	} {
