@@ -154,8 +154,12 @@ func TestTopShowsUpdatesFiltersExplainsAndQuits(t *testing.T) {
 	tm.waitFor(billing)
 
 	// '/' filters both tables as it is typed; Enter keeps the filter.
+	// Each step waits for the screen to follow, as a person would: on a
+	// loaded machine keys sent back to back can reach top in one read.
 	tm.keys("/")
+	tm.waitFor("enter: keep")
 	tm.text("billing")
+	tm.waitFor("/billing", "enter: keep")
 	tm.keys("Enter")
 	s := tm.waitFor(`1 match "billing"`)
 	if rows := lockRowsShown(s, tc.prefix); len(rows) != 1 || !strings.Contains(rows[0], billing) {
