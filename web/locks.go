@@ -200,6 +200,9 @@ func (s *Server) goneInput(ctx context.Context, name string) (why.GoneInput, err
 	if g, ok := s.live.Gone(name); ok {
 		in.Gone = &g
 	}
+	if sn := s.live.Latest(); sn != nil {
+		in.Listed = slices.ContainsFunc(sn.Locks, func(l inspect.LockInfo) bool { return l.Name == name })
+	}
 	lh, _, err := s.hcache.Lock(ctx, name, history.SpanHour)
 	switch {
 	case errors.Is(err, history.ErrOff):

@@ -3,11 +3,13 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/views"
 )
 
@@ -130,5 +132,42 @@ func TestWhyLimiterRuleRejectionsAndChange(t *testing.T) {
 	_, _, body := e.do("GET", views.LimiterURL(name), nil, nil)
 	if txt := parseHTML(t, body).Find(`[data-testid=why-answer]`).Text(); !strings.Contains(txt, "rate=40") {
 		t.Errorf("limiter page's why %q: want the edit", txt)
+	}
+}
+
+// A lock released between two ticks is still in the console's snapshot
+// and in no history yet: its page answers free, never a bare 404.
+func TestLockReleasedBeforeTheNextTickIsFree(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.prefix + "just-released"
+	l := e.app.NewLock(name, nil)
+	if err := l.TryLock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var held struct {
+		Holders []inspect.Holder `json:"holders"`
+	}
+	var list struct {
+		Locks []struct {
+			Name string `json:"name"`
+		} `json:"locks"`
+	}
+	eventually(t, 15*time.Second, "the lock listed", func() bool {
+		e.getJSON("/api/locks?q="+url.QueryEscape(name), 200, &list)
+		e.getJSON("/api/locks/"+esc(name), 200, &held)
+		return len(held.Holders) == 1 && len(list.Locks) == 1 && list.Locks[0].Name == name
+	})
+	if err := l.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var free struct {
+		State string `json:"state"`
+	}
+	st, _, body := e.do("GET", "/api/locks/"+esc(name), nil, nil)
+	if st != 200 {
+		t.Fatalf("GET right after the release: %d %s, want 200 and state free", st, body)
+	}
+	if err := json.Unmarshal(body, &free); err != nil || free.State != "free" {
+		t.Errorf("GET right after the release: %s (%v), want state free", body, err)
 	}
 }

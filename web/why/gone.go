@@ -23,11 +23,16 @@ type GoneInput struct {
 	// first; Deadlocks the cycles it was part of that ended, newest first.
 	Violations []live.LeaseViolation
 	Deadlocks  []live.EndedDeadlock
+	// Listed says the console's latest snapshot still lists it: released
+	// since, and dropped at the next tick.
+	Listed bool
 }
 
 // Known says whether in has anything to answer with; without it the
 // name is one the console has not seen (a 404).
-func (in GoneInput) Known() bool { return in.Gone != nil || lastEnded(in.Holds) != nil }
+func (in GoneInput) Known() bool {
+	return in.Gone != nil || in.Listed || lastEnded(in.Holds) != nil || len(in.Violations) > 0 || len(in.Deadlocks) > 0
+}
 
 // Gone answers for a name the console listed within the last hour and
 // no longer lists: a lock that is free now, or a limiter whose key went.
