@@ -195,12 +195,13 @@ func (s *Server) lockWhy(sn *live.Snapshot, l inspect.LockInfo) why.Answer {
 // no longer lists: the live layer's memory (the last hour) and the
 // history's holds of the last hour.
 func (s *Server) goneInput(ctx context.Context, name string) (why.GoneInput, error) {
-	in := why.GoneInput{Name: name, Now: time.Now(), Violations: leaseViolations(s.live.Latest(), name),
+	sn := s.live.Latest()
+	in := why.GoneInput{Name: name, Now: time.Now(), Violations: leaseViolations(sn, name),
 		Deadlocks: s.live.EndedDeadlocksOf(name)}
 	if g, ok := s.live.Gone(name); ok {
 		in.Gone = &g
 	}
-	if sn := s.live.Latest(); sn != nil {
+	if sn != nil {
 		in.Listed = slices.ContainsFunc(sn.Locks, func(l inspect.LockInfo) bool { return l.Name == name })
 	}
 	lh, _, err := s.hcache.Lock(ctx, name, history.SpanHour)
@@ -292,9 +293,8 @@ func (s *Server) freeLock(c echo.Context, name string) error {
 	if (!in.Known() && !kept) || (in.Gone != nil && !in.Gone.Lock) {
 		return inspect.ObjectError("lock", name, inspect.ErrNotFound)
 	}
-	sn := s.live.Latest()
-	j := freeLockJSON{lockPastJSON: lockPastJSON{State: why.StateFree, Violations: leaseViolations(sn, name),
-		PastDeadlocks: s.live.EndedDeadlocksOf(name)}}
+	j := freeLockJSON{lockPastJSON: lockPastJSON{State: why.StateFree, Violations: in.Violations,
+		PastDeadlocks: in.Deadlocks}}
 	j.Name, j.Holders = name, []inspect.Holder{}
 	if w := s.insp.WaitsOf(name, time.Now()); w != nil {
 		j.Wait, j.WaitWindows = w.TenSeconds, []inspect.WaitStats{w.Second, w.TenSeconds, w.Minute}
