@@ -88,7 +88,7 @@ func TestBatchConcurrentCallsSharePipelines(t *testing.T) {
 	// The last flusher exits right after answering its calls.
 	for i := 0; ; i++ { // bounded: up to ~10 s
 		c.batch.mu.Lock()
-		inFlight, queued := c.batch.inFlight, len(c.batch.queue)
+		inFlight, queued := c.batch.plain.inFlight, len(c.batch.plain.queue)
 		c.batch.mu.Unlock()
 		if inFlight == 0 && queued == 0 {
 			break
@@ -186,7 +186,7 @@ func TestBatchCallerContextBoundsItsWait(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- live.TryLock(t.Context()) }()
 	waitQueued(t, bt, 2)
-	bt.done() // a slot frees: the queue goes out as one batch
+	bt.done(&bt.plain) // a slot frees: the queue goes out as one batch
 	select {
 	case err := <-done:
 		if err != nil {
@@ -205,7 +205,7 @@ func TestBatchCallerContextBoundsItsWait(t *testing.T) {
 	redistest.Eventually(t, "the flushed batch gives its slot back", func() bool {
 		bt.mu.Lock()
 		defer bt.mu.Unlock()
-		return bt.inFlight == maxInFlight-1
+		return bt.plain.inFlight == maxInFlight-1
 	})
 	_ = live.Unlock(t.Context())
 }
@@ -217,7 +217,7 @@ func busyBatcher(t *testing.T) (*redis.Client, *pipeHook, *Client) {
 	rdb, h := hookedClient(t)
 	c := New(rdb, nil)
 	c.batch.mu.Lock()
-	c.batch.inFlight = maxInFlight
+	c.batch.plain.inFlight = maxInFlight
 	c.batch.mu.Unlock()
 	return rdb, h, c
 }
@@ -226,7 +226,7 @@ func waitQueued(t *testing.T, bt *batcher, n int) {
 	t.Helper()
 	for i := 0; i < 10000; i++ { // bounded: up to ~10 s
 		bt.mu.Lock()
-		q := len(bt.queue)
+		q := len(bt.plain.queue)
 		bt.mu.Unlock()
 		if q >= n {
 			return
@@ -276,7 +276,7 @@ func answeredCallersOnce(t *testing.T) int64 {
 		}()
 	}
 	waitQueued(t, bt, callers)
-	bt.done() // a slot frees: the TryLocks go out as one batch
+	bt.done(&bt.plain) // a slot frees: the TryLocks go out as one batch
 	for i := 0; i < callers; i++ {
 		if err := <-errs; err != nil {
 			t.Fatal(err)

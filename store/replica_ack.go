@@ -79,11 +79,11 @@ type acker struct {
 	nodes map[string]*ackNode // by master address; "" for a non-Cluster client
 }
 
-func newAcker(o *Options) *acker {
+func newAcker(rdb redis.UniversalClient, o *Options) *acker {
 	if o != nil && o.ReplicaAcks < 0 {
 		return nil
 	}
-	a := &acker{timeout: o.ackTimeout(), nodes: map[string]*ackNode{}}
+	a := &acker{timeout: waitBound(o.ackTimeout(), readTimeout(rdb)), nodes: map[string]*ackNode{}}
 	if o != nil {
 		a.want, a.persist = o.ReplicaAcks, o.ReplicaAckPersist
 	}
@@ -100,6 +100,30 @@ type ackNode struct {
 	checked  time.Time
 	waitAOF  bool // the server has WAITAOF (Redis >= 7.2)
 	busy     atomic.Bool
+}
+
+// readTimeout is the socket read timeout rdb's pipelines run under (0: none).
+func readTimeout(rdb redis.UniversalClient) time.Duration {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		return r.Options().ReadTimeout
+	case *redis.ClusterClient:
+		return r.Options().ReadTimeout
+	}
+	return 0
+}
+
+// waitBound is the WAIT timeout for an acknowledgement timeout d on a
+// client whose reads time out after rt: below rt, with a tenth to spare.
+// The WAIT goes out in a pipeline, whose reads go-redis bounds by the
+// client's ReadTimeout whatever the command (only a lone Wait gets its own
+// read deadline), so a longer WAIT would end as an i/o timeout: the grant's
+// outcome unknown and its connection dropped, instead of a grant withdrawn.
+func waitBound(d, rt time.Duration) time.Duration {
+	if rt > 0 && d > rt*9/10 {
+		return max(rt*9/10, time.Millisecond)
+	}
+	return d
 }
 
 // waitSpec is the WAIT a call is sent with; n == 0 means none.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -441,5 +442,77 @@ func TestReplicaAckMovedIsRefused(t *testing.T) {
 	}
 	if err := l.scriptErr("acquire", cmd.Err()); !refused(cmd.Err()) || !errors.Is(err, ErrNotObtained) {
 		t.Errorf("MOVED: refused %v, acquire error %v; want a refusal and ErrNotObtained", refused(cmd.Err()), err)
+	}
+}
+
+// A release never waits behind grants that wait for a silent replica: the
+// batcher keeps calls that end with a WAIT in a lane of their own
+// (store/batch.go). With one lane, two grants on the wire took both slots
+// and the release queued until their WAIT timed out.
+func TestReplicaAckReleaseDoesNotQueueBehindWaits(t *testing.T) {
+	r := startReplicated(t)
+	ctx := redistest.Context(t, 30*time.Second)
+	// WAITs of up to 10 s, under a read timeout that lets them run.
+	rdb := redis.NewClient(&redis.Options{Addr: r.master.Addr, ReadTimeout: 30 * time.Second})
+	t.Cleanup(func() { rdb.Close() })
+	c := New(rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 10 * time.Second})
+	prefix := redistest.Prefix(t)
+	held := c.NewLock(prefix+"held", nil)
+	if err := held.TryLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.freeze(t)
+	grants := make(chan error, 2)
+	for i := range 2 {
+		l := c.NewLock(prefix+"grant"+string(rune('a'+i)), nil)
+		go func() {
+			err := l.TryLock(ctx)
+			if err == nil {
+				err = l.Unlock(ctx)
+			}
+			grants <- err
+		}()
+	}
+	redistest.Eventually(t, "a grant blocked in WAIT on the master, the other on the wire or queued", func() bool {
+		info, _ := r.rdb.Info(ctx, "clients").Result()
+		c.batch.mu.Lock()
+		placed := c.batch.acked.inFlight + len(c.batch.acked.queue)
+		c.batch.mu.Unlock()
+		return placed == 2 && !strings.Contains(info, "blocked_clients:0\r")
+	})
+	uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := held.Unlock(uctx); err != nil {
+		t.Fatalf("release while two grants wait for the replica: %v", err)
+	}
+	if n, _ := r.rdb.Exists(ctx, prefix+"held").Result(); n != 0 {
+		t.Fatal("the lock is still held after its release returned")
+	}
+	_ = syscall.Kill(r.replica.PID(), syscall.SIGCONT)
+	for range 2 {
+		if err := <-grants; err != nil {
+			t.Errorf("grant once the replica woke: %v", err)
+		}
+	}
+}
+
+// A WAIT longer than the client's ReadTimeout would outlive the pipeline's
+// read deadline: the grant ended as an i/o timeout (outcome unknown, the
+// connection dropped) instead of a grant withdrawn. The WAIT is held under
+// the read timeout (waitBound).
+func TestReplicaAckWaitStaysUnderTheReadTimeout(t *testing.T) {
+	r := startReplicated(t)
+	ctx := redistest.Context(t, 30*time.Second)
+	rdb := redis.NewClient(&redis.Options{Addr: r.master.Addr, ReadTimeout: time.Second})
+	t.Cleanup(func() { rdb.Close() })
+	c := New(rdb, &Options{NoRegistry: true, ReplicaAckTimeout: 5 * time.Second})
+	name := redistest.Prefix(t) + "lock"
+	r.freeze(t)
+	err := c.NewLock(name, nil).TryLock(ctx)
+	if !errors.Is(err, ErrNotObtained) || !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("grant no replica confirmed: %v, want ErrNotObtained wrapping ErrNotReplicated", err)
+	}
+	if n, _ := r.rdb.Exists(ctx, name).Result(); n != 0 {
+		t.Fatal("the unconfirmed grant was not withdrawn")
 	}
 }

@@ -70,6 +70,8 @@ type Options struct {
 	// call per pipeline instead of batched (WAIT has no key to route by).
 	ReplicaAcks int
 	// ReplicaAckTimeout bounds that wait. Default DefaultReplicaAckTimeout.
+	// It is held below nine tenths of rdb's ReadTimeout, which bounds the
+	// pipeline the WAIT goes out in.
 	ReplicaAckTimeout time.Duration
 	// ReplicaAckPersist waits with WAITAOF (replicas have written the
 	// grant to their append-only file) on servers that have it (Redis >=
@@ -101,7 +103,7 @@ func New(rdb redis.UniversalClient, opts *Options) *Client {
 	if opts.batching() {
 		c.batch = newBatcher(rdb)
 	}
-	c.ack = newAcker(opts)
+	c.ack = newAcker(rdb, opts)
 	// A nil rdb (a Client only asked for its ID) has nowhere to register.
 	if opts.registryOn() && rdb != nil {
 		c.reg = newRegistry(rdb, c.id, opts)
