@@ -182,12 +182,17 @@ test-cluster: deps-redis
 	LOCKWARDEN_TEST_TOPOLOGY=cluster $(GO) test -race -count=1 -p 4 -timeout 5m -skip '^($(CLUSTER_STORE_SKIP)|$(CLUSTER_WEB_SKIP)|$(CLUSTER_INSPECT_SKIP))$$' ./store/ ./store/inspect/... ./web/...
 
 # Four packages at once: most of their time is spent waiting on
-# redis-server processes and timers, not on the two cores.
+# redis-server processes and timers, not on the two cores. go test starts
+# packages in the order given, so the longest go first (LONG_PKGS, longest
+# first): listed alphabetically, web (over 2 min) started after two
+# minutes and ended the run alone.
 # TestPartitions runs in test-faults: it builds network namespaces (root)
 # and takes a few minutes of cut links and failovers.
+LONG_PKGS := ./web ./store ./store/faulttest ./cmd/lockwarden ./store/inspect/whatif ./store/inspect ./static
 test-go:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -p 4 -timeout 15m -skip '^TestPartitions$$' $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -race -count=1 -p 4 -timeout 15m -skip '^TestPartitions$$' $(LONG_PKGS) \
+		$$($(GO) list ./... | grep -v /e2e | grep -vxF "$$($(GO) list $(LONG_PKGS))")
 
 # The fault matrix (kinds x faults through a proxy) and the partitions:
 # Redis servers and a Sentinel in network namespaces of their own, links
