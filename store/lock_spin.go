@@ -19,16 +19,11 @@ import (
 // a non-holder fails loudly (ErrNotHeld) instead of touching the lock. The
 // console sees it as a reentrant lock, which it is in Redis.
 
-// The spin lock keeps its own Script values over the shared files, so it
-// runs the very text the reentrant lock runs. It never queues (every
-// attempt passes an empty waiter token), so the reentrant lock's ordered
-// hand-off serves its queued waiters before a spinning one; keys and
-// arguments follow the headers of lock_acquire.lua and lock_release.lua.
-var (
-	spinAcquireScript = newScript("lock_acquire")
-	spinReleaseScript = newScript("lock_release")
-	spinRenewScript   = newScript("lock_renew")
-)
+// The spin lock runs the reentrant lock's scripts (lockAcquireScript,
+// lockReleaseScript, lockRenewScript). It never queues (every attempt
+// passes an empty waiter token), so the reentrant lock's ordered hand-off
+// serves its queued waiters before a spinning one; keys and arguments
+// follow the headers of lock_acquire.lua and lock_release.lua.
 
 // SpinLock is a handle on one spin-wait lock for one owner.
 type SpinLock struct {
@@ -103,7 +98,7 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 		argv = append(argv, clock.pollArgs()...)
 	}
 	sent := time.Now()
-	ttl, taken, _, err := acquireReply(s.c.runScript(ctx, spinAcquireScript, keys, argv...))
+	ttl, taken, _, err := acquireReply(s.c.runScript(ctx, lockAcquireScript, keys, argv...))
 	switch {
 	case taken:
 		s.watch.granted(ctx, leaseEnd(sent, s.lease), nil)
@@ -127,7 +122,7 @@ func (s *SpinLock) try(ctx context.Context, clock *waitClock) error {
 func (s *SpinLock) withdrawUncertain(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_ = s.c.runScript(wctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Err()
+	_ = s.c.runScript(wctx, lockReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Err()
 }
 
 func (s *SpinLock) levels() int { return s.renewal.count() }
@@ -181,7 +176,7 @@ func (s *SpinLock) Unlock(ctx context.Context) error {
 	if err := s.c.decidePubsub(ctx); err != nil {
 		return err
 	}
-	res, err := s.c.runScript(ctx, spinReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Int64()
+	res, err := s.c.runScript(ctx, lockReleaseScript, s.keys(), s.holder, "", s.c.pubsub, s.lease.Milliseconds()).Int64()
 	if errors.Is(err, redis.Nil) {
 		s.renewal.released(true)
 		s.watch.lose(lostNotHeld)
@@ -213,7 +208,7 @@ func (s *SpinLock) Refresh(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
-	n, err := s.c.runScript(ctx, spinRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
+	n, err := s.c.runScript(ctx, lockRenewScript, []string{s.name}, s.lease.Milliseconds(), s.holder, "1").Int64()
 	if err != nil {
 		return fmt.Errorf("store: spin lock %q: %w", s.name, err)
 	}
@@ -252,7 +247,7 @@ func (s *SpinLock) renew(ctx context.Context, stop chan struct{}) {
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.lease/3)
 		sent := time.Now()
-		n, err := s.c.runScript(rctx, spinRenewScript, s.keys()[:2], s.lease.Milliseconds(), s.holder, "1").Int64()
+		n, err := s.c.runScript(rctx, lockRenewScript, s.keys()[:2], s.lease.Milliseconds(), s.holder, "1").Int64()
 		cancel()
 		switch {
 		case err == nil && n == 1:

@@ -51,6 +51,9 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return tea.Quit
 	}
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !m.typing() {
+		return m.keysAtOnce(msg)
+	}
 	switch m.mode {
 	case modeFilter:
 		return m.filterKey(msg)
@@ -110,6 +113,25 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// typing is whether keys go to a text field (the filter, the reason).
+func (m *model) typing() bool { return m.mode == modeFilter || m.mode == modeReason }
+
+// keysAtOnce acts on several keys that reached Bubble Tea in one read (a
+// paste such as "/billing", or keys typed faster than it reads), which it
+// sends as one KeyRunes: outside a text field each rune is a key of its
+// own, and once one of them opens a text field the rest is its text.
+func (m *model) keysAtOnce(msg tea.KeyMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	for i, r := range msg.Runes {
+		if m.typing() {
+			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: msg.Runes[i:]}))
+			break
+		}
+		cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}))
+	}
+	return tea.Batch(cmds...)
 }
 
 // filterKey edits the filter, which applies as it is typed; Enter keeps
