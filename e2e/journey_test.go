@@ -136,9 +136,27 @@ func (j *journey) listed() {
 }
 
 // navigate runs action (a click) and waits for the page it leads to.
+//
+// It listens for the page's load event and for the main frame's document
+// response (the last one, past redirects) before the action, rather than
+// calling ExpectNavigation: playwright-go's ExpectNavigation, once the
+// frame has navigated, looks at the frame's load states and only then
+// starts listening for the next one (frameImpl.waitForLoadStateImpl), so a
+// load that lands between the two is missed and the wait runs out on a
+// page that has loaded (seen on a loaded machine: the POST answered and
+// the new page drawn, then "Timeout 29805.00ms exceeded").
 func (j *journey) navigate(what string, action func() error) playwright.Response {
 	j.t.Helper()
-	resp, err := j.tab.ExpectNavigation(action)
+	var resp playwright.Response
+	document := func(r playwright.Response) bool {
+		return r.Request().IsNavigationRequest() && r.Frame() == j.tab.MainFrame() &&
+			(r.Status() < 300 || r.Status() >= 400)
+	}
+	_, err := j.tab.ExpectEvent("load", func() error {
+		r, err := j.tab.ExpectEvent("response", action, playwright.PageExpectEventOptions{Predicate: document})
+		resp, _ = r.(playwright.Response)
+		return err
+	})
 	if err != nil {
 		j.t.Fatalf("%s: %v", what, err)
 	}
