@@ -19,9 +19,10 @@ import (
 //
 // A call that finds nothing in flight goes out on its own at once, as it
 // would without a batcher, so a lone caller pays only a mutex. Calls that
-// arrive while up to maxInFlight calls or batches are on the wire queue up;
-// whoever finishes first starts a flusher goroutine that sends the queue as
-// one pipeline and keeps doing so while calls keep arriving, then exits:
+// arrive while their lane's calls or batches are on the wire (maxInFlight
+// without a WAIT, maxAckedInFlight with one) queue up; whoever finishes
+// first starts a flusher goroutine that sends the lane's queue as one
+// pipeline and keeps doing so while calls keep arriving, then exits:
 // nothing runs while a Client is idle, so a dropped Client leaks nothing.
 //
 // Semantics a caller keeps:
@@ -46,7 +47,7 @@ import (
 //     (cmdsContainNoRetry): a batch that loses its connection fails every
 //     call in it with the network error, each of which may have run, the
 //     same contract as a single call whose retries ran out.
-//   - The queue is bounded (maxQueued): beyond it a call goes out on its own.
+//   - Each queue is bounded (maxQueued): beyond it a call goes out on its own.
 type batcher struct {
 	rdb redis.UniversalClient
 
