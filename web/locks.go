@@ -200,9 +200,10 @@ func (s *Server) goneInput(ctx context.Context, name string) (why.GoneInput, err
 		Deadlocks: s.live.EndedDeadlocksOf(name)}
 	if g, ok := s.live.Gone(name); ok {
 		in.Gone = &g
-	}
-	if sn != nil {
-		in.Listed = slices.ContainsFunc(sn.Locks, func(l inspect.LockInfo) bool { return l.Name == name })
+	} else if g, ok := live.GoneFromSnapshot(sn, name, in.Now); ok {
+		// Released since the latest tick, which still lists it: its
+		// holders then are the last ones, and now is when it was found free.
+		in.Gone = &g
 	}
 	lh, _, err := s.hcache.Lock(ctx, name, history.SpanHour)
 	switch {

@@ -161,13 +161,20 @@ func TestLockReleasedBeforeTheNextTickIsFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	var free struct {
-		State string `json:"state"`
+		State     string     `json:"state"`
+		FreeSince *time.Time `json:"free_since"`
+		LastHeld  *struct {
+			Holder string `json:"holder"`
+		} `json:"last_held"`
 	}
 	st, _, body := e.do("GET", "/api/locks/"+esc(name), nil, nil)
 	if st != 200 {
 		t.Fatalf("GET right after the release: %d %s, want 200 and state free", st, body)
 	}
-	if err := json.Unmarshal(body, &free); err != nil || free.State != "free" {
-		t.Errorf("GET right after the release: %s (%v), want state free", body, err)
+	// Since when (about now) and who held it last (the tick that still
+	// lists it had the holder); before, neither was said.
+	if err := json.Unmarshal(body, &free); err != nil || free.State != "free" || free.FreeSince == nil ||
+		time.Since(*free.FreeSince) > time.Minute || free.LastHeld == nil || free.LastHeld.Holder != l.HolderID() {
+		t.Errorf("GET right after the release: %s (%v), want state free, free since a moment ago, last held by %s", body, err, l.HolderID())
 	}
 }

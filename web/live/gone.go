@@ -62,14 +62,9 @@ func (g *goneMemory) note(prev *Snapshot, names []string, at time.Time) {
 		want[n] = true
 	}
 	var found []Gone
-	for _, l := range prev.Locks {
-		if want[l.Name] {
-			gn := Gone{Name: l.Name, Kind: l.Kind, Lock: true, WaitersTotal: l.WaitersTotal, LastSeen: prev.SampledAt, At: at}
-			for _, h := range l.Holders {
-				inspect.AnnotateHolder(prev.Registry, &h, prev.HolderSeen[HolderKey(l.Name, h.ID)], prev.SampledAt)
-				gn.Holders = append(gn.Holders, h)
-			}
-			found = append(found, gn)
+	for i := range prev.Locks {
+		if want[prev.Locks[i].Name] {
+			found = append(found, goneLock(prev, &prev.Locks[i], at))
 		}
 	}
 	for _, l := range prev.Limiters {
@@ -90,6 +85,31 @@ func (g *goneMemory) note(prev *Snapshot, names []string, at time.Time) {
 		g.order = append(g.order, goneRef{gn.Name, at})
 	}
 	g.evict(at)
+}
+
+// goneLock is what sn says of lock l, found gone at at.
+func goneLock(sn *Snapshot, l *inspect.LockInfo, at time.Time) Gone {
+	gn := Gone{Name: l.Name, Kind: l.Kind, Lock: true, WaitersTotal: l.WaitersTotal, LastSeen: sn.SampledAt, At: at}
+	for _, h := range l.Holders {
+		inspect.AnnotateHolder(sn.Registry, &h, sn.HolderSeen[HolderKey(l.Name, h.ID)], sn.SampledAt)
+		gn.Holders = append(gn.Holders, h)
+	}
+	return gn
+}
+
+// GoneFromSnapshot is what sn, which still lists lock name, says of it
+// once a request found it gone at at, before the next tick writes the
+// sampler's own record (Sampler.Gone).
+func GoneFromSnapshot(sn *Snapshot, name string, at time.Time) (Gone, bool) {
+	if sn == nil {
+		return Gone{}, false
+	}
+	for i := range sn.Locks {
+		if sn.Locks[i].Name == name {
+			return goneLock(sn, &sn.Locks[i], at), true
+		}
+	}
+	return Gone{}, false
 }
 
 // evict drops entries past maxGone or older than GoneFor, oldest first.

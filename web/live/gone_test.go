@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/store/inspect/walk"
 )
 
 // What the console last published of a lock that went is remembered with
@@ -35,5 +36,27 @@ func TestGoneMemory(t *testing.T) {
 	}
 	if _, ok := g.lookup("a", t0.Add(2*time.Second)); ok || len(g.byName) != maxGone {
 		t.Errorf("%d entries, a kept %v: want the oldest gone at the cap", len(g.byName), ok)
+	}
+}
+
+// A discovery pass that no longer finds a lock the last snapshot listed
+// (released between two ticks) remembers it as gone, as a tick that misses
+// it does. Before, the pass replaced the names silently: the lock's answer
+// said "free since 0001-01-01" and named no holder.
+func TestPassDropsAreRememberedGone(t *testing.T) {
+	t0 := time.Now()
+	sm := &Sampler{firstSeen: map[string]time.Time{}, windows: newWindows(windowTicks),
+		locks: []string{"held", "released"}}
+	sm.snap.Store(&Snapshot{SampledAt: t0, Locks: []inspect.LockInfo{
+		{Name: "held", Kind: inspect.KindReentrant, Holders: []inspect.Holder{{ID: "a"}}},
+		{Name: "released", Kind: inspect.KindReentrant, Holders: []inspect.Holder{{ID: "b"}}},
+	}})
+	sm.adopt(&walk.Discovered{Locks: []inspect.LockInfo{{Name: "held"}}}, t0.Add(time.Second))
+	g, ok := sm.Gone("released")
+	if !ok || !g.Lock || len(g.Holders) != 1 || g.Holders[0].ID != "b" || !g.At.Equal(t0.Add(time.Second)) {
+		t.Errorf("released: %+v, %v; want remembered gone with its holder b, found gone at the pass", g, ok)
+	}
+	if _, ok := sm.Gone("held"); ok {
+		t.Error("a lock the pass still finds is not gone")
 	}
 }

@@ -266,8 +266,25 @@ func (sm *Sampler) notify(sn *Snapshot) {
 	}
 }
 
-// adopt takes a discovery pass as the set of names to sample.
+// adopt takes a discovery pass as the set of names to sample. A name the
+// pass no longer finds went since the last tick: it is remembered as gone
+// (Sampler.Gone) as a tick that misses it would, or its answer until then
+// would know neither since when it is free nor who held it last.
 func (sm *Sampler) adopt(d *walk.Discovered, now time.Time) {
+	found := make(map[string]bool, len(d.Locks)+len(d.Limiters))
+	for _, l := range d.Locks {
+		found[l.Name] = true
+	}
+	for _, l := range d.Limiters {
+		found[l.Name] = true
+	}
+	var dropped []string
+	for _, n := range slices.Concat(sm.locks, sm.limiters) {
+		if !found[n] {
+			dropped = append(dropped, n)
+		}
+	}
+	sm.gone.note(sm.Latest(), dropped, now)
 	sm.locks = sm.locks[:0]
 	for _, l := range d.Locks {
 		sm.locks = append(sm.locks, l.Name)

@@ -23,15 +23,12 @@ type GoneInput struct {
 	// first; Deadlocks the cycles it was part of that ended, newest first.
 	Violations []live.LeaseViolation
 	Deadlocks  []live.EndedDeadlock
-	// Listed says the console's latest snapshot still lists it: released
-	// since, and dropped at the next tick.
-	Listed bool
 }
 
 // Known says whether in has anything to answer with; without it the
 // name is one the console has not seen (a 404).
 func (in GoneInput) Known() bool {
-	return in.Gone != nil || in.Listed || lastEnded(in.Holds) != nil || len(in.Violations) > 0 || len(in.Deadlocks) > 0
+	return in.Gone != nil || lastEnded(in.Holds) != nil || len(in.Violations) > 0 || len(in.Deadlocks) > 0
 }
 
 // Gone answers for a name the console listed within the last hour and
@@ -56,8 +53,13 @@ func Gone(in GoneInput) Answer {
 	case last != nil:
 		since = last.To
 	}
-	b.say(fmt.Sprintf("Nobody holds %s now: it has been free since %s (%s ago).", in.Name, clock(since, in.Now), dur(in.Now.Sub(since).Milliseconds())))
-	b.fact("free_since_at", since.UTC().Format(time.RFC3339))
+	if since.IsZero() {
+		// Known only by its lease violations or past deadlocks.
+		b.say(fmt.Sprintf("Nobody holds %s now.", in.Name))
+	} else {
+		b.say(fmt.Sprintf("Nobody holds %s now: it has been free since %s (%s ago).", in.Name, clock(since, in.Now), dur(in.Now.Sub(since).Milliseconds())))
+		b.fact("free_since_at", since.UTC().Format(time.RFC3339))
+	}
 	if g := in.Gone; g != nil && len(g.Holders) > 0 {
 		h := g.Holders[0]
 		s := "It was last held by " + who(h.Who, h.ID)
