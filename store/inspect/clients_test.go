@@ -318,3 +318,46 @@ func TestReleaseAllDropsCrashedWaiter(t *testing.T) {
 		t.Fatalf("second release-all: %+v, %v", res, err)
 	}
 }
+
+// On a Cluster a sample dates each lock by its own master's clock
+// (node_time.lua in that master's share of the pipeline); on one node the
+// sample's TIME runs beside the reads and no per-lock time is kept.
+func TestSampleDatesLocksByTheirMaster(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := t.Context()
+	app := store.New(rdb, &store.Options{NoRegistry: true})
+	insp := New(redistest.UniversalFor(t, rdb), nil)
+	p := redistest.Prefix(t)
+	var names []string
+	for i := range 12 { // hash tags spread over the slots, so over every master
+		name := p + "{" + itoa(i) + "}"
+		l := app.NewLock(name, &store.LockOptions{NoWatchdog: true, Lease: time.Minute})
+		if err := l.TryLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		redistest.UnlockAtEnd(t, l)
+		names = append(names, name)
+	}
+	smp, err := insp.Sample(ctx, names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if redistest.SharedCluster() == nil {
+		if smp.LockAt != nil {
+			t.Fatalf("one node: per-lock times %v, want none", smp.LockAt)
+		}
+		return
+	}
+	if len(smp.LockAt) != len(names) {
+		t.Errorf("per-lock times for %d of %d locks", len(smp.LockAt), len(names))
+	}
+	for _, n := range names {
+		at, ok := smp.LockAt[n]
+		if d := at.Sub(smp.At); !ok || d > 10*time.Second || d < -10*time.Second {
+			t.Errorf("%s: its master's time %v (%v), the sample's %v", n, at, ok, smp.At)
+		}
+		if !smp.TimeOf(n).Equal(at) {
+			t.Errorf("TimeOf(%s) = %v, want its master's %v", n, smp.TimeOf(n), at)
+		}
+	}
+}

@@ -14,11 +14,12 @@ import (
 // Sample is one sampler tick: fresh state and stats of known objects, read
 // in one pipelined round trip per Redis node.
 type Sample struct {
-	At       time.Time          // Redis TIME at the sample
-	Locks    []LockInfo         // requested locks that still exist, in request order
-	Limiters []LimiterInfo      // requested limiters that still exist, in request order
-	Stats    map[string]Summary // by object name, for every requested name
-	Walk     *WalkStep          // the walk's step of discovery (package walk); nil for Sample
+	At       time.Time            // Redis TIME at the sample
+	LockAt   map[string]time.Time // on a Cluster, each requested lock's master's TIME (TimeOf)
+	Locks    []LockInfo           // requested locks that still exist, in request order
+	Limiters []LimiterInfo        // requested limiters that still exist, in request order
+	Stats    map[string]Summary   // by object name, for every requested name
+	Walk     *WalkStep            // the walk's step of discovery (package walk); nil for Sample
 	// Unreadable holds the requested objects whose reads failed because
 	// their node did not answer (down, unreachable, or refusing with
 	// CLUSTERDOWN, LOADING and the like). They are in neither Locks,
@@ -81,6 +82,14 @@ func (c *Inspector) Sample(ctx context.Context, locks, limiters []string) (*Samp
 		c.AddWaits(s)
 	}
 	return s, err
+}
+
+// TimeOf is when the sample read lock name, as its master's clock says.
+func (s *Sample) TimeOf(name string) time.Time {
+	if t, ok := s.LockAt[name]; ok {
+		return t
+	}
+	return s.At
 }
 
 // SampleOptions are what the walk (package walk) asks of one sample beyond
@@ -221,6 +230,7 @@ func (r *sampleRead) run() (readAgain, error) {
 		r.opts.Rider.Queue(ctx, r.pipe, up)
 	}
 	r.queue(up)
+	lockAt := c.nodes.Times(ctx, r.pipe, r.locks)
 	cmds, cut, err := c.nodes.ExecPartial(ctx, r.pipe)
 	if err != nil {
 		return readDone, err
@@ -249,6 +259,7 @@ func (r *sampleRead) run() (readAgain, error) {
 		return readNoScript, nil
 	}
 	r.parse(at)
+	r.s.LockAt = lockAt()
 	if r.opts.Rider != nil {
 		if err := r.opts.Rider.Read(at, cmds); err != nil {
 			r.s, r.seen = nil, nil

@@ -187,7 +187,7 @@ func (w *leaseWatch) observe(smp *inspect.Sample, reg *inspect.Registry, start t
 			}
 			delete(holders, id)
 			if len(w.ended) < maxEnded {
-				w.ended = append(w.ended, &endedHold{lock: name, holder: id, seen: sh, missedAt: smp.At})
+				w.ended = append(w.ended, &endedHold{lock: name, holder: id, seen: sh, missedAt: smp.TimeOf(name)})
 			}
 		}
 		if len(holders) == 0 {
@@ -204,7 +204,7 @@ func (w *leaseWatch) observe(smp *inspect.Sample, reg *inspect.Registry, start t
 			w.holds[name] = hs
 		}
 		for _, h := range l.Holders {
-			hs[h.ID] = seenHold{tick: start, sampled: smp.At, pttl: l.PTTL}
+			hs[h.ID] = seenHold{tick: start, sampled: smp.TimeOf(name), pttl: l.PTTL}
 		}
 	}
 	w.settle(listed, reg, smp.At)
