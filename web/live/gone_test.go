@@ -59,4 +59,12 @@ func TestPassDropsAreRememberedGone(t *testing.T) {
 	if _, ok := sm.Gone("held"); ok {
 		t.Error("a lock the pass still finds is not gone")
 	}
+	// A pass that found more locks than it lists leaves some out: they
+	// are not gone.
+	sm.locks = []string{"held", "past-the-cap"}
+	sm.snap.Store(&Snapshot{SampledAt: t0, Locks: []inspect.LockInfo{{Name: "held"}, {Name: "past-the-cap"}}})
+	sm.adopt(&walk.Discovered{Locks: []inspect.LockInfo{{Name: "held"}}, LocksTruncated: true}, t0.Add(2*time.Second))
+	if _, ok := sm.Gone("past-the-cap"); ok {
+		t.Error("a lock left out of a truncated pass is remembered gone")
+	}
 }

@@ -278,9 +278,16 @@ func (sm *Sampler) adopt(d *walk.Discovered, now time.Time) {
 	for _, l := range d.Limiters {
 		found[l.Name] = true
 	}
+	// A truncated list (more than walk.MaxDiscovered of a kind) leaves out
+	// objects that still exist: those are not gone.
 	var dropped []string
-	for _, n := range slices.Concat(sm.locks, sm.limiters) {
-		if !found[n] {
+	for _, n := range sm.locks {
+		if !found[n] && !d.LocksTruncated {
+			dropped = append(dropped, n)
+		}
+	}
+	for _, n := range sm.limiters {
+		if !found[n] && !d.LimitersTruncated {
 			dropped = append(dropped, n)
 		}
 	}
