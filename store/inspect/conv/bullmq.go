@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,7 +28,7 @@ var bullmqConvention = &Convention{
 	},
 	parse: func(_ Config, k Key) (Found, bool) {
 		worker, n, ok := strings.Cut(k.Value, ":")
-		if !ok || !isUUID(worker) || !isDigits(n) || k.PTTL <= 0 {
+		if !ok || !wire.IsUUID(worker) || !isDigits(n) || k.PTTL <= 0 {
 			return Found{}, false
 		}
 		job := strings.TrimSuffix(k.Name, ":lock")

@@ -48,27 +48,6 @@ func isBase64(s string, n int) bool {
 	return true
 }
 
-// isUUID reports whether s is a canonical UUID (8-4-4-4-12 hex, either case).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // isDigits reports whether s is one or more ASCII digits.
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -55,7 +56,7 @@ func parseShedLock(p Config, k Key) (Found, bool) {
 		return Found{}, false
 	}
 	layout := "6.7.0 or later (ADDED:<time>@<host>:<uuid>)"
-	if i := len(host) - 37; i > 0 && host[i] == ':' && isUUID(host[i+1:]) {
+	if i := len(host) - 37; i > 0 && host[i] == ':' && wire.IsUUID(host[i+1:]) {
 		host = host[:i]
 	} else {
 		layout = "before 6.7.0 (ADDED:<time>@<host>, no uuid)"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/luascripts"
 	"github.com/lockwarden/lockwarden/store"
+	"github.com/lockwarden/lockwarden/store/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -38,7 +39,7 @@ var springConvention = &Convention{
 	kind: SpringLock, keyType: "string",
 	claims: func(p Config, name string) bool { return p.springRegistry(name) != "" },
 	parse: func(p Config, k Key) (Found, bool) {
-		if !isUUID(k.Value) || k.PTTL <= 0 {
+		if !wire.IsUUID(k.Value) || k.PTTL <= 0 {
 			return Found{}, false
 		}
 		r := p.springRegistry(k.Name)

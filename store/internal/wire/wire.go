@@ -148,16 +148,23 @@ func IsLockwardenField(field string) bool {
 }
 
 // IsHolderField reports whether field is "<uuid>:<owner>" with a canonical
-// 36-character UUID (8-4-4-4-12 hex digits) and a non-empty owner: the shape
-// of a lock holder field, which is how a lock hash is told from an
-// application's own hash.
+// 36-character UUID (IsUUID) and a non-empty owner: the shape of a lock
+// holder field, which is how a lock hash is told from an application's own
+// hash.
 func IsHolderField(field string) bool {
-	const uuidLen = 36
-	if len(field) < uuidLen+2 || field[uuidLen] != ':' {
+	return len(field) >= uuidLen+2 && field[uuidLen] == ':' && IsUUID(field[:uuidLen])
+}
+
+const uuidLen = 36
+
+// IsUUID reports whether s is a canonical UUID: 8-4-4-4-12 hex digits,
+// either case.
+func IsUUID(s string) bool {
+	if len(s) != uuidLen {
 		return false
 	}
 	for i := 0; i < uuidLen; i++ {
-		c := field[i]
+		c := s[i]
 		switch i {
 		case 8, 13, 18, 23:
 			if c != '-' {
