@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,24 +153,15 @@ func TestAPIDeadlocks(t *testing.T) {
 	names := []string{p.l1, p.l2, p.aHolds.HolderID(), p.bHolds.HolderID(), "billing", "shipping"}
 	var alerts alertsJSON
 	var fired *Alert
-	var missing []string
 	eventually(t, 15*time.Second, "the deadlock alert naming both locks, holders and services", func() bool {
 		e.getJSON("/api/alerts", 200, &alerts)
-		fired, missing = nil, nil
+		fired = nil
 		for i := range alerts.Alerts {
 			if alerts.Alerts[i].Rule == RuleLockDeadlock {
 				fired = &alerts.Alerts[i]
 			}
 		}
-		if fired == nil {
-			return false
-		}
-		for _, s := range names {
-			if !strings.Contains(fired.Message, s) {
-				missing = append(missing, s)
-			}
-		}
-		return len(missing) == 0
+		return fired != nil && !slices.ContainsFunc(names, func(s string) bool { return !strings.Contains(fired.Message, s) })
 	})
 	if fired.Severity != "critical" {
 		t.Errorf("alert %+v, want critical", *fired)
