@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -22,21 +24,31 @@ import (
 // timeout also ends, on a loaded machine, the calls the test needs answered
 // (the withdrawing release's connection handshake; a reply from the shared
 // server took 120 ms under the CI's load).
+//
+// It can also keep requests from Redis (holdRequests): the connection that
+// sends one is left open and silent, as a server that never runs it.
 type lostReplyProxy struct {
 	ln    net.Listener
 	armed atomic.Bool
 	lost  chan struct{} // one value once the reply read after arm is dropped
+	hold  atomic.Pointer[[]byte]
+	held  atomic.Int64 // requests kept from Redis
 	wg    sync.WaitGroup
 }
 
 func startLostReplyProxy(t *testing.T) *lostReplyProxy {
+	t.Helper()
+	return startProxyTo(t, redistest.Shared(t).Addr)
+}
+
+// startProxyTo starts a lostReplyProxy in front of the server at target.
+func startProxyTo(t *testing.T, target string) *lostReplyProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &lostReplyProxy{ln: ln, lost: make(chan struct{}, 1)}
-	target := redistest.Shared(t).Addr
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -51,7 +63,7 @@ func startLostReplyProxy(t *testing.T) *lostReplyProxy {
 				continue
 			}
 			p.wg.Add(2)
-			go func() { defer p.wg.Done(); _, _ = io.Copy(srv, cli); srv.Close() }()
+			go func() { defer p.wg.Done(); p.requests(cli, srv); srv.Close() }()
 			go func() { defer p.wg.Done(); p.replies(cli, srv); cli.Close() }()
 		}
 	}()
@@ -79,6 +91,39 @@ func (p *lostReplyProxy) replies(cli, srv net.Conn) {
 			return
 		}
 	}
+}
+
+// requests copies cli to srv until a request holds the bytes set by
+// holdRequests: from there on nothing more of the connection reaches Redis
+// (a request cut in two never completes there), and the client hears
+// nothing until it closes the connection itself.
+func (p *lostReplyProxy) requests(cli, srv net.Conn) {
+	buf := make([]byte, 32<<10)
+	var tail []byte // the end of the previous read, for a match across reads
+	for {
+		n, err := cli.Read(buf)
+		if n > 0 {
+			if h := p.hold.Load(); h != nil && bytes.Contains(append(tail, buf[:n]...), *h) {
+				p.held.Add(1)
+				_, _ = io.Copy(io.Discard, cli)
+				return
+			}
+			if _, werr := srv.Write(buf[:n]); werr != nil {
+				return
+			}
+			tail = append(tail[:0], buf[max(0, n-64):n]...)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// holdRequests keeps every request that holds the bytes of arg, sent as a
+// RESP bulk string, from Redis.
+func (p *lostReplyProxy) holdRequests(arg string) {
+	b := []byte(fmt.Sprintf("$%d\r\n%s\r\n", len(arg), arg))
+	p.hold.Store(&b)
 }
 
 // arm makes the proxy lose the next reply.
