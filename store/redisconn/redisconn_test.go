@@ -189,8 +189,8 @@ func TestOpenHonoursDeadlinesOfAHungServer(t *testing.T) {
 	s := redistest.StartT(t)
 	c, _ := open(t, "redis://"+s.Addr)
 	// Without the option go-redis also ends with the deadline's error, but
-	// only after its own read timeout (3 s) and retries: the option is what
-	// makes the deadline the bound, so it is what is checked.
+	// only after its own read timeout (5 s by default) and retries: the
+	// option is what makes the deadline the bound, so it is what is checked.
 	if !c.(*redis.Client).Options().ContextTimeoutEnabled {
 		t.Fatal("the client ignores ctx deadlines on reads (ContextTimeoutEnabled off)")
 	}
