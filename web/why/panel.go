@@ -38,9 +38,9 @@ func factValue(k string, v any, now time.Time) string {
 		return count(int64(x))
 	case float64:
 		if strings.HasSuffix(k, "_ms") {
-			return number(x) + " ms"
+			return Number(x) + " ms"
 		}
-		return number(x)
+		return Number(x)
 	case bool:
 		if x {
 			return "yes"

@@ -72,8 +72,9 @@ func Count(n int64) string {
 	return b.String()
 }
 
-// number is f as a count when whole, else to two decimals.
-func number(f float64) string {
+// Number is f as a count when whole or at least 100 ("1,000", "1,235"),
+// else to two decimals ("2.5"); "–" when it is not a number.
+func Number(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "–"
 	}
@@ -118,7 +119,7 @@ func interval(ms float64) string {
 	case ms >= 1000 && ms == math.Trunc(ms):
 		return Duration(int64(ms))
 	}
-	return number(ms) + " ms"
+	return Number(ms) + " ms"
 }
 
 // Rule is a limiter's rule in words, by kind: a token bucket's sustained
@@ -128,7 +129,7 @@ func interval(ms float64) string {
 func Rule(kind string, rate int64, intervalMS, perSecond float64, limit int64, limitKnown bool) string {
 	switch kind {
 	case "token-bucket":
-		return number(perSecond) + " per second, bursts up to " + Count(rate)
+		return Number(perSecond) + " per second, bursts up to " + Count(rate)
 	case "counter":
 		if !limitKnown {
 			return "no limit (no rule registers one for it: it only counts)"

@@ -16,6 +16,14 @@ func TestDurationInWords(t *testing.T) {
 	}
 }
 
+func TestNumberAsTheConsoleSaysIt(t *testing.T) {
+	for f, want := range map[float64]string{1000: "1,000", 2.5: "2.5", 1234.567: "1,235", 0.333: "0.33"} {
+		if got := Number(f); got != want {
+			t.Errorf("Number(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
 func TestFitShrinksNamesThenDropsColumns(t *testing.T) {
 	cols := []Column{{Title: "NAME", Shrink: true, Min: 10}, {Title: "HOLDER", Shrink: true, Min: 6, Drop: 1}, {Title: "N"}}
 	rows := [][]string{{"orders:checkout:42", "orders-api on host-7 (pid 4211)", "1,204"}}

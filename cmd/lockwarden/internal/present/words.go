@@ -29,16 +29,9 @@ func Lease(ms int64) string {
 // Count is n with thousands separators: "1,204,000".
 func Count(n int64) string { return why.Count(n) }
 
-// Number is f as a count when whole, else to two decimals: "1,000", "2.5".
-func Number(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "–"
-	}
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return Count(int64(f))
-	}
-	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
-}
+// Number is f as a count when whole or at least 100 ("1,000", "1,235"),
+// else to two decimals ("2.5"), as the console's answers say it.
+func Number(f float64) string { return why.Number(f) }
 
 // Percent is part of whole as "12%" ("–" without a whole).
 func Percent(part, whole int64) string {
