@@ -25,13 +25,15 @@ import (
 // (the withdrawing release's connection handshake; a reply from the shared
 // server took 120 ms under the CI's load).
 //
-// It can also keep requests from Redis (holdRequests): the connection that
-// sends one is left open and silent, as a server that never runs it.
+// It can also keep requests from Redis: the connection that sends one is
+// left open and silent (holdRequests), as a server that never runs it, or
+// closed (dropRequests), as a connection lost before the request arrived.
 type lostReplyProxy struct {
 	ln    net.Listener
 	armed atomic.Bool
 	lost  chan struct{} // one value once the reply read after arm is dropped
 	hold  atomic.Pointer[[]byte]
+	drop  atomic.Bool  // close, rather than silence, a connection held
 	held  atomic.Int64 // requests kept from Redis
 	wg    sync.WaitGroup
 }
@@ -94,9 +96,10 @@ func (p *lostReplyProxy) replies(cli, srv net.Conn) {
 }
 
 // requests copies cli to srv until a request holds the bytes set by
-// holdRequests: from there on nothing more of the connection reaches Redis
-// (a request cut in two never completes there), and the client hears
-// nothing until it closes the connection itself.
+// holdRequests or dropRequests: from there on nothing more of the
+// connection reaches Redis (a request cut in two never completes there),
+// and the client hears nothing until it closes the connection itself, or
+// with dropRequests the connection closes at once.
 func (p *lostReplyProxy) requests(cli, srv net.Conn) {
 	buf := make([]byte, 32<<10)
 	var tail []byte // the end of the previous read, for a match across reads
@@ -105,7 +108,9 @@ func (p *lostReplyProxy) requests(cli, srv net.Conn) {
 		if n > 0 {
 			if h := p.hold.Load(); h != nil && bytes.Contains(append(tail, buf[:n]...), *h) {
 				p.held.Add(1)
-				_, _ = io.Copy(io.Discard, cli)
+				if !p.drop.Load() {
+					_, _ = io.Copy(io.Discard, cli)
+				}
 				return
 			}
 			if _, werr := srv.Write(buf[:n]); werr != nil {
@@ -125,6 +130,15 @@ func (p *lostReplyProxy) holdRequests(arg string) {
 	b := []byte(fmt.Sprintf("$%d\r\n%s\r\n", len(arg), arg))
 	p.hold.Store(&b)
 }
+
+// dropRequests is holdRequests that closes the connection instead.
+func (p *lostReplyProxy) dropRequests(arg string) {
+	p.drop.Store(true)
+	p.holdRequests(arg)
+}
+
+// letThrough ends holdRequests and dropRequests for the requests after.
+func (p *lostReplyProxy) letThrough() { p.hold.Store(nil) }
 
 // arm makes the proxy lose the next reply.
 func (p *lostReplyProxy) arm() { p.armed.Store(true) }
