@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // maxRate keeps rates exactly representable in the float64 a JSON number
@@ -48,34 +49,25 @@ func CheckBounds(kind inspect.Kind, e LimiterEdit) error {
 	switch kind {
 	case inspect.KindTokenBucket:
 		if e.Rate > MaxPermits {
-			return inspect.Invalid("rate", fmt.Sprintf("rate is a token bucket's capacity (its largest burst) and must be from 1 to %s", count(MaxPermits)))
+			return inspect.Invalid("rate", fmt.Sprintf("rate is a token bucket's capacity (its largest burst) and must be from 1 to %s", words.Count(MaxPermits)))
 		}
 		if e.IntervalMS < MinIntervalMS {
 			return inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms is a token bucket's refill (one permit every interval_ms) and must be from %g (%s a second) to %s (one a day)",
-				MinIntervalMS, count(MaxPerSecond), count(maxIntervalMS)))
+				MinIntervalMS, words.Count(MaxPerSecond), words.Count(maxIntervalMS)))
 		}
 	case inspect.KindRedissonLimiter:
 		if e.Rate > MaxPermits {
-			return inspect.Invalid("rate", fmt.Sprintf("rate is a Redisson rate limiter's permits per interval and must be from 1 to %s", count(MaxPermits)))
+			return inspect.Invalid("rate", fmt.Sprintf("rate is a Redisson rate limiter's permits per interval and must be from 1 to %s", words.Count(MaxPermits)))
 		}
 		if e.IntervalMS < 1 || e.IntervalMS != math.Trunc(e.IntervalMS) {
-			return inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms of a Redisson rate limiter must be a whole number of ms from 1 to %s (a day)", count(maxIntervalMS)))
+			return inspect.Invalid("interval_ms", fmt.Sprintf("interval_ms of a Redisson rate limiter must be a whole number of ms from 1 to %s (a day)", words.Count(maxIntervalMS)))
 		}
 		if ps := float64(e.Rate) * 1000 / e.IntervalMS; ps > MaxPerSecond {
 			return inspect.Invalid("rate", fmt.Sprintf("%d per %g ms is %s a second; a Redisson rate limiter takes at most %s a second",
-				e.Rate, e.IntervalMS, count(int64(ps)), count(MaxPerSecond)))
+				e.Rate, e.IntervalMS, words.Count(int64(ps)), words.Count(MaxPerSecond)))
 		}
 	}
 	return nil
-}
-
-// count is n with thousands separators.
-func count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // CheckEditReason is CheckReason in an edit's words.

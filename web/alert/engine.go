@@ -20,6 +20,7 @@ import (
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
 	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // The built-in alert rules. Each alert is one rule applied to one name (a
@@ -322,7 +323,7 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 	}
 	if on(RuleAuthFailures) && a.authFailures != nil {
 		if n := a.authFailures(now); n >= authFailuresBurst {
-			add(RuleAuthFailures, "", "%d wrong tokens in the last minute: someone may be guessing (see the refused audit trail)", n)
+			add(RuleAuthFailures, "", "%s wrong tokens in the last minute: someone may be guessing (see the refused audit trail)", words.Count(int64(n)))
 		}
 	}
 	if on(RuleNodeDown) {
@@ -360,13 +361,13 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 		if tooLong && len(l.Holders) > 0 {
 			if start, ok := sn.HoldStart(l); ok && now.Sub(start) >= limit {
 				add(RuleLockHeldTooLong, l.Name, "lock %s held for %s (limit %s)", l.Name,
-					now.Sub(start).Round(time.Second), limit)
+					words.Duration(now.Sub(start).Milliseconds()), words.Duration(limit.Milliseconds()))
 			}
 		}
 		if deadline {
 			if d, ok := lockDeadline(l); ok && now.After(d) {
 				add(RuleLockDeadlinePassed, l.Name, "lock %s is still held %s after its deadline", l.Name,
-					now.Sub(d).Round(time.Second))
+					words.Duration(now.Sub(d).Milliseconds()))
 			}
 		}
 		if gone {
@@ -387,11 +388,11 @@ func (a *Engine) conditions(sn *live.Snapshot, now time.Time) ([]condition, map[
 		// are not counted, so their ratio would be made up.
 		if attempts := span.Acquired + span.Rejected; ratioOn && covered && !l.RejectionsHidden && attempts > 0 &&
 			float64(span.Rejected) > ratio*float64(attempts) {
-			add(RuleLimiterRejectRatio, l.Name, "limiter %s rejected %d of %d attempts in the last %v (over %.0f%%)",
-				l.Name, span.Rejected, attempts, rejectSpan, ratio*100)
+			add(RuleLimiterRejectRatio, l.Name, "limiter %s rejected %s of %s attempts in the last %s (over %.0f%%)",
+				l.Name, words.Count(span.Rejected), words.Count(attempts), words.Duration(rejectSpan.Milliseconds()), ratio*100)
 		}
 		if errorsOn && w.Errors > 0 {
-			add(RuleLimiterErrors, l.Name, "limiter %s: %d errors in the last second", l.Name, w.Errors)
+			add(RuleLimiterErrors, l.Name, "limiter %s: %s errors in the last second", l.Name, words.Count(w.Errors))
 		}
 	}
 	return out, scopes

@@ -82,7 +82,7 @@ func TestAlertHeldTooLongFromHoldStart(t *testing.T) {
 	}
 	a.evaluate(lockSnap(time.Minute, t0), t0.Add(61*time.Second))
 	got := a.Firing()
-	if len(got) != 1 || got[0].Rule != RuleLockHeldTooLong || !strings.Contains(got[0].Message, "held for 1m1s") {
+	if len(got) != 1 || got[0].Rule != RuleLockHeldTooLong || !strings.Contains(got[0].Message, "held for 1 min 1 s (limit 1 min)") {
 		t.Fatalf("firing = %+v", got)
 	}
 }
@@ -147,7 +147,7 @@ func TestAlertRejectRatioOverTenSecondsOfBurstyTraffic(t *testing.T) {
 		}
 	}
 	got := a.Firing()
-	if len(got) != 1 || got[0].Rule != RuleLimiterRejectRatio || !strings.Contains(got[0].Message, "in the last 10s") {
+	if len(got) != 1 || got[0].Rule != RuleLimiterRejectRatio || !strings.Contains(got[0].Message, "in the last 10 s") {
 		t.Fatalf("firing = %+v, want limiter-reject-ratio over the last 10 s", got)
 	}
 	// Ticks every 200 ms see overlapping windows; they are counted once a

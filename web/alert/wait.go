@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/web/live"
+	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // RuleLockWaitTooLong fires for a lock whose acquisitions wait too long:
@@ -37,9 +38,9 @@ func (a *Engine) waitConditions(sn *live.Snapshot, add func(rule, name, format s
 			continue
 		}
 		if p99 := time.Duration(w.TenSeconds.P99MS) * time.Millisecond; p99 > limit {
-			add(RuleLockWaitTooLong, l.Name, "lock %s: p99 wait %s over the last 10 s (limit %s; %d of %d acquisitions waited, longest %s)",
-				l.Name, p99, limit, w.TenSeconds.Contended, w.TenSeconds.Acquired,
-				time.Duration(w.TenSeconds.MaxMS)*time.Millisecond)
+			add(RuleLockWaitTooLong, l.Name, "lock %s: p99 wait %s over the last 10 s (limit %s; %s of %s acquisitions waited, longest %s)",
+				l.Name, words.Duration(p99.Milliseconds()), words.Duration(limit.Milliseconds()),
+				words.Count(w.TenSeconds.Contended), words.Count(w.TenSeconds.Acquired), words.Duration(w.TenSeconds.MaxMS))
 		}
 	}
 }

@@ -28,7 +28,7 @@ func TestAlertLockWaitTooLong(t *testing.T) {
 	a.evaluate(waitSnap(6000, 12), t0.Add(60*time.Second))
 	got := a.Firing()
 	if len(got) != 1 || got[0].Rule != RuleLockWaitTooLong || got[0].Name != "job" || got[0].Severity != SeverityWarning ||
-		!strings.Contains(got[0].Message, "p99 wait 6s") || !strings.Contains(got[0].Message, "12 of 40") {
+		!strings.Contains(got[0].Message, "p99 wait 6 s") || !strings.Contains(got[0].Message, "12 of 40") {
 		t.Fatalf("firing = %+v", got)
 	}
 	a.evaluate(waitSnap(100, 12), t0.Add(61*time.Second))
@@ -47,7 +47,7 @@ func TestAlertLockWaitTooLongNeedsLongWaits(t *testing.T) {
 		}
 	}
 	a.evaluate(waitSnap(2001, 3), t0)
-	if got := a.Firing(); len(got) != 1 || !strings.Contains(got[0].Message, "limit 2s") {
+	if got := a.Firing(); len(got) != 1 || !strings.Contains(got[0].Message, "limit 2 s") {
 		t.Fatalf("firing = %+v, want one over the configured 2 s", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/views"
+	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // Panel is a as the page's panel shows it, the facts said for a person:
@@ -38,9 +39,9 @@ func factValue(k string, v any, now time.Time) string {
 		return count(int64(x))
 	case float64:
 		if strings.HasSuffix(k, "_ms") {
-			return Number(x) + " ms"
+			return words.Number(x) + " ms"
 		}
-		return Number(x)
+		return words.Number(x)
 	case bool:
 		if x {
 			return "yes"

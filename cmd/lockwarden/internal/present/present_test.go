@@ -5,25 +5,6 @@ import (
 	"testing"
 )
 
-func TestDurationInWords(t *testing.T) {
-	for ms, want := range map[int64]string{
-		-1: "–", 0: "0 ms", 850: "850 ms", 4_250: "4.2 s", 12_900: "12 s", 60_000: "1 min",
-		192_000: "3 min 12 s", 7_500_000: "2 h 5 min", 277_200_000: "3 d 5 h",
-	} {
-		if got := Duration(ms); got != want {
-			t.Errorf("Duration(%d) = %q, want %q", ms, got, want)
-		}
-	}
-}
-
-func TestNumberAsTheConsoleSaysIt(t *testing.T) {
-	for f, want := range map[float64]string{1000: "1,000", 2.5: "2.5", 1234.567: "1,235", 0.333: "0.33"} {
-		if got := Number(f); got != want {
-			t.Errorf("Number(%v) = %q, want %q", f, got, want)
-		}
-	}
-}
-
 func TestFitShrinksNamesThenDropsColumns(t *testing.T) {
 	cols := []Column{{Title: "NAME", Shrink: true, Min: 10}, {Title: "HOLDER", Shrink: true, Min: 6, Drop: 1}, {Title: "N"}}
 	rows := [][]string{{"orders:checkout:42", "orders-api on host-7 (pid 4211)", "1,204"}}

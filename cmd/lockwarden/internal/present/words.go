@@ -11,12 +11,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lockwarden/lockwarden/web/why"
+	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // Duration is ms in words, to the unit that matters: "850 ms", "12 s",
 // "3 min 12 s", "2 h 5 min", "3 d 4 h"; "–" for a negative ms (unknown).
-// The console's answers say durations the same way (web/why).
-func Duration(ms int64) string { return why.Duration(ms) }
+// The console says durations the same way (web/words).
+func Duration(ms int64) string { return words.Duration(ms) }
 
 // Lease is a lock's lease left in words; "no expiry" for -1.
 func Lease(ms int64) string {
@@ -27,11 +28,11 @@ func Lease(ms int64) string {
 }
 
 // Count is n with thousands separators: "1,204,000".
-func Count(n int64) string { return why.Count(n) }
+func Count(n int64) string { return words.Count(n) }
 
 // Number is f as a count when whole or at least 100 ("1,000", "1,235"),
 // else to two decimals ("2.5"), as the console's answers say it.
-func Number(f float64) string { return why.Number(f) }
+func Number(f float64) string { return words.Number(f) }
 
 // Percent is part of whole as "12%" ("–" without a whole).
 func Percent(part, whole int64) string {
