@@ -510,7 +510,7 @@ func TestStaticClientKindsLive(t *testing.T) {
 	}))
 	tb.frames(1)
 	rows := `() => [...document.querySelectorAll('[data-testid="lock-row"]')].map(r => [r.dataset.lock, r.querySelector('[data-field="kind"]').textContent, r.querySelector('[data-field="holders"]').textContent, r.querySelector('[data-field="age-text"]').textContent].join("|"))`
-	if got := fmt.Sprint(tb.eval(rows)); got != "[a|reentrant|u:1 ×1|0s b|rwlock|u:2 ×2 (read)|1m 30s]" {
+	if got := fmt.Sprint(tb.eval(rows)); got != "[a|reentrant|u:1 ×1|0 ms b|rwlock|u:2 ×2 (read)|1 min 30 s]" {
 		t.Errorf("rows after an older frame: %s", got)
 	}
 	if got := tb.eval(`() => document.querySelector('[data-testid="lock-count"]').textContent`); got != "1" {
@@ -585,7 +585,7 @@ func TestStaticClientStatsWithoutMeta(t *testing.T) {
 }
 
 // A holder younger than the skew between the browser's clock and Redis's
-// reads "held 0s, renewed 0 s ago", as the server renders it; it read just
+// reads "held 0 ms, renewed 0 ms ago", as the server renders it; it read just
 // the identity before, so a lock that had changed hands live lost its hold
 // time on /locks.
 func TestStaticClientWhoTextOfAFreshHolder(t *testing.T) {
@@ -593,7 +593,7 @@ func TestStaticClientWhoTextOfAFreshHolder(t *testing.T) {
 	tb := open(t, fs, "/p/0")
 	got := tb.eval(`() => [window.lockwarden.whoText({who: "orders-api", held_since: 1000, renewed_at: 1000}, 900),
 		window.lockwarden.whoText({who: "orders-api", held_since: 1000, renewed_at: 4000}, 64000)]`)
-	want := "[orders-api, held 0s, renewed 0 s ago orders-api, held 1m3s, renewed 1m0s ago]"
+	want := "[orders-api, held 0 ms, renewed 0 ms ago orders-api, held 1 min 3 s, renewed 1 min ago]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("whoText = %v, want %v", got, want)
 	}

@@ -56,11 +56,41 @@
     return typeof f.discovered_at !== "number" || f.discovered_at >= LW.renderedAt;
   };
 
-  function pad2(n) {
-    return n < 10 ? "0" + n : String(n);
-  }
+  // The formats below mirror views/format.go and views/words.
 
-  // The formats below mirror views/format.go.
+  // durText mirrors words.Duration (views.durText): "850 ms", "4.2 s",
+  // "12 s", "3 min 12 s", "2 h 5 min", "3 d 4 h"; "–" below zero.
+  LW.durText = function (ms) {
+    var second = 1000;
+    var minute = 60 * second;
+    var hour = 60 * minute;
+    var day = 24 * hour;
+    function two(n1, u1, n2, u2) {
+      return n2 === 0 ? n1 + " " + u1 : n1 + " " + u1 + " " + n2 + " " + u2;
+    }
+    ms = Math.floor(ms);
+    if (ms < 0) {
+      return "–";
+    }
+    if (ms < second) {
+      return ms + " ms";
+    }
+    if (ms < 10 * second) {
+      return String(Math.floor(ms / 100) / 10) + " s";
+    }
+    if (ms < minute) {
+      return Math.floor(ms / second) + " s";
+    }
+    if (ms < hour) {
+      return two(Math.floor(ms / minute), "min", Math.floor((ms % minute) / second), "s");
+    }
+    if (ms < day) {
+      return two(Math.floor(ms / hour), "h", Math.floor((ms % hour) / minute), "min");
+    }
+    return two(Math.floor(ms / day), "d", Math.floor((ms % day) / hour), "h");
+  };
+
+  // pttlText mirrors views.pttlText: tenths of a second under a minute.
   LW.pttlText = function (ms) {
     if (ms < 0) {
       return "no expiry";
@@ -68,51 +98,17 @@
     if (ms < 60000) {
       return (ms / 1000).toFixed(1) + " s";
     }
-    if (ms < 3600000) {
-      return Math.floor(ms / 60000) + "m " + pad2(Math.floor(ms / 1000) % 60) + "s";
-    }
-    return Math.floor(ms / 3600000) + "h " + pad2(Math.floor(ms / 60000) % 60) + "m";
+    return LW.durText(ms);
   };
 
   LW.ageText = function (ms) {
-    var s = Math.floor(ms / 1000);
-    if (s < 0) {
-      return "0s";
-    }
-    if (s < 60) {
-      return s + "s";
-    }
-    if (s < 3600) {
-      return Math.floor(s / 60) + "m " + pad2(s % 60) + "s";
-    }
-    return Math.floor(s / 3600) + "h " + pad2(Math.floor(s / 60) % 60) + "m";
+    return LW.durText(Math.max(0, ms));
   };
 
-  // durText mirrors views.durText (Go's Duration.String to the second):
-  // "4s", "3m12s", "2h0m5s".
-  LW.durText = function (ms) {
-    var s = Math.floor(ms / 1000);
-    if (s <= 0) {
-      return "0s";
-    }
-    var h = Math.floor(s / 3600);
-    var m = Math.floor(s / 60) % 60;
-    if (h > 0) {
-      return h + "h" + m + "m" + (s % 60) + "s";
-    }
-    if (m > 0) {
-      return m + "m" + (s % 60) + "s";
-    }
-    return s + "s";
-  };
-
-  // agoText mirrors views.agoText: "4 s ago", "3m12s ago".
+  // agoText mirrors views.agoText: "4.2 s ago", "3 min 12 s ago".
   LW.agoText = function (ms) {
     if (ms < 0) {
       return "never";
-    }
-    if (ms < 60000) {
-      return Math.floor(ms / 1000) + " s ago";
     }
     return LW.durText(ms) + " ago";
   };
@@ -122,7 +118,7 @@
   LW.whoText = function (e, now) {
     var s = String(e.who);
     // A hold younger than the clock skew between browser and Redis reads
-    // "held 0s", as the server renders it, rather than nothing.
+    // "held 0 ms", as the server renders it, rather than nothing.
     if (typeof e.held_since === "number" && e.held_since > 0) {
       s += ", held " + LW.durText(Math.max(0, now - e.held_since));
       if (e.since_seen === true) {

@@ -12,33 +12,12 @@
   var num = LW.num;
   var make = LW.make;
 
-  // secondsText is a whole number of ms in seconds, as Go prints them:
-  // "1.5", "4", "12.25".
-  function secondsText(ms) {
-    return String(ms / 1000);
-  }
-
-  // durationText mirrors Go's time.Duration.String for whole ms: "1.5s",
-  // "1m5s", "2h0m3.25s".
-  function durationText(ms) {
-    var h = Math.floor(ms / 3600000);
-    var m = Math.floor(ms / 60000) % 60;
-    var s = secondsText(ms % 60000) + "s";
-    if (h > 0) {
-      return h + "h" + m + "m" + s;
-    }
-    if (m > 0) {
-      return m + "m" + s;
-    }
-    return s;
-  }
-
   // waitMSText mirrors views.waitMSText.
   function waitMSText(w, ms) {
     if (!(num(w.contended) > 0)) {
       return "–";
     }
-    return ms < 1000 ? ms + " ms" : durationText(ms);
+    return LW.durText(ms);
   }
 
   // contendedText mirrors views.contendedText, waitedText views.waitedText.

@@ -43,19 +43,19 @@ func TestStaticClientWallSortsByContention(t *testing.T) {
 	}
 	send(t, c, full)
 	tb.frames(1)
-	if got := fmt.Sprint(tb.eval(order)); got != "[c=5 (50%)/300 ms b=2 (50%)/1.5s a=–/–]" {
+	if got := fmt.Sprint(tb.eval(order)); got != "[c=5 (50%)/300 ms b=2 (50%)/1.5 s a=–/–]" {
 		t.Errorf("after the full frame: %s", got)
 	}
 	// c's contention left the window, a's began.
 	send(t, c, waitsDelta(at+200, map[string]any{"c": summary(0, 0, 0), "a": summary(9, 9, 61500)}))
 	tb.frames(2)
-	if got := fmt.Sprint(tb.eval(order)); got != "[a=9 (100%)/1m1.5s b=2 (50%)/1.5s c=–/–]" {
+	if got := fmt.Sprint(tb.eval(order)); got != "[a=9 (100%)/1 min 1 s b=2 (50%)/1.5 s c=–/–]" {
 		t.Errorf("after the delta: %s", got)
 	}
 	// A delta without waits keeps them.
 	send(t, c, waitsDelta(at+400, map[string]any{}))
 	tb.frames(3)
-	if got := fmt.Sprint(tb.eval(order)); got != "[a=9 (100%)/1m1.5s b=2 (50%)/1.5s c=–/–]" {
+	if got := fmt.Sprint(tb.eval(order)); got != "[a=9 (100%)/1 min 1 s b=2 (50%)/1.5 s c=–/–]" {
 		t.Errorf("after an empty delta: %s", got)
 	}
 
@@ -77,7 +77,7 @@ func TestStaticClientWallSortsByContention(t *testing.T) {
 	c = fs.conn(t)
 	send(t, c, full)
 	tb.frames(1)
-	if got := fmt.Sprint(tb.eval(order)); got != "[a=–/– b=2 (50%)/1.5s c=5 (50%)/300 ms]" {
+	if got := fmt.Sprint(tb.eval(order)); got != "[a=–/– b=2 (50%)/1.5 s c=5 (50%)/300 ms]" {
 		t.Errorf("by name: %s", got)
 	}
 }
@@ -129,7 +129,7 @@ func TestStaticClientWaitColumnsLive(t *testing.T) {
 	}
 	tb.until(`() => document.querySelector('[data-wait-windows]').dataset.reloads === "1"`, nil)
 	rowsText := `() => [...document.querySelectorAll('[data-testid="lock-wait-row"]')].map(r => [...r.querySelectorAll('td')].map(td => td.textContent).join("|"))`
-	if got := fmt.Sprint(tb.eval(rowsText)); got != "[1 s|2|1 (50%)|1 ms|3 ms|3 ms 10 s|8|2 (25%)|15 ms|30 ms|30 ms 1 min|40|12 (30%)|1.5s|3s|3s]" {
+	if got := fmt.Sprint(tb.eval(rowsText)); got != "[1 s|2|1 (50%)|1 ms|3 ms|3 ms 10 s|8|2 (25%)|15 ms|30 ms|30 ms 1 min|40|12 (30%)|1.5 s|3 s|3 s]" {
 		t.Errorf("windows after the reload %s (the 1 s row's acquired must not be the lock's counts, 3)", got)
 	}
 	// An unchanged summary reads nothing again; a changed one does.
@@ -169,8 +169,8 @@ func TestStaticClientStuckLocksLead(t *testing.T) {
 	send(t, c, full)
 	tb.frames(1)
 	cell := `() => document.querySelector('[data-lock="c"] [data-field="longest-wait"]').textContent`
-	if got := tb.eval(cell); got != "1m 30s" {
-		t.Errorf("c's longest wait %v, want 1m 30s", got)
+	if got := tb.eval(cell); got != "1 min 30 s" {
+		t.Errorf("c's longest wait %v, want 1 min 30 s", got)
 	}
 	d := waitsDelta(at+200, map[string]any{})
 	d["waiting_since"] = map[string]any{"c": 0}

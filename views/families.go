@@ -3,6 +3,8 @@ package views
 import (
 	"net/url"
 	"strconv"
+
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // Limiter families: many keys of one limiter shape as one row
@@ -81,5 +83,5 @@ func (r FamilyRow) limitText() string {
 	if r.WindowMS <= 0 {
 		return itoa(r.Limit) + " per window"
 	}
-	return itoa(r.Limit) + " per " + pttlText(r.WindowMS)
+	return itoa(r.Limit) + " per " + words.Duration(r.WindowMS)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // The formatting here is mirrored by static/core.js, which rewrites the same
@@ -33,34 +35,21 @@ func num(f float64) string {
 	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
 }
 
-// pttlText is the remaining lease as people read it.
+// pttlText is the remaining lease as people read it: to the tenth of a
+// second under a minute (the lists count it down live), then as
+// words.Duration says it.
 func pttlText(ms int64) string {
 	switch {
 	case ms < 0:
 		return "no expiry"
 	case ms < 60_000:
 		return fmt.Sprintf("%.1f s", float64(ms)/1000)
-	case ms < 3_600_000:
-		return fmt.Sprintf("%dm %02ds", ms/60_000, ms/1000%60)
-	default:
-		return fmt.Sprintf("%dh %02dm", ms/3_600_000, ms/60_000%60)
 	}
+	return words.Duration(ms)
 }
 
-// ageText is a coarse duration for "first seen … ago".
-func ageText(d time.Duration) string {
-	s := int64(d / time.Second)
-	switch {
-	case s < 0:
-		return "0s"
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm %02ds", s/60, s%60)
-	default:
-		return fmt.Sprintf("%dh %02dm", s/3600, s/60%60)
-	}
-}
+// ageText is a duration since something, for "first seen … ago".
+func ageText(d time.Duration) string { return words.Duration(max(0, d.Milliseconds())) }
 
 func epochMS(t time.Time) string {
 	if t.IsZero() {
@@ -143,7 +132,7 @@ func holdersWhoText(hs []HolderRow) string {
 }
 
 // holderText says who holds it and since when: "orders-api on host-7 (pid
-// 4211), owner 77, held 3m12s, renewed 4 s ago", or the raw id with its
+// 4211), owner 77, held 3 min 12 s, renewed 4 s ago", or the raw id with its
 // count when nothing more is known.
 func holderText(h HolderRow) string {
 	s := h.ID
@@ -183,20 +172,15 @@ func deadlineText(d, now time.Time) string {
 	return "in " + durText(d.Sub(now).Milliseconds())
 }
 
-// durText is a duration to the second: "3m12s", "2h0m5s", "4s".
-func durText(ms int64) string {
-	return (time.Duration(ms) * time.Millisecond).Truncate(time.Second).String()
-}
+// durText is a duration as words.Duration says it: "3 min 12 s", "850 ms".
+func durText(ms int64) string { return words.Duration(max(0, ms)) }
 
-// agoText is "4 s ago" for a past instant ms milliseconds back.
+// agoText is "4.2 s ago" for a past instant ms milliseconds back.
 func agoText(ms int64) string {
 	if ms < 0 {
 		return "never"
 	}
-	if ms < 60_000 {
-		return itoa(ms/1000) + " s ago"
-	}
-	return durText(ms) + " ago"
+	return words.Duration(ms) + " ago"
 }
 
 // eventDetail is the part of an event line after the lock name.

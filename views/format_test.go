@@ -42,7 +42,7 @@ func TestViewSparkline(t *testing.T) {
 }
 
 func TestViewFormatting(t *testing.T) {
-	for ms, want := range map[int64]string{-1: "no expiry", -2: "no expiry", 0: "0.0 s", 1234: "1.2 s", 59_900: "59.9 s", 61_000: "1m 01s", 3_600_000: "1h 00m", 3_725_000: "1h 02m"} {
+	for ms, want := range map[int64]string{-1: "no expiry", -2: "no expiry", 0: "0.0 s", 1234: "1.2 s", 59_900: "59.9 s", 61_000: "1 min 1 s", 3_600_000: "1 h", 3_725_000: "1 h 2 min"} {
 		if got := pttlText(ms); got != want {
 			t.Errorf("pttlText(%d) = %q, want %q", ms, got, want)
 		}
@@ -52,7 +52,7 @@ func TestViewFormatting(t *testing.T) {
 			t.Errorf("num(%v) = %q, want %q", f, got, want)
 		}
 	}
-	if got := ageText(3*time.Hour + 5*time.Minute); got != "3h 05m" {
+	if got := ageText(3*time.Hour + 5*time.Minute); got != "3 h 5 min" {
 		t.Errorf("age %q", got)
 	}
 }

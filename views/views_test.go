@@ -281,7 +281,7 @@ func TestViewLocksTable(t *testing.T) {
 		t.Errorf("pttl %q %q", pttl.Text(), pttl.AttrOr("data-pttl-ms", ""))
 	}
 	age := row.Find(`[data-field="age-text"]`)
-	if strings.TrimSpace(age.Text()) != "1m 30s" {
+	if strings.TrimSpace(age.Text()) != "1 min 30 s" {
 		t.Errorf("age %q", age.Text())
 	}
 	if nav := one(t, doc.Selection, "nav-locks"); nav.AttrOr("aria-current", "") != "page" {

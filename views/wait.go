@@ -2,7 +2,8 @@ package views
 
 import (
 	"strconv"
-	"time"
+
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // WaitRow is a lock's acquisitions and waits over one window, as the lock's
@@ -46,8 +47,5 @@ func waitMSText(w WaitRow, ms int64) string {
 	if w.Contended == 0 {
 		return "–"
 	}
-	if ms < 1000 {
-		return itoa(ms) + " ms"
-	}
-	return (time.Duration(ms) * time.Millisecond).String()
+	return words.Duration(ms)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
-	"github.com/lockwarden/lockwarden/web/words"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // maxRate keeps rates exactly representable in the float64 a JSON number

@@ -19,8 +19,8 @@ import (
 
 	"github.com/lockwarden/lockwarden/store"
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views/words"
 	"github.com/lockwarden/lockwarden/web/live"
-	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // The built-in alert rules. Each alert is one rule applied to one name (a

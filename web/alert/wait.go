@@ -3,8 +3,8 @@ package alert
 import (
 	"time"
 
+	"github.com/lockwarden/lockwarden/views/words"
 	"github.com/lockwarden/lockwarden/web/live"
-	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // RuleLockWaitTooLong fires for a lock whose acquisitions wait too long:

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/views"
-	"github.com/lockwarden/lockwarden/web/words"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // Panel is a as the page's panel shows it, the facts said for a person:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockwarden/lockwarden/web/words"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // How the paragraph says numbers: durations to the unit that matters,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/lockwarden/lockwarden/views/words"
 	"github.com/lockwarden/lockwarden/web/why"
-	"github.com/lockwarden/lockwarden/web/words"
 )
 
 // Duration is ms in words, to the unit that matters: "850 ms", "12 s",

@@ -1,9 +1,10 @@
 // Package words says the console's numbers the way a person on call reads
 // them: durations to the unit that matters, counts with separators,
-// fractions to two decimals. The console's answers (web/why), its alerts
-// (web/alert), its edit errors (web/admin) and the terminal
-// (cmd/lockwarden/internal/present) all say them with these, so a lease or
-// a count reads the same wherever it is shown.
+// fractions to two decimals. The console's pages (views, and static/core.js
+// between page loads), answers (web/why), alerts (web/alert), edit errors
+// (web/admin) and the terminal (cmd/lockwarden/internal/present) all say
+// them with these, so a lease or a count reads the same wherever it is
+// shown.
 package words
 
 import (
