@@ -58,6 +58,15 @@ func epochMS(t time.Time) string {
 	return itoa(t.UnixMilli())
 }
 
+// dateClock is an instant as people read it in a list that spans days:
+// "2026-11-29 16:23:38 UTC" (the datetime attribute keeps the precision).
+func dateClock(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05") + " UTC"
+}
+
 // clock shows times in UTC with milliseconds: the rolling table steps by
 // 200 ms and the console's viewers may sit in several time zones.
 func clock(t time.Time) string {

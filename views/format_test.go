@@ -52,6 +52,9 @@ func TestViewFormatting(t *testing.T) {
 			t.Errorf("num(%v) = %q, want %q", f, got, want)
 		}
 	}
+	if got := dateClock(time.Date(2026, 11, 29, 16, 23, 38, 605068000, time.UTC)); got != "2026-11-29 16:23:38 UTC" {
+		t.Errorf("dateClock %q", got)
+	}
 	if got := ageText(3*time.Hour + 5*time.Minute); got != "3 h 5 min" {
 		t.Errorf("age %q", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views/words"
 	"github.com/lockwarden/lockwarden/web/live"
 )
 
@@ -48,9 +49,9 @@ func LeaseMessage(reg *inspect.Registry, v live.LeaseViolation) string {
 		fmt.Fprintf(&b, "lock %s: the lease of %s ran out while its client was alive", v.Lock, who)
 	case live.ViolationReleasedAfterExpiry:
 		fmt.Fprintf(&b, "lock %s: %s released or renewed it %s after its hold had ended", v.Lock, who,
-			time.Duration(v.LateMS)*time.Millisecond)
+			words.Duration(v.LateMS))
 	case live.ViolationRenewedAfterRelease:
-		fmt.Fprintf(&b, "lock %s: %s renewed it %s after releasing it", v.Lock, who, time.Duration(v.LateMS)*time.Millisecond)
+		fmt.Fprintf(&b, "lock %s: %s renewed it %s after releasing it", v.Lock, who, words.Duration(v.LateMS))
 	case live.ViolationEvicted:
 		fmt.Fprintf(&b, "lock %s: Redis evicted it while %s held it (maxmemory-policy)", v.Lock, who)
 	default:

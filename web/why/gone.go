@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockwarden/lockwarden/store/inspect/clients"
 	"github.com/lockwarden/lockwarden/web/history"
 	"github.com/lockwarden/lockwarden/web/live"
 )
@@ -136,7 +137,17 @@ func violationWho(holder string, c *live.ViolationClient) string {
 	if c == nil || c.App == "" {
 		return holder
 	}
-	return fmt.Sprintf("%s on %s (pid %d)", c.App, c.Host, c.PID)
+	return clientWho(c.App, c.Host, c.PID, holder)
+}
+
+// clientWho names a holder by its client and, since one process's holds
+// differ only by it, its owner: "orders-api on host-7 (pid 4211), owner 77".
+func clientWho(app, host string, pid int, holder string) string {
+	s := fmt.Sprintf("%s on %s (pid %d)", app, host, pid)
+	if o := clients.OwnerOf(holder); o != "" {
+		s += ", owner " + o
+	}
+	return s
 }
 
 // lastEnded is the newest ended hold of holds.
@@ -154,7 +165,7 @@ func holdWho(h history.Hold) string {
 	if h.Client == nil || h.Client.App == "" {
 		return h.Holder
 	}
-	return fmt.Sprintf("%s on %s (pid %d)", h.Client.App, h.Client.Host, h.Client.PID)
+	return clientWho(h.Client.App, h.Client.Host, h.Client.PID, h.Holder)
 }
 
 func goneLimiter(in GoneInput) Answer {

@@ -106,8 +106,17 @@ func TestGone(t *testing.T) {
 		t.Fatal("a kept hold is something to answer with")
 	}
 	a = Gone(in)
-	if !strings.Contains(a.Answer, "free since 03:09:00 UTC") || !strings.Contains(a.Answer, "lease ran out") || a.Facts["last_hold_ended"] != "expired" {
+	if !strings.Contains(a.Answer, "free since 03:09:00 UTC") || !strings.Contains(a.Answer, "lease ran out") || a.Facts["last_hold_ended"] != "expired" ||
+		!strings.Contains(a.Answer, "by orders-api on host-7 (pid 4211), owner 1,") {
 		t.Errorf("%+v", a)
+	}
+	// Two holds of one process differ only by their owners: the answer
+	// names both.
+	proc := &live.ViolationClient{App: "orders-api", Host: "host-7", PID: 4211}
+	in.Violations = []live.LeaseViolation{{Lock: "orders:9", Kind: live.ViolationExpiredWhileWorking, Holder: client + ":crashed-1",
+		Client: proc, NextHolder: client + ":crashed-2", NextClient: proc, At: now.Add(-4 * time.Minute)}}
+	if a := Gone(in); !strings.Contains(a.Answer, "by orders-api on host-7 (pid 4211), owner crashed-1 while orders-api on host-7 (pid 4211), owner crashed-2 held it") {
+		t.Errorf("violation answer %q: want both holders told apart by their owners", a.Answer)
 	}
 	if (GoneInput{Name: "x", Now: now}).Known() {
 		t.Error("nothing remembered is not known")

@@ -113,7 +113,7 @@ func Describe(reg *Registry, holder string) string {
 	if id == "" {
 		return holder
 	}
-	owner := strings.TrimSuffix(holder[37:], wire.RWWriteSuffix)
+	owner := OwnerOf(holder)
 	ci, ok := reg.Lookup(holder)
 	if !ok {
 		return fmt.Sprintf("unregistered client %s (Redisson or other), owner %s", id, owner)
@@ -123,6 +123,15 @@ func Describe(reg *Registry, holder string) string {
 		s += ", client gone"
 	}
 	return s
+}
+
+// OwnerOf is the owner part of a store holder field ("<client id>:<owner>",
+// a write hold's suffix left out); "" for a holder of another shape.
+func OwnerOf(holder string) string {
+	if IDOf(holder) == "" {
+		return ""
+	}
+	return strings.TrimSuffix(holder[37:], wire.RWWriteSuffix)
 }
 
 // HolderClient is what the registry says about a holder's client.
