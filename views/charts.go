@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // View models of the history charts (history.templ): a limiter's steps
@@ -106,15 +106,10 @@ func chartClock(t time.Time, span string) string {
 	return t.UTC().Format("15:04:05")
 }
 
-var printer = message.NewPrinter(language.English)
-
-// grouped is a count with thousands separators ("3,120").
-func grouped(n int64) string { return printer.Sprintf("%d", n) }
-
 // rateWords is a per-second rate with as many decimals as it needs.
 func rateWords(perS float64) string {
 	if perS >= 10 {
-		return printer.Sprintf("%.0f", perS)
+		return words.Count(int64(math.Round(perS)))
 	}
 	return num(perS)
 }
@@ -135,13 +130,13 @@ func (c LimiterChart) Summary() string {
 	if total == 0 {
 		b.WriteString(spanWords(c.Span) + ": no attempts recorded.")
 	} else {
-		fmt.Fprintf(&b, "%s: %s acquired, ", spanWords(c.Span), grouped(acq))
+		fmt.Fprintf(&b, "%s: %s acquired, ", spanWords(c.Span), words.Count(acq))
 		if c.RejectionsHidden {
 			b.WriteString("rejections not visible, ")
 		} else {
-			fmt.Fprintf(&b, "%s rejected (%s %%), ", grouped(rej), strconv.FormatFloat(float64(rej)*100/float64(total), 'f', 1, 64))
+			fmt.Fprintf(&b, "%s rejected (%s %%), ", words.Count(rej), strconv.FormatFloat(float64(rej)*100/float64(total), 'f', 1, 64))
 		}
-		fmt.Fprintf(&b, "%s errors.", grouped(errs))
+		fmt.Fprintf(&b, "%s errors.", words.Count(errs))
 		if step := max(c.StepS, 1); len(c.Points) > 1 {
 			fmt.Fprintf(&b, " Busiest %s: %s UTC, %s attempts per second.", stepWords(step), chartClock(peakAt, c.Span),
 				rateWords(float64(peak)/float64(step)))
@@ -320,7 +315,7 @@ func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return grouped(int64(n)) + " " + many
+	return words.Count(int64(n)) + " " + many
 }
 
 // WhatIf is the what-if of the edit form: the last hour's demand at the
@@ -428,14 +423,14 @@ func (w WhatIf) Summary() string {
 		}
 	}
 	s := fmt.Sprintf("At these settings the last hour's demand gives %s rejections (could be %s to %s); %s happened.",
-		grouped(w.PredictedRejected), grouped(w.PredictedLow), grouped(w.PredictedHigh), grouped(w.ActualRejected))
+		words.Count(w.PredictedRejected), words.Count(w.PredictedLow), words.Count(w.PredictedHigh), words.Count(w.ActualRejected))
 	if worst.Rejected > 0 {
-		s += fmt.Sprintf(" The worst minute would be %s UTC with %s.", chartClock(worst.T, SpanDay), grouped(worst.Rejected))
+		s += fmt.Sprintf(" The worst minute would be %s UTC with %s.", chartClock(worst.T, SpanDay), words.Count(worst.Rejected))
 	} else {
 		s += " No minute would reject."
 	}
 	if worstActual.ActualRejected > 0 {
-		s += fmt.Sprintf(" The worst that happened: %s UTC with %s.", chartClock(worstActual.T, SpanDay), grouped(worstActual.ActualRejected))
+		s += fmt.Sprintf(" The worst that happened: %s UTC with %s.", chartClock(worstActual.T, SpanDay), words.Count(worstActual.ActualRejected))
 	}
 	return s
 }

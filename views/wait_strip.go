@@ -3,6 +3,8 @@ package views
 import (
 	"fmt"
 	"time"
+
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // The waits chart (history.templ's waitStrip): a lock's waits per minute,
@@ -47,16 +49,8 @@ func (s WaitStrip) summary(span string) string {
 		if acq == 0 {
 			return ""
 		}
-		return fmt.Sprintf("Waits: none of %s acquisitions waited.", grouped(acq))
+		return fmt.Sprintf("Waits: none of %s acquisitions waited.", words.Count(acq))
 	}
 	return fmt.Sprintf("Waits: %s of %s acquisitions waited; the worst minute, %s UTC, had a p99 wait of %s.",
-		grouped(contended), grouped(acq), chartClock(worstAt, span), waitMSWords(worst))
-}
-
-// waitMSWords is a wait in ms or s.
-func waitMSWords(ms int64) string {
-	if ms < 1000 {
-		return itoa(ms) + " ms"
-	}
-	return num(float64(ms)/1000) + " s"
+		words.Count(contended), words.Count(acq), chartClock(worstAt, span), words.Duration(worst))
 }

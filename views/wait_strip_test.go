@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // The lock's timeline says how long acquisitions waited, and keys the
@@ -58,7 +60,7 @@ func TestViewOverviewLockCharts(t *testing.T) {
 	if attr(t, charts.Eq(0).Find(".thumb-name"), "title") != "orders:checkout" {
 		t.Error("a thumbnail's name has no title with the whole name")
 	}
-	want := "Waits: " + grouped(contended) + " of " + grouped(acquired) + " acquisitions waited"
+	want := "Waits: " + words.Count(contended) + " of " + words.Count(acquired) + " acquisitions waited"
 	if got := text(t, charts.Eq(0), "chart-summary"); !strings.HasPrefix(got, want) {
 		t.Errorf("summary %q, want it to start %q", got, want)
 	}
