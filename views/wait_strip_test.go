@@ -18,12 +18,12 @@ func TestViewLockTimelineWaits(t *testing.T) {
 		Holds:   []TimelineHold{{Holder: "u1:t1", Client: "orders@h1 pid 7", From: from, To: to, Running: true}},
 		Waits: WaitStrip{Name: "job", From: from, To: to, Minutes: []WaitMinute{
 			{T: from, Acquired: 10, Contended: 4, P50MS: 3, P99MS: 30, MaxMS: 27},
-			{T: from.Add(30 * time.Minute), Acquired: 20, Contended: 8, P50MS: 300, P99MS: 3000, MaxMS: 2500},
+			{T: from.Add(30 * time.Minute), Acquired: 20, Contended: 8, P50MS: 300, P99MS: 61_500, MaxMS: 2500},
 			{T: to.Add(-time.Minute), Acquired: 5},
 		}}}
 	root := one(t, render(t, lockTimeline(tl)).Selection, "lock-timeline")
 	one(t, root, "wait-legend")
-	want := "Waits: 12 of 35 acquisitions waited; the worst minute, " + from.Add(30*time.Minute).Format("15:04:05") + " UTC, had a p99 wait of 3 s."
+	want := "Waits: 12 of 35 acquisitions waited; the worst minute, " + from.Add(30*time.Minute).Format("15:04:05") + " UTC, had a p99 wait of 1 min 1 s."
 	if got := text(t, root, "chart-summary"); !strings.HasSuffix(got, want) {
 		t.Errorf("summary %q, want it to end %q", got, want)
 	}
