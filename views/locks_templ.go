@@ -94,7 +94,7 @@ func Locks(m LocksPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " <div class=\"table-wrap\"><table class=\"table stack\" data-testid=\"locks-table\"><thead><tr><th>Name</th><th>Kind</th><th>Holders</th><th class=\"num\">Waiters</th><th class=\"num\">Longest wait</th><th class=\"num\">Waited (10 s)</th><th class=\"num\">p99 wait</th><th>Lease left</th><th>First seen</th></tr></thead> <tbody data-locks data-match=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " <div class=\"table-wrap\"><table class=\"table stack\" data-testid=\"locks-table\"><thead><tr><th>Name</th><th>Kind</th><th>Holders</th><th class=\"num\">Waiters</th><th class=\"num\">Longest wait</th><th class=\"num\">Waited (10 s)</th><th class=\"num\">p99 wait</th><th class=\"num\">Lease left</th><th>First seen</th></tr></thead> <tbody data-locks data-match=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -34,7 +34,7 @@ func lockWaits(ws []WaitRow) templ.Component {
 			templ_7745c5c3_Var1 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<table class=\"table\" data-testid=\"lock-waits\" data-wait-windows><thead><tr><th>Window</th><th>Acquired</th><th>Waited</th><th>p50 wait</th><th>p99 wait</th><th>Longest</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<table class=\"table\" data-testid=\"lock-waits\" data-wait-windows><thead><tr><th>Window</th><th class=\"num\">Acquired</th><th class=\"num\">Waited</th><th class=\"num\">p50 wait</th><th class=\"num\">p99 wait</th><th class=\"num\">Longest</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
