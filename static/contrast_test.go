@@ -31,9 +31,9 @@ const contrastJS = `(sel) => {
 	});
 }`
 
-// Alerts keep a contrast of at least 4.5:1 (WCAG AA) in both severities,
-// on the overview and on the wall, which is read from across a room (its
-// light blue links made a critical alert 1.8:1 on its pink).
+// Alerts and the deadlock banner keep a contrast of at least 4.5:1 (WCAG
+// AA), on the overview and on the wall, which is read from across a room
+// (its light blue links made a critical alert 1.8:1 on its pink).
 func TestStaticAlertsReadable(t *testing.T) {
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	alerts := []views.AlertRow{
@@ -41,14 +41,15 @@ func TestStaticAlertsReadable(t *testing.T) {
 		{Rule: "limiter-reject-ratio", Name: "b", Severity: "warning", Message: "limiter b rejected 9 of 10", Since: since},
 	}
 	fs := newFakeServer(t, map[string]templ.Component{
-		"wall":     views.Wall(views.WallPage{Layout: views.Layout{Title: "Wall"}, Alerts: alerts}),
-		"overview": views.Overview(views.OverviewPage{Layout: views.Layout{Title: "Overview"}, Alerts: alerts}),
+		"wall":     views.Wall(views.WallPage{Layout: views.Layout{Title: "Wall", Deadlocks: 1}, Alerts: alerts}),
+		"overview": views.Overview(views.OverviewPage{Layout: views.Layout{Title: "Overview", Deadlocks: 1}, Alerts: alerts}),
 	})
 	for _, page := range []string{"wall", "overview"} {
 		tb := open(t, fs, "/p/"+page)
-		got := tb.eval(contrastJS, "[data-testid=alert] .alert-rule, [data-testid=alert] .alert-message, [data-testid=alert] .alert-since").([]any)
-		if len(got) != 6 {
-			t.Fatalf("%s: contrast of %d alert texts, want 6: %v", page, len(got), got)
+		got := tb.eval(contrastJS, "[data-testid=alert] .alert-rule, [data-testid=alert] .alert-message, [data-testid=alert] .alert-since, "+
+			"[data-testid=deadlock-banner] [data-field=deadlock-text], [data-testid=deadlock-banner-link]").([]any)
+		if len(got) != 8 {
+			t.Fatalf("%s: contrast of %d alert and banner texts, want 8: %v", page, len(got), got)
 		}
 		for _, g := range got {
 			pair := g.([]any)
