@@ -10,8 +10,8 @@ import (
 )
 
 // contrastJS is, for every element matching its argument, its text and the
-// WCAG contrast ratio of that text against the first opaque background
-// behind it.
+// WCAG contrast ratio of that text (blended by its opacity) against the
+// first opaque background behind it.
 const contrastJS = `(sel) => {
 	const rgb = s => s.match(/[\d.]+/g).map(Number);
 	const lum = ([r, g, b]) => {
@@ -25,8 +25,12 @@ const contrastJS = `(sel) => {
 		}
 		return [255, 255, 255];
 	};
+	// Opacity blends the text into what is behind it.
+	const opacity = el => { let o = 1; for (; el; el = el.parentElement) o *= Number(getComputedStyle(el).opacity); return o; };
 	return [...document.querySelectorAll(sel)].map(el => {
-		const a = lum(rgb(getComputedStyle(el).color).slice(0, 3)), b = lum(bg(el));
+		const back = bg(el), o = opacity(el);
+		const fg = rgb(getComputedStyle(el).color).slice(0, 3).map((c, i) => o * c + (1 - o) * back[i]);
+		const a = lum(fg), b = lum(back);
 		return [el.textContent.trim(), (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
 	});
 }`
