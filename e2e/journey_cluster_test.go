@@ -57,6 +57,7 @@ func TestJourneyClusterLocksOnEveryMaster(t *testing.T) {
 		}
 		masters[m] = name
 		names = append(names, name)
+		j.wrote(name, "locks")
 		l := app.NewLock(name, &store.LockOptions{Owner: fmt.Sprintf("holder-%d", i), Lease: time.Minute, NoWatchdog: true})
 		if err := l.TryLock(j.ctx); err != nil {
 			t.Fatal(err)
@@ -123,6 +124,7 @@ func TestJourneyClusterNodeDownBanner(t *testing.T) {
 			survivor = n
 		}
 	}
+	j.wrote(survivor, "locks")
 	l := store.New(cc, nil).NewLock(survivor, &store.LockOptions{Owner: "reporter", Lease: time.Minute, NoWatchdog: true})
 	if err := l.TryLock(j.ctx); err != nil {
 		t.Fatal(err)

@@ -100,6 +100,17 @@ func (j *journey) open(path string) playwright.Response {
 // object the journey wrote that still exists.
 func (j *journey) listed() {
 	j.t.Helper()
+	// Before the sampler's first snapshot the lists answer 503 ("still
+	// discovering"), a page that does not reload itself: a journey that
+	// wrote nothing through wrote must not meet it either.
+	redistest.EventuallyWithin(j.t, 15*time.Second, "the console's first snapshot", func() bool {
+		resp, err := http.Get(j.con.URL + "/api/locks?limit=1")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
 	want := map[string]map[string]bool{"locks": {}, "limiters": {}}
 	for name, list := range j.written {
 		if j.rdb.Exists(j.ctx, name).Val() == 1 {
