@@ -52,13 +52,19 @@ func TestAPILockWait(t *testing.T) {
 		e.getJSON("/api/locks/"+esc(busy), 200, &one)
 		return one.Wait != nil && one.Wait.Contended == 1
 	})
-	if w := *one.Wait; w.WindowS != 10 || w.Acquired != 2 || w.MaxMS < w.P50MS || w.P99MS != w.P50MS {
+	// The holder's own acquisition came before the console's discovery
+	// pass (e.synced), which on a loaded machine can push it out of the
+	// 10 s window: that window holds the waiter's and maybe the holder's,
+	// the minute both.
+	if w := *one.Wait; w.WindowS != 10 || w.Acquired < 1 || w.Acquired > 2 || w.MaxMS < w.P50MS || w.P99MS != w.P50MS {
 		t.Errorf("wait = %+v", w)
 	}
 	if len(one.WaitWindows) != 3 || one.WaitWindows[0].WindowS != 1 || one.WaitWindows[1] != *one.Wait ||
-		one.WaitWindows[2].WindowS != 60 || one.WaitWindows[2].Contended != 1 {
+		one.WaitWindows[2].WindowS != 60 || one.WaitWindows[2].Contended != 1 || one.WaitWindows[2].Acquired != 2 {
 		t.Errorf("wait_windows = %+v", one.WaitWindows)
 	}
+	// "1 (50%)", or "1 (100%)" once the holder's acquisition left the window.
+	oneWaited := func(s string) bool { return s == "1 (50%)" || s == "1 (100%)" }
 
 	var list struct{ Locks []apiLockWait }
 	e.getJSON("/api/locks?sort=contention", 200, &list)
@@ -78,13 +84,13 @@ func TestAPILockWait(t *testing.T) {
 	}
 	doc := parseHTML(t, body)
 	ten := doc.Find(`[data-testid="lock-waits"] [data-window-s="10"]`)
-	if n := doc.Find(`[data-testid="lock-wait-row"]`).Length(); n != 3 || ten.Find(`[data-field="wait-contended"]`).Text() != "1 (50%)" {
+	if n := doc.Find(`[data-testid="lock-wait-row"]`).Length(); n != 3 || !oneWaited(ten.Find(`[data-field="wait-contended"]`).Text()) {
 		t.Errorf("%d wait rows; 10 s row %q", n, ten.Text())
 	}
 
 	st, _, body = e.do("GET", "/locks", nil, nil)
 	row := parseHTML(t, body).Find(`[data-testid="lock-row"][data-lock="` + busy + `"]`)
-	if st != 200 || row.Find(`[data-field="wait10-contended"]`).Text() != "1 (50%)" || row.Find(`[data-field="wait10-p99"]`).Text() == "–" {
+	if st != 200 || !oneWaited(row.Find(`[data-field="wait10-contended"]`).Text()) || row.Find(`[data-field="wait10-p99"]`).Text() == "–" {
 		t.Errorf("/locks row (%d): %q", st, row.Text())
 	}
 	wallOrder := func(path string) []string {
