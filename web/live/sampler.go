@@ -281,16 +281,15 @@ func (sm *Sampler) adopt(d *walk.Discovered, now time.Time) {
 	// A truncated list (more than walk.MaxDiscovered of a kind) leaves out
 	// objects that still exist: those are not gone.
 	var dropped []string
-	for _, n := range sm.locks {
-		if !found[n] && !d.LocksTruncated {
-			dropped = append(dropped, n)
+	missing := func(names []string, truncated bool) {
+		for _, n := range names {
+			if !truncated && !found[n] {
+				dropped = append(dropped, n)
+			}
 		}
 	}
-	for _, n := range sm.limiters {
-		if !found[n] && !d.LimitersTruncated {
-			dropped = append(dropped, n)
-		}
-	}
+	missing(sm.locks, d.LocksTruncated)
+	missing(sm.limiters, d.LimitersTruncated)
 	sm.gone.note(sm.Latest(), dropped, now)
 	sm.locks = sm.locks[:0]
 	for _, l := range d.Locks {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockwarden/lockwarden/store/inspect"
+	"github.com/lockwarden/lockwarden/views/words"
 	"github.com/lockwarden/lockwarden/web/history"
 	"github.com/lockwarden/lockwarden/web/live"
 )
@@ -55,7 +56,7 @@ func ruleSay(b *builder, l *inspect.LimiterInfo) {
 	switch l.Kind {
 	case inspect.KindTokenBucket:
 		b.say(fmt.Sprintf("%s admits %s: a token bucket with capacity %s, refilling one permit every %s.",
-			l.Name, rule, count(l.Rate), interval(l.IntervalMS)))
+			l.Name, rule, words.Count(l.Rate), interval(l.IntervalMS)))
 		b.fact("capacity", l.Rate)
 		b.fact("refill_ms", l.IntervalMS)
 		if !l.AvailableUnknown {
@@ -63,9 +64,9 @@ func ruleSay(b *builder, l *inspect.LimiterInfo) {
 			b.fact("available", l.Available)
 		}
 	case inspect.KindCounter:
-		s := fmt.Sprintf("%s is a counter at %s", l.Name, count(l.Count))
+		s := fmt.Sprintf("%s is a counter at %s", l.Name, words.Count(l.Count))
 		if l.LimitKnown {
-			s += " of its limit " + count(l.Limit)
+			s += " of its limit " + words.Count(l.Limit)
 			b.fact("limit", l.Limit)
 		} else {
 			s += "; " + rule
@@ -95,25 +96,25 @@ func countsSay(b *builder, in LimiterInput) bool {
 	m, minuteS := lastMinute(in.Recent)
 	b.fact("admitted_1s", s.Acquired)
 	if l.RejectionsHidden {
-		b.say(fmt.Sprintf("In the last second it counted %s admitted; Redis keeps no record of its rejections (its clients decide in their own scripts).", count(s.Acquired)))
+		b.say(fmt.Sprintf("In the last second it counted %s admitted; Redis keeps no record of its rejections (its clients decide in their own scripts).", words.Count(s.Acquired)))
 		if l.GrantsKnown {
-			b.say(fmt.Sprintf("Redis shows %s granted in its current window.", count(l.Grants)))
+			b.say(fmt.Sprintf("Redis shows %s granted in its current window.", words.Count(l.Grants)))
 			b.fact("grants", l.Grants)
 		}
 		return false
 	}
 	b.fact("rejected_1s", s.Rejected)
 	line := fmt.Sprintf("In the last second %s were admitted and %s rejected (%s of attempts)",
-		count(s.Acquired), count(s.Rejected), percent(s.Rejected, total(s)))
+		words.Count(s.Acquired), words.Count(s.Rejected), percent(s.Rejected, total(s)))
 	if s.Errors > 0 {
-		line += fmt.Sprintf(", with %s errors", count(s.Errors))
+		line += fmt.Sprintf(", with %s errors", words.Count(s.Errors))
 	}
 	if minuteS > 1 {
 		span := "minute"
 		if minuteS < 60 {
 			span = fmt.Sprintf("%d s the console has watched", minuteS)
 		}
-		line += fmt.Sprintf("; over the last %s, %s admitted and %s rejected (%s)", span, count(m.Acquired), count(m.Rejected), percent(m.Rejected, total(m)))
+		line += fmt.Sprintf("; over the last %s, %s admitted and %s rejected (%s)", span, words.Count(m.Acquired), words.Count(m.Rejected), percent(m.Rejected, total(m)))
 		b.fact("admitted_1m", m.Acquired)
 		b.fact("rejected_1m", m.Rejected)
 	}

@@ -34,9 +34,9 @@ func factValue(k string, v any, now time.Time) string {
 		if strings.HasSuffix(k, "_ms") {
 			return dur(x)
 		}
-		return count(x)
+		return words.Count(x)
 	case int:
-		return count(int64(x))
+		return words.Count(int64(x))
 	case float64:
 		if strings.HasSuffix(k, "_ms") {
 			return words.Number(x) + " ms"

@@ -82,7 +82,5 @@ func upper(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// dur and count are the paragraph's words.Duration and words.Count.
+// dur is words.Duration of a span that cannot be negative.
 func dur(ms int64) string { return words.Duration(max(0, ms)) }
-
-func count(n int64) string { return words.Count(n) }

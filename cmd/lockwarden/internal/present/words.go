@@ -1,7 +1,7 @@
-// Package present says the console's numbers the way a person on call
-// reads them in a terminal: durations in words, counts with separators,
-// tables cut to the terminal's width, sparklines. The verbs and `top`
-// share it, so a lease reads the same in both.
+// Package present lays the console's answers out for a terminal: leases,
+// rules and percentages in words (durations and counts as views/words says
+// them, as the pages do), tables cut to the terminal's width, sparklines.
+// The verbs and `top` share it, so a lease reads the same in both.
 package present
 
 import (
@@ -14,25 +14,13 @@ import (
 	"github.com/lockwarden/lockwarden/web/why"
 )
 
-// Duration is ms in words, to the unit that matters: "850 ms", "12 s",
-// "3 min 12 s", "2 h 5 min", "3 d 4 h"; "–" for a negative ms (unknown).
-// The console says durations the same way (web/words).
-func Duration(ms int64) string { return words.Duration(ms) }
-
 // Lease is a lock's lease left in words; "no expiry" for -1.
 func Lease(ms int64) string {
 	if ms < 0 {
 		return "no expiry"
 	}
-	return Duration(ms)
+	return words.Duration(ms)
 }
-
-// Count is n with thousands separators: "1,204,000".
-func Count(n int64) string { return words.Count(n) }
-
-// Number is f as a count when whole or at least 100 ("1,000", "1,235"),
-// else to two decimals ("2.5"), as the console's answers say it.
-func Number(f float64) string { return words.Number(f) }
 
 // Percent is part of whole as "12%" ("–" without a whole).
 func Percent(part, whole int64) string {
@@ -63,17 +51,17 @@ func Wrap(text string, width int) string {
 func Rule(kind string, rate int64, intervalMS, perSecond float64, limit int64, limitKnown bool) string {
 	switch kind {
 	case "token-bucket":
-		return Number(perSecond) + "/s, burst " + Count(rate)
+		return words.Number(perSecond) + "/s, burst " + words.Count(rate)
 	case "counter":
 		if !limitKnown {
 			return "no limit set"
 		}
-		return Count(limit) + " per window"
+		return words.Count(limit) + " per window"
 	}
 	if intervalMS == 1000 {
-		return Count(rate) + "/s"
+		return words.Count(rate) + "/s"
 	}
-	return Count(rate) + " per " + Duration(int64(intervalMS))
+	return words.Count(rate) + " per " + words.Duration(int64(intervalMS))
 }
 
 // ShellWord quotes s for a POSIX shell when it needs it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/consoleclient"
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/present"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // What the two tables show, built from the frames' state on every frame.
@@ -133,16 +134,16 @@ func leaseKey(ms int64) int64 {
 func (r lockRow) cells() []string {
 	held, waiters, longest, p99 := "", "", "", ""
 	if r.heldMS >= 0 {
-		held = present.Duration(r.heldMS)
+		held = words.Duration(r.heldMS)
 	}
 	if r.longestMS >= 0 {
-		longest = present.Duration(r.longestMS)
+		longest = words.Duration(r.longestMS)
 	}
 	if r.waiters > 0 {
-		waiters = present.Count(r.waiters)
+		waiters = words.Count(r.waiters)
 	}
 	if r.wait.Contended > 0 {
-		p99 = present.Duration(r.wait.P99MS)
+		p99 = words.Duration(r.wait.P99MS)
 	}
 	who := r.who
 	if who == "" {
@@ -222,7 +223,7 @@ func limiterRows(l *consoleclient.Live, hist map[string]*history, filter, sort s
 }
 
 func (r limiterRow) cells(spark int) []string {
-	rejected := present.Count(r.counts.Rejected)
+	rejected := words.Count(r.counts.Rejected)
 	if r.hidden {
 		rejected = "–" // not recorded in Redis
 	}
@@ -233,7 +234,7 @@ func (r limiterRow) cells(spark int) []string {
 	if r.hidden {
 		rej = ""
 	}
-	return []string{r.mark, r.name, r.rule, present.Count(r.counts.Acquired), rejected, acq, rej}
+	return []string{r.mark, r.name, r.rule, words.Count(r.counts.Acquired), rejected, acq, rej}
 }
 
 // limiterColumns are the limiters table's columns; the sparklines show

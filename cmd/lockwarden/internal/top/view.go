@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/consoleclient"
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/present"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 var (
@@ -155,7 +156,7 @@ func (m *model) headLines() []string {
 			steps = append(steps, fmt.Sprintf("%s (%s)", st.Lock, who))
 		}
 		lines = append(lines, criticalStyle.Render("DEADLOCK")+fmt.Sprintf(" %s: %s → %s",
-			present.Duration(time.Since(d.Since).Milliseconds()), strings.Join(steps, " → "), d.Cycle[0].Lock))
+			words.Duration(time.Since(d.Since).Milliseconds()), strings.Join(steps, " → "), d.Cycle[0].Lock))
 	}
 	return lines
 }
@@ -179,7 +180,7 @@ func (m *model) titleBar() string {
 	case m.connected && m.live.Primed:
 		state = "live"
 	case !m.connected && m.connErr != "":
-		state = fmt.Sprintf("offline, retrying in %s: %s", present.Duration(max(0, time.Until(m.retryAt).Milliseconds())), m.connErr)
+		state = fmt.Sprintf("offline, retrying in %s: %s", words.Duration(max(0, time.Until(m.retryAt).Milliseconds())), m.connErr)
 	}
 	if m.live.RedisDown {
 		state += " · REDIS DOWN"

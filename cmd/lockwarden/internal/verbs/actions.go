@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/consoleclient"
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/present"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 func reasonFlag(fs *flag.FlagSet, o *opts) {
@@ -185,9 +186,9 @@ func WhatIfText(name, rule string, w consoleclient.WhatIf) string {
 	s := fmt.Sprintf("What if %s admitted %s? Over the last %s, %s attempts:\n"+
 		"  as it was:  %s admitted, %s rejected (%s)\n"+
 		"  at the new: %s admitted, %s rejected (%s)",
-		name, rule, present.Duration(int64(w.SpanS*1000)), present.Count(w.Attempts),
-		present.Count(w.Actual.Admitted), present.Count(w.Actual.Rejected), present.Percent(w.Actual.Rejected, w.Attempts),
-		present.Count(w.Predicted.Admitted), present.Count(w.Predicted.Rejected), present.Percent(w.Predicted.Rejected, w.Attempts))
+		name, rule, words.Duration(int64(w.SpanS*1000)), words.Count(w.Attempts),
+		words.Count(w.Actual.Admitted), words.Count(w.Actual.Rejected), present.Percent(w.Actual.Rejected, w.Attempts),
+		words.Count(w.Predicted.Admitted), words.Count(w.Predicted.Rejected), present.Percent(w.Predicted.Rejected, w.Attempts))
 	if w.LowerBound {
 		s += "\n  (its rejections are not recorded, so only the demand it admitted was replayed)"
 	}

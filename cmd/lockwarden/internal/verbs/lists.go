@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/consoleclient"
 	"github.com/lockwarden/lockwarden/cmd/lockwarden/internal/present"
+	"github.com/lockwarden/lockwarden/views/words"
 )
 
 // The sort columns the console's lists take (web/listing.go), named in
@@ -105,17 +106,17 @@ func runLocks(ctx context.Context, c *consoleclient.Client, o *opts, io IO) erro
 				holder += fmt.Sprintf(" +%d more", len(x.Holders)-1)
 			}
 			if h.HeldMS > 0 {
-				held = present.Duration(h.HeldMS)
+				held = words.Duration(h.HeldMS)
 			}
 		}
 		waiters, longest := "", ""
 		if x.WaitersTotal > 0 {
-			waiters = present.Count(x.WaitersTotal)
+			waiters = words.Count(x.WaitersTotal)
 		} else if x.Subscribers != nil && *x.Subscribers > 0 {
-			waiters = "~" + present.Count(*x.Subscribers)
+			waiters = "~" + words.Count(*x.Subscribers)
 		}
 		if x.LongestWaitMS > 0 {
-			longest = present.Duration(x.LongestWaitMS)
+			longest = words.Duration(x.LongestWaitMS)
 		}
 		lease := present.Lease(x.PTTLMS)
 		if x.Stale != nil {
@@ -172,14 +173,14 @@ func runLimiters(ctx context.Context, c *consoleclient.Client, o *opts, io IO) e
 		rejected, share := "–", ""
 		hidden = hidden || x.Window.Rejected == nil
 		if r := x.Window.Rejected; r != nil {
-			rejected = present.Count(*r)
+			rejected = words.Count(*r)
 			share = present.Percent(*r, *r+x.Window.Acquired)
 		}
-		avail := present.Count(x.Available)
+		avail := words.Count(x.Available)
 		if x.AvailableUnknown {
 			avail = "per client"
 		}
-		rows = append(rows, []string{x.Name, Rule(x), present.Count(x.Window.Acquired),
+		rows = append(rows, []string{x.Name, Rule(x), words.Count(x.Window.Acquired),
 			rejected, share, avail, x.Kind})
 	}
 	if err := present.Table(io.Stdout, cols, rows, width(io.Stdout, io.Getenv)); err != nil || !hidden {
@@ -216,7 +217,7 @@ func runDeadlocks(ctx context.Context, c *consoleclient.Client, o *opts, io IO) 
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "Deadlock for %s: %s\n", present.Duration(time.Since(d.Since).Milliseconds()), d.Path())
+		fmt.Fprintf(&b, "Deadlock for %s: %s\n", words.Duration(time.Since(d.Since).Milliseconds()), d.Path())
 		for _, st := range d.Cycle {
 			by := st.Who
 			if by == "" {
